@@ -1,0 +1,221 @@
+// gmb-bench: the one driver. `gmb-bench list`, `gmb-bench <benchmark> [options]`.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gmb/benchmark.hpp"
+#include "gmb/error.hpp"
+#include "gmb/placement.hpp"
+#include "gmb/platform.hpp"
+#include "gmb/provenance.hpp"
+#include "gmb/sizes.hpp"
+
+using namespace gmb;
+
+namespace {
+
+void print_usage() {
+  std::printf("usage: gmb-bench list [--format table|json]\n"
+              "       gmb-bench <benchmark> [options]     (launched with mpirun/mpiexec/srun)\n"
+              "       gmb-bench <benchmark> --help\n\nbenchmarks:\n");
+  for (const auto& b : Registry::instance().all()) std::printf("  %-10s %s\n", b.name.c_str(), b.summary.c_str());
+  std::printf("\nexit status: 0 ok, 1 runtime failure, 2 bad input, 3 unsupported configuration, 4 validation failed\n");
+}
+
+int list_command(const std::vector<std::string>& args) {
+  bool json = false;
+  ArgParser parser;
+  parser.value({"--format"}, "table|json", "output format", [&](const std::string& v) {
+    json = parse_choice(v, {"table", "json"}, "format") == "json";
+  });
+  parser.parse(args);
+  Platform platform;
+  register_modules(platform);
+  const BuildInfo& build = build_info();
+  if (json) {
+    Json benchmarks = Json::array(), kinds = Json::array();
+    for (const auto& b : Registry::instance().all())
+      benchmarks.push(Json::object()
+                          .set("name", b.name)
+                          .set("summary", b.summary)
+                          .set("min_ranks", b.min_ranks)
+                          .set("max_ranks", b.max_ranks)
+                          .set("even_ranks", b.even_ranks));
+    for (const auto& k : platform.memory.all()) {
+      Json kind = Json::object().set("name", k.name).set("description", k.description).set("available", k.available());
+      if (!k.available()) kind.set("reason", k.unavailable_reason);
+      kinds.push(kind);
+    }
+    Json features = Json::object().set("cuda", build.cuda).set("nccl", build.nccl).set("gpu_usable", platform.gpu_unavailable_reason.empty());
+    if (!platform.gpu_unavailable_reason.empty()) features.set("gpu_reason", platform.gpu_unavailable_reason);
+    std::printf("%s\n", Json::object()
+                            .set("version", build.version)
+                            .set("git_revision", build.git_revision)
+                            .set("benchmarks", benchmarks)
+                            .set("memory_kinds", kinds)
+                            .set("features", features)
+                            .dump()
+                            .c_str());
+    return kExitOk;
+  }
+  std::printf("gmb-bench %s (%s), CUDA module: %s\n\nbenchmarks:\n", build.version.c_str(), build.git_revision.c_str(),
+              build.cuda ? "built" : "not built");
+  for (const auto& b : Registry::instance().all()) std::printf("  %-10s %s\n", b.name.c_str(), b.summary.c_str());
+  std::printf("\nmemory kinds:\n");
+  for (const auto& k : platform.memory.all())
+    std::printf("  %-10s %-45s %s\n", k.name.c_str(), k.description.c_str(),
+                k.available() ? "available" : ("unavailable: " + k.unavailable_reason).c_str());
+  return kExitOk;
+}
+
+// Options every benchmark shares (OMB spellings as aliases).
+void add_common_options(ArgParser& parser, RunSettings& s, bool& help) {
+  parser.value({"--sizes", "-m"}, "SIZES", "message sizes: MIN:MAX (doubling), a list 1,8,4K, or one size; K/M/G suffixes",
+               [&](const std::string& v) { s.sizes = parse_sizes(v); });
+  parser.value({"--iters", "-i"}, "N", "timed iterations per size (default 1000)",
+               [&](const std::string& v) { s.iters = parse_positive_int(v, "iteration count"); });
+  parser.value({"--warmup", "-x"}, "N", "warm-up iterations per size (default 100)",
+               [&](const std::string& v) { s.warmup = parse_nonnegative_int(v, "warm-up count"); });
+  parser.value({"--iters-large"}, "N", "timed iterations for sizes >= --large-size (default 100)",
+               [&](const std::string& v) { s.iters_large = parse_positive_int(v, "iteration count"); });
+  parser.value({"--warmup-large"}, "N", "warm-up iterations for sizes >= --large-size (default 10)",
+               [&](const std::string& v) { s.warmup_large = parse_nonnegative_int(v, "warm-up count"); });
+  parser.value({"--large-size"}, "BYTES", "where large-message counts start (default 1M)",
+               [&](const std::string& v) { s.large_size = parse_size(v); });
+  parser.value({"--batch"}, "N", "iterations per timed sample (default: automatic, samples of >= 20 us)",
+               [&](const std::string& v) { s.batch = parse_positive_int(v, "batch"); });
+  parser.flag({"--validate", "-c"}, "check every received byte (device buffers too); a mismatch fails the run", &s.validate);
+  parser.value({"--out", "-o"}, "FILE.jsonl", "write records to FILE (never overwrites an existing file)",
+               [&](const std::string& v) {
+                 if (v.empty()) throw UsageError("empty file name");
+                 s.out_path = v;
+               });
+  parser.value({"--format", "-f"}, "table|json", "stdout: a human table (default) or the JSON records",
+               [&](const std::string& v) {
+                 s.format = parse_choice(v, {"table", "json"}, "format") == "json" ? StdoutFormat::json : StdoutFormat::table;
+               });
+  parser.flag({"--help", "-h"}, "show this help", &help);
+}
+
+// Chooses this process's GPU from the local rank before MPI_Init (some libraries bind their
+// GPU context at initialisation).
+void select_gpu(Platform& platform, const LocalRank& local) {
+  if (!platform.gpu || local.rank < 0) return;
+  std::string error;
+  const int count = platform.gpu->device_count(&error);
+  if (count > 0) platform.gpu->select_device(local.rank % count);
+}
+
+int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& args, const std::vector<std::string>& argv_all) {
+  // Parse first: --help needs no MPI.
+  RunSettings settings;
+  settings.sizes = parse_sizes("1:4M");
+  bool help = false;
+  auto bench = info.make();
+  ArgParser parser;
+  add_common_options(parser, settings, help);
+  bench->add_options(parser);
+  std::vector<std::string> positionals;
+  std::string usage_error;
+  try {
+    positionals = parser.parse(args);
+  } catch (const UsageError& e) {
+    usage_error = e.what();
+  }
+  if (help) {
+    std::printf("usage: mpirun -np N gmb-bench %s [options]\n%s\n\noptions:\n%s", info.name.c_str(), info.summary.c_str(),
+                parser.help().c_str());
+    return kExitOk;
+  }
+
+  Platform platform;
+  register_modules(platform);
+  LocalRank local = local_rank_from_environment();
+  select_gpu(platform, local);
+
+  GMB_MPI_CHECK(MPI_Init(nullptr, nullptr));
+  // Errors come back to us so that every failure is reported with host, rank and call.
+  GMB_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  Context ctx;
+  ctx.benchmark = info.name;
+  GMB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank));
+  GMB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &ctx.size));
+
+  auto finish = [&](int code) {
+    int worst = code;
+    GMB_MPI_CHECK(MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    GMB_MPI_CHECK(MPI_Finalize());
+    return worst;
+  };
+  auto usage_failure = [&](const std::string& message) {
+    if (ctx.rank == 0) std::fprintf(stderr, "gmb-bench %s: error: %s\n", info.name.c_str(), message.c_str());
+    return finish(kExitUsage);
+  };
+
+  if (usage_error.empty()) {
+    try {
+      bench->configure(positionals, ctx.size, platform);
+    } catch (const UsageError& e) {
+      usage_error = e.what();
+    }
+  }
+  if (usage_error.empty()) usage_error = rank_count_problem(info, ctx.size);
+  if (!usage_error.empty()) return usage_failure(usage_error);
+
+  if (local.rank < 0) {
+    local = local_rank_from_shared_memory_split(MPI_COMM_WORLD);
+    select_gpu(platform, local);
+  }
+
+  // Rank 0 owns the output file; everyone learns whether it could be created.
+  std::unique_ptr<RecordSink> sink;
+  std::string sink_error;
+  try {
+    sink = std::make_unique<RecordSink>(ctx.rank == 0 ? settings.out_path : "", settings.format);
+  } catch (const UsageError& e) {
+    sink_error = e.what();
+  }
+  sink_error = agree_on_reason(MPI_COMM_WORLD, sink_error);
+  if (!sink_error.empty()) return usage_failure(sink_error);
+  sink->set_columns(bench->columns());
+
+  const AwarenessReport awareness = detect_gpu_awareness(MPI_COMM_WORLD, platform);
+  ctx.platform = &platform;
+  ctx.awareness = &awareness;
+  ctx.settings = &settings;
+  ctx.run_id = make_run_id(MPI_COMM_WORLD);
+  const Json context = build_context(ctx, argv_all, local, bench->options_json());
+  if (ctx.rank == 0) sink->write_context(context);
+
+  const int code = bench->run(ctx, *sink);
+  sink.reset();
+  return finish(code);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> argv_all(argv, argv + argc);
+  if (argc < 2 || argv_all[1] == "--help" || argv_all[1] == "-h" || argv_all[1] == "help") {
+    print_usage();
+    return argc < 2 ? kExitUsage : kExitOk;
+  }
+  const std::string command = argv_all[1];
+  const std::vector<std::string> args(argv_all.begin() + 2, argv_all.end());
+  try {
+    if (command == "list") return list_command(args);
+    const BenchmarkInfo* info = Registry::instance().find(command);
+    if (!info) {
+      std::string known;
+      for (const auto& b : Registry::instance().all()) known += (known.empty() ? "" : ", ") + b.name;
+      throw UsageError("unknown benchmark '" + command + "' (accepted: list, " + known + ")");
+    }
+    return run_benchmark(*info, args, argv_all);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "gmb-bench: error: %s\n", e.what());
+    return kExitUsage;
+  }
+}

@@ -1,0 +1,123 @@
+// The benchmark registry and the two shapes a benchmark can take.
+//
+// A benchmark declares its name, summary, rank bounds and options, and supplies only setup, one
+// iteration and derived metrics (SizeSweep); the runner owns sizes, warm-up, iteration counts,
+// synchronisation, statistics and output. Tools that are not size sweeps (doctor, peaks) implement
+// Benchmark::run directly. Adding a benchmark touches one file: it registers itself.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmb/args.hpp"
+#include "gmb/awareness.hpp"
+#include "gmb/json.hpp"
+#include "gmb/platform.hpp"
+#include "gmb/record.hpp"
+
+namespace gmb {
+
+// Options every benchmark shares; parsed by the driver, owned by the runner.
+struct RunSettings {
+  std::vector<std::uint64_t> sizes;
+  int iters = 1000, warmup = 100;
+  int iters_large = 100, warmup_large = 10;
+  std::uint64_t large_size = 1ull << 20;  // sizes >= this use the *_large counts
+  int batch = 0;                          // iterations per timed sample; 0 = automatic
+  bool validate = false;
+  std::string out_path;
+  StdoutFormat format = StdoutFormat::table;
+
+  int iterations_for(std::uint64_t bytes) const { return bytes >= large_size ? iters_large : iters; }
+  int warmup_for(std::uint64_t bytes) const { return bytes >= large_size ? warmup_large : warmup; }
+  Json to_json() const;
+};
+
+struct Context {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0;
+  int size = 1;
+  Platform* platform = nullptr;
+  const AwarenessReport* awareness = nullptr;
+  const RunSettings* settings = nullptr;
+  std::string run_id;
+  std::string benchmark;  // the registered name, as records spell it
+};
+
+class Benchmark {
+ public:
+  virtual ~Benchmark() = default;
+  // Declares the benchmark's own options (the common ones are declared by the driver).
+  virtual void add_options(ArgParser& parser) { (void)parser; }
+  // Checks positionals and option combinations once parsed; throws UsageError.
+  virtual void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) = 0;
+  // The benchmark's options as they go into the context record.
+  virtual Json options_json() const { return Json::object(); }
+  // Columns of the human table.
+  virtual std::vector<TableColumn> columns() const = 0;
+  // Runs everything and writes result records; returns an ExitCode.
+  virtual int run(Context& ctx, RecordSink& sink) = 0;
+};
+
+// A benchmark measured over the message sizes of RunSettings.
+class SizeSweep : public Benchmark {
+ public:
+  int run(Context& ctx, RecordSink& sink) override;  // the runner (src/core/runner.cpp)
+
+  // Why this configuration cannot run here, or "" when it can. Ranks may answer differently;
+  // the runner makes them agree.
+  virtual std::string unsupported_reason(const Context& ctx) = 0;
+  // Untimed: allocate and fill buffers for `bytes`; may throw Unsupported.
+  virtual void setup(const Context& ctx, std::size_t bytes) = 0;
+  // Untimed, --validate only: producers write the pattern for `seed`, consumers poison.
+  virtual void prepare(std::uint32_t seed) { (void)seed; }
+  // One timed iteration.
+  virtual void iterate() = 0;
+  // Untimed, --validate only: "" when every received byte matches `seed`'s pattern.
+  virtual std::string verify(std::uint32_t seed) { (void)seed; return ""; }
+  // Adds what identifies the configuration (memory kinds, strategy, window ...) to every record,
+  // unsupported ones included, so that a refused point still says what was refused.
+  virtual void describe_configuration(Json& record) const { (void)record; }
+  // Adds the measured fields to a result record (time_us, bandwidth ...); called on rank 0 only.
+  // `seconds` holds one sample per entry: seconds per iteration, the slowest rank's.
+  virtual void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) = 0;
+  // Untimed: release what setup() allocated.
+  virtual void teardown() {}
+};
+
+struct BenchmarkInfo {
+  std::string name;
+  std::string summary;
+  int min_ranks = 1;
+  int max_ranks = 0;  // 0: no upper bound
+  bool even_ranks = false;
+  std::function<std::unique_ptr<Benchmark>()> make;
+};
+
+class Registry {
+ public:
+  static Registry& instance();
+  void add(BenchmarkInfo info);
+  const BenchmarkInfo* find(const std::string& name) const;
+  const std::vector<BenchmarkInfo>& all() const { return benchmarks_; }
+
+ private:
+  std::vector<BenchmarkInfo> benchmarks_;
+};
+
+// Checks the world size against the benchmark's bounds; "" when acceptable.
+std::string rank_count_problem(const BenchmarkInfo& info, int world_size);
+
+struct Registration {
+  explicit Registration(BenchmarkInfo info) { Registry::instance().add(std::move(info)); }
+};
+
+// Agreement across ranks: the reason of the lowest rank that has one, or "" when none has.
+std::string agree_on_reason(MPI_Comm comm, const std::string& local_reason);
+
+}  // namespace gmb

@@ -1,0 +1,90 @@
+// What the engine needs from a GPU runtime, without CUDA headers. The CUDA module provides the
+// implementation; a host-only build has none (Platform::gpu is null) and benchmarks that need it
+// report "unsupported" with Platform::gpu_unavailable_reason.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace gmb {
+
+struct GpuInfo {
+  int index = -1;
+  std::string name, uuid, pci_bus_id;
+  std::size_t memory_bytes = 0;
+};
+
+// Opaque handles (cudaStream_t / cudaEvent_t underneath). A null stream is the default stream.
+using GpuStream = void*;
+using GpuEvent = void*;
+
+class GpuRuntime {
+ public:
+  virtual ~GpuRuntime() = default;
+  // Number of visible devices; 0 with `error` set when the runtime cannot find any.
+  virtual int device_count(std::string* error) const = 0;
+  virtual void select_device(int index) = 0;
+  virtual int current_device_index() const = 0;
+  virtual GpuInfo device_info(int index) const = 0;
+  GpuInfo current_device() const { return device_info(current_device_index()); }
+  virtual std::string runtime_version() const = 0;
+  virtual std::string driver_version() const = 0;
+  virtual void synchronize() = 0;
+  // Bytes of device memory free on the current device.
+  virtual std::size_t free_memory() const = 0;
+
+  // Streams and events.
+  virtual GpuStream create_stream() = 0;
+  virtual void destroy_stream(GpuStream stream) = 0;
+  virtual void stream_synchronize(GpuStream stream) = 0;
+  // True when all work queued on the stream has finished (non-blocking).
+  virtual bool stream_idle(GpuStream stream) = 0;
+  virtual GpuEvent create_event() = 0;
+  virtual void destroy_event(GpuEvent event) = 0;
+  virtual void record_event(GpuEvent event, GpuStream stream) = 0;
+  virtual void event_synchronize(GpuEvent event) = 0;
+  virtual bool event_done(GpuEvent event) = 0;
+  // Milliseconds between two recorded, completed events.
+  virtual double elapsed_ms(GpuEvent start, GpuEvent stop) = 0;
+
+  // Copies between any two allocations (host, pinned, device, managed; direction inferred).
+  virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void copy_async(void* dst, const void* src, std::size_t bytes, GpuStream stream) = 0;
+
+  // A kernel that keeps one block busy on `stream` for about `seconds` (clock-based), used as
+  // calibrated dummy compute and to hold a stream while copies are queued behind it.
+  virtual void busy_kernel(double seconds, GpuStream stream) = 0;
+  // An empty kernel (launch-cost measurement).
+  virtual void empty_kernel(GpuStream stream) = 0;
+};
+
+// RAII owner of a GpuStream.
+class StreamOwner {
+ public:
+  StreamOwner(GpuRuntime& gpu) : gpu_(&gpu), stream_(gpu.create_stream()) {}
+  ~StreamOwner() { gpu_->destroy_stream(stream_); }
+  StreamOwner(const StreamOwner&) = delete;
+  StreamOwner& operator=(const StreamOwner&) = delete;
+  GpuStream get() const { return stream_; }
+
+ private:
+  GpuRuntime* gpu_;
+  GpuStream stream_;
+};
+
+// RAII owner of a GpuEvent.
+class EventOwner {
+ public:
+  EventOwner(GpuRuntime& gpu) : gpu_(&gpu), event_(gpu.create_event()) {}
+  ~EventOwner() { gpu_->destroy_event(event_); }
+  EventOwner(const EventOwner&) = delete;
+  EventOwner& operator=(const EventOwner&) = delete;
+  GpuEvent get() const { return event_; }
+
+ private:
+  GpuRuntime* gpu_;
+  GpuEvent event_;
+};
+
+}  // namespace gmb

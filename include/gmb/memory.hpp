@@ -1,0 +1,82 @@
+// Memory kinds as a table of allocators. Core registers "host" (pageable); the CUDA module registers
+// "pinned", "device" and "managed" at start-up, or they are registered unavailable with the reason.
+// Benchmarks never test for CUDA: they ask the table for a kind and get a buffer or Unsupported.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gmb {
+
+// Where managed memory should be when MPI touches it (METHODOLOGY "Unified memory placements").
+enum class Placement { none, host, device };
+
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+  // Writes the validation pattern for `seed` into the first `bytes` bytes (the producer's write).
+  virtual void fill(std::size_t bytes, std::uint32_t seed) = 0;
+  // Writes the bitwise complement of `seed`'s pattern, so that every byte is wrong until the
+  // expected data arrives (a message that never lands cannot pass validation).
+  virtual void poison(std::size_t bytes, std::uint32_t seed) = 0;
+  // Offset of the first byte that differs from the pattern for `seed`, or nullopt.
+  virtual std::optional<std::size_t> first_mismatch(std::size_t bytes, std::uint32_t seed) const = 0;
+  // Makes the contents resident where `where` says (managed memory only; others ignore it).
+  virtual void place(Placement where, std::size_t bytes) { (void)where; (void)bytes; }
+
+ protected:
+  Buffer(void* data, std::size_t bytes) : data_(data), bytes_(bytes) {}
+  void* data_;
+  std::size_t bytes_;
+};
+
+struct MemoryKind {
+  std::string name;         // "host", "pinned", "device", "managed"
+  std::string description;  // one line for `gmb-bench list`
+  // True when the pointer is GPU memory that a CUDA-unaware MPI must never be handed.
+  bool gpu_memory = false;
+  // Empty when available; otherwise why not (shown to the user as is).
+  std::string unavailable_reason;
+  // Allocates `bytes` (at least 1); throws Unsupported when it cannot (no device, out of memory).
+  std::function<std::unique_ptr<Buffer>(std::size_t bytes)> allocate;
+
+  bool available() const { return unavailable_reason.empty(); }
+};
+
+class MemoryKinds {
+ public:
+  void add(MemoryKind kind);  // replaces a kind of the same name
+  // The kind, or nullptr when no kind has that name.
+  const MemoryKind* find(const std::string& name) const;
+  // The kind; throws Unsupported with the reason when unavailable, UsageError when unknown.
+  const MemoryKind& require(const std::string& name) const;
+  const std::vector<MemoryKind>& all() const { return kinds_; }
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<MemoryKind> kinds_;
+};
+
+// The byte the validation pattern holds at `offset` for `seed`. Varies with both, so a stale
+// buffer from an earlier iteration or a shifted copy is caught.
+inline std::uint8_t pattern_byte(std::size_t offset, std::uint32_t seed) {
+  std::uint64_t x = offset * 0x9E3779B97F4A7C15ull + seed * 0xBF58476D1CE4E5B9ull;
+  return static_cast<std::uint8_t>((x >> 32) ^ (x >> 56));
+}
+// Fills / checks host-addressable memory with the pattern (used for host, pinned and managed).
+// `complement` writes the bitwise complement (poison).
+void fill_pattern(void* data, std::size_t bytes, std::uint32_t seed, bool complement = false);
+std::optional<std::size_t> find_pattern_mismatch(const void* data, std::size_t bytes, std::uint32_t seed);
+
+// Registers the pageable "host" kind.
+void register_host_memory(MemoryKinds& kinds);
+
+}  // namespace gmb

@@ -1,0 +1,31 @@
+// The context record: everything needed to reproduce a run (METHODOLOGY "Statistics and trust").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gmb/benchmark.hpp"
+#include "gmb/json.hpp"
+#include "gmb/placement.hpp"
+
+namespace gmb {
+
+struct BuildInfo {
+  std::string version, git_revision, compiler, cuda_architectures;
+  bool cuda = false;
+  bool nccl = false;
+};
+const BuildInfo& build_info();  // generated at configure time (src/core/build_info.cpp.in)
+
+// A run identifier shared by all ranks (rank 0 makes it, everyone receives it).
+std::string make_run_id(MPI_Comm comm);
+
+// Collective: gathers per-rank facts to rank 0 and returns the context record there (an empty
+// object elsewhere).
+Json build_context(const Context& ctx, const std::vector<std::string>& command_line, const LocalRank& local,
+                   const Json& benchmark_options);
+
+// Environment variables that change how MPI, UCX, CUDA or the launcher behave.
+Json relevant_environment();
+
+}  // namespace gmb

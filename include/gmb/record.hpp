@@ -1,0 +1,49 @@
+// Records: rank 0 writes one JSON object per line to the --out file (created exclusively: an
+// existing file is never overwritten) and flushes each line as it is produced, so an interrupted
+// run keeps what it measured. stdout gets a human table or the same JSON lines.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gmb/json.hpp"
+
+namespace gmb {
+
+enum class StdoutFormat { table, json };
+
+struct TableColumn {
+  std::string title;
+  // Dotted path into a result record, e.g. "time_us.median"; a missing value prints "-".
+  std::string path;
+  int precision = 2;
+};
+
+class RecordSink {
+ public:
+  // Opens `out_path` with O_EXCL when not empty; throws UsageError if it exists or cannot be created.
+  RecordSink(const std::string& out_path, StdoutFormat format);
+  ~RecordSink();
+  RecordSink(const RecordSink&) = delete;
+  RecordSink& operator=(const RecordSink&) = delete;
+
+  void set_columns(std::vector<TableColumn> columns) { columns_ = std::move(columns); }
+  void write_context(const Json& context);
+  void write_result(const Json& result);
+  // A line of commentary for the table view (ignored in JSON view).
+  void note(const std::string& text);
+
+ private:
+  void write_line(const Json& record);
+  void print_table_row(const Json& result);
+  std::FILE* file_ = nullptr;
+  StdoutFormat format_;
+  std::vector<TableColumn> columns_;
+  bool header_printed_ = false;
+};
+
+// Value at a dotted path ("time_us.median"), or nullptr.
+const Json* lookup_path(const Json& record, const std::string& dotted);
+
+}  // namespace gmb

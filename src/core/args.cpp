@@ -1,0 +1,108 @@
+#include "gmb/args.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cctype>
+#include <cstdlib>
+
+#include "gmb/error.hpp"
+
+namespace gmb {
+
+void ArgParser::value(std::vector<std::string> names, std::string metavar, std::string help, Setter set) {
+  specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(set)});
+}
+
+void ArgParser::flag(std::vector<std::string> names, std::string help, bool* target) {
+  specs_.push_back({std::move(names), "", std::move(help), [target](const std::string&) { *target = true; }});
+}
+
+const ArgParser::Spec* ArgParser::lookup(const std::string& name) const {
+  for (const auto& spec : specs_)
+    for (const auto& n : spec.names)
+      if (n == name) return &spec;
+  return nullptr;
+}
+
+std::vector<std::string> ArgParser::parse(const std::vector<std::string>& args) const {
+  std::vector<std::string> positionals;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const std::string& arg = args[k];
+    // A lone "-" or a negative-looking number is positional; options start with a letter.
+    if (arg.size() < 2 || arg[0] != '-' || (arg[1] != '-' && !std::isalpha(static_cast<unsigned char>(arg[1])))) {
+      positionals.push_back(arg);
+      continue;
+    }
+    std::string name = arg, inline_value;
+    bool has_inline = false;
+    if (const auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+      name = arg.substr(0, eq);
+      inline_value = arg.substr(eq + 1);
+      has_inline = true;
+    }
+    const Spec* spec = lookup(name);
+    if (!spec) throw UsageError("unknown option '" + name + "' (see --help for the options this benchmark accepts)");
+    if (spec->metavar.empty()) {
+      if (has_inline) throw UsageError("option " + name + " takes no value");
+      spec->set("");
+      continue;
+    }
+    std::string value;
+    if (has_inline) {
+      value = inline_value;
+    } else {
+      if (k + 1 >= args.size()) throw UsageError("option " + name + " needs a value (" + spec->metavar + ")");
+      value = args[++k];
+    }
+    try {
+      spec->set(value);
+    } catch (const UsageError& e) {
+      throw UsageError(name + ": " + e.what());
+    }
+  }
+  return positionals;
+}
+
+std::string ArgParser::help() const {
+  std::string out;
+  for (const auto& spec : specs_) {
+    std::string left = "  ";
+    for (std::size_t k = 0; k < spec.names.size(); ++k) left += (k ? ", " : "") + spec.names[k];
+    if (!spec.metavar.empty()) left += " " + spec.metavar;
+    if (left.size() < 30) left.resize(30, ' ');
+    else left += "\n" + std::string(30, ' ');
+    out += left + spec.help + "\n";
+  }
+  return out;
+}
+
+static long parse_long(const std::string& text, const std::string& what) {
+  errno = 0;
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || v > INT_MAX || v < INT_MIN)
+    throw UsageError("bad " + what + " '" + text + "' (accepted: a whole number)");
+  return v;
+}
+
+int parse_positive_int(const std::string& text, const std::string& what) {
+  const long v = parse_long(text, what);
+  if (v < 1) throw UsageError("bad " + what + " '" + text + "' (accepted: a whole number >= 1)");
+  return static_cast<int>(v);
+}
+
+int parse_nonnegative_int(const std::string& text, const std::string& what) {
+  const long v = parse_long(text, what);
+  if (v < 0) throw UsageError("bad " + what + " '" + text + "' (accepted: a whole number >= 0)");
+  return static_cast<int>(v);
+}
+
+std::string parse_choice(const std::string& text, const std::vector<std::string>& choices, const std::string& what) {
+  for (const auto& c : choices)
+    if (c == text) return text;
+  std::string accepted;
+  for (const auto& c : choices) accepted += (accepted.empty() ? "" : ", ") + c;
+  throw UsageError("unknown " + what + " '" + text + "' (accepted: " + accepted + ")");
+}
+
+}  // namespace gmb

@@ -1,0 +1,120 @@
+#include "gmb/awareness.hpp"
+
+#include "gmb/benchmark.hpp"
+#include "gmb/error.hpp"
+#include "gmb/platform.hpp"
+
+#if GMB_HAVE_MPIX_QUERY_CUDA_SUPPORT
+#include <mpi-ext.h>
+#endif
+
+namespace gmb {
+
+const char* to_string(Awareness a) {
+  switch (a) {
+    case Awareness::aware: return "aware";
+    case Awareness::not_aware: return "not aware";
+    case Awareness::unknown: break;
+  }
+  return "unknown";
+}
+
+namespace {
+
+enum class StaticAnswer { yes, no, none };
+
+// The static answers this library offers; each one found is recorded in `evidence`.
+StaticAnswer query_static_answers(MPI_Comm comm, Json& evidence) {
+  bool any_yes = false, any_no = false;
+#if GMB_HAVE_MPIX_QUERY_CUDA_SUPPORT
+  const int cuda = MPIX_Query_cuda_support();
+  evidence.set("MPIX_Query_cuda_support", cuda);
+  (cuda ? any_yes : any_no) = true;
+#else
+  evidence.set("MPIX_Query_cuda_support", "not provided by this library");
+#endif
+#if GMB_HAVE_MPIX_GPU_QUERY_SUPPORT
+  int gpu = 0;
+  GMB_MPI_CHECK(MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &gpu));
+  evidence.set("MPIX_GPU_query_support(CUDA)", gpu);
+  (gpu ? any_yes : any_no) = true;
+#else
+  evidence.set("MPIX_GPU_query_support(CUDA)", "not provided by this library");
+#endif
+  // MPI 4.1: the memory allocation kinds the library supports, e.g. "mpi,system,cuda:device".
+  MPI_Info info = MPI_INFO_NULL;
+  GMB_MPI_CHECK(MPI_Comm_get_info(comm, &info));
+  char value[1024] = {0};
+  int flag = 0;
+  GMB_MPI_CHECK(MPI_Info_get(info, "mpi_memory_alloc_kinds", sizeof value - 1, value, &flag));
+  GMB_MPI_CHECK(MPI_Info_free(&info));
+  if (flag) {
+    const std::string kinds = value;
+    evidence.set("mpi_memory_alloc_kinds", kinds);
+    (kinds.find("cuda") != std::string::npos ? any_yes : any_no) = true;
+  } else {
+    evidence.set("mpi_memory_alloc_kinds", "not provided by this library");
+  }
+  if (any_yes) return StaticAnswer::yes;
+  return any_no ? StaticAnswer::no : StaticAnswer::none;
+}
+
+// A validated device-to-device exchange: ranks pair up (0-1, 2-3, ...; an odd last rank talks to
+// itself) and swap 1 MiB of device memory. Returns "" when every byte arrived.
+std::string prove_with_device_exchange(MPI_Comm comm, const MemoryKind& device) {
+  int rank = 0, size = 1;
+  GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  GMB_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const int partner = (rank ^ 1) < size ? (rank ^ 1) : rank;
+  constexpr std::size_t kBytes = 1 << 20;
+  std::string problem;
+  try {
+    auto send = device.allocate(kBytes);
+    auto recv = device.allocate(kBytes);
+    send->fill(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(rank));
+    recv->poison(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(partner));
+    GMB_MPI_CHECK(MPI_Sendrecv(send->data(), static_cast<int>(kBytes), MPI_BYTE, partner, 7, recv->data(),
+                               static_cast<int>(kBytes), MPI_BYTE, partner, 7, comm, MPI_STATUS_IGNORE));
+    if (auto bad = recv->first_mismatch(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(partner)))
+      problem = "device-to-device exchange with rank " + std::to_string(partner) + " delivered wrong data at byte " +
+                std::to_string(*bad);
+  } catch (const Unsupported& e) {
+    problem = std::string("could not run the device-to-device proof: ") + e.what();
+  }
+  return agree_on_reason(comm, problem);
+}
+
+}  // namespace
+
+AwarenessReport detect_gpu_awareness(MPI_Comm comm, const Platform& platform) {
+  AwarenessReport report;
+  const StaticAnswer answer = query_static_answers(comm, report.evidence);
+  if (answer == StaticAnswer::no) {
+    report.verdict = Awareness::not_aware;
+    report.summary = "the library's own queries say it has no CUDA support";
+    report.evidence.set("proof", "not run: a CUDA-unaware library handed device pointers may crash");
+    return report;
+  }
+  if (answer == StaticAnswer::none) {
+    report.verdict = Awareness::unknown;
+    report.summary = "the library offers no GPU-support query; device pointers are not handed to it";
+    report.evidence.set("proof", "not run: no static answer allows it");
+    return report;
+  }
+  const MemoryKind* device = platform.memory.find("device");
+  if (!device || !device->available()) {
+    report.verdict = Awareness::unknown;
+    report.summary = "the library says it is CUDA-aware, but there is no device memory here to prove it";
+    report.evidence.set("proof", std::string("not run: ") + (device ? device->unavailable_reason : "no device memory kind"));
+    return report;
+  }
+  const std::string problem = prove_with_device_exchange(comm, *device);
+  report.evidence.set("proof", problem.empty() ? "validated 1 MiB device-to-device MPI_Sendrecv between rank pairs: passed"
+                                               : problem);
+  report.verdict = problem.empty() ? Awareness::aware : Awareness::not_aware;
+  report.summary = problem.empty() ? "the library says it is CUDA-aware and a validated device-to-device exchange proved it"
+                                   : "the library says it is CUDA-aware but the device-to-device proof failed";
+  return report;
+}
+
+}  // namespace gmb

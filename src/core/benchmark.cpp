@@ -1,0 +1,46 @@
+#include "gmb/benchmark.hpp"
+
+#include "gmb/error.hpp"
+
+namespace gmb {
+
+Registry& Registry::instance() {
+  static Registry registry;
+  return registry;
+}
+
+void Registry::add(BenchmarkInfo info) { benchmarks_.push_back(std::move(info)); }
+
+const BenchmarkInfo* Registry::find(const std::string& name) const {
+  for (const auto& b : benchmarks_)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+std::string rank_count_problem(const BenchmarkInfo& info, int world_size) {
+  const std::string have = " (launched with " + std::to_string(world_size) + ")";
+  if (info.max_ranks && info.min_ranks == info.max_ranks && world_size != info.min_ranks)
+    return info.name + " needs exactly " + std::to_string(info.min_ranks) + " ranks" + have;
+  if (world_size < info.min_ranks) return info.name + " needs at least " + std::to_string(info.min_ranks) + " ranks" + have;
+  if (info.max_ranks && world_size > info.max_ranks)
+    return info.name + " needs at most " + std::to_string(info.max_ranks) + " ranks" + have;
+  if (info.even_ranks && world_size % 2) return info.name + " needs an even number of ranks" + have;
+  return "";
+}
+
+std::string agree_on_reason(MPI_Comm comm, const std::string& local_reason) {
+  int rank = 0, size = 1;
+  GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  GMB_MPI_CHECK(MPI_Comm_size(comm, &size));
+  int mine = local_reason.empty() ? size : rank, first = size;
+  GMB_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == size) return "";
+  int length = rank == first ? static_cast<int>(local_reason.size()) : 0;
+  GMB_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first, comm));
+  std::string reason(static_cast<std::size_t>(length), '\0');
+  if (rank == first) reason = local_reason;
+  GMB_MPI_CHECK(MPI_Bcast(reason.data(), length, MPI_CHAR, first, comm));
+  return reason;
+}
+
+}  // namespace gmb

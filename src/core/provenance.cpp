@@ -1,0 +1,192 @@
+#include "gmb/provenance.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <random>
+
+#include "gmb/error.hpp"
+
+extern char** environ;
+
+namespace gmb {
+
+namespace {
+
+std::string hostname() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) return "unknown";
+  return host;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string broadcast_string(MPI_Comm comm, std::string value, int root) {
+  int length = static_cast<int>(value.size());
+  GMB_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, root, comm));
+  value.resize(static_cast<std::size_t>(length));
+  GMB_MPI_CHECK(MPI_Bcast(value.data(), length, MPI_CHAR, root, comm));
+  return value;
+}
+
+// Gathers each rank's list of strings to rank 0 (each string length-prefixed in one buffer).
+std::vector<std::vector<std::string>> gather_fields(MPI_Comm comm, const std::vector<std::string>& fields) {
+  int rank = 0, size = 1;
+  GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  GMB_MPI_CHECK(MPI_Comm_size(comm, &size));
+  std::string packed;
+  for (const auto& f : fields) packed += std::to_string(f.size()) + ":" + f;
+  int length = static_cast<int>(packed.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  GMB_MPI_CHECK(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm));
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[static_cast<std::size_t>(r)] = total;
+    total += lengths[static_cast<std::size_t>(r)];
+  }
+  std::string all(static_cast<std::size_t>(rank == 0 ? total : 0), '\0');
+  GMB_MPI_CHECK(MPI_Gatherv(packed.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm));
+  std::vector<std::vector<std::string>> out;
+  if (rank != 0) return out;
+  for (int r = 0; r < size; ++r) {
+    std::vector<std::string> items;
+    std::size_t pos = static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]);
+    const std::size_t end = pos + static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]);
+    while (pos < end) {
+      const std::size_t colon = all.find(':', pos);
+      const std::size_t n = std::stoul(all.substr(pos, colon - pos));
+      items.push_back(all.substr(colon + 1, n));
+      pos = colon + 1 + n;
+    }
+    out.push_back(std::move(items));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string make_run_id(MPI_Comm comm) {
+  int rank = 0;
+  GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  std::string id;
+  if (rank == 0) {
+    std::random_device rd;
+    char suffix[16];
+    std::snprintf(suffix, sizeof suffix, "%08x", rd());
+    id = utc_now() + "-" + hostname() + "-" + suffix;
+  }
+  return broadcast_string(comm, id, 0);
+}
+
+Json relevant_environment() {
+  static const char* const kPrefixes[] = {"UCX_",  "OMPI_",  "PMIX_",  "PRTE_", "MPICH_", "MPIR_",   "HYDRA_",
+                                          "I_MPI_", "MV2_",  "FI_",    "CUDA_", "NCCL_",  "NVIDIA_", "SLURM_",
+                                          "PALS_", "FLUX_",  "PMI_",   "OMP_",  "GMB_",   "HWLOC_",  "UCC_",
+                                          "LD_LIBRARY_PATH"};
+  std::map<std::string, std::string> picked;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = entry.substr(0, eq);
+    for (const char* prefix : kPrefixes) {
+      if (name.rfind(prefix, 0) == 0) {
+        picked[name] = entry.substr(eq + 1);
+        break;
+      }
+    }
+  }
+  return Json::object_of(picked);
+}
+
+Json build_context(const Context& ctx, const std::vector<std::string>& command_line, const LocalRank& local,
+                   const Json& benchmark_options) {
+  GpuInfo gpu;
+  if (ctx.platform->gpu && ctx.platform->gpu_unavailable_reason.empty()) gpu = ctx.platform->gpu->current_device();
+  const std::vector<std::string> mine = {hostname(), std::to_string(local.rank), local.source, cpu_binding(),
+                                         std::to_string(gpu.index), gpu.name, gpu.uuid, gpu.pci_bus_id,
+                                         std::to_string(gpu.memory_bytes)};
+  const auto all = gather_fields(ctx.comm, mine);
+  if (ctx.rank != 0) return Json::object();
+
+  Json ranks = Json::array();
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const auto& f = all[r];
+    Json gpu_json = nullptr;
+    if (std::stoi(f[4]) >= 0) {
+      gpu_json = Json::object()
+                     .set("index", std::stoi(f[4]))
+                     .set("name", f[5])
+                     .set("uuid", f[6])
+                     .set("pci_bus_id", f[7])
+                     .set("memory_bytes", static_cast<long long>(std::stoull(f[8])));
+    }
+    ranks.push(Json::object()
+                   .set("rank", static_cast<int>(r))
+                   .set("host", f[0])
+                   .set("local_rank", std::max(0, std::stoi(f[1])))
+                   .set("local_rank_source", f[2].empty() ? "none" : f[2])
+                   .set("cpu_binding", f[3])
+                   .set("gpu", gpu_json));
+  }
+
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int length = 0, major = 0, minor = 0;
+  GMB_MPI_CHECK(MPI_Get_library_version(version, &length));
+  GMB_MPI_CHECK(MPI_Get_version(&major, &minor));
+  std::string library_version(version, static_cast<std::size_t>(length));
+  while (!library_version.empty() && (library_version.back() == '\n' || library_version.back() == '\0'))
+    library_version.pop_back();
+
+  Json cuda = nullptr;
+  if (ctx.platform->gpu) {
+    std::string error;
+    const int count = ctx.platform->gpu->device_count(&error);
+    cuda = Json::object()
+               .set("runtime_version", ctx.platform->gpu->runtime_version())
+               .set("driver_version", ctx.platform->gpu->driver_version())
+               .set("device_count", count);
+    if (!error.empty()) cuda.set("error", error);
+  }
+
+  const BuildInfo& build = build_info();
+  return Json::object()
+      .set("schema", "gmb.record/1")
+      .set("type", "context")
+      .set("run_id", ctx.run_id)
+      .set("time_utc", utc_now())
+      .set("tool", Json::object()
+                       .set("name", "gmb-bench")
+                       .set("version", build.version)
+                       .set("git_revision", build.git_revision)
+                       .set("build", Json::object()
+                                         .set("cuda", build.cuda)
+                                         .set("nccl", build.nccl)
+                                         .set("compiler", build.compiler)
+                                         .set("cuda_architectures", build.cuda_architectures)))
+      .set("command_line", Json::array_of(command_line))
+      .set("benchmark", ctx.benchmark)
+      .set("world_size", ctx.size)
+      .set("environment", relevant_environment())
+      .set("mpi", Json::object()
+                      .set("library_version", library_version)
+                      .set("standard_version", std::to_string(major) + "." + std::to_string(minor))
+                      .set("gpu_awareness", Json::object()
+                                                .set("verdict", to_string(ctx.awareness->verdict))
+                                                .set("summary", ctx.awareness->summary)
+                                                .set("evidence", ctx.awareness->evidence)))
+      .set("cuda", cuda)
+      .set("ranks", ranks)
+      .set("options", Json::object().set("common", ctx.settings->to_json()).set("benchmark", benchmark_options));
+}
+
+}  // namespace gmb

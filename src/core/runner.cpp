@@ -1,0 +1,173 @@
+// The size-sweep runner: warm-up, batching, timing, cross-rank reduction, validation, records.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "gmb/benchmark.hpp"
+#include "gmb/error.hpp"
+
+namespace gmb {
+
+namespace {
+
+// Samples shorter than this are batched so that reading the clock costs well under 1% of a sample.
+constexpr double kTargetSampleSeconds = 20e-6;
+// Automatic batching still leaves at least this many samples for the statistics.
+constexpr int kMinSamples = 10;
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Json base_record(const Context& ctx, const std::string& benchmark, std::size_t bytes) {
+  return Json::object()
+      .set("schema", "gmb.record/1")
+      .set("type", "result")
+      .set("run_id", ctx.run_id)
+      .set("benchmark", benchmark)
+      .set("status", "ok")
+      .set("bytes", bytes);
+}
+
+// Seeds differ per size and iteration so a stale buffer never passes validation.
+std::uint32_t seed_for(std::size_t size_index, int iteration) {
+  return static_cast<std::uint32_t>(size_index * 1000003u + static_cast<std::uint32_t>(iteration) + 1u);
+}
+
+}  // namespace
+
+Json RunSettings::to_json() const {
+  Json sizes_json = Json::array();
+  for (auto s : sizes) sizes_json.push(s);
+  return Json::object()
+      .set("sizes", sizes_json)
+      .set("iters", iters)
+      .set("warmup", warmup)
+      .set("iters_large", iters_large)
+      .set("warmup_large", warmup_large)
+      .set("large_size", large_size)
+      .set("batch", batch)
+      .set("validate", validate);
+}
+
+int SizeSweep::run(Context& ctx, RecordSink& sink) {
+  const RunSettings& settings = *ctx.settings;
+  const std::string& name = ctx.benchmark;
+
+  auto emit_unsupported = [&](std::size_t bytes, const std::string& reason) {
+    if (ctx.rank != 0) return;
+    Json record = base_record(ctx, name, bytes);
+    describe_configuration(record);
+    record.set("status", "unsupported").set("reason", reason);
+    sink.write_result(record);
+  };
+
+  const std::string refusal = agree_on_reason(ctx.comm, unsupported_reason(ctx));
+  if (!refusal.empty()) {
+    if (ctx.rank == 0) std::fprintf(stderr, "gmb-bench: unsupported: %s\n", refusal.c_str());
+    for (auto bytes : settings.sizes) emit_unsupported(bytes, refusal);
+    return kExitUnsupported;
+  }
+
+  int exit_code = kExitOk;
+  for (std::size_t index = 0; index < settings.sizes.size(); ++index) {
+    const std::size_t bytes = settings.sizes[index];
+    std::string problem;
+    try {
+      setup(ctx, bytes);
+    } catch (const Unsupported& e) {
+      problem = e.what();
+    }
+    problem = agree_on_reason(ctx.comm, problem);
+    if (!problem.empty()) {
+      teardown();
+      emit_unsupported(bytes, problem);
+      exit_code = std::max<int>(exit_code, kExitUnsupported);
+      continue;
+    }
+
+    std::string validation_error;
+    int iteration = 0;
+    // One iteration; with --validate, producers write a fresh pattern first and consumers check it
+    // after, both untimed, and a barrier keeps one rank's checking out of another's timing.
+    auto validated_iteration = [&]() -> double {
+      const std::uint32_t seed = seed_for(index, iteration++);
+      prepare(seed);
+      GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+      const double t0 = now_seconds();
+      iterate();
+      const double elapsed = now_seconds() - t0;
+      if (std::string e = verify(seed); !e.empty() && validation_error.empty()) validation_error = e;
+      return elapsed;
+    };
+
+    const int warmup = settings.warmup_for(bytes);
+    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+    double warm_seconds = 0;
+    if (settings.validate) {
+      for (int k = 0; k < warmup; ++k) warm_seconds += validated_iteration();
+    } else {
+      const double t0 = now_seconds();
+      for (int k = 0; k < warmup; ++k) iterate();
+      warm_seconds = now_seconds() - t0;
+    }
+
+    const int iterations = settings.iterations_for(bytes);
+    int batch = settings.batch;
+    if (settings.validate) {
+      batch = 1;
+    } else if (batch == 0) {
+      batch = 1;
+      if (warmup > 0 && ctx.rank == 0) {
+        const double per_iteration = warm_seconds / warmup;
+        const int wanted = per_iteration > 0 ? static_cast<int>(std::ceil(kTargetSampleSeconds / per_iteration)) : 1;
+        batch = std::clamp(wanted, 1, std::max(1, iterations / kMinSamples));
+      }
+      GMB_MPI_CHECK(MPI_Bcast(&batch, 1, MPI_INT, 0, ctx.comm));
+    }
+    const int samples = std::max(1, (iterations + batch - 1) / batch);
+
+    std::vector<double> seconds(static_cast<std::size_t>(samples));
+    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+    if (settings.validate) {
+      for (auto& s : seconds) s = validated_iteration();
+    } else {
+      double last = now_seconds();
+      for (auto& s : seconds) {
+        for (int k = 0; k < batch; ++k) iterate();
+        const double t = now_seconds();
+        s = (t - last) / batch;
+        last = t;
+      }
+    }
+
+    // Each sample is the slowest rank's: ranks run in lockstep, sample k covers the same iterations.
+    std::vector<double> slowest(seconds.size());
+    GMB_MPI_CHECK(MPI_Reduce(seconds.data(), slowest.data(), samples, MPI_DOUBLE, MPI_MAX, 0, ctx.comm));
+    validation_error = agree_on_reason(ctx.comm, validation_error);
+    teardown();
+
+    if (ctx.rank == 0) {
+      Json record = base_record(ctx, name, bytes);
+      describe_configuration(record);
+      record.set("iterations", samples * batch)
+          .set("warmup", warmup)
+          .set("batch", batch)
+          .set("timing", "host clock; per sample, the slowest rank's time divided by the iterations in the sample");
+      describe_result(record, bytes, slowest);
+      if (!settings.validate) {
+        record.set("validation", "off");
+      } else if (validation_error.empty()) {
+        record.set("validation", "passed");
+      } else {
+        record.set("validation", "failed").set("validation_error", validation_error).set("status", "failed");
+        std::fprintf(stderr, "gmb-bench: validation failed at %zu bytes: %s\n", bytes, validation_error.c_str());
+      }
+      sink.write_result(record);
+    }
+    if (!validation_error.empty()) exit_code = std::max<int>(exit_code, kExitValidationFailed);
+  }
+  return exit_code;
+}
+
+}  // namespace gmb

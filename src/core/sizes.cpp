@@ -1,0 +1,89 @@
+#include "gmb/sizes.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <limits>
+
+#include "gmb/error.hpp"
+
+namespace gmb {
+
+namespace {
+const char* const kAccepted =
+    "accepted: a byte count with optional K, M or G suffix (powers of 1024), e.g. 8, 4K, 1M; "
+    "a range MIN:MAX in doubling steps, e.g. 1:4M; or a list, e.g. 1,8,4K";
+
+std::string trim(const std::string& s) {
+  std::size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+}  // namespace
+
+std::uint64_t parse_size(const std::string& raw) {
+  const std::string text = trim(raw);
+  std::size_t k = 0;
+  std::uint64_t value = 0;
+  while (k < text.size() && std::isdigit(static_cast<unsigned char>(text[k]))) {
+    const std::uint64_t digit = static_cast<std::uint64_t>(text[k] - '0');
+    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10)
+      throw UsageError("size '" + raw + "' is too large");
+    value = value * 10 + digit;
+    ++k;
+  }
+  if (k == 0) throw UsageError("bad size '" + raw + "' (" + kAccepted + ")");
+  std::string suffix = text.substr(k);
+  for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  unsigned shift = 0;
+  if (suffix.empty() || suffix == "B") shift = 0;
+  else if (suffix == "K" || suffix == "KB" || suffix == "KIB") shift = 10;
+  else if (suffix == "M" || suffix == "MB" || suffix == "MIB") shift = 20;
+  else if (suffix == "G" || suffix == "GB" || suffix == "GIB") shift = 30;
+  else throw UsageError("bad size suffix in '" + raw + "' (" + kAccepted + ")");
+  if (shift && value > (std::numeric_limits<std::uint64_t>::max() >> shift))
+    throw UsageError("size '" + raw + "' is too large");
+  return value << shift;
+}
+
+std::vector<std::uint64_t> parse_sizes(const std::string& text) {
+  std::vector<std::uint64_t> sizes;
+  const auto colon = text.find(':');
+  if (colon != std::string::npos) {
+    const std::uint64_t lo = parse_size(text.substr(0, colon));
+    const std::uint64_t hi = parse_size(text.substr(colon + 1));
+    if (lo > hi)
+      throw UsageError("size range '" + text + "' has MIN greater than MAX (" + kAccepted + ")");
+    // OMB's convention: 0 is measured, then doubling from 1.
+    if (lo == 0) sizes.push_back(0);
+    for (std::uint64_t s = lo == 0 ? 1 : lo; s <= hi; s *= 2) {
+      sizes.push_back(s);
+      if (s > hi / 2) break;
+    }
+    return sizes;
+  }
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    sizes.push_back(parse_size(item));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return sizes;
+}
+
+std::string format_size(std::uint64_t bytes) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double v = static_cast<double>(bytes);
+  while (v >= 1024 && u < 4 && bytes % (1ull << (10 * (u + 1))) == 0) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
+  return buf;
+}
+
+}  // namespace gmb

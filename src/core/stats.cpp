@@ -1,0 +1,65 @@
+#include "gmb/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace gmb {
+
+double quantile_sorted(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) throw std::invalid_argument("quantile of no samples");
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = static_cast<std::size_t>(std::ceil(pos));
+  const double frac = pos - static_cast<double>(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+Summary summarize(std::vector<double> samples) {
+  if (samples.empty()) throw std::invalid_argument("summary of no samples");
+  std::sort(samples.begin(), samples.end());
+  Summary s;
+  s.n = samples.size();
+  s.min = samples.front();
+  s.max = samples.back();
+  s.median = quantile_sorted(samples, 0.5);
+  s.p5 = quantile_sorted(samples, 0.05);
+  s.p95 = quantile_sorted(samples, 0.95);
+  s.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(s.n);
+  if (s.n > 1 && s.mean != 0.0) {
+    double ss = 0;
+    for (double x : samples) ss += (x - s.mean) * (x - s.mean);
+    s.cv = std::sqrt(ss / static_cast<double>(s.n - 1)) / std::fabs(s.mean);
+  }
+  if (s.n < 6) {
+    s.ci95_low = s.min;
+    s.ci95_high = s.max;
+  } else {
+    const double n = static_cast<double>(s.n);
+    const double half_width = 0.98 * std::sqrt(n);  // 1.96 * sqrt(n) / 2
+    auto lo = static_cast<long>(std::floor(n / 2.0 - half_width));
+    auto hi = static_cast<long>(std::ceil(1.0 + n / 2.0 + half_width));
+    lo = std::clamp(lo, 1L, static_cast<long>(s.n));
+    hi = std::clamp(hi, 1L, static_cast<long>(s.n));
+    s.ci95_low = samples[static_cast<std::size_t>(lo - 1)];
+    s.ci95_high = samples[static_cast<std::size_t>(hi - 1)];
+  }
+  return s;
+}
+
+Json Summary::to_json() const {
+  return Json::object()
+      .set("n", n)
+      .set("min", min)
+      .set("median", median)
+      .set("mean", mean)
+      .set("p5", p5)
+      .set("p95", p95)
+      .set("max", max)
+      .set("cv", cv)
+      .set("ci95_low", ci95_low)
+      .set("ci95_high", ci95_high);
+}
+
+}  // namespace gmb

@@ -1,0 +1,126 @@
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+#include "cuda_check.hpp"
+#include "gpu_runtime.hpp"
+#include "pattern_kernels.hpp"
+
+namespace gmb::cuda {
+
+namespace {
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+}  // namespace
+
+int CudaRuntime::device_count(std::string* error) const {
+  int count = 0;
+  const cudaError_t s = cudaGetDeviceCount(&count);
+  if (s != cudaSuccess) {
+    cudaGetLastError();
+    if (error) *error = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(s);
+    return 0;
+  }
+  if (count == 0 && error) *error = "cudaGetDeviceCount found no CUDA device";
+  return count;
+}
+
+void CudaRuntime::select_device(int index) { GMB_CUDA_CHECK(cudaSetDevice(index)); }
+
+int CudaRuntime::current_device_index() const {
+  int index = 0;
+  GMB_CUDA_CHECK(cudaGetDevice(&index));
+  return index;
+}
+
+GpuInfo CudaRuntime::device_info(int index) const {
+  GpuInfo info;
+  info.index = index;
+  cudaDeviceProp prop{};
+  GMB_CUDA_CHECK(cudaGetDeviceProperties(&prop, info.index));
+  info.name = prop.name;
+  char uuid[64];
+  const auto* u = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+  std::snprintf(uuid, sizeof uuid, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+  info.uuid = uuid;
+  char pci[32];
+  std::snprintf(pci, sizeof pci, "%08x:%02x:%02x.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+  info.pci_bus_id = pci;
+  info.memory_bytes = prop.totalGlobalMem;
+  return info;
+}
+
+std::string CudaRuntime::runtime_version() const {
+  int v = 0;
+  GMB_CUDA_CHECK(cudaRuntimeGetVersion(&v));
+  return version_text(v);
+}
+
+std::string CudaRuntime::driver_version() const {
+  int v = 0;
+  GMB_CUDA_CHECK(cudaDriverGetVersion(&v));
+  return v ? version_text(v) : "no driver";
+}
+
+void CudaRuntime::synchronize() { GMB_CUDA_CHECK(cudaDeviceSynchronize()); }
+
+std::size_t CudaRuntime::free_memory() const {
+  std::size_t free_bytes = 0, total = 0;
+  GMB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  return free_bytes;
+}
+
+static cudaStream_t as_stream(GpuStream s) { return static_cast<cudaStream_t>(s); }
+static cudaEvent_t as_event(GpuEvent e) { return static_cast<cudaEvent_t>(e); }
+
+GpuStream CudaRuntime::create_stream() {
+  cudaStream_t s = nullptr;
+  GMB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return s;
+}
+void CudaRuntime::destroy_stream(GpuStream stream) {
+  if (stream) GMB_CUDA_CHECK(cudaStreamDestroy(as_stream(stream)));
+}
+void CudaRuntime::stream_synchronize(GpuStream stream) { GMB_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream))); }
+bool CudaRuntime::stream_idle(GpuStream stream) {
+  const cudaError_t s = cudaStreamQuery(as_stream(stream));
+  if (s == cudaErrorNotReady) return false;
+  GMB_CUDA_CHECK(s);
+  return true;
+}
+GpuEvent CudaRuntime::create_event() {
+  cudaEvent_t e = nullptr;
+  GMB_CUDA_CHECK(cudaEventCreate(&e));
+  return e;
+}
+void CudaRuntime::destroy_event(GpuEvent event) {
+  if (event) GMB_CUDA_CHECK(cudaEventDestroy(as_event(event)));
+}
+void CudaRuntime::record_event(GpuEvent event, GpuStream stream) {
+  GMB_CUDA_CHECK(cudaEventRecord(as_event(event), as_stream(stream)));
+}
+void CudaRuntime::event_synchronize(GpuEvent event) { GMB_CUDA_CHECK(cudaEventSynchronize(as_event(event))); }
+bool CudaRuntime::event_done(GpuEvent event) {
+  const cudaError_t s = cudaEventQuery(as_event(event));
+  if (s == cudaErrorNotReady) return false;
+  GMB_CUDA_CHECK(s);
+  return true;
+}
+double CudaRuntime::elapsed_ms(GpuEvent start, GpuEvent stop) {
+  float ms = 0;
+  GMB_CUDA_CHECK(cudaEventElapsedTime(&ms, as_event(start), as_event(stop)));
+  return ms;
+}
+
+void CudaRuntime::copy(void* dst, const void* src, std::size_t bytes) {
+  GMB_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+}
+void CudaRuntime::copy_async(void* dst, const void* src, std::size_t bytes, GpuStream stream) {
+  GMB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, as_stream(stream)));
+}
+void CudaRuntime::busy_kernel(double seconds, GpuStream stream) { launch_busy(seconds, as_stream(stream)); }
+void CudaRuntime::empty_kernel(GpuStream stream) { launch_empty(as_stream(stream)); }
+
+}  // namespace gmb::cuda

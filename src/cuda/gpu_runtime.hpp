@@ -1,0 +1,35 @@
+#pragma once
+
+#include "gmb/gpu.hpp"
+
+namespace gmb::cuda {
+
+class CudaRuntime final : public GpuRuntime {
+ public:
+  int device_count(std::string* error) const override;
+  void select_device(int index) override;
+  int current_device_index() const override;
+  GpuInfo device_info(int index) const override;
+  std::string runtime_version() const override;
+  std::string driver_version() const override;
+  void synchronize() override;
+  std::size_t free_memory() const override;
+
+  GpuStream create_stream() override;
+  void destroy_stream(GpuStream stream) override;
+  void stream_synchronize(GpuStream stream) override;
+  bool stream_idle(GpuStream stream) override;
+  GpuEvent create_event() override;
+  void destroy_event(GpuEvent event) override;
+  void record_event(GpuEvent event, GpuStream stream) override;
+  void event_synchronize(GpuEvent event) override;
+  bool event_done(GpuEvent event) override;
+  double elapsed_ms(GpuEvent start, GpuEvent stop) override;
+
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+  void copy_async(void* dst, const void* src, std::size_t bytes, GpuStream stream) override;
+  void busy_kernel(double seconds, GpuStream stream) override;
+  void empty_kernel(GpuStream stream) override;
+};
+
+}  // namespace gmb::cuda

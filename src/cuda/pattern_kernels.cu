@@ -1,0 +1,97 @@
+#include "cuda_check.hpp"
+#include "pattern_kernels.hpp"
+
+namespace gmb::cuda {
+
+namespace {
+
+__device__ __forceinline__ std::uint8_t device_pattern_byte(std::size_t offset, std::uint32_t seed) {
+  const std::uint64_t x = offset * 0x9E3779B97F4A7C15ull + seed * 0xBF58476D1CE4E5B9ull;
+  return static_cast<std::uint8_t>((x >> 32) ^ (x >> 56));
+}
+
+__global__ void fill_kernel(std::uint8_t* data, std::size_t bytes, std::uint32_t seed, std::uint8_t flip) {
+  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < bytes;
+       k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    data[k] = device_pattern_byte(k, seed) ^ flip;
+}
+
+__global__ void check_kernel(const std::uint8_t* data, std::size_t bytes, std::uint32_t seed,
+                             unsigned long long* first_bad) {
+  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < bytes;
+       k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    if (data[k] != device_pattern_byte(k, seed)) atomicMin(first_bad, static_cast<unsigned long long>(k));
+}
+
+__global__ void touch_kernel(volatile std::uint8_t* data, std::size_t bytes, std::size_t stride) {
+  for (std::size_t k = (blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x) * stride; k < bytes;
+       k += static_cast<std::size_t>(gridDim.x) * blockDim.x * stride)
+    data[k] = data[k];
+}
+
+__global__ void busy_kernel(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+__global__ void empty_kernel() {}
+
+unsigned grid_for(std::size_t items) {
+  const std::size_t blocks = (items + 255) / 256;
+  return static_cast<unsigned>(blocks < 4096 ? (blocks ? blocks : 1) : 4096);
+}
+
+}  // namespace
+
+void launch_fill_pattern(void* data, std::size_t bytes, std::uint32_t seed, bool complement, cudaStream_t stream) {
+  if (bytes == 0) return;
+  fill_kernel<<<grid_for(bytes), 256, 0, stream>>>(static_cast<std::uint8_t*>(data), bytes, seed,
+                                                    complement ? 0xff : 0x00);
+  GMB_CUDA_CHECK_LAUNCH("fill_kernel");
+}
+
+std::size_t first_pattern_mismatch(const void* data, std::size_t bytes, std::uint32_t seed, cudaStream_t stream) {
+  if (bytes == 0) return 0;
+  unsigned long long* first_bad = nullptr;
+  GMB_CUDA_CHECK(cudaMallocAsync(&first_bad, sizeof *first_bad, stream));
+  const unsigned long long none = bytes;
+  GMB_CUDA_CHECK(cudaMemcpyAsync(first_bad, &none, sizeof none, cudaMemcpyHostToDevice, stream));
+  check_kernel<<<grid_for(bytes), 256, 0, stream>>>(static_cast<const std::uint8_t*>(data), bytes, seed, first_bad);
+  GMB_CUDA_CHECK_LAUNCH("check_kernel");
+  unsigned long long result = bytes;
+  GMB_CUDA_CHECK(cudaMemcpyAsync(&result, first_bad, sizeof result, cudaMemcpyDeviceToHost, stream));
+  GMB_CUDA_CHECK(cudaFreeAsync(first_bad, stream));
+  GMB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<std::size_t>(result);
+}
+
+void launch_touch(void* data, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return;
+  constexpr std::size_t kStride = 4096;  // one access per page is enough to migrate it
+  touch_kernel<<<grid_for((bytes + kStride - 1) / kStride), 256, 0, stream>>>(static_cast<std::uint8_t*>(data), bytes,
+                                                                              kStride);
+  GMB_CUDA_CHECK_LAUNCH("touch_kernel");
+}
+
+void launch_busy(double seconds, cudaStream_t stream) {
+  // The SM clock rate in kHz; cached per device because the attribute query is not free.
+  static thread_local int cached_device = -1;
+  static thread_local int clock_khz = 0;
+  int device = 0;
+  GMB_CUDA_CHECK(cudaGetDevice(&device));
+  if (device != cached_device) {
+    GMB_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+    cached_device = device;
+  }
+  const long long cycles = static_cast<long long>(seconds * clock_khz * 1e3);
+  busy_kernel<<<1, 1, 0, stream>>>(cycles);
+  GMB_CUDA_CHECK_LAUNCH("busy_kernel");
+}
+
+void launch_empty(cudaStream_t stream) {
+  empty_kernel<<<1, 1, 0, stream>>>();
+  GMB_CUDA_CHECK_LAUNCH("empty_kernel");
+}
+
+}  // namespace gmb::cuda

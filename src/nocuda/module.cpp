@@ -1,0 +1,15 @@
+// The module table of a host-only build: the GPU kinds exist, unavailable, with the reason.
+#include "gmb/platform.hpp"
+
+namespace gmb {
+
+void register_modules(Platform& platform) {
+  register_host_memory(platform.memory);
+  const std::string reason = "this gmb-bench was built without CUDA (reconfigure with -DGMB_ENABLE_CUDA=ON)";
+  platform.gpu_unavailable_reason = reason;
+  platform.memory.add({"pinned", "page-locked host memory (cudaMallocHost)", false, reason, nullptr});
+  platform.memory.add({"device", "GPU memory (cudaMalloc)", true, reason, nullptr});
+  platform.memory.add({"managed", "CUDA unified memory (cudaMallocManaged)", false, reason, nullptr});
+}
+
+}  // namespace gmb
