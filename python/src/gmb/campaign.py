@@ -1,0 +1,552 @@
+"""Campaigns: a parameter matrix expanded into launches, run with timeouts, resumable, stored.
+
+Campaign file (TOML)::
+
+    [campaign]
+    name = "quick"
+    repetitions = 3          # separate launches per point, run in randomised order
+    order = "random"         # or "sequential"
+    seed = 1                 # the shuffle is reproducible; the seed is kept in plan.json
+    timeout_s = 300          # per launch; a hung launch is killed and recorded as "timeout"
+    libraries = ["*"]        # names (see `gmb libs`), "*" = all
+
+    [[run]]                  # one block of the matrix; several blocks allowed
+    benchmarks = ["latency", "bw", "bibw"]
+    memory = ["host:host", "device:device"]   # send:recv kinds (point to point); omit for others
+    strategies = ["direct"]
+    sizes = "1:4M"
+    ranks = [2]
+    gpus = [0, 1]            # optional: CUDA_VISIBLE_DEVICES for the launch (rank i -> i-th listed GPU)
+    path = "nvlink"          # optional: the path class this block is meant to exercise
+    bind = "core"            # optional: launcher binding
+    options = { iters = 1000, warmup = 100, validate = true }   # passed as --iters 1000 ... --validate
+    env = { UCX_RNDV_THRESH = "8192" }
+
+Every (block, benchmark, library, memory, strategy, ranks, repetition) is one engine launch writing its own
+raw JSONL file. Ceilings (the ``peaks`` benchmark) always run first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import launchers
+from .mpilibs import MpiLibrary
+from .store import Store
+from .topology import Topology
+
+PT2PT = {"latency", "bw", "bibw", "mbw"}
+EXIT_STATUS = {0: "ok", 1: "failed", 2: "bad-input", 3: "unsupported", 4: "validation-failed"}
+
+
+class CampaignError(ValueError):
+    pass
+
+
+@dataclass
+class Block:
+    benchmarks: list[str]
+    memory: list[str] = field(default_factory=lambda: [""])
+    strategies: list[str] = field(default_factory=lambda: [""])
+    sizes: str | None = None
+    ranks: list[int] = field(default_factory=lambda: [2])
+    gpus: list[int] | None = None
+    path: str | None = None
+    bind: str | None = None
+    options: dict = field(default_factory=dict)
+    env: dict = field(default_factory=dict)
+    libraries: list[str] | None = None
+
+
+@dataclass
+class Campaign:
+    name: str
+    blocks: list[Block]
+    repetitions: int = 3
+    order: str = "random"
+    seed: int | None = None
+    timeout_s: float = 600
+    libraries: list[str] = field(default_factory=lambda: ["*"])
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (library, what, reason) from generation
+
+    def to_toml(self) -> str:
+        lines = ["[campaign]", f"name = {json.dumps(self.name)}", f"repetitions = {self.repetitions}",
+                 f"order = {json.dumps(self.order)}", f"timeout_s = {self.timeout_s}",
+                 f"libraries = {json.dumps(self.libraries)}"]
+        if self.seed is not None:
+            lines.append(f"seed = {self.seed}")
+        for b in self.blocks:
+            lines.append("\n[[run]]")
+            for k, v in asdict(b).items():
+                if v in (None, {}, [""]):
+                    continue
+                if isinstance(v, dict):
+                    lines.append(f"{k} = {{ " + ", ".join(f"{kk} = {json.dumps(vv)}" for kk, vv in v.items()) + " }")
+                else:
+                    lines.append(f"{k} = {json.dumps(v)}")
+        return "\n".join(lines) + "\n"
+
+
+def parse_memory(mem: str) -> tuple[str, str]:
+    """'host:device' -> (host, device); managed kinds keep their location: 'managed:host:managed:device'."""
+    tokens = mem.split(":")
+    kinds, i = [], 0
+    while i < len(tokens):
+        # with only two tokens ('managed:device') they are send and recv, not one located kind
+        if tokens[i] == "managed" and len(tokens) > 2 and i + 1 < len(tokens) and tokens[i + 1] in ("host", "device"):
+            kinds.append(f"managed:{tokens[i + 1]}")
+            i += 2
+        else:
+            kinds.append(tokens[i])
+            i += 1
+    if len(kinds) != 2 or not all(kinds):
+        raise ValueError(f"memory {mem!r} must be 'send:recv' (e.g. host:device, managed:host:managed:device)")
+    return kinds[0], kinds[1]
+
+
+def _listify(v):
+    if v is None:
+        return None
+    return v if isinstance(v, list) else [v]
+
+
+def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
+    head = data.get("campaign", {})
+    runs = data.get("run", [])
+    if not runs:
+        raise CampaignError(f"{source}: no [[run]] blocks")
+    blocks = []
+    known = set(Block.__dataclass_fields__)
+    for i, r in enumerate(runs):
+        unknown = set(r) - known
+        if unknown:
+            raise CampaignError(f"{source}: [[run]] #{i + 1}: unknown keys {sorted(unknown)}")
+        if "benchmarks" not in r:
+            raise CampaignError(f"{source}: [[run]] #{i + 1}: 'benchmarks' is required")
+        b = Block(benchmarks=_listify(r["benchmarks"]), memory=_listify(r.get("memory")) or [""],
+                  strategies=_listify(r.get("strategies")) or [""], sizes=r.get("sizes"),
+                  ranks=[int(x) for x in _listify(r.get("ranks")) or [2]], gpus=r.get("gpus"), path=r.get("path"),
+                  bind=r.get("bind"), options=dict(r.get("options", {})), env={k: str(v) for k, v in
+                                                                                r.get("env", {}).items()},
+                  libraries=_listify(r.get("libraries")))
+        for m in b.memory:
+            if m:
+                try:
+                    parse_memory(m)
+                except ValueError as exc:
+                    raise CampaignError(f"{source}: [[run]] #{i + 1}: {exc}") from None
+        blocks.append(b)
+    reps = int(head.get("repetitions", 3))
+    if reps < 1:
+        raise CampaignError(f"{source}: repetitions must be >= 1")
+    order = head.get("order", "random")
+    if order not in ("random", "sequential"):
+        raise CampaignError(f"{source}: order must be 'random' or 'sequential'")
+    return Campaign(name=str(head.get("name", Path(source).stem)), blocks=blocks, repetitions=reps, order=order,
+                    seed=head.get("seed"), timeout_s=float(head.get("timeout_s", 600)),
+                    libraries=_listify(head.get("libraries")) or ["*"])
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise CampaignError(f"{path}: no such campaign file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CampaignError(f"{path}: not valid TOML: {exc}") from None
+    return parse_campaign(data, str(path))
+
+
+# --------------------------------------------------------------------------- default campaign
+def _bench_names(caps: dict) -> dict[str, dict]:
+    return {b["name"]: b for b in caps.get("benchmarks", [])}
+
+
+def _kind_ok(caps: dict, kind: str) -> tuple[bool, str]:
+    for k in caps.get("memory_kinds", []):
+        if k["name"] == kind:
+            return bool(k.get("available")), k.get("reason", "") or ""
+    return False, "not listed by the engine"
+
+
+def default_campaign(topo: Topology, libs: list[MpiLibrary], caps_by_lib: dict[str, dict], quick: bool = False,
+                     hosts: int = 1) -> Campaign:
+    """A campaign generated from the machine: ceilings first, then per library and path class latency, bw,
+    bibw for HH, DD, HD; collectives; overlap; managed placements; halo. What the build or library cannot do
+    is left out with the reason (Campaign.skipped)."""
+    skipped: list[tuple[str, str, str]] = []
+    blocks: list[Block] = []
+    sizes = "1:1M" if quick else "1:64M"
+    opts = {"iters": 200, "warmup": 20, "validate": True} if quick else \
+        {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "validate": True}
+    usable = []
+    for lib in libs:
+        caps = caps_by_lib.get(lib.name)
+        if caps is None:
+            skipped.append((lib.name, "all", "no engine for this library (run `gmb build`)"))
+        else:
+            usable.append(lib)
+    if not usable:
+        return Campaign(name="quick" if quick else "default", blocks=[], skipped=skipped)
+
+    first = usable[0]
+    fcaps = caps_by_lib[first.name]
+    if "peaks" in _bench_names(fcaps):
+        blocks.append(Block(["peaks"], ranks=[2], options={"validate": True} if not quick else {},
+                            libraries=[first.name], path="ceilings"))
+    else:
+        skipped.append((first.name, "peaks", "engine has no peaks benchmark: no measured ceilings"))
+
+    gpus = topo.gpus if fcaps.get("features", {}).get("cuda") else []
+    pt_bench = ["latency", "bw", "bibw"]
+    for lib in usable:
+        caps = caps_by_lib[lib.name]
+        names = _bench_names(caps)
+        have = [b for b in pt_bench if b in names]
+        for b in pt_bench:
+            if b not in names:
+                skipped.append((lib.name, b, "engine does not list this benchmark"))
+        if not have:
+            continue
+        blocks.append(Block(have, memory=["host:host"], sizes=sizes, path="host", options=dict(opts),
+                            libraries=[lib.name]))
+        if len(topo.numa_nodes) > 1:
+            if lib.launcher == "mpirun":
+                blocks.append(Block(have, memory=["host:host"], sizes=sizes, path="cross-socket", bind="numa",
+                                    options=dict(opts), libraries=[lib.name]))
+            else:
+                skipped.append((lib.name, "cross-socket", f"no NUMA placement rule for launcher {lib.launcher}"))
+        if quick and not gpus:
+            pass
+        elif not gpus:
+            skipped.append((lib.name, "device memory", "no GPU found (or engine built without CUDA)"))
+        else:
+            dev_ok, why = _kind_ok(caps, "device")
+            if not dev_ok:
+                skipped.append((lib.name, "device memory", why or "device memory kind unavailable"))
+            else:
+                strategies = ["direct", "staged-pinned"]
+                if lib.cuda_aware is False:
+                    strategies = ["staged-pinned"]
+                    skipped.append((lib.name, "direct device buffers",
+                                    "library is not CUDA-aware (ompi_info); device pointers are not handed to it"))
+                for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
+                    blocks.append(Block(have, memory=["device:device"], strategies=strategies, sizes=sizes,
+                                        gpus=[i, j], path=cls, options=dict(opts), libraries=[lib.name]))
+                blocks.append(Block(have, memory=["device:device"], strategies=strategies, sizes=sizes, gpus=[0, 0],
+                                    path="same-gpu", options=dict(opts), libraries=[lib.name]))
+                blocks.append(Block(have, memory=["host:device", "pinned:device"], strategies=strategies,
+                                    sizes=sizes, gpus=[0], path="host-device", options=dict(opts),
+                                    libraries=[lib.name]))
+                if not quick and "um" in names:
+                    mok, why = _kind_ok(caps, "managed")
+                    if mok:
+                        pl = [f"managed:{a}:managed:{b}" for a in ("host", "device") for b in ("host", "device")]
+                        blocks.append(Block(["um"], memory=pl, sizes=sizes,
+                                            gpus=[0, 1] if len(topo.gpus) > 1 else [0, 0], path="managed",
+                                            options=dict(opts), libraries=[lib.name]))
+                    else:
+                        skipped.append((lib.name, "um", why or "managed memory unavailable"))
+        if not quick and "mbw" in names:
+            blocks.append(Block(["mbw"], memory=["host:host"], sizes=sizes, ranks=[4] if (os.cpu_count() or 1) >= 4
+                                else [2], options=dict(opts), libraries=[lib.name], path="host"))
+        nranks = max(2, len(gpus)) if gpus else 2
+        for coll in ("coll", "nbc", "halo"):
+            if coll not in names:
+                if not quick or coll == "coll":
+                    skipped.append((lib.name, coll, "engine does not list this benchmark"))
+                continue
+            if quick and coll != "coll":
+                continue
+            copts = {k: v for k, v in opts.items() if k != "validate"} | {"validate": True}
+            blocks.append(Block([coll], sizes="4:1M" if quick else "4:64M", ranks=[nranks],
+                                gpus=list(range(len(gpus))) if gpus else None, options=copts, libraries=[lib.name]))
+            if gpus and _kind_ok(caps, "device")[0]:
+                blocks.append(Block([coll], sizes="4:1M" if quick else "4:64M", ranks=[nranks],
+                                    gpus=list(range(len(gpus))), options=copts | {"memory": "device"},
+                                    libraries=[lib.name]))
+    return Campaign(name="quick" if quick else "default", blocks=blocks, skipped=skipped)
+
+
+# --------------------------------------------------------------------------- planning
+@dataclass
+class Launch:
+    launch_id: str
+    library: str
+    benchmark: str
+    memory: str
+    strategy: str
+    ranks: int
+    repetition: int
+    engine_args: list[str]  # after the engine path, without --out
+    env: dict[str, str]
+    planned_path: str | None
+    bind: str | None
+    timeout_s: float
+
+
+def _safe(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", s).strip("_") or "x"
+
+
+def engine_args(bench: str, block: Block, memory: str, strategy: str) -> list[str]:
+    a = [bench]
+    if block.sizes:
+        a += ["--sizes", str(block.sizes)]
+    if memory:
+        send, recv = parse_memory(memory)
+        a += ["--send", send, "--recv", recv]
+    if strategy:
+        a += ["--strategy", strategy]
+    for k, v in block.options.items():
+        flag = "--" + k.replace("_", "-")
+        if v is True:
+            a.append(flag)
+        elif v is False or v is None:
+            continue
+        else:
+            a += [flag, str(v)]
+    return a
+
+
+def plan(c: Campaign, libs: list[MpiLibrary], caps_by_lib: dict[str, dict] | None = None
+         ) -> tuple[list[Launch], list[tuple[str, str, str]]]:
+    """Expand the matrix. Returns (launches in run order, skipped (library, what, reason))."""
+    caps_by_lib = caps_by_lib or {}
+    by_name = {lib.name: lib for lib in libs}
+    skipped = list(c.skipped)
+    launches: list[Launch] = []
+    for bi, block in enumerate(c.blocks):
+        wanted = block.libraries or c.libraries
+        names = list(by_name) if "*" in wanted else wanted
+        for name in names:
+            if name not in by_name:
+                skipped.append((name, f"block {bi + 1}", "library not found (see `gmb libs`)"))
+                continue
+            lib = by_name[name]
+            caps = caps_by_lib.get(name)
+            for bench in block.benchmarks:
+                if caps is not None:
+                    info = _bench_names(caps).get(bench)
+                    if info is None:
+                        skipped.append((name, bench, "engine does not list this benchmark"))
+                        continue
+                for mem in block.memory:
+                    if caps is not None and mem:
+                        bad = [k for k in dict.fromkeys(parse_memory(mem)) if not _kind_ok(caps, k)[0]]
+                        if bad:
+                            skipped.append((name, f"{bench} {mem}", f"memory kind {bad[0]} unavailable: "
+                                                                    f"{_kind_ok(caps, bad[0])[1]}"))
+                            continue
+                    for strat in block.strategies:
+                        if strat == "direct" and "device" in mem and lib.cuda_aware is False:
+                            skipped.append((name, f"{bench} {mem} direct", "library is not CUDA-aware"))
+                            continue
+                        for ranks in block.ranks:
+                            min_ranks = (_bench_names(caps).get(bench, {}).get("min_ranks") if caps else None) or 1
+                            if ranks < min_ranks:
+                                skipped.append((name, f"{bench} n={ranks}", f"needs at least {min_ranks} ranks"))
+                                continue
+                            env = dict(block.env)
+                            if block.gpus is not None:
+                                env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in dict.fromkeys(block.gpus))
+                            for rep in range(1, c.repetitions + 1):
+                                lid = _safe(f"b{bi + 1}.{name}.{bench}.{mem or 'na'}.{strat or 'na'}.n{ranks}.r{rep}")
+                                launches.append(Launch(lid, name, bench, mem, strat, ranks, rep,
+                                                       engine_args(bench, block, mem, strat), env,
+                                                       block.path, block.bind, c.timeout_s))
+    peaks = [x for x in launches if x.benchmark == "peaks"]
+    rest = [x for x in launches if x.benchmark != "peaks"]
+    if c.order == "random":
+        rng = random.Random(c.seed)
+        rng.shuffle(rest)
+    return peaks + rest, skipped
+
+
+# --------------------------------------------------------------------------- running
+def new_results_dir(base: str | Path, name: str) -> Path:
+    """results/<campaign>-<UTC time>/, never reusing an existing directory."""
+    base = Path(base)
+    base.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    d = base / f"{_safe(name)}-{stamp}"
+    n = 2
+    while True:
+        try:
+            d.mkdir()
+            return d
+        except FileExistsError:
+            d = base / f"{_safe(name)}-{stamp}-{n}"
+            n += 1
+
+
+class Progress:
+    def __init__(self, total: int, stream=None):
+        self.total, self.done, self.t0 = total, 0, time.monotonic()
+        self.stream = stream or sys.stderr
+        self.counts: dict[str, int] = {}
+
+    def update(self, status: str | None = None, current: str = ""):
+        if status:
+            self.done += 1
+            self.counts[status] = self.counts.get(status, 0) + 1
+        el = time.monotonic() - self.t0
+        eta = el / self.done * (self.total - self.done) if self.done else 0
+        width = 24
+        fill = int(width * self.done / max(1, self.total))
+        counts = " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
+        self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} "
+                          f"elapsed {_hms(el)} ETA {_hms(eta) if self.done else '?'} {counts} {current[:40]:<40}")
+        self.stream.flush()
+
+    def close(self):
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def _hms(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def write_plan(outdir: Path, c: Campaign, launches: list[Launch], skipped, libs: list[MpiLibrary],
+               engines: dict[str, str]):
+    data = {"campaign": c.name, "created_utc": datetime.now(timezone.utc).isoformat(), "seed": c.seed,
+            "launches": [asdict(x) for x in launches], "skipped": skipped,
+            "libraries": [lib.describe() for lib in libs], "engines": engines}
+    with open(outdir / "plan.json", "x") as f:
+        json.dump(data, f, indent=1)
+    with open(outdir / "campaign.toml", "x") as f:
+        f.write(c.to_toml())
+
+
+def read_plan(outdir: Path) -> dict:
+    p = Path(outdir) / "plan.json"
+    if not p.is_file():
+        raise CampaignError(f"{outdir}: not a campaign results directory (no plan.json)")
+    return json.loads(p.read_text())
+
+
+def _set_aside(path: Path):
+    """Keep an interrupted launch's partial output under a new name (nothing is overwritten)."""
+    if not path.exists():
+        return
+    n = 1
+    while (path.with_name(f"{path.name}.interrupted-{n}")).exists():
+        n += 1
+    path.rename(path.with_name(f"{path.name}.interrupted-{n}"))
+
+
+def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrary], engines: dict[str, str],
+                 store: Store, campaign_name: str, hostfile: str | None = None, progress: bool = True,
+                 stream=None, nodes: int | None = None, ranks_per_node: int | None = None) -> dict[str, int]:
+    raw, logs = outdir / "raw", outdir / "logs"
+    raw.mkdir(exist_ok=True)
+    logs.mkdir(exist_ok=True)
+    finished = store.finished_launches()
+    todo = [x for x in launches if x.launch_id not in finished]
+    bar = Progress(len(todo), stream) if progress else None
+    counts: dict[str, int] = {}
+    for x in todo:
+        lib = libs[x.library]
+        out = raw / f"{x.launch_id}.jsonl"
+        log = logs / f"{x.launch_id}.log"
+        _set_aside(out)
+        _set_aside(log)
+        launcher = launchers.get(lib.launcher)
+        spec = launchers.LaunchSpec(ranks=x.ranks, program=[engines[x.library], *x.engine_args, "--out", str(out),
+                                                            "--format", "json"],
+                                    hostfile=hostfile, bind=x.bind, env=x.env, nodes=nodes,
+                                    ranks_per_node=(1 if nodes and nodes > 1 and x.benchmark in PT2PT
+                                                    else ranks_per_node))
+        argv = launcher.argv(lib, spec)
+        env = launcher.environment(lib, spec)
+        started = datetime.now(timezone.utc).isoformat()
+        row = dict(launch_id=x.launch_id, campaign=campaign_name, library=x.library, benchmark=x.benchmark,
+                   repetition=x.repetition, memory=x.memory, strategy=x.strategy, ranks=x.ranks,
+                   planned_path=x.planned_path, argv=argv, started_utc=started, raw_file=str(out.relative_to(outdir)),
+                   log_file=str(log.relative_to(outdir)))
+        store.record_launch(**row, status="running")
+        if bar:
+            bar.update(current=x.launch_id)
+        t0 = time.monotonic()
+        status, rc, reason = _execute(argv, env, log, x.timeout_s)
+        wall = time.monotonic() - t0
+        if out.exists():
+            try:
+                n = store.ingest(out, library=x.library, repetition=x.repetition, launch_id=x.launch_id)
+                if n == 0 and status == "ok":
+                    status, reason = "failed", "engine wrote no result records"
+            except Exception as exc:  # a broken record file is a failed launch, not a crashed campaign
+                status, reason = "failed", f"records unreadable: {exc}"
+        elif status == "ok":
+            status, reason = "failed", "engine wrote no record file"
+        store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3))
+        counts[status] = counts.get(status, 0) + 1
+        if bar:
+            bar.update(status, x.launch_id)
+    if bar:
+        bar.close()
+    return counts
+
+
+def _execute(argv, env, log: Path, timeout_s: float) -> tuple[str, int | None, str]:
+    with open(log, "x") as lf:
+        lf.write("$ " + " ".join(argv) + "\n")
+        lf.flush()
+        try:
+            proc = subprocess.Popen(argv, stdout=lf, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        except OSError as exc:
+            lf.write(f"gmb: cannot start: {exc}\n")
+            return "failed", None, f"cannot start {argv[0]}: {exc}"
+        try:
+            rc = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            lf.write(f"\ngmb: killed after {timeout_s:g} s (timeout)\n")
+            return "timeout", None, f"killed after {timeout_s:g} s"
+        except KeyboardInterrupt:
+            _kill_group(proc)
+            raise
+    status = EXIT_STATUS.get(rc, "failed")
+    reason = "" if rc == 0 else _last_error(log) or f"exit status {rc}"
+    return status, rc, reason
+
+
+def _kill_group(proc: subprocess.Popen):
+    """Kill the launcher and everything it started (its own session/process group)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=5)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _last_error(log: Path) -> str:
+    lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if not ln.startswith("$ ") and not set(ln) <= set("-=*"):
+            return ln[:300]
+    return ""
+
+
+def copy_campaign_file(src: Path, outdir: Path):
+    shutil.copyfile(src, outdir / f"source-{src.name}")

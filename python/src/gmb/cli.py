@@ -1,0 +1,396 @@
+"""The `gmb` command line. Exit status: 0 ok, 1 failure (or regression found), 2 bad input."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from . import __version__
+
+
+class UsageError(Exception):
+    """Bad input from the user: message printed, exit status 2."""
+
+
+def _libraries(args, need=True):
+    from . import mpilibs
+
+    try:
+        libs = mpilibs.all_libraries(getattr(args, "config", None), detect_libs=not getattr(args, "no_detect", False))
+    except mpilibs.ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    wanted = getattr(args, "library", None)
+    if wanted:
+        names = {lib.name for lib in libs}
+        unknown = [w for w in wanted if w not in names]
+        if unknown:
+            raise UsageError(f"unknown library {', '.join(unknown)} (found: {', '.join(sorted(names)) or 'none'})")
+        libs = [lib for lib in libs if lib.name in wanted]
+    if need and not libs:
+        raise UsageError("no MPI library found or declared (see `gmb doctor`)")
+    for lib in libs:
+        if getattr(args, "launcher", None):
+            lib.launcher = args.launcher
+    return libs
+
+
+def cmd_libs(args):
+    from .mpilibs import cuda_aware_static
+
+    libs = _libraries(args, need=False)
+    for lib in libs:
+        lib.cuda_aware = cuda_aware_static(lib)
+    if args.json:
+        print(json.dumps([lib.describe() for lib in libs], indent=1))
+    else:
+        for lib in libs:
+            print(f"{lib.name:<24} {lib.family:<10} {lib.version:<10} {lib.prefix:<20} launcher={lib.launcher} "
+                  f"({lib.launcher_path}) cxx={lib.cxx} profile={lib.profile or '-'} [{lib.source}] "
+                  f"cuda_aware={lib.cuda_aware}")
+    return 0
+
+
+def cmd_doctor(args):
+    from . import doctor
+
+    rep = doctor.diagnose(_libraries(args, need=False), run_engine_doctor=not args.no_engine)
+    print(json.dumps(rep, indent=1, default=str) if args.json else doctor.format_text(rep))
+    return 0
+
+
+def cmd_build(args):
+    from . import build
+
+    rc = 0
+    for lib in _libraries(args):
+        try:
+            build.build(lib, force=args.force, cuda=args.cuda, cuda_arch=args.cuda_arch)
+        except build.BuildError as exc:
+            print(f"gmb build: {exc}", file=sys.stderr)
+            rc = 1
+    return rc
+
+
+def _engines_and_caps(libs, do_build: bool):
+    from . import build, mpilibs
+
+    engines, caps, skipped = {}, {}, []
+    for lib in libs:
+        lib.cuda_aware = mpilibs.cuda_aware_static(lib) if lib.cuda_aware is None else lib.cuda_aware
+        try:
+            path = build.build(lib, log=lambda m: print(m, file=sys.stderr)) if do_build and not lib.engine \
+                else build.engine_path(lib)
+            if not Path(path).exists():
+                raise build.BuildError(f"engine {path} does not exist (run `gmb build`)")
+            caps[lib.name] = build.engine_capabilities(path)
+            engines[lib.name] = str(Path(path).resolve())
+        except build.BuildError as exc:
+            skipped.append((lib.name, "all", str(exc)))
+    return engines, caps, skipped
+
+
+def _campaign(args, libs, caps):
+    from . import campaign, topology
+
+    if args.campaign:
+        c = campaign.load_campaign(args.campaign)
+    else:
+        topo = topology.discover()
+        c = campaign.default_campaign(topo, libs, caps, quick=args.quick)
+    if args.repetitions:
+        c.repetitions = args.repetitions
+    if args.timeout:
+        c.timeout_s = args.timeout
+    if args.seed is not None:
+        c.seed = args.seed
+    if c.seed is None:
+        c.seed = int.from_bytes(os.urandom(4), "little")
+    if args.name:
+        c.name = args.name
+    if getattr(args, "nodes", None):
+        rpn = args.ranks_per_node or 1
+        for b in c.blocks:
+            if not set(b.benchmarks) & campaign.PT2PT:
+                b.ranks = [args.nodes * rpn]
+    return c
+
+
+def cmd_plan(args):
+    from . import campaign
+
+    libs = _libraries(args)
+    _, caps, skipped = _engines_and_caps(libs, do_build=False)
+    c = _campaign(args, libs, caps)
+    launches, sk = campaign.plan(c, libs, caps)
+    for x in launches:
+        print(f"{x.launch_id:<60} {' '.join(x.engine_args)}" + (f"  env {x.env}" if x.env else ""))
+    for lib, what, why in skipped + sk:
+        print(f"skip {lib}: {what}: {why}")
+    print(f"{len(launches)} launches, {len(skipped) + len(sk)} skipped", file=sys.stderr)
+    return 0
+
+
+def cmd_run(args):
+    from . import campaign, store, topology
+
+    if args.resume:
+        outdir = Path(args.resume)
+        plan = campaign.read_plan(outdir)
+        libs_all = {lib.name: lib for lib in _libraries(args)}
+        missing = [d["name"] for d in plan["libraries"] if d["name"] not in libs_all]
+        if missing:
+            raise UsageError(f"cannot resume: libraries {', '.join(missing)} no longer found")
+        launches = [campaign.Launch(**d) for d in plan["launches"]]
+        engines = plan["engines"]
+        name = plan["campaign"]
+        st = store.Store(outdir / "store.sqlite")
+    else:
+        if args.campaign and not Path(args.campaign).is_file():
+            raise UsageError(f"{args.campaign}: no such campaign file")
+        libs = _libraries(args)
+        engines, caps, skipped = _engines_and_caps(libs, do_build=not args.no_build)
+        try:
+            c = _campaign(args, [lib for lib in libs if lib.name in engines], caps)
+        except campaign.CampaignError as exc:
+            raise UsageError(str(exc)) from None
+        launches, sk = campaign.plan(c, [lib for lib in libs if lib.name in engines], caps)
+        skipped += sk
+        for lib, what, why in skipped:
+            print(f"gmb: skipping {lib}: {what}: {why}", file=sys.stderr)
+        if not launches:
+            print("gmb run: nothing to run", file=sys.stderr)
+            return 1
+        outdir = campaign.new_results_dir(args.results, c.name)
+        campaign.write_plan(outdir, c, launches, skipped, libs, engines)
+        if args.campaign:
+            campaign.copy_campaign_file(Path(args.campaign), outdir)
+        st = store.Store(outdir / "store.sqlite")
+        st.set_meta("campaign", c.name)
+        st.set_meta("topology", topology.discover().summary())
+        for lib, what, why in skipped:
+            st.record_skip(c.name, lib, what, why)
+        libs_all = {lib.name: lib for lib in libs}
+        name = c.name
+    print(f"gmb: results in {outdir}", file=sys.stderr)
+    try:
+        counts = campaign.run_launches(outdir, launches, libs_all, engines, st, name, hostfile=args.hostfile,
+                                       progress=not args.no_progress, nodes=args.nodes,
+                                       ranks_per_node=args.ranks_per_node)
+    except KeyboardInterrupt:
+        print(f"\ngmb: interrupted; continue with `gmb run --resume {outdir}`", file=sys.stderr)
+        return 130
+    print(f"gmb: launches: {counts or 'none left to run'}; results in {outdir}", file=sys.stderr)
+    if not args.no_report:
+        from . import report
+
+        out = outdir / "report.html"
+        if not out.exists():
+            report.write_report(st, out, title=f"gmb report: {name}")
+            print(f"gmb: report {out}")
+    print(str(outdir))
+    return 0 if not counts or set(counts) <= {"ok", "unsupported"} else 1
+
+
+def _open(path):
+    from . import store
+
+    try:
+        return store.open_results(path)
+    except (store.StoreError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_report(args):
+    from . import report, tables
+
+    out = Path(args.output) if args.output else Path(args.results) / "report.html" if Path(args.results).is_dir() \
+        else Path(args.results).with_suffix(".html")
+    if out.exists():
+        raise UsageError(f"{out} exists; not overwriting (choose another name with -o)")
+    if args.csv and Path(args.csv).exists() and any(Path(args.csv).glob("*.csv")):
+        raise UsageError(f"{args.csv} already holds CSV files; not overwriting")
+    st = _open(args.results)
+    report.write_report(st, out, title=args.title or f"gmb report: {Path(args.results).name}")
+    print(out)
+    if args.csv:
+        for p in tables.export_csv(tables.all_tables(st), args.csv):
+            print(p)
+    return 0
+
+
+def cmd_tables(args):
+    from . import compare, tables
+
+    st = _open(args.results)
+    ts = tables.all_tables(st)
+    for t in ts:
+        print(compare.format_text(t) + "\n")
+    if args.csv:
+        if Path(args.csv).exists() and any(Path(args.csv).glob("*.csv")):
+            raise UsageError(f"{args.csv} already holds CSV files; not overwriting")
+        tables.export_csv(ts, args.csv)
+    return 0
+
+
+def cmd_compare(args):
+    from . import compare, tables
+
+    a, b = _open(args.a), _open(args.b)
+    try:
+        tol = compare.load_tolerances(args.reference) if args.reference else None
+        rows = compare.compare(a, b, args.a_library, args.b_library)
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    if not rows:
+        print("gmb compare: no point is present in both result sets", file=sys.stderr)
+        return 1
+    bad = compare.check(rows, tol) if tol else []
+    t = compare.as_table(rows, args.a_library or args.a, args.b_library or args.b)
+    print(compare.format_text(t))
+    if args.csv:
+        tables.export_csv([t], args.csv)
+    sig = sum(r.significant for r in rows)
+    print(f"\n{len(rows)} points compared, {sig} significant differences" +
+          (f", {len(bad)} tolerance violations" if tol else ""), file=sys.stderr)
+    return 1 if bad else 0
+
+
+def cmd_slurm(args):
+    from . import campaign, slurm
+
+    c = campaign.load_campaign(args.campaign)
+    out = Path(args.output)
+    if out.exists():
+        raise UsageError(f"{out} exists; not overwriting")
+    nodes = [int(n) for n in args.nodes.split(",")]
+    text = slurm.batch_script(args.campaign, c, nodes, args.ranks_per_node, args.gpus_per_node, args.time,
+                              args.partition, args.account)
+    with open(out, "x") as f:
+        f.write(text)
+    print(out)
+    return 0
+
+
+def cmd_ingest(args):
+    from . import store
+
+    db = Path(args.store)
+    st = store.Store(db)
+    n = 0
+    for f in args.files:
+        n += st.ingest(f, library=args.library, validate=args.validate)
+    print(f"{n} result records into {db}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gmb", description="GPU-aware MPI benchmark harness (drives gmb-bench)")
+    p.add_argument("--version", action="version", version=f"gmb {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def libopts(sp):
+        sp.add_argument("--config", help="libraries TOML (default: $GMB_CONFIG, ~/.config/gmb/libraries.toml, "
+                                         "./gmb.toml)")
+        sp.add_argument("--library", action="append", help="restrict to this library (repeatable)")
+        sp.add_argument("--no-detect", action="store_true", help="only declared libraries")
+
+    sp = sub.add_parser("libs", help="list MPI libraries found and declared")
+    libopts(sp)
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(fn=cmd_libs)
+
+    sp = sub.add_parser("doctor", help="GPUs, links, NUMA, MPI libraries, CUDA awareness, what is missing")
+    libopts(sp)
+    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--no-engine", action="store_true", help="do not run the engine's doctor")
+    sp.set_defaults(fn=cmd_doctor)
+
+    sp = sub.add_parser("build", help="build one engine per MPI library (cached)")
+    libopts(sp)
+    sp.add_argument("--force", action="store_true")
+    sp.add_argument("--cuda", default="AUTO", choices=["AUTO", "ON", "OFF"])
+    sp.add_argument("--cuda-arch", help="CMAKE_CUDA_ARCHITECTURES, e.g. 90")
+    sp.set_defaults(fn=cmd_build)
+
+    for name, fn, hlp in (("run", cmd_run, "run a campaign (default: generated from the machine)"),
+                          ("plan", cmd_plan, "show the launches a campaign would make (dry run)")):
+        sp = sub.add_parser(name, help=hlp)
+        libopts(sp)
+        sp.add_argument("campaign", nargs="?", help="campaign TOML (omit for the generated default)")
+        sp.add_argument("--quick", action="store_true", help="small generated campaign")
+        sp.add_argument("--repetitions", type=int)
+        sp.add_argument("--timeout", type=float, help="seconds per launch")
+        sp.add_argument("--seed", type=int)
+        sp.add_argument("--name")
+        sp.add_argument("--launcher", help="override the launcher of every library (mpirun, mpiexec, srun)")
+        sp.add_argument("--nodes", type=int)
+        sp.add_argument("--ranks-per-node", type=int)
+        sp.set_defaults(fn=fn)
+        if name == "run":
+            sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
+            sp.add_argument("--resume", metavar="RESULTS_DIR", help="continue an interrupted campaign")
+            sp.add_argument("--hostfile")
+            sp.add_argument("--no-build", action="store_true", help="use existing engines only")
+            sp.add_argument("--no-progress", action="store_true")
+            sp.add_argument("--no-report", action="store_true")
+
+    sp = sub.add_parser("report", help="one self-contained HTML report from a results directory")
+    sp.add_argument("results", help="results directory, store.sqlite, or JSONL file/directory")
+    sp.add_argument("-o", "--output", help="HTML file (default RESULTS/report.html); never overwritten")
+    sp.add_argument("--csv", metavar="DIR", help="also write every table as CSV into DIR")
+    sp.add_argument("--title")
+    sp.set_defaults(fn=cmd_report)
+
+    sp = sub.add_parser("tables", help="print the tables (and optionally export CSV)")
+    sp.add_argument("results")
+    sp.add_argument("--csv", metavar="DIR")
+    sp.set_defaults(fn=cmd_tables)
+
+    sp = sub.add_parser("compare", help="ratio of medians B/A per point, with CIs; regression check")
+    sp.add_argument("a")
+    sp.add_argument("b")
+    sp.add_argument("--a-library")
+    sp.add_argument("--b-library")
+    sp.add_argument("--reference", help="tolerances TOML; exit 1 when violated")
+    sp.add_argument("--csv", metavar="DIR")
+    sp.set_defaults(fn=cmd_compare)
+
+    sp = sub.add_parser("slurm", help="write a Slurm batch script for a campaign (node-count sweep)")
+    sp.add_argument("campaign")
+    sp.add_argument("-o", "--output", default="gmb.sbatch")
+    sp.add_argument("--nodes", default="1", help="comma-separated node counts, e.g. 1,2,4,8")
+    sp.add_argument("--ranks-per-node", type=int, default=1)
+    sp.add_argument("--gpus-per-node", type=int, default=0)
+    sp.add_argument("--time", default="01:00:00")
+    sp.add_argument("--partition")
+    sp.add_argument("--account")
+    sp.set_defaults(fn=cmd_slurm)
+
+    sp = sub.add_parser("ingest", help="add JSONL record files to a store")
+    sp.add_argument("store", help="store.sqlite (created if absent)")
+    sp.add_argument("files", nargs="+")
+    sp.add_argument("--library", help="library label (default: from the context's version string)")
+    sp.add_argument("--validate", action="store_true", help="check every line against schema/record.v1.json")
+    sp.set_defaults(fn=cmd_ingest)
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    from .campaign import CampaignError
+    from .records import RecordError
+    from .store import StoreError
+
+    try:
+        return args.fn(args)
+    except (UsageError, CampaignError, RecordError, StoreError, FileExistsError, FileNotFoundError) as exc:
+        print(f"gmb {args.cmd}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Compare two result sets: ratio of medians per (benchmark, operation, memory, strategy, size).
+
+Each side's value per point is combined over repetitions (tables.combine): median of medians, interval =
+envelope of the per-launch 95% CIs of the median. ratio = B / A with interval [B.low / A.high, B.high / A.low].
+A difference is *significant* when the two intervals do not overlap. Whether a ratio is better or worse
+depends on the metric: time (latency) lower is better; bandwidth higher is better.
+
+A reference file (TOML) sets tolerances for a regression check:
+
+    [default]
+    max_regression_pct = 10        # B may be at most 10 % worse than A
+    [[rule]]                       # first matching rule wins
+    benchmark = "latency"
+    max_bytes = 8192
+    max_regression_pct = 25
+
+A point violates its tolerance when the change is significant, in the worse direction, and larger than the
+tolerance.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .store import Store
+from .tables import HIGHER_IS_BETTER, Point, Table, combine, size_label
+
+
+@dataclass
+class Row:
+    benchmark: str
+    operation: str | None
+    memory: str
+    strategy: str | None
+    bytes: int
+    metric: str
+    a: Point
+    b: Point
+    ratio: float
+    ratio_low: float
+    ratio_high: float
+    significant: bool
+    worse_pct: float  # > 0 when B is worse than A, in percent
+    violation: str = ""
+
+
+def _key(p: Point):
+    return (p.benchmark, p.operation, p.memory, p.strategy, p.ranks, p.bytes, p.metric)
+
+
+def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | None = None) -> list[Row]:
+    def points(store, lib):
+        rows = [r for r in store.results() if r["benchmark"] != "peaks"]
+        libs = sorted({r["library"] for r in rows})
+        if lib is None and len(libs) > 1:
+            raise ValueError(f"result set holds several libraries ({', '.join(libs)}): choose one")
+        if lib is not None:
+            if lib not in libs:
+                raise ValueError(f"library {lib!r} not in result set (have: {', '.join(libs) or 'none'})")
+            rows = [r for r in rows if r["library"] == lib]
+        return {_key(p): p for p in combine(rows)}
+
+    pa, pb = points(a, a_library), points(b, b_library)
+    out = []
+    for key in sorted(set(pa) & set(pb), key=lambda k: tuple((0, x) if isinstance(x, int) else (1, str(x)) for x in k)):
+        x, y = pa[key], pb[key]
+        if x.median <= 0 or x.low <= 0:
+            continue
+        ratio = y.median / x.median
+        rlow, rhigh = y.low / x.high, y.high / x.low
+        significant = y.high < x.low or y.low > x.high
+        higher_better = x.metric in HIGHER_IS_BETTER
+        worse = (1 - ratio) * 100 if higher_better else (ratio - 1) * 100
+        out.append(Row(x.benchmark, x.operation, x.memory, x.strategy, x.bytes, x.metric, x, y, ratio, rlow, rhigh,
+                       significant, worse))
+    return out
+
+
+def load_tolerances(path: str | Path) -> dict:
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    if "default" not in data and "rule" not in data:
+        raise ValueError(f"{path}: expected a [default] table and/or [[rule]] entries")
+    return data
+
+
+def tolerance_for(row: Row, tol: dict) -> float | None:
+    for rule in tol.get("rule", []):
+        if "benchmark" in rule and rule["benchmark"] != row.benchmark:
+            continue
+        if "memory" in rule and rule["memory"] != row.memory:
+            continue
+        if "operation" in rule and rule["operation"] != row.operation:
+            continue
+        if row.bytes < rule.get("min_bytes", 0) or row.bytes > rule.get("max_bytes", float("inf")):
+            continue
+        return rule.get("max_regression_pct")
+    return tol.get("default", {}).get("max_regression_pct")
+
+
+def check(rows: list[Row], tol: dict) -> list[Row]:
+    bad = []
+    for r in rows:
+        limit = tolerance_for(r, tol)
+        if limit is not None and r.significant and r.worse_pct > limit:
+            r.violation = f"{r.worse_pct:.1f}% worse > {limit}%"
+            bad.append(r)
+    return bad
+
+
+def as_table(rows: list[Row], a_name: str, b_name: str) -> Table:
+    body = []
+    for r in rows:
+        body.append([r.benchmark, r.operation or "", r.memory, r.strategy or "", size_label(r.bytes), r.metric,
+                     f"{r.a.median:.4g}", f"[{r.a.low:.4g}, {r.a.high:.4g}]", f"{r.b.median:.4g}",
+                     f"[{r.b.low:.4g}, {r.b.high:.4g}]", f"{r.ratio:.3f}", f"[{r.ratio_low:.3f}, {r.ratio_high:.3f}]",
+                     ("yes, " + ("worse" if r.worse_pct > 0 else "better")) if r.significant else "no",
+                     r.violation])
+    return Table(f"Comparison: B={b_name} / A={a_name}",
+                 ["benchmark", "operation", "memory", "strategy", "size", "metric", "A median", "A CI",
+                  "B median", "B CI", "B/A", "ratio CI", "significant", "tolerance"], body)
+
+
+def format_text(table: Table) -> str:
+    widths = [max(len(str(c)), *(len(str(r[i])) for r in table.rows)) if table.rows else len(str(c))
+              for i, c in enumerate(table.columns)]
+    lines = [table.title, "  ".join(str(c).ljust(w) for c, w in zip(table.columns, widths))]
+    for r in table.rows:
+        lines.append("  ".join(str(v).ljust(w) for v, w in zip(r, widths)))
+    return "\n".join(lines)

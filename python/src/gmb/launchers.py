@@ -1,0 +1,142 @@
+"""Launchers registered by name. Each turns (library, ranks, hosts, binding, env, program argv) into an argv
+and an environment for subprocess. Add one by subclassing Launcher and decorating it with @register."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .mpilibs import MpiLibrary
+
+REGISTRY: dict[str, type["Launcher"]] = {}
+
+
+def register(cls):
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def get(name: str) -> "Launcher":
+    if name not in REGISTRY:
+        raise KeyError(f"unknown launcher {name!r} (known: {', '.join(sorted(REGISTRY))})")
+    return REGISTRY[name]()
+
+
+@dataclass
+class LaunchSpec:
+    ranks: int
+    program: list[str]
+    hostfile: str | None = None
+    nodes: int | None = None
+    ranks_per_node: int | None = None
+    bind: str | None = None  # none | core | socket | numa
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class Launcher:
+    name = ""
+
+    def argv(self, lib: MpiLibrary, spec: LaunchSpec) -> list[str]:
+        raise NotImplementedError
+
+    def environment(self, lib: MpiLibrary, spec: LaunchSpec, base: dict[str, str] | None = None) -> dict[str, str]:
+        env = dict(os.environ if base is None else base)
+        env.update(lib.env)
+        env.update(spec.env)
+        return env
+
+
+@register
+class OpenMpiRun(Launcher):
+    """Open MPI's mpirun (ORTE in 4.x, PRRTE in 5.x)."""
+
+    name = "mpirun"
+
+    def argv(self, lib, spec):
+        exe = lib.launcher_path if lib.launcher_path and "srun" not in lib.launcher_path else "mpirun"
+        a = [exe, "-np", str(spec.ranks)]
+        if spec.hostfile:
+            a += ["--hostfile", spec.hostfile]
+        if spec.ranks_per_node:
+            a += ["--map-by", f"ppr:{spec.ranks_per_node}:node"]
+        if spec.bind:
+            a += ["--bind-to", spec.bind]
+        if spec.ranks > (os.cpu_count() or 1) and not spec.hostfile:
+            a.append("--oversubscribe")  # small containers: more ranks than cores is refused otherwise
+        a += lib.launcher_args
+        return a + spec.program
+
+    def environment(self, lib, spec, base=None):
+        env = super().environment(lib, spec, base)
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            # Open MPI refuses to run as root without both of these (works for 4.x and 5.x)
+            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        return env
+
+
+@register
+class HydraExec(Launcher):
+    """MPICH / MVAPICH / Intel MPI mpiexec (Hydra)."""
+
+    name = "mpiexec"
+
+    def argv(self, lib, spec):
+        exe = lib.launcher_path or "mpiexec"
+        a = [exe, "-n", str(spec.ranks)]
+        if spec.hostfile:
+            a += ["-f", spec.hostfile]
+        if spec.ranks_per_node:
+            a += ["-ppn", str(spec.ranks_per_node)]
+        if spec.bind:
+            a += ["-bind-to", spec.bind]
+        a += lib.launcher_args
+        return a + spec.program
+
+
+@register
+class SlurmRun(Launcher):
+    """Slurm's srun (inside an allocation). GPUs are not isolated per task (that would break CUDA IPC):
+    the engine selects its GPU from the local rank."""
+
+    name = "srun"
+
+    def argv(self, lib, spec):
+        a = ["srun", "-n", str(spec.ranks)]
+        if spec.nodes:
+            a += ["-N", str(spec.nodes)]
+        if spec.ranks_per_node:
+            a += [f"--ntasks-per-node={spec.ranks_per_node}"]
+        if spec.bind:
+            a += [f"--cpu-bind={'none' if spec.bind == 'none' else spec.bind + 's'}"]
+        if lib.family == "openmpi":
+            a.append("--mpi=pmix")
+        a += _non_mca(lib.launcher_args)
+        return a + spec.program
+
+    def environment(self, lib, spec, base=None):
+        env = super().environment(lib, spec, base)
+        env.update(mca_env(lib.launcher_args))  # mpirun's --mca k v becomes OMPI_MCA_k=v under srun
+        return env
+
+
+def mca_env(args: list[str]) -> dict[str, str]:
+    out, i = {}, 0
+    while i < len(args):
+        if args[i] in ("--mca", "-mca") and i + 2 < len(args):
+            out[f"OMPI_MCA_{args[i + 1]}"] = args[i + 2]
+            i += 3
+        else:
+            i += 1
+    return out
+
+
+def _non_mca(args: list[str]) -> list[str]:
+    out, i = [], 0
+    while i < len(args):
+        if args[i] in ("--mca", "-mca"):
+            i += 3
+        else:
+            out.append(args[i])
+            i += 1
+    return out

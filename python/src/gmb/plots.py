@@ -1,0 +1,259 @@
+"""Figures, one function per figure. Each takes a Store and returns PNG bytes, or None when the data the
+figure needs is absent (the report then leaves the figure out and says so).
+
+Spread is always drawn: a band from the combined interval (tables.combine: envelope of the per-launch 95%
+CIs of the median) and, lighter, p5-p95. Sizes are on a log2 axis.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from statistics import median
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+from .peaks import ceiling_for, ceilings  # noqa: E402
+from .store import Store  # noqa: E402
+from .tables import Point, combine, size_label  # noqa: E402
+
+SMALL_MAX = 8192
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _size_axis(ax):
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: size_label(int(v)) if v >= 1 else ""))
+    ax.set_xlabel("message size (bytes)")
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def _series(points: list[Point], label_fn) -> dict[str, list[Point]]:
+    out: dict[str, list[Point]] = {}
+    for p in points:
+        out.setdefault(label_fn(p), []).append(p)
+    for v in out.values():
+        v.sort(key=lambda p: p.bytes)
+    return out
+
+
+def _draw(ax, series: dict[str, list[Point]], x=lambda p: p.bytes):
+    for label, pts in sorted(series.items()):
+        xs = [x(p) for p in pts]
+        (line,) = ax.plot(xs, [p.median for p in pts], marker="o", markersize=3, label=label)
+        ax.fill_between(xs, [p.low for p in pts], [p.high for p in pts], color=line.get_color(), alpha=0.3)
+        ax.fill_between(xs, [p.p5 for p in pts], [p.p95 for p in pts], color=line.get_color(), alpha=0.1)
+
+
+def _label(p: Point) -> str:
+    extra = f" {p.strategy}" if p.strategy and p.strategy != "direct" else ""
+    return f"{p.library} {p.memory}{extra}"
+
+
+def latency(store: Store, small: bool) -> bytes | None:
+    pts = [p for p in combine(store.results("latency")) if p.bytes > 0 or small]
+    pts = [p for p in pts if (p.bytes <= SMALL_MAX) == small]
+    if not pts:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    _draw(ax, _series(pts, _label))
+    _size_axis(ax)
+    if not small:
+        ax.set_yscale("log")
+    ax.set_ylabel("one-way latency (us)")
+    ax.set_title(f"Latency, {'small' if small else 'large'} messages (median, CI band, p5-p95)")
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def latency_small(store: Store):
+    return latency(store, True)
+
+
+def latency_large(store: Store):
+    return latency(store, False)
+
+
+def bandwidth(store: Store, benchmark: str) -> bytes | None:
+    pts = [p for p in combine(store.results(benchmark)) if p.bytes > 0]
+    if not pts:
+        return None
+    avail = ceilings(store)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    _draw(ax, _series(pts, _label))
+    drawn = set()
+    for p in pts:
+        send, _, recv = p.memory.partition(":")
+        op, ceil = ceiling_for(benchmark, p.path_class, send, recv, avail)
+        if ceil and op not in drawn:
+            drawn.add(op)
+            ax.axhline(ceil, linestyle="--", color="gray", linewidth=1)
+            ax.annotate(f"ceiling {op}: {ceil:.0f} GB/s", (pts[0].bytes, ceil), fontsize=7, va="bottom")
+        if p.nominal and ("nominal", p.nominal) not in drawn:
+            drawn.add(("nominal", p.nominal))
+            nominal = p.nominal * (2 if benchmark == "bibw" else 1)
+            ax.axhline(nominal, linestyle=":", color="black", linewidth=1)
+            ax.annotate(f"nominal {p.path_class}: {nominal:.0f} GB/s", (pts[0].bytes, nominal), fontsize=7,
+                        va="bottom")
+    _size_axis(ax)
+    ax.set_ylabel("bandwidth (GB/s)")
+    ax.set_title(f"{benchmark}: libraries overlaid, measured ceilings dashed")
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def bw(store):
+    return bandwidth(store, "bw")
+
+
+def bibw(store):
+    return bandwidth(store, "bibw")
+
+
+def message_rate(store: Store):
+    pts = [p for p in combine(store.results("mbw"), metric="rate") if p.bytes > 0]
+    if not pts:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    _draw(ax, _series(pts, lambda p: f"{_label(p)} {p.ranks or ''} ranks"))
+    _size_axis(ax)
+    ax.set_ylabel("messages / s (millions)")
+    ax.set_title("Multi-pair message rate")
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def collectives(store: Store):
+    pts = [p for p in combine(store.results("coll")) if p.bytes > 0]
+    if not pts:
+        return None
+    ops = sorted({p.operation or "?" for p in pts})
+    ncols = min(3, len(ops))
+    nrows = (len(ops) + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
+    for ax, op in zip(axes.flat, ops):
+        sel = [p for p in pts if (p.operation or "?") == op]
+        _draw(ax, _series(sel, lambda p: f"{p.library} {p.memory} n={p.ranks}"))
+        _size_axis(ax)
+        ax.set_title(op, fontsize=9)
+        ax.set_ylabel("bus bandwidth (GB/s)")
+        ax.legend(fontsize=6)
+    for ax in list(axes.flat)[len(ops):]:
+        ax.axis("off")
+    fig.suptitle("Collectives: bus bandwidth")
+    return _png(fig)
+
+
+def scaling(store: Store):
+    """Bus bandwidth against rank count at the largest size measured at every count (strong scaling)."""
+    pts = combine(store.results("coll"))
+    by_op: dict[tuple, list[Point]] = {}
+    for p in pts:
+        by_op.setdefault((p.library, p.operation, p.memory), []).append(p)
+    series = {}
+    for key, ps in by_op.items():
+        counts = {p.ranks for p in ps if p.ranks}
+        if len(counts) < 2:
+            continue
+        common = set.intersection(*({p.bytes for p in ps if p.ranks == c} for c in counts))
+        if not common:
+            continue
+        size = max(common)
+        series[f"{key[0]} {key[1]} {key[2]} @{size_label(size)}"] = sorted(
+            [p for p in ps if p.bytes == size], key=lambda p: p.ranks)
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    _draw(ax, series, x=lambda p: p.ranks)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("ranks")
+    ax.set_ylabel("bus bandwidth (GB/s)")
+    ax.set_title("Collective scaling at fixed size")
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def overlap(store: Store):
+    """Overlap % from the non-blocking collective benchmark; one curve per (library, operation[, compute])."""
+    rows = store.results("nbc")
+    groups: dict[str, dict[int, list[float]]] = {}
+    for r in rows:
+        m = json.loads(r["metrics"] or "{}")
+        if "overlap_pct" not in m:
+            continue
+        frac = m.get("compute_fraction")
+        label = f"{r['library']} {r['operation'] or ''}" + (f" compute x{frac}" if frac is not None else "")
+        groups.setdefault(label, {}).setdefault(r["bytes"], []).append(m["overlap_pct"])
+    if not groups:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for label, by_size in sorted(groups.items()):
+        xs = sorted(b for b in by_size if b > 0)
+        ax.plot(xs, [median(by_size[x]) for x in xs], marker="o", markersize=3, label=label)
+        ax.fill_between(xs, [min(by_size[x]) for x in xs], [max(by_size[x]) for x in xs], alpha=0.2)
+    _size_axis(ax)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("overlap (%)")
+    ax.set_title("Non-blocking collectives: communication/computation overlap")
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def managed(store: Store):
+    """Managed-memory placements next to host-host and device-device latency."""
+    um = [p for p in combine(store.results("um")) if p.bytes > 0]
+    if not um:
+        return None
+    ref = [p for p in combine(store.results("latency")) if p.bytes > 0 and p.memory in ("host:host", "device:device")]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    _draw(ax, _series(um + ref, lambda p: f"{p.benchmark} {_label(p)}"))
+    _size_axis(ax)
+    ax.set_yscale("log")
+    ax.set_ylabel("latency (us)")
+    ax.set_title("Managed memory placements vs host-host / device-device")
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def halo(store: Store):
+    pts = [p for p in combine(store.results("halo")) if p.bytes > 0]
+    if not pts:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    _draw(ax, _series(pts, lambda p: f"{p.library} {p.memory} {p.strategy or ''} {p.operation or ''}"))
+    _size_axis(ax)
+    ax.set_yscale("log")
+    ax.set_ylabel("time per exchange (us)")
+    ax.set_title("Halo exchange by strategy")
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+# (id, title, function): the report walks this list in order
+FIGURES = [
+    ("latency-small", "Latency, small messages", latency_small),
+    ("latency-large", "Latency, large messages", latency_large),
+    ("bw", "Unidirectional bandwidth", bw),
+    ("bibw", "Bidirectional bandwidth", bibw),
+    ("mbw", "Multi-pair message rate", message_rate),
+    ("coll", "Collectives", collectives),
+    ("scaling", "Collective scaling", scaling),
+    ("overlap", "Overlap curves", overlap),
+    ("managed", "Managed memory placements", managed),
+    ("halo", "Halo exchange", halo),
+]
+
+
+def render_all(store: Store) -> list[tuple[str, str, bytes | None]]:
+    return [(fid, title, fn(store)) for fid, title, fn in FIGURES]

@@ -1,0 +1,113 @@
+"""Reading gmb record files (JSON Lines, schema ``gmb.record/1``).
+
+A record file holds one ``context`` line followed by ``result`` lines. The contract lives in
+``schema/record.v1.json`` at the repository root; validation against it is optional at run time
+(it needs the ``jsonschema`` package) and mandatory in the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import SCHEMA_ID
+
+STAT_FIELDS = ("n", "min", "median", "mean", "p5", "p95", "max", "cv", "ci95_low", "ci95_high")
+STAT_OBJECTS = ("time_us", "bandwidth_GBps", "busbw_GBps", "message_rate_Mps")
+
+
+class RecordError(ValueError):
+    """A record file that cannot be read as gmb records."""
+
+
+@dataclass
+class RecordFile:
+    path: Path
+    contexts: list[dict] = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)
+
+
+def schema_path() -> Path | None:
+    """Locate schema/record.v1.json: $GMB_SCHEMA, else walk up from this file to the repo root."""
+    env = os.environ.get("GMB_SCHEMA")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "schema" / "record.v1.json"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_schema() -> dict:
+    path = schema_path()
+    if path is None or not path.is_file():
+        raise RecordError("schema/record.v1.json not found (set GMB_SCHEMA to its path)")
+    return json.loads(path.read_text())
+
+
+def validator():
+    """A jsonschema validator for one record line, or None when jsonschema is not installed."""
+    try:
+        import jsonschema
+    except ImportError:
+        return None
+    schema = load_schema()
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
+    """Parse a JSONL record file. Blank lines are skipped; a broken line raises RecordError
+    naming file and line (a truncated last line from a killed launch is tolerated and dropped)."""
+    path = Path(path)
+    out = RecordFile(path)
+    check = validator() if validate else None
+    lines = path.read_text(errors="replace").splitlines()
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if lineno == len(lines):  # killed mid-write: keep what is complete
+                break
+            raise RecordError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
+        if not isinstance(rec, dict) or rec.get("schema") != SCHEMA_ID:
+            raise RecordError(f"{path}:{lineno}: not a {SCHEMA_ID} record")
+        if check is not None:
+            errors = sorted(check.iter_errors(rec), key=lambda e: e.path)
+            if errors:
+                raise RecordError(f"{path}:{lineno}: schema violation: {errors[0].message}")
+        kind = rec.get("type")
+        if kind == "context":
+            out.contexts.append(rec)
+        elif kind == "result":
+            out.results.append(rec)
+        else:
+            raise RecordError(f"{path}:{lineno}: unknown record type {kind!r}")
+    return out
+
+
+def library_label(context: dict) -> str:
+    """A short library name from a context's MPI version string, e.g. 'Open MPI v4.1.4' -> openmpi-4.1.4."""
+    text = (context.get("mpi") or {}).get("library_version", "") or ""
+    low = text.lower()
+    import re
+
+    m = re.search(r"(\d+\.\d+(?:\.\d+)?)", text)
+    version = m.group(1) if m else "unknown"
+    if "open mpi" in low:
+        return f"openmpi-{version}"
+    if "mvapich" in low:
+        return f"mvapich-{version}"
+    if "cray" in low:
+        return f"cray-mpich-{version}"
+    if "mpich" in low:
+        return f"mpich-{version}"
+    if "intel" in low:
+        return f"intelmpi-{version}"
+    return text.split()[0].lower() if text.strip() else "unknown"

@@ -1,0 +1,214 @@
+"""SQLite store of gmb records.
+
+One database per results directory (``store.sqlite``). Tables:
+  meta      key/value, holds ``schema_version`` (this module's layout) so that old stores are recognised
+  launches  one row per engine launch planned by a campaign (status: ok, failed, timeout, unsupported,
+            validation-failed, interrupted)
+  skipped   points the planner decided not to run, with the reason
+  contexts  one row per context record (the full JSON kept in ``json``)
+  results   one row per result record: the columns the tables and plots need plus the full JSON
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from .records import STAT_FIELDS, RecordFile, library_label, read_records
+
+SCHEMA_VERSION = 1
+
+_STAT_COLS = {"time_us": "t", "bandwidth_GBps": "bw", "busbw_GBps": "busbw", "message_rate_Mps": "rate"}
+_KEEP_STATS = ("n", "median", "p5", "p95", "ci95_low", "ci95_high", "min", "max", "mean", "cv")
+
+_DDL = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS launches (
+  launch_id TEXT PRIMARY KEY, campaign TEXT, library TEXT, benchmark TEXT, repetition INTEGER,
+  memory TEXT, strategy TEXT, ranks INTEGER, planned_path TEXT, argv TEXT, status TEXT, rc INTEGER,
+  reason TEXT, started_utc TEXT, wall_s REAL, raw_file TEXT, log_file TEXT);
+CREATE TABLE IF NOT EXISTS skipped (campaign TEXT, library TEXT, what TEXT, reason TEXT);
+CREATE TABLE IF NOT EXISTS contexts (
+  run_id TEXT, launch_id TEXT, library TEXT, repetition INTEGER, benchmark TEXT, world_size INTEGER,
+  library_version TEXT, gpu_awareness TEXT, source TEXT, json TEXT);
+CREATE TABLE IF NOT EXISTS results (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, launch_id TEXT, library TEXT, repetition INTEGER,
+  benchmark TEXT, operation TEXT, status TEXT, reason TEXT, bytes INTEGER, mem_send TEXT, mem_recv TEXT,
+  memory TEXT, strategy TEXT, ranks INTEGER, path_class TEXT, path_link TEXT, nominal_GBps REAL,
+  {", ".join(f"{p}_{s} REAL" for p in _STAT_COLS.values() for s in _KEEP_STATS)},
+  metrics TEXT, json TEXT);
+CREATE INDEX IF NOT EXISTS results_key ON results(benchmark, library, bytes);
+"""
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+def memory_label(memory: dict | None) -> str:
+    """'host:device' for point to point (send:recv); collectives list the per-rank kinds, deduplicated."""
+    if not memory:
+        return ""
+    if "send" in memory or "recv" in memory:
+        return f"{memory.get('send', '?')}:{memory.get('recv', '?')}"
+    kinds = sorted(set(memory.values()))
+    return ",".join(kinds)
+
+
+class Store:
+    def __init__(self, path: str | Path = ":memory:"):
+        self.path = str(path)
+        self.db = sqlite3.connect(self.path)
+        self.db.row_factory = sqlite3.Row
+        version = self._existing_version()
+        if version is not None and version != SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: store layout version {version}, this gmb reads {SCHEMA_VERSION}")
+        self.db.executescript(_DDL)
+        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        self.db.commit()
+
+    def _existing_version(self):
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return int(row[0]) if row else None
+
+    def close(self):
+        self.db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---------------------------------------------------------------- writing
+    def set_meta(self, key: str, value: str):
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+        self.db.commit()
+
+    def meta(self, key: str, default=None):
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def record_launch(self, **row):
+        cols = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        vals = [json.dumps(v) if isinstance(v, (list, dict)) else v for v in row.values()]
+        self.db.execute(f"INSERT OR REPLACE INTO launches ({cols}) VALUES ({marks})", vals)
+        self.db.commit()
+
+    def record_skip(self, campaign: str, library: str, what: str, reason: str):
+        self.db.execute("INSERT INTO skipped VALUES (?, ?, ?, ?)", (campaign, library, what, reason))
+        self.db.commit()
+
+    def ingest(self, source: str | Path | RecordFile, library: str | None = None, repetition: int | None = None,
+               launch_id: str | None = None, validate: bool = False) -> int:
+        """Add one record file. Without ``library`` the name comes from the context's version string.
+        Returns the number of result rows added."""
+        rf = source if isinstance(source, RecordFile) else read_records(source, validate=validate)
+        label_by_run = {}
+        for ctx in rf.contexts:
+            lib = library or library_label(ctx)
+            label_by_run[ctx["run_id"]] = lib
+            mpi = ctx.get("mpi") or {}
+            self.db.execute(
+                "INSERT INTO contexts VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (ctx["run_id"], launch_id, lib, repetition, ctx.get("benchmark"), ctx.get("world_size"),
+                 mpi.get("library_version"), (mpi.get("gpu_awareness") or {}).get("verdict"), str(rf.path),
+                 json.dumps(ctx)))
+        planned = None
+        if launch_id is not None:  # the campaign's intended path, used when the engine did not classify it
+            r = self.db.execute("SELECT planned_path FROM launches WHERE launch_id=?", (launch_id,)).fetchone()
+            planned = r[0] if r and r[0] not in ("ceilings", "managed") else None
+        n = 0
+        for res in rf.results:
+            lib = library or label_by_run.get(res.get("run_id"), "unknown")
+            row = self._result_row(res, lib, repetition, launch_id)
+            if row["path_class"] is None and planned and res.get("benchmark") != "peaks":
+                row["path_class"] = planned
+            cols = ", ".join(row)
+            self.db.execute(f"INSERT INTO results ({cols}) VALUES ({', '.join('?' for _ in row)})",
+                            list(row.values()))
+            n += 1
+        self.db.commit()
+        return n
+
+    @staticmethod
+    def _result_row(res: dict, library: str, repetition, launch_id) -> dict:
+        mem = res.get("memory") or {}
+        path = res.get("path") or {}
+        row = {"run_id": res.get("run_id"), "launch_id": launch_id, "library": library, "repetition": repetition,
+               "benchmark": res.get("benchmark"), "operation": res.get("operation"), "status": res.get("status"),
+               "reason": res.get("reason"), "bytes": res.get("bytes"), "mem_send": mem.get("send"),
+               "mem_recv": mem.get("recv"), "memory": memory_label(mem), "strategy": res.get("strategy"),
+               "ranks": res.get("ranks"), "path_class": path.get("class"), "path_link": path.get("link"),
+               "nominal_GBps": path.get("nominal_GBps"),
+               "metrics": json.dumps(res["metrics"]) if "metrics" in res else None, "json": json.dumps(res)}
+        for key, prefix in _STAT_COLS.items():
+            st = res.get(key)
+            if isinstance(st, dict):
+                for s in _KEEP_STATS:
+                    row[f"{prefix}_{s}"] = st.get(s)
+        return row
+
+    # ---------------------------------------------------------------- reading
+    def rows(self, sql: str, params=()) -> list[dict]:
+        return [dict(r) for r in self.db.execute(sql, params).fetchall()]
+
+    def libraries(self) -> list[str]:
+        return [r["library"] for r in self.rows("SELECT DISTINCT library FROM results ORDER BY library")]
+
+    def results(self, benchmark: str | None = None, status: str | None = "ok", **eq) -> list[dict]:
+        where, params = [], []
+        if benchmark is not None:
+            where.append("benchmark = ?")
+            params.append(benchmark)
+        if status is not None:
+            where.append("status = ?")
+            params.append(status)
+        for k, v in eq.items():
+            where.append(f"{k} = ?")
+            params.append(v)
+        sql = "SELECT * FROM results" + (" WHERE " + " AND ".join(where) if where else "")
+        return self.rows(sql + " ORDER BY library, benchmark, memory, bytes", params)
+
+    def contexts(self) -> list[dict]:
+        return self.rows("SELECT * FROM contexts ORDER BY library")
+
+    def launches(self) -> list[dict]:
+        return self.rows("SELECT * FROM launches ORDER BY launch_id")
+
+    def skipped(self) -> list[dict]:
+        return self.rows("SELECT * FROM skipped")
+
+    def finished_launches(self) -> set[str]:
+        """Launches that need not be redone on --resume (anything but interrupted/absent)."""
+        return {r["launch_id"] for r in self.rows("SELECT launch_id, status FROM launches")
+                if r["status"] not in (None, "interrupted", "running")}
+
+    def non_ok(self) -> list[dict]:
+        return self.rows("SELECT library, benchmark, memory, strategy, status, reason, COUNT(*) AS points "
+                         "FROM results WHERE status != 'ok' GROUP BY library, benchmark, memory, strategy, "
+                         "status, reason ORDER BY library, benchmark")
+
+
+def open_results(path: str | Path) -> Store:
+    """Open what the user points at: a results directory (its store.sqlite), a .sqlite file, a .jsonl file,
+    or a directory of .jsonl files (ingested into an in-memory store)."""
+    p = Path(path)
+    if not p.exists():
+        raise StoreError(f"{p}: no such file or directory")
+    if p.is_dir() and (p / "store.sqlite").is_file():
+        return Store(p / "store.sqlite")
+    if p.is_file() and p.suffix in (".sqlite", ".db"):
+        return Store(p)
+    store = Store(":memory:")
+    files = [p] if p.is_file() else sorted(p.rglob("*.jsonl"))
+    if not files:
+        raise StoreError(f"{p}: no store.sqlite and no .jsonl record files")
+    for f in files:
+        store.ingest(f)
+    return store

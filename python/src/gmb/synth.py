@@ -1,0 +1,162 @@
+"""Synthetic, schema-valid gmb records: for tests, demos and fake engines.
+
+The numbers follow a simple model (latency = alpha + bytes / beta) with a per-library scale, so that
+tables, plots and comparisons have something realistic-looking to work on. They are not measurements.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from . import SCHEMA_ID
+
+# path class -> (alpha us, beta GB/s, nominal GB/s per direction, link)
+PATH_MODEL = {
+    "host": (0.4, 12.0, None, "shared memory"),
+    "cross-socket": (0.7, 9.0, None, "UPI"),
+    "host-device": (2.5, 22.0, 64.0, "PCIe Gen5 x16"),
+    "nvlink": (2.0, 350.0, 478.0, "NV18"),
+    "pcie": (3.0, 40.0, 64.0, "PCIe Gen5 x16"),
+    "same-gpu": (1.5, 900.0, None, "HBM3"),
+    "inter-node": (2.2, 22.0, 25.0, "IB NDR200"),
+}
+
+
+def stats(median: float, spread: float = 0.03, n: int = 100, rng: random.Random | None = None) -> dict:
+    rng = rng or random.Random(0)
+    jitter = 1.0 + rng.uniform(-spread, spread) / 4
+    med = median * jitter
+    return {
+        "n": n,
+        "min": med * (1 - spread),
+        "median": med,
+        "mean": med * (1 + spread / 5),
+        "p5": med * (1 - spread * 0.8),
+        "p95": med * (1 + spread * 1.5),
+        "max": med * (1 + spread * 3),
+        "cv": spread / 2,
+        "ci95_low": med * (1 - spread / 6),
+        "ci95_high": med * (1 + spread / 6),
+    }
+
+
+def context(run_id: str, benchmark: str, library_version: str = "Open MPI v4.1.4", world_size: int = 2,
+            cuda: bool = False, argv: list[str] | None = None, env: dict | None = None) -> dict:
+    ranks = [
+        {"rank": r, "host": "node0", "local_rank": r, "local_rank_source": "OMPI_COMM_WORLD_LOCAL_RANK",
+         "cpu_binding": str(r),
+         "gpu": ({"index": r, "name": "NVIDIA H200", "uuid": f"GPU-{r:08d}", "pci_bus_id": f"0000:{r + 1:02x}:00.0",
+                  "memory_bytes": 150_000_000_000} if cuda else None)}
+        for r in range(world_size)
+    ]
+    return {
+        "schema": SCHEMA_ID, "type": "context", "run_id": run_id, "time_utc": "2025-01-01T00:00:00Z",
+        "tool": {"name": "gmb-bench", "version": "0.1.0", "git_revision": "synthetic",
+                 "build": {"cuda": cuda, "compiler": "g++ 12.2"}},
+        "command_line": argv or ["gmb-bench", benchmark], "benchmark": benchmark, "world_size": world_size,
+        "environment": env or {}, "mpi": {"library_version": library_version, "standard_version": "3.1",
+                                          "gpu_awareness": {"verdict": "aware" if cuda else "not aware",
+                                                            "evidence": {}}},
+        "cuda": ({"runtime_version": "13.0", "driver_version": "580", "device_count": 2} if cuda else None),
+        "ranks": ranks, "options": {"iters": 1000, "warmup": 100},
+    }
+
+
+def pt2pt_results(run_id: str, benchmark: str, sizes: list[int], send: str = "host", recv: str = "host",
+                  path_class: str = "host", scale: float = 1.0, strategy: str = "direct",
+                  seed: int = 0, window: int = 64, pairs: int = 1) -> list[dict]:
+    rng = random.Random(seed)
+    alpha, beta, nominal, link = PATH_MODEL[path_class]
+    alpha *= scale
+    beta /= scale
+    out = []
+    for b in sizes:
+        t = alpha + b / (beta * 1e3)  # us (GB/s -> bytes/us = 1e3 * GB/s)
+        rec = {"schema": SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": benchmark, "status": "ok",
+               "bytes": b, "memory": {"send": send, "recv": recv}, "strategy": strategy, "ranks": 2 * pairs,
+               "iterations": 1000, "warmup": 100, "validation": "passed",
+               "path": {"class": path_class, "link": link, "nominal_GBps": nominal}}
+        if benchmark == "latency":
+            rec["time_us"] = stats(t, rng=rng)
+        else:
+            factor = 2.0 if benchmark == "bibw" else 1.0
+            # windowed: per-message overhead amortised over the window
+            t_win = alpha / 4 + b / (beta * 1e3)
+            gbps = factor * pairs * b / (t_win * 1e3) if b else 0.0
+            rec["window"] = window
+            rec["time_us"] = stats(t_win * window, rng=rng)
+            rec["bandwidth_GBps"] = stats(gbps, spread=0.05, rng=rng)
+            if benchmark == "mbw":
+                rec["pairs"] = pairs
+                rec["message_rate_Mps"] = stats(pairs / t_win, rng=rng)
+        out.append(rec)
+    return out
+
+
+def peaks_results(run_id: str, cuda: bool = True) -> list[dict]:
+    rng = random.Random(7)
+    ops = [("host-stream", "host", "host", 14.0)]
+    if cuda:
+        ops += [("h2d-pinned", "host", "gpu0", 55.0), ("d2h-pinned", "gpu0", "host", 55.0),
+                ("h2d-pageable", "host", "gpu0", 24.0), ("d2d", "gpu0", "gpu0", 2080.0),
+                ("p2p-ce", "gpu0", "gpu1", 387.0), ("p2p-ipc", "gpu0", "gpu1", 380.0)]
+    out = []
+    for op, src, dst, gbps in ops:
+        out.append({"schema": SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": "peaks",
+                    "status": "ok", "bytes": 256 << 20, "operation": op,
+                    "bandwidth_GBps": stats(gbps, spread=0.01, rng=rng), "metrics": {"src": src, "dst": dst}})
+    return out
+
+
+def coll_results(run_id: str, ops: list[str], sizes: list[int], ranks: int, scale: float = 1.0) -> list[dict]:
+    rng = random.Random(3)
+    factors = {"allreduce": 2 * (ranks - 1) / ranks, "allgather": (ranks - 1) / ranks,
+               "reduce_scatter": (ranks - 1) / ranks, "alltoall": (ranks - 1) / ranks, "bcast": 1.0, "reduce": 1.0}
+    out = []
+    for op in ops:
+        for b in sizes:
+            t = scale * (3.0 + b / 8e3)
+            algbw = b / (t * 1e3)
+            out.append({"schema": SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": "coll",
+                        "status": "ok", "bytes": b, "operation": op, "ranks": ranks,
+                        "memory": {str(r): "host" for r in range(ranks)},
+                        "timing": "max over ranks of the per-iteration time",
+                        "time_us": stats(t, rng=rng), "bandwidth_GBps": stats(algbw, rng=rng),
+                        "busbw_GBps": stats(algbw * factors.get(op, 1.0), rng=rng)})
+    return out
+
+
+def nbc_results(run_id: str, op: str, sizes: list[int], ranks: int = 2) -> list[dict]:
+    rng = random.Random(5)
+    out = []
+    for b in sizes:
+        pure = 5.0 + b / 5e3
+        overlap = min(95.0, 20.0 + 10.0 * (b.bit_length() / 3))
+        out.append({"schema": SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": "nbc", "status": "ok",
+                    "bytes": b, "operation": op, "ranks": ranks, "time_us": stats(pure * 1.3, rng=rng),
+                    "metrics": {"pure_us": pure, "compute_us": pure, "overall_us": pure * 1.3,
+                                "overlap_pct": overlap, "tests": 1000}})
+    return out
+
+
+def unsupported(run_id: str, benchmark: str, reason: str, send="device", recv="device") -> dict:
+    return {"schema": SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": benchmark,
+            "status": "unsupported", "reason": reason, "bytes": 0, "memory": {"send": send, "recv": recv}}
+
+
+def write_jsonl(path: str | Path, records: list[dict]) -> Path:
+    path = Path(path)
+    with open(path, "x") as f:
+        for rec in records:
+            f.write(json.dumps(rec) + "\n")
+    return path
+
+
+def pow2_sizes(lo: int = 1, hi: int = 4 << 20) -> list[int]:
+    sizes, b = [], lo
+    while b <= hi:
+        sizes.append(b)
+        b *= 2
+    return sizes

@@ -1,0 +1,156 @@
+"""What the machine looks like: GPUs and their link matrix, NUMA nodes, and the path classes present.
+
+GPU discovery: NVML through nvidia-ml-py when importable, else ``nvidia-smi topo -m`` parsed, else no GPU.
+Path classes (what an MPI result is classified by): same-gpu, nvlink, pcie, host-device, host,
+cross-socket, inter-node.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Gpu:
+    index: int
+    name: str
+    uuid: str = ""
+    pci_bus_id: str = ""
+    numa_node: int | None = None
+
+
+@dataclass
+class Topology:
+    gpus: list[Gpu] = field(default_factory=list)
+    links: dict[tuple[int, int], str] = field(default_factory=dict)  # (i, j) -> "NV18" / "PIX" / "SYS" ...
+    numa_nodes: dict[int, str] = field(default_factory=dict)  # node -> cpulist
+    source: str = "none"
+    notes: list[str] = field(default_factory=list)
+
+    def link_class(self, i: int, j: int) -> str:
+        if i == j:
+            return "same-gpu"
+        link = self.links.get((i, j), "")
+        return "nvlink" if link.startswith("NV") else "pcie"
+
+    def gpu_pairs_by_class(self) -> dict[str, tuple[int, int]]:
+        """One representative GPU pair per link class (first found)."""
+        out: dict[str, tuple[int, int]] = {}
+        for i in range(len(self.gpus)):
+            for j in range(i + 1, len(self.gpus)):
+                out.setdefault(self.link_class(i, j), (i, j))
+        return out
+
+    def path_classes(self, hosts: int = 1) -> list[str]:
+        classes = ["host"]
+        if len(self.numa_nodes) > 1:
+            classes.append("cross-socket")
+        if self.gpus:
+            classes += ["host-device", "same-gpu"]
+            classes += sorted(self.gpu_pairs_by_class())
+        if hosts > 1:
+            classes.append("inter-node")
+        return classes
+
+    def summary(self) -> str:
+        g = ", ".join(f"{x.index}:{x.name}" for x in self.gpus) or "no GPU"
+        links = " ".join(f"{i}-{j}:{v}" for (i, j), v in sorted(self.links.items()) if i < j)
+        return f"GPUs [{g}] links [{links or '-'}] NUMA nodes {len(self.numa_nodes)} (source {self.source})"
+
+
+def numa_nodes(root: str = "/sys/devices/system/node") -> dict[int, str]:
+    out = {}
+    for d in sorted(Path(root).glob("node[0-9]*")):
+        try:
+            out[int(d.name[4:])] = (d / "cpulist").read_text().strip()
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def parse_nvidia_smi_topo(text: str) -> tuple[int, dict[tuple[int, int], str], dict[int, int | None]]:
+    """Parse ``nvidia-smi topo -m``: returns (gpu count, link matrix, gpu -> NUMA affinity)."""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    header = None
+    for ln in lines:
+        if re.match(r"^\s+GPU0\b", ln) or re.match(r"^\s*GPU0\s", ln) and "GPU1" in ln:
+            header = ln.split()
+            break
+    if header is None:
+        return 0, {}, {}
+    gpu_cols = [h for h in header if re.fullmatch(r"GPU\d+", h)]
+    numa_col = header.index("NUMA") if "NUMA" in header else None  # "NUMA Affinity" splits in two words
+    links, numa = {}, {}
+    for ln in lines:
+        parts = ln.split()
+        if not parts or not re.fullmatch(r"GPU\d+", parts[0]):
+            continue
+        i = int(parts[0][3:])
+        cells = parts[1:1 + len(gpu_cols)]
+        for col, cell in zip(gpu_cols, cells):
+            j = int(col[3:])
+            links[(i, j)] = "X" if i == j else cell
+        if numa_col is not None:
+            # columns after the GPU ones: [NIC...] CPU Affinity, NUMA Affinity, GPU NUMA ID
+            rest = parts[1 + len(gpu_cols):]
+            nums = [x for x in rest if re.fullmatch(r"\d+|N/A", x)]
+            numa[i] = int(nums[0]) if nums and nums[0].isdigit() else None
+    return len(gpu_cols), links, numa
+
+
+def discover() -> Topology:
+    topo = Topology(numa_nodes=numa_nodes())
+    try:
+        import pynvml  # nvidia-ml-py
+
+        pynvml.nvmlInit()
+        n = pynvml.nvmlDeviceGetCount()
+        handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(n)]
+        for i, h in enumerate(handles):
+            name = pynvml.nvmlDeviceGetName(h)
+            topo.gpus.append(Gpu(i, name.decode() if isinstance(name, bytes) else name,
+                                 _s(pynvml.nvmlDeviceGetUUID(h)), _s(pynvml.nvmlDeviceGetPciInfo(h).busId)))
+        for i in range(n):
+            for j in range(n):
+                if i == j:
+                    continue
+                nv = 0
+                for link in range(18 if n else 0):
+                    try:
+                        if pynvml.nvmlDeviceGetNvLinkState(handles[i], link):
+                            remote = _s(pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handles[i], link).busId)
+                            if remote.lower() == topo.gpus[j].pci_bus_id.lower():
+                                nv += 1
+                    except pynvml.NVMLError:
+                        break
+                topo.links[(i, j)] = f"NV{nv}" if nv else "PCIe"
+        topo.source = "nvml"
+        pynvml.nvmlShutdown()
+        return topo
+    except Exception as exc:  # ImportError, NVMLError (no driver)
+        topo.notes.append(f"NVML not used: {exc.__class__.__name__}: {exc}")
+    if shutil.which("nvidia-smi"):
+        try:
+            out = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True, timeout=30).stdout
+            names = subprocess.run(["nvidia-smi", "--query-gpu=index,name,uuid,pci.bus_id", "--format=csv,noheader"],
+                                   capture_output=True, text=True, timeout=30).stdout
+            n, links, numa = parse_nvidia_smi_topo(out)
+            for ln in names.splitlines():
+                f = [x.strip() for x in ln.split(",")]
+                if len(f) >= 4 and f[0].isdigit():
+                    topo.gpus.append(Gpu(int(f[0]), f[1], f[2], f[3], numa.get(int(f[0]))))
+            topo.links = links
+            topo.source = "nvidia-smi"
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            topo.notes.append(f"nvidia-smi failed: {exc}")
+    else:
+        topo.notes.append("no GPU: neither NVML nor nvidia-smi available")
+    return topo
+
+
+def _s(v) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)

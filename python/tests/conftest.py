@@ -1,0 +1,104 @@
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from gmb import synth
+from gmb.store import Store
+
+HERE = Path(__file__).parent
+DATA = HERE / "data"
+
+
+def make_results(tmp: Path, library_version: str, scale: float = 1.0, cuda: bool = True, name: str = "run") -> Path:
+    """A directory of JSONL files as one library's launches would leave them (3 repetitions)."""
+    d = tmp / name
+    d.mkdir()
+    sizes = synth.pow2_sizes(1, 4 << 20)
+    for rep in range(3):
+        rid = f"{name}-lat-{rep}"
+        recs = [synth.context(rid, "latency", library_version, cuda=cuda)]
+        recs += synth.pt2pt_results(rid, "latency", sizes, "host", "host", "host", scale=scale, seed=rep)
+        if cuda:
+            recs += synth.pt2pt_results(rid, "latency", sizes, "device", "device", "nvlink", scale=scale, seed=rep)
+        synth.write_jsonl(d / f"lat-r{rep}.jsonl", recs)
+        for bench in ("bw", "bibw"):
+            rid = f"{name}-{bench}-{rep}"
+            recs = [synth.context(rid, bench, library_version, cuda=cuda)]
+            recs += synth.pt2pt_results(rid, bench, sizes, "host", "host", "host", scale=scale, seed=rep)
+            if cuda:
+                recs += synth.pt2pt_results(rid, bench, sizes, "device", "device", "nvlink", scale=scale, seed=rep)
+                recs += synth.pt2pt_results(rid, bench, sizes, "pinned", "device", "host-device", scale=scale,
+                                            seed=rep)
+            synth.write_jsonl(d / f"{bench}-r{rep}.jsonl", recs)
+    rid = f"{name}-peaks"
+    synth.write_jsonl(d / "peaks.jsonl", [synth.context(rid, "peaks", library_version, cuda=cuda),
+                                          *synth.peaks_results(rid, cuda=cuda)])
+    rid = f"{name}-coll"
+    synth.write_jsonl(d / "coll.jsonl", [synth.context(rid, "coll", library_version, world_size=4, cuda=cuda),
+                                         *synth.coll_results(rid, ["allreduce", "bcast"], sizes[2:], 4, scale),
+                                         *synth.coll_results(rid, ["allreduce"], [1 << 20], 2, scale)])
+    rid = f"{name}-nbc"
+    synth.write_jsonl(d / "nbc.jsonl", [synth.context(rid, "nbc", library_version, cuda=cuda),
+                                        *synth.nbc_results(rid, "iallreduce", sizes[2:]),
+                                        synth.unsupported(rid, "bw", "library is not CUDA-aware")])
+    return d
+
+
+@pytest.fixture
+def ompi_dir(tmp_path):
+    return make_results(tmp_path, "Open MPI v5.0.7", 1.0, name="ompi")
+
+
+@pytest.fixture
+def mpich_dir(tmp_path):
+    return make_results(tmp_path, "MPICH Version: 4.0.2", 1.3, name="mpich")
+
+
+@pytest.fixture
+def store(ompi_dir, mpich_dir):
+    s = Store(":memory:")
+    for d in (ompi_dir, mpich_dir):
+        for f in sorted(d.glob("*.jsonl")):
+            s.ingest(f)
+    return s
+
+
+@pytest.fixture
+def fake_setup(tmp_path, monkeypatch):
+    """A libraries config with two fake 'libraries' (fake launcher + fake engine), isolated cache/config."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    launcher = bindir / "mpirun"
+    launcher.write_text(f"#!{sys.executable}\n" + (HERE / "fake_mpirun.py").read_text())
+    launcher.chmod(0o755)
+    engine = HERE / "fake_engine.py"
+    cfg = tmp_path / "libs.toml"
+    cfg.write_text(f"""
+[[library]]
+name = "fakempi-a"
+family = "openmpi"
+version = "9.9.0"
+launcher = "mpirun"
+launcher_path = "{launcher}"
+engine = "{bindir / 'gmb-bench-a'}"
+
+[[library]]
+name = "fakempi-b"
+family = "mpich"
+version = "1.0"
+launcher = "mpiexec"
+launcher_path = "{launcher}"
+engine = "{bindir / 'gmb-bench-b'}"
+env = {{ FAKE_SCALE = "1.4", FAKE_LIBRARY_VERSION = "MPICH Version: 1.0" }}
+""")
+    for suffix in ("a", "b"):
+        e = bindir / f"gmb-bench-{suffix}"
+        # engine wrapper: the fake launcher looks for fake_engine.py in argv, so wrap via a tiny shim
+        e.write_text(f"#!/bin/sh\nexec {sys.executable} {engine} \"$@\"\n")
+        e.chmod(0o755)
+    monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[1] / "src"))
+    return {"config": cfg, "tmp": tmp_path, "bindir": bindir}

@@ -1,0 +1,127 @@
+import os
+import shutil
+
+import pytest
+
+from gmb import launchers, mpilibs, topology
+from gmb.mpilibs import MpiLibrary
+
+
+def _lib(family="openmpi", **kw):
+    d = dict(name="x", family=family, version="5.0.7", prefix="/opt/lab/ompi", launcher_path="/opt/lab/ompi/bin/mpirun",
+             launcher="mpirun")
+    d.update(kw)
+    return MpiLibrary(**d)
+
+
+def test_profiles_apply_env_and_args():
+    lib = mpilibs.apply_profile(_lib(env={"UCX_TLS": "sm,self"}), "openmpi-ucx")
+    assert lib.launcher_args[:3] == ["--mca", "pml", "ucx"]
+    assert lib.env["UCX_TLS"] == "sm,self"  # the declared value overrides the profile's
+    assert mpilibs.apply_profile(_lib(family="mpich"), "mpich").env["MPIR_CVAR_ENABLE_GPU"] == "1"
+    assert mpilibs.PROFILES["cray-mpich"]["env"]["MPICH_GPU_SUPPORT_ENABLED"] == "1"
+    assert mpilibs.PROFILES["mvapich2-gdr"]["env"]["MV2_USE_CUDA"] == "1"
+    with pytest.raises(mpilibs.ConfigError):
+        mpilibs.apply_profile(_lib(), "nope")
+
+
+def test_identity_hash_changes_with_version():
+    a, b = _lib(), _lib(version="5.0.8")
+    assert a.build_hash != b.build_hash and len(a.build_hash) == 16
+    assert _lib().build_hash == a.build_hash
+
+
+def test_load_config(tmp_path):
+    (tmp_path / "ompi" / "bin").mkdir(parents=True)
+    (tmp_path / "ompi" / "bin" / "mpirun").write_text("")
+    cfg = tmp_path / "l.toml"
+    cfg.write_text(f"""
+[[library]]
+name = "ucx"
+prefix = "{tmp_path / 'ompi'}"
+profile = "openmpi-ucx"
+version = "5.0.7"
+launcher_args = ["--bind-to", "none"]
+[[library]]
+name = "ob1"
+prefix = "{tmp_path / 'ompi'}"
+profile = "openmpi-ob1"
+version = "5.0.7"
+""")
+    libs = mpilibs.load_config(cfg)
+    assert [lib.name for lib in libs] == ["ucx", "ob1"]
+    assert libs[0].launcher == "mpirun" and libs[0].family == "openmpi" and libs[0].source == "declared"
+    assert libs[0].launcher_args == ["--mca", "pml", "ucx", "--bind-to", "none"]
+    assert "smcuda" in " ".join(libs[1].launcher_args)
+    bad = tmp_path / "b.toml"
+    bad.write_text("[[library]]\nname='x'\n")
+    with pytest.raises(mpilibs.ConfigError, match="prefix"):
+        mpilibs.load_config(bad)
+
+
+def test_mpirun_argv_root_and_oversubscribe(monkeypatch):
+    lib = mpilibs.apply_profile(_lib(), "openmpi-ob1")
+    spec = launchers.LaunchSpec(ranks=(os.cpu_count() or 1) + 1, program=["gmb-bench", "latency"], bind="core",
+                                env={"CUDA_VISIBLE_DEVICES": "0,1"})
+    L = launchers.get("mpirun")
+    argv = L.argv(lib, spec)
+    assert argv[:3] == ["/opt/lab/ompi/bin/mpirun", "-np", str(spec.ranks)]
+    assert "--oversubscribe" in argv and argv[-2:] == ["gmb-bench", "latency"]
+    assert argv.index("--mca") < argv.index("gmb-bench")
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    env = L.environment(lib, spec, base={})
+    assert env["OMPI_ALLOW_RUN_AS_ROOT"] == "1" and env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] == "1"
+    assert env["CUDA_VISIBLE_DEVICES"] == "0,1"
+
+
+def test_hydra_and_srun_argv():
+    lib = mpilibs.apply_profile(_lib(family="mpich", launcher_path="/usr/bin/mpiexec.mpich"), "mpich")
+    argv = launchers.get("mpiexec").argv(lib, launchers.LaunchSpec(2, ["e"], hostfile="hf", ranks_per_node=1))
+    assert argv == ["/usr/bin/mpiexec.mpich", "-n", "2", "-f", "hf", "-ppn", "1", "e"]
+    assert launchers.get("mpiexec").environment(lib, launchers.LaunchSpec(2, ["e"]), {})["MPIR_CVAR_ENABLE_GPU"] == "1"
+    ompi = mpilibs.apply_profile(_lib(), "openmpi-ucx")
+    s = launchers.get("srun")
+    spec = launchers.LaunchSpec(8, ["e"], nodes=2, ranks_per_node=4)
+    argv = s.argv(ompi, spec)
+    assert argv[:5] == ["srun", "-n", "8", "-N", "2"] and "--mca" not in argv and "--mpi=pmix" in argv
+    assert s.environment(ompi, spec, {})["OMPI_MCA_pml"] == "ucx"
+    with pytest.raises(KeyError, match="unknown launcher"):
+        launchers.get("qsub")
+
+
+@pytest.mark.skipif(not shutil.which("mpirun.openmpi") and not shutil.which("mpiexec.mpich"),
+                    reason="no Debian MPI installed")
+def test_detect_debian_alternatives():
+    libs = mpilibs.detect()
+    fams = {lib.family for lib in libs}
+    if shutil.which("mpirun.openmpi"):
+        assert "openmpi" in fams
+        o = next(lib for lib in libs if lib.family == "openmpi")
+        assert o.version[0].isdigit() and o.cxx and o.cxx.endswith(".openmpi")
+        assert mpilibs.cuda_aware_static(o) in (True, False)
+    if shutil.which("mpiexec.mpich"):
+        m = next(lib for lib in libs if lib.family == "mpich")
+        assert m.launcher == "mpiexec" and m.version[0].isdigit()
+    assert len({lib.name for lib in libs}) == len(libs)
+
+
+TOPO = """\
+        GPU0    GPU1    GPU2    GPU3    NIC0    CPU Affinity    NUMA Affinity   GPU NUMA ID
+GPU0     X      NV18    NV18    PIX     SYS     0-47    0               N/A
+GPU1    NV18     X      NV18    NV18    SYS     0-47    0               N/A
+GPU2    NV18    NV18     X      NV18    SYS     48-95   1               N/A
+GPU3    PIX     NV18    NV18     X      SYS     48-95   1               N/A
+
+Legend:
+  X    = Self
+"""
+
+
+def test_parse_nvidia_smi_topo():
+    n, links, numa = topology.parse_nvidia_smi_topo(TOPO)
+    assert n == 4 and links[(0, 1)] == "NV18" and links[(0, 3)] == "PIX" and links[(2, 2)] == "X"
+    assert numa == {0: 0, 1: 0, 2: 1, 3: 1}
+    t = topology.Topology(gpus=[topology.Gpu(i, "H200") for i in range(4)], links=links, numa_nodes={0: "", 1: ""})
+    assert t.gpu_pairs_by_class() == {"nvlink": (0, 1), "pcie": (0, 3)}
+    assert t.path_classes(hosts=2) == ["host", "cross-socket", "host-device", "same-gpu", "nvlink", "pcie",
+                                       "inter-node"]

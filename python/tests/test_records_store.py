@@ -1,0 +1,94 @@
+import json
+import sqlite3
+
+import pytest
+
+from gmb import records, synth
+from gmb.records import RecordError, read_records
+from gmb.store import SCHEMA_VERSION, Store, StoreError, open_results
+from conftest import DATA
+
+
+def all_records(d):
+    for f in sorted(d.glob("*.jsonl")):
+        for line in f.read_text().splitlines():
+            yield json.loads(line)
+
+
+def test_fixtures_are_schema_valid(ompi_dir):
+    v = records.validator()
+    assert v is not None, "jsonschema must be installed for the tests"
+    recs = list(all_records(ompi_dir)) + list(all_records(DATA))
+    assert len(recs) > 100
+    for rec in recs:
+        errors = list(v.iter_errors(rec))
+        assert not errors, (rec.get("type"), rec.get("benchmark"), errors[0].message)
+
+
+def test_schema_rejects_broken_record(tmp_path):
+    rec = synth.pt2pt_results("r", "latency", [8])[0]
+    del rec["time_us"]["median"]
+    p = synth.write_jsonl(tmp_path / "bad.jsonl", [synth.context("r", "latency"), rec])
+    with pytest.raises(RecordError, match="schema violation"):
+        read_records(p, validate=True)
+
+
+def test_truncated_last_line_is_tolerated_but_middle_garbage_is_not(tmp_path):
+    ctx = json.dumps(synth.context("r", "latency"))
+    res = json.dumps(synth.pt2pt_results("r", "latency", [8])[0])
+    p = tmp_path / "t.jsonl"
+    p.write_text(ctx + "\n" + res + "\n" + res[:40])
+    rf = read_records(p)
+    assert len(rf.contexts) == 1 and len(rf.results) == 1
+    q = tmp_path / "u.jsonl"
+    q.write_text(ctx + "\n{oops\n" + res + "\n")
+    with pytest.raises(RecordError, match=r"u.jsonl:2"):
+        read_records(q)
+
+
+def test_library_label():
+    assert records.library_label({"mpi": {"library_version": "Open MPI v4.1.4, package: Debian"}}) == "openmpi-4.1.4"
+    assert records.library_label({"mpi": {"library_version": "MPICH Version: 4.0.2"}}) == "mpich-4.0.2"
+
+
+def test_ingest_counts_and_columns(store):
+    assert store.libraries() == ["mpich-4.0.2", "openmpi-5.0.7"]
+    lat = store.results("latency", library="openmpi-5.0.7", memory="host:host", bytes=8)
+    assert len(lat) == 3  # three repetitions
+    assert all(r["t_median"] > 0 and r["path_class"] == "host" for r in lat)
+    bw = store.results("bw", library="openmpi-5.0.7", memory="pinned:device")
+    assert bw and all(r["mem_send"] == "pinned" and r["mem_recv"] == "device" for r in bw)
+    unsup = store.results("bw", status="unsupported")
+    assert len(unsup) == 2 and unsup[0]["reason"] == "library is not CUDA-aware"
+    assert store.meta("schema_version") == str(SCHEMA_VERSION)
+
+
+def test_store_file_has_version_and_refuses_other_versions(tmp_path):
+    p = tmp_path / "s.sqlite"
+    Store(p).close()
+    db = sqlite3.connect(p)
+    assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    db.execute("UPDATE meta SET value='999' WHERE key='schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="version 999"):
+        Store(p)
+
+
+def test_open_results_variants(ompi_dir, tmp_path):
+    s = open_results(ompi_dir)  # directory of jsonl
+    assert s.libraries() == ["openmpi-5.0.7"]
+    with pytest.raises(StoreError, match="no such file"):
+        open_results(tmp_path / "nope")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(StoreError, match="no store.sqlite"):
+        open_results(empty)
+
+
+def test_launch_bookkeeping_for_resume(tmp_path):
+    s = Store(tmp_path / "s.sqlite")
+    s.record_launch(launch_id="a", status="ok")
+    s.record_launch(launch_id="b", status="running")
+    s.record_launch(launch_id="c", status="timeout")
+    assert s.finished_launches() == {"a", "c"}

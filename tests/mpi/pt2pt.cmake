@@ -1,0 +1,24 @@
+# Point-to-point benchmarks on host memory, validated, records checked against the schema.
+gmb_mpi_test(latency_host 2 0 STATUS ok ARGS latency --sizes 0:64K --iters 50 --warmup 5 --validate --out OUT)
+gmb_mpi_test(bw_host 2 0 ARGS bw --sizes 1:4M --iters 10 --warmup 2 --iters-large 4 --warmup-large 1 --validate --out OUT)
+gmb_mpi_test(bibw_host 2 0 ARGS bibw --sizes 1:1M --iters 10 --warmup 2 --window 16 --validate --out OUT)
+gmb_mpi_test(mbw_host_4 4 0 ARGS mbw --sizes 1:64K --iters 10 --warmup 2 --validate --out OUT)
+gmb_mpi_test(latency_omb_spelling 2 0 ARGS latency -m 1:1K -i 20 -x 2 -c H H --out OUT)
+gmb_mpi_test(latency_single_size 2 0 ARGS latency --sizes 16M --iters-large 3 --warmup-large 1 --validate --out OUT)
+gmb_mpi_test(bw_json_stdout 2 0 STDERR "^$" ARGS bw --sizes 8,1K --iters 5 --format json)
+
+# Bad input: a clear message, exit status 2, no records.
+gmb_mpi_test(bad_size_syntax 2 2 STDERR "bad size" ARGS latency --sizes 1:4Q --out OUT)
+gmb_mpi_test(bad_size_range 2 2 STDERR "MIN greater than MAX" ARGS latency --sizes 4K:1 --out OUT)
+gmb_mpi_test(bad_kind 2 2 STDERR "unknown memory kind 'gpu'.*accepted: host, pinned, device, managed" ARGS latency --send gpu --out OUT)
+gmb_mpi_test(bad_letter 2 2 STDERR "unknown buffer letter 'X'" ARGS latency X H --out OUT)
+gmb_mpi_test(bad_rank_count 3 2 STDERR "latency needs exactly 2 ranks \\(launched with 3\\)" ARGS latency --out OUT)
+gmb_mpi_test(bad_rank_count_mbw 3 2 STDERR "mbw needs an even number of ranks" ARGS mbw --out OUT)
+gmb_mpi_test(bad_option 2 2 STDERR "unknown option '--bogus'" ARGS bw --bogus 3 --out OUT)
+gmb_mpi_test(bad_iters 2 2 STDERR "--iters: bad iteration count '0'" ARGS bw --iters 0 --out OUT)
+gmb_mpi_test(missing_value 2 2 STDERR "option --window needs a value" ARGS bw --window)
+gmb_mpi_test(unknown_benchmark 1 2 STDERR "unknown benchmark 'pingpong'" ARGS pingpong)
+# A kind this build or machine lacks: a result with status unsupported and the reason, exit 3.
+gmb_mpi_test(device_kind_unsupported 2 3 STATUS unsupported STDERR "unsupported: (memory kind 'device' is not available|refusing to hand device memory)" ARGS bw --send device --sizes 1K --out OUT)
+# An existing output file is never overwritten.
+gmb_mpi_test(existing_output_refused 2 2 PRECREATE_OUT STDERR "already exists; gmb never overwrites" ARGS latency --sizes 8 --out OUT)

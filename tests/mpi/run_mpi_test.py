@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Runs one gmb-bench launch and checks it: exit status, an optional stderr pattern, and every
+record of the output file against the JSON Schema. Used by ctest (tests/CMakeLists.txt).
+
+  run_mpi_test.py --mpiexec M --np N --exit E --schema S --workdir D [--stderr REGEX]
+                  [--expect-records K] [--expect-status ok|unsupported|failed] -- gmb-bench ARGS...
+
+The literal argument OUT in ARGS is replaced by a fresh records path inside --workdir; the
+checker then requires that file to hold a valid context line followed by result lines.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+
+def fail(message):
+    print(f"FAIL: {message}")
+    sys.exit(1)
+
+
+def validate_records(path, schema_path, expect_status):
+    try:
+        import jsonschema
+    except ImportError:
+        fail("python3 module 'jsonschema' is missing (apt-get install python3-jsonschema)")
+    with open(schema_path) as f:
+        schema = json.load(f)
+    validator = jsonschema.Draft202012Validator(schema)
+    with open(path) as f:
+        lines = [line for line in f.read().splitlines() if line.strip()]
+    if not lines:
+        fail(f"{path} is empty")
+    records = [json.loads(line) for line in lines]
+    for k, record in enumerate(records):
+        errors = sorted(validator.iter_errors(record), key=str)
+        if errors:
+            fail(f"record {k} of {path} does not match the schema: {errors[0].message}")
+    if records[0]["type"] != "context":
+        fail("first record is not the context line")
+    results = records[1:]
+    if not results:
+        fail("no result records")
+    if any(r["type"] != "result" for r in results):
+        fail("a record after the first is not a result")
+    if expect_status and any(r["status"] != expect_status for r in results):
+        bad = next(r for r in results if r["status"] != expect_status)
+        fail(f"expected every result to have status {expect_status}, got {bad['status']} ({bad.get('reason', '')})")
+    for r in results:
+        if r["status"] == "ok" and r.get("validation") == "failed":
+            fail(f"validation failed: {r.get('validation_error')}")
+    return records
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mpiexec", required=True)
+    parser.add_argument("--np", type=int, required=True)
+    parser.add_argument("--exit", type=int, required=True, dest="expect_exit")
+    parser.add_argument("--schema", required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--stderr")
+    parser.add_argument("--expect-status")
+    parser.add_argument("--timeout", type=int, default=240)
+    parser.add_argument("--precreate-out", action="store_true",
+                        help="create OUT before the run; it must come out byte-for-byte unchanged")
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command and args.command[0] == "--" else args.command
+
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    out_path = os.path.join(args.workdir, "records.jsonl")
+    command = [out_path if a == "OUT" else a for a in command]
+    sentinel = "earlier results that must survive\n"
+    if args.precreate_out:
+        with open(out_path, "w") as f:
+            f.write(sentinel)
+    argv = [args.mpiexec, "-n", str(args.np)] + command
+    print("running:", " ".join(argv))
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=args.timeout, cwd=args.workdir)
+    except subprocess.TimeoutExpired:
+        fail(f"timed out after {args.timeout} s (a hang)")
+    sys.stdout.write(proc.stdout)
+    sys.stdout.write(proc.stderr)
+    if proc.returncode != args.expect_exit:
+        fail(f"exit status {proc.returncode}, expected {args.expect_exit}")
+    if args.stderr and not re.search(args.stderr, proc.stderr):
+        fail(f"stderr does not match /{args.stderr}/")
+    if args.precreate_out:
+        with open(out_path) as f:
+            if f.read() != sentinel:
+                fail("the existing output file was modified")
+    elif "OUT" in args.command:
+        if args.expect_exit in (0, 3, 4):
+            validate_records(out_path, args.schema, args.expect_status)
+        elif os.path.exists(out_path) and os.path.getsize(out_path) > 0 and args.expect_exit == 2:
+            fail("a usage error still wrote records")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+#include <gtest/gtest.h>
+
+#include "gmb/args.hpp"
+#include "gmb/error.hpp"
+
+using namespace gmb;
+
+namespace {
+struct Parsed {
+  int iters = 0;
+  std::string kind;
+  bool validate = false;
+};
+
+ArgParser make_parser(Parsed& p) {
+  ArgParser parser;
+  parser.value({"--iters", "-i"}, "N", "iterations", [&](const std::string& v) { p.iters = parse_positive_int(v, "iteration count"); });
+  parser.value({"--send"}, "KIND", "kind", [&](const std::string& v) { p.kind = v; });
+  parser.flag({"--validate", "-c"}, "check", &p.validate);
+  return parser;
+}
+}  // namespace
+
+TEST(Args, LongShortInlineAndPositionals) {
+  Parsed p;
+  auto parser = make_parser(p);
+  const auto pos = parser.parse({"D", "--iters=5", "-c", "--send", "device", "H"});
+  EXPECT_EQ(p.iters, 5);
+  EXPECT_EQ(p.kind, "device");
+  EXPECT_TRUE(p.validate);
+  EXPECT_EQ(pos, (std::vector<std::string>{"D", "H"}));
+  parser.parse({"-i", "7"});
+  EXPECT_EQ(p.iters, 7);
+}
+
+TEST(Args, UnknownOptionAndMissingValue) {
+  Parsed p;
+  auto parser = make_parser(p);
+  EXPECT_THROW(parser.parse({"--bogus"}), UsageError);
+  EXPECT_THROW(parser.parse({"--iters"}), UsageError);
+  EXPECT_THROW(parser.parse({"--validate=yes"}), UsageError);
+}
+
+TEST(Args, ValueErrorsNameTheOption) {
+  Parsed p;
+  auto parser = make_parser(p);
+  try {
+    parser.parse({"--iters", "zero"});
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--iters: bad iteration count 'zero' (accepted: a whole number)");
+  }
+  EXPECT_THROW(parser.parse({"--iters", "0"}), UsageError);
+  EXPECT_THROW(parser.parse({"--iters", "99999999999"}), UsageError);
+}
+
+TEST(Args, Choices) {
+  EXPECT_EQ(parse_choice("json", {"table", "json"}, "format"), "json");
+  try {
+    parse_choice("xml", {"table", "json"}, "format");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "unknown format 'xml' (accepted: table, json)");
+  }
+}
+
+TEST(Args, HelpListsEveryOption) {
+  Parsed p;
+  const std::string help = make_parser(p).help();
+  EXPECT_NE(help.find("--iters, -i N"), std::string::npos);
+  EXPECT_NE(help.find("--validate, -c"), std::string::npos);
+}
