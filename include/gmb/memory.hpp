@@ -43,6 +43,8 @@ struct MemoryKind {
   std::string description;  // one line for `gmb-bench list`
   // True when the pointer is GPU memory that a CUDA-unaware MPI must never be handed.
   bool gpu_memory = false;
+  // True for memory the GPU owns or migrates (device, managed): what transfer strategies stage.
+  bool gpu_backed = false;
   // Empty when available; otherwise why not (shown to the user as is).
   std::string unavailable_reason;
   // Allocates `bytes` (at least 1); throws Unsupported when it cannot (no device, out of memory).

@@ -36,13 +36,23 @@ struct StrategyInfo {
 // The strategies this engine knows, in the order `--help` lists them.
 const std::vector<StrategyInfo>& transfer_strategies();
 
-// Why `strategy` cannot move `kind` memory with this library on this platform, or "".
-std::string strategy_problem(const std::string& strategy, const MemoryKind& kind, const Platform& platform,
+// The strategy and its chunking. Staging strategies apply to GPU-backed buffers (device,
+// managed); a rank whose buffers are host or pinned memory hands them to MPI directly.
+struct TransferConfig {
+  std::string strategy = "direct";
+  int chunks = 4;              // pipelined: chunks per message (when chunk_size is 0)
+  std::size_t chunk_size = 0;  // pipelined: bytes per chunk instead of a chunk count
+  // Chunks a message of `bytes` is split into (1 for everything but pipelined).
+  int chunks_for(std::size_t bytes) const;
+};
+
+// Why `config` cannot move `kind` memory with this library on this platform, or "".
+std::string strategy_problem(const TransferConfig& config, const MemoryKind& kind, const Platform& platform,
                              bool library_gpu_aware);
 
-// A transfer for `strategy` able to carry messages of up to `max_bytes`, at most `window`
-// started operations of each direction at a time. Throws Unsupported when it cannot be built.
-std::unique_ptr<Transfer> make_transfer(const std::string& strategy, MPI_Comm comm, const Platform& platform,
-                                        std::size_t max_bytes, int window);
+// A transfer able to carry messages of up to `max_bytes` from/to buffers of `kind`, at most
+// `window` started operations of each direction at a time. Throws Unsupported when it cannot.
+std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm comm, const Platform& platform,
+                                        const MemoryKind& kind, std::size_t max_bytes, int window);
 
 }  // namespace gmb

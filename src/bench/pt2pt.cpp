@@ -5,6 +5,7 @@
 
 #include "gmb/benchmark.hpp"
 #include "gmb/error.hpp"
+#include "gmb/sizes.hpp"
 #include "gmb/stats.hpp"
 #include "gmb/transfer.hpp"
 
@@ -34,7 +35,14 @@ class PointToPoint : public SizeSweep {
     std::string names;
     for (const auto& s : transfer_strategies()) names += (names.empty() ? "" : "|") + s.name;
     p.value({"--strategy"}, names, "how device data reaches MPI (default direct)",
-            [this](const std::string& v) { strategy_ = v; });
+            [this](const std::string& v) { transfer_.strategy = v; });
+    p.value({"--chunks"}, "C[,C...]", "pipelined: chunks per message (default 4); a list sweeps them",
+            [this](const std::string& v) { chunk_sweep_ = parse_chunk_list(v); });
+    p.value({"--chunk-size"}, "BYTES", "pipelined: bytes per chunk instead of a chunk count",
+            [this](const std::string& v) {
+              transfer_.chunk_size = parse_size(v);
+              if (transfer_.chunk_size == 0) throw UsageError("chunk size must be at least 1 byte");
+            });
     if (windowed()) {
       p.value({"--window", "-W"}, "W", "messages in flight per window (default 64)",
               [this](const std::string& v) { window_ = parse_positive_int(v, "window"); });
@@ -53,18 +61,31 @@ class PointToPoint : public SizeSweep {
       if (!platform.memory.find(*kind)) platform.memory.require(*kind);  // throws UsageError naming the kinds
     std::vector<std::string> names;
     for (const auto& s : transfer_strategies()) names.push_back(s.name);
-    parse_choice(strategy_, names, "transfer strategy");
+    parse_choice(transfer_.strategy, names, "transfer strategy");
+    if (transfer_.strategy != "pipelined" && (!chunk_sweep_.empty() || transfer_.chunk_size))
+      throw UsageError("--chunks and --chunk-size apply to --strategy pipelined only");
+    if (!chunk_sweep_.empty() && transfer_.chunk_size)
+      throw UsageError("give either --chunks or --chunk-size, not both");
+    if (chunk_sweep_.empty()) chunk_sweep_.push_back(transfer_.chunks);
     pairs_ = world_size / 2;
   }
 
   Json options_json() const override {
-    Json o = Json::object().set("send", send_kind_).set("recv", recv_kind_).set("strategy", strategy_);
+    Json o = Json::object().set("send", send_kind_).set("recv", recv_kind_).set("strategy", transfer_.strategy);
+    if (transfer_.strategy == "pipelined") {
+      if (transfer_.chunk_size) o.set("chunk_size", transfer_.chunk_size);
+      else o.set("chunks", Json::array_of(chunk_sweep_));
+    }
     if (windowed()) o.set("window", window_);
     return o;
   }
 
   void describe_configuration(Json& record) const override {
-    record.set("memory", Json::object().set("send", send_kind_).set("recv", recv_kind_)).set("strategy", strategy_);
+    record.set("memory", Json::object().set("send", send_kind_).set("recv", recv_kind_)).set("strategy", transfer_.strategy);
+    if (transfer_.strategy == "pipelined") {
+      if (transfer_.chunk_size) record.set("chunk_size", transfer_.chunk_size);
+      record.set("chunks", transfer_.chunks_for(static_cast<std::size_t>(record.find("bytes")->as_number())));
+    }
     if (windowed()) record.set("window", window_);
     record.set("pairs", pairs_);
   }
@@ -73,7 +94,24 @@ class PointToPoint : public SizeSweep {
     const std::string& mine = my_kind(ctx);
     const MemoryKind* kind = ctx.platform->memory.find(mine);
     if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
-    return strategy_problem(strategy_, *kind, *ctx.platform, ctx.awareness->verdict == Awareness::aware);
+    if (transfer_.strategy != "direct") {
+      const MemoryKind* send = ctx.platform->memory.find(send_kind_);
+      const MemoryKind* recv = ctx.platform->memory.find(recv_kind_);
+      if (!send->gpu_backed && !recv->gpu_backed)
+        return "the " + transfer_.strategy + " strategy stages device or managed buffers through host memory; here both sides use '" +
+               send_kind_ + "'/'" + recv_kind_ + "' (use --strategy direct)";
+    }
+    return strategy_problem(transfer_, *kind, *ctx.platform, ctx.awareness->verdict == Awareness::aware);
+  }
+
+  // One sweep of the sizes per chunk count (a single pass unless --chunks lists several).
+  int run(Context& ctx, RecordSink& sink) override {
+    int exit_code = kExitOk;
+    for (int chunks : chunk_sweep_) {
+      transfer_.chunks = chunks;
+      exit_code = std::max(exit_code, SizeSweep::run(ctx, sink));
+    }
+    return exit_code;
   }
 
   void setup(const Context& ctx, std::size_t bytes) override {
@@ -86,7 +124,7 @@ class PointToPoint : public SizeSweep {
     send_buffer_ = kind.allocate(std::max<std::size_t>(bytes, 1));
     recv_buffer_ = kind.allocate(std::max<std::size_t>(bytes, 1));
     send_buffer_->fill(bytes, seed_of(rank_, 0));  // the producer's data exists before timing starts
-    transfer_ = make_transfer(strategy_, ctx.comm, *ctx.platform, bytes, windowed() ? window_ : 1);
+    channel_ = make_transfer(transfer_, ctx.comm, *ctx.platform, kind, bytes, windowed() ? window_ : 1);
   }
 
   void prepare(std::uint32_t seed) override {
@@ -103,7 +141,7 @@ class PointToPoint : public SizeSweep {
   }
 
   void teardown() override {
-    transfer_.reset();
+    channel_.reset();
     send_buffer_.reset();
     recv_buffer_.reset();
   }
@@ -118,12 +156,12 @@ class PointToPoint : public SizeSweep {
   // W non-blocking sends from the sender side, W receives on the other, then a 4-byte ack back.
   void one_way_window() {
     if (sender_) {
-      for (int w = 0; w < window_; ++w) transfer_->start_send(*send_buffer_, bytes_, peer_, kDataTag);
-      transfer_->complete_all();
+      for (int w = 0; w < window_; ++w) channel_->start_send(*send_buffer_, bytes_, peer_, kDataTag);
+      channel_->complete_all();
       GMB_MPI_CHECK(MPI_Recv(&ack_, 1, MPI_INT, peer_, kAckTag, comm_, MPI_STATUS_IGNORE));
     } else {
-      for (int w = 0; w < window_; ++w) transfer_->start_recv(*recv_buffer_, bytes_, peer_, kDataTag);
-      transfer_->complete_all();
+      for (int w = 0; w < window_; ++w) channel_->start_recv(*recv_buffer_, bytes_, peer_, kDataTag);
+      channel_->complete_all();
       GMB_MPI_CHECK(MPI_Send(&ack_, 1, MPI_INT, peer_, kAckTag, comm_));
     }
   }
@@ -134,7 +172,21 @@ class PointToPoint : public SizeSweep {
                summarize_transformed(seconds, [&](double s) { return bytes_per_iteration / s / 1e9; }).to_json());
   }
 
-  std::string send_kind_ = "host", recv_kind_ = "host", strategy_ = "direct";
+  static std::vector<int> parse_chunk_list(const std::string& text) {
+    std::vector<int> out;
+    std::size_t start = 0;
+    while (true) {
+      const auto comma = text.find(',', start);
+      out.push_back(parse_positive_int(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start),
+                                       "chunk count"));
+      if (comma == std::string::npos) return out;
+      start = comma + 1;
+    }
+  }
+
+  std::string send_kind_ = "host", recv_kind_ = "host";
+  TransferConfig transfer_;
+  std::vector<int> chunk_sweep_;
   int window_ = 64;
   int pairs_ = 1;
   std::size_t bytes_ = 0;
@@ -143,7 +195,7 @@ class PointToPoint : public SizeSweep {
   bool sender_ = false;
   int ack_ = 0;
   std::unique_ptr<Buffer> send_buffer_, recv_buffer_;
-  std::unique_ptr<Transfer> transfer_;
+  std::unique_ptr<Transfer> channel_;
 };
 
 class Latency final : public PointToPoint {
@@ -153,11 +205,11 @@ class Latency final : public PointToPoint {
   }
   void iterate() override {
     if (sender_) {
-      transfer_->send(*send_buffer_, bytes_, peer_, kDataTag);
-      transfer_->recv(*recv_buffer_, bytes_, peer_, kDataTag);
+      channel_->send(*send_buffer_, bytes_, peer_, kDataTag);
+      channel_->recv(*recv_buffer_, bytes_, peer_, kDataTag);
     } else {
-      transfer_->recv(*recv_buffer_, bytes_, peer_, kDataTag);
-      transfer_->send(*send_buffer_, bytes_, peer_, kDataTag);
+      channel_->recv(*recv_buffer_, bytes_, peer_, kDataTag);
+      channel_->send(*send_buffer_, bytes_, peer_, kDataTag);
     }
   }
   void describe_result(Json& record, std::size_t, const std::vector<double>& seconds) override {
@@ -190,9 +242,9 @@ class BiBandwidth final : public PointToPoint {
   }
   // Both ranks post W receives and W sends, then wait for all.
   void iterate() override {
-    for (int w = 0; w < window_; ++w) transfer_->start_recv(*recv_buffer_, bytes_, peer_, kDataTag);
-    for (int w = 0; w < window_; ++w) transfer_->start_send(*send_buffer_, bytes_, peer_, kDataTag);
-    transfer_->complete_all();
+    for (int w = 0; w < window_; ++w) channel_->start_recv(*recv_buffer_, bytes_, peer_, kDataTag);
+    for (int w = 0; w < window_; ++w) channel_->start_send(*send_buffer_, bytes_, peer_, kDataTag);
+    channel_->complete_all();
   }
   void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
     set_bandwidth(record, seconds, 2.0 * static_cast<double>(bytes) * window_);

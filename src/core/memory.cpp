@@ -78,7 +78,7 @@ class PageableHostBuffer final : public Buffer {
 }  // namespace
 
 void register_host_memory(MemoryKinds& kinds) {
-  kinds.add({"host", "pageable host memory (malloc)", false, "",
+  kinds.add({"host", "pageable host memory (malloc)", false, false, "",
              [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<PageableHostBuffer>(bytes); }});
 }
 

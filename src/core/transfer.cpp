@@ -1,5 +1,7 @@
 #include "gmb/transfer.hpp"
 
+#include <algorithm>
+#include <deque>
 #include <limits>
 
 #include "gmb/error.hpp"
@@ -8,6 +10,11 @@
 namespace gmb {
 
 namespace {
+
+// Host staging memory one transfer may hold per direction. Every message in flight needs its own
+// slot: reusing one while its send or receive is pending would be erroneous, and draining early
+// could deadlock bibw (both sides waiting for receives before posting sends).
+constexpr std::size_t kStagingLimitBytes = std::size_t{4} << 30;
 
 int count_of(std::size_t bytes) {
   if (bytes > static_cast<std::size_t>(std::numeric_limits<int>::max()))
@@ -44,31 +51,195 @@ class DirectTransfer final : public Transfer {
   std::vector<MPI_Request> requests_;
 };
 
+// Device data staged through host memory, in C chunks per message (staged-*: C = 1).
+// Send side: chunk copies device->host are queued on one stream; each chunk's MPI_Isend is posted
+// as soon as its copy has finished, so the copy of chunk i+1 overlaps the transfer of chunk i.
+// Receive side: an MPI_Irecv per chunk; as each arrives (in order: same source, tag and
+// communicator), its host->device copy is queued on another stream and overlaps the next chunk.
+// Chunks of one message share the tag; MPI's ordering keeps them matched.
+class StagedTransfer final : public Transfer {
+ public:
+  StagedTransfer(MPI_Comm comm, GpuRuntime& gpu, const MemoryKind& staging_kind, const TransferConfig& config,
+                 std::size_t max_bytes, int window)
+      : comm_(comm), gpu_(gpu), config_(config), d2h_(gpu), h2d_(gpu) {
+    const std::size_t slot_bytes = std::max<std::size_t>(max_bytes, 1);
+    const auto slots = static_cast<std::size_t>(window);
+    if (slot_bytes * slots > kStagingLimitBytes)
+      throw Unsupported(config.strategy + " needs " + std::to_string(slots) + " staging slots of " +
+                        std::to_string(slot_bytes) + " bytes per direction, over the " +
+                        std::to_string(kStagingLimitBytes >> 30) + " GiB staging limit; use a smaller --window");
+    for (std::size_t k = 0; k < slots; ++k) {
+      send_slots_.push_back(staging_kind.allocate(slot_bytes));
+      recv_slots_.push_back(staging_kind.allocate(slot_bytes));
+    }
+  }
+
+  ~StagedTransfer() override {
+    for (GpuEvent e : events_) gpu_.destroy_event(e);
+  }
+
+  void send(const Buffer& b, std::size_t bytes, int peer, int tag) override {
+    start_send(b, bytes, peer, tag);
+    complete_all();
+  }
+  void recv(Buffer& b, std::size_t bytes, int peer, int tag) override {
+    start_recv(b, bytes, peer, tag);
+    complete_all();
+  }
+
+  void start_send(const Buffer& b, std::size_t bytes, int peer, int tag) override {
+    if (next_send_slot_ == send_slots_.size()) throw_window_exceeded();
+    auto* staging = static_cast<char*>(send_slots_[next_send_slot_++]->data());
+    const auto* source = static_cast<const char*>(b.data());
+    for_each_chunk(bytes, [&](std::size_t offset, std::size_t length) {
+      gpu_.copy_async(staging + offset, source + offset, length, d2h_.get());
+      GpuEvent done = take_event();
+      gpu_.record_event(done, d2h_.get());
+      unsent_.push_back({done, staging + offset, length, peer, tag});
+    });
+    post_finished_sends();
+  }
+
+  void start_recv(Buffer& b, std::size_t bytes, int peer, int tag) override {
+    if (next_recv_slot_ == recv_slots_.size()) throw_window_exceeded();
+    auto* staging = static_cast<char*>(recv_slots_[next_recv_slot_++]->data());
+    auto* target = static_cast<char*>(b.data());
+    for_each_chunk(bytes, [&](std::size_t offset, std::size_t length) {
+      arriving_.push_back({MPI_REQUEST_NULL, staging + offset, target + offset, length});
+      GMB_MPI_CHECK(MPI_Irecv(staging + offset, count_of(length), MPI_BYTE, peer, tag, comm_, &arriving_.back().request));
+    });
+  }
+
+  void complete_all() override {
+    // Sends: post every remaining chunk once its copy is done.
+    while (!unsent_.empty()) {
+      gpu_.event_synchronize(unsent_.front().copied);
+      post_finished_sends();
+    }
+    // Receives, in order: copy each chunk to the device as soon as it has arrived.
+    for (auto& chunk : arriving_) {
+      GMB_MPI_CHECK(MPI_Wait(&chunk.request, MPI_STATUS_IGNORE));
+      gpu_.copy_async(chunk.target, chunk.staging, chunk.length, h2d_.get());
+    }
+    arriving_.clear();
+    GMB_MPI_CHECK(MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE));
+    sends_.clear();
+    gpu_.stream_synchronize(h2d_.get());
+    next_send_slot_ = next_recv_slot_ = 0;
+    next_event_ = 0;
+  }
+
+ private:
+  struct PendingSend {
+    GpuEvent copied;
+    const char* staging;
+    std::size_t length;
+    int peer, tag;
+  };
+  struct ArrivingChunk {
+    MPI_Request request;
+    const char* staging;
+    char* target;
+    std::size_t length;
+  };
+
+  template <typename F>
+  void for_each_chunk(std::size_t bytes, F f) const {
+    const int chunks = config_.chunks_for(bytes);
+    const std::size_t chunk = (bytes + static_cast<std::size_t>(chunks) - 1) / static_cast<std::size_t>(chunks);
+    if (bytes == 0) {
+      f(0, 0);
+      return;
+    }
+    for (std::size_t offset = 0; offset < bytes; offset += chunk) f(offset, std::min(chunk, bytes - offset));
+  }
+
+  [[noreturn]] void throw_window_exceeded() const {
+    GMB_FATAL("more operations started than the window this transfer was built for (" +
+              std::to_string(send_slots_.size()) + "): a benchmark bug");
+  }
+
+  // Events are reused across windows: all are complete after complete_all().
+  GpuEvent take_event() {
+    if (next_event_ == events_.size()) events_.push_back(gpu_.create_event());
+    return events_[next_event_++];
+  }
+
+  void post_finished_sends() {
+    while (!unsent_.empty() && gpu_.event_done(unsent_.front().copied)) {
+      const PendingSend& s = unsent_.front();
+      sends_.emplace_back();
+      GMB_MPI_CHECK(MPI_Isend(s.staging, count_of(s.length), MPI_BYTE, s.peer, s.tag, comm_, &sends_.back()));
+      unsent_.pop_front();
+    }
+  }
+
+  MPI_Comm comm_;
+  GpuRuntime& gpu_;
+  TransferConfig config_;
+  StreamOwner d2h_, h2d_;
+  std::vector<std::unique_ptr<Buffer>> send_slots_, recv_slots_;
+  std::size_t next_send_slot_ = 0, next_recv_slot_ = 0;
+  std::vector<GpuEvent> events_;
+  std::size_t next_event_ = 0;
+  std::deque<PendingSend> unsent_;
+  std::vector<MPI_Request> sends_;
+  std::vector<ArrivingChunk> arriving_;
+};
+
+// The host memory kind each staging strategy copies through.
+const char* staging_kind_of(const std::string& strategy) {
+  if (strategy == "staged-pageable") return "host";
+  if (strategy == "staged-pinned" || strategy == "pipelined") return "pinned";
+  return nullptr;
+}
+
 }  // namespace
+
+int TransferConfig::chunks_for(std::size_t bytes) const {
+  if (strategy != "pipelined") return 1;
+  if (chunk_size > 0) return static_cast<int>(std::max<std::size_t>(1, (bytes + chunk_size - 1) / chunk_size));
+  // Never more chunks than bytes.
+  return static_cast<int>(std::clamp<std::size_t>(bytes, 1, static_cast<std::size_t>(chunks)));
+}
 
 const std::vector<StrategyInfo>& transfer_strategies() {
   static const std::vector<StrategyInfo> strategies = {
       {"direct", "hand the buffer's pointer to MPI (device memory needs a CUDA-aware library)"},
+      {"staged-pageable", "copy device data through pageable host memory, MPI on host memory"},
+      {"staged-pinned", "copy device data through pinned host memory, MPI on host memory"},
+      {"pipelined", "chunked staging through pinned memory: copies of one chunk overlap MPI of another"},
   };
   return strategies;
 }
 
-std::string strategy_problem(const std::string& strategy, const MemoryKind& kind, const Platform& platform,
+std::string strategy_problem(const TransferConfig& config, const MemoryKind& kind, const Platform& platform,
                              bool library_gpu_aware) {
-  (void)platform;
-  if (strategy == "direct" && kind.gpu_memory && !library_gpu_aware)
-    return "refusing to hand " + kind.name +
-           " memory to this MPI library: it is not known to be CUDA-aware (see `gmb-bench doctor`); "
-           "a CUDA-unaware library given a device pointer may crash. Use host or pinned buffers.";
+  if (config.strategy == "direct") {
+    if (kind.gpu_memory && !library_gpu_aware)
+      return "refusing to hand " + kind.name +
+             " memory to this MPI library: it is not known to be CUDA-aware (see `gmb-bench doctor`); "
+             "a CUDA-unaware library given a device pointer may crash. Use --strategy staged-pinned, "
+             "staged-pageable or pipelined, or host/pinned buffers.";
+    return "";
+  }
+  if (!platform.gpu || !platform.gpu_unavailable_reason.empty())
+    return "the " + config.strategy + " strategy copies through a GPU runtime, and there is none: " +
+           platform.gpu_unavailable_reason;
+  const char* staging = staging_kind_of(config.strategy);
+  if (!staging) return "unknown transfer strategy '" + config.strategy + "'";
+  if (const MemoryKind* k = platform.memory.find(staging); !k || !k->available())
+    return std::string("the ") + config.strategy + " strategy needs " + staging + " memory, which is not available";
   return "";
 }
 
-std::unique_ptr<Transfer> make_transfer(const std::string& strategy, MPI_Comm comm, const Platform& platform,
-                                        std::size_t max_bytes, int window) {
-  (void)platform;
-  (void)max_bytes;
-  if (strategy == "direct") return std::make_unique<DirectTransfer>(comm, window);
-  throw Unsupported("unknown transfer strategy '" + strategy + "'");
+std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm comm, const Platform& platform,
+                                        const MemoryKind& kind, std::size_t max_bytes, int window) {
+  if (config.strategy == "direct" || !kind.gpu_backed) return std::make_unique<DirectTransfer>(comm, window);
+  const char* staging = staging_kind_of(config.strategy);
+  if (!staging || !platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, false));
+  return std::make_unique<StagedTransfer>(comm, *platform.gpu, platform.memory.require(staging), config, max_bytes,
+                                          window);
 }
 
 }  // namespace gmb

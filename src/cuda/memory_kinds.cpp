@@ -115,11 +115,11 @@ class ManagedBuffer final : public Buffer {
 }  // namespace
 
 void register_gpu_memory(MemoryKinds& kinds, const std::string& unavailable_reason) {
-  kinds.add({"pinned", "page-locked host memory (cudaMallocHost)", false, unavailable_reason,
+  kinds.add({"pinned", "page-locked host memory (cudaMallocHost)", false, false, unavailable_reason,
              [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<PinnedHostBuffer>(bytes); }});
-  kinds.add({"device", "GPU memory (cudaMalloc)", true, unavailable_reason,
+  kinds.add({"device", "GPU memory (cudaMalloc)", true, true, unavailable_reason,
              [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<DeviceBuffer>(bytes); }});
-  kinds.add({"managed", "CUDA unified memory (cudaMallocManaged)", false, unavailable_reason,
+  kinds.add({"managed", "CUDA unified memory (cudaMallocManaged)", false, true, unavailable_reason,
              [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<ManagedBuffer>(bytes); }});
 }
 
