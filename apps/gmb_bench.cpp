@@ -112,9 +112,9 @@ void select_gpu(Platform& platform, const LocalRank& local) {
 int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& args, const std::vector<std::string>& argv_all) {
   // Parse first: --help needs no MPI.
   RunSettings settings;
-  settings.sizes = parse_sizes("1:4M");
   bool help = false;
   auto bench = info.make();
+  settings.sizes = parse_sizes(bench->default_sizes());
   ArgParser parser;
   add_common_options(parser, settings, help);
   bench->add_options(parser);
@@ -187,6 +187,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   ctx.awareness = &awareness;
   ctx.settings = &settings;
   ctx.run_id = make_run_id(MPI_COMM_WORLD);
+  ctx.ranks = gather_rank_facts(MPI_COMM_WORLD, platform);
   const Json context = build_context(ctx, argv_all, local, bench->options_json());
   if (ctx.rank == 0) sink->write_context(context);
 

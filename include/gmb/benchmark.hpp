@@ -17,6 +17,7 @@
 #include "gmb/args.hpp"
 #include "gmb/awareness.hpp"
 #include "gmb/json.hpp"
+#include "gmb/path.hpp"
 #include "gmb/platform.hpp"
 #include "gmb/record.hpp"
 
@@ -47,6 +48,10 @@ struct Context {
   const RunSettings* settings = nullptr;
   std::string run_id;
   std::string benchmark;  // the registered name, as records spell it
+  std::vector<RankFacts> ranks;  // every rank's host and GPU, filled at start-up on every rank
+
+  // Path between two ranks' buffers (the GPU runtime answers link questions when there is one).
+  PathInfo path_between(int rank_a, bool gpu_backed_a, int rank_b, bool gpu_backed_b) const;
 };
 
 class Benchmark {
@@ -58,6 +63,8 @@ class Benchmark {
   virtual void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) = 0;
   // The benchmark's options as they go into the context record.
   virtual Json options_json() const { return Json::object(); }
+  // Sizes used when --sizes is not given.
+  virtual std::string default_sizes() const { return "1:4M"; }
   // Columns of the human table.
   virtual std::vector<TableColumn> columns() const = 0;
   // Runs everything and writes result records; returns an ExitCode.

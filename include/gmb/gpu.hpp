@@ -15,6 +15,13 @@ struct GpuInfo {
   std::size_t memory_bytes = 0;
 };
 
+// The link between two GPUs of one host.
+struct GpuLink {
+  std::string kind;            // "nvlink", "pcie", "same-gpu", "unknown"
+  std::string detail;          // e.g. "NV18 (NVLink 4)" or how it was determined
+  double nominal_GBps = 0;     // per direction; 0 when unknown
+};
+
 // Opaque handles (cudaStream_t / cudaEvent_t underneath). A null stream is the default stream.
 using GpuStream = void*;
 using GpuEvent = void*;
@@ -57,6 +64,18 @@ class GpuRuntime {
   virtual void busy_kernel(double seconds, GpuStream stream) = 0;
   // An empty kernel (launch-cost measurement).
   virtual void empty_kernel(GpuStream stream) = 0;
+  // A grid-stride copy kernel on the current device (the SM copy path, as opposed to copy engines).
+  virtual void sm_copy(void* dst, const void* src, std::size_t bytes, GpuStream stream) = 0;
+
+  // Peer access from device `from` to memory of device `to`; false when the pair cannot.
+  virtual bool enable_peer_access(int from, int to) = 0;
+  // CUDA IPC: a handle to device memory another process on the host can open.
+  virtual std::string ipc_export(void* device_pointer) = 0;
+  virtual void* ipc_open(const std::string& handle) = 0;
+  virtual void ipc_close(void* pointer) = 0;
+
+  // How two GPUs of this host are linked (NVML when present, else the CUDA peer query).
+  virtual GpuLink link_between(const std::string& pci_a, const std::string& pci_b) const = 0;
 };
 
 // RAII owner of a GpuStream.

@@ -20,6 +20,9 @@ const BuildInfo& build_info();  // generated at configure time (src/core/build_i
 // A run identifier shared by all ranks (rank 0 makes it, everyone receives it).
 std::string make_run_id(MPI_Comm comm);
 
+// Collective: every rank learns every rank's host and GPU (Context::ranks).
+std::vector<RankFacts> gather_rank_facts(MPI_Comm comm, const Platform& platform);
+
 // Collective: gathers per-rank facts to rank 0 and returns the context record there (an empty
 // object elsewhere).
 Json build_context(const Context& ctx, const std::vector<std::string>& command_line, const LocalRank& local,

@@ -124,6 +124,9 @@ class PointToPoint : public SizeSweep {
     send_buffer_ = kind.allocate(std::max<std::size_t>(bytes, 1));
     recv_buffer_ = kind.allocate(std::max<std::size_t>(bytes, 1));
     send_buffer_->fill(bytes, seed_of(rank_, 0));  // the producer's data exists before timing starts
+    const MemoryKind* send = ctx.platform->memory.find(send_kind_);
+    const MemoryKind* recv = ctx.platform->memory.find(recv_kind_);
+    path_ = ctx.path_between(0, send->gpu_backed, ctx.size / 2, recv->gpu_backed);
     channel_ = make_transfer(transfer_, ctx.comm, *ctx.platform, kind, bytes, windowed() ? window_ : 1);
   }
 
@@ -166,6 +169,8 @@ class PointToPoint : public SizeSweep {
     }
   }
 
+  void add_path(Json& record) const { record.set("path", path_.to_json()); }
+
   void set_bandwidth(Json& record, const std::vector<double>& seconds, double bytes_per_iteration) const {
     record.set("time_us", summarize_transformed(seconds, [](double s) { return s * 1e6; }).to_json());
     record.set("bandwidth_GBps",
@@ -196,6 +201,7 @@ class PointToPoint : public SizeSweep {
   int ack_ = 0;
   std::unique_ptr<Buffer> send_buffer_, recv_buffer_;
   std::unique_ptr<Transfer> channel_;
+  PathInfo path_;
 };
 
 class Latency final : public PointToPoint {
@@ -213,6 +219,7 @@ class Latency final : public PointToPoint {
     }
   }
   void describe_result(Json& record, std::size_t, const std::vector<double>& seconds) override {
+    add_path(record);
     // One iteration is a round trip: one-way latency is half of it.
     record.set("time_us", summarize_transformed(seconds, [](double s) { return s * 1e6 / 2; }).to_json());
     record.set("metrics", Json::object().set("time_us", "one-way latency = round trip / 2"));
@@ -230,6 +237,7 @@ class Bandwidth final : public PointToPoint {
   }
   void iterate() override { one_way_window(); }
   void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
+    add_path(record);
     set_bandwidth(record, seconds, static_cast<double>(bytes) * window_);
     record.set("metrics", Json::object().set("time_us", "time per window").set("bandwidth_GBps", "bytes * window / time, 1e9 bytes/s"));
   }
@@ -247,6 +255,7 @@ class BiBandwidth final : public PointToPoint {
     channel_->complete_all();
   }
   void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
+    add_path(record);
     set_bandwidth(record, seconds, 2.0 * static_cast<double>(bytes) * window_);
     record.set("metrics", Json::object().set("time_us", "time per window").set("bandwidth_GBps", "2 * bytes * window / time, 1e9 bytes/s"));
   }
@@ -262,6 +271,7 @@ class MultiPairBandwidth final : public PointToPoint {
   }
   void iterate() override { one_way_window(); }
   void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
+    add_path(record);
     set_bandwidth(record, seconds, static_cast<double>(bytes) * window_ * pairs_);
     const double messages = static_cast<double>(window_) * pairs_;
     record.set("message_rate_Mps", summarize_transformed(seconds, [&](double s) { return messages / s / 1e6; }).to_json());

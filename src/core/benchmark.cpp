@@ -17,6 +17,14 @@ const BenchmarkInfo* Registry::find(const std::string& name) const {
   return nullptr;
 }
 
+PathInfo Context::path_between(int rank_a, bool gpu_backed_a, int rank_b, bool gpu_backed_b) const {
+  LinkQuery link;
+  if (platform && platform->gpu && platform->gpu_unavailable_reason.empty())
+    link = [this](const std::string& a, const std::string& b) { return platform->gpu->link_between(a, b); };
+  return classify_path(ranks.at(static_cast<std::size_t>(rank_a)), gpu_backed_a, ranks.at(static_cast<std::size_t>(rank_b)),
+                       gpu_backed_b, link);
+}
+
 std::string rank_count_problem(const BenchmarkInfo& info, int world_size) {
   const std::string have = " (launched with " + std::to_string(world_size) + ")";
   if (info.max_ranks && info.min_ranks == info.max_ranks && world_size != info.min_ranks)

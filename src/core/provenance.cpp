@@ -74,6 +74,35 @@ std::vector<std::vector<std::string>> gather_fields(MPI_Comm comm, const std::ve
 
 }  // namespace
 
+std::vector<RankFacts> gather_rank_facts(MPI_Comm comm, const Platform& platform) {
+  GpuInfo gpu;
+  if (platform.gpu && platform.gpu_unavailable_reason.empty()) gpu = platform.gpu->current_device();
+  const std::vector<std::string> mine = {hostname(), gpu.uuid, gpu.pci_bus_id};
+  auto all = gather_fields(comm, mine);
+  // Rank 0 packs everyone's facts and broadcasts them: every rank can classify paths.
+  std::string packed;
+  for (const auto& f : all) packed += std::to_string(f[0].size()) + ":" + f[0] + std::to_string(f[1].size()) + ":" +
+                                      f[1] + std::to_string(f[2].size()) + ":" + f[2];
+  packed = broadcast_string(comm, packed, 0);
+  std::vector<RankFacts> facts;
+  std::size_t pos = 0;
+  auto next = [&]() {
+    const std::size_t colon = packed.find(':', pos);
+    const std::size_t n = std::stoul(packed.substr(pos, colon - pos));
+    std::string item = packed.substr(colon + 1, n);
+    pos = colon + 1 + n;
+    return item;
+  };
+  while (pos < packed.size()) {
+    RankFacts f;
+    f.host = next();
+    f.gpu_uuid = next();
+    f.gpu_pci = next();
+    facts.push_back(std::move(f));
+  }
+  return facts;
+}
+
 std::string make_run_id(MPI_Comm comm) {
   int rank = 0;
   GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));

@@ -95,6 +95,7 @@ void RecordSink::print_table_row(const Json& result) {
   for (const auto& c : columns_) {
     const Json* v = lookup_path(result, c.path);
     if (v && v->is_number()) std::printf(" %14.*f", c.precision, v->as_number());
+    else if (v && v->as_string()) std::printf(" %14s", v->as_string()->c_str());
     else std::printf(" %14s", "-");
   }
   const Json* status = result.find("status");

@@ -1,9 +1,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstring>
 
 #include "cuda_check.hpp"
 #include "gpu_runtime.hpp"
+#include "nvml_links.hpp"
 #include "pattern_kernels.hpp"
 
 namespace gmb::cuda {
@@ -122,5 +124,53 @@ void CudaRuntime::copy_async(void* dst, const void* src, std::size_t bytes, GpuS
 }
 void CudaRuntime::busy_kernel(double seconds, GpuStream stream) { launch_busy(seconds, as_stream(stream)); }
 void CudaRuntime::empty_kernel(GpuStream stream) { launch_empty(as_stream(stream)); }
+void CudaRuntime::sm_copy(void* dst, const void* src, std::size_t bytes, GpuStream stream) {
+  launch_sm_copy(dst, src, bytes, as_stream(stream));
+}
+
+bool CudaRuntime::enable_peer_access(int from, int to) {
+  int can = 0;
+  GMB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+  if (!can) return false;
+  int previous = 0;
+  GMB_CUDA_CHECK(cudaGetDevice(&previous));
+  GMB_CUDA_CHECK(cudaSetDevice(from));
+  const cudaError_t s = cudaDeviceEnablePeerAccess(to, 0);
+  if (s == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
+  else GMB_CUDA_CHECK(s);
+  GMB_CUDA_CHECK(cudaSetDevice(previous));
+  return true;
+}
+
+std::string CudaRuntime::ipc_export(void* device_pointer) {
+  cudaIpcMemHandle_t handle;
+  GMB_CUDA_CHECK(cudaIpcGetMemHandle(&handle, device_pointer));
+  return std::string(reinterpret_cast<const char*>(&handle), sizeof handle);
+}
+
+void* CudaRuntime::ipc_open(const std::string& handle) {
+  if (handle.size() != sizeof(cudaIpcMemHandle_t)) GMB_FATAL("malformed CUDA IPC handle");
+  cudaIpcMemHandle_t h;
+  std::memcpy(&h, handle.data(), sizeof h);
+  void* p = nullptr;
+  GMB_CUDA_CHECK(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+  return p;
+}
+
+void CudaRuntime::ipc_close(void* pointer) { GMB_CUDA_CHECK(cudaIpcCloseMemHandle(pointer)); }
+
+GpuLink CudaRuntime::link_between(const std::string& pci_a, const std::string& pci_b) const {
+  if (pci_a == pci_b) return {"same-gpu", "one GPU", 0};
+  if (GpuLink link = nvml_link_between(pci_a, pci_b); !link.kind.empty()) return link;
+  // Without NVML: CUDA tells only whether peer access works, not over which link.
+  int a = -1, b = -1;
+  if (cudaDeviceGetByPCIBusId(&a, pci_a.c_str()) != cudaSuccess || cudaDeviceGetByPCIBusId(&b, pci_b.c_str()) != cudaSuccess) {
+    cudaGetLastError();
+    return {"unknown", "GPU not visible to this process", 0};
+  }
+  int can = 0;
+  GMB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
+  return {can ? "peer" : "pcie", can ? "peer access (link type unknown: NVML not available)" : "no peer access", 0};
+}
 
 }  // namespace gmb::cuda

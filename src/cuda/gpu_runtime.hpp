@@ -30,6 +30,12 @@ class CudaRuntime final : public GpuRuntime {
   void copy_async(void* dst, const void* src, std::size_t bytes, GpuStream stream) override;
   void busy_kernel(double seconds, GpuStream stream) override;
   void empty_kernel(GpuStream stream) override;
+  void sm_copy(void* dst, const void* src, std::size_t bytes, GpuStream stream) override;
+  bool enable_peer_access(int from, int to) override;
+  std::string ipc_export(void* device_pointer) override;
+  void* ipc_open(const std::string& handle) override;
+  void ipc_close(void* pointer) override;
+  GpuLink link_between(const std::string& pci_a, const std::string& pci_b) const override;
 };
 
 }  // namespace gmb::cuda

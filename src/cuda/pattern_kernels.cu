@@ -37,6 +37,18 @@ __global__ void busy_kernel(long long cycles) {
 
 __global__ void empty_kernel() {}
 
+__global__ void copy16_kernel(uint4* dst, const uint4* src, std::size_t words) {
+  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < words;
+       k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    dst[k] = src[k];
+}
+
+__global__ void copy1_kernel(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
+  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < bytes;
+       k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    dst[k] = src[k];
+}
+
 unsigned grid_for(std::size_t items) {
   const std::size_t blocks = (items + 255) / 256;
   return static_cast<unsigned>(blocks < 4096 ? (blocks ? blocks : 1) : 4096);
@@ -92,6 +104,18 @@ void launch_busy(double seconds, cudaStream_t stream) {
 void launch_empty(cudaStream_t stream) {
   empty_kernel<<<1, 1, 0, stream>>>();
   GMB_CUDA_CHECK_LAUNCH("empty_kernel");
+}
+
+void launch_sm_copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return;
+  int device = 0, sms = 0;
+  GMB_CUDA_CHECK(cudaGetDevice(&device));
+  GMB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const unsigned blocks = static_cast<unsigned>(sms * 4);
+  const bool aligned = (reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src) | bytes) % 16 == 0;
+  if (aligned) copy16_kernel<<<blocks, 512, 0, stream>>>(static_cast<uint4*>(dst), static_cast<const uint4*>(src), bytes / 16);
+  else copy1_kernel<<<blocks, 512, 0, stream>>>(static_cast<std::uint8_t*>(dst), static_cast<const std::uint8_t*>(src), bytes);
+  GMB_CUDA_CHECK_LAUNCH("copy_kernel");
 }
 
 }  // namespace gmb::cuda

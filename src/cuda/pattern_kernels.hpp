@@ -17,5 +17,7 @@ void launch_touch(void* data, std::size_t bytes, cudaStream_t stream);
 // One block spinning on the SM clock for about `seconds` (converted with the device's clock rate).
 void launch_busy(double seconds, cudaStream_t stream);
 void launch_empty(cudaStream_t stream);
+// Grid-stride copy by the SMs (16-byte words where aligned).
+void launch_sm_copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream);
 
 }  // namespace gmb::cuda

@@ -1,0 +1,181 @@
+// Collectives as data (METHODOLOGY "Collectives" and "Non-blocking collectives and overlap").
+//
+// One table row per operation: how many elements each rank sends and receives for a size (v-variants
+// with unequal counts), the blocking call, the non-blocking start, the bus-bandwidth factor and where
+// every received element comes from (for --validate). The blocking benchmark (`coll`) and the
+// non-blocking/overlap benchmark (`nbc`) iterate the same table; adding an operation is one row.
+// Example followed: nccl-tests src/common.h (struct testColl) and doc/PERFORMANCE.md.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmb/benchmark.hpp"
+#include "gmb/memory.hpp"
+
+namespace gmb::coll {
+
+// Element types. Data-movement operations move bytes; reductions (MPI_SUM) use int, float or double.
+enum class Dtype { byte, int32, float32, float64 };
+std::size_t dtype_size(Dtype t);
+const char* dtype_name(Dtype t);  // "byte", "int", "float", "double"
+MPI_Datatype dtype_mpi(Dtype t);
+
+// Where MPI allows MPI_IN_PLACE for an operation.
+enum class InPlace { never, root_only, all };
+
+// One rank's view of an operation at one size, in elements of the datatype.
+struct Layout {
+  std::uint64_t send_elems = 0, recv_elems = 0;  // buffer lengths this rank allocates
+  int send_count = 0, recv_count = 0;            // the scalar counts of the regular calls
+  // Per-peer counts and displacements (v-variants, alltoall(v), reduce_scatter).
+  std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
+  // The size S of the operation in elements (nccl-tests' "size"); bandwidth = S * elem / time.
+  std::uint64_t op_elems = 0;
+};
+
+// A run of elements of a rank's receive buffer and where they come from: `length` elements at
+// `dst_offset` equal rank `src_rank`'s input at `src_offset` on, or (reduce) the sum over all ranks'
+// inputs at `src_offset` on. A rank's "input" is its logical send vector (what it would send when
+// not in place).
+struct Segment {
+  std::uint64_t dst_offset = 0, length = 0;
+  int src_rank = 0;  // ignored when reduce
+  std::uint64_t src_offset = 0;
+  bool reduce = false;
+};
+
+// Arguments of one call. In-place calls get MPI_IN_PLACE where the standard puts it.
+struct CallArgs {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  const Layout* layout = nullptr;
+  MPI_Datatype type = MPI_BYTE;
+  int root = 0, rank = 0;
+  bool in_place = false;
+  MPI_Comm comm = MPI_COMM_WORLD;
+};
+
+struct Collective {
+  const char* name;             // "allreduce"
+  const char* blocking_name;    // "MPI_Allreduce"
+  const char* nonblocking_name; // "MPI_Iallreduce"
+  bool reduction;
+  bool rooted;
+  bool has_data;  // false for barrier
+  InPlace in_place;
+  // nccl-tests bus-bandwidth factor for `ranks` ranks: busbw = algbw * factor.
+  double (*busbw_factor)(int ranks);
+  // The layout of `rank` for `total` elements (total = floor(bytes / element size)).
+  Layout (*layout)(std::uint64_t total, int rank, int ranks, int root, bool in_place);
+  // What `rank`'s receive buffer holds after the call (checked by --validate).
+  std::vector<Segment> (*received)(std::uint64_t total, int rank, int ranks, int root, bool in_place);
+  // What `rank`'s receive buffer must hold before the call (in-place inputs; bcast's root data).
+  std::vector<Segment> (*initial)(std::uint64_t total, int rank, int ranks, int root, bool in_place);
+  void (*call)(const CallArgs& a);
+  void (*start)(const CallArgs& a, MPI_Request* request);
+};
+
+const std::vector<Collective>& collectives();
+// The row, or nullptr.
+const Collective* find_collective(const std::string& name);
+// "bcast, reduce, ..." for messages.
+std::string collective_names();
+// Whether `rank` passes MPI_IN_PLACE when --in-place is asked for.
+bool rank_is_in_place(const Collective& c, int rank, int root, bool in_place);
+
+// `total` elements split over `parts` unequally (part k proportional to k+1); the parts sum to total.
+std::vector<std::uint64_t> unequal_split(std::uint64_t total, int parts);
+
+// Input values: element i of rank r's input for `seed`. Bytes follow the memory pattern; typed
+// values are small positive integers, so float sums are exact (and never negative: -1 is poison).
+double input_value(Dtype t, int rank, std::uint64_t index, std::uint32_t seed);
+// Writes / reads element `index` of a host array of type t.
+void store_value(Dtype t, void* base, std::uint64_t index, double value);
+double load_value(Dtype t, const void* base, std::uint64_t index);
+// Host images: rank's send buffer, its receive buffer before the call (poison outside `initial`),
+// and the expected receive buffer (checked only inside `received`).
+std::vector<unsigned char> make_send_image(const Collective& c, const Layout& l, Dtype t, int rank, std::uint32_t seed);
+std::vector<unsigned char> make_recv_image(const Collective& c, const Layout& l, Dtype t, std::uint64_t total, int rank,
+                                           int ranks, int root, bool in_place, std::uint32_t seed);
+double expected_value(Dtype t, const Segment& s, std::uint64_t k, int ranks, std::uint32_t seed);
+// "" when `recv` (host copy of the receive buffer) holds what `received` says, else the first mismatch.
+std::string check_received(const Collective& c, Dtype t, const unsigned char* recv, std::uint64_t total, int rank,
+                           int ranks, int root, bool in_place, std::uint32_t seed);
+
+// Overlap arithmetic (METHODOLOGY): overhead = overall - pure;
+// overlap % = max(0, 100 - 100 * (overall - compute) / pure); 0 when pure <= 0. Capped at 100.
+double overhead(double overall, double pure);
+double overlap_percent(double overall, double compute, double pure);
+
+// One overlapped operation on one rank (seconds): start, dummy compute (with its MPI_Test calls
+// counted apart as `test`), wait; overall = init + compute + test + wait.
+struct PhaseSample {
+  double overall = 0, init = 0, compute = 0, test = 0, wait = 0;
+};
+// The figures of one compute point, from the medians (microseconds) of the slowest-rank samples.
+struct OverlapFigures {
+  double pure_us = 0, overall_us = 0, init_us = 0, compute_us = 0, test_us = 0, wait_us = 0;
+  double overhead_us = 0, overlap_pct = 0;
+  Json to_json() const;
+};
+OverlapFigures overlap_figures(double pure_median_seconds, const std::vector<PhaseSample>& samples);
+// Compute time as fractions of the pure time: {1} for a single point, {0, 0.25, ..., 2} for a sweep.
+std::vector<double> compute_fractions(bool sweep);
+
+// Operands shared by `coll` and `nbc`: the operation, memory kinds per role, root, in-place, data
+// type, buffers, validation images. Declares and checks the options both benchmarks share.
+class Operands {
+ public:
+  void add_options(ArgParser& p);
+  // Takes OP from the positionals and checks the combination; throws UsageError.
+  void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform,
+                 const std::string& benchmark);
+  Json options_json() const;
+  void describe_configuration(Json& record, int world_size) const;
+  std::string unsupported_reason(const Context& ctx) const;
+  // Allocates and fills for `bytes`; throws Unsupported (counts beyond int, allocation failure).
+  void setup(const Context& ctx, std::size_t bytes);
+  void prepare(std::uint32_t seed);
+  std::string verify(std::uint32_t seed);
+  void teardown();
+
+  void call() const { op_->call(args_); }
+  void start(MPI_Request* request) const { op_->start(args_, request); }
+
+  const Collective& op() const { return *op_; }
+  Dtype dtype() const { return dtype_; }
+  // Bytes the operation moves in nccl-tests' sense (S * element size) at the current size.
+  double op_bytes() const { return static_cast<double>(layout_.op_elems) * static_cast<double>(dtype_size(dtype_)); }
+  static double op_bytes_for(const Collective& c, Dtype t, std::size_t bytes, int ranks);
+
+ private:
+  const std::string& my_kind(int rank) const { return rank == root_ ? mem_root_ : mem_others_; }
+  void upload(Buffer& b, const std::vector<unsigned char>& image) const;
+  void download(std::vector<unsigned char>& image, const Buffer& b) const;
+
+  const Collective* op_ = nullptr;
+  std::string mem_all_, mem_root_explicit_, mem_others_explicit_;
+  std::string mem_root_ = "host", mem_others_ = "host";  // resolved by configure()
+  int root_ = 0;
+  bool in_place_ = false;
+  std::string dtype_text_;
+  Dtype dtype_ = Dtype::byte;
+
+  // Per size.
+  const Platform* platform_ = nullptr;
+  const MemoryKind* kind_ = nullptr;
+  int rank_ = 0, ranks_ = 1;
+  std::uint64_t total_ = 0;
+  Layout layout_;
+  std::unique_ptr<Buffer> send_, recv_;
+  CallArgs args_;
+  std::vector<unsigned char> scratch_;
+};
+
+}  // namespace gmb::coll

@@ -1,0 +1,32 @@
+// Which path a pair of ranks' buffers communicate over (METHODOLOGY "Native ceilings"): every
+// result is classified so it can be put next to the ceiling of the same path.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "gmb/gpu.hpp"
+#include "gmb/json.hpp"
+
+namespace gmb {
+
+// What a rank is: gathered at start-up (see build_context).
+struct RankFacts {
+  std::string host;
+  std::string gpu_uuid, gpu_pci;  // empty without a GPU
+};
+
+struct PathInfo {
+  std::string path_class;  // same-gpu, nvlink, pcie, peer, host-device, host, inter-node
+  std::string link;        // detail, e.g. "NV18 (NVLink 4)"
+  double nominal_GBps = 0; // per direction; 0 when unknown
+  Json to_json() const;
+};
+
+using LinkQuery = std::function<GpuLink(const std::string& pci_a, const std::string& pci_b)>;
+
+// Pure classification: `gpu_backed_*` says whether that side's buffer is device or managed memory.
+PathInfo classify_path(const RankFacts& a, bool gpu_backed_a, const RankFacts& b, bool gpu_backed_b,
+                       const LinkQuery& link);
+
+}  // namespace gmb

@@ -1,0 +1,301 @@
+// gmb-bench peaks: native copy ceilings without MPI data movement (MPI only coordinates), the
+// "achievable peak" every MPI figure is compared with. Copies are timed with GPU events while a
+// busy kernel holds the stream, so that the copies are all queued before the clock starts and
+// launch/queuing gaps are not measured (nvbandwidth's method).
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "gmb/benchmark.hpp"
+#include "gmb/error.hpp"
+#include "gmb/stats.hpp"
+
+namespace gmb {
+
+namespace {
+
+// Long enough to enqueue the copies of one sample behind it.
+constexpr double kHoldSeconds = 2e-3;
+
+class Peaks final : public Benchmark {
+ public:
+  void add_options(ArgParser& p) override {
+    p.value({"--samples"}, "N", "timed samples per ceiling (default 10)",
+            [this](const std::string& v) { samples_ = parse_positive_int(v, "sample count"); });
+    p.value({"--copies"}, "N", "copies per sample (default 8)",
+            [this](const std::string& v) { copies_ = parse_positive_int(v, "copy count"); });
+    p.value({"--host-threads"}, "N", "threads for the host-memory copy (default: the CPUs this rank may use, up to 16)",
+            [this](const std::string& v) { host_threads_ = parse_positive_int(v, "thread count"); });
+  }
+  void configure(const std::vector<std::string>& positionals, int, const Platform&) override {
+    if (!positionals.empty()) throw UsageError("peaks takes no positional arguments");
+  }
+  std::string default_sizes() const override { return "64M"; }
+  Json options_json() const override {
+    return Json::object().set("samples", samples_).set("copies", copies_).set("host_threads", host_threads_);
+  }
+  std::vector<TableColumn> columns() const override {
+    return {{"operation", "operation", 0}, {"pair", "metrics.pair", 0}, {"GB/s", "bandwidth_GBps.median", 2}, {"p5_GB/s", "bandwidth_GBps.p5", 2}};
+  }
+
+  int run(Context& ctx, RecordSink& sink) override {
+    ctx_ = &ctx;
+    sink_ = &sink;
+    int exit_code = kExitOk;
+    for (const auto bytes : ctx.settings->sizes) {
+      bytes_ = std::max<std::size_t>(bytes, 1);
+      host_copy();
+      const std::string why_not = agree_on_reason(ctx.comm, ctx.platform->gpu_unavailable_reason);
+      if (!why_not.empty()) {
+        if (ctx.rank == 0) emit_unsupported("gpu-copies", why_not);
+        exit_code = kExitUnsupported;
+        continue;
+      }
+      // One rank at a time, so that ranks sharing a host do not compete for its links.
+      for (int r = 0; r < ctx.size; ++r) {
+        if (r == ctx.rank) local_gpu_copies();
+        GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+      }
+      if (ctx.rank == 0) peer_copies_in_one_process();
+      GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+      ipc_copies_between_ranks();
+    }
+    return exit_code;
+  }
+
+ private:
+  GpuRuntime& gpu() const { return *ctx_->platform->gpu; }
+  const MemoryKind& kind(const char* name) const { return ctx_->platform->memory.require(name); }
+
+  // Bandwidth samples of `enqueue` (one copy of bytes_), timed with events on `stream`.
+  std::vector<double> time_copies(GpuStream stream, bool hold, const std::function<void()>& enqueue) {
+    EventOwner start(gpu()), stop(gpu());
+    enqueue();  // warm-up: first-touch, peer mappings, lazy loading
+    gpu().stream_synchronize(stream);
+    std::vector<double> seconds_per_copy;
+    for (int s = 0; s < samples_; ++s) {
+      if (hold) gpu().busy_kernel(kHoldSeconds, stream);
+      gpu().record_event(start.get(), stream);
+      for (int c = 0; c < copies_; ++c) enqueue();
+      gpu().record_event(stop.get(), stream);
+      gpu().event_synchronize(stop.get());
+      seconds_per_copy.push_back(gpu().elapsed_ms(start.get(), stop.get()) / 1e3 / copies_);
+    }
+    return seconds_per_copy;
+  }
+
+  void emit(const std::string& operation, const std::string& pair, const std::vector<double>& seconds,
+            const PathInfo& path, const std::string& method) {
+    Json record = Json::object()
+                      .set("schema", "gmb.record/1")
+                      .set("type", "result")
+                      .set("run_id", ctx_->run_id)
+                      .set("benchmark", "peaks")
+                      .set("status", "ok")
+                      .set("bytes", bytes_)
+                      .set("operation", operation)
+                      .set("iterations", samples_ * copies_)
+                      .set("batch", copies_)
+                      .set("timing", method)
+                      .set("time_us", summarize_transformed(seconds, [](double s) { return s * 1e6; }).to_json())
+                      .set("bandwidth_GBps", summarize_transformed(seconds, [&](double s) { return bytes_ / s / 1e9; }).to_json())
+                      .set("path", path.to_json())
+                      .set("metrics", Json::object().set("pair", pair).set("rank", ctx_->rank));
+    sink_->write_result(record);
+  }
+
+  void emit_unsupported(const std::string& operation, const std::string& reason) {
+    sink_->write_result(Json::object()
+                            .set("schema", "gmb.record/1")
+                            .set("type", "result")
+                            .set("run_id", ctx_->run_id)
+                            .set("benchmark", "peaks")
+                            .set("status", "unsupported")
+                            .set("reason", reason)
+                            .set("bytes", bytes_)
+                            .set("operation", operation));
+  }
+
+  // Results are written by rank 0; other ranks send theirs there.
+  void report(const std::string& operation, const std::string& pair, const std::vector<double>& seconds,
+              const PathInfo& path, const std::string& method) {
+    if (ctx_->rank == 0) emit(operation, pair, seconds, path, method);
+    else pending_.push_back({operation, pair, seconds, path, method});
+  }
+
+  void flush_pending_to_rank0() {
+    // Each rank in turn tells rank 0 how many results it holds, then sends them field by field.
+    for (int r = 1; r < ctx_->size; ++r) {
+      int count = ctx_->rank == r ? static_cast<int>(pending_.size()) : 0;
+      GMB_MPI_CHECK(MPI_Bcast(&count, 1, MPI_INT, r, ctx_->comm));
+      for (int k = 0; k < count; ++k) {
+        Pending p = ctx_->rank == r ? pending_[static_cast<std::size_t>(k)] : Pending{};
+        for (std::string* field : {&p.operation, &p.pair, &p.path.path_class, &p.path.link, &p.method}) *field = bcast(*field, r);
+        int n = static_cast<int>(p.seconds.size());
+        GMB_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, r, ctx_->comm));
+        p.seconds.resize(static_cast<std::size_t>(n));
+        GMB_MPI_CHECK(MPI_Bcast(p.seconds.data(), n, MPI_DOUBLE, r, ctx_->comm));
+        GMB_MPI_CHECK(MPI_Bcast(&p.path.nominal_GBps, 1, MPI_DOUBLE, r, ctx_->comm));
+        if (ctx_->rank == 0) emit(p.operation, p.pair, p.seconds, p.path, p.method);
+      }
+    }
+    pending_.clear();
+  }
+
+  std::string bcast(std::string s, int root) {
+    int n = static_cast<int>(s.size());
+    GMB_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, root, ctx_->comm));
+    s.resize(static_cast<std::size_t>(n));
+    GMB_MPI_CHECK(MPI_Bcast(s.data(), n, MPI_CHAR, root, ctx_->comm));
+    return s;
+  }
+
+  std::string gpu_name(int rank) const { return "rank" + std::to_string(rank) + ":" + ctx_->ranks[static_cast<std::size_t>(rank)].gpu_pci; }
+
+  // Copy-engine and SM copies on this rank's GPU.
+  void local_gpu_copies() {
+    StreamOwner stream(gpu());
+    auto device_a = kind("device").allocate(bytes_);
+    auto device_b = kind("device").allocate(bytes_);
+    auto pinned = kind("pinned").allocate(bytes_);
+    auto pageable = kind("host").allocate(bytes_);
+    device_a->fill(bytes_, 1);
+    pinned->fill(bytes_, 2);
+    pageable->fill(bytes_, 3);
+    const std::string me = gpu_name(ctx_->rank);
+    const PathInfo host_device{"host-device", "copy engine over the host link", 0};
+    const PathInfo same_gpu{"same-gpu", "inside " + me, 0};
+    const std::string held = "GPU events around copies queued behind a busy kernel; per copy";
+    const std::string unheld = "GPU events around the copies (pageable: no hold, the host blocks per copy); per copy";
+    const GpuStream s = stream.get();
+    report("h2d-pinned", "host->" + me, time_copies(s, true, [&] { gpu().copy_async(device_a->data(), pinned->data(), bytes_, s); }), host_device, held);
+    report("d2h-pinned", me + "->host", time_copies(s, true, [&] { gpu().copy_async(pinned->data(), device_a->data(), bytes_, s); }), host_device, held);
+    report("h2d-pageable", "host->" + me, time_copies(s, false, [&] { gpu().copy_async(device_a->data(), pageable->data(), bytes_, s); }), host_device, unheld);
+    report("d2h-pageable", me + "->host", time_copies(s, false, [&] { gpu().copy_async(pageable->data(), device_a->data(), bytes_, s); }), host_device, unheld);
+    report("d2d", me + "->" + me, time_copies(s, true, [&] { gpu().copy_async(device_b->data(), device_a->data(), bytes_, s); }), same_gpu, held);
+    report("d2d-sm", me + "->" + me, time_copies(s, true, [&] { gpu().sm_copy(device_b->data(), device_a->data(), bytes_, s); }), same_gpu, held + " (SM copy kernel)");
+  }
+
+  // Every ordered pair of GPUs visible to rank 0, in one process: copy engine and SM copies.
+  void peer_copies_in_one_process() {
+    std::string error;
+    const int count = gpu().device_count(&error);
+    const int home = gpu().current_device_index();
+    for (int src = 0; src < count; ++src) {
+      for (int dst = 0; dst < count; ++dst) {
+        if (src == dst) continue;
+        const GpuInfo a = gpu().device_info(src), b = gpu().device_info(dst);
+        const std::string pair = "gpu" + std::to_string(src) + "->gpu" + std::to_string(dst);
+        if (!gpu().enable_peer_access(src, dst) || !gpu().enable_peer_access(dst, src)) {
+          emit_unsupported("p2p-ce", pair + ": no peer access between the two GPUs");
+          continue;
+        }
+        const GpuLink link = gpu().link_between(a.pci_bus_id, b.pci_bus_id);
+        const PathInfo path{link.kind, link.detail, link.nominal_GBps};
+        gpu().select_device(dst);
+        auto target = kind("device").allocate(bytes_);
+        gpu().select_device(src);
+        auto source = kind("device").allocate(bytes_);
+        source->fill(bytes_, 4);
+        {
+          StreamOwner stream(gpu());
+          const GpuStream s = stream.get();
+          report("p2p-ce", pair, time_copies(s, true, [&] { gpu().copy_async(target->data(), source->data(), bytes_, s); }), path,
+                 "copy engine, one process, peer access; GPU events behind a busy kernel; per copy");
+          report("p2p-sm", pair, time_copies(s, true, [&] { gpu().sm_copy(target->data(), source->data(), bytes_, s); }), path,
+                 "SM copy kernel writing peer memory, one process; GPU events behind a busy kernel; per copy");
+        }
+        if (auto bad = target->first_mismatch(bytes_, 4))
+          GMB_FATAL("peer copy " + pair + " delivered wrong data at byte " + std::to_string(*bad));
+        source.reset();
+        gpu().select_device(dst);
+        target.reset();
+        gpu().select_device(home);
+      }
+    }
+  }
+
+  // Every ordered pair of ranks on one host: rank `src` writes into rank `dst`'s buffer through
+  // CUDA IPC, as a CUDA-aware MPI does for large intra-node messages.
+  void ipc_copies_between_ranks() {
+    auto mine = kind("device").allocate(bytes_);
+    mine->fill(bytes_, 5);
+    const std::string handle = gpu().ipc_export(mine->data());
+    for (int src = 0; src < ctx_->size; ++src) {
+      for (int dst = 0; dst < ctx_->size; ++dst) {
+        if (src == dst || ctx_->ranks[static_cast<std::size_t>(src)].host != ctx_->ranks[static_cast<std::size_t>(dst)].host) continue;
+        const std::string peer_handle = bcast(ctx_->rank == dst ? handle : std::string(), dst);
+        if (ctx_->rank == src) {
+          const PathInfo path = ctx_->path_between(src, true, dst, true);
+          if (path.path_class == "same-gpu") {
+            // cudaIpcOpenMemHandle refuses a handle from the same device: nothing to measure.
+          } else {
+            void* peer = gpu().ipc_open(peer_handle);
+            auto source = kind("device").allocate(bytes_);
+            source->fill(bytes_, 6);
+            StreamOwner stream(gpu());
+            const GpuStream s = stream.get();
+            report("p2p-ipc", gpu_name(src) + "->" + gpu_name(dst),
+                   time_copies(s, true, [&] { gpu().copy_async(peer, source->data(), bytes_, s); }), path,
+                   "copy engine into another process's buffer through CUDA IPC; GPU events behind a busy kernel; per copy");
+            gpu().synchronize();
+            gpu().ipc_close(peer);
+          }
+        }
+        GMB_MPI_CHECK(MPI_Barrier(ctx_->comm));
+      }
+    }
+    flush_pending_to_rank0();
+  }
+
+  // STREAM-like copy of host memory by several threads (each thread copies its own slice).
+  void host_copy() {
+    if (ctx_->rank == 0) {
+      int threads = host_threads_;
+      if (threads == 0) threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 16);
+      auto a = kind("host").allocate(bytes_);
+      auto b = kind("host").allocate(bytes_);
+      auto copy_once = [&] {
+        std::vector<std::thread> pool;
+        const std::size_t slice = (bytes_ + threads - 1) / threads;
+        for (int t = 0; t < threads; ++t) {
+          const std::size_t off = std::min(bytes_, slice * t), len = std::min(slice, bytes_ - off);
+          pool.emplace_back([&, off, len] { std::memcpy(static_cast<char*>(b->data()) + off, static_cast<char*>(a->data()) + off, len); });
+        }
+        for (auto& th : pool) th.join();
+      };
+      copy_once();  // first touch of every page
+      std::vector<double> seconds;
+      for (int s = 0; s < samples_; ++s) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int c = 0; c < copies_; ++c) copy_once();
+        seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / copies_);
+      }
+      emit("host-copy", std::to_string(threads) + " threads, rank 0's NUMA placement", seconds,
+           PathInfo{"host", "host memory, first-touch placement", 0},
+           "host clock around memcpy by " + std::to_string(threads) + " threads (bytes copied; read+write traffic is twice that)");
+    }
+    GMB_MPI_CHECK(MPI_Barrier(ctx_->comm));
+  }
+
+  struct Pending {
+    std::string operation, pair;
+    std::vector<double> seconds;
+    PathInfo path;
+    std::string method;
+  };
+
+  int samples_ = 10, copies_ = 8, host_threads_ = 0;
+  std::size_t bytes_ = 0;
+  Context* ctx_ = nullptr;
+  RecordSink* sink_ = nullptr;
+  std::vector<Pending> pending_;
+};
+
+const Registration peaks_registration({"peaks", "native copy ceilings: host<->device, device, peer (CE, SM, IPC), host memory",
+                                       1, 0, false, [] { return std::make_unique<Peaks>(); }});
+
+}  // namespace
+
+}  // namespace gmb

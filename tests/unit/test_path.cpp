@@ -1,0 +1,47 @@
+#include <gtest/gtest.h>
+
+#include "gmb/path.hpp"
+
+using namespace gmb;
+
+namespace {
+// Recorded facts of a 2 x H200 NV18 machine, as NVML reported them.
+GpuLink recorded_links(const std::string& a, const std::string& b) {
+  if (a == b) return {"same-gpu", "one GPU", 0};
+  if ((a == "00000000:19:00.0" && b == "00000000:3b:00.0") || (a == "00000000:3b:00.0" && b == "00000000:19:00.0"))
+    return {"nvlink", "NV18 (NVLink 4)", 478.125};
+  return {"pcie", "no NVLink between the pair (NVML)", 0};
+}
+const RankFacts gpu0{"node1", "GPU-aaaa", "00000000:19:00.0"};
+const RankFacts gpu1{"node1", "GPU-bbbb", "00000000:3b:00.0"};
+const RankFacts gpu2{"node1", "GPU-cccc", "00000000:5d:00.0"};
+const RankFacts other_host{"node2", "GPU-dddd", "00000000:19:00.0"};
+}  // namespace
+
+TEST(Path, DeviceToDeviceOverNvlink) {
+  const PathInfo p = classify_path(gpu0, true, gpu1, true, recorded_links);
+  EXPECT_EQ(p.path_class, "nvlink");
+  EXPECT_EQ(p.link, "NV18 (NVLink 4)");
+  EXPECT_DOUBLE_EQ(p.nominal_GBps, 478.125);
+}
+
+TEST(Path, PcieWhenNoNvlink) { EXPECT_EQ(classify_path(gpu0, true, gpu2, true, recorded_links).path_class, "pcie"); }
+
+TEST(Path, SameGpu) { EXPECT_EQ(classify_path(gpu0, true, gpu0, true, recorded_links).path_class, "same-gpu"); }
+
+TEST(Path, HostSidesAndNodes) {
+  EXPECT_EQ(classify_path(gpu0, false, gpu1, true, recorded_links).path_class, "host-device");
+  EXPECT_EQ(classify_path(gpu0, true, gpu1, false, recorded_links).path_class, "host-device");
+  EXPECT_EQ(classify_path(gpu0, false, gpu1, false, recorded_links).path_class, "host");
+  EXPECT_EQ(classify_path(gpu0, true, other_host, true, recorded_links).path_class, "inter-node");
+}
+
+TEST(Path, NoGpuRuntimeOrNoGpu) {
+  EXPECT_EQ(classify_path(gpu0, true, gpu1, true, nullptr).path_class, "unknown");
+  EXPECT_EQ(classify_path(RankFacts{"node1", "", ""}, true, gpu1, true, recorded_links).path_class, "unknown");
+}
+
+TEST(Path, JsonNullNominalWhenUnknown) {
+  EXPECT_EQ(classify_path(gpu0, false, gpu1, false, recorded_links).to_json().dump(),
+            R"({"class":"host","link":"host memory on one host","nominal_GBps":null})");
+}
