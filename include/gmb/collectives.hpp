@@ -133,9 +133,14 @@ std::vector<double> compute_fractions(bool sweep);
 class Operands {
  public:
   void add_options(ArgParser& p);
-  // Takes OP from the positionals and checks the combination; throws UsageError.
+  // Takes OP from the positionals (one name, a comma-separated list, or "all") and checks the
+  // combination for every operation; throws UsageError. Selects the first operation.
   void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform,
                  const std::string& benchmark);
+  // The operations asked for, in order; select(k) makes the k-th current.
+  std::size_t operation_count() const { return ops_.size(); }
+  void select(std::size_t k);
+  bool any_data() const;
   Json options_json() const;
   void describe_configuration(Json& record, int world_size) const;
   std::string unsupported_reason(const Context& ctx) const;
@@ -160,6 +165,7 @@ class Operands {
   void download(std::vector<unsigned char>& image, const Buffer& b) const;
 
   const Collective* op_ = nullptr;
+  std::vector<const Collective*> ops_;
   std::string mem_all_, mem_root_explicit_, mem_others_explicit_;
   std::string mem_root_ = "host", mem_others_ = "host";  // resolved by configure()
   int root_ = 0;

@@ -102,3 +102,27 @@ env = {{ FAKE_SCALE = "1.4", FAKE_LIBRARY_VERSION = "MPICH Version: 1.0" }}
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[1] / "src"))
     return {"config": cfg, "tmp": tmp_path, "bindir": bindir}
+
+
+@pytest.fixture(scope="session")
+def engine_env(tmp_path_factory):
+    """(sources copy, engine cache) for tests that build real engines; see realmpi.py."""
+    import os
+
+    from realmpi import copy_sources
+
+    kept = os.environ.get("GMB_TEST_CACHE")
+    cache = Path(kept) if kept else tmp_path_factory.mktemp("engine-cache")
+    # with a kept cache the sources copy is kept too (same path: CMake builds incrementally)
+    src = copy_sources(cache / "engine-src" if kept else tmp_path_factory.mktemp("engine-src"),
+                       Path(os.environ["GMB_TEST_SOURCE"]) if os.environ.get("GMB_TEST_SOURCE") else None)
+    return {"source": src, "cache": cache, "cuda": os.environ.get("GMB_TEST_CUDA", "OFF")}
+
+
+@pytest.fixture
+def real_env(engine_env, monkeypatch):
+    """Point gmb at the session's source copy and engine cache."""
+    monkeypatch.setenv("GMB_SOURCE", str(engine_env["source"]))
+    monkeypatch.setenv("GMB_CACHE", str(engine_env["cache"]))
+    monkeypatch.setenv("GMB_ENABLE_CUDA", engine_env["cuda"])
+    return engine_env

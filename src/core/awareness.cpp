@@ -59,6 +59,10 @@ StaticAnswer query_static_answers(MPI_Comm comm, Json& evidence) {
   return any_no ? StaticAnswer::no : StaticAnswer::none;
 }
 
+// How long the proof may take. A library that mishandles device memory can hang instead of
+// failing; the proof then says so and the run goes on with device pointers refused.
+constexpr double kProofTimeoutSeconds = 15.0;
+
 // A validated device-to-device exchange: ranks pair up (0-1, 2-3, ...; an odd last rank talks to
 // itself) and swap 1 MiB of device memory. Returns "" when every byte arrived.
 std::string prove_with_device_exchange(MPI_Comm comm, const MemoryKind& device) {
@@ -73,11 +77,22 @@ std::string prove_with_device_exchange(MPI_Comm comm, const MemoryKind& device) 
     auto recv = device.allocate(kBytes);
     send->fill(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(rank));
     recv->poison(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(partner));
-    GMB_MPI_CHECK(MPI_Sendrecv(send->data(), static_cast<int>(kBytes), MPI_BYTE, partner, 7, recv->data(),
-                               static_cast<int>(kBytes), MPI_BYTE, partner, 7, comm, MPI_STATUS_IGNORE));
-    if (auto bad = recv->first_mismatch(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(partner)))
+    MPI_Request requests[2];
+    GMB_MPI_CHECK(MPI_Irecv(recv->data(), static_cast<int>(kBytes), MPI_BYTE, partner, 7, comm, &requests[0]));
+    GMB_MPI_CHECK(MPI_Isend(send->data(), static_cast<int>(kBytes), MPI_BYTE, partner, 7, comm, &requests[1]));
+    const double deadline = MPI_Wtime() + kProofTimeoutSeconds;
+    int done = 0;
+    while (!done && MPI_Wtime() < deadline) GMB_MPI_CHECK(MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE));
+    if (!done) {
+      // The library still owns the buffers: leak them rather than free memory it may write.
+      send.release();
+      recv.release();
+      problem = "the device-to-device exchange with rank " + std::to_string(partner) + " did not complete within " +
+                std::to_string(static_cast<int>(kProofTimeoutSeconds)) + " s (the library hung moving device memory)";
+    } else if (auto bad = recv->first_mismatch(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(partner))) {
       problem = "device-to-device exchange with rank " + std::to_string(partner) + " delivered wrong data at byte " +
                 std::to_string(*bad);
+    }
   } catch (const Unsupported& e) {
     problem = std::string("could not run the device-to-device proof: ") + e.what();
   }

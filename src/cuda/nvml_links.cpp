@@ -66,8 +66,15 @@ std::string normalise(std::string pci) {
 
 // Nominal bandwidth per link and direction, GB/s, by NVLink version (NVLink 4: 18 links give
 // the 450-478 GB/s quoted for H100/H200, depending on encoding overhead; we use the signalling rate).
-double per_link_GBps(unsigned version) {
-  switch (version) {
+// NVML reports an enum (nvmlNvlinkVersion_t), not the NVLink generation: 1 = 1.0, 2 = 2.0,
+// 3 = 2.2, 4 = 3.0, 5 = 3.1, 6 = 4.0, 7 = 5.0. Seen on H200: 6.
+unsigned nvlink_generation(unsigned nvml_version) {
+  static const unsigned generation[] = {0, 1, 2, 2, 3, 3, 4, 5};
+  return nvml_version < 8 ? generation[nvml_version] : 0;
+}
+
+double per_link_GBps(unsigned generation) {
+  switch (generation) {
     case 1: return 20.0;
     case 2: return 25.0;
     case 3: return 25.0;
@@ -91,7 +98,7 @@ GpuLink nvml_link_between(const std::string& pci_a, const std::string& pci_b) {
     int active = 0;
     if (n.link_state(a, link, &active) != NVML_SUCCESS || active != NVML_FEATURE_ENABLED) continue;
     ++active_links;
-    if (n.link_version) n.link_version(a, link, &version);
+    if (n.link_version && n.link_version(a, link, &version) == NVML_SUCCESS) version = nvlink_generation(version);
     nvmlPciInfo_t remote;
     if (n.remote_pci(a, link, &remote) != NVML_SUCCESS) continue;
     char id[32];

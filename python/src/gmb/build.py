@@ -1,15 +1,23 @@
-"""Engine builds: one gmb-bench per MPI library, cached by the library's identity.
+"""Engine builds: one gmb-bench per MPI installation, cached by the library's identity.
 
-Cache layout: ``$GMB_CACHE`` (default ``~/.cache/gmb``) ``/engines/<name>-<build_hash>/`` holding the CMake
-build tree and ``gmb-build.json`` (library identity + hash of the engine sources). A build is redone when
-the engine sources change (the hash differs) or when the identity differs (a different directory).
+Cache layout: ``$GMB_CACHE`` (default ``~/.cache/gmb``) ``/engines/<family>-<version>-<build_hash>/`` holding
+the CMake build tree, ``build.log`` and ``gmb-build.json`` (library identity and fingerprint, hash of the engine
+sources, CUDA settings). The build hash comes from the identity (family, version, prefix, mpicc), so another
+library gets another directory; a build is redone when the engine sources change, when the installation was
+reinstalled (fingerprint: ``mpicc -show`` and the libmpi files), or when the CUDA settings differ.
+
+CMake is given the library's ``mpicc`` (MPI_C_COMPILER; the engine uses MPI's C component only) and its
+launcher (MPIEXEC_EXECUTABLE), ``-DGMB_ENABLE_CUDA=AUTO`` unless told otherwise and ``-DGMB_BUILD_TESTS=OFF``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -38,7 +46,8 @@ def cache_dir() -> Path:
 
 def source_hash(root: Path) -> str:
     h = hashlib.sha256()
-    files = sorted({p for g in SOURCE_GLOBS for p in root.glob(g) if p.is_file()})
+    files = sorted({p for g in SOURCE_GLOBS for p in root.glob(g)
+                    if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"})
     for p in files:
         h.update(str(p.relative_to(root)).encode())
         h.update(p.read_bytes())
@@ -46,7 +55,30 @@ def source_hash(root: Path) -> str:
 
 
 def build_dir(lib: MpiLibrary) -> Path:
-    return cache_dir() / "engines" / f"{lib.name}-{lib.build_hash}"
+    """Per installation, not per declared name: libraries that differ only in launcher settings or environment
+    (e.g. Open MPI with pml ucx and with ob1) share one engine."""
+    return cache_dir() / "engines" / f"{lib.family}-{lib.version}-{lib.build_hash}"
+
+
+def library_fingerprint(lib: MpiLibrary) -> str:
+    """What the installation looks like now: the wrapper's flags (``mpicc -show``) and the size and mtime of
+    the MPI shared libraries it links. Changes when the library is reinstalled or rebuilt at the same version."""
+    h = hashlib.sha256(lib.identity.encode())
+    if lib.cc:
+        try:
+            show = subprocess.run([lib.cc, "-show"], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            show = ""
+        h.update(show.encode())
+        libdirs = re.findall(r"-L(\S+)", show) + [str(Path(lib.prefix) / "lib")]
+        for d in libdirs:
+            for so in sorted(Path(d).glob("libmpi*.so")):
+                try:
+                    st = so.resolve().stat()
+                except OSError:
+                    continue
+                h.update(f"{so.resolve()}:{st.st_size}:{int(st.st_mtime)}".encode())
+    return h.hexdigest()[:16]
 
 
 def engine_path(lib: MpiLibrary) -> Path:
@@ -55,56 +87,166 @@ def engine_path(lib: MpiLibrary) -> Path:
     return build_dir(lib) / "gmb-bench"
 
 
-def needs_build(lib: MpiLibrary, root: Path) -> bool:
+def _stamp(lib: MpiLibrary, root: Path, cuda: str, cuda_arch: str | None) -> dict:
+    return {"identity": lib.identity, "fingerprint": library_fingerprint(lib), "source_hash": source_hash(root),
+            "cuda": cuda, "cuda_arch": cuda_arch or ""}
+
+
+def needs_build(lib: MpiLibrary, root: Path, cuda: str | None = None, cuda_arch: str | None = None) -> str | None:
+    """Why the engine of ``lib`` must be (re)built, or None when the cached one is current. ``cuda`` None: any
+    CUDA setting of the cached build will do (``gmb run`` after ``gmb build --cuda OFF`` does not rebuild)."""
     if lib.engine:
-        return False
+        return None
     stamp = build_dir(lib) / "gmb-build.json"
     if not stamp.is_file() or not engine_path(lib).exists():
-        return True
-    data = json.loads(stamp.read_text())
-    return data.get("source_hash") != source_hash(root) or data.get("identity") != lib.identity
+        return "not built yet"
+    try:
+        data = json.loads(stamp.read_text())
+    except ValueError:
+        return "unreadable build stamp"
+    want = _stamp(lib, root, cuda, cuda_arch)
+    keys = [("identity", "library changed"), ("fingerprint", "library reinstalled"),
+            ("source_hash", "engine sources changed")]
+    if cuda is not None:
+        keys.append(("cuda", "CUDA setting changed"))
+    if cuda_arch is not None:
+        keys.append(("cuda_arch", "CUDA architectures changed"))
+    for key, why in keys:
+        if data.get(key, "" if key == "cuda_arch" else None) != want[key]:
+            return why
+    return None
+
+
+def _library_env(lib: MpiLibrary) -> dict[str, str]:
+    """Environment for configuring/compiling: the library's bin first on PATH (wrappers such as a PyPI wheel's
+    mpicc find their own tools), nothing else changed."""
+    env = dict(os.environ)
+    if lib.cc:
+        env["PATH"] = str(Path(lib.cc).parent) + os.pathsep + env.get("PATH", "")
+    return env
 
 
 def cmake_argv(lib: MpiLibrary, root: Path, bdir: Path, cuda: str = "AUTO", cuda_arch: str | None = None):
+    """Configure and build argv. The engine uses MPI's C component only: MPI_C_COMPILER selects the library,
+    MPIEXEC_EXECUTABLE its launcher (CMake would otherwise take whichever mpiexec is first on PATH)."""
     configure = ["cmake", "-S", str(root), "-B", str(bdir), "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DGMB_ENABLE_CUDA={cuda}"]
-    if lib.cxx:
-        configure.append(f"-DMPI_CXX_COMPILER={lib.cxx}")
+                 f"-DGMB_ENABLE_CUDA={cuda}", "-DGMB_BUILD_TESTS=OFF"]
     if lib.cc:
         configure.append(f"-DMPI_C_COMPILER={lib.cc}")
+    if lib.launcher_path and Path(lib.launcher_path).name.split(".")[0] in ("mpirun", "mpiexec"):
+        configure.append(f"-DMPIEXEC_EXECUTABLE={lib.launcher_path}")
     if cuda_arch:
         configure.append(f"-DCMAKE_CUDA_ARCHITECTURES={cuda_arch}")
-    return configure, ["cmake", "--build", str(bdir), "-j", str(os.cpu_count() or 2)]
+    return configure, ["cmake", "--build", str(bdir), "--target", "gmb-bench", "-j", str(os.cpu_count() or 2)]
 
 
-def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: str = "AUTO",
+CMAKE_MIN = (3, 24)
+
+
+def check_tools(lib: MpiLibrary) -> None:
+    """Raise BuildError with a fix when CMake, a C/C++ compiler or the library's mpicc is missing."""
+    cmake = shutil.which("cmake")
+    if not cmake:
+        raise BuildError("cmake not found: install it (Debian: apt-get install cmake; or pip install cmake)")
+    out = subprocess.run([cmake, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"(\d+)\.(\d+)", out)
+    if m and (int(m.group(1)), int(m.group(2))) < CMAKE_MIN:
+        raise BuildError(f"cmake {m.group(0)} is too old (need >= {CMAKE_MIN[0]}.{CMAKE_MIN[1]}): "
+                         "pip install cmake, or a newer distribution package")
+    cxx = os.environ.get("CXX") or next((c for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
+    cc = os.environ.get("CC") or next((c for c in ("cc", "gcc", "clang") if shutil.which(c)), None)
+    if not cxx or not cc:
+        raise BuildError("no C/C++ compiler found: install one (Debian: apt-get install g++)")
+    if not lib.cc:
+        raise BuildError(f"{lib.name}: no mpicc next to {lib.launcher_path}: install the library's development "
+                         "files (Debian: libopenmpi-dev / libmpich-dev) or declare cc = \"/path/to/mpicc\"")
+    if not Path(lib.cc).exists() and not shutil.which(lib.cc):
+        raise BuildError(f"{lib.name}: mpicc {lib.cc} does not exist")
+
+
+@contextlib.contextmanager
+def _locked(bdir: Path):
+    """One build per cache directory at a time (two gmb processes may start together)."""
+    bdir.mkdir(parents=True, exist_ok=True)
+    with open(bdir / ".lock", "w") as f:
+        try:
+            import fcntl
+
+            fcntl.flock(f, fcntl.LOCK_EX)
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+        yield
+
+
+def default_cuda() -> str:
+    """``$GMB_ENABLE_CUDA`` (AUTO, ON, OFF), default AUTO: the CUDA module is built when nvcc is found."""
+    v = os.environ.get("GMB_ENABLE_CUDA", "AUTO").upper()
+    if v not in ("AUTO", "ON", "OFF"):
+        raise BuildError(f"GMB_ENABLE_CUDA must be AUTO, ON or OFF (got {v!r})")
+    return v
+
+
+def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: str | None = None,
           cuda_arch: str | None = None, log=print) -> Path:
     """Build (or reuse) the engine for ``lib``; returns the gmb-bench path. Build output goes to build.log."""
     if lib.engine:
         return Path(lib.engine)
+    if cuda is None and "GMB_ENABLE_CUDA" in os.environ:
+        cuda = default_cuda()
     root = root or repo_root()
     if root is None or not (root / "CMakeLists.txt").is_file():
         raise BuildError("engine sources not found (set GMB_SOURCE to the repository root)")
-    if not force and not needs_build(lib, root):
+    why = "forced" if force else needs_build(lib, root, cuda, cuda_arch)
+    if why is None:
         log(f"{lib.name}: engine up to date ({engine_path(lib)})")
         return engine_path(lib)
+    check_tools(lib)
     bdir = build_dir(lib)
-    bdir.mkdir(parents=True, exist_ok=True)
-    configure, compile_ = cmake_argv(lib, root, bdir, cuda, cuda_arch)
-    logfile = bdir / "build.log"
-    with open(logfile, "a") as lf:
-        for argv in (configure, compile_):
-            lf.write("$ " + " ".join(argv) + "\n")
-            lf.flush()
-            rc = subprocess.run(argv, stdout=lf, stderr=subprocess.STDOUT).returncode
-            if rc != 0:
-                raise BuildError(f"{lib.name}: `{' '.join(argv[:3])} ...` failed (exit {rc}); see {logfile}")
-    if not engine_path(lib).exists():
-        raise BuildError(f"{lib.name}: build finished but {engine_path(lib)} is missing; see {logfile}")
-    (bdir / "gmb-build.json").write_text(json.dumps({"identity": lib.identity, "source_hash": source_hash(root),
-                                                     "library": lib.describe()}, indent=1))
+    with _locked(bdir):
+        if not force and needs_build(lib, root, cuda, cuda_arch) is None:  # built meanwhile by another process
+            return engine_path(lib)
+        stamp = bdir / "gmb-build.json"
+        stamp.unlink(missing_ok=True)
+        log(f"{lib.name}: building engine ({why}) in {bdir} ...")
+        _forget_other_source(bdir, root, log)
+        cuda = cuda or default_cuda()
+        configure, compile_ = cmake_argv(lib, root, bdir, cuda, cuda_arch)
+        logfile = bdir / "build.log"
+        env = _library_env(lib)
+        with open(logfile, "a") as lf:
+            for argv in (configure, compile_):
+                lf.write("$ " + " ".join(argv) + "\n")
+                lf.flush()
+                rc = subprocess.run(argv, stdout=lf, stderr=subprocess.STDOUT, env=env).returncode
+                if rc != 0:
+                    tail = _error_tail(logfile)
+                    raise BuildError(f"{lib.name}: `{' '.join(argv[:3])} ...` failed (exit {rc}); see {logfile}"
+                                     + (f"\n{tail}" if tail else ""))
+        if not engine_path(lib).exists():
+            raise BuildError(f"{lib.name}: build finished but {engine_path(lib)} is missing; see {logfile}")
+        stamp.write_text(json.dumps({**_stamp(lib, root, cuda, cuda_arch), "library": lib.describe(),
+                                     "source": str(root)}, indent=1))
     log(f"{lib.name}: built {engine_path(lib)}")
     return engine_path(lib)
+
+
+def _forget_other_source(bdir: Path, root: Path, log) -> None:
+    """CMake refuses a build tree configured from another source directory (the repository moved, or
+    GMB_SOURCE points elsewhere): drop its cache so the tree is configured afresh for this one."""
+    cache = bdir / "CMakeCache.txt"
+    if not cache.is_file():
+        return
+    m = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", cache.read_text(errors="replace"), re.M)
+    if m and Path(m.group(1)).resolve() != root.resolve():
+        log(f"engine sources moved ({m.group(1)} -> {root}): configuring {bdir} afresh")
+        cache.unlink()
+        shutil.rmtree(bdir / "CMakeFiles", ignore_errors=True)
+
+
+def _error_tail(logfile: Path, n: int = 8) -> str:
+    lines = logfile.read_text(errors="replace").splitlines()
+    errs = [ln for ln in lines if re.search(r"error:|undefined reference|Could NOT find|CMake Error", ln)]
+    return "\n".join("  " + ln for ln in (errs or lines)[:n])
 
 
 def engine_capabilities(engine: str | Path, timeout: float = 60) -> dict:

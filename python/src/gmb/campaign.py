@@ -20,6 +20,7 @@ Campaign file (TOML)::
     path = "nvlink"          # optional: the path class this block is meant to exercise
     bind = "core"            # optional: launcher binding
     options = { iters = 1000, warmup = 100, validate = true }   # passed as --iters 1000 ... --validate
+    operations = ["allreduce", "bcast"]   # coll / nbc: one launch per operation (gmb-bench coll OP)
     env = { UCX_RNDV_THRESH = "8192" }
 
 Every (block, benchmark, library, memory, strategy, ranks, repetition) is one engine launch writing its own
@@ -68,6 +69,16 @@ class Block:
     options: dict = field(default_factory=dict)
     env: dict = field(default_factory=dict)
     libraries: list[str] | None = None
+    # coll / nbc take an operation as a positional argument (gmb-bench coll allreduce): one launch per
+    # operation listed; None: DEFAULT_OPERATIONS
+    operations: list[str] | None = None
+
+
+# operations given to the benchmarks that need one (``gmb-bench coll OP``) when a block names none
+# (one launch per operation: the engine takes one); names as ``gmb-bench coll --help`` lists them
+DEFAULT_OPERATIONS = {"coll": ["allreduce", "bcast", "alltoall", "allgather", "reduce_scatter", "barrier"],
+                      "nbc": ["allreduce", "bcast", "alltoall"]}
+QUICK_OPERATIONS = {"coll": ["allreduce"], "nbc": ["allreduce"]}
 
 
 @dataclass
@@ -140,7 +151,7 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                   ranks=[int(x) for x in _listify(r.get("ranks")) or [2]], gpus=r.get("gpus"), path=r.get("path"),
                   bind=r.get("bind"), options=dict(r.get("options", {})), env={k: str(v) for k, v in
                                                                                 r.get("env", {}).items()},
-                  libraries=_listify(r.get("libraries")))
+                  libraries=_listify(r.get("libraries")), operations=_listify(r.get("operations")))
         for m in b.memory:
             if m:
                 try:
@@ -272,12 +283,14 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], caps_by_lib: dict[s
             if quick and coll != "coll":
                 continue
             copts = {k: v for k, v in opts.items() if k != "validate"} | {"validate": True}
+            ops = QUICK_OPERATIONS.get(coll) if quick else None
             blocks.append(Block([coll], sizes="4:1M" if quick else "4:64M", ranks=[nranks],
-                                gpus=list(range(len(gpus))) if gpus else None, options=copts, libraries=[lib.name]))
+                                gpus=list(range(len(gpus))) if gpus else None, options=copts, libraries=[lib.name],
+                                operations=ops))
             if gpus and _kind_ok(caps, "device")[0]:
                 blocks.append(Block([coll], sizes="4:1M" if quick else "4:64M", ranks=[nranks],
                                     gpus=list(range(len(gpus))), options=copts | {"memory": "device"},
-                                    libraries=[lib.name]))
+                                    libraries=[lib.name], operations=ops))
     return Campaign(name="quick" if quick else "default", blocks=blocks, skipped=skipped)
 
 
@@ -302,8 +315,12 @@ def _safe(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", s).strip("_") or "x"
 
 
-def engine_args(bench: str, block: Block, memory: str, strategy: str) -> list[str]:
+def engine_args(bench: str, block: Block, memory: str, strategy: str, operation: str | None = None) -> list[str]:
     a = [bench]
+    if operation is None and bench in DEFAULT_OPERATIONS:
+        operation = (block.operations or DEFAULT_OPERATIONS[bench])[0]
+    if operation:
+        a.append(operation)
     if block.sizes:
         a += ["--sizes", str(block.sizes)]
     if memory:
@@ -363,10 +380,13 @@ def plan(c: Campaign, libs: list[MpiLibrary], caps_by_lib: dict[str, dict] | Non
                             env = dict(block.env)
                             if block.gpus is not None:
                                 env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in dict.fromkeys(block.gpus))
-                            for rep in range(1, c.repetitions + 1):
-                                lid = _safe(f"b{bi + 1}.{name}.{bench}.{mem or 'na'}.{strat or 'na'}.n{ranks}.r{rep}")
+                            ops = (block.operations or DEFAULT_OPERATIONS[bench]) if bench in DEFAULT_OPERATIONS \
+                                else [None]
+                            for op, rep in ((o, r) for o in ops for r in range(1, c.repetitions + 1)):
+                                b = f"{bench}-{op}" if op else bench
+                                lid = _safe(f"b{bi + 1}.{name}.{b}.{mem or 'na'}.{strat or 'na'}.n{ranks}.r{rep}")
                                 launches.append(Launch(lid, name, bench, mem, strat, ranks, rep,
-                                                       engine_args(bench, block, mem, strat), env,
+                                                       engine_args(bench, block, mem, strat, op), env,
                                                        block.path, block.bind, c.timeout_s))
     peaks = [x for x in launches if x.benchmark == "peaks"]
     rest = [x for x in launches if x.benchmark != "peaks"]
@@ -543,6 +563,14 @@ def _kill_group(proc: subprocess.Popen):
 def _last_error(log: Path) -> str:
     lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
     for ln in reversed(lines):
+        if ln.startswith("{") and '"reason"' in ln:  # an engine record (--format json): its reason, not the JSON
+            try:
+                rec = json.loads(ln)
+            except ValueError:
+                rec = None
+            if isinstance(rec, dict) and rec.get("reason"):
+                what = " ".join(str(rec[k]) for k in ("benchmark", "operation") if rec.get(k))
+                return f"{what}: {rec['reason']}"[:300] if what else str(rec["reason"])[:300]
         if not ln.startswith("$ ") and not set(ln) <= set("-=*"):
             return ln[:300]
     return ""

@@ -312,7 +312,8 @@ def parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("build", help="build one engine per MPI library (cached)")
     libopts(sp)
     sp.add_argument("--force", action="store_true")
-    sp.add_argument("--cuda", default="AUTO", choices=["AUTO", "ON", "OFF"])
+    sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="build the CUDA module (default: "
+                                                                   "$GMB_ENABLE_CUDA, else AUTO)")
     sp.add_argument("--cuda-arch", help="CMAKE_CUDA_ARCHITECTURES, e.g. 90")
     sp.set_defaults(fn=cmd_build)
 

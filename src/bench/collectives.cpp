@@ -1,0 +1,82 @@
+// Blocking collectives (METHODOLOGY "Collectives (blocking)"): `gmb-bench coll OP`. One iteration is
+// one call of the table row's blocking function; the runner times it (slowest rank per sample).
+#include <algorithm>
+
+#include "gmb/collectives.hpp"
+#include "gmb/error.hpp"
+#include "gmb/stats.hpp"
+
+namespace gmb {
+
+namespace {
+
+class BlockingCollective final : public SizeSweep {
+ public:
+  void add_options(ArgParser& p) override { operands_.add_options(p); }
+
+  void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) override {
+    operands_.configure(positionals, world_size, platform, "coll");
+    ranks_ = world_size;
+  }
+
+  Json options_json() const override { return operands_.options_json(); }
+
+  std::vector<TableColumn> columns() const override {
+    if (!operands_.any_data()) return {{"median_us", "time_us.median", 2}, {"min_us", "time_us.min", 2}, {"p95_us", "time_us.p95", 2}};
+    return {{"median_us", "time_us.median", 2},
+            {"p95_us", "time_us.p95", 2},
+            {"algbw_GB/s", "bandwidth_GBps.median", 3},
+            {"busbw_GB/s", "busbw_GBps.median", 3}};
+  }
+
+  // Each operation asked for in turn. Barrier has no size: it runs once, at 0 bytes.
+  int run(Context& ctx, RecordSink& sink) override {
+    int exit_code = kExitOk;
+    for (std::size_t k = 0; k < operands_.operation_count(); ++k) {
+      operands_.select(k);
+      if (operands_.operation_count() > 1) sink.note(std::string("operation: ") + operands_.op().name);
+      RunSettings once = *ctx.settings;
+      if (!operands_.op().has_data) once.sizes = {0};
+      Context op_ctx = ctx;
+      op_ctx.settings = &once;
+      exit_code = std::max(exit_code, SizeSweep::run(op_ctx, sink));
+    }
+    return exit_code;
+  }
+
+  std::string unsupported_reason(const Context& ctx) override { return operands_.unsupported_reason(ctx); }
+  void setup(const Context& ctx, std::size_t bytes) override { operands_.setup(ctx, bytes); }
+  void prepare(std::uint32_t seed) override { operands_.prepare(seed); }
+  void iterate() override { operands_.call(); }
+  std::string verify(std::uint32_t seed) override { return operands_.verify(seed); }
+  void teardown() override { operands_.teardown(); }
+  void describe_configuration(Json& record) const override { operands_.describe_configuration(record, ranks_); }
+
+  void describe_result(Json& record, std::size_t, const std::vector<double>& seconds) override {
+    const coll::Collective& op = operands_.op();
+    record.set("time_us", summarize_transformed(seconds, [](double s) { return s * 1e6; }).to_json());
+    Json metrics = Json::object().set("call", op.blocking_name).set("time_us", "time per call, slowest rank");
+    if (op.has_data) {
+      const double bytes = operands_.op_bytes();
+      const double factor = op.busbw_factor(ranks_);
+      record.set("bandwidth_GBps", summarize_transformed(seconds, [&](double s) { return bytes / s / 1e9; }).to_json());
+      record.set("busbw_GBps", summarize_transformed(seconds, [&](double s) { return bytes / s / 1e9 * factor; }).to_json());
+      metrics.set("op_bytes", bytes)
+          .set("busbw_factor", factor)
+          .set("bandwidth_GBps", "algbw = op_bytes / time (docs/collectives.md: size convention)")
+          .set("busbw_GBps", "algbw * busbw_factor (nccl-tests factors)");
+    }
+    record.set("metrics", metrics);
+  }
+
+ private:
+  coll::Operands operands_;
+  int ranks_ = 1;
+};
+
+const Registration coll_registration({"coll", "blocking collectives: coll OP|OP,OP|all (bcast, allreduce, alltoall(v), ...)", 1, 0,
+                                      false, [] { return std::make_unique<BlockingCollective>(); }});
+
+}  // namespace
+
+}  // namespace gmb

@@ -1,0 +1,737 @@
+// The halo-exchange mini-app (issue 6; docs/halo.md defines every number it reports).
+//
+// A 2D or 3D Jacobi star stencil on a Cartesian grid of ranks: each step exchanges the faces of
+// width H with the 4 or 6 neighbours, then updates the interior. The transfer strategy says how
+// faces move:
+//   staged     one direction at a time: pack, copy to pinned host, MPI_Sendrecv, copy back, unpack
+//   direct     pack every face, hand the packed device buffers to MPI (CUDA-aware libraries only)
+//   pipelined  each direction on its own stream: pack + copy of one face overlap the MPI transfer
+//              of another and the copy back + unpack of a third (GPU fields only)
+//   overlap    the interior update runs while the pipelined exchange moves the halos; the boundary
+//              shell is updated after
+// On host memory the field is updated on the CPU: staged is the per-direction MPI_Sendrecv, direct
+// posts every face at once, overlap updates the inner box between posting and waiting, and
+// pipelined (which pipelines GPU copies) is refused.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "gmb/benchmark.hpp"
+#include "gmb/error.hpp"
+#include "gmb/halo_kernels.hpp"
+#include "gmb/stats.hpp"
+
+namespace gmb {
+
+namespace {
+
+using halo::Box;
+using halo::Dtype;
+using halo::Layout;
+
+constexpr int kTagBase = 600;  // + the sender's direction
+const std::vector<std::string> kStrategies = {"staged", "direct", "pipelined", "overlap"};
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int mpi_count(std::size_t bytes, const std::string& what) {
+  if (bytes > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw UsageError(what + " of " + std::to_string(bytes) + " bytes is over the 2 GiB - 1 an MPI count can carry");
+  return static_cast<int>(bytes);
+}
+
+std::vector<long> parse_grid(const std::string& text) {
+  std::vector<long> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v <= 0)
+      throw UsageError("bad grid '" + text + "' (accepted: NX,NY or NX,NY,NZ, positive integers)");
+    out.push_back(v);
+  }
+  if (out.size() < 2 || out.size() > 3)
+    throw UsageError("bad grid '" + text + "' (accepted: NX,NY or NX,NY,NZ, positive integers)");
+  return out;
+}
+
+// Where this rank sits: neighbours per direction (MPI_PROC_NULL on a non-periodic edge), its
+// interior's global origin and its layout.
+struct Decomposition {
+  MPI_Comm cart = MPI_COMM_NULL;
+  int neighbour[6] = {MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL};
+  std::array<long, 3> origin{0, 0, 0};
+  Layout layout;
+  bool has(int d) const { return neighbour[d] != MPI_PROC_NULL; }
+};
+
+// A rank's field and the means to exchange its halos and update it. Implemented on the host
+// (host and pinned memory) and on the GPU (device and managed memory).
+class Domain {
+ public:
+  explicit Domain(const Decomposition& dec) : dec_(dec), l_(dec.layout) {
+    for (int d = 0; d < 2 * l_.dims; ++d)
+      face_bytes_[d] = halo::send_box(l_, d).cells() * halo::element_size(l_.dtype);
+  }
+  virtual ~Domain() = default;
+  // Initial values everywhere, halos included, in both fields; the current field is the first.
+  virtual void reset() = 0;
+  // Fills the current field's halos from the neighbours; complete on return.
+  virtual void exchange(const std::string& strategy) = 0;
+  // The stencil over the whole interior, current -> next, complete on return; no swap.
+  virtual void update_all() = 0;
+  // One Jacobi step: exchange, update, swap; complete on return.
+  virtual void step(const std::string& strategy) = 0;
+  // The current field's interior, dense, x fastest.
+  virtual std::vector<unsigned char> interior() = 0;
+  // Halo bytes this rank sends per exchange.
+  std::size_t bytes_sent() const {
+    std::size_t b = 0;
+    for (int d = 0; d < 2 * l_.dims; ++d)
+      if (dec_.has(d)) b += face_bytes_[d];
+    return b;
+  }
+
+ protected:
+  int directions() const { return 2 * l_.dims; }
+  int count(int d) const { return static_cast<int>(face_bytes_[d]); }  // checked in configure
+  const Decomposition& dec_;
+  Layout l_;
+  std::size_t face_bytes_[6] = {0, 0, 0, 0, 0, 0};
+};
+
+// Host field: pack, MPI and unpack on the CPU; there is nothing to stage.
+class HostDomain final : public Domain {
+ public:
+  HostDomain(const Decomposition& dec, const MemoryKind& kind) : Domain(dec) {
+    for (auto& f : field_) f = kind.allocate(l_.padded_bytes());
+    for (int d = 0; d < directions(); ++d) {
+      send_[d] = kind.allocate(std::max<std::size_t>(face_bytes_[d], 1));
+      recv_[d] = kind.allocate(std::max<std::size_t>(face_bytes_[d], 1));
+    }
+  }
+
+  void reset() override {
+    for (auto& f : field_) halo::host_initialize(f->data(), l_, dec_.origin);
+    current_ = 0;
+  }
+
+  void exchange(const std::string& strategy) override {
+    if (strategy == "staged") {
+      exchange_one_direction_at_a_time();
+    } else {
+      start_exchange();
+      finish_exchange();
+    }
+  }
+
+  void update_all() override { halo::host_stencil(cur(), next(), l_, l_.interior()); }
+
+  void step(const std::string& strategy) override {
+    if (strategy == "overlap") {
+      start_exchange();
+      halo::host_stencil(cur(), next(), l_, halo::inner_box(l_));
+      finish_exchange();
+      for (const Box& b : halo::boundary_boxes(l_)) halo::host_stencil(cur(), next(), l_, b);
+    } else {
+      exchange(strategy);
+      update_all();
+    }
+    current_ ^= 1;
+  }
+
+  std::vector<unsigned char> interior() override {
+    std::vector<unsigned char> dense(l_.interior().cells() * halo::element_size(l_.dtype));
+    halo::host_extract_interior(cur(), l_, dense.data());
+    return dense;
+  }
+
+ private:
+  void* cur() { return field_[current_]->data(); }
+  void* next() { return field_[current_ ^ 1]->data(); }
+
+  // For each direction d: my face d goes to neighbour d while my halo on the opposite side
+  // arrives from the opposite neighbour (who sends its face d). Every rank walks d in the same order.
+  void exchange_one_direction_at_a_time() {
+    for (int d = 0; d < directions(); ++d) {
+      const int o = halo::opposite(d);
+      if (!dec_.has(d) && !dec_.has(o)) continue;
+      if (dec_.has(d)) halo::host_pack(cur(), l_, halo::send_box(l_, d), send_[d]->data());
+      GMB_MPI_CHECK(MPI_Sendrecv(send_[d]->data(), dec_.has(d) ? count(d) : 0, MPI_BYTE, dec_.neighbour[d], kTagBase + d,
+                                 recv_[o]->data(), dec_.has(o) ? count(o) : 0, MPI_BYTE, dec_.neighbour[o], kTagBase + d,
+                                 dec_.cart, MPI_STATUS_IGNORE));
+      if (dec_.has(o)) halo::host_unpack(recv_[o]->data(), l_, halo::recv_box(l_, o), cur());
+    }
+  }
+
+  void start_exchange() {
+    for (int d = 0; d < directions(); ++d) {
+      requests_[d] = requests_[6 + d] = MPI_REQUEST_NULL;
+      if (!dec_.has(d)) continue;
+      // The halo on side d comes from neighbour d, who sent its face on the opposite side.
+      GMB_MPI_CHECK(MPI_Irecv(recv_[d]->data(), count(d), MPI_BYTE, dec_.neighbour[d], kTagBase + halo::opposite(d),
+                              dec_.cart, &requests_[d]));
+    }
+    for (int d = 0; d < directions(); ++d) {
+      if (!dec_.has(d)) continue;
+      halo::host_pack(cur(), l_, halo::send_box(l_, d), send_[d]->data());
+      GMB_MPI_CHECK(MPI_Isend(send_[d]->data(), count(d), MPI_BYTE, dec_.neighbour[d], kTagBase + d, dec_.cart,
+                              &requests_[6 + d]));
+    }
+  }
+
+  void finish_exchange() {
+    GMB_MPI_CHECK(MPI_Waitall(12, requests_, MPI_STATUSES_IGNORE));
+    for (int d = 0; d < directions(); ++d)
+      if (dec_.has(d)) halo::host_unpack(recv_[d]->data(), l_, halo::recv_box(l_, d), cur());
+  }
+
+  std::unique_ptr<Buffer> field_[2], send_[6], recv_[6];
+  MPI_Request requests_[12] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+                               MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
+                               MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int current_ = 0;
+};
+
+// GPU field (device or managed memory): faces packed and unpacked by kernels, staged through
+// pinned host buffers except for `direct`.
+class GpuDomain final : public Domain {
+ public:
+  GpuDomain(const Decomposition& dec, const MemoryKind& kind, const Platform& platform)
+      : Domain(dec), gpu_(*platform.gpu), kernels_(halo::make_gpu_kernels()) {
+    const MemoryKind& pinned = platform.memory.require("pinned");
+    for (auto& f : field_) f = kind.allocate(l_.padded_bytes());
+    for (int d = 0; d < directions(); ++d) {
+      const std::size_t b = std::max<std::size_t>(face_bytes_[d], 1);
+      send_[d] = kind.allocate(b);
+      recv_[d] = kind.allocate(b);
+      stage_send_[d] = pinned.allocate(b);
+      stage_recv_[d] = pinned.allocate(b);
+    }
+    compute_ = kernels_->create_stream(false);
+    for (int d = 0; d < directions(); ++d) {
+      comm_[d] = kernels_->create_stream(true);
+      packed_[d] = gpu_.create_event();
+    }
+  }
+
+  ~GpuDomain() override {
+    for (int d = 0; d < directions(); ++d) {
+      gpu_.destroy_event(packed_[d]);
+      kernels_->destroy_stream(comm_[d]);
+    }
+    kernels_->destroy_stream(compute_);
+  }
+
+  void reset() override {
+    std::vector<unsigned char> host(l_.padded_bytes());
+    halo::host_initialize(host.data(), l_, dec_.origin);
+    gpu_.synchronize();
+    for (auto& f : field_) gpu_.copy(f->data(), host.data(), host.size());
+    current_ = 0;
+  }
+
+  void exchange(const std::string& strategy) override {
+    if (strategy == "staged") exchange_staged();
+    else if (strategy == "direct") exchange_direct();
+    else exchange_pipelined();  // pipelined, and the exchange that overlap hides
+  }
+
+  void update_all() override {
+    kernels_->stencil(cur(), next(), l_, l_.interior(), compute_);
+    gpu_.stream_synchronize(compute_);
+  }
+
+  void step(const std::string& strategy) override {
+    if (strategy == "overlap") {
+      // The inner box reads no halo cell: it runs on the low-priority stream while the faces move
+      // (pack kernels read the interior, unpack kernels write the halo: no conflict).
+      kernels_->stencil(cur(), next(), l_, halo::inner_box(l_), compute_);
+      exchange_pipelined();  // returns with every unpack complete
+      for (const Box& b : halo::boundary_boxes(l_)) kernels_->stencil(cur(), next(), l_, b, compute_);
+      gpu_.stream_synchronize(compute_);
+    } else {
+      exchange(strategy);
+      update_all();
+    }
+    current_ ^= 1;
+  }
+
+  std::vector<unsigned char> interior() override {
+    gpu_.synchronize();
+    std::vector<unsigned char> padded(l_.padded_bytes());
+    gpu_.copy(padded.data(), cur(), padded.size());
+    std::vector<unsigned char> dense(l_.interior().cells() * halo::element_size(l_.dtype));
+    halo::host_extract_interior(padded.data(), l_, dense.data());
+    return dense;
+  }
+
+ private:
+  void* cur() { return field_[current_]->data(); }
+  void* next() { return field_[current_ ^ 1]->data(); }
+
+  // Pack, copy to pinned host, MPI_Sendrecv, copy back, unpack: one direction at a time, all on
+  // one stream, the host waiting for each copy before MPI.
+  void exchange_staged() {
+    for (int d = 0; d < directions(); ++d) {
+      const int o = halo::opposite(d);
+      if (!dec_.has(d) && !dec_.has(o)) continue;
+      if (dec_.has(d)) {
+        kernels_->pack(cur(), l_, halo::send_box(l_, d), send_[d]->data(), compute_);
+        gpu_.copy_async(stage_send_[d]->data(), send_[d]->data(), face_bytes_[d], compute_);
+        gpu_.stream_synchronize(compute_);
+      }
+      GMB_MPI_CHECK(MPI_Sendrecv(stage_send_[d]->data(), dec_.has(d) ? count(d) : 0, MPI_BYTE, dec_.neighbour[d],
+                                 kTagBase + d, stage_recv_[o]->data(), dec_.has(o) ? count(o) : 0, MPI_BYTE,
+                                 dec_.neighbour[o], kTagBase + d, dec_.cart, MPI_STATUS_IGNORE));
+      if (dec_.has(o)) {
+        gpu_.copy_async(recv_[o]->data(), stage_recv_[o]->data(), face_bytes_[o], compute_);
+        kernels_->unpack(recv_[o]->data(), l_, halo::recv_box(l_, o), cur(), compute_);
+      }
+    }
+    gpu_.stream_synchronize(compute_);
+  }
+
+  // Every face packed, then the packed GPU buffers go to MPI as they are.
+  void exchange_direct() {
+    MPI_Request requests[12];
+    std::fill(std::begin(requests), std::end(requests), MPI_REQUEST_NULL);
+    for (int d = 0; d < directions(); ++d)
+      if (dec_.has(d)) kernels_->pack(cur(), l_, halo::send_box(l_, d), send_[d]->data(), compute_);
+    for (int d = 0; d < directions(); ++d)
+      if (dec_.has(d))
+        GMB_MPI_CHECK(MPI_Irecv(recv_[d]->data(), count(d), MPI_BYTE, dec_.neighbour[d], kTagBase + halo::opposite(d),
+                                dec_.cart, &requests[d]));
+    gpu_.stream_synchronize(compute_);  // the library reads the packed buffers outside any stream
+    for (int d = 0; d < directions(); ++d)
+      if (dec_.has(d))
+        GMB_MPI_CHECK(MPI_Isend(send_[d]->data(), count(d), MPI_BYTE, dec_.neighbour[d], kTagBase + d, dec_.cart,
+                                &requests[6 + d]));
+    GMB_MPI_CHECK(MPI_Waitall(12, requests, MPI_STATUSES_IGNORE));
+    for (int d = 0; d < directions(); ++d)
+      if (dec_.has(d)) kernels_->unpack(recv_[d]->data(), l_, halo::recv_box(l_, d), cur(), compute_);
+    gpu_.stream_synchronize(compute_);
+  }
+
+  // One stream per direction. Receives are posted first; each face's pack and device-to-host
+  // copy are queued on its stream and sent as soon as its event completes; each arriving halo is
+  // copied back and unpacked on its own stream. The host loop drives both, so the pack of one
+  // face, the copy of another and the MPI transfer of a third proceed together.
+  void exchange_pipelined() {
+    MPI_Request recvs[6], sends[6];
+    bool waiting_to_send[6] = {false, false, false, false, false, false};
+    int unsent = 0;
+    for (int d = 0; d < 6; ++d) recvs[d] = sends[d] = MPI_REQUEST_NULL;
+    for (int d = 0; d < directions(); ++d)
+      if (dec_.has(d))
+        GMB_MPI_CHECK(MPI_Irecv(stage_recv_[d]->data(), count(d), MPI_BYTE, dec_.neighbour[d],
+                                kTagBase + halo::opposite(d), dec_.cart, &recvs[d]));
+    for (int d = 0; d < directions(); ++d) {
+      if (!dec_.has(d)) continue;
+      kernels_->pack(cur(), l_, halo::send_box(l_, d), send_[d]->data(), comm_[d]);
+      gpu_.copy_async(stage_send_[d]->data(), send_[d]->data(), face_bytes_[d], comm_[d]);
+      gpu_.record_event(packed_[d], comm_[d]);
+      waiting_to_send[d] = true;
+      ++unsent;
+    }
+    for (;;) {
+      for (int d = 0; d < directions() && unsent > 0; ++d) {
+        if (waiting_to_send[d] && gpu_.event_done(packed_[d])) {
+          GMB_MPI_CHECK(MPI_Isend(stage_send_[d]->data(), count(d), MPI_BYTE, dec_.neighbour[d], kTagBase + d,
+                                  dec_.cart, &sends[d]));
+          waiting_to_send[d] = false;
+          --unsent;
+        }
+      }
+      int arrived = 0, indices[6];
+      GMB_MPI_CHECK(MPI_Testsome(6, recvs, &arrived, indices, MPI_STATUSES_IGNORE));
+      if (arrived == MPI_UNDEFINED) {  // every receive has completed
+        if (unsent == 0) break;
+        continue;
+      }
+      for (int k = 0; k < arrived; ++k) {
+        const int d = indices[k];
+        gpu_.copy_async(recv_[d]->data(), stage_recv_[d]->data(), face_bytes_[d], comm_[d]);
+        kernels_->unpack(recv_[d]->data(), l_, halo::recv_box(l_, d), cur(), comm_[d]);
+      }
+    }
+    GMB_MPI_CHECK(MPI_Waitall(6, sends, MPI_STATUSES_IGNORE));
+    for (int d = 0; d < directions(); ++d) gpu_.stream_synchronize(comm_[d]);
+  }
+
+  GpuRuntime& gpu_;
+  std::unique_ptr<halo::GpuKernels> kernels_;
+  std::unique_ptr<Buffer> field_[2], send_[6], recv_[6], stage_send_[6], stage_recv_[6];
+  GpuStream compute_ = nullptr;
+  GpuStream comm_[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  GpuEvent packed_[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  int current_ = 0;
+};
+
+// Whether a memory kind's field is updated on the GPU. Managed memory is: the kernels run where
+// the data is meant to be used; host and pinned fields are updated on the CPU.
+bool computed_on_gpu(const MemoryKind& kind) { return kind.gpu_memory || kind.name == "managed"; }
+
+class Halo final : public Benchmark {
+ public:
+  void add_options(ArgParser& p) override {
+    p.value({"--dims"}, "2|3", "dimensions of the domain (default 3)", [this](const std::string& v) { dims_text_ = v; });
+    p.value({"--grid"}, "NX,NY[,NZ]",
+            "interior cells per rank (weak mode) or of the whole domain (strong mode); default 128^3 (3D), 1024^2 (2D)",
+            [this](const std::string& v) { grid_ = parse_grid(v); });
+    p.value({"--halo"}, "H", "halo width = stencil radius (default 1: 5-point 2D / 7-point 3D Jacobi)",
+            [this](const std::string& v) { halo_ = parse_positive_int(v, "halo width"); });
+    p.value({"--dtype"}, "float|double", "element type (default double)", [this](const std::string& v) {
+      dtype_ = parse_choice(v, {"float", "double"}, "element type") == "float" ? Dtype::f32 : Dtype::f64;
+    });
+    p.value({"--mem"}, "KIND", "memory kind of the field: host, pinned (CPU update), device, managed (GPU update); default host",
+            [this](const std::string& v) { mem_ = v; });
+    p.value({"--strategy"}, "staged|direct|pipelined|overlap|all",
+            "how halos move (default staged); all: each supported one, with speed-up over staged",
+            [this](const std::string& v) { strategy_ = v; });
+    p.flag({"--periodic"}, "periodic boundaries (default: fixed boundary values)", &periodic_);
+    p.value({"--mode"}, "weak|strong", "weak: --grid per rank (default); strong: --grid is the global domain",
+            [this](const std::string& v) { strong_ = parse_choice(v, {"weak", "strong"}, "scaling mode") == "strong"; });
+    p.value({"--steps"}, "N", "timed Jacobi steps per strategy (default 100; warm-up steps: --warmup)",
+            [this](const std::string& v) { steps_ = parse_positive_int(v, "step count"); });
+  }
+
+  void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) override {
+    if (!positionals.empty()) throw UsageError("halo takes no positional arguments, got '" + positionals[0] + "'");
+    if (dims_text_ != "2" && dims_text_ != "3") throw UsageError("bad --dims '" + dims_text_ + "' (accepted: 2, 3)");
+    dims_ = dims_text_ == "2" ? 2 : 3;
+    if (grid_.empty()) grid_ = dims_ == 2 ? std::vector<long>{1024, 1024} : std::vector<long>{128, 128, 128};
+    if (static_cast<int>(grid_.size()) != dims_)
+      throw UsageError("--grid has " + std::to_string(grid_.size()) + " extents but --dims " + std::to_string(dims_) +
+                       " needs " + std::to_string(dims_));
+    parse_choice(strategy_, {"staged", "direct", "pipelined", "overlap", "all"}, "strategy");
+    if (!platform.memory.find(mem_)) platform.memory.require(mem_);  // throws UsageError naming the kinds
+
+    int pdims[3] = {0, 0, 0};
+    GMB_MPI_CHECK(MPI_Dims_create(world_size, dims_, pdims));
+    ranks_grid_ = {pdims[0], pdims[1], dims_ == 3 ? pdims[2] : 1};
+    for (int a = 0; a < 3; ++a) {
+      const long g = a < dims_ ? grid_[a] : 1;
+      global_[a] = strong_ ? g : g * ranks_grid_[a];
+    }
+    // The halo may not be wider than any rank's interior: the face sent is `halo` layers deep.
+    static const char* axis_names[] = {"x", "y", "z"};
+    for (int a = 0; a < dims_; ++a) {
+      const long smallest = global_[a] / ranks_grid_[a];
+      if (smallest < halo_)
+        throw UsageError("--halo " + std::to_string(halo_) + " is wider than the grid: along " + axis_names[a] +
+                         " a rank has " + std::to_string(smallest) + " interior cells (" +
+                         (strong_ ? "global " + std::to_string(global_[a]) + " over " : "per rank, ") +
+                         std::to_string(ranks_grid_[a]) + " ranks along " + axis_names[a] + ")");
+    }
+    // Every face must fit one MPI count (the largest local extents give the largest faces).
+    std::array<long, 3> largest{1, 1, 1};
+    for (int a = 0; a < dims_; ++a) largest[a] = (global_[a] + ranks_grid_[a] - 1) / ranks_grid_[a];
+    const Layout l = Layout::make(dims_, halo_, largest, dtype_);
+    for (int d = 0; d < 2 * dims_; ++d)
+      mpi_count(halo::send_box(l, d).cells() * halo::element_size(dtype_), "a face");
+  }
+
+  Json options_json() const override {
+    return Json::object()
+        .set("dims", dims_)
+        .set("grid", Json::array_of(grid_))
+        .set("halo", halo_)
+        .set("dtype", halo::to_string(dtype_))
+        .set("mem", mem_)
+        .set("strategy", strategy_)
+        .set("periodic", periodic_)
+        .set("mode", strong_ ? "strong" : "weak")
+        .set("steps", steps_);
+  }
+
+  std::vector<TableColumn> columns() const override {
+    return {{"step_us", "time_us.median", 2},
+            {"exchange_us", "metrics.exchange_us.median", 2},
+            {"compute_us", "metrics.compute_us.median", 2},
+            {"overlap_%", "metrics.overlap_pct", 1},
+            {"vs_staged", "metrics.speedup_vs_staged", 2}};
+  }
+
+  int run(Context& ctx, RecordSink& sink) override;
+
+ private:
+  std::string refusal(const Context& ctx, const std::string& strategy) const;
+  Decomposition decompose(const Context& ctx) const;
+  Json base_record(const Context& ctx, const std::string& strategy, std::size_t bytes) const;
+  Json geometry(const Decomposition& dec) const;
+  std::string validate(const Context& ctx, const Decomposition& dec, Domain& domain, double tolerance, Json& details);
+
+  std::string dims_text_ = "3";
+  int dims_ = 3;
+  std::vector<long> grid_;
+  int halo_ = 1;
+  Dtype dtype_ = Dtype::f64;
+  std::string mem_ = "host", strategy_ = "staged";
+  bool periodic_ = false, strong_ = false;
+  int steps_ = 100;
+  std::array<int, 3> ranks_grid_{1, 1, 1};
+  std::array<long, 3> global_{1, 1, 1};
+  std::vector<unsigned char> reference_;  // rank 0, computed on first use
+};
+
+std::string Halo::refusal(const Context& ctx, const std::string& strategy) const {
+  const MemoryKind* kind = ctx.platform->memory.find(mem_);
+  if (!kind->available()) return "memory kind '" + mem_ + "' is not available: " + kind->unavailable_reason;
+  const bool on_gpu = computed_on_gpu(*kind);
+  if (on_gpu && !ctx.platform->gpu)
+    return "a " + mem_ + " field is updated on the GPU, and there is none: " + ctx.platform->gpu_unavailable_reason;
+  if (strategy == "pipelined" && !on_gpu)
+    return "pipelined overlaps GPU packing, copies and MPI on per-direction streams: with a " + mem_ +
+           " field there are no copies to pipeline (use --mem device or managed)";
+  // Same rule as the point-to-point `direct` strategy: device pointers reach MPI only when the
+  // library is proven CUDA-aware; a CUDA-unaware library given one may crash.
+  if (strategy == "direct" && kind->gpu_memory && ctx.awareness->verdict != Awareness::aware)
+    return "refusing to hand " + mem_ + " memory to this MPI library: it is not known to be CUDA-aware (" +
+           ctx.awareness->summary + "); staged, pipelined and overlap stage through pinned host buffers and still run";
+  return "";
+}
+
+Decomposition Halo::decompose(const Context& ctx) const {
+  Decomposition dec;
+  int pdims[3] = {ranks_grid_[0], ranks_grid_[1], ranks_grid_[2]};
+  int periods[3] = {periodic_, periodic_, periodic_};
+  // reorder = 0: world ranks keep their GPUs (chosen from the local rank before MPI_Init).
+  GMB_MPI_CHECK(MPI_Cart_create(ctx.comm, dims_, pdims, periods, 0, &dec.cart));
+  GMB_MPI_CHECK(MPI_Comm_set_errhandler(dec.cart, MPI_ERRORS_RETURN));
+  int rank = 0, coords[3] = {0, 0, 0};
+  GMB_MPI_CHECK(MPI_Comm_rank(dec.cart, &rank));
+  GMB_MPI_CHECK(MPI_Cart_coords(dec.cart, rank, dims_, coords));
+  std::array<long, 3> n{1, 1, 1};
+  for (int a = 0; a < dims_; ++a) {
+    const halo::Range r = halo::block_range(global_[a], ranks_grid_[a], coords[a]);
+    dec.origin[a] = r.offset;
+    n[a] = r.count;
+    GMB_MPI_CHECK(MPI_Cart_shift(dec.cart, a, 1, &dec.neighbour[2 * a], &dec.neighbour[2 * a + 1]));
+  }
+  dec.layout = Layout::make(dims_, halo_, n, dtype_);
+  return dec;
+}
+
+Json Halo::base_record(const Context& ctx, const std::string& strategy, std::size_t bytes) const {
+  return Json::object()
+      .set("schema", "gmb.record/1")
+      .set("type", "result")
+      .set("run_id", ctx.run_id)
+      .set("benchmark", ctx.benchmark)
+      .set("status", "ok")
+      .set("bytes", bytes)
+      .set("memory", Json::object().set("field", mem_))
+      .set("strategy", strategy)
+      .set("ranks", ctx.size);
+}
+
+Json Halo::geometry(const Decomposition& dec) const {
+  Json local = Json::array(), global = Json::array(), ranks = Json::array();
+  for (int a = 0; a < dims_; ++a) {
+    local.push(dec.layout.n[a]);
+    global.push(global_[a]);
+    ranks.push(ranks_grid_[a]);
+  }
+  return Json::object()
+      .set("dims", dims_)
+      .set("grid", local)
+      .set("global_grid", global)
+      .set("halo", halo_)
+      .set("dtype", halo::to_string(dtype_))
+      .set("ranks_grid", ranks)
+      .set("periodic", periodic_)
+      .set("mode", strong_ ? "strong" : "weak");
+}
+
+// Gathers every rank's interior on rank 0 and compares it with the single-domain reference.
+// Returns "" when it matches within `tolerance` (absolute; values lie in [0, 1)).
+std::string Halo::validate(const Context& ctx, const Decomposition& dec, Domain& domain, double tolerance,
+                           Json& details) {
+  const std::vector<unsigned char> mine = domain.interior();
+  const MPI_Datatype type = dtype_ == Dtype::f32 ? MPI_FLOAT : MPI_DOUBLE;
+  const std::size_t elem = halo::element_size(dtype_);
+  long box[6] = {dec.origin[0], dec.origin[1], dec.origin[2], dec.layout.n[0], dec.layout.n[1], dec.layout.n[2]};
+  std::vector<long> boxes(static_cast<std::size_t>(6 * ctx.size));
+  GMB_MPI_CHECK(MPI_Gather(box, 6, MPI_LONG, boxes.data(), 6, MPI_LONG, 0, ctx.comm));
+  std::string error;
+  double max_error = 0;
+  if (ctx.rank != 0) {
+    GMB_MPI_CHECK(MPI_Send(mine.data(), static_cast<int>(mine.size() / elem), type, 0, kTagBase + 99, ctx.comm));
+  } else {
+    if (reference_.empty())
+      reference_ = halo::reference_solution(dims_, halo_, global_, dtype_, periodic_, ctx.settings->warmup + steps_);
+    std::vector<unsigned char> theirs;
+    for (int r = 0; r < ctx.size; ++r) {
+      const long* b = &boxes[static_cast<std::size_t>(6 * r)];
+      const std::size_t cells = static_cast<std::size_t>(b[3] * b[4] * b[5]);
+      if (r == 0) {
+        theirs = mine;
+      } else {
+        theirs.resize(cells * elem);
+        GMB_MPI_CHECK(MPI_Recv(theirs.data(), static_cast<int>(cells), type, r, kTagBase + 99, ctx.comm, MPI_STATUS_IGNORE));
+      }
+      std::size_t k = 0;
+      for (long z = 0; z < b[5]; ++z)
+        for (long y = 0; y < b[4]; ++y)
+          for (long x = 0; x < b[3]; ++x, ++k) {
+            const std::size_t g = static_cast<std::size_t>(((b[2] + z) * global_[1] + (b[1] + y)) * global_[0] + (b[0] + x));
+            double got, want;
+            if (dtype_ == Dtype::f32) {
+              got = reinterpret_cast<const float*>(theirs.data())[k];
+              want = reinterpret_cast<const float*>(reference_.data())[g];
+            } else {
+              got = reinterpret_cast<const double*>(theirs.data())[k];
+              want = reinterpret_cast<const double*>(reference_.data())[g];
+            }
+            const double e = std::fabs(got - want);
+            if (!(e <= tolerance) && error.empty()) {  // also catches NaN
+              char text[256];
+              std::snprintf(text, sizeof text,
+                            "rank %d, global cell (%ld, %ld, %ld): %.17g, the single-rank reference has %.17g", r,
+                            b[0] + x, b[1] + y, b[2] + z, got, want);
+              error = text;
+            }
+            if (!(e <= max_error)) max_error = e;
+          }
+    }
+    details.set("max_abs_error", max_error)
+        .set("tolerance", tolerance)
+        .set("reference", "single-rank host run of the global domain, " +
+                              std::to_string(ctx.settings->warmup + steps_) + " steps (warm-up + timed)");
+  }
+  return agree_on_reason(ctx.comm, error);
+}
+
+int Halo::run(Context& ctx, RecordSink& sink) {
+  const RunSettings& settings = *ctx.settings;
+  const int warmup = settings.warmup;
+  std::vector<std::string> strategies = strategy_ == "all" ? kStrategies : std::vector<std::string>{strategy_};
+  const Decomposition dec = decompose(ctx);
+  const Json shape = geometry(dec);
+
+  // Build the domain once for every strategy; a failure (no GPU kernels, out of memory) refuses all.
+  std::unique_ptr<Domain> domain;
+  std::string setup_problem;
+  const MemoryKind* kind = ctx.platform->memory.find(mem_);
+  if (kind->available() && !(computed_on_gpu(*kind) && !ctx.platform->gpu)) {
+    try {
+      if (computed_on_gpu(*kind)) domain = std::make_unique<GpuDomain>(dec, *kind, *ctx.platform);
+      else domain = std::make_unique<HostDomain>(dec, *kind);
+    } catch (const Unsupported& e) {
+      setup_problem = e.what();
+    }
+  }
+  setup_problem = agree_on_reason(ctx.comm, setup_problem);
+
+  unsigned long long local_bytes = domain ? domain->bytes_sent() : 0, bytes = 0;
+  GMB_MPI_CHECK(MPI_Allreduce(&local_bytes, &bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctx.comm));
+
+  auto sample = [&](std::vector<double>& seconds, auto&& body) {
+    for (int k = 0; k < warmup; ++k) body();
+    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+    for (auto& s : seconds) {
+      const double t0 = now_seconds();
+      body();
+      s = now_seconds() - t0;
+    }
+    // Sample k of every rank covers the same step: keep the slowest rank's.
+    std::vector<double> slowest(seconds.size());
+    GMB_MPI_CHECK(MPI_Reduce(seconds.data(), slowest.data(), static_cast<int>(seconds.size()), MPI_DOUBLE, MPI_MAX, 0,
+                             ctx.comm));
+    return slowest;
+  };
+  auto micros = [](const std::vector<double>& s) { return summarize_transformed(s, [](double x) { return x * 1e6; }); };
+
+  int exit_code = kExitOk;
+  int ran = 0;
+  double staged_median = 0;
+  for (const std::string& strategy : strategies) {
+    std::string reason = agree_on_reason(ctx.comm, refusal(ctx, strategy));
+    if (reason.empty()) reason = setup_problem;
+    if (!reason.empty()) {
+      if (ctx.rank == 0) {
+        if (strategy_ != "all") std::fprintf(stderr, "gmb-bench: unsupported: %s\n", reason.c_str());
+        Json record = base_record(ctx, strategy, bytes);
+        record.set("status", "unsupported").set("reason", reason).set("metrics", shape);
+        sink.note(strategy + ": unsupported");
+        sink.write_result(record);
+      }
+      if (strategy_ != "all") exit_code = std::max<int>(exit_code, kExitUnsupported);
+      continue;
+    }
+    ++ran;
+
+    std::vector<double> exchange_s(static_cast<std::size_t>(steps_)), compute_s(exchange_s.size()),
+        step_s(exchange_s.size());
+    domain->reset();
+    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+    exchange_s = sample(exchange_s, [&] { domain->exchange(strategy); });
+    compute_s = sample(compute_s, [&] { domain->update_all(); });
+    domain->reset();  // the timed steps start from the initial state, so validation has a reference
+    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+    step_s = sample(step_s, [&] { domain->step(strategy); });
+
+    Json validation_details = Json::object();
+    std::string validation_error;
+    if (settings.validate) {
+      // Host arithmetic is reproduced exactly; the GPU repeats it term for term, a few units in the
+      // last place are allowed in case a compiler contracts or reorders anyway.
+      const bool gpu = computed_on_gpu(*kind);
+      const double tolerance = !gpu ? 0.0 : dtype_ == Dtype::f32 ? 1e-6 : 1e-14;
+      validation_error = validate(ctx, dec, *domain, tolerance, validation_details);
+    }
+
+    if (ctx.rank == 0) {
+      const Summary step = micros(step_s), exchange = micros(exchange_s), compute = micros(compute_s);
+      if (strategy == "staged") staged_median = step.median;
+      // METHODOLOGY's overlap: the share of the pure exchange time hidden behind the computation.
+      const double overlap =
+          exchange.median > 0 ? std::clamp(100.0 - 100.0 * (step.median - compute.median) / exchange.median, 0.0, 100.0) : 0.0;
+      Json metrics = shape;
+      metrics.set("exchange_us", exchange.to_json())
+          .set("compute_us", compute.to_json())
+          .set("overlap_pct", overlap)
+          .set("speedup_vs_staged", staged_median > 0 ? Json(staged_median / step.median) : Json())
+          .set("exchange_GBps", exchange.median > 0 ? Json(static_cast<double>(bytes) / (exchange.median * 1e3)) : Json())
+          .set("steps", steps_);
+      if (settings.validate) metrics.set("validation", validation_details);
+      Json record = base_record(ctx, strategy, bytes);
+      record.set("iterations", steps_)
+          .set("warmup", warmup)
+          .set("batch", 1)
+          .set("timing", "host clock around one step (exchange + update, GPU work complete); per sample, the slowest rank's")
+          .set("time_us", step.to_json())
+          .set("metrics", metrics);
+      if (!settings.validate) {
+        record.set("validation", "off");
+      } else if (validation_error.empty()) {
+        record.set("validation", "passed");
+      } else {
+        record.set("validation", "failed").set("validation_error", validation_error).set("status", "failed");
+        std::fprintf(stderr, "gmb-bench: halo %s: validation failed: %s\n", strategy.c_str(), validation_error.c_str());
+      }
+      sink.note(strategy + ":");
+      sink.write_result(record);
+    }
+    if (!validation_error.empty()) exit_code = std::max<int>(exit_code, kExitValidationFailed);
+  }
+  if (ran == 0) exit_code = std::max<int>(exit_code, kExitUnsupported);
+  domain.reset();
+  MPI_Comm cart = dec.cart;
+  GMB_MPI_CHECK(MPI_Comm_free(&cart));
+  return exit_code;
+}
+
+const Registration halo_registration({"halo", "halo-exchange mini-app: Jacobi stencil on a Cartesian grid of ranks, per strategy",
+                                      1, 0, false, [] { return std::make_unique<Halo>(); }});
+
+}  // namespace
+
+}  // namespace gmb

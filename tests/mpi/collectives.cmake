@@ -1,0 +1,53 @@
+# Collectives (coll) and non-blocking collectives with overlap (nbc) on host memory: every operation
+# validated on 2, 3 and 4 ranks (odd counts matter for the v-variants and reduce_scatter), records
+# checked against the schema; then in-place, roots, data types, and bad input.
+# Few iterations: MPICH busy-polls, so 3 or 4 ranks on 2 cores make every operation slow. The nbc
+# tests run fewer sizes (each overlapped sample also computes for about the pure time).
+set(GMB_COLL_QUICK --sizes 0,7,1000,64K --iters 2 --warmup 1 --validate --out OUT)
+set(GMB_NBC_QUICK --sizes 7,1000,64K --iters 2 --warmup 0 --validate --out OUT)
+# "all" runs every operation of the table in one launch (one launch per rank count keeps the set
+# fast on 2 cores); the records say which operation each result is.
+foreach(np 2 3 4)
+  gmb_mpi_test(coll_all_${np} ${np} 0 STATUS ok ARGS coll all ${GMB_COLL_QUICK})
+  gmb_mpi_test(nbc_all_${np} ${np} 0 STATUS ok ARGS nbc all ${GMB_NBC_QUICK})
+endforeach()
+gmb_mpi_test(coll_one_op 3 0 STATUS ok ARGS coll alltoallv ${GMB_COLL_QUICK})
+gmb_mpi_test(nbc_op_list 3 0 STATUS ok ARGS nbc bcast,gatherv,barrier ${GMB_NBC_QUICK})
+
+# In place (every operation that allows it), a root other than 0, other data types.
+# MPICH 4.0.2 crashes in MPI_Reduce with MPI_IN_PLACE at a root other than 0 from 4 KiB on (it
+# copies from the MPI_IN_PLACE address; reproduced with a 10-line C program): in-place reduce is
+# tested at root 0, the other rooted in-place operations at other roots.
+gmb_mpi_test(coll_in_place_reduce_3 3 0 STATUS ok ARGS coll reduce --in-place --root 0 ${GMB_COLL_QUICK})
+gmb_mpi_test(coll_in_place_3 3 0 STATUS ok ARGS coll allreduce,gather,gatherv,allgather,allgatherv,scatter,scatterv,alltoall,alltoallv,reduce_scatter,reduce_scatter_block --in-place --root 2 ${GMB_COLL_QUICK})
+gmb_mpi_test(coll_in_place_4 4 0 STATUS ok ARGS coll allreduce,gather,gatherv,allgather,allgatherv,scatter,scatterv,alltoall,alltoallv,reduce_scatter,reduce_scatter_block --in-place --root 1 --dtype double ${GMB_COLL_QUICK})
+gmb_mpi_test(nbc_in_place_3 3 0 STATUS ok ARGS nbc reduce,allreduce,gather,gatherv,allgather,allgatherv,scatter,scatterv,alltoall,alltoallv,reduce_scatter,reduce_scatter_block --in-place --dtype int ${GMB_NBC_QUICK})
+gmb_mpi_test(coll_allreduce_double_3 3 0 STATUS ok ARGS coll allreduce --dtype double ${GMB_COLL_QUICK})
+gmb_mpi_test(coll_reduce_int_root_1 3 0 STATUS ok ARGS coll reduce --dtype int --root 1 ${GMB_COLL_QUICK})
+gmb_mpi_test(coll_scatterv_root_3 4 0 STATUS ok ARGS coll scatterv --root 3 --mem-root host --mem-others host ${GMB_COLL_QUICK})
+gmb_mpi_test(coll_allreduce_single_size 2 0 STATUS ok ARGS coll allreduce --sizes 1M --iters-large 2 --warmup-large 1 --validate --out OUT)
+gmb_mpi_test(coll_json_stdout 2 0 STDERR "^$" ARGS coll alltoall --sizes 8,1K --iters 3 --format json)
+# Overlap options on the CPU: MPI_Test calls through the compute, the compute sweep.
+gmb_mpi_test(nbc_allreduce_tests_sweep 2 0 STATUS ok ARGS nbc allreduce --tests 8 --compute-sweep --sizes 1K,64K --iters 2 --warmup 1 --validate --out OUT)
+
+# Bad input: exit 2 with a clear message.
+gmb_mpi_test(coll_bad_op 2 2 STDERR "unknown collective 'allreduce_v' \\(accepted: bcast, reduce" ARGS coll allreduce_v --out OUT)
+gmb_mpi_test(coll_missing_op 2 2 STDERR "expected one operation: gmb-bench coll OP" ARGS coll --out OUT)
+gmb_mpi_test(nbc_bad_op 2 2 STDERR "unknown collective 'ialltoall'" ARGS nbc ialltoall --out OUT)
+gmb_mpi_test(coll_bad_root 3 2 STDERR "--root 3 is not a rank of this launch \\(ranks 0..2\\)" ARGS coll bcast --root 3 --out OUT)
+gmb_mpi_test(coll_in_place_bcast 2 2 STDERR "--in-place is not allowed for bcast" ARGS coll bcast --in-place --out OUT)
+gmb_mpi_test(nbc_in_place_barrier 2 2 STDERR "--in-place is not allowed for barrier" ARGS nbc barrier --in-place --out OUT)
+gmb_mpi_test(coll_dtype_not_reduction 2 2 STDERR "--dtype applies to reductions only" ARGS coll alltoall --dtype int --out OUT)
+gmb_mpi_test(coll_bad_dtype 2 2 STDERR "bad data type 'half'|'half'" ARGS coll allreduce --dtype half --out OUT)
+gmb_mpi_test(coll_bad_kind 2 2 STDERR "unknown memory kind 'gpu'" ARGS coll allreduce --mem-others gpu --out OUT)
+gmb_mpi_test(coll_in_place_all 2 2 STDERR "--in-place is not allowed for bcast" ARGS coll all --in-place --out OUT)
+gmb_mpi_test(coll_bad_op_in_list 2 2 STDERR "unknown collective 'alltoal'" ARGS coll allreduce,alltoal --out OUT)
+gmb_mpi_test(nbc_bad_compute 2 2 STDERR "unknown compute 'fpga'" ARGS nbc allreduce --compute fpga --out OUT)
+# What this build or machine lacks: status unsupported, exit 3 (GPU compute and copies in a host-only
+# build; device memory with a library that is not CUDA-aware).
+if(NOT GMB_WITH_CUDA)
+  gmb_mpi_test(nbc_gpu_compute_unsupported 2 3 STATUS unsupported STDERR "unsupported: --compute gpu needs a GPU" ARGS nbc allreduce --compute gpu --sizes 1K --out OUT)
+  gmb_mpi_test(nbc_both_compute_unsupported 2 3 STATUS unsupported STDERR "unsupported: --compute both needs a GPU" ARGS nbc barrier --compute both --out OUT)
+  gmb_mpi_test(nbc_dummy_copies_unsupported 2 3 STATUS unsupported STDERR "unsupported: --dummy-copies needs a GPU" ARGS nbc bcast --dummy-copies --sizes 1K --out OUT)
+endif()
+gmb_mpi_test(coll_device_unsupported 2 3 STATUS unsupported STDERR "unsupported: (memory kind 'device' is not available|refusing to hand device memory)" ARGS coll allreduce --mem-root device --sizes 1K --out OUT)
