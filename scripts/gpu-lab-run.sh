@@ -10,7 +10,7 @@ RECORDS=/tmp/gmb-records
 mkdir -p "$OUT" "$RECORDS"
 LOG=$OUT/log.txt
 SUMMARY=$OUT/summary.txt
-PHASES=${*:-build doctor peaks p2p sysmpi strategies coll nbc halo overhead}
+PHASES=${*:-build doctor peaks p2p sysmpi strategies hdpipe coll nbc halo overhead}
 NGPU=$(nvidia-smi -L | wc -l)
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 say() { echo "$*" | tee -a "$SUMMARY"; }
@@ -39,7 +39,7 @@ nvidia-smi topo -m >> "$SUMMARY" 2>&1
 
 if has build; then
   run build-lab bash -c "cmake -S . -B build/lab -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGMB_BUILD_TESTS=OFF -DMPI_C_COMPILER=/opt/lab/ompi/bin/mpicc -DMPIEXEC_EXECUTABLE=/opt/lab/ompi/bin/mpirun && cmake --build build/lab -j 16"
-  run build-sys bash -c "PATH=/usr/bin:\$PATH cmake -S . -B build/sys -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGMB_BUILD_TESTS=OFF -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi && cmake --build build/sys -j 16"
+  run build-sys env -u LD_LIBRARY_PATH bash -c "PATH=/usr/bin:\$PATH cmake -S . -B build/sys -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGMB_BUILD_TESTS=OFF -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi && cmake --build build/sys -j 16"
   $BIN list >> "$SUMMARY" 2>&1
 fi
 
@@ -100,7 +100,7 @@ if has strategies; then
 fi
 
 if has sysmpi; then
-  SYS="/usr/bin/mpirun.openmpi --allow-run-as-root --bind-to none"
+  SYS="env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin /usr/bin/mpirun.openmpi --allow-run-as-root --bind-to none"
   run sys-doctor $SYS -np 2 $SYSBIN doctor --out "$(rec sys-doctor)"
   run sys-direct-refused $SYS -np 2 $SYSBIN bw --send device --recv device --sizes 1K,1M --out "$(rec sys-direct-refused)"
   run sys-host-bw $SYS -np 2 $SYSBIN bw --sizes 1K,1M,64M $P2P_ITERS --validate --out "$(rec sys-host-bw)"
@@ -131,7 +131,7 @@ if has halo && $BIN list | grep -q "^  halo "; then
     [ "$n" -gt "$NGPU" ] && continue
     run "halo-3d-$n" $LAB -np $n $MAIN $BIN halo --dims 3 --grid 256,256,256 --mem device --strategy all --steps 20 --validate --out "$(rec halo-3d-$n)"
   done
-  SYS="/usr/bin/mpirun.openmpi --allow-run-as-root --bind-to none"
+  SYS="env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin /usr/bin/mpirun.openmpi --allow-run-as-root --bind-to none"
   run "halo-sys" $SYS -np 2 $SYSBIN halo --dims 3 --grid 128,128,128 --mem device --strategy all --steps 10 --validate --out "$(rec halo-sys)"
 fi
 
@@ -140,3 +140,11 @@ if has overhead; then
 fi
 
 say "# done"
+
+# A host side under the pipelined strategy chunks like its GPU peer (the fix for MPI_ERR_TRUNCATE).
+if has hdpipe; then
+  for kinds in "host device" "device host"; do
+    set -- $kinds
+    run "hd-bw-$1-$2-pipelined" $LAB -np 2 $MAIN $BIN bw --send $1 --recv $2 --strategy pipelined --chunks 4,16 --sizes 1M,64M $P2P_ITERS --validate --out "$(rec hd-bw-$1-$2-pipelined)"
+  done
+fi

@@ -22,24 +22,56 @@ int count_of(std::size_t bytes) {
   return static_cast<int>(bytes);
 }
 
-// The buffer's pointer goes to MPI as it is: the library moves device memory itself.
+// The buffer's pointer goes to MPI as it is: the library moves device memory itself. Under the
+// pipelined strategy a host-memory side still splits messages into the same chunks as its
+// GPU-side peer, so that both post matching sends and receives.
+// Calls f(offset, length) for each chunk of a message of `bytes` (one call for 0 bytes).
+template <typename F>
+void for_each_chunk(const TransferConfig& config, std::size_t bytes, F f) {
+  if (bytes == 0) {
+    f(0, 0);
+    return;
+  }
+  const auto chunks = static_cast<std::size_t>(config.chunks_for(bytes));
+  const std::size_t chunk = (bytes + chunks - 1) / chunks;
+  for (std::size_t offset = 0; offset < bytes; offset += chunk) f(offset, std::min(chunk, bytes - offset));
+}
+
 class DirectTransfer final : public Transfer {
  public:
-  DirectTransfer(MPI_Comm comm, int window) : comm_(comm) { requests_.reserve(static_cast<std::size_t>(2 * window)); }
+  DirectTransfer(MPI_Comm comm, int window, const TransferConfig& config) : comm_(comm), config_(config) {
+    requests_.reserve(static_cast<std::size_t>(2 * window));
+  }
 
   void send(const Buffer& b, std::size_t bytes, int peer, int tag) override {
-    GMB_MPI_CHECK(MPI_Send(b.data(), count_of(bytes), MPI_BYTE, peer, tag, comm_));
+    if (config_.chunks_for(bytes) == 1) {
+      GMB_MPI_CHECK(MPI_Send(b.data(), count_of(bytes), MPI_BYTE, peer, tag, comm_));
+      return;
+    }
+    start_send(b, bytes, peer, tag);
+    complete_all();
   }
   void recv(Buffer& b, std::size_t bytes, int peer, int tag) override {
-    GMB_MPI_CHECK(MPI_Recv(b.data(), count_of(bytes), MPI_BYTE, peer, tag, comm_, MPI_STATUS_IGNORE));
+    if (config_.chunks_for(bytes) == 1) {
+      GMB_MPI_CHECK(MPI_Recv(b.data(), count_of(bytes), MPI_BYTE, peer, tag, comm_, MPI_STATUS_IGNORE));
+      return;
+    }
+    start_recv(b, bytes, peer, tag);
+    complete_all();
   }
   void start_send(const Buffer& b, std::size_t bytes, int peer, int tag) override {
-    requests_.emplace_back();
-    GMB_MPI_CHECK(MPI_Isend(b.data(), count_of(bytes), MPI_BYTE, peer, tag, comm_, &requests_.back()));
+    const auto* data = static_cast<const char*>(b.data());
+    for_each_chunk(config_, bytes, [&](std::size_t offset, std::size_t length) {
+      requests_.emplace_back();
+      GMB_MPI_CHECK(MPI_Isend(data + offset, count_of(length), MPI_BYTE, peer, tag, comm_, &requests_.back()));
+    });
   }
   void start_recv(Buffer& b, std::size_t bytes, int peer, int tag) override {
-    requests_.emplace_back();
-    GMB_MPI_CHECK(MPI_Irecv(b.data(), count_of(bytes), MPI_BYTE, peer, tag, comm_, &requests_.back()));
+    auto* data = static_cast<char*>(b.data());
+    for_each_chunk(config_, bytes, [&](std::size_t offset, std::size_t length) {
+      requests_.emplace_back();
+      GMB_MPI_CHECK(MPI_Irecv(data + offset, count_of(length), MPI_BYTE, peer, tag, comm_, &requests_.back()));
+    });
   }
   void complete_all() override {
     GMB_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
@@ -48,6 +80,7 @@ class DirectTransfer final : public Transfer {
 
  private:
   MPI_Comm comm_;
+  TransferConfig config_;
   std::vector<MPI_Request> requests_;
 };
 
@@ -91,7 +124,7 @@ class StagedTransfer final : public Transfer {
     if (next_send_slot_ == send_slots_.size()) throw_window_exceeded();
     auto* staging = static_cast<char*>(send_slots_[next_send_slot_++]->data());
     const auto* source = static_cast<const char*>(b.data());
-    for_each_chunk(bytes, [&](std::size_t offset, std::size_t length) {
+    for_each_chunk(config_, bytes, [&](std::size_t offset, std::size_t length) {
       gpu_.copy_async(staging + offset, source + offset, length, d2h_.get());
       GpuEvent done = take_event();
       gpu_.record_event(done, d2h_.get());
@@ -104,7 +137,7 @@ class StagedTransfer final : public Transfer {
     if (next_recv_slot_ == recv_slots_.size()) throw_window_exceeded();
     auto* staging = static_cast<char*>(recv_slots_[next_recv_slot_++]->data());
     auto* target = static_cast<char*>(b.data());
-    for_each_chunk(bytes, [&](std::size_t offset, std::size_t length) {
+    for_each_chunk(config_, bytes, [&](std::size_t offset, std::size_t length) {
       arriving_.push_back({MPI_REQUEST_NULL, staging + offset, target + offset, length});
       GMB_MPI_CHECK(MPI_Irecv(staging + offset, count_of(length), MPI_BYTE, peer, tag, comm_, &arriving_.back().request));
     });
@@ -142,17 +175,6 @@ class StagedTransfer final : public Transfer {
     char* target;
     std::size_t length;
   };
-
-  template <typename F>
-  void for_each_chunk(std::size_t bytes, F f) const {
-    const int chunks = config_.chunks_for(bytes);
-    const std::size_t chunk = (bytes + static_cast<std::size_t>(chunks) - 1) / static_cast<std::size_t>(chunks);
-    if (bytes == 0) {
-      f(0, 0);
-      return;
-    }
-    for (std::size_t offset = 0; offset < bytes; offset += chunk) f(offset, std::min(chunk, bytes - offset));
-  }
 
   [[noreturn]] void throw_window_exceeded() const {
     GMB_FATAL("more operations started than the window this transfer was built for (" +
@@ -235,7 +257,7 @@ std::string strategy_problem(const TransferConfig& config, const MemoryKind& kin
 
 std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm comm, const Platform& platform,
                                         const MemoryKind& kind, std::size_t max_bytes, int window) {
-  if (config.strategy == "direct" || !kind.gpu_backed) return std::make_unique<DirectTransfer>(comm, window);
+  if (config.strategy == "direct" || !kind.gpu_backed) return std::make_unique<DirectTransfer>(comm, window, config);
   const char* staging = staging_kind_of(config.strategy);
   if (!staging || !platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, false));
   return std::make_unique<StagedTransfer>(comm, *platform.gpu, platform.memory.require(staging), config, max_bytes,
