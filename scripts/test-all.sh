@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs every test:   scripts/test-all.sh
+#  1. the harness's Python environment (.venv, also the interpreter the MPI tests validate records with);
+#  2. the engine built once per MPI library found (Debian's Open MPI and MPICH), each with its ctest suite:
+#     unit tests and `mpiexec -n 2|3|4` runs on host memory, records checked against the schema;
+#  3. the CUDA build compiled (not run) when nvcc is present;
+#  4. the harness's pytest suite (real builds, campaigns, report in Chromium, Slurm where present).
+# Build trees go to build/test-*; they are reused between runs.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+JOBS=$(nproc)
+PYTHON="${PYTHON:-python3}"
+VENV="$ROOT/.venv"
+[[ -x "$VENV/bin/python" ]] || "$PYTHON" -m venv "$VENV"
+"$VENV/bin/python" -c 'import gmb, pytest, jsonschema, matplotlib' 2>/dev/null ||
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT/python[test]"
+
+failed=()
+engine_suite() {  # NAME MPICC MPIEXEC
+  local name=$1 mpicc=$2 mpiexec=$3 dir=build/test-$1
+  echo "== engine tests with $name ($mpicc, $mpiexec)"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=OFF -DMPI_C_COMPILER="$mpicc" \
+    -DMPIEXEC_EXECUTABLE="$mpiexec" -DPython3_EXECUTABLE="$VENV/bin/python" > "$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; failed+=("$name: configure"); return; }
+  cmake --build "$dir" -j "$JOBS" > "$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; failed+=("$name: build"); return; }
+  (cd "$dir" && ctest -j "$JOBS" --output-on-failure --timeout 300) || failed+=("$name: ctest")
+}
+mkdir -p build
+found=0
+if command -v mpicc.openmpi >/dev/null && command -v mpiexec.openmpi >/dev/null; then
+  engine_suite openmpi "$(command -v mpicc.openmpi)" "$(command -v mpiexec.openmpi)"; found=1
+fi
+if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null; then
+  engine_suite mpich "$(command -v mpicc.mpich)" "$(command -v mpiexec.mpich)"; found=1
+fi
+if [[ $found == 0 ]] && command -v mpicc >/dev/null; then
+  engine_suite default "$(command -v mpicc)" "$(command -v mpiexec)"; found=1
+fi
+[[ $found == 1 ]] || failed+=("no MPI library found (Debian: apt-get install libopenmpi-dev openmpi-bin mpich)")
+
+if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "== CUDA build (compile only: no GPU here)"
+  mpicc=$(command -v mpicc.openmpi || command -v mpicc.mpich || command -v mpicc)
+  dir=build/test-cuda
+  if cmake -S . -B $dir -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=ON -DGMB_BUILD_TESTS=OFF \
+       -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -DMPI_C_COMPILER="$mpicc" > $dir.configure.log 2>&1 &&
+     cmake --build $dir -j "$JOBS" > $dir.build.log 2>&1; then
+    echo "CUDA build compiled"
+  else
+    tail -50 $dir.configure.log $dir.build.log; failed+=("CUDA build")
+  fi
+fi
+
+echo "== harness tests"
+"$VENV/bin/python" -m pytest python/tests -q -rs || failed+=("harness pytest")
+
+if (( ${#failed[@]} )); then
+  printf 'FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "all test suites passed"
