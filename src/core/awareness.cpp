@@ -77,13 +77,21 @@ std::string prove_with_device_exchange(MPI_Comm comm, const MemoryKind& device) 
     auto recv = device.allocate(kBytes);
     send->fill(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(rank));
     recv->poison(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(partner));
-    MPI_Request requests[2];
-    GMB_MPI_CHECK(MPI_Irecv(recv->data(), static_cast<int>(kBytes), MPI_BYTE, partner, 7, comm, &requests[0]));
-    GMB_MPI_CHECK(MPI_Isend(send->data(), static_cast<int>(kBytes), MPI_BYTE, partner, 7, comm, &requests[1]));
+    // MPI errors here are the answer, not a failure of gmb: the library could not move device memory.
+    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    int rc = MPI_Irecv(recv->data(), static_cast<int>(kBytes), MPI_BYTE, partner, 7, comm, &requests[0]);
+    if (rc == MPI_SUCCESS) rc = MPI_Isend(send->data(), static_cast<int>(kBytes), MPI_BYTE, partner, 7, comm, &requests[1]);
     const double deadline = MPI_Wtime() + kProofTimeoutSeconds;
     int done = 0;
-    while (!done && MPI_Wtime() < deadline) GMB_MPI_CHECK(MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE));
-    if (!done) {
+    while (rc == MPI_SUCCESS && !done && MPI_Wtime() < deadline) rc = MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      char text[MPI_MAX_ERROR_STRING] = {0};
+      int length = 0;
+      MPI_Error_string(rc, text, &length);
+      send.release();  // the library may still own them
+      recv.release();
+      problem = std::string("the library returned an error moving device memory: ") + text;
+    } else if (!done) {
       // The library still owns the buffers: leak them rather than free memory it may write.
       send.release();
       recv.release();
