@@ -124,6 +124,12 @@ struct Registration {
   explicit Registration(BenchmarkInfo info) { Registry::instance().add(std::move(info)); }
 };
 
+// A result record's common fields: schema, type, run id, benchmark, status "ok", bytes.
+Json result_record(const Context& ctx, std::size_t bytes);
+// Sets "validation" (off, passed, or failed with "validation_error" and status "failed"); a failure
+// is also reported on stderr, naming `what` was measured.
+void set_validation(Json& record, bool validated, const std::string& error, const std::string& what);
+
 // Agreement across ranks: the reason of the lowest rank that has one, or "" when none has.
 std::string agree_on_reason(MPI_Comm comm, const std::string& local_reason);
 

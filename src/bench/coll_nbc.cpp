@@ -81,16 +81,6 @@ GpuModel calibrate_gpu(GpuRuntime& gpu, GpuStream stream) {
   return model;
 }
 
-Json base_record(const Context& ctx, std::size_t bytes) {
-  return Json::object()
-      .set("schema", "gmb.record/1")
-      .set("type", "result")
-      .set("run_id", ctx.run_id)
-      .set("benchmark", ctx.benchmark)
-      .set("status", "ok")
-      .set("bytes", bytes);
-}
-
 std::uint32_t seed_for(std::size_t size_index, std::size_t point, int iteration) {
   return static_cast<std::uint32_t>(size_index * 1000003u + point * 100003u + static_cast<std::uint32_t>(iteration) + 1u);
 }
@@ -273,7 +263,7 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
 
   auto emit_unsupported = [&](std::size_t bytes, const std::string& reason) {
     if (ctx.rank != 0) return;
-    Json record = base_record(ctx, bytes);
+    Json record = result_record(ctx, bytes);
     describe_configuration(record);
     record.set("status", "unsupported").set("reason", reason);
     sink.write_result(record);
@@ -396,7 +386,7 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
     release();
 
     if (ctx.rank == 0) {
-      Json record = base_record(ctx, bytes);
+      Json record = result_record(ctx, bytes);
       describe_configuration(record);
       record.set("iterations", iterations)
           .set("warmup", warmup)
@@ -423,14 +413,7 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
       }
       if (sweep_) metrics.set("curve", curve);
       record.set("metrics", metrics);
-      if (!settings.validate) {
-        record.set("validation", "off");
-      } else if (validation_error.empty()) {
-        record.set("validation", "passed");
-      } else {
-        record.set("validation", "failed").set("validation_error", validation_error).set("status", "failed");
-        std::fprintf(stderr, "gmb-bench: validation failed at %zu bytes: %s\n", bytes, validation_error.c_str());
-      }
+      set_validation(record, settings.validate, validation_error, std::to_string(bytes) + " bytes");
       sink.write_result(record);
       if (sweep_) {
         char line[160];

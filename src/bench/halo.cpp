@@ -520,13 +520,7 @@ Decomposition Halo::decompose(const Context& ctx) const {
 }
 
 Json Halo::base_record(const Context& ctx, const std::string& strategy, std::size_t bytes) const {
-  return Json::object()
-      .set("schema", "gmb.record/1")
-      .set("type", "result")
-      .set("run_id", ctx.run_id)
-      .set("benchmark", ctx.benchmark)
-      .set("status", "ok")
-      .set("bytes", bytes)
+  return result_record(ctx, bytes)
       .set("memory", Json::object().set("field", mem_))
       .set("strategy", strategy)
       .set("ranks", ctx.size);
@@ -709,14 +703,7 @@ int Halo::run(Context& ctx, RecordSink& sink) {
           .set("timing", "host clock around one step (exchange + update, GPU work complete); per sample, the slowest rank's")
           .set("time_us", step.to_json())
           .set("metrics", metrics);
-      if (!settings.validate) {
-        record.set("validation", "off");
-      } else if (validation_error.empty()) {
-        record.set("validation", "passed");
-      } else {
-        record.set("validation", "failed").set("validation_error", validation_error).set("status", "failed");
-        std::fprintf(stderr, "gmb-bench: halo %s: validation failed: %s\n", strategy.c_str(), validation_error.c_str());
-      }
+      set_validation(record, settings.validate, validation_error, "halo " + strategy);
       sink.note(strategy + ":");
       sink.write_result(record);
     }

@@ -87,13 +87,7 @@ class Peaks final : public Benchmark {
 
   void emit(const std::string& operation, const std::string& pair, const std::vector<double>& seconds,
             const PathInfo& path, const std::string& method) {
-    Json record = Json::object()
-                      .set("schema", "gmb.record/1")
-                      .set("type", "result")
-                      .set("run_id", ctx_->run_id)
-                      .set("benchmark", "peaks")
-                      .set("status", "ok")
-                      .set("bytes", bytes_)
+    Json record = result_record(*ctx_, bytes_)
                       .set("operation", operation)
                       .set("iterations", samples_ * copies_)
                       .set("batch", copies_)
@@ -106,14 +100,9 @@ class Peaks final : public Benchmark {
   }
 
   void emit_unsupported(const std::string& operation, const std::string& reason) {
-    sink_->write_result(Json::object()
-                            .set("schema", "gmb.record/1")
-                            .set("type", "result")
-                            .set("run_id", ctx_->run_id)
-                            .set("benchmark", "peaks")
+    sink_->write_result(result_record(*ctx_, bytes_)
                             .set("status", "unsupported")
                             .set("reason", reason)
-                            .set("bytes", bytes_)
                             .set("operation", operation));
   }
 

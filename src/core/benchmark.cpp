@@ -1,5 +1,7 @@
 #include "gmb/benchmark.hpp"
 
+#include <cstdio>
+
 #include "gmb/error.hpp"
 
 namespace gmb {
@@ -34,6 +36,27 @@ std::string rank_count_problem(const BenchmarkInfo& info, int world_size) {
     return info.name + " needs at most " + std::to_string(info.max_ranks) + " ranks" + have;
   if (info.even_ranks && world_size % 2) return info.name + " needs an even number of ranks" + have;
   return "";
+}
+
+Json result_record(const Context& ctx, std::size_t bytes) {
+  return Json::object()
+      .set("schema", "gmb.record/1")
+      .set("type", "result")
+      .set("run_id", ctx.run_id)
+      .set("benchmark", ctx.benchmark)
+      .set("status", "ok")
+      .set("bytes", bytes);
+}
+
+void set_validation(Json& record, bool validated, const std::string& error, const std::string& what) {
+  if (!validated) {
+    record.set("validation", "off");
+  } else if (error.empty()) {
+    record.set("validation", "passed");
+  } else {
+    record.set("validation", "failed").set("validation_error", error).set("status", "failed");
+    std::fprintf(stderr, "gmb-bench: validation failed (%s): %s\n", what.c_str(), error.c_str());
+  }
 }
 
 std::string agree_on_reason(MPI_Comm comm, const std::string& local_reason) {

@@ -19,16 +19,6 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-Json base_record(const Context& ctx, const std::string& benchmark, std::size_t bytes) {
-  return Json::object()
-      .set("schema", "gmb.record/1")
-      .set("type", "result")
-      .set("run_id", ctx.run_id)
-      .set("benchmark", benchmark)
-      .set("status", "ok")
-      .set("bytes", bytes);
-}
-
 // Seeds differ per size and iteration so a stale buffer never passes validation.
 std::uint32_t seed_for(std::size_t size_index, int iteration) {
   return static_cast<std::uint32_t>(size_index * 1000003u + static_cast<std::uint32_t>(iteration) + 1u);
@@ -52,11 +42,10 @@ Json RunSettings::to_json() const {
 
 int SizeSweep::run(Context& ctx, RecordSink& sink) {
   const RunSettings& settings = *ctx.settings;
-  const std::string& name = ctx.benchmark;
 
   auto emit_unsupported = [&](std::size_t bytes, const std::string& reason) {
     if (ctx.rank != 0) return;
-    Json record = base_record(ctx, name, bytes);
+    Json record = result_record(ctx, bytes);
     describe_configuration(record);
     record.set("status", "unsupported").set("reason", reason);
     sink.write_result(record);
@@ -148,21 +137,14 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
     teardown();
 
     if (ctx.rank == 0) {
-      Json record = base_record(ctx, name, bytes);
+      Json record = result_record(ctx, bytes);
       describe_configuration(record);
       record.set("iterations", samples * batch)
           .set("warmup", warmup)
           .set("batch", batch)
           .set("timing", "host clock; per sample, the slowest rank's time divided by the iterations in the sample");
       describe_result(record, bytes, slowest);
-      if (!settings.validate) {
-        record.set("validation", "off");
-      } else if (validation_error.empty()) {
-        record.set("validation", "passed");
-      } else {
-        record.set("validation", "failed").set("validation_error", validation_error).set("status", "failed");
-        std::fprintf(stderr, "gmb-bench: validation failed at %zu bytes: %s\n", bytes, validation_error.c_str());
-      }
+      set_validation(record, settings.validate, validation_error, std::to_string(bytes) + " bytes");
       sink.write_result(record);
     }
     if (!validation_error.empty()) exit_code = std::max<int>(exit_code, kExitValidationFailed);
