@@ -39,12 +39,14 @@ void for_each_chunk(const TransferConfig& config, std::size_t bytes, F f) {
 
 class DirectTransfer final : public Transfer {
  public:
-  DirectTransfer(MPI_Comm comm, int window, const TransferConfig& config) : comm_(comm), config_(config) {
+  DirectTransfer(MPI_Comm comm, int window, const TransferConfig& config)
+      : comm_(comm), config_(config), chunked_(config.strategy == "pipelined") {
     requests_.reserve(static_cast<std::size_t>(2 * window));
   }
 
+  // The unchunked case is the latency hot path: no string compare, no request bookkeeping.
   void send(const Buffer& b, std::size_t bytes, int peer, int tag) override {
-    if (config_.chunks_for(bytes) == 1) {
+    if (!chunked_ || config_.chunks_for(bytes) == 1) {
       GMB_MPI_CHECK(MPI_Send(b.data(), count_of(bytes), MPI_BYTE, peer, tag, comm_));
       return;
     }
@@ -52,7 +54,7 @@ class DirectTransfer final : public Transfer {
     complete_all();
   }
   void recv(Buffer& b, std::size_t bytes, int peer, int tag) override {
-    if (config_.chunks_for(bytes) == 1) {
+    if (!chunked_ || config_.chunks_for(bytes) == 1) {
       GMB_MPI_CHECK(MPI_Recv(b.data(), count_of(bytes), MPI_BYTE, peer, tag, comm_, MPI_STATUS_IGNORE));
       return;
     }
@@ -81,6 +83,7 @@ class DirectTransfer final : public Transfer {
  private:
   MPI_Comm comm_;
   TransferConfig config_;
+  bool chunked_;
   std::vector<MPI_Request> requests_;
 };
 
