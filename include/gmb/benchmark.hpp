@@ -126,6 +126,8 @@ struct Registration {
 
 // A result record's common fields: schema, type, run id, benchmark, status "ok", bytes.
 Json result_record(const Context& ctx, std::size_t bytes);
+// A result record with status "unsupported" and the reason (what was refused is added by the caller).
+Json unsupported_record(const Context& ctx, std::size_t bytes, const std::string& reason);
 // Sets "validation" (off, passed, or failed with "validation_error" and status "failed"); a failure
 // is also reported on stderr, naming `what` was measured.
 void set_validation(Json& record, bool validated, const std::string& error, const std::string& what);

@@ -263,9 +263,8 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
 
   auto emit_unsupported = [&](std::size_t bytes, const std::string& reason) {
     if (ctx.rank != 0) return;
-    Json record = result_record(ctx, bytes);
+    Json record = unsupported_record(ctx, bytes, reason);
     describe_configuration(record);
-    record.set("status", "unsupported").set("reason", reason);
     sink.write_result(record);
   };
 

@@ -100,10 +100,7 @@ class Peaks final : public Benchmark {
   }
 
   void emit_unsupported(const std::string& operation, const std::string& reason) {
-    sink_->write_result(result_record(*ctx_, bytes_)
-                            .set("status", "unsupported")
-                            .set("reason", reason)
-                            .set("operation", operation));
+    sink_->write_result(unsupported_record(*ctx_, bytes_, reason).set("operation", operation));
   }
 
   // Results are written by rank 0; other ranks send theirs there.

@@ -48,6 +48,10 @@ Json result_record(const Context& ctx, std::size_t bytes) {
       .set("bytes", bytes);
 }
 
+Json unsupported_record(const Context& ctx, std::size_t bytes, const std::string& reason) {
+  return result_record(ctx, bytes).set("status", "unsupported").set("reason", reason);
+}
+
 void set_validation(Json& record, bool validated, const std::string& error, const std::string& what) {
   if (!validated) {
     record.set("validation", "off");
