@@ -26,4 +26,10 @@ struct AwarenessReport {
 // mpi_memory_alloc_kinds), then, when they say "aware" and device memory exists, the proof.
 AwarenessReport detect_gpu_awareness(MPI_Comm comm, const Platform& platform);
 
+struct MemoryKind;
+// "" when buffers of `kind` may be handed to this library; otherwise why not: GPU memory and a
+// library not proven CUDA-aware (it may crash). The one rule every benchmark applies; callers add
+// what the user can do instead.
+std::string device_pointer_refusal(const MemoryKind& kind, const AwarenessReport& awareness);
+
 }  // namespace gmb

@@ -58,6 +58,8 @@ class MemoryKinds {
   void add(MemoryKind kind);  // replaces a kind of the same name
   // The kind, or nullptr when no kind has that name.
   const MemoryKind* find(const std::string& name) const;
+  // The kind, available or not; throws UsageError naming the accepted kinds when unknown.
+  const MemoryKind& known(const std::string& name) const;
   // The kind; throws Unsupported with the reason when unavailable, UsageError when unknown.
   const MemoryKind& require(const std::string& name) const;
   const std::vector<MemoryKind>& all() const { return kinds_; }

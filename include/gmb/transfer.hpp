@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gmb/awareness.hpp"
 #include "gmb/memory.hpp"
 
 namespace gmb {
@@ -48,7 +49,7 @@ struct TransferConfig {
 
 // Why `config` cannot move `kind` memory with this library on this platform, or "".
 std::string strategy_problem(const TransferConfig& config, const MemoryKind& kind, const Platform& platform,
-                             bool library_gpu_aware);
+                             const AwarenessReport& awareness);
 
 // A transfer able to carry messages of up to `max_bytes` from/to buffers of `kind`, at most
 // `window` started operations of each direction at a time. Throws Unsupported when it cannot.

@@ -75,7 +75,7 @@ void Operands::configure(const std::vector<std::string>& positionals, int world_
   mem_root_ = mem_root_explicit_.empty() ? all : mem_root_explicit_;
   mem_others_ = mem_others_explicit_.empty() ? all : mem_others_explicit_;
   for (const auto* kind : {&mem_root_, &mem_others_})
-    if (!platform.memory.find(*kind)) platform.memory.require(*kind);  // throws UsageError naming the kinds
+    platform.memory.known(*kind);
 
   if (root_ >= world_size)
     throw UsageError("--root " + std::to_string(root_) + " is not a rank of this launch (ranks 0.." +
@@ -123,11 +123,8 @@ std::string Operands::unsupported_reason(const Context& ctx) const {
   const std::string& mine = my_kind(ctx.rank);
   const MemoryKind* kind = ctx.platform->memory.find(mine);
   if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
-  if (kind->gpu_memory && ctx.awareness->verdict != Awareness::aware)
-    return "refusing to hand " + kind->name +
-           " memory to this MPI library: it is not known to be CUDA-aware (see `gmb-bench doctor`); "
-           "a CUDA-unaware library given a device pointer may crash. Use host or pinned buffers.";
-  return "";
+  const std::string refusal = device_pointer_refusal(*kind, *ctx.awareness);
+  return refusal.empty() ? "" : refusal + ". Use host or pinned buffers.";
 }
 
 double Operands::op_bytes_for(const Collective& c, Dtype t, std::size_t bytes, int ranks) {

@@ -411,7 +411,7 @@ class Halo final : public Benchmark {
       throw UsageError("--grid has " + std::to_string(grid_.size()) + " extents but --dims " + std::to_string(dims_) +
                        " needs " + std::to_string(dims_));
     parse_choice(strategy_, {"staged", "direct", "pipelined", "overlap", "all"}, "strategy");
-    if (!platform.memory.find(mem_)) platform.memory.require(mem_);  // throws UsageError naming the kinds
+    platform.memory.known(mem_);
 
     int pdims[3] = {0, 0, 0};
     GMB_MPI_CHECK(MPI_Dims_create(world_size, dims_, pdims));
@@ -490,12 +490,9 @@ std::string Halo::refusal(const Context& ctx, const std::string& strategy) const
   if (strategy == "pipelined" && !on_gpu)
     return "pipelined overlaps GPU packing, copies and MPI on per-direction streams: with a " + mem_ +
            " field there are no copies to pipeline (use --mem device or managed)";
-  // Same rule as the point-to-point `direct` strategy: device pointers reach MPI only when the
-  // library is proven CUDA-aware; a CUDA-unaware library given one may crash.
-  if (strategy == "direct" && kind->gpu_memory && ctx.awareness->verdict != Awareness::aware)
-    return "refusing to hand " + mem_ + " memory to this MPI library: it is not known to be CUDA-aware (" +
-           ctx.awareness->summary + "); staged, pipelined and overlap stage through pinned host buffers and still run";
-  return "";
+  if (strategy != "direct") return "";
+  const std::string refusal = device_pointer_refusal(*kind, *ctx.awareness);
+  return refusal.empty() ? "" : refusal + "; staged, pipelined and overlap stage through pinned host buffers and still run";
 }
 
 Decomposition Halo::decompose(const Context& ctx) const {

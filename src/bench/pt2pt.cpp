@@ -58,7 +58,7 @@ class PointToPoint : public SizeSweep {
                        " positional arguments");
     }
     for (const auto* kind : {&send_kind_, &recv_kind_})
-      if (!platform.memory.find(*kind)) platform.memory.require(*kind);  // throws UsageError naming the kinds
+      platform.memory.known(*kind);
     std::vector<std::string> names;
     for (const auto& s : transfer_strategies()) names.push_back(s.name);
     parse_choice(transfer_.strategy, names, "transfer strategy");
@@ -101,7 +101,7 @@ class PointToPoint : public SizeSweep {
         return "the " + transfer_.strategy + " strategy stages device or managed buffers through host memory; here both sides use '" +
                send_kind_ + "'/'" + recv_kind_ + "' (use --strategy direct)";
     }
-    return strategy_problem(transfer_, *kind, *ctx.platform, ctx.awareness->verdict == Awareness::aware);
+    return strategy_problem(transfer_, *kind, *ctx.platform, *ctx.awareness);
   }
 
   // One sweep of the sizes per chunk count (a single pass unless --chunks lists several).

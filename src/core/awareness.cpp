@@ -109,6 +109,12 @@ std::string prove_with_device_exchange(MPI_Comm comm, const MemoryKind& device) 
 
 }  // namespace
 
+std::string device_pointer_refusal(const MemoryKind& kind, const AwarenessReport& awareness) {
+  if (!kind.gpu_memory || awareness.verdict == Awareness::aware) return "";
+  return "refusing to hand " + kind.name + " memory to this MPI library: it is not known to be CUDA-aware (" +
+         awareness.summary + "; see `gmb-bench doctor`); a CUDA-unaware library given a device pointer may crash";
+}
+
 AwarenessReport detect_gpu_awareness(MPI_Comm comm, const Platform& platform) {
   AwarenessReport report;
   const StaticAnswer answer = query_static_answers(comm, report.evidence);

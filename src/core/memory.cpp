@@ -41,15 +41,17 @@ std::vector<std::string> MemoryKinds::names() const {
   return out;
 }
 
+const MemoryKind& MemoryKinds::known(const std::string& name) const {
+  if (const MemoryKind* kind = find(name)) return *kind;
+  std::string accepted;
+  for (const auto& k : kinds_) accepted += (accepted.empty() ? "" : ", ") + k.name;
+  throw UsageError("unknown memory kind '" + name + "' (accepted: " + accepted + ")");
+}
+
 const MemoryKind& MemoryKinds::require(const std::string& name) const {
-  const MemoryKind* kind = find(name);
-  if (!kind) {
-    std::string accepted;
-    for (const auto& k : kinds_) accepted += (accepted.empty() ? "" : ", ") + k.name;
-    throw UsageError("unknown memory kind '" + name + "' (accepted: " + accepted + ")");
-  }
-  if (!kind->available()) throw Unsupported("memory kind '" + name + "' is not available: " + kind->unavailable_reason);
-  return *kind;
+  const MemoryKind& kind = known(name);
+  if (!kind.available()) throw Unsupported("memory kind '" + name + "' is not available: " + kind.unavailable_reason);
+  return kind;
 }
 
 namespace {

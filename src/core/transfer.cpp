@@ -239,14 +239,11 @@ const std::vector<StrategyInfo>& transfer_strategies() {
 }
 
 std::string strategy_problem(const TransferConfig& config, const MemoryKind& kind, const Platform& platform,
-                             bool library_gpu_aware) {
+                             const AwarenessReport& awareness) {
   if (config.strategy == "direct") {
-    if (kind.gpu_memory && !library_gpu_aware)
-      return "refusing to hand " + kind.name +
-             " memory to this MPI library: it is not known to be CUDA-aware (see `gmb-bench doctor`); "
-             "a CUDA-unaware library given a device pointer may crash. Use --strategy staged-pinned, "
-             "staged-pageable or pipelined, or host/pinned buffers.";
-    return "";
+    const std::string refusal = device_pointer_refusal(kind, awareness);
+    if (refusal.empty()) return "";
+    return refusal + ". Use --strategy staged-pinned, staged-pageable or pipelined, or host/pinned buffers.";
   }
   if (!platform.gpu || !platform.gpu_unavailable_reason.empty())
     return "the " + config.strategy + " strategy copies through a GPU runtime, and there is none: " +
@@ -262,7 +259,7 @@ std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm c
                                         const MemoryKind& kind, std::size_t max_bytes, int window) {
   if (config.strategy == "direct" || !kind.gpu_backed) return std::make_unique<DirectTransfer>(comm, window, config);
   const char* staging = staging_kind_of(config.strategy);
-  if (!staging || !platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, false));
+  if (!staging || !platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, AwarenessReport{}));
   return std::make_unique<StagedTransfer>(comm, *platform.gpu, platform.memory.require(staging), config, max_bytes,
                                           window);
 }

@@ -54,6 +54,8 @@ TEST(Memory, UnknownKindIsUsageErrorUnavailableIsUnsupported) {
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()), "unknown memory kind 'gpu' (accepted: host, pinned, device, managed)");
   }
+  EXPECT_THROW(platform.memory.known("gpu"), UsageError);
+  EXPECT_EQ(platform.memory.known("device").name, "device");  // known even where unavailable
   if (!platform.memory.find("device")->available()) {
     try {
       platform.memory.require("device");
