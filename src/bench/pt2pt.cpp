@@ -5,6 +5,7 @@
 
 #include "gmb/benchmark.hpp"
 #include "gmb/error.hpp"
+#include "gmb/nccl.hpp"
 #include "gmb/sizes.hpp"
 #include "gmb/stats.hpp"
 #include "gmb/transfer.hpp"
@@ -32,6 +33,8 @@ class PointToPoint : public SizeSweep {
             [this](const std::string& v) { send_kind_ = v; });
     p.value({"--recv"}, "KIND", "memory kind of the receiving side (rank 1; the second half in mbw)",
             [this](const std::string& v) { recv_kind_ = v; });
+    p.value({"--transport"}, "mpi|nccl", "who moves the data: the MPI library (default) or NCCL (device buffers)",
+            [this](const std::string& v) { transfer_.transport = v; });
     std::string names;
     for (const auto& s : transfer_strategies()) names += (names.empty() ? "" : "|") + s.name;
     p.value({"--strategy"}, names, "how device data reaches MPI (default direct)",
@@ -59,9 +62,13 @@ class PointToPoint : public SizeSweep {
     }
     for (const auto* kind : {&send_kind_, &recv_kind_})
       platform.memory.known(*kind);
+    parse_choice(transfer_.transport, transport_names(), "transport");
     std::vector<std::string> names;
     for (const auto& s : transfer_strategies()) names.push_back(s.name);
     parse_choice(transfer_.strategy, names, "transfer strategy");
+    if (transfer_.transport == "nccl" && transfer_.strategy != "direct")
+      throw UsageError("--strategy " + transfer_.strategy +
+                       " applies to the MPI transport; NCCL moves device buffers itself (leave --strategy out)");
     if (transfer_.strategy != "pipelined" && (!chunk_sweep_.empty() || transfer_.chunk_size))
       throw UsageError("--chunks and --chunk-size apply to --strategy pipelined only");
     if (!chunk_sweep_.empty() && transfer_.chunk_size)
@@ -71,7 +78,11 @@ class PointToPoint : public SizeSweep {
   }
 
   Json options_json() const override {
-    Json o = Json::object().set("send", send_kind_).set("recv", recv_kind_).set("strategy", transfer_.strategy);
+    Json o = Json::object()
+                 .set("send", send_kind_)
+                 .set("recv", recv_kind_)
+                 .set("transport", transfer_.transport)
+                 .set("strategy", transfer_.strategy);
     if (transfer_.strategy == "pipelined") {
       if (transfer_.chunk_size) o.set("chunk_size", transfer_.chunk_size);
       else o.set("chunks", Json::array_of(chunk_sweep_));
@@ -81,7 +92,9 @@ class PointToPoint : public SizeSweep {
   }
 
   void describe_configuration(Json& record) const override {
-    record.set("memory", Json::object().set("send", send_kind_).set("recv", recv_kind_)).set("strategy", transfer_.strategy);
+    record.set("memory", Json::object().set("send", send_kind_).set("recv", recv_kind_))
+        .set("transport", transfer_.transport)
+        .set("strategy", transfer_.strategy);
     if (transfer_.strategy == "pipelined") {
       if (transfer_.chunk_size) record.set("chunk_size", transfer_.chunk_size);
       record.set("chunks", transfer_.chunks_for(static_cast<std::size_t>(record.find("bytes")->as_number())));
@@ -94,6 +107,7 @@ class PointToPoint : public SizeSweep {
     const std::string& mine = my_kind(ctx);
     const MemoryKind* kind = ctx.platform->memory.find(mine);
     if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
+    if (transfer_.transport == "nccl") return nccl_problem(ctx, mine);
     if (transfer_.strategy != "direct") {
       const MemoryKind* send = ctx.platform->memory.find(send_kind_);
       const MemoryKind* recv = ctx.platform->memory.find(recv_kind_);
