@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gmb/benchmark.hpp"
+#include "gmb/crash_report.hpp"
 #include "gmb/error.hpp"
 #include "gmb/placement.hpp"
 #include "gmb/platform.hpp"
@@ -143,6 +144,8 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   GMB_MPI_CHECK(MPI_Init(nullptr, nullptr));
   // Errors come back to us so that every failure is reported with host, rank and call.
   GMB_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  install_crash_report(where_am_i());
+  set_crash_context(info.name + " start-up (GPU awareness proof, rank facts)");
   Context ctx;
   ctx.benchmark = info.name;
   GMB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank));

@@ -85,6 +85,11 @@ class SizeSweep : public Benchmark {
   virtual void prepare(std::uint32_t seed) { (void)seed; }
   // One timed iteration.
   virtual void iterate() = 0;
+  // Timed: waits until the iterations issued so far have completed. The runner calls it at the end
+  // of every sample (and of the warm-up), so a transport that enqueues work (NCCL) can issue a
+  // sample's iterations back to back, stream-ordered, as nccl-tests does. MPI's blocking calls are
+  // complete when they return: nothing to do.
+  virtual void complete() {}
   // Untimed, --validate only: "" when every received byte matches `seed`'s pattern.
   virtual std::string verify(std::uint32_t seed) { (void)seed; return ""; }
   // Adds what identifies the configuration (memory kinds, strategy, window ...) to every record,

@@ -153,13 +153,15 @@ class Operands {
   std::string verify(std::uint32_t seed);
   void teardown();
 
-  // One blocking call; under NCCL, enqueued and synchronised.
+  // One blocking call; under NCCL, enqueued on the stream (complete() waits for it).
   void call() const;
+  void complete() const;
   void start(MPI_Request* request) const { op_->start(args_, request); }
   // The function a call makes, as records name it ("MPI_Allreduce", "ncclAllReduce").
   std::string call_name() const;
 
   const Collective& op() const { return *op_; }
+  const std::string& transport() const { return transport_; }
   Dtype dtype() const { return dtype_; }
   // Bytes the operation moves in nccl-tests' sense (S * element size) at the current size.
   double op_bytes() const { return static_cast<double>(layout_.op_elems) * static_cast<double>(dtype_size(dtype_)); }

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "gmb/collectives.hpp"
+#include "gmb/crash_report.hpp"
 #include "gmb/error.hpp"
 #include "gmb/stats.hpp"
 
@@ -280,6 +281,9 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
   int exit_code = kExitOk;
   for (std::size_t index = 0; index < sizes.size(); ++index) {
     const std::size_t bytes = sizes[index];
+    Json configuration = Json::object();
+    describe_configuration(configuration);
+    set_crash_context("nbc, " + std::to_string(bytes) + " bytes, " + configuration.dump());
     std::string problem;
     try {
       operands_.setup(ctx, bytes);

@@ -168,12 +168,12 @@ void Operands::setup(const Context& ctx, std::size_t bytes) {
 }
 
 void Operands::call() const {
-  if (!nccl_) {
-    op_->call(args_);
-    return;
-  }
-  nccl_->collective(*op_, args_, dtype_);
-  nccl_->synchronize();
+  if (nccl_) nccl_->collective(*op_, args_, dtype_);
+  else op_->call(args_);
+}
+
+void Operands::complete() const {
+  if (nccl_) nccl_->synchronize();
 }
 
 std::string Operands::call_name() const {

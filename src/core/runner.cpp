@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "gmb/benchmark.hpp"
+#include "gmb/crash_report.hpp"
 #include "gmb/error.hpp"
 
 namespace gmb {
@@ -60,6 +61,9 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
   int exit_code = kExitOk;
   for (std::size_t index = 0; index < settings.sizes.size(); ++index) {
     const std::size_t bytes = settings.sizes[index];
+    Json configuration = Json::object().set("bytes", bytes);
+    describe_configuration(configuration);
+    set_crash_context(ctx.benchmark + ", " + std::to_string(bytes) + " bytes, " + configuration.dump());
     std::string problem;
     try {
       setup(ctx, bytes);
@@ -84,6 +88,7 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
       GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
       const double t0 = now_seconds();
       iterate();
+      complete();
       const double elapsed = now_seconds() - t0;
       if (std::string e = verify(seed); !e.empty() && validation_error.empty()) validation_error = e;
       return elapsed;
@@ -97,6 +102,7 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
     } else {
       const double t0 = now_seconds();
       for (int k = 0; k < warmup; ++k) iterate();
+      complete();
       warm_seconds = now_seconds() - t0;
     }
 
@@ -123,6 +129,7 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
       double last = now_seconds();
       for (auto& s : seconds) {
         for (int k = 0; k < batch; ++k) iterate();
+        complete();
         const double t = now_seconds();
         s = (t - last) / batch;
         last = t;
