@@ -59,6 +59,16 @@ StaticAnswer query_static_answers(MPI_Comm comm, Json& evidence) {
   return any_no ? StaticAnswer::no : StaticAnswer::none;
 }
 
+// What to try when the proof fails, for libraries where a cause is known.
+std::string library_hint() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int length = 0;
+  if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return "";
+  if (std::string(version).find("Open MPI") == std::string::npos) return "";
+  return ". Under Open MPI's pml ucx, UCX's memory-type cache can take device pointers for host memory: "
+         "UCX_MEMTYPE_CACHE=n fixed this with CUDA 13 and UCX 1.22";
+}
+
 // How long the proof may take. A library that mishandles device memory can hang instead of
 // failing; the proof then says so and the run goes on with device pointers refused.
 constexpr double kProofTimeoutSeconds = 15.0;
@@ -104,6 +114,14 @@ std::string prove_with_device_exchange(MPI_Comm comm, const MemoryKind& device) 
   } catch (const Unsupported& e) {
     problem = std::string("could not run the device-to-device proof: ") + e.what();
   }
+  if (!problem.empty()) problem += library_hint();
+  // A library that failed the exchange may have broken its connections: if ranks can no longer
+  // agree, say what happened instead of a bare MPI error from the next call.
+  int ok = problem.empty() ? 1 : 0, all_ok = 0;
+  if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+    GMB_FATAL("the MPI library stopped working while proving it can move device memory (this rank: " +
+              (problem.empty() ? std::string("its exchange completed") : problem) +
+              "); treat it as not CUDA-aware" + (problem.empty() ? library_hint() : std::string()));
   return agree_on_reason(comm, problem);
 }
 
