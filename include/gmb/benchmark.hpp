@@ -52,6 +52,10 @@ struct Context {
 
   // Path between two ranks' buffers (the GPU runtime answers link questions when there is one).
   PathInfo path_between(int rank_a, bool gpu_backed_a, int rank_b, bool gpu_backed_b) const;
+  // The path of a collective among all ranks (`gpu_backed[r]`: rank r's buffers are device or
+  // managed memory): the class every pair shares, with the slowest pair's nominal rate, or class
+  // "mixed" with the classes and their pair counts in `link`.
+  PathInfo path_among(const std::vector<bool>& gpu_backed) const;
 };
 
 class Benchmark {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -182,6 +183,7 @@ class Operands {
   Dtype dtype_ = Dtype::byte;
   std::string transport_ = "mpi";
   std::shared_ptr<NcclComm> nccl_;  // under --transport nccl, from setup on
+  std::optional<PathInfo> path_;    // among all ranks, from the first setup on (kinds are fixed)
 
   // Per size.
   const Platform* platform_ = nullptr;

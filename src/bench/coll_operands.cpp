@@ -123,6 +123,7 @@ void Operands::describe_configuration(Json& record, int world_size) const {
   if (op_->rooted) record.set("root", root_);
   if (op_->in_place != InPlace::never) record.set("in_place", in_place_);
   if (op_->has_data) record.set("dtype", dtype_name(dtype_));
+  if (op_->has_data && path_) record.set("path", path_->to_json());
 }
 
 std::string Operands::unsupported_reason(const Context& ctx) const {
@@ -157,6 +158,11 @@ void Operands::setup(const Context& ctx, std::size_t bytes) {
   args_.comm = ctx.comm;
   if (!op_->has_data) return;
   if (transport_ == "nccl") nccl_ = ctx.platform->nccl.connect(ctx.comm);
+  if (!path_) {
+    std::vector<bool> gpu_backed;
+    for (int r = 0; r < ctx.size; ++r) gpu_backed.push_back(ctx.platform->memory.known(my_kind(r)).gpu_backed);
+    path_ = ctx.path_among(gpu_backed);
+  }
   kind_ = &ctx.platform->memory.require(my_kind(rank_));
   const std::size_t es = dtype_size(dtype_);
   send_ = kind_->allocate(std::max<std::size_t>(layout_.send_elems * es, 1));

@@ -1,5 +1,7 @@
 #include "gmb/benchmark.hpp"
 
+#include <map>
+
 #include <cstdio>
 
 #include "gmb/error.hpp"
@@ -25,6 +27,23 @@ PathInfo Context::path_between(int rank_a, bool gpu_backed_a, int rank_b, bool g
     link = [this](const std::string& a, const std::string& b) { return platform->gpu->link_between(a, b); };
   return classify_path(ranks.at(static_cast<std::size_t>(rank_a)), gpu_backed_a, ranks.at(static_cast<std::size_t>(rank_b)),
                        gpu_backed_b, link);
+}
+
+PathInfo Context::path_among(const std::vector<bool>& gpu_backed) const {
+  std::map<std::string, int> pairs_per_class;
+  PathInfo shared;
+  for (int a = 0; a < size; ++a)
+    for (int b = a + 1; b < size; ++b) {
+      const PathInfo p = path_between(a, gpu_backed.at(static_cast<std::size_t>(a)), b, gpu_backed.at(static_cast<std::size_t>(b)));
+      if (pairs_per_class.empty() || (p.nominal_GBps > 0 && p.nominal_GBps < shared.nominal_GBps)) shared = p;
+      ++pairs_per_class[p.path_class];
+    }
+  if (pairs_per_class.size() <= 1) return shared;  // one rank: an empty path
+  PathInfo mixed;
+  mixed.path_class = "mixed";
+  for (const auto& [name, count] : pairs_per_class)
+    mixed.link += (mixed.link.empty() ? "" : ", ") + name + " x" + std::to_string(count);
+  return mixed;
 }
 
 std::string rank_count_problem(const BenchmarkInfo& info, int world_size) {

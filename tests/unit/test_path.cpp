@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "gmb/benchmark.hpp"
 #include "gmb/path.hpp"
 
 using namespace gmb;
@@ -44,4 +45,19 @@ TEST(Path, NoGpuRuntimeOrNoGpu) {
 TEST(Path, JsonNullNominalWhenUnknown) {
   EXPECT_EQ(classify_path(gpu0, false, gpu1, false, recorded_links).to_json().dump(),
             R"({"class":"host","link":"host memory on one host","nominal_GBps":null})");
+}
+
+// A collective's path: the class all pairs share, or "mixed" with the pair counts.
+TEST(PathAmong, OneClassOrMixed) {
+  gmb::Context ctx;
+  ctx.size = 3;
+  ctx.ranks = {{"n1", "", ""}, {"n1", "", ""}, {"n1", "", ""}};
+  EXPECT_EQ(ctx.path_among({false, false, false}).path_class, "host");
+  ctx.ranks[2].host = "n2";
+  const gmb::PathInfo mixed = ctx.path_among({false, false, false});
+  EXPECT_EQ(mixed.path_class, "mixed");
+  EXPECT_EQ(mixed.link, "host x1, inter-node x2");
+  ctx.size = 1;
+  ctx.ranks.resize(1);
+  EXPECT_EQ(ctx.path_among({false}).path_class, "");
 }
