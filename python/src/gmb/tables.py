@@ -42,16 +42,18 @@ class Point:
 
 
 def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
-    """Group result rows over repetitions per (library, benchmark, operation, memory, strategy, ranks, bytes)."""
+    """Group result rows over repetitions per (library, benchmark, operation, memory, strategy, ranks, path class,
+    bytes): device:device between two GPUs and on one GPU are different points."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         m = metric or METRIC_OF.get(r["benchmark"], "t")
         if r.get(f"{m}_median") is None:
             continue
-        key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], r["ranks"], r["bytes"], m)
+        key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], r["ranks"],
+               r["path_class"], r["bytes"], m)
         groups.setdefault(key, []).append(r)
     out = []
-    for (lib, bench, op, mem, strat, ranks, nbytes, m), rs in groups.items():
+    for (lib, bench, op, mem, strat, ranks, _path, nbytes, m), rs in groups.items():
         meds = [r[f"{m}_median"] for r in rs]
         lows = [r[f"{m}_ci95_low"] if r[f"{m}_ci95_low"] is not None else r[f"{m}_median"] for r in rs]
         highs = [r[f"{m}_ci95_high"] if r[f"{m}_ci95_high"] is not None else r[f"{m}_median"] for r in rs]
@@ -60,7 +62,7 @@ def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
         out.append(Point(lib, bench, op, mem, strat, ranks, nbytes, rs[0]["path_class"], rs[0]["nominal_GBps"], m,
                          median(meds), min(lows), max(highs), min(p5s), max(p95s), len(rs)))
     out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy or "", p.ranks or 0,
-                            p.bytes))
+                            p.path_class or "", p.bytes))
     return out
 
 
