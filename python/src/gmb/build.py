@@ -7,13 +7,17 @@ library gets another directory; a build is redone when the engine sources change
 reinstalled (fingerprint: ``mpicc -show`` and the libmpi files), or when the CUDA settings differ.
 
 CMake is given the library's ``mpicc`` (MPI_C_COMPILER; the engine uses MPI's C component only) and its
-launcher (MPIEXEC_EXECUTABLE), ``-DGMB_ENABLE_CUDA=AUTO`` unless told otherwise and ``-DGMB_BUILD_TESTS=OFF``.
+launcher (MPIEXEC_EXECUTABLE), ``-DGMB_ENABLE_CUDA=AUTO`` unless told otherwise, ``-DGMB_BUILD_TESTS=OFF`` and
+then the library's ``cmake_args`` and any given on the command line (``--cmake-arg``). Configure and compile
+run in the library's environment (``MpiLibrary.process_env``). ``build_all`` builds the engines of several
+installations at once (one thread each, ``-j`` jobs per build).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 import json
 import os
 import re
@@ -66,7 +70,8 @@ def library_fingerprint(lib: MpiLibrary) -> str:
     h = hashlib.sha256(lib.identity.encode())
     if lib.cc:
         try:
-            show = subprocess.run([lib.cc, "-show"], capture_output=True, text=True, timeout=30).stdout
+            show = subprocess.run([lib.cc, "-show"], capture_output=True, text=True, timeout=30,
+                                  env=_library_env(lib)).stdout
         except (OSError, subprocess.TimeoutExpired):
             show = ""
         h.update(show.encode())
@@ -87,14 +92,21 @@ def engine_path(lib: MpiLibrary) -> Path:
     return build_dir(lib) / "gmb-bench"
 
 
-def _stamp(lib: MpiLibrary, root: Path, cuda: str, cuda_arch: str | None) -> dict:
+def _stamp(lib: MpiLibrary, root: Path, cuda: str, cuda_arch: str | None, cmake_args: list[str] = ()) -> dict:
     return {"identity": lib.identity, "fingerprint": library_fingerprint(lib), "source_hash": source_hash(root),
-            "cuda": cuda, "cuda_arch": cuda_arch or ""}
+            "cuda": cuda, "cuda_arch": cuda_arch or "", "cmake_args": list(cmake_args)}
 
 
-def needs_build(lib: MpiLibrary, root: Path, cuda: str | None = None, cuda_arch: str | None = None) -> str | None:
+def effective_cmake_args(lib: MpiLibrary, extra: list[str] | None = None) -> list[str]:
+    """The library's declared ``cmake_args`` followed by the command line's ``--cmake-arg`` values."""
+    return [*lib.cmake_args, *(extra or [])]
+
+
+def needs_build(lib: MpiLibrary, root: Path, cuda: str | None = None, cuda_arch: str | None = None,
+                cmake_args: list[str] | None = None) -> str | None:
     """Why the engine of ``lib`` must be (re)built, or None when the cached one is current. ``cuda`` None: any
-    CUDA setting of the cached build will do (``gmb run`` after ``gmb build --cuda OFF`` does not rebuild)."""
+    CUDA setting of the cached build will do (``gmb run`` after ``gmb build --cuda OFF`` does not rebuild);
+    likewise the CMake arguments are compared only when some are given (declared or on the command line)."""
     if lib.engine:
         return None
     stamp = build_dir(lib) / "gmb-build.json"
@@ -104,29 +116,33 @@ def needs_build(lib: MpiLibrary, root: Path, cuda: str | None = None, cuda_arch:
         data = json.loads(stamp.read_text())
     except ValueError:
         return "unreadable build stamp"
-    want = _stamp(lib, root, cuda, cuda_arch)
+    args = effective_cmake_args(lib, cmake_args)
+    want = _stamp(lib, root, cuda, cuda_arch, args)
     keys = [("identity", "library changed"), ("fingerprint", "library reinstalled"),
             ("source_hash", "engine sources changed")]
+    if args:
+        keys.append(("cmake_args", "CMake arguments changed"))
     if cuda is not None:
         keys.append(("cuda", "CUDA setting changed"))
     if cuda_arch is not None:
         keys.append(("cuda_arch", "CUDA architectures changed"))
     for key, why in keys:
-        if data.get(key, "" if key == "cuda_arch" else None) != want[key]:
+        if data.get(key, {"cuda_arch": "", "cmake_args": []}.get(key)) != want[key]:
             return why
     return None
 
 
 def _library_env(lib: MpiLibrary) -> dict[str, str]:
-    """Environment for configuring/compiling: the library's bin first on PATH (wrappers such as a PyPI wheel's
-    mpicc find their own tools), nothing else changed."""
-    env = dict(os.environ)
+    """Environment for configuring/compiling: the library's own (``process_env``: env_unset, path_remove, env)
+    with its bin first on PATH (wrappers such as a PyPI wheel's mpicc find their own tools)."""
+    env = lib.process_env()
     if lib.cc:
         env["PATH"] = str(Path(lib.cc).parent) + os.pathsep + env.get("PATH", "")
     return env
 
 
-def cmake_argv(lib: MpiLibrary, root: Path, bdir: Path, cuda: str = "AUTO", cuda_arch: str | None = None):
+def cmake_argv(lib: MpiLibrary, root: Path, bdir: Path, cuda: str = "AUTO", cuda_arch: str | None = None,
+               cmake_args: list[str] = (), jobs: int | None = None):
     """Configure and build argv. The engine uses MPI's C component only: MPI_C_COMPILER selects the library,
     MPIEXEC_EXECUTABLE its launcher (CMake would otherwise take whichever mpiexec is first on PATH)."""
     configure = ["cmake", "-S", str(root), "-B", str(bdir), "-DCMAKE_BUILD_TYPE=Release",
@@ -137,7 +153,8 @@ def cmake_argv(lib: MpiLibrary, root: Path, bdir: Path, cuda: str = "AUTO", cuda
         configure.append(f"-DMPIEXEC_EXECUTABLE={lib.launcher_path}")
     if cuda_arch:
         configure.append(f"-DCMAKE_CUDA_ARCHITECTURES={cuda_arch}")
-    return configure, ["cmake", "--build", str(bdir), "--target", "gmb-bench", "-j", str(os.cpu_count() or 2)]
+    configure += cmake_args  # last: they override the above
+    return configure, ["cmake", "--build", str(bdir), "--target", "gmb-bench", "-j", str(jobs or os.cpu_count() or 2)]
 
 
 CMAKE_MIN = (3, 24)
@@ -187,8 +204,9 @@ def default_cuda() -> str:
 
 
 def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: str | None = None,
-          cuda_arch: str | None = None, log=print) -> Path:
-    """Build (or reuse) the engine for ``lib``; returns the gmb-bench path. Build output goes to build.log."""
+          cuda_arch: str | None = None, log=print, cmake_args: list[str] | None = None, jobs: int | None = None) -> Path:
+    """Build (or reuse) the engine for ``lib``; returns the gmb-bench path. Build output goes to build.log.
+    ``cmake_args``: more CMake arguments after the library's own; ``jobs``: parallel compile jobs."""
     if lib.engine:
         return Path(lib.engine)
     if cuda is None and "GMB_ENABLE_CUDA" in os.environ:
@@ -196,21 +214,22 @@ def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: 
     root = root or repo_root()
     if root is None or not (root / "CMakeLists.txt").is_file():
         raise BuildError("engine sources not found (set GMB_SOURCE to the repository root)")
-    why = "forced" if force else needs_build(lib, root, cuda, cuda_arch)
+    args = effective_cmake_args(lib, cmake_args)
+    why = "forced" if force else needs_build(lib, root, cuda, cuda_arch, cmake_args)
     if why is None:
         log(f"{lib.name}: engine up to date ({engine_path(lib)})")
         return engine_path(lib)
     check_tools(lib)
     bdir = build_dir(lib)
     with _locked(bdir):
-        if not force and needs_build(lib, root, cuda, cuda_arch) is None:  # built meanwhile by another process
+        if not force and needs_build(lib, root, cuda, cuda_arch, cmake_args) is None:  # built meanwhile elsewhere
             return engine_path(lib)
         stamp = bdir / "gmb-build.json"
         stamp.unlink(missing_ok=True)
         log(f"{lib.name}: building engine ({why}) in {bdir} ...")
         _forget_other_source(bdir, root, log)
         cuda = cuda or default_cuda()
-        configure, compile_ = cmake_argv(lib, root, bdir, cuda, cuda_arch)
+        configure, compile_ = cmake_argv(lib, root, bdir, cuda, cuda_arch, args, jobs)
         logfile = bdir / "build.log"
         env = _library_env(lib)
         with open(logfile, "a") as lf:
@@ -224,7 +243,7 @@ def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: 
                                      + (f"\n{tail}" if tail else ""))
         if not engine_path(lib).exists():
             raise BuildError(f"{lib.name}: build finished but {engine_path(lib)} is missing; see {logfile}")
-        stamp.write_text(json.dumps({**_stamp(lib, root, cuda, cuda_arch), "library": lib.describe(),
+        stamp.write_text(json.dumps({**_stamp(lib, root, cuda, cuda_arch, args), "library": lib.describe(),
                                      "source": str(root)}, indent=1))
     log(f"{lib.name}: built {engine_path(lib)}")
     return engine_path(lib)
@@ -249,11 +268,36 @@ def _error_tail(logfile: Path, n: int = 8) -> str:
     return "\n".join("  " + ln for ln in (errs or lines)[:n])
 
 
-def engine_capabilities(engine: str | Path, timeout: float = 60) -> dict:
-    """``gmb-bench list --format json`` (runs without a launcher: singleton MPI init)."""
+def build_all(libs: list[MpiLibrary], root: Path | None = None, force: bool = False, cuda: str | None = None,
+              cuda_arch: str | None = None, log=print, cmake_args: list[str] | None = None,
+              jobs: int | None = None) -> dict[str, Path | BuildError]:
+    """Build the engines of several libraries at once: one thread per installation (libraries sharing one,
+    e.g. pml ucx / ob1 / NCCL via ob1, wait for the same build). Returns library name -> engine path, or the
+    BuildError that stopped its build."""
+    groups: dict[Path, list[MpiLibrary]] = {}
+    for lib in libs:
+        groups.setdefault(Path(lib.engine) if lib.engine else build_dir(lib), []).append(lib)
+
+    def one(group: list[MpiLibrary]):
+        try:
+            return build(group[0], root, force, cuda, cuda_arch, log, cmake_args, jobs)
+        except BuildError as exc:
+            return exc
+
+    out: dict[str, Path | BuildError] = {}
+    with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool:
+        for group, result in zip(groups.values(), pool.map(one, groups.values())):
+            for lib in group:
+                out[lib.name] = result
+    return out
+
+
+def engine_capabilities(engine: str | Path, timeout: float = 60, env: dict[str, str] | None = None) -> dict:
+    """``gmb-bench list --format json`` (runs without a launcher: singleton MPI init), in ``env`` (the library's
+    ``process_env``: an engine linked against one Open MPI must not load another one's libmpi)."""
     try:
         p = subprocess.run([str(engine), "list", "--format", "json"], capture_output=True, text=True,
-                           timeout=timeout)
+                           timeout=timeout, env=env)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BuildError(f"{engine} list failed: {exc}") from None
     if p.returncode != 0:

@@ -8,6 +8,8 @@ Campaign file (TOML)::
     order = "random"         # or "sequential"
     seed = 1                 # the shuffle is reproducible; the seed is kept in plan.json
     timeout_s = 300          # per launch; a hung launch is killed and recorded as "timeout"
+    stop_library_after = 3   # after this many failed/timed-out launches in a row, a library's remaining
+                             # launches are recorded as skipped (a broken library does not eat the time); 0: never
     libraries = ["*"]        # names (see `gmb libs`), "*" = all
 
     [[run]]                  # one block of the matrix; several blocks allowed
@@ -21,10 +23,17 @@ Campaign file (TOML)::
     bind = "core"            # optional: launcher binding
     options = { iters = 1000, warmup = 100, validate = true }   # passed as --iters 1000 ... --validate
     operations = ["allreduce", "bcast"]   # coll / nbc: one launch per operation (gmb-bench coll OP)
+    join_operations = false  # true: all operations in one launch (gmb-bench coll allreduce,bcast): less
+                             # start-up time; a crash in one operation loses the rest of that launch
     env = { UCX_RNDV_THRESH = "8192" }
 
 Every (block, benchmark, library, memory, strategy, ranks, repetition) is one engine launch writing its own
 raw JSONL file. Ceilings (the ``peaks`` benchmark) always run first.
+
+A library with ``transport = "nccl"`` (mpilibs) gets only what NCCL can do: latency, bw and bibw on
+device:device buffers with the direct strategy, one GPU per rank, and ``coll`` on device memory
+(``options = { mem = "device" }``) for the operations NCCL has; its launches add ``--transport nccl``.
+Everything else in a block is skipped for it with the reason.
 """
 
 from __future__ import annotations
@@ -72,6 +81,7 @@ class Block:
     # coll / nbc take an operation as a positional argument (gmb-bench coll allreduce): one launch per
     # operation listed; None: DEFAULT_OPERATIONS
     operations: list[str] | None = None
+    join_operations: bool = False  # all operations in one launch (gmb-bench coll allreduce,bcast,...)
 
 
 # operations given to the benchmarks that need one (``gmb-bench coll OP``) when a block names none
@@ -79,6 +89,15 @@ class Block:
 DEFAULT_OPERATIONS = {"coll": ["allreduce", "bcast", "alltoall", "allgather", "reduce_scatter", "barrier"],
                       "nbc": ["allreduce", "bcast", "alltoall"]}
 QUICK_OPERATIONS = {"coll": ["allreduce"], "nbc": ["allreduce"]}
+
+# What the engine can do with --transport nccl (the engine refuses the rest with status "unsupported").
+NCCL_BENCHMARKS = ("latency", "bw", "bibw", "coll")
+NCCL_OPERATIONS = ("bcast", "reduce", "allreduce", "allgather", "allgatherv", "gather", "gatherv", "scatter",
+                   "scatterv", "alltoall", "alltoallv", "reduce_scatter_block")
+NCCL_NO_OPERATION = {"reduce_scatter": "NCCL reduces-scatters equal counts only: use reduce_scatter_block",
+                     "barrier": "NCCL has no barrier"}
+# the default campaign's collectives under NCCL (issue 8's set)
+NCCL_DEFAULT_OPERATIONS = ["allreduce", "allgather", "reduce_scatter_block", "alltoall", "bcast"]
 
 
 @dataclass
@@ -91,10 +110,12 @@ class Campaign:
     timeout_s: float = 600
     libraries: list[str] = field(default_factory=lambda: ["*"])
     skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (library, what, reason) from generation
+    stop_library_after: int = 3
 
     def to_toml(self) -> str:
         lines = ["[campaign]", f"name = {json.dumps(self.name)}", f"repetitions = {self.repetitions}",
                  f"order = {json.dumps(self.order)}", f"timeout_s = {self.timeout_s}",
+                 f"stop_library_after = {self.stop_library_after}",
                  f"libraries = {json.dumps(self.libraries)}"]
         if self.seed is not None:
             lines.append(f"seed = {self.seed}")
@@ -151,7 +172,8 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                   ranks=[int(x) for x in _listify(r.get("ranks")) or [2]], gpus=r.get("gpus"), path=r.get("path"),
                   bind=r.get("bind"), options=dict(r.get("options", {})), env={k: str(v) for k, v in
                                                                                 r.get("env", {}).items()},
-                  libraries=_listify(r.get("libraries")), operations=_listify(r.get("operations")))
+                  libraries=_listify(r.get("libraries")), operations=_listify(r.get("operations")),
+                  join_operations=bool(r.get("join_operations", False)))
         for m in b.memory:
             if m:
                 try:
@@ -165,9 +187,12 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
     order = head.get("order", "random")
     if order not in ("random", "sequential"):
         raise CampaignError(f"{source}: order must be 'random' or 'sequential'")
+    stop = head.get("stop_library_after", 3)
+    if not isinstance(stop, int) or stop < 0:
+        raise CampaignError(f"{source}: stop_library_after must be an integer >= 0")
     return Campaign(name=str(head.get("name", Path(source).stem)), blocks=blocks, repetitions=reps, order=order,
                     seed=head.get("seed"), timeout_s=float(head.get("timeout_s", 600)),
-                    libraries=_listify(head.get("libraries")) or ["*"])
+                    libraries=_listify(head.get("libraries")) or ["*"], stop_library_after=stop)
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -193,16 +218,28 @@ def _kind_ok(caps: dict, kind: str) -> tuple[bool, str]:
     return False, "not listed by the engine"
 
 
+# The generated campaign on a GPU machine has to stay short (minutes, not hours): ~50 launches per repetition,
+# each paying MPI and CUDA start-up. Fast paths (device buffers handed to the library or to NCCL, over NVLink or
+# inside one GPU) sweep 1 B - 64 MiB; slow ones (host memory, host<->device, staged copies, 2-20 GB/s) stop at
+# 4 MiB / 1 MiB, where windows of 64 messages would otherwise take seconds per iteration. Sizes from 64 KiB
+# up get 5 timed iterations (each a window of 64 messages for bw/bibw), 200 below. Estimate: docs/harness.md.
+# Collectives stop at 16 MiB: a CUDA-aware MPI's allreduce on device buffers ran at ~1 GB/s bus bandwidth there
+# (30 ms per 16 MiB call, 160 ms per 64 MiB), already hundreds of times below NCCL; campaigns/nccl-vs-mpi.toml
+# goes to 1 GiB.
+FAST_SIZES, HOST_SIZES, SLOW_SIZES, COLL_SIZES, NBC_SIZES = "1:64M", "1:4M", "1:1M", "4:16M", "1K:1M"
+GPU_PT2PT_OPTIONS = {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large": 1, "large-size": "64K",
+                     "validate": True}
+HALO_OPTIONS = {"dims": 3, "grid": "128,128,128", "steps": 10, "warmup": 2, "validate": True}
+
+
 def default_campaign(topo: Topology, libs: list[MpiLibrary], caps_by_lib: dict[str, dict], quick: bool = False,
                      hosts: int = 1) -> Campaign:
     """A campaign generated from the machine: ceilings first, then per library and path class latency, bw,
     bibw for HH, DD, HD; collectives; overlap; managed placements; halo. What the build or library cannot do
-    is left out with the reason (Campaign.skipped)."""
+    is left out with the reason (Campaign.skipped). NCCL libraries (transport "nccl") get DD point to point
+    over each GPU link class and the collectives on device memory."""
     skipped: list[tuple[str, str, str]] = []
     blocks: list[Block] = []
-    sizes = "1:1M" if quick else "1:64M"
-    opts = {"iters": 200, "warmup": 20, "validate": True} if quick else \
-        {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "validate": True}
     usable = []
     for lib in libs:
         caps = caps_by_lib.get(lib.name)
@@ -210,88 +247,212 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], caps_by_lib: dict[s
             skipped.append((lib.name, "all", "no engine for this library (run `gmb build`)"))
         else:
             usable.append(lib)
-    if not usable:
-        return Campaign(name="quick" if quick else "default", blocks=[], skipped=skipped)
+    name = "quick" if quick else "default"
+    mpi_libs = [lib for lib in usable if lib.transport == "mpi"]
+    if not mpi_libs:
+        return Campaign(name=name, blocks=[], skipped=skipped)
 
-    first = usable[0]
+    first = mpi_libs[0]
     fcaps = caps_by_lib[first.name]
+    gpus = topo.gpus if fcaps.get("features", {}).get("cuda") else []
     if "peaks" in _bench_names(fcaps):
-        blocks.append(Block(["peaks"], ranks=[2], options={"validate": True} if not quick else {},
-                            libraries=[first.name], path="ceilings"))
+        # 5 samples of 4 copies of 64 MiB per ceiling: CVs of copies are well under 1 %
+        popts = {} if quick else {"validate": True} if not gpus else {"samples": 5, "copies": 4, "validate": True}
+        blocks.append(Block(["peaks"], ranks=[2], options=popts, libraries=[first.name], path="ceilings"))
     else:
         skipped.append((first.name, "peaks", "engine has no peaks benchmark: no measured ceilings"))
-
-    gpus = topo.gpus if fcaps.get("features", {}).get("cuda") else []
-    pt_bench = ["latency", "bw", "bibw"]
+    for lib in mpi_libs:
+        if quick or not gpus:
+            blocks += _host_machine_blocks(lib, caps_by_lib[lib.name], topo, gpus, quick, skipped)
+        else:
+            blocks += _gpu_machine_blocks(lib, caps_by_lib[lib.name], topo, skipped)
     for lib in usable:
-        caps = caps_by_lib[lib.name]
-        names = _bench_names(caps)
-        have = [b for b in pt_bench if b in names]
-        for b in pt_bench:
-            if b not in names:
-                skipped.append((lib.name, b, "engine does not list this benchmark"))
-        if not have:
-            continue
+        if lib.transport == "nccl":
+            blocks += _nccl_blocks(lib, caps_by_lib[lib.name], topo, quick, skipped)
+    return Campaign(name=name, blocks=blocks, skipped=skipped)
+
+
+def _pt2pt_have(lib, caps, skipped) -> list[str]:
+    names = _bench_names(caps)
+    for b in ("latency", "bw", "bibw"):
+        if b not in names:
+            skipped.append((lib.name, b, "engine does not list this benchmark"))
+    return [b for b in ("latency", "bw", "bibw") if b in names]
+
+
+def _host_machine_blocks(lib, caps, topo, gpus, quick, skipped) -> list[Block]:
+    """--quick, or a machine (or engine) without GPU: host paths; with --quick and GPUs, a short GPU sweep."""
+    blocks = []
+    sizes = "1:1M" if quick else "1:64M"
+    opts = {"iters": 200, "warmup": 20, "validate": True} if quick else \
+        {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "validate": True}
+    names = _bench_names(caps)
+    have = _pt2pt_have(lib, caps, skipped)
+    if have:
         blocks.append(Block(have, memory=["host:host"], sizes=sizes, path="host", options=dict(opts),
                             libraries=[lib.name]))
-        if len(topo.numa_nodes) > 1:
-            if lib.launcher == "mpirun":
-                blocks.append(Block(have, memory=["host:host"], sizes=sizes, path="cross-socket", bind="numa",
-                                    options=dict(opts), libraries=[lib.name]))
-            else:
-                skipped.append((lib.name, "cross-socket", f"no NUMA placement rule for launcher {lib.launcher}"))
-        if quick and not gpus:
-            pass
-        elif not gpus:
+        blocks += _cross_socket(lib, have, topo, sizes, opts, skipped)
+    if not gpus:
+        if not quick:
             skipped.append((lib.name, "device memory", "no GPU found (or engine built without CUDA)"))
+    elif have and _kind_ok(caps, "device")[0]:
+        strategies = ["staged-pinned"] if lib.cuda_aware is False else ["direct", "staged-pinned"]
+        for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
+            blocks.append(Block(have, memory=["device:device"], strategies=strategies, sizes=sizes, gpus=[i, j],
+                                path=cls, options=dict(opts), libraries=[lib.name]))
+    if not quick and "mbw" in names:
+        blocks.append(Block(["mbw"], memory=["host:host"], sizes=sizes, ranks=[4] if (os.cpu_count() or 1) >= 4
+                            else [2], options=dict(opts), libraries=[lib.name], path="host"))
+    for coll in ("coll", "nbc", "halo"):
+        if coll not in names:
+            if not quick or coll == "coll":
+                skipped.append((lib.name, coll, "engine does not list this benchmark"))
+            continue
+        if quick and coll != "coll":
+            continue
+        blocks.append(Block([coll], sizes="4:1M" if quick else "4:64M", ranks=[max(2, len(gpus))],
+                            gpus=list(range(len(gpus))) if gpus else None, options=dict(opts), libraries=[lib.name],
+                            operations=QUICK_OPERATIONS.get(coll) if quick else None))
+    return blocks
+
+
+def _cross_socket(lib, have, topo, sizes, opts, skipped) -> list[Block]:
+    if len(topo.numa_nodes) <= 1:
+        return []
+    if lib.launcher != "mpirun":
+        skipped.append((lib.name, "cross-socket", f"no NUMA placement rule for launcher {lib.launcher}"))
+        return []
+    return [Block(have, memory=["host:host"], sizes=sizes, path="cross-socket", bind="numa", options=dict(opts),
+                  libraries=[lib.name])]
+
+
+def _gpu_machine_blocks(lib, caps, topo, skipped) -> list[Block]:
+    """The full default on a GPU machine (issue 7): per path class HH, DD (each GPU link class and same GPU),
+    HD; collectives, overlap and halo on all GPUs; managed placements. A library that is not CUDA-aware gets
+    the staged strategy instead of device pointers."""
+    blocks = []
+    opts = dict(GPU_PT2PT_OPTIONS)
+    names = _bench_names(caps)
+    have = _pt2pt_have(lib, caps, skipped)
+    lib_ = [lib.name]
+    ngpu = len(topo.gpus)
+    if have:
+        blocks.append(Block(have, memory=["host:host"], sizes=HOST_SIZES, path="host", options=opts, libraries=lib_))
+        blocks += _cross_socket(lib, have, topo, HOST_SIZES, opts, skipped)
+    dev_ok, why = _kind_ok(caps, "device")
+    if not dev_ok:
+        skipped.append((lib.name, "device memory", why or "device memory kind unavailable"))
+        return blocks + _collective_blocks(lib, caps, ngpu, device=False, skipped=skipped)
+    aware = lib.cuda_aware is not False
+    if not aware:
+        skipped.append((lib.name, "direct device buffers",
+                        "library is not CUDA-aware; device pointers are not handed to it (staged-pinned instead)"))
+    strategy = ["direct"] if aware else ["staged-pinned"]
+    dd_sizes = FAST_SIZES if aware else SLOW_SIZES
+    if have:
+        for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
+            blocks.append(Block(have, memory=["device:device"], strategies=strategy, sizes=dd_sizes, gpus=[i, j],
+                                path=cls, options=opts, libraries=lib_))
+        if aware:
+            blocks.append(Block(have, memory=["device:device"], strategies=strategy, sizes=dd_sizes, gpus=[0, 0],
+                                path="same-gpu", options=opts, libraries=lib_))
         else:
-            dev_ok, why = _kind_ok(caps, "device")
-            if not dev_ok:
-                skipped.append((lib.name, "device memory", why or "device memory kind unavailable"))
-            else:
-                strategies = ["direct", "staged-pinned"]
-                if lib.cuda_aware is False:
-                    strategies = ["staged-pinned"]
-                    skipped.append((lib.name, "direct device buffers",
-                                    "library is not CUDA-aware (ompi_info); device pointers are not handed to it"))
-                for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
-                    blocks.append(Block(have, memory=["device:device"], strategies=strategies, sizes=sizes,
-                                        gpus=[i, j], path=cls, options=dict(opts), libraries=[lib.name]))
-                blocks.append(Block(have, memory=["device:device"], strategies=strategies, sizes=sizes, gpus=[0, 0],
-                                    path="same-gpu", options=dict(opts), libraries=[lib.name]))
-                blocks.append(Block(have, memory=["host:device", "pinned:device"], strategies=strategies,
-                                    sizes=sizes, gpus=[0], path="host-device", options=dict(opts),
-                                    libraries=[lib.name]))
-                if not quick and "um" in names:
-                    mok, why = _kind_ok(caps, "managed")
-                    if mok:
-                        pl = [f"managed:{a}:managed:{b}" for a in ("host", "device") for b in ("host", "device")]
-                        blocks.append(Block(["um"], memory=pl, sizes=sizes,
-                                            gpus=[0, 1] if len(topo.gpus) > 1 else [0, 0], path="managed",
-                                            options=dict(opts), libraries=[lib.name]))
-                    else:
-                        skipped.append((lib.name, "um", why or "managed memory unavailable"))
-        if not quick and "mbw" in names:
-            blocks.append(Block(["mbw"], memory=["host:host"], sizes=sizes, ranks=[4] if (os.cpu_count() or 1) >= 4
-                                else [2], options=dict(opts), libraries=[lib.name], path="host"))
-        nranks = max(2, len(gpus)) if gpus else 2
-        for coll in ("coll", "nbc", "halo"):
-            if coll not in names:
-                if not quick or coll == "coll":
-                    skipped.append((lib.name, coll, "engine does not list this benchmark"))
-                continue
-            if quick and coll != "coll":
-                continue
-            copts = {k: v for k, v in opts.items() if k != "validate"} | {"validate": True}
-            ops = QUICK_OPERATIONS.get(coll) if quick else None
-            blocks.append(Block([coll], sizes="4:1M" if quick else "4:64M", ranks=[nranks],
-                                gpus=list(range(len(gpus))) if gpus else None, options=copts, libraries=[lib.name],
-                                operations=ops))
-            if gpus and _kind_ok(caps, "device")[0]:
-                blocks.append(Block([coll], sizes="4:1M" if quick else "4:64M", ranks=[nranks],
-                                    gpus=list(range(len(gpus))), options=copts | {"memory": "device"},
-                                    libraries=[lib.name], operations=ops))
-    return Campaign(name="quick" if quick else "default", blocks=blocks, skipped=skipped)
+            skipped.append((lib.name, "same-gpu", "staged through host memory: the same path as between two GPUs"))
+        # host <-> device from pinned host memory (pageable: campaigns/gpu-paper.toml; time budget)
+        blocks.append(Block(have, memory=["pinned:device"], strategies=strategy, sizes=SLOW_SIZES, gpus=[0],
+                            path="host-device", options=opts, libraries=lib_))
+    if "um" not in names:
+        skipped.append((lib.name, "um (managed placements)", "engine does not list this benchmark"))
+    elif not aware:
+        skipped.append((lib.name, "um (managed placements)", "library is not CUDA-aware"))
+    else:
+        mok, why = _kind_ok(caps, "managed")
+        if mok:
+            pl = [f"managed:{a}:managed:{b}" for a in ("host", "device") for b in ("host", "device")]
+            blocks.append(Block(["um"], memory=pl, sizes=SLOW_SIZES, gpus=[0, 1] if ngpu > 1 else [0, 0],
+                                path="managed", options=opts, libraries=lib_))
+        else:
+            skipped.append((lib.name, "um (managed placements)", why or "managed memory unavailable"))
+    return blocks + _collective_blocks(lib, caps, ngpu, device=aware, skipped=skipped)
+
+
+def _collective_blocks(lib, caps, ngpu, device: bool, skipped) -> list[Block]:
+    """coll, nbc and halo across all GPUs: on device memory for a CUDA-aware library, else on host memory (halo:
+    device field exchanged through the staged strategy)."""
+    names = _bench_names(caps)
+    blocks = []
+    ranks = [max(2, ngpu)]
+    gpus = list(range(ngpu)) or None
+    mem = {"mem": "device"} if device else {}
+    common = {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large": 1, "large-size": "64K"}
+    # coll: the default operations in one launch; nbc (pure, then with compute: several times one call): allreduce
+    for bench, sizes, extra, ops in (("coll", COLL_SIZES, {"validate": True}, None),
+                                     ("nbc", NBC_SIZES, {"iters": 100}, ["allreduce"])):
+        if bench not in names:
+            skipped.append((lib.name, bench, "engine does not list this benchmark"))
+            continue
+        blocks.append(Block([bench], sizes=sizes, ranks=ranks, gpus=gpus, options=common | extra | mem,
+                            libraries=[lib.name], join_operations=True, operations=ops))
+    if "halo" not in names:
+        skipped.append((lib.name, "halo", "engine does not list this benchmark"))
+    elif ngpu:
+        strategy = "all" if device else "staged"
+        blocks.append(Block(["halo"], ranks=ranks, gpus=gpus, libraries=[lib.name],
+                            options=HALO_OPTIONS | {"mem": "device", "strategy": strategy}))
+    return blocks
+
+
+def _nccl_blocks(lib, caps, topo, quick, skipped) -> list[Block]:
+    if not caps.get("features", {}).get("nccl"):
+        skipped.append((lib.name, "all", "the engine was built without NCCL (features.nccl false)"))
+        return []
+    if not topo.gpus:
+        skipped.append((lib.name, "all", "no GPU found"))
+        return []
+    opts = {"iters": 200, "warmup": 20, "validate": True} if quick else dict(GPU_PT2PT_OPTIONS)
+    blocks = []
+    for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
+        blocks.append(Block(["latency", "bw", "bibw"], memory=["device:device"], strategies=["direct"],
+                            sizes="1:1M" if quick else FAST_SIZES, gpus=[i, j], path=cls, options=opts,
+                            libraries=[lib.name]))
+    skipped.append((lib.name, "same-gpu", "NCCL needs one GPU per rank"))
+    if len(topo.gpus) < 2:
+        skipped.append((lib.name, "coll", "NCCL collectives need one GPU per rank: fewer than 2 GPUs"))
+        return blocks
+    common = {"iters": 200, "warmup": 20, "validate": True} if quick else \
+        {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large": 1, "large-size": "64K", "validate": True}
+    blocks.append(Block(["coll"], sizes="4:1M" if quick else COLL_SIZES, ranks=[len(topo.gpus)],
+                        gpus=list(range(len(topo.gpus))), options=common | {"mem": "device"},
+                        libraries=[lib.name], operations=["allreduce"] if quick else list(NCCL_DEFAULT_OPERATIONS),
+                        join_operations=True))
+    return blocks
+
+
+def add_nccl_library(libs: list[MpiLibrary], caps_by_lib: dict[str, dict], engines: dict[str, str],
+                     topo: Topology) -> tuple[MpiLibrary | None, str]:
+    """For a generated campaign: when GPUs are present, no NCCL library is declared and the engine of some MPI
+    library was built with NCCL, add one named "nccl". Its ``via`` (launcher and engine that bootstrap NCCL) is
+    the first such library with the ob1 profile (Open MPI's own transports: the most robust bootstrap), else the
+    first such library. Returns (library or None, what was decided)."""
+    if any(lib.transport == "nccl" for lib in libs):
+        return None, "an NCCL library is declared"
+    if not topo.gpus:
+        return None, "no GPU: no NCCL library"
+    with_nccl = [lib for lib in libs if lib.transport == "mpi" and
+                 caps_by_lib.get(lib.name, {}).get("features", {}).get("nccl")]
+    if not with_nccl:
+        return None, "no engine was built with NCCL (features.nccl): no NCCL library"
+    via = next((lib for lib in with_nccl if lib.profile == "openmpi-ob1"), with_nccl[0])
+    name = "nccl" if "nccl" not in {lib.name for lib in libs} else f"nccl-via-{via.name}"
+    from .mpilibs import nccl_library
+
+    lib = nccl_library(via, name)
+    caps_by_lib[name] = caps_by_lib[via.name]
+    if via.name in engines:
+        engines[name] = engines[via.name]
+    version = caps_by_lib[via.name].get("features", {}).get("nccl_version")
+    return lib, (f"NCCL library {name!r} added, via {via.name!r} (its engine was built with NCCL"
+                 f"{' ' + version if version else ''}; launches use its launcher and environment)")
 
 
 # --------------------------------------------------------------------------- planning
@@ -315,7 +476,8 @@ def _safe(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", s).strip("_") or "x"
 
 
-def engine_args(bench: str, block: Block, memory: str, strategy: str, operation: str | None = None) -> list[str]:
+def engine_args(bench: str, block: Block, memory: str, strategy: str, operation: str | None = None,
+                transport: str = "mpi") -> list[str]:
     a = [bench]
     if operation is None and bench in DEFAULT_OPERATIONS:
         operation = (block.operations or DEFAULT_OPERATIONS[bench])[0]
@@ -328,6 +490,8 @@ def engine_args(bench: str, block: Block, memory: str, strategy: str, operation:
         a += ["--send", send, "--recv", recv]
     if strategy:
         a += ["--strategy", strategy]
+    if transport != "mpi":  # the engine's default; older engines do not know the option
+        a += ["--transport", transport]
     for k, v in block.options.items():
         flag = "--" + k.replace("_", "-")
         if v is True:
@@ -337,6 +501,38 @@ def engine_args(bench: str, block: Block, memory: str, strategy: str, operation:
         else:
             a += [flag, str(v)]
     return a
+
+
+def nccl_refusal(bench: str, block: Block, memory: str, strategy: str) -> tuple[str, str] | None:
+    """(what, reason) when a point of a block cannot run with --transport nccl, else None."""
+    if bench not in NCCL_BENCHMARKS:
+        return bench, f"runs under MPI only (NCCL transport: {', '.join(NCCL_BENCHMARKS)})"
+    if bench == "coll":
+        kinds = {block.options.get(k) for k in ("mem", "mem-root", "mem-others", "mem_root", "mem_others")} - {None}
+        if kinds != {"device"}:
+            return bench, "NCCL moves device memory only (the block needs options mem = \"device\")"
+        return None
+    if memory != "device:device":
+        return f"{bench} {memory or 'host:host'}", "NCCL moves device memory only (device:device)"
+    if strategy not in ("", "direct"):
+        return f"{bench} {memory} {strategy}", "NCCL is handed device buffers directly (no staging strategy)"
+    if block.gpus is not None and len(set(block.gpus)) < len(block.gpus):
+        return f"{bench} {memory} gpus {block.gpus}", "NCCL needs one GPU per rank"
+    return None
+
+
+def _operations(bench: str, block: Block, lib: MpiLibrary, name: str, skipped: list) -> list[str | None]:
+    """The operation argument of each launch of ``bench``: one per operation, or one joined list."""
+    if bench not in DEFAULT_OPERATIONS:
+        return [None]
+    ops = list(block.operations or DEFAULT_OPERATIONS[bench])
+    if lib.transport == "nccl":
+        for op in [o for o in ops if o not in NCCL_OPERATIONS]:
+            skipped.append((name, f"{bench} {op}", NCCL_NO_OPERATION.get(op, "no NCCL counterpart")))
+        ops = [o for o in ops if o in NCCL_OPERATIONS]
+    if block.join_operations and ops:
+        return [",".join(ops)]
+    return ops
 
 
 def plan(c: Campaign, libs: list[MpiLibrary], caps_by_lib: dict[str, dict] | None = None
@@ -355,12 +551,19 @@ def plan(c: Campaign, libs: list[MpiLibrary], caps_by_lib: dict[str, dict] | Non
                 continue
             lib = by_name[name]
             caps = caps_by_lib.get(name)
+            if lib.transport == "nccl" and caps is not None and not caps.get("features", {}).get("nccl"):
+                skipped.append((name, f"block {bi + 1}", "the engine was built without NCCL (features.nccl false)"))
+                continue
             for bench in block.benchmarks:
                 if caps is not None:
                     info = _bench_names(caps).get(bench)
                     if info is None:
                         skipped.append((name, bench, "engine does not list this benchmark"))
                         continue
+                if lib.transport == "nccl" and bench not in NCCL_BENCHMARKS:
+                    skipped.append((name, *nccl_refusal(bench, block, "", "")))
+                    continue
+                ops = _operations(bench, block, lib, name, skipped)
                 for mem in block.memory:
                     if caps is not None and mem:
                         bad = [k for k in dict.fromkeys(parse_memory(mem)) if not _kind_ok(caps, k)[0]]
@@ -369,7 +572,12 @@ def plan(c: Campaign, libs: list[MpiLibrary], caps_by_lib: dict[str, dict] | Non
                                                                     f"{_kind_ok(caps, bad[0])[1]}"))
                             continue
                     for strat in block.strategies:
-                        if strat == "direct" and "device" in mem and lib.cuda_aware is False:
+                        if lib.transport == "nccl":
+                            refused = nccl_refusal(bench, block, mem, strat)
+                            if refused:
+                                skipped.append((name, *refused))
+                                continue
+                        elif strat == "direct" and "device" in mem and lib.cuda_aware is False:
                             skipped.append((name, f"{bench} {mem} direct", "library is not CUDA-aware"))
                             continue
                         for ranks in block.ranks:
@@ -380,13 +588,11 @@ def plan(c: Campaign, libs: list[MpiLibrary], caps_by_lib: dict[str, dict] | Non
                             env = dict(block.env)
                             if block.gpus is not None:
                                 env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in dict.fromkeys(block.gpus))
-                            ops = (block.operations or DEFAULT_OPERATIONS[bench]) if bench in DEFAULT_OPERATIONS \
-                                else [None]
                             for op, rep in ((o, r) for o in ops for r in range(1, c.repetitions + 1)):
-                                b = f"{bench}-{op}" if op else bench
+                                b = f"{bench}-{op.replace(',', '+')}" if op else bench
                                 lid = _safe(f"b{bi + 1}.{name}.{b}.{mem or 'na'}.{strat or 'na'}.n{ranks}.r{rep}")
                                 launches.append(Launch(lid, name, bench, mem, strat, ranks, rep,
-                                                       engine_args(bench, block, mem, strat, op), env,
+                                                       engine_args(bench, block, mem, strat, op, lib.transport), env,
                                                        block.path, block.bind, c.timeout_s))
     peaks = [x for x in launches if x.benchmark == "peaks"]
     rest = [x for x in launches if x.benchmark != "peaks"]
@@ -445,6 +651,7 @@ def _hms(s: float) -> str:
 def write_plan(outdir: Path, c: Campaign, launches: list[Launch], skipped, libs: list[MpiLibrary],
                engines: dict[str, str]):
     data = {"campaign": c.name, "created_utc": datetime.now(timezone.utc).isoformat(), "seed": c.seed,
+            "stop_library_after": c.stop_library_after,
             "launches": [asdict(x) for x in launches], "skipped": skipped,
             "libraries": [lib.describe() for lib in libs], "engines": engines}
     with open(outdir / "plan.json", "x") as f:
@@ -472,7 +679,10 @@ def _set_aside(path: Path):
 
 def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrary], engines: dict[str, str],
                  store: Store, campaign_name: str, hostfile: str | None = None, progress: bool = True,
-                 stream=None, nodes: int | None = None, ranks_per_node: int | None = None) -> dict[str, int]:
+                 stream=None, nodes: int | None = None, ranks_per_node: int | None = None,
+                 stop_library_after: int = 3) -> dict[str, int]:
+    """Run the launches not finished yet. After ``stop_library_after`` failed or timed-out launches of one library
+    in a row (0: never), its remaining launches are recorded as "skipped" with the reason, not run."""
     raw, logs = outdir / "raw", outdir / "logs"
     raw.mkdir(exist_ok=True)
     logs.mkdir(exist_ok=True)
@@ -480,8 +690,18 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
     todo = [x for x in launches if x.launch_id not in finished]
     bar = Progress(len(todo), stream) if progress else None
     counts: dict[str, int] = {}
+    failures_in_a_row: dict[str, int] = {}
     for x in todo:
         lib = libs[x.library]
+        if stop_library_after and failures_in_a_row.get(x.library, 0) >= stop_library_after:
+            store.record_launch(launch_id=x.launch_id, campaign=campaign_name, library=x.library,
+                                benchmark=x.benchmark, repetition=x.repetition, memory=x.memory, strategy=x.strategy,
+                                ranks=x.ranks, planned_path=x.planned_path, status="skipped",
+                                reason=f"not run: the library's last {stop_library_after} launches failed")
+            counts["skipped"] = counts.get("skipped", 0) + 1
+            if bar:
+                bar.update("skipped", x.launch_id)
+            continue
         out = raw / f"{x.launch_id}.jsonl"
         log = logs / f"{x.launch_id}.log"
         _set_aside(out)
@@ -515,6 +735,8 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
         elif status == "ok":
             status, reason = "failed", "engine wrote no record file"
         store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3))
+        failures_in_a_row[x.library] = failures_in_a_row.get(x.library, 0) + 1 if status in ("failed", "timeout") \
+            else 0
         counts[status] = counts.get(status, 0) + 1
         if bar:
             bar.update(status, x.launch_id)

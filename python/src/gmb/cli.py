@@ -43,14 +43,16 @@ def cmd_libs(args):
 
     libs = _libraries(args, need=False)
     for lib in libs:
-        lib.cuda_aware = cuda_aware_static(lib)
+        if lib.cuda_aware is None and lib.transport == "mpi":
+            lib.cuda_aware = cuda_aware_static(lib)
     if args.json:
         print(json.dumps([lib.describe() for lib in libs], indent=1))
     else:
         for lib in libs:
             print(f"{lib.name:<24} {lib.family:<10} {lib.version:<10} {lib.prefix:<20} launcher={lib.launcher} "
                   f"({lib.launcher_path}) cxx={lib.cxx} profile={lib.profile or '-'} [{lib.source}] "
-                  f"cuda_aware={lib.cuda_aware}")
+                  f"cuda_aware={lib.cuda_aware}" + (f" transport={lib.transport} via={lib.via}"
+                                                    if lib.transport != "mpi" else ""))
     return 0
 
 
@@ -62,44 +64,63 @@ def cmd_doctor(args):
     return 0
 
 
+def _build_options(args) -> dict:
+    return dict(cuda=getattr(args, "cuda", None), cuda_arch=getattr(args, "cuda_arch", None),
+                cmake_args=getattr(args, "cmake_arg", None) or None, jobs=getattr(args, "jobs", None))
+
+
 def cmd_build(args):
     from . import build
 
     rc = 0
-    for lib in _libraries(args):
-        try:
-            build.build(lib, force=args.force, cuda=args.cuda, cuda_arch=args.cuda_arch)
-        except build.BuildError as exc:
-            print(f"gmb build: {exc}", file=sys.stderr)
+    results = build.build_all(_libraries(args), force=args.force, **_build_options(args))
+    for name, result in results.items():
+        if isinstance(result, build.BuildError):
+            print(f"gmb build: {result}", file=sys.stderr)
             rc = 1
     return rc
 
 
-def _engines_and_caps(libs, do_build: bool):
+def _engines_and_caps(libs, do_build: bool, build_options: dict | None = None):
     from . import build, mpilibs
 
     engines, caps, skipped = {}, {}, []
     for lib in libs:
-        lib.cuda_aware = mpilibs.cuda_aware_static(lib) if lib.cuda_aware is None else lib.cuda_aware
+        if lib.cuda_aware is None and lib.transport == "mpi":
+            lib.cuda_aware = mpilibs.cuda_aware_static(lib)
+    built = build.build_all([lib for lib in libs if not lib.engine], log=lambda m: print(m, file=sys.stderr),
+                            **(build_options or {})) if do_build else {}
+    for lib in libs:
         try:
-            path = build.build(lib, log=lambda m: print(m, file=sys.stderr)) if do_build and not lib.engine \
-                else build.engine_path(lib)
+            path = built.get(lib.name) or build.engine_path(lib)
+            if isinstance(path, build.BuildError):
+                raise path
             if not Path(path).exists():
                 raise build.BuildError(f"engine {path} does not exist (run `gmb build`)")
-            caps[lib.name] = build.engine_capabilities(path)
+            caps[lib.name] = build.engine_capabilities(path, env=lib.process_env())
             engines[lib.name] = str(Path(path).resolve())
         except build.BuildError as exc:
             skipped.append((lib.name, "all", str(exc)))
     return engines, caps, skipped
 
 
-def _campaign(args, libs, caps):
-    from . import campaign, topology
+def _with_nccl(args, libs, engines, caps, topo):
+    """A generated campaign on a GPU machine gets an NCCL library when an engine was built with NCCL."""
+    from . import campaign
+
+    if args.campaign:
+        return libs
+    lib, why = campaign.add_nccl_library(libs, caps, engines, topo)
+    print(f"gmb: {why}", file=sys.stderr)
+    return libs + [lib] if lib else libs
+
+
+def _campaign(args, libs, caps, topo):
+    from . import campaign
 
     if args.campaign:
         c = campaign.load_campaign(args.campaign)
     else:
-        topo = topology.discover()
         c = campaign.default_campaign(topo, libs, caps, quick=args.quick)
     if args.repetitions:
         c.repetitions = args.repetitions
@@ -119,42 +140,70 @@ def _campaign(args, libs, caps):
     return c
 
 
-def cmd_plan(args):
-    from . import campaign
+def _topology(args):
+    from . import topology
 
+    if getattr(args, "topology", None):
+        try:
+            return topology.from_json(Path(args.topology).read_text())
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--topology {args.topology}: {exc}") from None
+    return topology.discover()
+
+
+def cmd_plan(args):
+    from . import campaign, estimate
+
+    if args.campaign and not Path(args.campaign).is_file():
+        raise UsageError(f"{args.campaign}: no such campaign file")
     libs = _libraries(args)
-    _, caps, skipped = _engines_and_caps(libs, do_build=False)
-    c = _campaign(args, libs, caps)
+    engines, caps, skipped = _engines_and_caps(libs, do_build=False)
+    topo = _topology(args)
+    libs = _with_nccl(args, libs, engines, caps, topo)
+    c = _campaign(args, libs, caps, topo)
     launches, sk = campaign.plan(c, libs, caps)
     for x in launches:
         print(f"{x.launch_id:<60} {' '.join(x.engine_args)}" + (f"  env {x.env}" if x.env else ""))
     for lib, what, why in skipped + sk:
         print(f"skip {lib}: {what}: {why}")
     print(f"{len(launches)} launches, {len(skipped) + len(sk)} skipped", file=sys.stderr)
+    print(f"gmb plan: {estimate.summary(launches)}", file=sys.stderr)
     return 0
 
 
 def cmd_run(args):
-    from . import campaign, store, topology
+    from . import campaign, store
 
+    if args.dry_run:
+        return cmd_plan(args)
+    if args.topology:
+        raise UsageError("--topology plans for another machine: use it with `gmb plan` or --dry-run")
     if args.resume:
         outdir = Path(args.resume)
         plan = campaign.read_plan(outdir)
         libs_all = {lib.name: lib for lib in _libraries(args)}
+        for d in plan["libraries"]:  # NCCL libraries the generated campaign added
+            if d["name"] not in libs_all and d.get("transport") == "nccl" and d.get("via") in libs_all:
+                from .mpilibs import nccl_library
+
+                libs_all[d["name"]] = nccl_library(libs_all[d["via"]], d["name"])
         missing = [d["name"] for d in plan["libraries"] if d["name"] not in libs_all]
         if missing:
             raise UsageError(f"cannot resume: libraries {', '.join(missing)} no longer found")
         launches = [campaign.Launch(**d) for d in plan["launches"]]
         engines = plan["engines"]
         name = plan["campaign"]
+        stop_after = plan.get("stop_library_after", 3)
         st = store.Store(outdir / "store.sqlite")
     else:
         if args.campaign and not Path(args.campaign).is_file():
             raise UsageError(f"{args.campaign}: no such campaign file")
         libs = _libraries(args)
-        engines, caps, skipped = _engines_and_caps(libs, do_build=not args.no_build)
+        engines, caps, skipped = _engines_and_caps(libs, do_build=not args.no_build, build_options=_build_options(args))
+        topo = _topology(args)
+        libs = _with_nccl(args, libs, engines, caps, topo)
         try:
-            c = _campaign(args, [lib for lib in libs if lib.name in engines], caps)
+            c = _campaign(args, [lib for lib in libs if lib.name in engines], caps, topo)
         except campaign.CampaignError as exc:
             raise UsageError(str(exc)) from None
         launches, sk = campaign.plan(c, [lib for lib in libs if lib.name in engines], caps)
@@ -170,16 +219,17 @@ def cmd_run(args):
             campaign.copy_campaign_file(Path(args.campaign), outdir)
         st = store.Store(outdir / "store.sqlite")
         st.set_meta("campaign", c.name)
-        st.set_meta("topology", topology.discover().summary())
+        st.set_meta("topology", topo.summary())
         for lib, what, why in skipped:
             st.record_skip(c.name, lib, what, why)
         libs_all = {lib.name: lib for lib in libs}
         name = c.name
+        stop_after = c.stop_library_after
     print(f"gmb: results in {outdir}", file=sys.stderr)
     try:
         counts = campaign.run_launches(outdir, launches, libs_all, engines, st, name, hostfile=args.hostfile,
                                        progress=not args.no_progress, nodes=args.nodes,
-                                       ranks_per_node=args.ranks_per_node)
+                                       ranks_per_node=args.ranks_per_node, stop_library_after=stop_after)
     except KeyboardInterrupt:
         print(f"\ngmb: interrupted; continue with `gmb run --resume {outdir}`", file=sys.stderr)
         return 130
@@ -298,6 +348,12 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--library", action="append", help="restrict to this library (repeatable)")
         sp.add_argument("--no-detect", action="store_true", help="only declared libraries")
 
+    def buildopts(sp):
+        sp.add_argument("--cmake-arg", action="append", metavar="ARG",
+                        help="one more CMake argument for the engine builds, e.g. -DGMB_ENABLE_NCCL=ON (repeatable; "
+                             "after the library's cmake_args)")
+        sp.add_argument("--jobs", "-j", type=int, help="parallel compile jobs per engine build (default: all CPUs)")
+
     sp = sub.add_parser("libs", help="list MPI libraries found and declared")
     libopts(sp)
     sp.add_argument("--json", action="store_true")
@@ -315,6 +371,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="build the CUDA module (default: "
                                                                    "$GMB_ENABLE_CUDA, else AUTO)")
     sp.add_argument("--cuda-arch", help="CMAKE_CUDA_ARCHITECTURES, e.g. 90")
+    buildopts(sp)
     sp.set_defaults(fn=cmd_build)
 
     for name, fn, hlp in (("run", cmd_run, "run a campaign (default: generated from the machine)"),
@@ -330,6 +387,8 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--launcher", help="override the launcher of every library (mpirun, mpiexec, srun)")
         sp.add_argument("--nodes", type=int)
         sp.add_argument("--ranks-per-node", type=int)
+        sp.add_argument("--topology", metavar="JSON", help="plan for this topology instead of the machine's "
+                                                           "(a file like `gmb doctor --json`'s topology)")
         sp.set_defaults(fn=fn)
         if name == "run":
             sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
@@ -338,6 +397,11 @@ def parser() -> argparse.ArgumentParser:
             sp.add_argument("--no-build", action="store_true", help="use existing engines only")
             sp.add_argument("--no-progress", action="store_true")
             sp.add_argument("--no-report", action="store_true")
+            sp.add_argument("--dry-run", action="store_true", help="only show the plan (as `gmb plan`)")
+            sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="engine builds: the CUDA module "
+                                                                           "(default: $GMB_ENABLE_CUDA, else AUTO)")
+            sp.add_argument("--cuda-arch", help="engine builds: CMAKE_CUDA_ARCHITECTURES, e.g. 90")
+            buildopts(sp)
 
     sp = sub.add_parser("report", help="one self-contained HTML report from a results directory")
     sp.add_argument("results", help="results directory, store.sqlite, or JSONL file/directory")

@@ -47,7 +47,7 @@ class Row:
 
 
 def _key(p: Point):
-    return (p.benchmark, p.operation, p.memory, p.strategy, p.ranks, p.bytes, p.metric)
+    return (p.benchmark, p.operation, p.memory, p.strategy, p.ranks, p.path_class, p.bytes, p.metric)
 
 
 def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | None = None) -> list[Row]:

@@ -25,7 +25,8 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True) -> 
                                  "in ~/.config/gmb/libraries.toml.")
     for lib in libs:
         entry = lib.describe()
-        lib.cuda_aware = mpilibs.cuda_aware_static(lib)
+        if lib.cuda_aware is None and lib.transport == "mpi":  # a declared answer stands
+            lib.cuda_aware = mpilibs.cuda_aware_static(lib)
         entry["cuda_aware_static"] = lib.cuda_aware
         if lib.cxx is None:
             report["missing"].append(f"{lib.name}: no mpicxx next to {lib.launcher_path}: install the development "
@@ -34,9 +35,9 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True) -> 
         entry["engine"] = str(engine) if engine.exists() else None
         if not engine.exists():
             report["missing"].append(f"{lib.name}: engine not built: run `gmb build --library {lib.name}`.")
-        elif run_engine_doctor:
+        elif run_engine_doctor and lib.transport == "mpi":  # an NCCL library's engine is its via library's
             entry["engine_doctor"] = engine_doctor(lib, engine)
-        if topo.gpus and lib.cuda_aware is False:
+        if topo.gpus and lib.cuda_aware is False and lib.transport == "mpi":
             report["missing"].append(f"{lib.name}: not CUDA-aware (ompi_info says mpi_built_with_cuda_support=false);"
                                      f" device buffers will only be measured with staged strategies.")
         report["libraries"].append(entry)
@@ -88,7 +89,7 @@ def format_text(rep: dict) -> str:
     lines.append("== MPI libraries")
     for lib in rep["libraries"]:
         aware = {True: "CUDA-aware (static)", False: "not CUDA-aware", None: "CUDA awareness unknown"}[
-            lib["cuda_aware_static"]]
+            lib["cuda_aware_static"]] if lib.get("transport", "mpi") == "mpi" else f"NCCL transport via {lib['via']}"
         lines.append(f"  {lib['name']:<22} {lib['family']} {lib['version']} prefix {lib['prefix']} "
                      f"launcher {lib['launcher']} ({lib['launcher_path']}) [{lib['source']}] {aware}")
         if lib.get("engine_doctor"):

@@ -40,8 +40,7 @@ class Launcher:
         raise NotImplementedError
 
     def environment(self, lib: MpiLibrary, spec: LaunchSpec, base: dict[str, str] | None = None) -> dict[str, str]:
-        env = dict(os.environ if base is None else base)
-        env.update(lib.env)
+        env = lib.process_env(base)  # env_unset / path_remove, then the library's env
         env.update(spec.env)
         return env
 

@@ -55,8 +55,15 @@ class MpiLibrary:
     env: dict[str, str] = field(default_factory=dict)
     profile: str | None = None
     source: str = "detected"  # detected | declared
-    cuda_aware: bool | None = None  # static answer (ompi_info); None = unknown
+    cuda_aware: bool | None = None  # static answer (ompi_info) or declared; None = unknown
     engine: str | None = None  # explicit engine binary (else the build cache)
+    # how the engine moves data: "mpi", or "nccl" (an NCCL "library": launched, built and bootstrapped through
+    # the MPI library named by ``via``, whose launcher, environment and engine it shares)
+    transport: str = "mpi"
+    via: str | None = None
+    env_unset: list[str] = field(default_factory=list)  # variables removed from this library's processes
+    path_remove: list[str] = field(default_factory=list)  # PATH / LD_LIBRARY_PATH entries under these dropped
+    cmake_args: list[str] = field(default_factory=list)  # extra CMake arguments for this installation's engine
 
     @property
     def identity(self) -> str:
@@ -72,20 +79,45 @@ class MpiLibrary:
                 "launcher": self.launcher, "launcher_path": self.launcher_path, "cxx": self.cxx,
                 "launcher_args": self.launcher_args, "env": self.env, "profile": self.profile,
                 "source": self.source, "cuda_aware": self.cuda_aware, "identity": self.identity,
-                "build_hash": self.build_hash}
+                "build_hash": self.build_hash, "transport": self.transport, "via": self.via,
+                "env_unset": self.env_unset, "path_remove": self.path_remove, "cmake_args": self.cmake_args}
+
+    def process_env(self, base: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment this library's processes (launcher, compiler wrappers, engine) run with: ``base``
+        (default os.environ) without ``env_unset`` variables and without PATH / LD_LIBRARY_PATH entries under a
+        ``path_remove`` prefix, then the library's ``env`` on top. E.g. a system Open MPI next to another
+        Open MPI whose lib/ is on LD_LIBRARY_PATH (same libmpi.so.40 soname) must not see that lib/."""
+        env = dict(os.environ if base is None else base)
+        for name in self.env_unset:
+            env.pop(name, None)
+        for name in PATH_VARIABLES:
+            if self.path_remove and name in env:
+                kept = [d for d in env[name].split(os.pathsep) if d and not _under_any(d, self.path_remove)]
+                env[name] = os.pathsep.join(kept)
+        env.update(self.env)
+        return env
 
 
-def _run(argv: list[str], timeout: float = 15) -> str:
+PATH_VARIABLES = ("PATH", "LD_LIBRARY_PATH")
+TRANSPORTS = ("mpi", "nccl")
+
+
+def _under_any(directory: str, prefixes: list[str]) -> bool:
+    d = os.path.normpath(directory)
+    return any(d == os.path.normpath(p) or d.startswith(os.path.normpath(p) + os.sep) for p in prefixes)
+
+
+def _run(argv: list[str], timeout: float = 15, env: dict[str, str] | None = None) -> str:
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
         return (p.stdout or "") + (p.stderr or "")
     except (OSError, subprocess.TimeoutExpired):
         return ""
 
 
-def identify(launcher_path: str) -> tuple[str, str] | None:
+def identify(launcher_path: str, env: dict[str, str] | None = None) -> tuple[str, str] | None:
     """(family, version) of the MPI behind a launcher, or None."""
-    out = _run([launcher_path, "--version"])
+    out = _run([launcher_path, "--version"], env=env)
     low = out.lower()
     if "open mpi" in low or "openrte" in low or "open-rte" in low:
         m = re.search(r"\)\s*(\d+\.\d+(?:\.\d+)?\S*)", out) or re.search(r"(\d+\.\d+\.\d+\S*)", out)
@@ -96,7 +128,7 @@ def identify(launcher_path: str) -> tuple[str, str] | None:
         suffix = _suffix(launcher_path)
         for tool in (d / f"mpichversion{suffix}", d / "mpichversion"):
             if tool.exists() and (suffix in ("", ".mpich") or tool.name.endswith(suffix)):
-                m = re.search(r"MPICH Version:\s*(\S+)", _run([str(tool)]))
+                m = re.search(r"MPICH Version:\s*(\S+)", _run([str(tool)], env=env))
                 if m:
                     version = m.group(1)
                     break
@@ -137,7 +169,7 @@ def cuda_aware_static(lib: MpiLibrary) -> bool | None:
     info = d / "ompi_info"
     if not info.exists():
         return None
-    out = _run([str(info), "--parsable", "--all"], timeout=30)
+    out = _run([str(info), "--parsable", "--all"], timeout=30, env=lib.process_env())
     m = re.search(r"mpi_built_with_cuda_support:value:(true|false)", out)
     return (m.group(1) == "true") if m else None
 
@@ -216,7 +248,20 @@ def apply_profile(lib: MpiLibrary, profile: str) -> MpiLibrary:
                    env={**p["env"], **lib.env})
 
 
-def load_config(path: str | Path) -> list[MpiLibrary]:
+LIBRARY_KEYS = {"name", "prefix", "profile", "family", "version", "launcher", "launcher_path", "launcher_args", "env",
+                "cxx", "cc", "engine", "cuda_aware", "transport", "via", "env_unset", "path_remove", "cmake_args"}
+# keys an NCCL transport entry may set itself; everything else comes from its ``via`` library
+NCCL_KEYS = {"name", "transport", "via", "env", "launcher_args"}
+
+
+def _str_list(entry: dict, key: str, where: str) -> list[str]:
+    v = entry.get(key, [])
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ConfigError(f"{where}: {key} must be a list of strings")
+    return list(v)
+
+
+def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibrary]:
     """Declared libraries:
 
         [[library]]
@@ -227,17 +272,42 @@ def load_config(path: str | Path) -> list[MpiLibrary]:
         launcher_path = "/opt/lab/ompi/bin/mpirun"   # optional
         launcher_args = ["--bind-to", "none"]
         env = { UCX_TLS = "cuda_ipc,cuda_copy,sm,self" }
+        env_unset = ["UCX_TLS"]         # variables removed from this library's processes
+        path_remove = ["/opt/lab"]      # PATH / LD_LIBRARY_PATH entries under these prefixes removed
+        cuda_aware = false              # overrides ompi_info's static answer
+        cmake_args = ["-DCMAKE_CUDA_ARCHITECTURES=90"]   # extra CMake arguments for its engine
         engine = "/path/to/gmb-bench"   # optional: use this engine instead of building one
+
+        [[library]]                     # NCCL as one more library: launched, built and bootstrapped
+        name = "nccl"                   # through the MPI library named by `via` (declared earlier in
+        transport = "nccl"              # this file, or detected: see `gmb libs`)
+        via = "ompi-ob1"
+
+    ``known``: libraries (e.g. detected ones) an NCCL entry's ``via`` may also name.
     """
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    out = []
+    out: list[MpiLibrary] = []
     for i, entry in enumerate(data.get("library", [])):
         if "name" not in entry:
             raise ConfigError(f"{path}: library #{i + 1} has no name")
+        where = f"{path}: library {entry['name']!r}"
+        unknown = set(entry) - LIBRARY_KEYS
+        if unknown:
+            raise ConfigError(f"{where}: unknown keys {sorted(unknown)} (known: {', '.join(sorted(LIBRARY_KEYS))})")
+        if entry["name"] in {lib.name for lib in out}:
+            raise ConfigError(f"{where}: declared twice")
+        transport = entry.get("transport", "mpi")
+        if transport not in TRANSPORTS:
+            raise ConfigError(f"{where}: transport must be one of {', '.join(TRANSPORTS)} (got {transport!r})")
+        if transport == "nccl":
+            out.append(_nccl_library(entry, where, [*out, *known]))
+            continue
+        if "via" in entry:
+            raise ConfigError(f"{where}: via applies to transport = \"nccl\" only")
         prefix = entry.get("prefix", "")
         profile = entry.get("profile")
         family = entry.get("family") or (PROFILES[profile]["family"] if profile in PROFILES else None)
@@ -248,26 +318,57 @@ def load_config(path: str | Path) -> list[MpiLibrary]:
                     launcher_path = str(Path(prefix, "bin", n))
                     break
         if not launcher_path:
-            raise ConfigError(f"{path}: library {entry['name']!r}: give prefix (with bin/mpirun) or launcher_path")
-        version = entry.get("version")
-        if family is None or version is None:
-            ident = identify(launcher_path)
-            if ident:
-                family = family or ident[0]
-                version = version or ident[1]
-        family = family or "unknown"
-        cxx, cc = _compilers(launcher_path)
-        lib = MpiLibrary(name=entry["name"], family=family, version=version or "unknown",
+            raise ConfigError(f"{where}: give prefix (with bin/mpirun) or launcher_path")
+        cuda_aware = entry.get("cuda_aware")
+        if cuda_aware is not None and not isinstance(cuda_aware, bool):
+            raise ConfigError(f"{where}: cuda_aware must be true or false")
+        lib = MpiLibrary(name=entry["name"], family=family or "unknown", version=entry.get("version") or "unknown",
                          prefix=prefix or str(Path(launcher_path).parent.parent), launcher_path=launcher_path,
-                         launcher=entry.get("launcher") or DEFAULT_LAUNCHER.get(family, "mpiexec"),
-                         cxx=entry.get("cxx", cxx), cc=entry.get("cc", cc),
-                         launcher_args=list(entry.get("launcher_args", [])),
+                         launcher_args=_str_list(entry, "launcher_args", where),
                          env={k: str(v) for k, v in entry.get("env", {}).items()}, source="declared",
-                         engine=entry.get("engine"))
+                         engine=entry.get("engine"), cuda_aware=cuda_aware,
+                         env_unset=_str_list(entry, "env_unset", where),
+                         path_remove=_str_list(entry, "path_remove", where),
+                         cmake_args=_str_list(entry, "cmake_args", where))
+        if family is None or entry.get("version") is None:
+            ident = identify(launcher_path, env=lib.process_env())  # with the library's own environment
+            if ident:
+                lib.family = family or ident[0]
+                lib.version = entry.get("version") or ident[1]
+        cxx, cc = _compilers(launcher_path)
+        lib.cxx, lib.cc = entry.get("cxx", cxx), entry.get("cc", cc)
+        lib.launcher = entry.get("launcher") or DEFAULT_LAUNCHER.get(lib.family, "mpiexec")
         if profile:
             lib = apply_profile(lib, profile)
         out.append(lib)
     return out
+
+
+def _nccl_library(entry: dict, where: str, candidates: list[MpiLibrary]) -> MpiLibrary:
+    extra = set(entry) - NCCL_KEYS
+    if extra:
+        raise ConfigError(f"{where}: an NCCL library takes launcher, engine and build settings from its via "
+                          f"library; not allowed here: {sorted(extra)}")
+    if not entry.get("via"):
+        raise ConfigError(f"{where}: transport = \"nccl\" needs via = \"<MPI library name>\" (its launcher and "
+                          "engine bootstrap NCCL)")
+    via = next((lib for lib in candidates if lib.name == entry["via"]), None)
+    if via is None:
+        raise ConfigError(f"{where}: via library {entry['via']!r} not found (declare it before this entry; "
+                          f"known: {', '.join(lib.name for lib in candidates) or 'none'})")
+    if via.transport != "mpi":
+        raise ConfigError(f"{where}: via library {via.name!r} is itself an NCCL library")
+    return nccl_library(via, entry["name"], env={k: str(v) for k, v in entry.get("env", {}).items()},
+                        launcher_args=_str_list(entry, "launcher_args", where), source="declared")
+
+
+def nccl_library(via: MpiLibrary, name: str = "nccl", env: dict | None = None, launcher_args: list[str] = (),
+                 source: str = "derived") -> MpiLibrary:
+    """An NCCL transport library on top of the MPI library ``via``: same installation (so the same engine),
+    launcher, environment; NCCL does not need a CUDA-aware MPI, so CUDA awareness does not apply."""
+    return replace(via, name=name, transport="nccl", via=via.name, source=source, cuda_aware=None,
+                   env={**via.env, **(env or {})}, launcher_args=[*via.launcher_args, *launcher_args],
+                   env_unset=list(via.env_unset), path_remove=list(via.path_remove), cmake_args=list(via.cmake_args))
 
 
 def config_paths(explicit: str | None = None) -> list[Path]:
@@ -282,17 +383,17 @@ def config_paths(explicit: str | None = None) -> list[Path]:
 
 def all_libraries(config: str | None = None, detect_libs: bool = True) -> list[MpiLibrary]:
     """Declared libraries (config file) plus detected ones whose installation was not declared."""
+    detected = detect() if detect_libs else []
     declared = []
     for p in config_paths(config):
         if p.is_file():
-            declared += load_config(p)
+            declared += load_config(p, known=detected)
         elif config:
             raise ConfigError(f"{p}: no such config file")
     out = list(declared)
-    if detect_libs:
-        declared_ids = {(lib.family, lib.version, lib.prefix) for lib in declared}
-        names = {lib.name for lib in declared}
-        for lib in detect():
-            if (lib.family, lib.version, lib.prefix) not in declared_ids and lib.name not in names:
-                out.append(lib)
+    declared_ids = {(lib.family, lib.version, lib.prefix) for lib in declared}
+    names = {lib.name for lib in declared}
+    for lib in detected:
+        if (lib.family, lib.version, lib.prefix) not in declared_ids and lib.name not in names:
+            out.append(lib)
     return out

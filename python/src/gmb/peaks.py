@@ -1,7 +1,7 @@
 """Measured ceilings ("achievable peak") and which one bounds a given MPI path.
 
 The engine's ``peaks`` benchmark writes one result per copy kind (operation) measured without MPI:
-h2d-pinned, d2h-pinned, h2d-pageable, d2d, p2p-ce, p2p-ipc, p2p-sm, host-stream ... Each MPI result has a
+h2d-pinned, d2h-pinned, h2d-pageable, d2d, p2p-ce, p2p-ipc, p2p-sm, host-copy (older engines: host-stream) ... Each MPI result has a
 path class (same-gpu, nvlink, pcie, host-device, host, cross-socket, inter-node) and memory kinds; this
 module picks the ceiling that bounds that transfer.
 
@@ -20,8 +20,8 @@ _CEILING_BY_PATH = {
     "same-gpu": ["d2d"],
     "nvlink": ["p2p-ipc", "p2p-ce", "p2p-sm"],
     "pcie": ["p2p-ipc", "p2p-ce", "p2p-sm"],
-    "host": ["host-stream"],
-    "cross-socket": ["host-stream-remote", "host-stream"],
+    "host": ["host-copy", "host-stream"],
+    "cross-socket": ["host-copy-remote", "host-stream-remote", "host-copy", "host-stream"],
     "inter-node": ["network", "ucx-perftest"],
 }
 

@@ -58,7 +58,8 @@ def _draw(ax, series: dict[str, list[Point]], x=lambda p: p.bytes):
 
 def _label(p: Point) -> str:
     extra = f" {p.strategy}" if p.strategy and p.strategy != "direct" else ""
-    return f"{p.library} {p.memory}{extra}"
+    path = f" ({p.path_class})" if p.path_class and p.path_class not in ("host", "host-device") else ""
+    return f"{p.library} {p.memory}{extra}{path}"
 
 
 def latency(store: Store, small: bool) -> bytes | None:

@@ -92,8 +92,23 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
     return out
 
 
+def transport_of(context: dict) -> str:
+    """The engine's transport for this run: options.transport ("mpi" when absent: engines before NCCL)."""
+    return str((context.get("options") or {}).get("transport") or "mpi")
+
+
+def nccl_label(context: dict) -> str:
+    """'nccl-2.28.3' from the build's NCCL version when the context records one, else 'nccl'."""
+    build = (context.get("tool") or {}).get("build") or {}
+    version = build.get("nccl_version") or (context.get("options") or {}).get("nccl_version")
+    return f"nccl-{version}" if version else "nccl"
+
+
 def library_label(context: dict) -> str:
-    """A short library name from a context's MPI version string, e.g. 'Open MPI v4.1.4' -> openmpi-4.1.4."""
+    """A short library name from a context's MPI version string, e.g. 'Open MPI v4.1.4' -> openmpi-4.1.4.
+    A run over the NCCL transport is labelled by NCCL (nccl_label), not by the MPI that bootstrapped it."""
+    if transport_of(context) == "nccl":
+        return nccl_label(context)
     text = (context.get("mpi") or {}).get("library_version", "") or ""
     low = text.lower()
     import re

@@ -10,7 +10,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__
-from . import plots as plots_mod
 from .store import Store
 from .tables import Table, all_tables
 
@@ -107,6 +106,11 @@ def build_html(store: Store, title: str = "gmb report") -> str:
         parts.append(table_html(t, f"table-{i}"))
     parts.append("<h2>Figures</h2>")
     missing = []
+    try:
+        from . import plots as plots_mod
+    except ImportError as exc:  # matplotlib absent (e.g. an offline machine): tables only, and say so
+        parts.append(f"<p class='note'>Figures left out: {_esc(exc)} (pip install matplotlib).</p></body></html>")
+        return "\n".join(parts)
     for fid, ftitle, png in plots_mod.render_all(store):
         if png is None:
             missing.append(ftitle)

@@ -15,7 +15,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from .records import STAT_FIELDS, RecordFile, library_label, read_records
+from .records import STAT_FIELDS, RecordFile, library_label, nccl_label, read_records
 
 SCHEMA_VERSION = 1
 
@@ -106,11 +106,14 @@ class Store:
 
     def ingest(self, source: str | Path | RecordFile, library: str | None = None, repetition: int | None = None,
                launch_id: str | None = None, validate: bool = False) -> int:
-        """Add one record file. Without ``library`` the name comes from the context's version string.
-        Returns the number of result rows added."""
+        """Add one record file. ``library``: the name the campaign launched it under (a declared library, e.g.
+        "nccl" for an NCCL library); without it the name comes from the context (MPI version string, or NCCL for
+        a run with --transport nccl: records.library_label), and a result whose own ``transport`` is "nccl"
+        is labelled by NCCL as well. Returns the number of result rows added."""
         rf = source if isinstance(source, RecordFile) else read_records(source, validate=validate)
-        label_by_run = {}
+        label_by_run, ctx_by_run = {}, {}
         for ctx in rf.contexts:
+            ctx_by_run[ctx["run_id"]] = ctx
             lib = library or library_label(ctx)
             label_by_run[ctx["run_id"]] = lib
             mpi = ctx.get("mpi") or {}
@@ -126,6 +129,8 @@ class Store:
         n = 0
         for res in rf.results:
             lib = library or label_by_run.get(res.get("run_id"), "unknown")
+            if library is None and res.get("transport") == "nccl":
+                lib = nccl_label(ctx_by_run.get(res.get("run_id"), {}))
             row = self._result_row(res, lib, repetition, launch_id)
             if row["path_class"] is None and planned and res.get("benchmark") != "peaks":
                 row["path_class"] = planned

@@ -110,10 +110,12 @@ def peaks_results(run_id: str, cuda: bool = True) -> list[dict]:
     return out
 
 
-def coll_results(run_id: str, ops: list[str], sizes: list[int], ranks: int, scale: float = 1.0) -> list[dict]:
+def coll_results(run_id: str, ops: list[str], sizes: list[int], ranks: int, scale: float = 1.0,
+                 memory: str = "host") -> list[dict]:
     rng = random.Random(3)
     factors = {"allreduce": 2 * (ranks - 1) / ranks, "allgather": (ranks - 1) / ranks,
-               "reduce_scatter": (ranks - 1) / ranks, "alltoall": (ranks - 1) / ranks, "bcast": 1.0, "reduce": 1.0}
+               "reduce_scatter": (ranks - 1) / ranks, "reduce_scatter_block": (ranks - 1) / ranks,
+               "alltoall": (ranks - 1) / ranks, "bcast": 1.0, "reduce": 1.0}
     out = []
     for op in ops:
         for b in sizes:
@@ -121,7 +123,7 @@ def coll_results(run_id: str, ops: list[str], sizes: list[int], ranks: int, scal
             algbw = b / (t * 1e3)
             out.append({"schema": SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": "coll",
                         "status": "ok", "bytes": b, "operation": op, "ranks": ranks,
-                        "memory": {str(r): "host" for r in range(ranks)},
+                        "memory": {"root": memory, "others": memory},
                         "timing": "max over ranks of the per-iteration time",
                         "time_us": stats(t, rng=rng), "bandwidth_GBps": stats(algbw, rng=rng),
                         "busbw_GBps": stats(algbw * factors.get(op, 1.0), rng=rng)})

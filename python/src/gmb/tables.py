@@ -42,16 +42,18 @@ class Point:
 
 
 def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
-    """Group result rows over repetitions per (library, benchmark, operation, memory, strategy, ranks, bytes)."""
+    """Group result rows over repetitions per (library, benchmark, operation, memory, strategy, ranks, path class,
+    bytes): device:device between two GPUs and on one GPU are different points."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         m = metric or METRIC_OF.get(r["benchmark"], "t")
         if r.get(f"{m}_median") is None:
             continue
-        key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], r["ranks"], r["bytes"], m)
+        key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], r["ranks"],
+               r["path_class"], r["bytes"], m)
         groups.setdefault(key, []).append(r)
     out = []
-    for (lib, bench, op, mem, strat, ranks, nbytes, m), rs in groups.items():
+    for (lib, bench, op, mem, strat, ranks, _path, nbytes, m), rs in groups.items():
         meds = [r[f"{m}_median"] for r in rs]
         lows = [r[f"{m}_ci95_low"] if r[f"{m}_ci95_low"] is not None else r[f"{m}_median"] for r in rs]
         highs = [r[f"{m}_ci95_high"] if r[f"{m}_ci95_high"] is not None else r[f"{m}_median"] for r in rs]
@@ -60,7 +62,7 @@ def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
         out.append(Point(lib, bench, op, mem, strat, ranks, nbytes, rs[0]["path_class"], rs[0]["nominal_GBps"], m,
                          median(meds), min(lows), max(highs), min(p5s), max(p95s), len(rs)))
     out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy or "", p.ranks or 0,
-                            p.bytes))
+                            p.path_class or "", p.bytes))
     return out
 
 
@@ -103,6 +105,34 @@ def fraction_of_peak(store: Store) -> Table:
                  "peaks benchmark; bibw is compared with twice the one-way ceiling and nominal rate.")
 
 
+def collectives_table(store: Store, largest: int = 3) -> Table:
+    """Bus bandwidth per collective operation, rank count and memory at the largest sizes, one column per library
+    (MPI libraries and NCCL side by side), the fastest library and how many times faster it is than the slowest
+    one. This is where an MPI allreduce on device buffers that is hundreds of times slower than NCCL's shows."""
+    pts = [p for p in combine(store.results("coll")) if p.bytes > 0]
+    libs = sorted({p.library for p in pts})
+    groups: dict[tuple, dict[int, dict[str, Point]]] = {}
+    for p in pts:
+        groups.setdefault((p.operation or "", p.ranks or 0, p.memory), {}).setdefault(p.bytes, {})[p.library] = p
+    rows = []
+    for (op, ranks, mem), by_size in sorted(groups.items()):
+        # the largest sizes measured by more than one library (comparable), else the largest sizes
+        shared = [b for b, per_lib in by_size.items() if len(per_lib) > 1]
+        for b in sorted(shared or by_size, reverse=True)[:largest][::-1]:
+            per_lib = by_size[b]
+            best = max(per_lib.values(), key=lambda p: p.median)
+            worst = min(per_lib.values(), key=lambda p: p.median)
+            ratio = round(best.median / worst.median, 1) if len(per_lib) > 1 and worst.median > 0 else ""
+            rows.append([op, ranks, mem, _size(b),
+                         *[round(per_lib[lib].median, 2) if lib in per_lib else "" for lib in libs],
+                         best.library if len(per_lib) > 1 else "", ratio])
+    return Table("Collectives: bus bandwidth at the largest sizes (GB/s)",
+                 ["operation", "ranks", "memory", "size", *libs, "fastest", "fastest / slowest"], rows,
+                 "Bus bandwidth (nccl-tests factors), median of repetitions; the largest sizes that more than one "
+                 "library measured. fastest / slowest: how many times the fastest library's bus bandwidth "
+                 "exceeds the slowest one's.")
+
+
 def ceilings_table(store: Store) -> Table:
     rows = [[op, round(v, 2)] for op, v in sorted(ceilings(store).items())]
     return Table("Measured ceilings (no MPI)", ["operation", "GB/s"], rows)
@@ -133,7 +163,8 @@ def status_table(store: Store) -> Table:
 
 
 def all_tables(store: Store) -> list[Table]:
-    return [fraction_of_peak(store), ceilings_table(store), latency_table(store), status_table(store)]
+    return [fraction_of_peak(store), ceilings_table(store), latency_table(store), collectives_table(store),
+            status_table(store)]
 
 
 def export_csv(tables: list[Table], outdir: str | Path) -> list[Path]:

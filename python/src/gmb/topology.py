@@ -7,6 +7,7 @@ cross-socket, inter-node.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -60,6 +61,25 @@ class Topology:
         g = ", ".join(f"{x.index}:{x.name}" for x in self.gpus) or "no GPU"
         links = " ".join(f"{i}-{j}:{v}" for (i, j), v in sorted(self.links.items()) if i < j)
         return f"GPUs [{g}] links [{links or '-'}] NUMA nodes {len(self.numa_nodes)} (source {self.source})"
+
+
+def from_json(text: str) -> Topology:
+    """A topology written as `gmb doctor --json` prints it (its "topology" object, or the whole report):
+    {"gpus": [{"index": 0, "name": "H200"}, ...], "links": {"0-1": "NV18", ...}, "numa_nodes": {"0": "0-63"}}.
+    Used to plan for another machine (``gmb plan --topology FILE``)."""
+    data = json.loads(text)
+    data = data.get("topology", data)
+    if not isinstance(data, dict) or not isinstance(data.get("gpus", []), list):
+        raise ValueError("expected an object with 'gpus' (a list), 'links' and 'numa_nodes'")
+    gpus = [Gpu(int(g["index"]), str(g.get("name", "GPU")), str(g.get("uuid", "")), str(g.get("pci_bus_id", "")),
+                g.get("numa_node")) for g in data.get("gpus", [])]
+    links = {}
+    for key, v in data.get("links", {}).items():
+        i, _, j = key.partition("-")
+        links[(int(i), int(j))] = str(v)
+        links.setdefault((int(j), int(i)), str(v))
+    numa = {int(k): str(v) for k, v in data.get("numa_nodes", {"0": ""}).items()}
+    return Topology(gpus=gpus, links=links, numa_nodes=numa, source="file")
 
 
 def numa_nodes(root: str = "/sys/devices/system/node") -> dict[int, str]:

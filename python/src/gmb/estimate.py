@@ -1,0 +1,110 @@
+"""A rough duration estimate of planned launches, so that a campaign can be fitted into a time budget
+before the machine is held (``gmb plan`` prints it).
+
+Model (on the slow side; checked against launches on 4 x H200 NVLink with Open MPI 5 ob1, see docs/harness.md):
+each launch pays a start-up (launcher, MPI_Init, CUDA context: ``START_S`` + ``PER_RANK_S`` per rank), then per
+message size (warm-up + timed iterations) x the time of one iteration at the path's bandwidth:
+latency 2 x (alpha + bytes / beta), bw a window of W messages, bibw both ways, coll one call per operation.
+peaks, nbc and halo get a fixed time. Bandwidths per path class (``BETA_GBPS``) are the low end of what was
+measured (ob1's host<->device path ran at about 2.6 GB/s); staged strategies are capped at ``STAGED_GBPS``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .campaign import Launch
+
+START_S = 1.2
+PER_RANK_S = 0.2
+ALPHA_US = 5.0
+BETA_GBPS = {"host": 10.0, "cross-socket": 6.0, "host-device": 2.5, "nvlink": 300.0, "pcie": 20.0,
+             "same-gpu": 1000.0, "inter-node": 10.0, "managed": 2.5}
+COLL_GBPS = 1.0  # a CUDA-aware MPI's allreduce on device buffers can be this slow (issue 8)
+STAGED_GBPS = 4.0
+FIXED_S = {"halo": 4.0, "doctor": 2.0}  # halo: 128^3 per rank, 10 steps per strategy
+PEAKS_S_PER_COPY_SAMPLE = 0.1  # ~40 ceilings x one 64 MiB copy (peaks: --samples x --copies each)
+NBC_CALLS = 3  # nbc: pure, then overall with compute of about the pure time (per iteration)
+DEFAULTS = {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "large-size": 1 << 20,
+            "window": 64}
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    m = re.fullmatch(r"(\d+)([KMG]?)(?:i?B)?", text.strip(), re.I)
+    if not m:
+        raise ValueError(f"bad size {text!r}")
+    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+
+
+def parse_sizes(text: str) -> list[int]:
+    """The engine's --sizes: MIN:MAX (doubling), a list 1,8,4K, or one size."""
+    if ":" in text:
+        lo, hi = (parse_size(x) for x in text.split(":", 1))
+        out, b = ([0], 1) if lo == 0 else ([], lo)
+        while b <= hi:
+            out.append(b)
+            b *= 2
+        return out
+    return [parse_size(x) for x in text.split(",") if x.strip()]
+
+
+def _options(args: list[str]) -> dict[str, str]:
+    out, i = {}, 0
+    while i < len(args):
+        if args[i].startswith("--") and i + 1 < len(args) and not args[i + 1].startswith("--"):
+            out[args[i][2:]] = args[i + 1]
+            i += 2
+        else:
+            i += 1
+    return out
+
+
+def launch_seconds(x: Launch) -> float:
+    """Estimated wall time of one launch (start-up included)."""
+    start = START_S + PER_RANK_S * x.ranks
+    if x.benchmark in FIXED_S:
+        return start + FIXED_S[x.benchmark]
+    opts = _options(x.engine_args[1:])
+    if x.benchmark == "peaks":
+        return start + 2 + PEAKS_S_PER_COPY_SAMPLE * int(opts.get("samples", 10)) * int(opts.get("copies", 8))
+    num = {k: int(parse_size(opts[k])) if k in opts else v for k, v in DEFAULTS.items()}
+    sizes = parse_sizes(opts.get("sizes", "1:4M"))
+    path = x.planned_path or "host"
+    beta = BETA_GBPS.get(path, 8.0) * 1e3  # bytes per microsecond
+    if x.strategy and x.strategy != "direct":
+        beta = min(beta, STAGED_GBPS * 1e3)
+    if x.benchmark in ("coll", "nbc"):
+        beta = COLL_GBPS * 1e3 * (50 if "--transport" in x.engine_args else 1)
+    calls = len(x.engine_args[1].split(",")) if x.benchmark in ("coll", "nbc") and len(x.engine_args) > 1 else 1
+    calls *= NBC_CALLS if x.benchmark == "nbc" else 1
+    total_us = 0.0
+    for b in sizes:
+        large = b >= num["large-size"]
+        n = (num["iters-large"] + num["warmup-large"]) if large else (num["iters"] + num["warmup"])
+        one = ALPHA_US + b / beta
+        if x.benchmark == "latency":
+            it = 2 * one
+        elif x.benchmark in ("bw", "mbw"):
+            it = ALPHA_US + num["window"] * b / beta
+        elif x.benchmark == "bibw":
+            it = ALPHA_US + 2 * num["window"] * b / beta
+        else:  # coll, um and anything else: one call per iteration and operation
+            it = calls * one
+        total_us += n * it
+    return start + total_us / 1e6
+
+
+def campaign_seconds(launches: list[Launch]) -> float:
+    return sum(launch_seconds(x) for x in launches)
+
+
+def summary(launches: list[Launch]) -> str:
+    """'N launches, about M min' with the three most expensive kinds of launch."""
+    by_kind: dict[str, list[float]] = {}
+    for x in launches:
+        by_kind.setdefault(f"{x.library} {x.benchmark} {x.planned_path or ''}".strip(), []).append(launch_seconds(x))
+    total = sum(sum(v) for v in by_kind.values())
+    top = sorted(by_kind.items(), key=lambda kv: -sum(kv[1]))[:3]
+    parts = ", ".join(f"{k}: {sum(v):.0f} s" for k, v in top)
+    return f"{len(launches)} launches, estimated {total / 60:.1f} min ({total:.0f} s; largest: {parts})"

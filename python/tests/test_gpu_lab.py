@@ -1,0 +1,265 @@
+"""Issue 7: the GPU lab machine's libraries config, environment isolation, engine builds with CMake arguments,
+the generated campaign on 4 x H200 within its time budget, and the fraction-of-peak table on real H200 records."""
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import DATA
+from test_campaign import CAPS
+
+from gmb import build, campaign, estimate, launchers, records, tables
+from gmb.campaign import load_campaign, plan
+from gmb.cli import main
+from gmb.mpilibs import MpiLibrary, load_config
+from gmb.store import Store
+from gmb.topology import Gpu, Topology
+
+REPO = Path(__file__).resolve().parents[2]
+LAB = REPO / "scripts" / "gpu-lab-libraries.toml"
+NCCL_CAPS = {**CAPS, "features": {"cuda": True, "nccl": True, "nccl_version": "2.28.3"}}
+TOPO4 = Topology(gpus=[Gpu(i, "NVIDIA H200") for i in range(4)],
+                 links={(i, j): "NV18" for i in range(4) for j in range(4) if i != j}, numa_nodes={0: "0-63"})
+LAB_ENV = {"PATH": "/opt/lab/ompi/bin:/opt/lab/ucx/bin:/usr/local/bin:/usr/bin:/bin",
+           "LD_LIBRARY_PATH": "/opt/lab/ompi/lib:/opt/lab/ucx/lib:/usr/local/nvidia/lib64:/usr/local/nvidia/lib"}
+
+
+@pytest.fixture
+def lab_libs(tmp_path):
+    """The shipped lab config, with /opt/lab/ompi standing in a temporary directory."""
+    prefix = tmp_path / "opt-lab-ompi"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "mpirun").write_text("")
+    cfg = tmp_path / "lab.toml"
+    cfg.write_text(LAB.read_text().replace('prefix = "/opt/lab/ompi"', f'prefix = "{prefix}"'))
+    return load_config(cfg)
+
+
+def test_lab_config(lab_libs):
+    by = {lib.name: lib for lib in lab_libs}
+    assert list(by) == ["ompi-ucx", "ompi-ob1", "system-ompi", "nccl"]
+    assert by["ompi-ucx"].launcher_args[:3] == ["--mca", "pml", "ucx"]
+    assert by["ompi-ob1"].launcher_args[:6] == ["--mca", "pml", "ob1", "--mca", "btl", "smcuda,self"]
+    assert by["system-ompi"].cuda_aware is False and by["ompi-ob1"].cuda_aware is True
+    assert (by["nccl"].transport, by["nccl"].via) == ("nccl", "ompi-ob1")
+    assert build.build_dir(by["ompi-ucx"]) == build.build_dir(by["ompi-ob1"]) == build.build_dir(by["nccl"])
+    assert build.build_dir(by["system-ompi"]) != build.build_dir(by["ompi-ob1"])
+    assert "-DCMAKE_CUDA_ARCHITECTURES=90" in by["system-ompi"].cmake_args
+
+
+def test_system_ompi_never_sees_opt_lab(lab_libs):
+    by = {lib.name: lib for lib in lab_libs}
+    sys_env = by["system-ompi"].process_env(LAB_ENV)
+    assert sys_env["LD_LIBRARY_PATH"] == "/usr/local/nvidia/lib64:/usr/local/nvidia/lib"
+    assert sys_env["PATH"] == "/usr/local/bin:/usr/bin:/bin"
+    assert by["ompi-ob1"].process_env(LAB_ENV)["LD_LIBRARY_PATH"] == LAB_ENV["LD_LIBRARY_PATH"]
+    spec = launchers.LaunchSpec(2, ["gmb-bench", "bw"], env={"CUDA_VISIBLE_DEVICES": "0,1"})
+    env = launchers.get("mpirun").environment(by["system-ompi"], spec, base=LAB_ENV)
+    assert "/opt/lab" not in env["LD_LIBRARY_PATH"] + env["PATH"] and env["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert "/opt/lab" in launchers.get("mpirun").environment(by["ompi-ucx"], spec, base=LAB_ENV)["LD_LIBRARY_PATH"]
+    # env_unset removes variables; the library's env still wins
+    lib = MpiLibrary("x", "openmpi", "4", "/usr", "/usr/bin/mpirun", env_unset=["LD_LIBRARY_PATH", "UCX_TLS"],
+                     env={"UCX_TLS": "sm"})
+    assert lib.process_env({**LAB_ENV, "UCX_TLS": "rc"}) == {"PATH": LAB_ENV["PATH"], "UCX_TLS": "sm"}
+
+
+def test_library_tools_run_in_the_library_environment(tmp_path, monkeypatch):
+    """Identification (mpirun --version) and ompi_info see the library's environment: a system Open MPI with the
+    lab's lib/ on LD_LIBRARY_PATH would load the wrong libmpi and answer for the wrong library."""
+    bindir = tmp_path / "usr" / "bin"
+    bindir.mkdir(parents=True)
+    for tool, text in (("mpirun", "mpirun (Open MPI) $V"), ("ompi_info", "mpi_built_with_cuda_support:value:$A")):
+        f = bindir / tool
+        f.write_text('#!/bin/sh\ncase "$LD_LIBRARY_PATH" in *opt/lab*) V=5.0.7; A=true;; *) V=4.1.6; A=false;; esac\n'
+                     f'echo "{text}"\n')
+        f.chmod(0o755)
+    monkeypatch.setenv("LD_LIBRARY_PATH", LAB_ENV["LD_LIBRARY_PATH"])
+    cfg = tmp_path / "l.toml"
+    cfg.write_text(f'[[library]]\nname = "sys"\nlauncher_path = "{bindir / "mpirun"}"\npath_remove = ["/opt/lab"]\n'
+                   f'[[library]]\nname = "seen-lab"\nlauncher_path = "{bindir / "mpirun"}"\n')
+    sys_lib, seen_lab = load_config(cfg)
+    assert (sys_lib.family, sys_lib.version) == ("openmpi", "4.1.6")
+    assert seen_lab.version == "5.0.7"  # what happens without path_remove
+    from gmb.mpilibs import cuda_aware_static
+
+    assert cuda_aware_static(sys_lib) is False and cuda_aware_static(seen_lab) is True
+
+
+def test_cmake_arguments_and_rebuild(tmp_path, monkeypatch):
+    lib = MpiLibrary("x", "openmpi", "4.1.6", str(tmp_path), str(tmp_path / "mpirun"), "mpirun",
+                     cc=str(tmp_path / "mpicc"), cmake_args=["-DGMB_ENABLE_CUDA=ON"])
+    configure, compile_ = build.cmake_argv(lib, Path("/src"), tmp_path / "b", "AUTO", "90",
+                                           build.effective_cmake_args(lib, ["-DGMB_ENABLE_NCCL=ON"]), jobs=16)
+    assert configure[-2:] == ["-DGMB_ENABLE_CUDA=ON", "-DGMB_ENABLE_NCCL=ON"]  # last: they override AUTO
+    assert "-DCMAKE_CUDA_ARCHITECTURES=90" in configure and compile_[-2:] == ["-j", "16"]
+    monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "CMakeLists.txt").write_text("")
+    bdir = build.build_dir(lib)
+    bdir.mkdir(parents=True)
+    (bdir / "gmb-bench").write_text("")
+    (bdir / "gmb-build.json").write_text(__import__("json").dumps(build._stamp(lib, root, "ON", "90",
+                                                                              ["-DGMB_ENABLE_CUDA=ON"])))
+    assert build.needs_build(lib, root) is None
+    assert build.needs_build(lib, root, cmake_args=["-DGMB_ENABLE_NCCL=ON"]) == "CMake arguments changed"
+    bare = MpiLibrary(**{**lib.__dict__, "cmake_args": []})
+    assert build.needs_build(bare, root) is None  # none given: any cached build will do
+
+
+def test_build_all_builds_each_installation_once_in_parallel(lab_libs, monkeypatch):
+    calls = []
+
+    def fake_build(lib, root=None, force=False, cuda=None, cuda_arch=None, log=print, cmake_args=None, jobs=None):
+        calls.append((lib.name, jobs, cmake_args))
+        if lib.name == "system-ompi":
+            raise build.BuildError("mpicc exploded")
+        return Path("/engines") / lib.name
+
+    monkeypatch.setattr(build, "build", fake_build)
+    out = build.build_all(lab_libs, jobs=16, cmake_args=["-DX=1"])
+    assert sorted(c[0] for c in calls) == ["ompi-ucx", "system-ompi"]
+    assert all(c[1:] == (16, ["-DX=1"]) for c in calls)
+    assert out["ompi-ob1"] == out["nccl"] == Path("/engines/ompi-ucx")
+    assert isinstance(out["system-ompi"], build.BuildError)
+
+
+def lab_plan(lab_libs):
+    caps = {lib.name: NCCL_CAPS for lib in lab_libs}
+    c = campaign.default_campaign(TOPO4, lab_libs, caps)
+    return c, *plan(c, lab_libs, caps)
+
+
+def test_default_campaign_on_the_lab_machine_covers_issue_7(lab_libs):
+    c, launches, skipped = lab_plan(lab_libs)
+    assert c.repetitions == 3 and c.timeout_s > 0
+    assert launches[0].benchmark == "peaks"
+    got = {(x.library, x.benchmark, x.planned_path, x.memory, x.strategy) for x in launches}
+    for lib in ("ompi-ucx", "ompi-ob1"):
+        for bench in ("latency", "bw", "bibw"):
+            for path, mem in (("host", "host:host"), ("nvlink", "device:device"), ("same-gpu", "device:device"),
+                              ("host-device", "pinned:device")):
+                assert (lib, bench, path, mem, "direct" if "device" in mem else "") in got, (lib, bench, path)
+        assert (lib, "um", "managed", "managed:device:managed:device", "") in got
+    sys_dd = {x.strategy for x in launches if x.library == "system-ompi" and "device" in x.memory}
+    assert sys_dd == {"staged-pinned"}  # never a device pointer to the CUDA-unaware library
+    colls = {(x.library, x.benchmark): x for x in launches if x.benchmark in ("coll", "nbc", "halo")}
+    for lib in ("ompi-ucx", "ompi-ob1"):
+        for bench in ("coll", "nbc", "halo"):
+            x = colls[(lib, bench)]
+            assert x.ranks == 4 and x.env["CUDA_VISIBLE_DEVICES"] == "0,1,2,3"
+            assert x.engine_args[x.engine_args.index("--mem") + 1] == "device"
+    assert "--mem" not in colls[("system-ompi", "coll")].engine_args  # host memory
+    assert colls[("system-ompi", "halo")].engine_args[-2:] != ["--strategy", "all"]
+    assert {x.benchmark for x in launches if x.library == "nccl"} == {"latency", "bw", "bibw", "coll"}
+    reasons = {(lb, what) for lb, what, _ in skipped}
+    assert ("system-ompi", "direct device buffers") in reasons and ("nccl", "same-gpu") in reasons
+    assert ("system-ompi", "same-gpu") in reasons
+
+
+def test_default_campaign_fits_the_time_budget(lab_libs, capsys):
+    """About 5-6 minutes with today's engine (no um benchmark yet), by the estimate's slow-side model (1.6 s of
+    start-up per launch: 141 launches); the engine builds add ~1 minute (two installations, built in parallel)."""
+    _, launches, _ = lab_plan(lab_libs)
+    today = [x for x in launches if x.benchmark != "um"]
+    with capsys.disabled():
+        print(f"\n[lab default campaign, today's engine] {estimate.summary(today)}"
+              f"\n[lab default campaign, with um] {estimate.summary(launches)}")
+    assert estimate.campaign_seconds(today) < 360, estimate.summary(today)
+    assert estimate.campaign_seconds(launches) < 420, estimate.summary(launches)
+    assert all(x.timeout_s > 0 for x in launches)
+
+
+def test_estimate_model():
+    assert estimate.parse_sizes("1:8") == [1, 2, 4, 8] and estimate.parse_sizes("1,4K,64M") == [1, 4096, 64 << 20]
+    assert estimate.parse_sizes("0:2") == [0, 1, 2]
+    slow = campaign.Launch("a", "l", "bw", "pinned:device", "direct", 2, 1,
+                           ["bw", "--sizes", "64M", "--iters-large", "100"], {}, "host-device", None, 60)
+    fast = campaign.Launch("b", "l", "bw", "device:device", "direct", 2, 1,
+                           ["bw", "--sizes", "64M", "--iters-large", "100"], {}, "nvlink", None, 60)
+    assert estimate.launch_seconds(slow) > 100 > 10 > estimate.launch_seconds(fast)
+
+
+def test_nccl_vs_mpi_campaign_file(lab_libs):
+    c = load_campaign(REPO / "campaigns" / "nccl-vs-mpi.toml")
+    caps = {lib.name: NCCL_CAPS for lib in lab_libs}
+    launches, skipped = plan(c, lab_libs, caps)
+    assert {x.library for x in launches} == {"ompi-ob1", "ompi-ucx", "nccl"}
+    assert {x.ranks for x in launches} == {2, 4} and len(launches) == 3 * 2 * 3
+    assert all(x.engine_args[1] == "allreduce,allgather,reduce_scatter_block,alltoall,bcast" for x in launches)
+    assert all(x.engine_args[x.engine_args.index("--sizes") + 1] == "8:1G" for x in launches)
+    assert not skipped
+
+
+def test_stop_library_after_failures(fake_setup, tmp_path, monkeypatch, capsys):
+    c = tmp_path / "c.toml"
+    c.write_text('[campaign]\nname = "f"\nrepetitions = 3\nseed = 1\nstop_library_after = 2\n'
+                 'libraries = ["fakempi-a"]\n[[run]]\nbenchmarks = ["latency", "bw"]\nmemory = ["host:host"]\n')
+    monkeypatch.setenv("FAKE_FAIL", "latency")
+    monkeypatch.setenv("FAKE_MPIRUN_LOG", str(tmp_path / "mpirun.log"))
+    assert main(["run", str(c), "--config", str(fake_setup["config"]), "--no-detect", "--results",
+                 str(tmp_path / "res"), "--no-build", "--no-progress", "--no-report"]) == 1
+    (outdir,) = list((tmp_path / "res").iterdir())
+    rows = sqlite3.connect(outdir / "store.sqlite").execute(
+        "SELECT status, reason FROM launches ORDER BY started_utc").fetchall()
+    statuses = [s for s, _ in rows]
+    assert statuses.count("failed") >= 2 and len(statuses) == 6
+    skipped = [r for s, r in rows if s == "skipped"]
+    assert all("last 2 launches failed" in r for r in skipped)
+    launched = (tmp_path / "mpirun.log").read_text().splitlines()
+    assert len(launched) == 6 - len(skipped)
+
+
+# ------------------------------------------------------------------ real H200 records (earlier lab runs)
+H200 = DATA / "h200-ob1"
+
+
+@pytest.fixture
+def h200_store():
+    st = Store()
+    for f in sorted(H200.glob("*.jsonl")):
+        st.ingest(f, validate=records.validator() is not None)
+    return st
+
+
+def test_fraction_of_peak_on_real_h200_records(h200_store):
+    t = tables.fraction_of_peak(h200_store)
+    col = {c: i for i, c in enumerate(t.columns)}
+    rows = {(r[col["library"]], r[col["benchmark"]], r[col["memory"]], r[col["strategy"]], r[col["path"]]): r
+            for r in t.rows}
+    dd = rows[("openmpi-5.0.7", "bw", "device:device", "direct", "nvlink")]
+    assert dd[col["ceiling"]] == "p2p-ipc" and 380 < dd[col["ceiling GB/s"]] < 395
+    assert 90 < dd[col["% of ceiling"]] <= 100 and dd[col["nominal GB/s"]] == pytest.approx(478.125)
+    assert 75 < dd[col["% of nominal"]] < 82
+    bibw = rows[("openmpi-5.0.7", "bibw", "device:device", "direct", "nvlink")]
+    assert bibw[col["ceiling"]] == "p2p-ipc x2" and bibw[col["nominal GB/s"]] == pytest.approx(2 * 478.125)
+    hh = rows[("openmpi-5.0.7", "bw", "host:host", "direct", "host")]
+    assert hh[col["ceiling"]] == "host-copy" and hh[col["% of nominal"]] == ""
+    hd = rows[("openmpi-5.0.7", "bw", "pinned:device", "direct", "host-device")]
+    assert hd[col["ceiling"]] == "h2d-pinned" and hd[col["% of ceiling"]] < 20
+    same = rows[("openmpi-5.0.7", "bw", "device:device", "direct", "same-gpu")]
+    assert same[col["ceiling"]] == "d2d" and 80 < same[col["% of ceiling"]] < 100
+    (staged,) = [r for k, r in rows.items() if k[0] == "openmpi-4.1.6"]
+    assert staged[col["strategy"]] == "staged-pinned" and staged[col["% of ceiling"]] < 5  # not CUDA-aware: staged
+    assert all(r[col["% of ceiling"]] != "" for r in t.rows)
+
+
+def test_same_gpu_and_nvlink_points_stay_apart(h200_store):
+    """device:device on one GPU and between two GPUs are different points (tables, compare)."""
+    pts = [p for p in tables.combine(h200_store.results("bw")) if p.memory == "device:device" and p.bytes == 64 << 20
+           and p.library == "openmpi-5.0.7"]
+    assert sorted(p.path_class for p in pts) == ["nvlink", "same-gpu"]
+    assert {p.path_class: round(p.median) for p in pts} == {"nvlink": 378, "same-gpu": 1832}
+
+
+def test_real_h200_collectives_and_report(h200_store, tmp_path):
+    t = tables.collectives_table(h200_store)
+    ops = {r[0] for r in t.rows}
+    assert {"allreduce", "bcast", "allgather", "alltoall"} <= ops
+    assert all(r[2] == "device" and r[1] == 4 for r in t.rows)
+    from gmb import report
+
+    html = report.write_report(h200_store, tmp_path / "r.html").read_text()
+    assert "Fraction of peak" in html and "p2p-ipc" in html and "host-copy" in html
