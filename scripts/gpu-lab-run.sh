@@ -45,6 +45,18 @@ if has build; then
   grep -h "gmb: NCCL\|gmb: CUDA" build/lab/CMakeCache.txt "$LOG" 2>/dev/null | sort -u | head -3 >> "$SUMMARY"
 fi
 
+# Does the build find NCCL in a Python environment's nvidia-nccl wheel (configure only)?
+if has wheelcheck; then
+  for py in /opt/torch/.venv/bin/python3 $(command -v python3); do
+    [ -x "$py" ] || continue
+    wheel=$($py -c "import importlib.util as u; s = u.find_spec('nvidia.nccl'); print(list(s.submodule_search_locations)[0] if s else '')" 2>/dev/null)
+    [ -n "$wheel" ] || continue
+    rm -rf /tmp/wheelcheck
+    found=$(cmake -S . -B /tmp/wheelcheck -DGMB_ENABLE_CUDA=ON -DGMB_ENABLE_NCCL=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGMB_BUILD_TESTS=OFF -DPython3_EXECUTABLE=$py -DMPI_C_COMPILER=/opt/lab/ompi/bin/mpicc 2>&1 | grep "gmb: NCCL")
+    say "NCCL wheel of $py at $wheel; configure found: $found"
+  done
+fi
+
 P2P_SIZES=1,8K,1M,64M
 P2P_ITERS="--iters 100 --warmup 10 --iters-large 10 --warmup-large 2"
 
@@ -91,15 +103,16 @@ fi
 if has strategies; then
   for s in direct staged-pageable staged-pinned pipelined; do
     for b in latency bw; do
-      extra=""; [ $s = pipelined ] && extra="--chunks 1,2,4,8,16,32"
-      run "strat-$b-$s" $LAB -np 2 $MAIN $BIN $b --send device --recv device --strategy $s $extra --sizes 1,1K,64K,1M,16M,64M $P2P_ITERS --validate --out "$(rec strat-$b-$s)"
+      extra=""; [ $s = pipelined ] && extra="--chunks 2,8,32"
+      win=""; [ $b = bw ] && win="--window 16"
+      run "strat-$b-$s" $LAB -np 2 $MAIN $BIN $b --send device --recv device --strategy $s $extra $win --sizes 1,1K,64K,1M,16M,64M $P2P_ITERS --validate --out "$(rec strat-$b-$s)"
     done
   done
   for kinds in "host device" "device host"; do
     set -- $kinds
     for s in direct pipelined; do
-      extra=""; [ $s = pipelined ] && extra="--chunks 2,4,8,16"
-      run "hd-bw-$1-$2-$s" $LAB -np 2 $MAIN $BIN bw --send $1 --recv $2 --strategy $s $extra --sizes 1M,16M,64M $P2P_ITERS --validate --out "$(rec hd-bw-$1-$2-$s)"
+      extra=""; [ $s = pipelined ] && extra="--chunks 4,16"
+      run "hd-bw-$1-$2-$s" $LAB -np 2 $MAIN $BIN bw --send $1 --recv $2 --strategy $s $extra --window 16 --sizes 1M,16M,64M $P2P_ITERS --validate --out "$(rec hd-bw-$1-$2-$s)"
     done
   done
 fi
@@ -134,6 +147,10 @@ if has nbc && $BIN list | grep -q "^  nbc "; then
       done
       run "nbc-allreduce-pinned-$c-$n" $LAB -np $n $MAIN $BIN nbc allreduce --mem pinned --compute $c $NBC_ITERS --out "$(rec nbc-allreduce-pinned-$c-$n)"
     done
+    for op in bcast alltoall; do
+      run "nbc-$op-device-gpu-tests-$n" $LAB -np $n $MAIN $BIN nbc $op --mem device --compute gpu --tests 100 $NBC_ITERS --out "$(rec nbc-$op-device-gpu-tests-$n)"
+    done
+    run "nbc-allreduce-pinned-cpu-tests-$n" $LAB -np $n $MAIN $BIN nbc allreduce --mem pinned --compute cpu --tests 100 $NBC_ITERS --out "$(rec nbc-allreduce-pinned-cpu-tests-$n)"
     run "nbc-sweep-ialltoall-$n" $LAB -np $n $MAIN $BIN nbc alltoall --mem device --compute gpu --compute-sweep --sizes 16M --iters-large 10 --warmup-large 2 --out "$(rec nbc-sweep-ialltoall-$n)"
   done
 fi
@@ -157,8 +174,8 @@ if has nccl; then
         run "nccl-tests-$t-$n" bash -c "$LAB -np $n -x LD_LIBRARY_PATH=$NCCL_HOME_DIR/lib:\$LD_LIBRARY_PATH $NT/${t}_perf -b 8 -e 1G -f 2 -g 1 > $OUT/nccl-tests/$t-$n.txt"
       done
       run "nccl-validate-$n" $LAB -np $n $OB1 $BIN coll $NCCL_OPS,gather,gatherv,allgatherv,scatter,scatterv,alltoallv,reduce --transport nccl --mem device --sizes 1,7,1K,1M,64M --iters 5 --warmup 1 --iters-large 3 --warmup-large 1 --validate --out "$(rec nccl-validate-$n)"
-      run "nccl-coll-$n" $LAB -np $n $OB1 $BIN coll $NCCL_OPS --transport nccl --mem device --sizes 8:1G --iters 50 --warmup 10 --iters-large 20 --warmup-large 5 --out "$(rec nccl-coll-$n)"
-      RUN_TIMEOUT=240 run "mpi-coll-$n" $LAB -np $n $OB1 $BIN coll $NCCL_OPS --mem device --sizes 8:1G --iters 20 --warmup 3 --iters-large 3 --warmup-large 1 --out "$(rec mpi-coll-$n)"
+      run "nccl-coll-$n" $LAB -np $n $OB1 $BIN coll $NCCL_OPS --transport nccl --mem device --sizes 8:1G --batch 20 --iters 200 --warmup 20 --iters-large 200 --warmup-large 20 --out "$(rec nccl-coll-$n)"
+      [ "${SKIP_MPI_COLL:-0}" = 1 ] || RUN_TIMEOUT=240 run "mpi-coll-$n" $LAB -np $n $OB1 $BIN coll $NCCL_OPS --mem device --sizes 8:1G --iters 20 --warmup 3 --iters-large 3 --warmup-large 1 --out "$(rec mpi-coll-$n)"
     done
     for b in latency bw bibw; do
       run "nccl-$b" $LAB -np 2 $OB1 $BIN $b --transport nccl --send device --recv device --sizes 1,8K,1M,64M $P2P_ITERS --validate --out "$(rec nccl-$b)"

@@ -24,8 +24,11 @@ from pathlib import Path
 
 # Built-in GPU profiles (METHODOLOGY "Placement"); a declared library may override any field.
 PROFILES: dict[str, dict] = {
+    # UCX picks cuda_copy/cuda_ipc itself when built with CUDA. Its memory-type cache can take device
+    # pointers for host memory (device memory did not move at all with CUDA 13 + UCX 1.22 until it was
+    # turned off): the driver is asked about every pointer instead.
     "openmpi-ucx": {"family": "openmpi", "launcher_args": ["--mca", "pml", "ucx"],
-                    "env": {"UCX_TLS": "cuda_copy,cuda_ipc,sm,self,rc", "UCX_WARN_UNUSED_ENV_VARS": "n"}},
+                    "env": {"UCX_MEMTYPE_CACHE": "n", "UCX_WARN_UNUSED_ENV_VARS": "n"}},
     "openmpi-ob1": {"family": "openmpi", "launcher_args": ["--mca", "pml", "ob1", "--mca", "btl", "smcuda,self,vader"],
                     "env": {}},
     "mpich": {"family": "mpich", "launcher_args": [], "env": {"MPIR_CVAR_ENABLE_GPU": "1"}},
