@@ -215,6 +215,7 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                                                 .set("evidence", ctx.awareness->evidence)))
       .set("cuda", cuda)
       .set("ranks", ranks)
+      .set("calibration", Json::object().set("kernel_launch", ctx.launch_cost.to_json()))
       .set("options", Json::object().set("common", ctx.settings->to_json()).set("benchmark", benchmark_options));
 }
 
