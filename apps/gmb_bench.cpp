@@ -59,6 +59,8 @@ int list_command(const std::vector<std::string>& args) {
     }
     Json features = Json::object().set("cuda", build.cuda).set("nccl", build.nccl).set("gpu_usable", platform.gpu_unavailable_reason.empty());
     if (!platform.gpu_unavailable_reason.empty()) features.set("gpu_reason", platform.gpu_unavailable_reason);
+    if (platform.nccl.available()) features.set("nccl_version", platform.nccl.version);
+    else features.set("nccl_reason", platform.nccl.unavailable_reason);
     std::printf("%s\n", Json::object()
                             .set("version", build.version)
                             .set("git_revision", build.git_revision)
@@ -69,8 +71,10 @@ int list_command(const std::vector<std::string>& args) {
                             .c_str());
     return kExitOk;
   }
-  std::printf("gmb-bench %s (%s), CUDA module: %s\n\nbenchmarks:\n", build.version.c_str(), build.git_revision.c_str(),
-              build.cuda ? "built" : "not built");
+  std::printf("gmb-bench %s (%s), CUDA module: %s, NCCL transport: %s\n\nbenchmarks:\n", build.version.c_str(),
+              build.git_revision.c_str(), build.cuda ? "built" : "not built",
+              platform.nccl.available() ? ("NCCL " + platform.nccl.version).c_str()
+                                        : ("unavailable: " + platform.nccl.unavailable_reason).c_str());
   for (const auto& b : Registry::instance().all()) std::printf("  %-10s %s\n", b.name.c_str(), b.summary.c_str());
   std::printf("\nmemory kinds:\n");
   for (const auto& k : platform.memory.all())

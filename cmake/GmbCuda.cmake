@@ -18,6 +18,9 @@ if(GMB_WITH_CUDA)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES "80;90" CACHE STRING "CUDA architectures")
   endif()
+  # The shared CUDA runtime only: one copy of its state for us, NCCL and the MPI library (nvcc's
+  # default static copy would be linked beside it).
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
   enable_language(CUDA)
   set(CMAKE_CUDA_STANDARD 17)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)

@@ -3,14 +3,14 @@
 # against the machine's own (CUDA-unaware) Open MPI, then runs the checks and measurements the
 # issues ask for. Everything lands in $OUT (summary.txt, log.txt, records.tar.gz).
 #   bash .gpu-lab/setup.sh && source /opt/lab/env.sh && bash scripts/gpu-lab-run.sh [PHASES]
-# PHASES: any of build doctor peaks p2p sysmpi strategies coll nbc halo overhead (default: all)
+# PHASES: any of build doctor peaks p2p sysmpi strategies hdpipe coll nbc nccl halo overhead (default: all)
 set -u
 OUT=${OUT:-/tmp/gmb-out}
 RECORDS=/tmp/gmb-records
 mkdir -p "$OUT" "$RECORDS"
 LOG=$OUT/log.txt
 SUMMARY=$OUT/summary.txt
-PHASES=${*:-build doctor peaks p2p sysmpi strategies hdpipe coll nbc halo overhead}
+PHASES=${*:-build doctor peaks p2p sysmpi strategies hdpipe coll nbc nccl halo overhead}
 NGPU=$(nvidia-smi -L | wc -l)
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 say() { echo "$*" | tee -a "$SUMMARY"; }
@@ -38,9 +38,11 @@ nvidia-smi -L | tee -a "$SUMMARY"
 nvidia-smi topo -m >> "$SUMMARY" 2>&1
 
 if has build; then
+  say "NCCL libraries here: $(find /usr /opt /root -name 'libnccl.so*' 2>/dev/null | head -4 | tr '\n' ' ')"
   run build-lab bash -c "cmake -S . -B build/lab -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGMB_BUILD_TESTS=OFF -DMPI_C_COMPILER=/opt/lab/ompi/bin/mpicc -DMPIEXEC_EXECUTABLE=/opt/lab/ompi/bin/mpirun && cmake --build build/lab -j 16"
   run build-sys env -u LD_LIBRARY_PATH bash -c "PATH=/usr/bin:\$PATH cmake -S . -B build/sys -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGMB_BUILD_TESTS=OFF -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi && cmake --build build/sys -j 16"
   $BIN list >> "$SUMMARY" 2>&1
+  grep -h "gmb: NCCL\|gmb: CUDA" build/lab/CMakeCache.txt "$LOG" 2>/dev/null | sort -u | head -3 >> "$SUMMARY"
 fi
 
 P2P_SIZES=1,8K,1M,64M
@@ -49,13 +51,16 @@ P2P_ITERS="--iters 100 --warmup 10 --iters-large 10 --warmup-large 2"
 UCX_OK=0
 if has doctor; then
   run doctor-ob1 $LAB -np 2 $OB1 $BIN doctor --out "$(rec doctor-ob1)"
-  # pml ucx: find a transport selection under which device memory moves (the proof has a deadline).
-  for tls in "" "self,sm,cuda_copy,cuda_ipc" "^cma" "self,posix,cuda_copy,cuda_ipc" "self,tcp,cuda_copy"; do
-    name="doctor-ucx-tls-${tls:-default}"; name=${name//[^A-Za-z0-9_-]/_}
-    RUN_TIMEOUT=40 run "$name" env ${tls:+UCX_TLS=$tls} $LAB -np 2 $UCX $BIN doctor --out "$(rec $name)"
+  # pml ucx: find settings under which device memory moves (the proof has a deadline). UCX's
+  # memory-type cache decides "host" for pointers it never saw allocated; turning it off makes UCX
+  # ask the CUDA driver about every pointer.
+  for settings in "" "UCX_MEMTYPE_CACHE=n" "UCX_MEMTYPE_CACHE=n UCX_TLS=self,sm,cuda_copy,cuda_ipc"; do
+    name="doctor-ucx-${settings:-default}"; name=${name//[^A-Za-z0-9_-]/_}
+    RUN_TIMEOUT=40 run "$name" env $settings $LAB -np 2 $UCX $BIN doctor --out "$(rec $name)"
     if grep -q '"verdict":"aware"' "$(rec $name)" 2>/dev/null; then
-      UCX_OK=1; [ -n "$tls" ] && export UCX_TLS=$tls
-      say "pml ucx proven CUDA-aware with UCX_TLS=${tls:-default}"
+      UCX_OK=1
+      for kv in $settings; do export "$kv"; done
+      say "pml ucx proven CUDA-aware with settings: ${settings:-default}"
       break
     fi
   done
@@ -118,12 +123,51 @@ if has coll && $BIN list | grep -q "^  coll "; then
 fi
 
 if has nbc && $BIN list | grep -q "^  nbc "; then
+  # One launch per operation and memory kind: Open MPI 5.0's libnbc reduces on the CPU, so
+  # MPI_Iallreduce on device memory may crash inside the library; that must not hide the others.
+  NBC_ITERS="--sizes 1K,1M,16M --iters 20 --warmup 3 --iters-large 10 --warmup-large 2"
   for n in 2 4; do
     [ "$n" -gt "$NGPU" ] && continue
     for c in cpu gpu; do
-      run "nbc-$c-$n" $LAB -np $n $MAIN $BIN nbc allreduce,bcast,alltoall --mem device --compute $c --sizes 1K,1M,16M --iters 20 --warmup 3 --iters-large 10 --warmup-large 2 --out "$(rec nbc-$c-$n)"
+      for op in bcast alltoall allreduce; do
+        run "nbc-$op-device-$c-$n" $LAB -np $n $MAIN $BIN nbc $op --mem device --compute $c $NBC_ITERS --out "$(rec nbc-$op-device-$c-$n)"
+      done
+      run "nbc-allreduce-pinned-$c-$n" $LAB -np $n $MAIN $BIN nbc allreduce --mem pinned --compute $c $NBC_ITERS --out "$(rec nbc-allreduce-pinned-$c-$n)"
     done
+    run "nbc-sweep-ialltoall-$n" $LAB -np $n $MAIN $BIN nbc alltoall --mem device --compute gpu --compute-sweep --sizes 16M --iters-large 10 --warmup-large 2 --out "$(rec nbc-sweep-ialltoall-$n)"
   done
+fi
+
+if has nccl; then
+  # NCCL next to the CUDA-aware MPI, and next to NCCL's own tests built against the same libnccl.
+  NCCL_LIB=$(ldd $BIN | awk '/libnccl/ {print $3}')
+  if [ -z "$NCCL_LIB" ]; then
+    say "gmb-bench was built without NCCL: $($BIN list | head -1)"
+  else
+    say "NCCL library: $NCCL_LIB"
+    NCCL_HOME_DIR=/tmp/ncclhome; mkdir -p $NCCL_HOME_DIR/lib
+    ln -sfn "$(dirname "$(dirname "$NCCL_LIB")")/include" $NCCL_HOME_DIR/include
+    ln -sf "$NCCL_LIB" $NCCL_HOME_DIR/lib/libnccl.so; ln -sf "$NCCL_LIB" $NCCL_HOME_DIR/lib/libnccl.so.2
+    NT=/tmp/nccl-tests; mkdir -p "$OUT/nccl-tests"
+    RUN_TIMEOUT=300 run build-nccl-tests make -C "${NCCL_TESTS_SRC:-../.nccl-tests}" -j16 MPI=1 MPI_HOME=/opt/lab/ompi NCCL_HOME=$NCCL_HOME_DIR CUDA_HOME=/usr/local/cuda NVCC_GENCODE=-gencode=arch=compute_90,code=sm_90 BUILDDIR=$NT src.build
+    NCCL_OPS="allreduce,allgather,reduce_scatter_block,alltoall,bcast"
+    for n in 2 4; do
+      [ "$n" -gt "$NGPU" ] && continue
+      for t in all_reduce all_gather reduce_scatter alltoall broadcast; do
+        run "nccl-tests-$t-$n" bash -c "$LAB -np $n -x LD_LIBRARY_PATH=$NCCL_HOME_DIR/lib:\$LD_LIBRARY_PATH $NT/${t}_perf -b 8 -e 1G -f 2 -g 1 > $OUT/nccl-tests/$t-$n.txt"
+      done
+      run "nccl-validate-$n" $LAB -np $n $OB1 $BIN coll $NCCL_OPS,gather,gatherv,allgatherv,scatter,scatterv,alltoallv,reduce --transport nccl --mem device --sizes 1,7,1K,1M,64M --iters 5 --warmup 1 --iters-large 3 --warmup-large 1 --validate --out "$(rec nccl-validate-$n)"
+      run "nccl-coll-$n" $LAB -np $n $OB1 $BIN coll $NCCL_OPS --transport nccl --mem device --sizes 8:1G --iters 50 --warmup 10 --iters-large 20 --warmup-large 5 --out "$(rec nccl-coll-$n)"
+      RUN_TIMEOUT=240 run "mpi-coll-$n" $LAB -np $n $OB1 $BIN coll $NCCL_OPS --mem device --sizes 8:1G --iters 20 --warmup 3 --iters-large 3 --warmup-large 1 --out "$(rec mpi-coll-$n)"
+    done
+    for b in latency bw bibw; do
+      run "nccl-$b" $LAB -np 2 $OB1 $BIN $b --transport nccl --send device --recv device --sizes 1,8K,1M,64M $P2P_ITERS --validate --out "$(rec nccl-$b)"
+    done
+    refs=""
+    for f in "$OUT"/nccl-tests/*.txt; do b=$(basename "$f" .txt); refs="$refs --nccl-tests ${b%-*}@${b##*-}=$f"; done
+    python3 bench/nccl_tests_compare.py $refs --records $RECORDS/nccl-coll-*.jsonl $RECORDS/mpi-coll-*.jsonl --min-bytes 64M > "$OUT/nccl-compare.md" 2>&1
+    say "nccl-tests comparison exit $?: $(tail -1 "$OUT/nccl-compare.md")"
+  fi
 fi
 
 if has halo && $BIN list | grep -q "^  halo "; then

@@ -17,6 +17,7 @@
 
 #include "gmb/benchmark.hpp"
 #include "gmb/memory.hpp"
+#include "gmb/nccl.hpp"
 
 namespace gmb::coll {
 
@@ -133,6 +134,8 @@ std::vector<double> compute_fractions(bool sweep);
 class Operands {
  public:
   void add_options(ArgParser& p);
+  // `--transport mpi|nccl` (blocking collectives only: NCCL has no request to test).
+  void add_transport_option(ArgParser& p);
   // Takes OP from the positionals (one name, a comma-separated list, or "all") and checks the
   // combination for every operation; throws UsageError. Selects the first operation.
   void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform,
@@ -150,8 +153,11 @@ class Operands {
   std::string verify(std::uint32_t seed);
   void teardown();
 
-  void call() const { op_->call(args_); }
+  // One blocking call; under NCCL, enqueued and synchronised.
+  void call() const;
   void start(MPI_Request* request) const { op_->start(args_, request); }
+  // The function a call makes, as records name it ("MPI_Allreduce", "ncclAllReduce").
+  std::string call_name() const;
 
   // Managed placements (coll --mem managed:device; docs/collectives.md): buffers are placed before
   // every call (untimed), and ranks that receive place what arrived after the call (timed).
@@ -184,6 +190,8 @@ class Operands {
   bool in_place_ = false;
   std::string dtype_text_;
   Dtype dtype_ = Dtype::byte;
+  std::string transport_ = "mpi";
+  std::shared_ptr<NcclComm> nccl_;  // under --transport nccl, from setup on
 
   // Per size.
   const Platform* platform_ = nullptr;

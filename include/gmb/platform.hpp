@@ -6,6 +6,7 @@
 
 #include "gmb/gpu.hpp"
 #include "gmb/memory.hpp"
+#include "gmb/nccl.hpp"
 
 namespace gmb {
 
@@ -15,6 +16,7 @@ struct Platform {
   bool built_with_cuda = false;
   // Why there is no usable GPU (host-only build, or no device visible); empty when there is one.
   std::string gpu_unavailable_reason;
+  NcclSupport nccl;  // the NCCL transport, or why there is none
 };
 
 // Fills `platform` with the host kinds and whatever optional modules this build has. Implemented

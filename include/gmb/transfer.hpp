@@ -40,6 +40,7 @@ const std::vector<StrategyInfo>& transfer_strategies();
 // The strategy and its chunking. Staging strategies apply to GPU-backed buffers (device,
 // managed); a rank whose buffers are host or pinned memory hands them to MPI directly.
 struct TransferConfig {
+  std::string transport = "mpi";  // or "nccl": NCCL moves device buffers (direct strategy only)
   std::string strategy = "direct";
   int chunks = 4;              // pipelined: chunks per message (when chunk_size is 0)
   std::size_t chunk_size = 0;  // pipelined: bytes per chunk instead of a chunk count
@@ -47,7 +48,8 @@ struct TransferConfig {
   int chunks_for(std::size_t bytes) const;
 };
 
-// Why `config` cannot move `kind` memory with this library on this platform, or "".
+// Why `config` cannot move `kind` memory with this library on this platform, or "" (the MPI
+// transport; the NCCL transport's rules are nccl_problem in gmb/nccl.hpp).
 std::string strategy_problem(const TransferConfig& config, const MemoryKind& kind, const Platform& platform,
                              const AwarenessReport& awareness);
 

@@ -40,6 +40,11 @@ void Operands::add_options(ArgParser& p) {
           [this](const std::string& v) { dtype_text_ = parse_choice(v, {"float", "double", "int"}, "data type"); });
 }
 
+void Operands::add_transport_option(ArgParser& p) {
+  p.value({"--transport"}, "mpi|nccl", "who runs the collective: the MPI library (default) or NCCL (device buffers)",
+          [this](const std::string& v) { transport_ = v; });
+}
+
 void Operands::configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform,
                          const std::string& benchmark) {
   if (positionals.size() != 1)
@@ -71,6 +76,7 @@ void Operands::configure(const std::vector<std::string>& positionals, int world_
   if (!dtype_text_.empty() && std::none_of(ops_.begin(), ops_.end(), [](const Collective* c) { return c->reduction; }))
     throw UsageError(std::string("--dtype applies to reductions only (") + reduction_operations() + "); " +
                      ops_.front()->name + " moves bytes");
+  parse_choice(transport_, transport_names(), "transport");
   const std::string all = mem_all_.empty() ? "host" : mem_all_;
   mem_root_ = mem_root_explicit_.empty() ? all : mem_root_explicit_;
   mem_others_ = mem_others_explicit_.empty() ? all : mem_others_explicit_;
@@ -110,12 +116,13 @@ Json Operands::options_json() const {
                .set("mem_others", mem_others_)
                .set("root", root_)
                .set("in_place", in_place_)
-               .set("dtype", dtype_text_.empty() ? "float" : dtype_text_.c_str());
+               .set("dtype", dtype_text_.empty() ? "float" : dtype_text_.c_str())
+               .set("transport", transport_);
   return o;
 }
 
 void Operands::describe_configuration(Json& record, int world_size) const {
-  record.set("operation", op_->name).set("ranks", world_size);
+  record.set("operation", op_->name).set("ranks", world_size).set("transport", transport_);
   if (op_->has_data) record.set("memory", Json::object().set("root", mem_root_).set("others", mem_others_));
   if (op_->has_data && placed())
     record.set("placement", Json::object()
@@ -127,10 +134,13 @@ void Operands::describe_configuration(Json& record, int world_size) const {
 }
 
 std::string Operands::unsupported_reason(const Context& ctx) const {
+  if (transport_ == "nccl")
+    if (std::string problem = nccl_collective_problem(*op_, in_place_); !problem.empty()) return problem;
   if (!op_->has_data) return "";
   const std::string& mine = my_spec(ctx.rank).kind;
   const MemoryKind* kind = ctx.platform->memory.find(mine);
   if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
+  if (transport_ == "nccl") return nccl_problem(ctx, mine);
   const std::string refusal = device_pointer_refusal(*kind, *ctx.awareness);
   return refusal.empty() ? "" : refusal + ". Use host or pinned buffers.";
 }
@@ -155,6 +165,7 @@ void Operands::setup(const Context& ctx, std::size_t bytes) {
   args_.comm = ctx.comm;
   receives_ = false;
   if (!op_->has_data) return;
+  if (transport_ == "nccl") nccl_ = ctx.platform->nccl.connect(ctx.comm);
   kind_ = &ctx.platform->memory.require(my_spec(rank_).kind);
   receives_ = !op_->received(total_, rank_, ranks_, root_, in_place_).empty();
   const std::size_t es = dtype_size(dtype_);
@@ -164,6 +175,19 @@ void Operands::setup(const Context& ctx, std::size_t bytes) {
   args_.recv = recv_->data();
   // The inputs exist before timing starts, and typed inputs are numbers (never NaN or denormals).
   prepare(0);
+}
+
+void Operands::call() const {
+  if (!nccl_) {
+    op_->call(args_);
+    return;
+  }
+  nccl_->collective(*op_, args_, dtype_);
+  nccl_->synchronize();
+}
+
+std::string Operands::call_name() const {
+  return transport_ == "nccl" && nccl_coverage(*op_).call ? nccl_coverage(*op_).call : op_->blocking_name;
 }
 
 void Operands::upload(Buffer& b, const std::vector<unsigned char>& image) const {
@@ -212,6 +236,7 @@ double Operands::timed_launch_seconds(const LaunchCost& cost) const {
 }
 
 void Operands::teardown() {
+  nccl_.reset();
   send_.reset();
   recv_.reset();
   scratch_.clear();

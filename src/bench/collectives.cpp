@@ -12,7 +12,10 @@ namespace {
 
 class BlockingCollective final : public SizeSweep {
  public:
-  void add_options(ArgParser& p) override { operands_.add_options(p); }
+  void add_options(ArgParser& p) override {
+    operands_.add_options(p);
+    operands_.add_transport_option(p);
+  }
 
   void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) override {
     operands_.configure(positionals, world_size, platform, "coll");
@@ -77,7 +80,7 @@ class BlockingCollective final : public SizeSweep {
       compensation.set("raw_time_us", summarize_transformed(seconds, [](double s) { return s * 1e6; }).to_json());
     }
     record.set("time_us", summarize_transformed(used, [](double s) { return s * 1e6; }).to_json());
-    Json metrics = Json::object().set("call", op.blocking_name).set("time_us", "time per call, slowest rank");
+    Json metrics = Json::object().set("call", operands_.call_name()).set("time_us", "time per call, slowest rank");
     if (op.has_data) {
       const double bytes = operands_.op_bytes();
       const double factor = op.busbw_factor(ranks_);

@@ -7,6 +7,7 @@
 #include "gmb/benchmark.hpp"
 #include "gmb/error.hpp"
 #include "gmb/managed.hpp"
+#include "gmb/nccl.hpp"
 #include "gmb/sizes.hpp"
 #include "gmb/stats.hpp"
 #include "gmb/transfer.hpp"
@@ -29,6 +30,8 @@ class PointToPoint : public SizeSweep {
             [this](const std::string& v) { recv_text_ = v; });
     p.flag({"--references"}, "also measure host-host and device-device in this launch (next to managed placements)",
            &references_);
+    p.value({"--transport"}, "mpi|nccl", "who moves the data: the MPI library (default) or NCCL (device buffers)",
+            [this](const std::string& v) { transfer_.transport = v; });
     std::string names;
     for (const auto& s : transfer_strategies()) names += (names.empty() ? "" : "|") + s.name;
     p.value({"--strategy"}, names, "how device data reaches MPI (default direct)",
@@ -57,9 +60,13 @@ class PointToPoint : public SizeSweep {
     send_ = parse_memory_spec(send_text_, platform.memory);
     recv_ = parse_memory_spec(recv_text_, platform.memory);
     counts_faults_ = platform.memory.known(send_.kind).placeable || platform.memory.known(recv_.kind).placeable;
+    parse_choice(transfer_.transport, transport_names(), "transport");
     std::vector<std::string> names;
     for (const auto& s : transfer_strategies()) names.push_back(s.name);
     parse_choice(transfer_.strategy, names, "transfer strategy");
+    if (transfer_.transport == "nccl" && transfer_.strategy != "direct")
+      throw UsageError("--strategy " + transfer_.strategy +
+                       " applies to the MPI transport; NCCL moves device buffers itself (leave --strategy out)");
     if (transfer_.strategy != "pipelined" && (!chunk_sweep_.empty() || transfer_.chunk_size))
       throw UsageError("--chunks and --chunk-size apply to --strategy pipelined only");
     if (!chunk_sweep_.empty() && transfer_.chunk_size)
@@ -69,7 +76,11 @@ class PointToPoint : public SizeSweep {
   }
 
   Json options_json() const override {
-    Json o = Json::object().set("send", send_.text()).set("recv", recv_.text()).set("strategy", transfer_.strategy);
+    Json o = Json::object()
+                 .set("send", send_.text())
+                 .set("recv", recv_.text())
+                 .set("transport", transfer_.transport)
+                 .set("strategy", transfer_.strategy);
     if (references_) o.set("references", true);
     if (transfer_.strategy == "pipelined") {
       if (transfer_.chunk_size) o.set("chunk_size", transfer_.chunk_size);
@@ -80,7 +91,9 @@ class PointToPoint : public SizeSweep {
   }
 
   void describe_configuration(Json& record) const override {
-    record.set("memory", Json::object().set("send", send_.text()).set("recv", recv_.text())).set("strategy", transfer_.strategy);
+    record.set("memory", Json::object().set("send", send_.text()).set("recv", recv_.text()))
+        .set("transport", transfer_.transport)
+        .set("strategy", transfer_.strategy);
     if (placed())
       record.set("placement",
                  Json::object().set("send", placement_name(send_.placement)).set("recv", placement_name(recv_.placement)));
@@ -96,6 +109,7 @@ class PointToPoint : public SizeSweep {
     const std::string& mine = spec_of(ctx.rank, ctx.size).kind;
     const MemoryKind* kind = ctx.platform->memory.find(mine);
     if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
+    if (transfer_.transport == "nccl") return nccl_problem(ctx, mine);
     if (transfer_.strategy != "direct") {
       const MemoryKind* send = ctx.platform->memory.find(send_.kind);
       const MemoryKind* recv = ctx.platform->memory.find(recv_.kind);

@@ -187,6 +187,11 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
     if (!error.empty()) cuda.set("error", error);
   }
 
+  const NcclSupport& nccl_support = ctx.platform->nccl;
+  Json nccl = Json::object().set("available", nccl_support.available());
+  if (nccl_support.available()) nccl.set("version", nccl_support.version);
+  else nccl.set("reason", nccl_support.unavailable_reason);
+
   const BuildInfo& build = build_info();
   return Json::object()
       .set("schema", "gmb.record/1")
@@ -214,6 +219,7 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                                                 .set("summary", ctx.awareness->summary)
                                                 .set("evidence", ctx.awareness->evidence)))
       .set("cuda", cuda)
+      .set("nccl", nccl)
       .set("ranks", ranks)
       .set("calibration", Json::object().set("kernel_launch", ctx.launch_cost.to_json()))
       .set("options", Json::object().set("common", ctx.settings->to_json()).set("benchmark", benchmark_options));

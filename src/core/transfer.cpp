@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "gmb/error.hpp"
+#include "gmb/nccl.hpp"
 #include "gmb/platform.hpp"
 
 namespace gmb {
@@ -219,6 +220,48 @@ const char* staging_kind_of(const std::string& strategy) {
   return nullptr;
 }
 
+// The NCCL transport: sends and receives enqueued on the communicator's stream. A window is one
+// NCCL group (NCCL matches a pair's messages in order, so tags are not needed); completion is the
+// stream synchronisation.
+class NcclTransfer final : public Transfer {
+ public:
+  explicit NcclTransfer(std::shared_ptr<NcclComm> nccl) : nccl_(std::move(nccl)) {}
+  ~NcclTransfer() override {
+    if (grouped_) nccl_->group_end();
+  }
+
+  void send(const Buffer& b, std::size_t bytes, int peer, int) override {
+    nccl_->send(b.data(), bytes, peer);
+    nccl_->synchronize();
+  }
+  void recv(Buffer& b, std::size_t bytes, int peer, int) override {
+    nccl_->recv(b.data(), bytes, peer);
+    nccl_->synchronize();
+  }
+  void start_send(const Buffer& b, std::size_t bytes, int peer, int) override {
+    open_group();
+    nccl_->send(b.data(), bytes, peer);
+  }
+  void start_recv(Buffer& b, std::size_t bytes, int peer, int) override {
+    open_group();
+    nccl_->recv(b.data(), bytes, peer);
+  }
+  void complete_all() override {
+    if (grouped_) nccl_->group_end();
+    grouped_ = false;
+    nccl_->synchronize();
+  }
+
+ private:
+  void open_group() {
+    if (!grouped_) nccl_->group_start();
+    grouped_ = true;
+  }
+
+  std::shared_ptr<NcclComm> nccl_;
+  bool grouped_ = false;
+};
+
 }  // namespace
 
 int TransferConfig::chunks_for(std::size_t bytes) const {
@@ -257,6 +300,7 @@ std::string strategy_problem(const TransferConfig& config, const MemoryKind& kin
 
 std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm comm, const Platform& platform,
                                         const MemoryKind& kind, std::size_t max_bytes, int window) {
+  if (config.transport == "nccl") return std::make_unique<NcclTransfer>(platform.nccl.connect(comm));
   if (config.strategy == "direct" || !kind.gpu_backed) return std::make_unique<DirectTransfer>(comm, window, config);
   const char* staging = staging_kind_of(config.strategy);
   if (!staging || !platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, AwarenessReport{}));

@@ -119,6 +119,9 @@ double CudaRuntime::elapsed_ms(GpuEvent start, GpuEvent stop) {
 
 void CudaRuntime::copy(void* dst, const void* src, std::size_t bytes) {
   GMB_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+  // From pageable memory cudaMemcpy may return before the DMA lands, and non-blocking streams (the
+  // MPI library's, NCCL's) do not wait for it: the copy is complete when this returns.
+  GMB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 void CudaRuntime::copy_async(void* dst, const void* src, std::size_t bytes, GpuStream stream) {
   GMB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, as_stream(stream)));

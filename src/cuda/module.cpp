@@ -12,6 +12,7 @@ void register_modules(Platform& platform) {
   std::string error;
   if (platform.gpu->device_count(&error) == 0) platform.gpu_unavailable_reason = "no usable CUDA device: " + error;
   cuda::register_gpu_memory(platform.memory, platform.gpu_unavailable_reason);
+  register_nccl(platform);
 }
 
 }  // namespace gmb

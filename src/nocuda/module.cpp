@@ -10,6 +10,7 @@ void register_modules(Platform& platform) {
   platform.memory.add({"pinned", "page-locked host memory (cudaMallocHost)", false, false, reason, nullptr});
   platform.memory.add({"device", "GPU memory (cudaMalloc)", true, true, reason, nullptr});
   platform.memory.add({"managed", "CUDA unified memory (cudaMallocManaged)", false, true, reason, nullptr, true});
+  register_nccl(platform);
 }
 
 }  // namespace gmb

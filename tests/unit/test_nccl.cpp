@@ -1,0 +1,95 @@
+// The NCCL transport's rules that need no GPU: which operations it runs, what it refuses and why,
+// and that its byte counts are the MPI table's (one arithmetic for both transports).
+#include <gtest/gtest.h>
+
+#include "gmb/benchmark.hpp"
+#include "gmb/collectives.hpp"
+#include "gmb/nccl.hpp"
+#include "gmb/platform.hpp"
+
+using namespace gmb;
+
+namespace {
+
+const coll::Collective& op(const char* name) { return *coll::find_collective(name); }
+
+struct NcclFixture : ::testing::Test {
+  Platform platform;
+  Context ctx;
+  void SetUp() override {
+    platform.nccl.unavailable_reason.clear();  // as register_nccl leaves it when NCCL loads
+    platform.nccl.version = "2.28.9";
+    ctx.platform = &platform;
+    ctx.ranks = {{"node1", "GPU-a", "0000:01:00.0"}, {"node1", "GPU-b", "0000:02:00.0"}};
+  }
+};
+
+}  // namespace
+
+TEST(NcclCoverage, EveryOperationHasACallOrAReason) {
+  for (const auto& c : coll::collectives()) {
+    const NcclCoverage& n = nccl_coverage(c);
+    EXPECT_STREQ(n.operation, c.name);
+    EXPECT_TRUE(n.call != nullptr || (n.missing != nullptr && *n.missing)) << c.name;
+  }
+}
+
+TEST(NcclCoverage, NativeCallsAndGroupedOnes) {
+  EXPECT_STREQ(nccl_coverage(op("allreduce")).call, "ncclAllReduce");
+  EXPECT_STREQ(nccl_coverage(op("bcast")).call, "ncclBroadcast");
+  EXPECT_STREQ(nccl_coverage(op("reduce_scatter_block")).call, "ncclReduceScatter");
+  EXPECT_STREQ(nccl_coverage(op("alltoall")).call, "ncclSend/ncclRecv (grouped)");
+  EXPECT_EQ(nccl_coverage(op("barrier")).call, nullptr);
+  EXPECT_EQ(nccl_coverage(op("reduce_scatter")).call, nullptr);
+}
+
+TEST(NcclCoverage, RefusesWhatNcclCannotMeanTheSameWay) {
+  EXPECT_EQ(nccl_collective_problem(op("allreduce"), false), "");
+  EXPECT_EQ(nccl_collective_problem(op("allreduce"), true), "");
+  EXPECT_EQ(nccl_collective_problem(op("allgather"), true), "");
+  EXPECT_NE(nccl_collective_problem(op("alltoall"), true).find("in-place"), std::string::npos);
+  EXPECT_NE(nccl_collective_problem(op("reduce_scatter_block"), true), "");
+  EXPECT_NE(nccl_collective_problem(op("reduce_scatter"), false).find("reduce_scatter_block"), std::string::npos);
+  EXPECT_NE(nccl_collective_problem(op("barrier"), false).find("no barrier"), std::string::npos);
+  // bcast has no MPI in-place form, so --in-place never reaches the NCCL rule for it.
+  EXPECT_EQ(nccl_collective_problem(op("bcast"), true), "");
+}
+
+TEST(NcclCoverage, TransportNames) { EXPECT_EQ(transport_names(), (std::vector<std::string>{"mpi", "nccl"})); }
+
+TEST_F(NcclFixture, DeviceMemoryOnDistinctGpusIsAccepted) { EXPECT_EQ(nccl_problem(ctx, "device"), ""); }
+
+TEST_F(NcclFixture, OtherMemoryKindsAreRefusedWithTheKind) {
+  const std::string why = nccl_problem(ctx, "managed");
+  EXPECT_NE(why.find("device memory only"), std::string::npos);
+  EXPECT_NE(why.find("'managed'"), std::string::npos);
+}
+
+TEST_F(NcclFixture, TwoRanksOnOneGpuAreRefused) {
+  ctx.ranks[1].gpu_uuid = "GPU-a";
+  EXPECT_NE(nccl_problem(ctx, "device").find("ranks 0 and 1 both use GPU GPU-a"), std::string::npos);
+  ctx.ranks[1].host = "node2";  // the same UUID text on another host is another GPU
+  EXPECT_EQ(nccl_problem(ctx, "device"), "");
+}
+
+TEST_F(NcclFixture, UnavailableNcclSaysWhy) {
+  platform.nccl.unavailable_reason = "built without NCCL";
+  EXPECT_EQ(nccl_problem(ctx, "device"), "the NCCL transport is not available: built without NCCL");
+  Platform unregistered;
+  EXPECT_FALSE(unregistered.nccl.available());
+}
+
+// Bandwidth under NCCL uses the table's op_bytes and busbw factors, as nccl-tests does.
+TEST(NcclCoverage, SizesAndBusBandwidthMatchNcclTests) {
+  // nccl-tests: allreduce busbw = algbw * 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n.
+  EXPECT_DOUBLE_EQ(op("allreduce").busbw_factor(4), 1.5);
+  EXPECT_DOUBLE_EQ(op("allgather").busbw_factor(4), 0.75);
+  EXPECT_DOUBLE_EQ(op("reduce_scatter_block").busbw_factor(4), 0.75);
+  EXPECT_DOUBLE_EQ(op("alltoall").busbw_factor(4), 0.75);
+  EXPECT_DOUBLE_EQ(op("bcast").busbw_factor(4), 1.0);
+  // 1 GiB of floats over 4 ranks: every equal-block operation moves the whole size.
+  const std::size_t gib = std::size_t{1} << 30;
+  for (const char* name : {"allreduce", "allgather", "reduce_scatter_block", "alltoall", "bcast"})
+    EXPECT_DOUBLE_EQ(coll::Operands::op_bytes_for(op(name), coll::Dtype::float32, gib, 4), static_cast<double>(gib))
+        << name;
+}
