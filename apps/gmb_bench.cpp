@@ -45,10 +45,18 @@ int list_command(const std::vector<std::string>& args) {
                           .set("min_ranks", b.min_ranks)
                           .set("max_ranks", b.max_ranks)
                           .set("even_ranks", b.even_ranks));
-    for (const auto& k : platform.memory.all()) {
-      Json kind = Json::object().set("name", k.name).set("description", k.description).set("available", k.available());
+    auto add_kind = [&](const MemoryKind& k, const std::string& name, const std::string& description) {
+      Json kind = Json::object().set("name", name).set("description", description).set("available", k.available());
       if (!k.available()) kind.set("reason", k.unavailable_reason);
       kinds.push(kind);
+    };
+    for (const auto& k : platform.memory.all()) {
+      add_kind(k, k.name, k.description);
+      // Placed variants are what --send/--recv/--mem accept: "managed:host", "managed:device".
+      if (k.placeable) {
+        add_kind(k, k.name + ":host", k.description + ", on the host (CPU touch) when MPI is called");
+        add_kind(k, k.name + ":device", k.description + ", on the device (kernel touch) when MPI is called");
+      }
     }
     Json features = Json::object().set("cuda", build.cuda).set("nccl", build.nccl).set("gpu_usable", platform.gpu_unavailable_reason.empty());
     if (!platform.gpu_unavailable_reason.empty()) features.set("gpu_reason", platform.gpu_unavailable_reason);
@@ -73,6 +81,7 @@ int list_command(const std::vector<std::string>& args) {
   for (const auto& k : platform.memory.all())
     std::printf("  %-10s %-45s %s\n", k.name.c_str(), k.description.c_str(),
                 k.available() ? "available" : ("unavailable: " + k.unavailable_reason).c_str());
+  std::printf("\nmanaged memory takes a placement: managed:host or managed:device (where it is when MPI is called)\n");
   return kExitOk;
 }
 
@@ -195,6 +204,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   ctx.settings = &settings;
   ctx.run_id = make_run_id(MPI_COMM_WORLD);
   ctx.ranks = gather_rank_facts(MPI_COMM_WORLD, platform);
+  ctx.launch_cost = measure_launch_cost(MPI_COMM_WORLD, platform, ctx.ranks, ctx.rank);
   const Json context = build_context(ctx, argv_all, local, bench->options_json());
   if (ctx.rank == 0) sink->write_context(context);
 

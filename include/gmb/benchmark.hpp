@@ -17,6 +17,7 @@
 #include "gmb/args.hpp"
 #include "gmb/awareness.hpp"
 #include "gmb/json.hpp"
+#include "gmb/managed.hpp"
 #include "gmb/path.hpp"
 #include "gmb/platform.hpp"
 #include "gmb/record.hpp"
@@ -49,6 +50,7 @@ struct Context {
   std::string run_id;
   std::string benchmark;  // the registered name, as records spell it
   std::vector<RankFacts> ranks;  // every rank's host and GPU, filled at start-up on every rank
+  LaunchCost launch_cost;        // every rank's kernel-launch cost, measured at start-up
 
   // Path between two ranks' buffers (the GPU runtime answers link questions when there is one).
   PathInfo path_between(int rank_a, bool gpu_backed_a, int rank_b, bool gpu_backed_b) const;
@@ -87,6 +89,10 @@ class SizeSweep : public Benchmark {
   virtual void setup(const Context& ctx, std::size_t bytes) = 0;
   // Untimed, --validate only: producers write the pattern for `seed`, consumers poison.
   virtual void prepare(std::uint32_t seed) { (void)seed; }
+  // Untimed work before every iteration (managed memory: placing the data before the send). When
+  // there is some, each iteration is its own sample, after pre_iteration() and a barrier.
+  virtual bool needs_pre_iteration() const { return false; }
+  virtual void pre_iteration() {}
   // One timed iteration.
   virtual void iterate() = 0;
   // Timed: waits until the iterations issued so far have completed. The runner calls it at the end
@@ -94,6 +100,9 @@ class SizeSweep : public Benchmark {
   // sample's iterations back to back, stream-ordered, as nccl-tests does. MPI's blocking calls are
   // complete when they return: nothing to do.
   virtual void complete() {}
+  // Whether to count unified-memory page faults in an untimed pass after the timed samples (see
+  // count_page_faults); the result goes into the record's "page_faults".
+  virtual bool counts_page_faults() const { return false; }
   // Untimed, --validate only: "" when every received byte matches `seed`'s pattern.
   virtual std::string verify(std::uint32_t seed) { (void)seed; return ""; }
   // Adds what identifies the configuration (memory kinds, strategy, window ...) to every record,

@@ -161,6 +161,16 @@ class Operands {
   // The function a call makes, as records name it ("MPI_Allreduce", "ncclAllReduce").
   std::string call_name() const;
 
+  // Managed placements (coll --mem managed:device; docs/collectives.md): buffers are placed before
+  // every call (untimed), and ranks that receive place what arrived after the call (timed).
+  bool placed() const { return spec_root_.placement != Placement::none || spec_others_.placement != Placement::none; }
+  bool uses_managed() const { return managed_; }  // a placeable kind: count page faults
+  void place_buffers();
+  void settle_received();
+  // The launch cost of the device touches in one call: the longest among receiving ranks placed on
+  // the device (their touches run at the same time).
+  double timed_launch_seconds(const LaunchCost& cost) const;
+
   const Collective& op() const { return *op_; }
   const std::string& transport() const { return transport_; }
   Dtype dtype() const { return dtype_; }
@@ -169,7 +179,7 @@ class Operands {
   static double op_bytes_for(const Collective& c, Dtype t, std::size_t bytes, int ranks);
 
  private:
-  const std::string& my_kind(int rank) const { return rank == root_ ? mem_root_ : mem_others_; }
+  const MemorySpec& my_spec(int rank) const { return rank == root_ ? spec_root_ : spec_others_; }
   void upload(Buffer& b, const std::vector<unsigned char>& image) const;
   void download(std::vector<unsigned char>& image, const Buffer& b) const;
 
@@ -177,6 +187,8 @@ class Operands {
   std::vector<const Collective*> ops_;
   std::string mem_all_, mem_root_explicit_, mem_others_explicit_;
   std::string mem_root_ = "host", mem_others_ = "host";  // resolved by configure()
+  MemorySpec spec_root_, spec_others_;                  // the same, parsed
+  bool managed_ = false;
   int root_ = 0;
   bool in_place_ = false;
   std::string dtype_text_;
@@ -192,6 +204,7 @@ class Operands {
   std::uint64_t total_ = 0;
   Layout layout_;
   std::unique_ptr<Buffer> send_, recv_;
+  bool receives_ = false;  // whether this rank's receive buffer gets data
   CallArgs args_;
   std::vector<unsigned char> scratch_;
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -25,6 +26,25 @@ struct GpuLink {
 // Opaque handles (cudaStream_t / cudaEvent_t underneath). A null stream is the default stream.
 using GpuStream = void*;
 using GpuEvent = void*;
+
+// What CUPTI's unified-memory counters saw in one process between start() and stop().
+struct UnifiedMemoryCounts {
+  std::uint64_t gpu_page_faults = 0;  // GPU page fault groups (the sum of CUPTI's GPU_PAGE_FAULT values)
+  std::uint64_t cpu_page_faults = 0;  // CPU page faults (one CPU_PAGE_FAULT_COUNT record each)
+  std::uint64_t htod_bytes = 0;       // bytes migrated host to device
+  std::uint64_t dtoh_bytes = 0;       // bytes migrated device to host
+  std::uint64_t dropped_records = 0;  // records CUPTI lost: the counts are then lower bounds
+};
+
+// Page faults and migrations of managed memory (docs/methodology.md "Page faults").
+class UnifiedMemoryCounter {
+ public:
+  virtual ~UnifiedMemoryCounter() = default;
+  // Starts counting; "" or why counting could not start.
+  virtual std::string start() = 0;
+  // Stops counting and returns what was counted since start(); sets `error` when that failed.
+  virtual UnifiedMemoryCounts stop(std::string* error) = 0;
+};
 
 class GpuRuntime {
  public:
@@ -76,6 +96,10 @@ class GpuRuntime {
 
   // How two GPUs of this host are linked (NVML when present, else the CUDA peer query).
   virtual GpuLink link_between(const std::string& pci_a, const std::string& pci_b) const = 0;
+
+  // Unified-memory counters for the current device; null with `reason` set where they cannot be
+  // had (no CUPTI library, or CUPTI refuses unified-memory profiling on this device or system).
+  virtual std::unique_ptr<UnifiedMemoryCounter> unified_memory_counter(std::string* reason) = 0;
 };
 
 // RAII owner of a GpuStream.

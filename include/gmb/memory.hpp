@@ -49,6 +49,8 @@ struct MemoryKind {
   std::string unavailable_reason;
   // Allocates `bytes` (at least 1); throws Unsupported when it cannot (no device, out of memory).
   std::function<std::unique_ptr<Buffer>(std::size_t bytes)> allocate;
+  // True when Buffer::place() moves it (managed memory): the kind accepts ":host" / ":device".
+  bool placeable = false;
 
   bool available() const { return unavailable_reason.empty(); }
 };

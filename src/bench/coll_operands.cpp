@@ -80,8 +80,12 @@ void Operands::configure(const std::vector<std::string>& positionals, int world_
   const std::string all = mem_all_.empty() ? "host" : mem_all_;
   mem_root_ = mem_root_explicit_.empty() ? all : mem_root_explicit_;
   mem_others_ = mem_others_explicit_.empty() ? all : mem_others_explicit_;
-  for (const auto* kind : {&mem_root_, &mem_others_})
-    platform.memory.known(*kind);
+  spec_root_ = parse_memory_spec(mem_root_, platform.memory);
+  spec_others_ = parse_memory_spec(mem_others_, platform.memory);
+  managed_ = platform.memory.known(spec_root_.kind).placeable || platform.memory.known(spec_others_.kind).placeable;
+  if (placed() && benchmark != "coll")
+    throw UsageError("managed placements (KIND:host, KIND:device) are measured by coll; " + benchmark +
+                     " takes the kind alone (e.g. --mem managed)");
 
   if (root_ >= world_size)
     throw UsageError("--root " + std::to_string(root_) + " is not a rank of this launch (ranks 0.." +
@@ -120,6 +124,10 @@ Json Operands::options_json() const {
 void Operands::describe_configuration(Json& record, int world_size) const {
   record.set("operation", op_->name).set("ranks", world_size).set("transport", transport_);
   if (op_->has_data) record.set("memory", Json::object().set("root", mem_root_).set("others", mem_others_));
+  if (op_->has_data && placed())
+    record.set("placement", Json::object()
+                                .set("root", placement_name(spec_root_.placement))
+                                .set("others", placement_name(spec_others_.placement)));
   if (op_->rooted) record.set("root", root_);
   if (op_->in_place != InPlace::never) record.set("in_place", in_place_);
   if (op_->has_data) record.set("dtype", dtype_name(dtype_));
@@ -130,7 +138,7 @@ std::string Operands::unsupported_reason(const Context& ctx) const {
   if (transport_ == "nccl")
     if (std::string problem = nccl_collective_problem(*op_, in_place_); !problem.empty()) return problem;
   if (!op_->has_data) return "";
-  const std::string& mine = my_kind(ctx.rank);
+  const std::string& mine = my_spec(ctx.rank).kind;
   const MemoryKind* kind = ctx.platform->memory.find(mine);
   if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
   if (transport_ == "nccl") return nccl_problem(ctx, mine);
@@ -156,14 +164,16 @@ void Operands::setup(const Context& ctx, std::size_t bytes) {
   args_.rank = rank_;
   args_.in_place = rank_is_in_place(*op_, rank_, root_, in_place_);
   args_.comm = ctx.comm;
+  receives_ = false;
   if (!op_->has_data) return;
   if (transport_ == "nccl") nccl_ = ctx.platform->nccl.connect(ctx.comm);
   if (!path_) {
     std::vector<bool> gpu_backed;
-    for (int r = 0; r < ctx.size; ++r) gpu_backed.push_back(ctx.platform->memory.known(my_kind(r)).gpu_backed);
+    for (int r = 0; r < ctx.size; ++r) gpu_backed.push_back(ctx.platform->memory.known(my_spec(r).kind).gpu_backed);
     path_ = ctx.path_among(gpu_backed);
   }
-  kind_ = &ctx.platform->memory.require(my_kind(rank_));
+  kind_ = &ctx.platform->memory.require(my_spec(rank_).kind);
+  receives_ = !op_->received(total_, rank_, ranks_, root_, in_place_).empty();
   const std::size_t es = dtype_size(dtype_);
   send_ = kind_->allocate(std::max<std::size_t>(layout_.send_elems * es, 1));
   recv_ = kind_->allocate(std::max<std::size_t>(layout_.recv_elems * es, 1));
@@ -209,6 +219,26 @@ std::string Operands::verify(std::uint32_t seed) {
   scratch_.resize(layout_.recv_elems * dtype_size(dtype_));
   download(scratch_, *recv_);
   return check_received(*op_, dtype_, scratch_.data(), total_, rank_, ranks_, root_, in_place_, seed);
+}
+
+void Operands::place_buffers() {
+  if (!op_->has_data) return;
+  const Placement where = my_spec(rank_).placement;
+  send_->place(where, layout_.send_elems * dtype_size(dtype_));
+  recv_->place(where, layout_.recv_elems * dtype_size(dtype_));
+}
+
+void Operands::settle_received() {
+  if (receives_) recv_->place(my_spec(rank_).placement, layout_.recv_elems * dtype_size(dtype_));
+}
+
+double Operands::timed_launch_seconds(const LaunchCost& cost) const {
+  if (!op_->has_data || total_ == 0 || !cost.measured()) return 0;  // no data: no kernel is launched
+  std::vector<double> touches;
+  for (int r = 0; r < ranks_; ++r)
+    if (my_spec(r).placement == Placement::device && !op_->received(total_, r, ranks_, root_, in_place_).empty())
+      touches.push_back(cost.seconds.at(static_cast<std::size_t>(r)));
+  return launch_time_on_path(touches, false);
 }
 
 void Operands::teardown() {

@@ -221,6 +221,7 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
       .set("cuda", cuda)
       .set("nccl", nccl)
       .set("ranks", ranks)
+      .set("calibration", Json::object().set("kernel_launch", ctx.launch_cost.to_json()))
       .set("options", Json::object().set("common", ctx.settings->to_json()).set("benchmark", benchmark_options));
 }
 

@@ -15,6 +15,8 @@ namespace {
 constexpr double kTargetSampleSeconds = 20e-6;
 // Automatic batching still leaves at least this many samples for the statistics.
 constexpr int kMinSamples = 10;
+// Iterations of the untimed page-fault counting pass (fewer when fewer are timed).
+constexpr int kPageFaultIterations = 10;
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -58,6 +60,19 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
     return kExitUnsupported;
   }
 
+  // Set up once, before the first timed sample, so that loading CUPTI never falls inside a size's timing.
+  std::unique_ptr<UnifiedMemoryCounter> fault_counter;
+  std::string fault_counter_reason;
+  if (counts_page_faults()) {
+    if (ctx.platform->gpu && ctx.platform->gpu_unavailable_reason.empty())
+      fault_counter = ctx.platform->gpu->unified_memory_counter(&fault_counter_reason);
+    else
+      fault_counter_reason = "no usable GPU: " + ctx.platform->gpu_unavailable_reason;
+  }
+  // Each iteration its own sample, after untimed work: --validate (fill, then check) and benchmarks
+  // that place data before every iteration.
+  const bool one_per_sample = settings.validate || needs_pre_iteration();
+
   int exit_code = kExitOk;
   for (std::size_t index = 0; index < settings.sizes.size(); ++index) {
     const std::size_t bytes = settings.sizes[index];
@@ -80,16 +95,18 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
 
     std::string validation_error;
     int iteration = 0;
-    // One iteration; with --validate, producers write a fresh pattern first and consumers check it
-    // after, both untimed, and a barrier keeps one rank's checking out of another's timing.
-    auto validated_iteration = [&]() -> double {
+    // One iteration as its own sample; with --validate, producers write a fresh pattern first and
+    // consumers check it after. The untimed work is kept out of every rank's timing by a barrier.
+    auto single_iteration = [&]() -> double {
       const std::uint32_t seed = seed_for(index, iteration++);
-      prepare(seed);
+      if (settings.validate) prepare(seed);
+      pre_iteration();
       GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
       const double t0 = now_seconds();
       iterate();
       complete();
       const double elapsed = now_seconds() - t0;
+      if (!settings.validate) return elapsed;
       if (std::string e = verify(seed); !e.empty() && validation_error.empty()) validation_error = e;
       return elapsed;
     };
@@ -97,8 +114,8 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
     const int warmup = settings.warmup_for(bytes);
     GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
     double warm_seconds = 0;
-    if (settings.validate) {
-      for (int k = 0; k < warmup; ++k) warm_seconds += validated_iteration();
+    if (one_per_sample) {
+      for (int k = 0; k < warmup; ++k) warm_seconds += single_iteration();
     } else {
       const double t0 = now_seconds();
       for (int k = 0; k < warmup; ++k) iterate();
@@ -108,7 +125,7 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
 
     const int iterations = settings.iterations_for(bytes);
     int batch = settings.batch;
-    if (settings.validate) {
+    if (one_per_sample) {
       batch = 1;
     } else if (batch == 0) {
       batch = 1;
@@ -123,8 +140,8 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
 
     std::vector<double> seconds(static_cast<std::size_t>(samples));
     GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-    if (settings.validate) {
-      for (auto& s : seconds) s = validated_iteration();
+    if (one_per_sample) {
+      for (auto& s : seconds) s = single_iteration();
     } else {
       double last = now_seconds();
       for (auto& s : seconds) {
@@ -140,6 +157,17 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
     std::vector<double> slowest(seconds.size());
     GMB_MPI_CHECK(MPI_Reduce(seconds.data(), slowest.data(), samples, MPI_DOUBLE, MPI_MAX, 0, ctx.comm));
     validation_error = agree_on_reason(ctx.comm, validation_error);
+
+    // Page faults: counted after the timed samples, so that CUPTI never perturbs them.
+    Json page_faults;
+    if (counts_page_faults()) {
+      page_faults = count_page_faults(ctx.comm, fault_counter.get(), fault_counter_reason,
+                                      std::min(kPageFaultIterations, iterations), [&] {
+                                        pre_iteration();
+                                        GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+                                        iterate();
+                                      });
+    }
     teardown();
 
     if (ctx.rank == 0) {
@@ -150,6 +178,7 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
           .set("batch", batch)
           .set("timing", "host clock; per sample, the slowest rank's time divided by the iterations in the sample");
       describe_result(record, bytes, slowest);
+      if (!page_faults.is_null()) record.set("page_faults", page_faults);
       set_validation(record, settings.validate, validation_error, std::to_string(bytes) + " bytes");
       sink.write_result(record);
     }

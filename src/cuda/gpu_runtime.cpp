@@ -7,6 +7,7 @@
 #include "gpu_runtime.hpp"
 #include "nvml_links.hpp"
 #include "pattern_kernels.hpp"
+#include "um_counters.hpp"
 
 namespace gmb::cuda {
 
@@ -174,6 +175,10 @@ GpuLink CudaRuntime::link_between(const std::string& pci_a, const std::string& p
   int can = 0;
   GMB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
   return {can ? "peer" : "pcie", can ? "peer access (link type unknown: NVML not available)" : "no peer access", 0};
+}
+
+std::unique_ptr<UnifiedMemoryCounter> CudaRuntime::unified_memory_counter(std::string* reason) {
+  return make_cupti_unified_memory_counter(reason);
 }
 
 }  // namespace gmb::cuda

@@ -36,6 +36,7 @@ class CudaRuntime final : public GpuRuntime {
   void* ipc_open(const std::string& handle) override;
   void ipc_close(void* pointer) override;
   GpuLink link_between(const std::string& pci_a, const std::string& pci_b) const override;
+  std::unique_ptr<UnifiedMemoryCounter> unified_memory_counter(std::string* reason) override;
 };
 
 }  // namespace gmb::cuda

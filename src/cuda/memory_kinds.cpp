@@ -72,8 +72,11 @@ class DeviceBuffer final : public Buffer {
 // accessed from: the CPU writes the pattern, so fill() leaves it on the host.
 class ManagedBuffer final : public Buffer {
  public:
-  explicit ManagedBuffer(std::size_t bytes) : Buffer(allocate(bytes), bytes) {}
-  ~ManagedBuffer() override { cudaFree(data_); }
+  explicit ManagedBuffer(std::size_t bytes) : Buffer(allocate(bytes), bytes) { live_bytes_ += bytes; }
+  ~ManagedBuffer() override {
+    cudaFree(data_);
+    live_bytes_ -= bytes_;
+  }
   void fill(std::size_t bytes, std::uint32_t seed) override {
     GMB_CUDA_CHECK(cudaDeviceSynchronize());
     fill_pattern(data_, bytes, seed);
@@ -99,17 +102,26 @@ class ManagedBuffer final : public Buffer {
 
  private:
   static void* allocate(std::size_t bytes) {
-    // Never ask for more managed memory than the GPU has free: oversubscribing can hang the GPU.
+    // Never hold more managed memory than the GPU has free: once it is placed on the device, the
+    // excess would be evicted and re-fetched (or hang older GPUs), and the run would measure that.
+    // cudaMallocManaged itself succeeds far beyond device memory and cudaMemGetInfo does not see
+    // managed memory until it is resident, so this process's live managed bytes are counted
+    // (conservatively: as if none of them were resident yet).
     std::size_t free_bytes = 0, total_bytes = 0;
     GMB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (bytes > free_bytes)
-      throw Unsupported("refusing to allocate " + std::to_string(bytes) + " bytes of managed memory: only " +
-                        std::to_string(free_bytes) + " bytes of device memory are free");
+    if (live_bytes_ + bytes > free_bytes)
+      throw Unsupported("refusing to allocate " + std::to_string(bytes) + " bytes of managed memory: with the " +
+                        std::to_string(live_bytes_) + " bytes this process already holds it would exceed the " +
+                        std::to_string(free_bytes) + " bytes of device memory free (of " + std::to_string(total_bytes) +
+                        "); oversubscribed managed memory measures eviction, not MPI");
     void* p = nullptr;
     if (const cudaError_t s = cudaMallocManaged(&p, bytes); s != cudaSuccess)
       throw Unsupported(allocation_failure("managed memory", bytes, s));
     return p;
   }
+
+  // Managed bytes this process holds (engine is single-threaded).
+  static inline std::size_t live_bytes_ = 0;
 };
 
 }  // namespace
@@ -120,7 +132,8 @@ void register_gpu_memory(MemoryKinds& kinds, const std::string& unavailable_reas
   kinds.add({"device", "GPU memory (cudaMalloc)", true, true, unavailable_reason,
              [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<DeviceBuffer>(bytes); }});
   kinds.add({"managed", "CUDA unified memory (cudaMallocManaged)", false, true, unavailable_reason,
-             [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<ManagedBuffer>(bytes); }});
+             [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<ManagedBuffer>(bytes); },
+             /*placeable*/ true});
 }
 
 }  // namespace gmb::cuda

@@ -9,7 +9,7 @@ void register_modules(Platform& platform) {
   platform.gpu_unavailable_reason = reason;
   platform.memory.add({"pinned", "page-locked host memory (cudaMallocHost)", false, false, reason, nullptr});
   platform.memory.add({"device", "GPU memory (cudaMalloc)", true, true, reason, nullptr});
-  platform.memory.add({"managed", "CUDA unified memory (cudaMallocManaged)", false, true, reason, nullptr});
+  platform.memory.add({"managed", "CUDA unified memory (cudaMallocManaged)", false, true, reason, nullptr, true});
   register_nccl(platform);
 }
 

@@ -1,0 +1,86 @@
+// Managed (unified) memory measurements (METHODOLOGY "Unified (managed) memory placements";
+// docs/methodology.md "Managed memory placements"): where a buffer is when MPI touches it, the
+// kernel-launch cost removed from timings that contain a device touch, and the page faults counted
+// in an untimed pass.
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gmb/json.hpp"
+#include "gmb/memory.hpp"
+#include "gmb/path.hpp"
+
+namespace gmb {
+
+struct Platform;
+class UnifiedMemoryCounter;
+
+// "none", "host", "device".
+const char* placement_name(Placement placement);
+
+// A memory kind with an optional effective location, as given on the command line:
+// "host", "managed" (no placement: wherever the driver leaves it), "managed:device".
+struct MemorySpec {
+  std::string kind = "host";
+  Placement placement = Placement::none;
+  // The spelling records carry: "managed:device", or the kind alone.
+  std::string text() const;
+};
+
+// Parses KIND[:host|device]. Throws UsageError naming what is accepted for an unknown kind, an
+// unknown placement, or a placement on a kind that cannot be placed (only managed memory moves).
+MemorySpec parse_memory_spec(const std::string& text, const MemoryKinds& kinds);
+
+// OMB's buffer letters as a memory spec: H host, P pinned, D device, M managed, MH / MD managed
+// memory placed on the host / device. Throws UsageError for anything else.
+std::string memory_spec_from_omb_letters(const std::string& letters);
+
+// The cost of one device placement that migrates nothing: Buffer::place(device) of a one-page
+// managed buffer already resident on the GPU (kernel launch + stream synchronisation). Measured
+// once per rank at start; this is the `t_kernel_launch` of METHODOLOGY's compensation.
+struct LaunchCost {
+  std::vector<double> seconds;  // per rank, the median of `samples` placements; empty when not measured
+  std::string reason;           // why it was not measured
+  int samples = 0;
+  bool measured() const { return !seconds.empty(); }
+  Json to_json() const;  // for the context record's "calibration"
+};
+
+// Collective over `comm`: `ranks` are every rank's facts, `rank` this one. Ranks that share a GPU
+// take turns so that they do not inflate each other's launches. Not measured (reason set) without a
+// usable GPU or an available placeable memory kind.
+LaunchCost measure_launch_cost(MPI_Comm comm, const Platform& platform, const std::vector<RankFacts>& ranks, int rank);
+
+// Compensation arithmetic (METHODOLOGY): the launch cost on one iteration's critical path.
+// Device touches that run one after another (the two receivers of a ping-pong) add up; touches that
+// run at the same time on different ranks (after a window, after a collective) count once: the
+// longest.
+double launch_time_on_path(const std::vector<double>& touch_costs, bool sequential);
+
+// Samples with `launch_seconds` removed from each. Not applied (the raw samples are returned, with
+// the reason) when some sample is not longer than what would be removed: a figure that would be
+// zero or negative is noise, not a measurement.
+struct Compensated {
+  std::vector<double> seconds;
+  bool applied = false;
+  std::string note;
+};
+Compensated compensate(const std::vector<double>& raw_seconds, double launch_seconds);
+
+// A result record's "compensation": applied, formula, every rank's launch cost, what was subtracted
+// per iteration, and the note. The caller adds the raw figures (raw_time_us, ...).
+Json compensation_json(const Compensated& compensated, double launch_seconds, const LaunchCost& cost,
+                       const std::string& formula);
+
+// Collective over `comm`: runs `iteration` `iterations` times with the unified-memory counters on
+// (untimed), and returns on rank 0 the per-iteration counts, summed over ranks and per rank:
+// {"status": "counted", ...}; or {"status": "unsupported", "reason": ...} when any rank cannot
+// count (`counter` null with `unavailable_reason`, or CUPTI refused). Other ranks get null.
+Json count_page_faults(MPI_Comm comm, UnifiedMemoryCounter* counter, const std::string& unavailable_reason,
+                       int iterations, const std::function<void()>& iteration);
+
+}  // namespace gmb
