@@ -3,14 +3,15 @@
 # against the machine's own (CUDA-unaware) Open MPI, then runs the checks and measurements the
 # issues ask for. Everything lands in $OUT (summary.txt, log.txt, records.tar.gz).
 #   bash .gpu-lab/setup.sh && source /opt/lab/env.sh && bash scripts/gpu-lab-run.sh [PHASES]
-# PHASES: any of build doctor peaks p2p sysmpi strategies hdpipe coll nbc nccl halo overhead (default: all)
+# PHASES: any of build wheelcheck doctor peaks p2p sysmpi strategies hdpipe coll nbc nbctests managed nccl halo
+# overhead (default: all)
 set -u
 OUT=${OUT:-/tmp/gmb-out}
 RECORDS=/tmp/gmb-records
 mkdir -p "$OUT" "$RECORDS"
 LOG=$OUT/log.txt
 SUMMARY=$OUT/summary.txt
-PHASES=${*:-build doctor peaks p2p sysmpi strategies hdpipe coll nbc nccl halo overhead}
+PHASES=${*:-build wheelcheck doctor peaks p2p sysmpi strategies hdpipe coll nbc nbctests managed nccl halo overhead}
 NGPU=$(nvidia-smi -L | wc -l)
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 say() { echo "$*" | tee -a "$SUMMARY"; }
@@ -147,11 +148,39 @@ if has nbc && $BIN list | grep -q "^  nbc "; then
       done
       run "nbc-allreduce-pinned-$c-$n" $LAB -np $n $MAIN $BIN nbc allreduce --mem pinned --compute $c $NBC_ITERS --out "$(rec nbc-allreduce-pinned-$c-$n)"
     done
+    run "nbc-sweep-ialltoall-$n" $LAB -np $n $MAIN $BIN nbc alltoall --mem device --compute gpu --compute-sweep --sizes 16M --iters-large 10 --warmup-large 2 --out "$(rec nbc-sweep-ialltoall-$n)"
+  done
+fi
+
+# Overlap with MPI_Test calls spread through the compute (the library progresses only when called),
+# and what a library crash looks like now (Open MPI 5.0's libnbc reduces device memory on the CPU).
+if has nbctests; then
+  NBC_ITERS="--sizes 1K,1M,16M --iters 20 --warmup 3 --iters-large 10 --warmup-large 2"
+  for n in 2 4; do
+    [ "$n" -gt "$NGPU" ] && continue
     for op in bcast alltoall; do
       run "nbc-$op-device-gpu-tests-$n" $LAB -np $n $MAIN $BIN nbc $op --mem device --compute gpu --tests 100 $NBC_ITERS --out "$(rec nbc-$op-device-gpu-tests-$n)"
     done
     run "nbc-allreduce-pinned-cpu-tests-$n" $LAB -np $n $MAIN $BIN nbc allreduce --mem pinned --compute cpu --tests 100 $NBC_ITERS --out "$(rec nbc-allreduce-pinned-cpu-tests-$n)"
-    run "nbc-sweep-ialltoall-$n" $LAB -np $n $MAIN $BIN nbc alltoall --mem device --compute gpu --compute-sweep --sizes 16M --iters-large 10 --warmup-large 2 --out "$(rec nbc-sweep-ialltoall-$n)"
+  done
+  run "nbc-allreduce-device-crash-report" $LAB -np 2 $MAIN $BIN nbc allreduce --mem device --compute cpu --sizes 1K --iters 5 --warmup 1 --out "$(rec nbc-allreduce-device-crash-report)"
+  grep -a "while running" "$LOG" | tail -2 >> "$SUMMARY"
+fi
+
+# Unified memory: the four placements with page-fault counts, and HH/DD references in the same run.
+if has managed; then
+  UM_SIZES="--sizes 1,16,256,4K,64K,1M,16M,64M --iters 50 --warmup 5 --iters-large 5 --warmup-large 1"
+  for pml in $PMLS; do
+    opts=$UCX; [ $pml = ob1 ] && opts=$OB1
+    run "um-latency-validate-$pml" $LAB -np 2 $opts $BIN latency MD MH --sizes 1,4K,1M --iters 10 --warmup 2 --validate --out "$(rec um-latency-validate-$pml)"
+    for b in latency bw bibw; do
+      win=""; [ $b != latency ] && win="--window 16"
+      for p in "MH MH" "MD MH" "MH MD"; do
+        run "um-$b-$pml-${p// /}" $LAB -np 2 $opts $BIN $b $p $win $UM_SIZES --out "$(rec um-$b-$pml-${p// /})"
+      done
+      run "um-$b-$pml-MDMD-refs" $LAB -np 2 $opts $BIN $b MD MD --references $win $UM_SIZES --out "$(rec um-$b-$pml-MDMD-refs)"
+    done
+    run "um-coll-$pml" $LAB -np 2 $opts $BIN coll bcast,allreduce --mem managed:device $UM_SIZES --out "$(rec um-coll-$pml)"
   done
 fi
 
