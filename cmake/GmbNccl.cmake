@@ -30,7 +30,7 @@ else()
     endif()
   endforeach()
   find_path(GMB_NCCL_INCLUDE_DIR nccl.h HINTS ${gmb_nccl_hints} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
-  find_library(GMB_NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${gmb_nccl_hints} ${CUDAToolkit_LIBRARY_DIR}
+  find_library(GMB_NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR HINTS ${gmb_nccl_hints} ${CUDAToolkit_LIBRARY_DIR}
                PATH_SUFFIXES lib lib64)
   if(GMB_NCCL_INCLUDE_DIR AND GMB_NCCL_LIBRARY)
     set(GMB_WITH_NCCL ON)

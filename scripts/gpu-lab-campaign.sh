@@ -5,7 +5,9 @@
 # Environment: OUT (default /tmp/gmb-out) receives summary.txt, doctor.txt, run.log, report.html, tables.txt,
 # fraction_of_peak.csv, collectives.csv and results.tar.gz (the whole results directory);
 # GMB_CMAKE_ARGS: more CMake arguments for the engine builds (e.g. "-DGMB_ENABLE_NCCL=ON");
-# GMB_LAUNCH_TIMEOUT: seconds per launch (default 60).
+# GMB_LAUNCH_TIMEOUT: seconds per launch (default 60); GMB_RUN_LIMIT: seconds for the whole `gmb run` (default:
+# none). At the limit the run is interrupted like Ctrl-C: finished launches are kept, the report covers them, and
+# `gmb run --resume DIR` would continue.
 # The harness is run from the source tree (PYTHONPATH), so nothing has to be installed: it needs Python >= 3.11
 # only; without matplotlib the report has tables and no figures (the script says which).
 set -u
@@ -54,11 +56,16 @@ t0=$SECONDS
 say "[doctor] exit $? ($((SECONDS - t0)) s)"
 
 t0=$SECONDS
-"${GMB[@]}" run --config "$CONFIG" --no-detect --results "$WORK/results" --no-progress --jobs 16 \
+LIMIT=()
+[ -n "${GMB_RUN_LIMIT:-}" ] && LIMIT=(timeout -s INT "$GMB_RUN_LIMIT")
+"${LIMIT[@]}" "${GMB[@]}" run --config "$CONFIG" --no-detect --results "$WORK/results" --no-progress --jobs 16 \
   --timeout "${GMB_LAUNCH_TIMEOUT:-60}" "${CMAKE[@]}" "$@" > "$OUT/run.log" 2>&1
 rc=$?
 say "[gmb run] exit $rc ($((SECONDS - t0)) s)"
-RESULTS=$(tail -n 1 "$OUT/run.log")
+RESULTS=$(sed -n 's/^gmb: results in //p' "$OUT/run.log" | tail -n 1)
+if [ -f "$RESULTS/plan.json" ] && [ ! -f "$RESULTS/report.html" ]; then
+  "${GMB[@]}" report "$RESULTS" -o "$RESULTS/report.html" >> "$OUT/run.log" 2>&1  # an interrupted run
+fi
 if [ ! -f "$RESULTS/plan.json" ]; then
   say "gpu-lab-campaign: no results directory (see run.log)"
   tail -n 20 "$OUT/run.log" | tee -a "$SUMMARY"

@@ -11,7 +11,7 @@ RECORDS=/tmp/gmb-records
 mkdir -p "$OUT" "$RECORDS"
 LOG=$OUT/log.txt
 SUMMARY=$OUT/summary.txt
-PHASES=${*:-build wheelcheck doctor peaks p2p sysmpi strategies hdpipe coll nbc nbctests managed nccl halo overhead}
+PHASES=${*:-build wheelcheck doctor peaks p2p sysmpi strategies hdpipe coll nbc nbctests managed umfaults nccl halo overhead}
 NGPU=$(nvidia-smi -L | wc -l)
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 say() { echo "$*" | tee -a "$SUMMARY"; }
@@ -184,6 +184,15 @@ if has managed; then
   done
 fi
 
+# Page-fault counts on the placements that differ most between the two pmls (a short rerun).
+if has umfaults; then
+  for pml in $PMLS; do
+    opts=$UCX; [ $pml = ob1 ] && opts=$OB1
+    run "umf-latency-$pml-MDMD" $LAB -np 2 $opts $BIN latency MD MD --sizes 4K,1M,64M --iters 20 --warmup 2 --iters-large 5 --warmup-large 1 --out "$(rec umf-latency-$pml-MDMD)"
+    run "umf-bw-$pml-MDMH" $LAB -np 2 $opts $BIN bw MD MH --window 16 --sizes 4K,1M,64M --iters 20 --warmup 2 --iters-large 5 --warmup-large 1 --out "$(rec umf-bw-$pml-MDMH)"
+  done
+fi
+
 if has nccl; then
   # NCCL next to the CUDA-aware MPI, and next to NCCL's own tests built against the same libnccl.
   NCCL_LIB=$(ldd $BIN | awk '/libnccl/ {print $3}')
@@ -194,13 +203,13 @@ if has nccl; then
     NCCL_HOME_DIR=/tmp/ncclhome; mkdir -p $NCCL_HOME_DIR/lib
     ln -sfn "$(dirname "$(dirname "$NCCL_LIB")")/include" $NCCL_HOME_DIR/include
     ln -sf "$NCCL_LIB" $NCCL_HOME_DIR/lib/libnccl.so; ln -sf "$NCCL_LIB" $NCCL_HOME_DIR/lib/libnccl.so.2
-    NT=/tmp/nccl-tests; mkdir -p "$OUT/nccl-tests"
+    NT=/tmp/nccl-tests; NTOUT=$RECORDS/nccl-tests; mkdir -p "$NTOUT"  # packed with the records
     RUN_TIMEOUT=300 run build-nccl-tests make -C "${NCCL_TESTS_SRC:-../.nccl-tests}" -j16 MPI=1 MPI_HOME=/opt/lab/ompi NCCL_HOME=$NCCL_HOME_DIR CUDA_HOME=/usr/local/cuda NVCC_GENCODE=-gencode=arch=compute_90,code=sm_90 BUILDDIR=$NT src.build
     NCCL_OPS="allreduce,allgather,reduce_scatter_block,alltoall,bcast"
     for n in 2 4; do
       [ "$n" -gt "$NGPU" ] && continue
       for t in all_reduce all_gather reduce_scatter alltoall broadcast; do
-        run "nccl-tests-$t-$n" bash -c "$LAB -np $n -x LD_LIBRARY_PATH=$NCCL_HOME_DIR/lib:\$LD_LIBRARY_PATH $NT/${t}_perf -b 8 -e 1G -f 2 -g 1 > $OUT/nccl-tests/$t-$n.txt"
+        run "nccl-tests-$t-$n" bash -c "$LAB -np $n -x LD_LIBRARY_PATH=$NCCL_HOME_DIR/lib:\$LD_LIBRARY_PATH $NT/${t}_perf -b 8 -e 1G -f 2 -g 1 > $NTOUT/$t-$n.txt"
       done
       run "nccl-validate-$n" $LAB -np $n $OB1 $BIN coll $NCCL_OPS,gather,gatherv,allgatherv,scatter,scatterv,alltoallv,reduce --transport nccl --mem device --sizes 1,7,1K,1M,64M --iters 5 --warmup 1 --iters-large 3 --warmup-large 1 --validate --out "$(rec nccl-validate-$n)"
       run "nccl-coll-$n" $LAB -np $n $OB1 $BIN coll $NCCL_OPS --transport nccl --mem device --sizes 8:1G --batch 20 --iters 200 --warmup 20 --iters-large 200 --warmup-large 20 --out "$(rec nccl-coll-$n)"
@@ -210,7 +219,7 @@ if has nccl; then
       run "nccl-$b" $LAB -np 2 $OB1 $BIN $b --transport nccl --send device --recv device --sizes 1,8K,1M,64M $P2P_ITERS --validate --out "$(rec nccl-$b)"
     done
     refs=""
-    for f in "$OUT"/nccl-tests/*.txt; do b=$(basename "$f" .txt); refs="$refs --nccl-tests ${b%-*}@${b##*-}=$f"; done
+    for f in "$NTOUT"/*.txt; do b=$(basename "$f" .txt); refs="$refs --nccl-tests ${b%-*}@${b##*-}=$f"; done
     python3 bench/nccl_tests_compare.py $refs --records $RECORDS/nccl-coll-*.jsonl $RECORDS/mpi-coll-*.jsonl --min-bytes 64M > "$OUT/nccl-compare.md" 2>&1
     say "nccl-tests comparison exit $?: $(tail -1 "$OUT/nccl-compare.md")"
   fi

@@ -218,7 +218,8 @@ Json count_page_faults(MPI_Comm comm, UnifiedMemoryCounter* counter, const std::
     per_rank.push(figures(c));
   }
   Json out = Json::object().set("status", "counted").set("iterations", iterations);
-  for (const auto& [key, value] : *figures(total).as_object()) out.set(key, value);
+  const Json totals = figures(total);  // named: a temporary would die before the loop reads it
+  for (const auto& [key, value] : *totals.as_object()) out.set(key, value);
   return out.set("dropped_records", total[4]).set("per_rank", per_rank);
 }
 

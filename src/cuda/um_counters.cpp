@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "pattern_kernels.hpp"
 
 #if GMB_HAVE_CUPTI
 #include <cupti.h>
@@ -32,7 +33,6 @@ struct CuptiApi {
   decltype(&cuptiActivityConfigureUnifiedMemoryCounter) configure = nullptr;
   decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
   decltype(&cuptiActivityEnable) enable = nullptr;
-  decltype(&cuptiActivityDisable) disable = nullptr;
   decltype(&cuptiActivityFlushAll) flush_all = nullptr;
   decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
   decltype(&cuptiActivityGetNumDroppedRecords) dropped_records = nullptr;
@@ -72,7 +72,7 @@ const CuptiApi& cupti() {
     }
     const bool ok = resolve(library, "cuptiActivityConfigureUnifiedMemoryCounter", a.configure) &&
                     resolve(library, "cuptiActivityRegisterCallbacks", a.register_callbacks) &&
-                    resolve(library, "cuptiActivityEnable", a.enable) && resolve(library, "cuptiActivityDisable", a.disable) &&
+                    resolve(library, "cuptiActivityEnable", a.enable) &&
                     resolve(library, "cuptiActivityFlushAll", a.flush_all) &&
                     resolve(library, "cuptiActivityGetNextRecord", a.next_record) &&
                     resolve(library, "cuptiActivityGetNumDroppedRecords", a.dropped_records) &&
@@ -150,36 +150,71 @@ std::string configure_once(int device) {
     }
     if (const CUptiResult r = api.configure(config, 4); r != CUPTI_SUCCESS)
       return describe("cuptiActivityConfigureUnifiedMemoryCounter", r);
+    // Enabled once for the whole process (as CUPTI's own unified-memory sample does): counting
+    // windows are delimited by flushing, not by switching the kind on and off.
+    if (const CUptiResult r = api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER); r != CUPTI_SUCCESS)
+      return describe("cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)", r);
     return std::string();
   }();
   return outcome;
 }
 
+// Delivers every pending record to buffer_completed; "" or CUPTI's error.
+std::string flush_records() {
+  GMB_CUDA_CHECK(cudaDeviceSynchronize());  // every migration of the window has happened
+  if (const CUptiResult r = cupti().flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS)
+    return describe("cuptiActivityFlushAll", r);
+  return "";
+}
+
+void reset_counts() {
+  std::lock_guard<std::mutex> lock(counts_mutex);
+  counts = UnifiedMemoryCounts{};
+  record_error.clear();
+}
+
+// Counts are trusted only after CUPTI has seen a migration that certainly happened: 1 MiB of
+// managed memory written by the CPU, touched by a kernel (host to device), then read by the CPU
+// (device to host). Silence here means CUPTI does not report this machine's migrations, and zeros
+// in the records would be wrong.
+std::string prove_counting() {
+  constexpr std::size_t kBytes = std::size_t{1} << 20;
+  void* data = nullptr;
+  GMB_CUDA_CHECK(cudaMallocManaged(&data, kBytes));
+  if (std::string e = flush_records(); !e.empty()) return e;
+  reset_counts();
+  auto* bytes = static_cast<volatile unsigned char*>(data);
+  for (std::size_t k = 0; k < kBytes; k += 4096) bytes[k] = 1;
+  launch_touch(data, kBytes, nullptr);
+  GMB_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  for (std::size_t k = 0; k < kBytes; k += 4096) (void)bytes[k];  // volatile reads: the pages come back
+  const std::string flushed = flush_records();
+  GMB_CUDA_CHECK(cudaFree(data));
+  if (!flushed.empty()) return flushed;
+  std::lock_guard<std::mutex> lock(counts_mutex);
+  if (!record_error.empty()) return record_error;
+  if (counts.htod_bytes == 0 && counts.dtoh_bytes == 0 && counts.gpu_page_faults == 0 && counts.cpu_page_faults == 0)
+    return "CUPTI reported no unified-memory activity for a known migration (1 MiB of managed memory written by the "
+           "CPU, touched by a kernel, read back by the CPU); its counters do not see this machine's migrations, so "
+           "none are reported";
+  return "";
+}
+
 class CuptiUnifiedMemoryCounter final : public UnifiedMemoryCounter {
  public:
+  // Whatever is pending belongs to the untimed work before counting: flushed, then forgotten.
   std::string start() override {
-    {
-      std::lock_guard<std::mutex> lock(counts_mutex);
-      counts = UnifiedMemoryCounts{};
-      record_error.clear();
-    }
-    // Whatever is queued belongs to the untimed work before counting, not to the counted iterations.
-    GMB_CUDA_CHECK(cudaDeviceSynchronize());
-    if (const CUptiResult r = cupti().enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER); r != CUPTI_SUCCESS)
-      return describe("cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)", r);
-    return "";
+    std::string e = flush_records();
+    reset_counts();
+    return e;
   }
 
   UnifiedMemoryCounts stop(std::string* error) override {
-    GMB_CUDA_CHECK(cudaDeviceSynchronize());  // every counted migration has happened
-    const CuptiApi& api = cupti();
-    const CUptiResult flushed = api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    const CUptiResult disabled = api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    const std::string flushed = flush_records();
     size_t dropped = 0;
-    const CUptiResult counted_drops = api.dropped_records(nullptr, 0, &dropped);
+    const CUptiResult counted_drops = cupti().dropped_records(nullptr, 0, &dropped);
     std::lock_guard<std::mutex> lock(counts_mutex);
-    if (flushed != CUPTI_SUCCESS) *error = describe("cuptiActivityFlushAll", flushed);
-    else if (disabled != CUPTI_SUCCESS) *error = describe("cuptiActivityDisable", disabled);
+    if (!flushed.empty()) *error = flushed;
     else if (counted_drops != CUPTI_SUCCESS) *error = describe("cuptiActivityGetNumDroppedRecords", counted_drops);
     else if (!record_error.empty()) *error = record_error;
     UnifiedMemoryCounts out = counts;
@@ -194,6 +229,9 @@ std::unique_ptr<UnifiedMemoryCounter> make_cupti_unified_memory_counter(std::str
   int device = 0;
   GMB_CUDA_CHECK(cudaGetDevice(&device));
   *reason = configure_once(device);
+  if (!reason->empty()) return nullptr;
+  static const std::string proof = prove_counting();  // once per process
+  *reason = proof;
   if (!reason->empty()) return nullptr;
   return std::make_unique<CuptiUnifiedMemoryCounter>();
 }
