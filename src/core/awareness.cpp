@@ -65,51 +65,62 @@ std::string library_hint() {
   int length = 0;
   if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return "";
   if (std::string(version).find("Open MPI") == std::string::npos) return "";
-  return ". Under Open MPI's pml ucx, UCX's memory-type cache can take device pointers for host memory: "
-         "UCX_MEMTYPE_CACHE=n fixed this with CUDA 13 and UCX 1.22";
+  return ". Under Open MPI's pml ucx, UCX's memory-type cache can take device pointers for host memory: with "
+         "CUDA 13 and UCX 1.22 device memory did not move until UCX_MEMTYPE_CACHE=n, and small messages then still "
+         "arrived wrong; pml ob1 with btl smcuda moved it correctly";
 }
 
 // How long the proof may take. A library that mishandles device memory can hang instead of
 // failing; the proof then says so and the run goes on with device pointers refused.
 constexpr double kProofTimeoutSeconds = 15.0;
 
-// A validated device-to-device exchange: ranks pair up (0-1, 2-3, ...; an odd last rank talks to
-// itself) and swap 1 MiB of device memory. Returns "" when every byte arrived.
+// Sizes the proof exchanges: an eager message, a mid-size one and a rendezvous one. Libraries move
+// them through different protocols, and one can be broken while another works (under pml ucx with
+// UCX_MEMTYPE_CACHE=n, 1 MiB arrived intact while 1-byte messages arrived wrong).
+constexpr std::size_t kProofSizes[] = {1, 4096, std::size_t{1} << 20};
+
+// Validated device-to-device exchanges: ranks pair up (0-1, 2-3, ...; an odd last rank talks to
+// itself) and swap each proof size of device memory. Returns "" when every byte arrived.
 std::string prove_with_device_exchange(MPI_Comm comm, const MemoryKind& device) {
   int rank = 0, size = 1;
   GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   GMB_MPI_CHECK(MPI_Comm_size(comm, &size));
   const int partner = (rank ^ 1) < size ? (rank ^ 1) : rank;
-  constexpr std::size_t kBytes = 1 << 20;
+  constexpr std::size_t kMaxBytes = std::size_t{1} << 20;
   std::string problem;
   try {
-    auto send = device.allocate(kBytes);
-    auto recv = device.allocate(kBytes);
-    send->fill(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(rank));
-    recv->poison(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(partner));
-    // MPI errors here are the answer, not a failure of gmb: the library could not move device memory.
-    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    int rc = MPI_Irecv(recv->data(), static_cast<int>(kBytes), MPI_BYTE, partner, 7, comm, &requests[0]);
-    if (rc == MPI_SUCCESS) rc = MPI_Isend(send->data(), static_cast<int>(kBytes), MPI_BYTE, partner, 7, comm, &requests[1]);
-    const double deadline = MPI_Wtime() + kProofTimeoutSeconds;
-    int done = 0;
-    while (rc == MPI_SUCCESS && !done && MPI_Wtime() < deadline) rc = MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) {
-      char text[MPI_MAX_ERROR_STRING] = {0};
-      int length = 0;
-      MPI_Error_string(rc, text, &length);
-      send.release();  // the library may still own them
-      recv.release();
-      problem = std::string("the library returned an error moving device memory: ") + text;
-    } else if (!done) {
-      // The library still owns the buffers: leak them rather than free memory it may write.
-      send.release();
-      recv.release();
-      problem = "the device-to-device exchange with rank " + std::to_string(partner) + " did not complete within " +
-                std::to_string(static_cast<int>(kProofTimeoutSeconds)) + " s (the library hung moving device memory)";
-    } else if (auto bad = recv->first_mismatch(kBytes, 0xC0DA0000u + static_cast<std::uint32_t>(partner))) {
-      problem = "device-to-device exchange with rank " + std::to_string(partner) + " delivered wrong data at byte " +
-                std::to_string(*bad);
+    auto send = device.allocate(kMaxBytes);
+    auto recv = device.allocate(kMaxBytes);
+    for (const std::size_t bytes : kProofSizes) {
+      const std::uint32_t mine = 0xC0DA0000u + static_cast<std::uint32_t>(bytes * 16 + rank);
+      const std::uint32_t theirs = 0xC0DA0000u + static_cast<std::uint32_t>(bytes * 16 + partner);
+      const std::string what = std::to_string(bytes) + "-byte device-to-device exchange with rank " + std::to_string(partner);
+      send->fill(bytes, mine);
+      recv->poison(bytes, theirs);
+      // MPI errors here are the answer, not a failure of gmb: the library could not move device memory.
+      MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+      int rc = MPI_Irecv(recv->data(), static_cast<int>(bytes), MPI_BYTE, partner, 7, comm, &requests[0]);
+      if (rc == MPI_SUCCESS) rc = MPI_Isend(send->data(), static_cast<int>(bytes), MPI_BYTE, partner, 7, comm, &requests[1]);
+      const double deadline = MPI_Wtime() + kProofTimeoutSeconds;
+      int done = 0;
+      while (rc == MPI_SUCCESS && !done && MPI_Wtime() < deadline) rc = MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE);
+      if (rc != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING] = {0};
+        int length = 0;
+        MPI_Error_string(rc, text, &length);
+        send.release();  // the library may still own them
+        recv.release();
+        problem = "the library returned an error in the " + what + ": " + text;
+      } else if (!done) {
+        // The library still owns the buffers: leak them rather than free memory it may write.
+        send.release();
+        recv.release();
+        problem = "the " + what + " did not complete within " + std::to_string(static_cast<int>(kProofTimeoutSeconds)) +
+                  " s (the library hung moving device memory)";
+      } else if (auto bad = recv->first_mismatch(bytes, theirs)) {
+        problem = "the " + what + " delivered wrong data at byte " + std::to_string(*bad);
+      }
+      if (!problem.empty()) break;
     }
   } catch (const Unsupported& e) {
     problem = std::string("could not run the device-to-device proof: ") + e.what();
@@ -156,8 +167,9 @@ AwarenessReport detect_gpu_awareness(MPI_Comm comm, const Platform& platform) {
     return report;
   }
   const std::string problem = prove_with_device_exchange(comm, *device);
-  report.evidence.set("proof", problem.empty() ? "validated 1 MiB device-to-device MPI_Sendrecv between rank pairs: passed"
-                                               : problem);
+  report.evidence.set("proof", problem.empty()
+                                   ? "validated device-to-device exchanges of 1 B, 4 KiB and 1 MiB between rank pairs: passed"
+                                   : problem);
   report.verdict = problem.empty() ? Awareness::aware : Awareness::not_aware;
   report.summary = problem.empty() ? "the library says it is CUDA-aware and a validated device-to-device exchange proved it"
                                    : "the library says it is CUDA-aware but the device-to-device proof failed";

@@ -134,19 +134,22 @@ def discover() -> Topology:
             name = pynvml.nvmlDeviceGetName(h)
             topo.gpus.append(Gpu(i, name.decode() if isinstance(name, bytes) else name,
                                  _s(pynvml.nvmlDeviceGetUUID(h)), _s(pynvml.nvmlDeviceGetPciInfo(h).busId)))
+        active = [_active_nvlinks(pynvml, h) for h in handles]
         for i in range(n):
             for j in range(n):
                 if i == j:
                     continue
                 nv = 0
-                for link in range(18 if n else 0):
+                for link in active[i]:
                     try:
-                        if pynvml.nvmlDeviceGetNvLinkState(handles[i], link):
-                            remote = _s(pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handles[i], link).busId)
-                            if remote.lower() == topo.gpus[j].pci_bus_id.lower():
-                                nv += 1
+                        remote = _s(pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handles[i], link).busId)
+                        if remote.lower() == topo.gpus[j].pci_bus_id.lower():
+                            nv += 1
                     except pynvml.NVMLError:
                         break
+                if not nv and active[i] and _nvlink_p2p(pynvml, handles[i], handles[j]):
+                    # Through NVSwitch: links end at the switch, not the peer, and every one reaches every GPU.
+                    nv = len(active[i])
                 topo.links[(i, j)] = f"NV{nv}" if nv else "PCIe"
         topo.source = "nvml"
         pynvml.nvmlShutdown()
@@ -170,6 +173,26 @@ def discover() -> Topology:
     else:
         topo.notes.append("no GPU: neither NVML nor nvidia-smi available")
     return topo
+
+
+def _active_nvlinks(pynvml, handle) -> list[int]:
+    """The NVLinks of a GPU that are up (the first link NVML does not know ends the list)."""
+    up = []
+    for link in range(18):
+        try:
+            if pynvml.nvmlDeviceGetNvLinkState(handle, link):
+                up.append(link)
+        except pynvml.NVMLError:
+            break
+    return up
+
+
+def _nvlink_p2p(pynvml, a, b) -> bool:
+    """Whether the driver reports NVLink peer access from a to b (true through an NVSwitch too)."""
+    try:
+        return pynvml.nvmlDeviceGetP2PStatus(a, b, pynvml.NVML_P2P_CAPS_INDEX_NVLINK) == pynvml.NVML_P2P_STATUS_OK
+    except pynvml.NVMLError:
+        return False
 
 
 def _s(v) -> str:
