@@ -74,10 +74,21 @@ std::string library_hint() {
 // failing; the proof then says so and the run goes on with device pointers refused.
 constexpr double kProofTimeoutSeconds = 15.0;
 
-// Sizes the proof exchanges: an eager message, a mid-size one and a rendezvous one. Libraries move
+// Whether every rank's `problem` is empty. A library that failed an exchange may have broken its
+// connections: if ranks can no longer agree, say what happened instead of a bare MPI error later.
+bool all_ranks_agree(MPI_Comm comm, const std::string& problem) {
+  int ok = problem.empty() ? 1 : 0, all_ok = 0;
+  if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+    GMB_FATAL("the MPI library stopped working while proving it can move device memory (this rank: " +
+              (problem.empty() ? std::string("its exchanges completed") : problem) +
+              "); treat it as not CUDA-aware" + library_hint());
+  return all_ok == 1;
+}
+
+// Sizes the proof exchanges: eager, mid-size and rendezvous messages. Libraries move
 // them through different protocols, and one can be broken while another works (under pml ucx with
 // UCX_MEMTYPE_CACHE=n, 1 MiB arrived intact while 1-byte messages arrived wrong).
-constexpr std::size_t kProofSizes[] = {1, 4096, std::size_t{1} << 20};
+constexpr std::size_t kProofSizes[] = {1, 4096, std::size_t{1} << 20, std::size_t{64} << 20};
 
 // Validated device-to-device exchanges: ranks pair up (0-1, 2-3, ...; an odd last rank talks to
 // itself) and swap each proof size of device memory. Returns "" when every byte arrived.
@@ -86,15 +97,28 @@ std::string prove_with_device_exchange(MPI_Comm comm, const MemoryKind& device) 
   GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   GMB_MPI_CHECK(MPI_Comm_size(comm, &size));
   const int partner = (rank ^ 1) < size ? (rank ^ 1) : rank;
-  constexpr std::size_t kMaxBytes = std::size_t{1} << 20;
+  constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
   std::string problem;
-  try {
-    auto send = device.allocate(kMaxBytes);
-    auto recv = device.allocate(kMaxBytes);
+  // Two rounds, each on freshly allocated buffers: benchmarks free and allocate per size, and a
+  // library that caches what it learnt about an address can deliver into memory that no longer
+  // exists (pml ucx did: the first buffers passed, later ones received wrong data).
+  for (int round = 0; round < 2 && problem.empty(); ++round) {
+    std::unique_ptr<Buffer> send, recv;
+    try {
+      send = device.allocate(kMaxBytes);
+      recv = device.allocate(kMaxBytes);
+    } catch (const Unsupported& e) {
+      problem = std::string("could not run the device-to-device proof: ") + e.what();
+    }
+    if (!all_ranks_agree(comm, problem)) {
+      if (problem.empty()) problem = "another rank could not allocate device memory for the proof";
+      break;
+    }
     for (const std::size_t bytes : kProofSizes) {
       const std::uint32_t mine = 0xC0DA0000u + static_cast<std::uint32_t>(bytes * 16 + rank);
       const std::uint32_t theirs = 0xC0DA0000u + static_cast<std::uint32_t>(bytes * 16 + partner);
-      const std::string what = std::to_string(bytes) + "-byte device-to-device exchange with rank " + std::to_string(partner);
+      const std::string what = std::to_string(bytes) + "-byte device-to-device exchange with rank " +
+                               std::to_string(partner) + (round ? " on reallocated buffers" : "");
       send->fill(bytes, mine);
       recv->poison(bytes, theirs);
       // MPI errors here are the answer, not a failure of gmb: the library could not move device memory.
@@ -120,19 +144,14 @@ std::string prove_with_device_exchange(MPI_Comm comm, const MemoryKind& device) 
       } else if (auto bad = recv->first_mismatch(bytes, theirs)) {
         problem = "the " + what + " delivered wrong data at byte " + std::to_string(*bad);
       }
-      if (!problem.empty()) break;
+      // Ranks stop together: a rank going on to the next size would wait for a partner that stopped.
+      if (!all_ranks_agree(comm, problem)) {
+        if (problem.empty()) problem = "another rank's " + std::to_string(bytes) + "-byte exchange failed";
+        break;
+      }
     }
-  } catch (const Unsupported& e) {
-    problem = std::string("could not run the device-to-device proof: ") + e.what();
   }
   if (!problem.empty()) problem += library_hint();
-  // A library that failed the exchange may have broken its connections: if ranks can no longer
-  // agree, say what happened instead of a bare MPI error from the next call.
-  int ok = problem.empty() ? 1 : 0, all_ok = 0;
-  if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-    GMB_FATAL("the MPI library stopped working while proving it can move device memory (this rank: " +
-              (problem.empty() ? std::string("its exchange completed") : problem) +
-              "); treat it as not CUDA-aware" + (problem.empty() ? library_hint() : std::string()));
   return agree_on_reason(comm, problem);
 }
 
@@ -168,7 +187,7 @@ AwarenessReport detect_gpu_awareness(MPI_Comm comm, const Platform& platform) {
   }
   const std::string problem = prove_with_device_exchange(comm, *device);
   report.evidence.set("proof", problem.empty()
-                                   ? "validated device-to-device exchanges of 1 B, 4 KiB and 1 MiB between rank pairs: passed"
+                                   ? "validated device-to-device exchanges of 1 B, 4 KiB, 1 MiB and 64 MiB between rank pairs, twice on fresh buffers: passed"
                                    : problem);
   report.verdict = problem.empty() ? Awareness::aware : Awareness::not_aware;
   report.summary = problem.empty() ? "the library says it is CUDA-aware and a validated device-to-device exchange proved it"
