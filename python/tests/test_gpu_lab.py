@@ -160,15 +160,13 @@ def test_default_campaign_on_the_lab_machine_covers_issue_7(lab_libs):
 
 
 def test_default_campaign_fits_the_time_budget(lab_libs, capsys):
-    """About 5-6 minutes with today's engine (no um benchmark yet), by the estimate's slow-side model (1.6 s of
-    start-up per launch: 141 launches); the engine builds add ~1 minute (two installations, built in parallel)."""
+    """The default campaign on the 4 x H200 lab machine stays a coffee break: under 15 minutes by the model
+    calibrated on that machine (44 finished launches: 184 s estimated, 213 s measured), every launch with a
+    timeout so a hung one cannot stretch it; the engine builds add ~1 minute."""
     _, launches, _ = lab_plan(lab_libs)
-    today = [x for x in launches if x.benchmark != "um"]
     with capsys.disabled():
-        print(f"\n[lab default campaign, today's engine] {estimate.summary(today)}"
-              f"\n[lab default campaign, with um] {estimate.summary(launches)}")
-    assert estimate.campaign_seconds(today) < 360, estimate.summary(today)
-    assert estimate.campaign_seconds(launches) < 420, estimate.summary(launches)
+        print(f"\n[lab default campaign] {estimate.summary(launches)}")
+    assert estimate.campaign_seconds(launches) < 15 * 60, estimate.summary(launches)
     assert all(x.timeout_s > 0 for x in launches)
 
 
