@@ -80,8 +80,10 @@ if has doctor; then
   [ $UCX_OK = 1 ] && [ "$NGPU" -ge 4 ] && run doctor-ucx-4 $LAB -np 4 $UCX $BIN doctor --out "$(rec doctor-ucx-4)"
 fi
 PMLS="ob1"; [ $UCX_OK = 1 ] && PMLS="ucx ob1"
-# Which pml the collective, strategy and halo runs use: ucx when it works, else ob1.
-MAIN=$OB1; [ $UCX_OK = 1 ] && MAIN=$UCX
+# The pml of the collective, strategy, overlap and halo runs: ob1. Under pml ucx (UCX_MEMTYPE_CACHE=n) the
+# doctor's first exchange passed but messages on reallocated device buffers arrived wrong (--validate), so ucx
+# appears only where the two pmls are compared.
+MAIN=$OB1
 
 if has peaks; then
   run peaks $LAB -np "$NGPU" $OB1 $BIN peaks --sizes 64M --out "$(rec peaks)"

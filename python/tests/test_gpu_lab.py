@@ -261,3 +261,17 @@ def test_real_h200_collectives_and_report(h200_store, tmp_path):
 
     html = report.write_report(h200_store, tmp_path / "r.html").read_text()
     assert "Fraction of peak" in html and "p2p-ipc" in html and "host-copy" in html
+
+
+def test_fraction_of_peak_counts_sizes_that_failed_validation():
+    """Real records of pml ucx on the H200 lab machine: pinned host -> device bibw validated up to 32 KiB and
+    delivered wrong data from 64 KiB on. The peak comes from validated sizes only, and the row says how many
+    sizes failed, so a library that corrupts data does not pass for one that is merely slow."""
+    st = Store()
+    for f in sorted((H200.parent / "h200-ucx").glob("*.jsonl")):
+        st.ingest(f, validate=records.validator() is not None)
+    t = tables.fraction_of_peak(st)
+    col = {c: i for i, c in enumerate(t.columns)}
+    (row,) = [r for r in t.rows if r[col["memory"]] == "pinned:device"]
+    assert row[col["at size"]] == "32K" and row[col["peak MPI GB/s"]] == pytest.approx(0.534, abs=1e-3)
+    assert row[col["sizes failed validation"]] == 5

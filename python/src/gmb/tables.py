@@ -89,6 +89,13 @@ def fraction_of_peak(store: Store) -> Table:
         key = (p.library, p.benchmark, p.memory, p.strategy, p.path_class)
         if key not in best or p.median > best[key].median:
             best[key] = p
+    # Sizes whose data arrived wrong are not results: the peak is over the sizes that validated, and the
+    # table says how many did not (a library that corrupts large messages must not look merely slow).
+    failed: dict[tuple, set] = {}
+    for b in ("bw", "bibw", "mbw"):
+        for r in store.results(b, status="failed"):
+            key = (r["library"], r["benchmark"], r["memory"], r["strategy"], r["path_class"])
+            failed.setdefault(key, set()).add(r["bytes"])
     rows = []
     for (lib, bench, mem, strat, path), p in sorted(best.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
         send, _, recv = mem.partition(":")
@@ -97,12 +104,14 @@ def fraction_of_peak(store: Store) -> Table:
         rows.append([lib, bench, mem, strat or "", path or "", _size(p.bytes), round(p.median, 3),
                      round(100 * p.median / ceil, 1) if ceil else "", op or "",
                      round(ceil, 2) if ceil else "", round(100 * p.median / nominal, 1) if nominal else "",
-                     nominal if nominal else ""])
+                     nominal if nominal else "", len(failed.get((lib, bench, mem, strat, path), ())) or ""])
     return Table("Fraction of peak", ["library", "benchmark", "memory", "strategy", "path", "at size",
                                       "peak MPI GB/s", "% of ceiling", "ceiling", "ceiling GB/s",
-                                      "% of nominal", "nominal GB/s"], rows,
-                 "Peak = best median over sizes (median of repetitions). Ceiling measured without MPI by the "
-                 "peaks benchmark; bibw is compared with twice the one-way ceiling and nominal rate.")
+                                      "% of nominal", "nominal GB/s", "sizes failed validation"], rows,
+                 "Peak = best median over sizes (median of repetitions) among the sizes whose data validated. "
+                 "Ceiling measured without MPI by the peaks benchmark; bibw is compared with twice the one-way "
+                 "ceiling and nominal rate. 'sizes failed validation': message sizes where the library delivered "
+                 "wrong data (no figure is taken from them).")
 
 
 def collectives_table(store: Store, largest: int = 3) -> Table:
