@@ -30,21 +30,34 @@ class Transfer {
   virtual void complete_all() = 0;
 };
 
+// A strategy says which side copies its messages through a staging buffer, and of which memory:
+// staged-* and pipelined stage GPU-backed buffers (device, managed) through host memory so that MPI
+// sees host memory only; pipelined-gpu relays host or pinned buffers through the rank's own GPU so
+// that MPI moves device memory (its GPU path, e.g. NVLink) instead of host memory. Every other side
+// hands its buffer to MPI as it is (in the same chunks as its peer when the strategy chunks).
 struct StrategyInfo {
   std::string name;
   std::string description;
+  const char* staging_kind = nullptr;  // memory kind of the staging buffers; nullptr: nothing is staged
+  bool relays_host_side = false;       // true: host-memory sides stage; false: GPU-backed sides stage
+  bool chunked = false;                // messages are split into chunks (--chunks, --chunk-size)
+  // Whether a side whose buffers are of `kind` copies through staging buffers.
+  bool stages(const MemoryKind& kind) const { return staging_kind && (relays_host_side ? !kind.gpu_backed : kind.gpu_backed); }
 };
 // The strategies this engine knows, in the order `--help` lists them.
 const std::vector<StrategyInfo>& transfer_strategies();
+// The strategy of that name, or nullptr.
+const StrategyInfo* find_strategy(const std::string& name);
 
-// The strategy and its chunking. Staging strategies apply to GPU-backed buffers (device,
-// managed); a rank whose buffers are host or pinned memory hands them to MPI directly.
+// The strategy and its chunking.
 struct TransferConfig {
   std::string transport = "mpi";  // or "nccl": NCCL moves device buffers (direct strategy only)
   std::string strategy = "direct";
-  int chunks = 4;              // pipelined: chunks per message (when chunk_size is 0)
-  std::size_t chunk_size = 0;  // pipelined: bytes per chunk instead of a chunk count
-  // Chunks a message of `bytes` is split into (1 for everything but pipelined).
+  int chunks = 4;              // chunked strategies: chunks per message (when chunk_size is 0)
+  std::size_t chunk_size = 0;  // chunked strategies: bytes per chunk instead of a chunk count
+  // Whether the strategy splits messages into chunks (pipelined, pipelined-gpu).
+  bool chunked() const;
+  // Chunks a message of `bytes` is split into (1 for a strategy that does not chunk).
   int chunks_for(std::size_t bytes) const;
 };
 

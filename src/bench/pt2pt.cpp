@@ -36,9 +36,9 @@ class PointToPoint : public SizeSweep {
     for (const auto& s : transfer_strategies()) names += (names.empty() ? "" : "|") + s.name;
     p.value({"--strategy"}, names, "how device data reaches MPI (default direct)",
             [this](const std::string& v) { transfer_.strategy = v; });
-    p.value({"--chunks"}, "C[,C...]", "pipelined: chunks per message (default 4); a list sweeps them",
+    p.value({"--chunks"}, "C[,C...]", "pipelined, pipelined-gpu: chunks per message (default 4); a list sweeps them",
             [this](const std::string& v) { chunk_sweep_ = parse_chunk_list(v); });
-    p.value({"--chunk-size"}, "BYTES", "pipelined: bytes per chunk instead of a chunk count",
+    p.value({"--chunk-size"}, "BYTES", "pipelined, pipelined-gpu: bytes per chunk instead of a chunk count",
             [this](const std::string& v) {
               transfer_.chunk_size = parse_size(v);
               if (transfer_.chunk_size == 0) throw UsageError("chunk size must be at least 1 byte");
@@ -67,8 +67,8 @@ class PointToPoint : public SizeSweep {
     if (transfer_.transport == "nccl" && transfer_.strategy != "direct")
       throw UsageError("--strategy " + transfer_.strategy +
                        " applies to the MPI transport; NCCL moves device buffers itself (leave --strategy out)");
-    if (transfer_.strategy != "pipelined" && (!chunk_sweep_.empty() || transfer_.chunk_size))
-      throw UsageError("--chunks and --chunk-size apply to --strategy pipelined only");
+    if (!transfer_.chunked() && (!chunk_sweep_.empty() || transfer_.chunk_size))
+      throw UsageError("--chunks and --chunk-size apply to --strategy pipelined and pipelined-gpu only");
     if (!chunk_sweep_.empty() && transfer_.chunk_size)
       throw UsageError("give either --chunks or --chunk-size, not both");
     if (chunk_sweep_.empty()) chunk_sweep_.push_back(transfer_.chunks);
@@ -82,7 +82,7 @@ class PointToPoint : public SizeSweep {
                  .set("transport", transfer_.transport)
                  .set("strategy", transfer_.strategy);
     if (references_) o.set("references", true);
-    if (transfer_.strategy == "pipelined") {
+    if (transfer_.chunked()) {
       if (transfer_.chunk_size) o.set("chunk_size", transfer_.chunk_size);
       else o.set("chunks", Json::array_of(chunk_sweep_));
     }
@@ -97,7 +97,7 @@ class PointToPoint : public SizeSweep {
     if (placed())
       record.set("placement",
                  Json::object().set("send", placement_name(send_.placement)).set("recv", placement_name(recv_.placement)));
-    if (transfer_.strategy == "pipelined") {
+    if (transfer_.chunked()) {
       if (transfer_.chunk_size) record.set("chunk_size", transfer_.chunk_size);
       record.set("chunks", transfer_.chunks_for(static_cast<std::size_t>(record.find("bytes")->as_number())));
     }
@@ -110,13 +110,15 @@ class PointToPoint : public SizeSweep {
     const MemoryKind* kind = ctx.platform->memory.find(mine);
     if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
     if (transfer_.transport == "nccl") return nccl_problem(ctx, mine);
-    if (transfer_.strategy != "direct") {
-      const MemoryKind* send = ctx.platform->memory.find(send_.kind);
-      const MemoryKind* recv = ctx.platform->memory.find(recv_.kind);
-      if (!send->gpu_backed && !recv->gpu_backed)
-        return "the " + transfer_.strategy + " strategy stages device or managed buffers through host memory; here both sides use '" +
-               send_.kind + "'/'" + recv_.kind + "' (use --strategy direct)";
-    }
+    // A strategy that stages neither side would measure direct under another name.
+    const StrategyInfo* strategy = find_strategy(transfer_.strategy);
+    const MemoryKind& send = ctx.platform->memory.known(send_.kind);
+    const MemoryKind& recv = ctx.platform->memory.known(recv_.kind);
+    if (strategy->staging_kind && !strategy->stages(send) && !strategy->stages(recv))
+      return "the " + transfer_.strategy + " strategy " +
+             (strategy->relays_host_side ? "relays host or pinned buffers through the GPU"
+                                         : "stages device or managed buffers through host memory") +
+             "; here the sides use '" + send_.kind + "'/'" + recv_.kind + "' (use --strategy direct)";
     return strategy_problem(transfer_, *kind, *ctx.platform, *ctx.awareness);
   }
 

@@ -23,9 +23,6 @@ int count_of(std::size_t bytes) {
   return static_cast<int>(bytes);
 }
 
-// The buffer's pointer goes to MPI as it is: the library moves device memory itself. Under the
-// pipelined strategy a host-memory side still splits messages into the same chunks as its
-// GPU-side peer, so that both post matching sends and receives.
 // Calls f(offset, length) for each chunk of a message of `bytes` (one call for 0 bytes).
 template <typename F>
 void for_each_chunk(const TransferConfig& config, std::size_t bytes, F f) {
@@ -38,10 +35,13 @@ void for_each_chunk(const TransferConfig& config, std::size_t bytes, F f) {
   for (std::size_t offset = 0; offset < bytes; offset += chunk) f(offset, std::min(chunk, bytes - offset));
 }
 
+// The buffer's pointer goes to MPI as it is: the library moves device memory itself. Under a
+// chunked strategy a side that does not stage still splits messages into the same chunks as its
+// staging peer, so that both post matching sends and receives.
 class DirectTransfer final : public Transfer {
  public:
   DirectTransfer(MPI_Comm comm, int window, const TransferConfig& config)
-      : comm_(comm), config_(config), chunked_(config.strategy == "pipelined") {
+      : comm_(comm), config_(config), chunked_(config.chunked()) {
     requests_.reserve(static_cast<std::size_t>(2 * window));
   }
 
@@ -88,17 +88,18 @@ class DirectTransfer final : public Transfer {
   std::vector<MPI_Request> requests_;
 };
 
-// Device data staged through host memory, in C chunks per message (staged-*: C = 1).
-// Send side: chunk copies device->host are queued on one stream; each chunk's MPI_Isend is posted
+// Messages copied through staging buffers, in C chunks per message (staged-*: C = 1): device data
+// through host memory (staged-*, pipelined) or host data through the rank's GPU (pipelined-gpu).
+// Send side: chunk copies into staging are queued on one stream; each chunk's MPI_Isend is posted
 // as soon as its copy has finished, so the copy of chunk i+1 overlaps the transfer of chunk i.
 // Receive side: an MPI_Irecv per chunk; as each arrives (in order: same source, tag and
-// communicator), its host->device copy is queued on another stream and overlaps the next chunk.
+// communicator), its copy out of staging is queued on another stream and overlaps the next chunk.
 // Chunks of one message share the tag; MPI's ordering keeps them matched.
 class StagedTransfer final : public Transfer {
  public:
   StagedTransfer(MPI_Comm comm, GpuRuntime& gpu, const MemoryKind& staging_kind, const TransferConfig& config,
                  std::size_t max_bytes, int window)
-      : comm_(comm), gpu_(gpu), config_(config), d2h_(gpu), h2d_(gpu) {
+      : comm_(comm), gpu_(gpu), config_(config), into_staging_(gpu), out_of_staging_(gpu) {
     const std::size_t slot_bytes = std::max<std::size_t>(max_bytes, 1);
     const auto slots = static_cast<std::size_t>(window);
     if (slot_bytes * slots > kStagingLimitBytes)
@@ -129,9 +130,9 @@ class StagedTransfer final : public Transfer {
     auto* staging = static_cast<char*>(send_slots_[next_send_slot_++]->data());
     const auto* source = static_cast<const char*>(b.data());
     for_each_chunk(config_, bytes, [&](std::size_t offset, std::size_t length) {
-      gpu_.copy_async(staging + offset, source + offset, length, d2h_.get());
+      gpu_.copy_async(staging + offset, source + offset, length, into_staging_.get());
       GpuEvent done = take_event();
-      gpu_.record_event(done, d2h_.get());
+      gpu_.record_event(done, into_staging_.get());
       unsent_.push_back({done, staging + offset, length, peer, tag});
     });
     post_finished_sends();
@@ -153,15 +154,15 @@ class StagedTransfer final : public Transfer {
       gpu_.event_synchronize(unsent_.front().copied);
       post_finished_sends();
     }
-    // Receives, in order: copy each chunk to the device as soon as it has arrived.
+    // Receives, in order: copy each chunk out of staging as soon as it has arrived.
     for (auto& chunk : arriving_) {
       GMB_MPI_CHECK(MPI_Wait(&chunk.request, MPI_STATUS_IGNORE));
-      gpu_.copy_async(chunk.target, chunk.staging, chunk.length, h2d_.get());
+      gpu_.copy_async(chunk.target, chunk.staging, chunk.length, out_of_staging_.get());
     }
     arriving_.clear();
     GMB_MPI_CHECK(MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE));
     sends_.clear();
-    gpu_.stream_synchronize(h2d_.get());
+    gpu_.stream_synchronize(out_of_staging_.get());
     next_send_slot_ = next_recv_slot_ = 0;
     next_event_ = 0;
   }
@@ -203,7 +204,7 @@ class StagedTransfer final : public Transfer {
   MPI_Comm comm_;
   GpuRuntime& gpu_;
   TransferConfig config_;
-  StreamOwner d2h_, h2d_;
+  StreamOwner into_staging_, out_of_staging_;
   std::vector<std::unique_ptr<Buffer>> send_slots_, recv_slots_;
   std::size_t next_send_slot_ = 0, next_recv_slot_ = 0;
   std::vector<GpuEvent> events_;
@@ -212,13 +213,6 @@ class StagedTransfer final : public Transfer {
   std::vector<MPI_Request> sends_;
   std::vector<ArrivingChunk> arriving_;
 };
-
-// The host memory kind each staging strategy copies through.
-const char* staging_kind_of(const std::string& strategy) {
-  if (strategy == "staged-pageable") return "host";
-  if (strategy == "staged-pinned" || strategy == "pipelined") return "pinned";
-  return nullptr;
-}
 
 // The NCCL transport: sends and receives enqueued on the communicator's stream. A window is one
 // NCCL group (NCCL matches a pair's messages in order, so tags are not needed); completion is the
@@ -264,8 +258,13 @@ class NcclTransfer final : public Transfer {
 
 }  // namespace
 
+bool TransferConfig::chunked() const {
+  const StrategyInfo* s = find_strategy(strategy);
+  return s && s->chunked;
+}
+
 int TransferConfig::chunks_for(std::size_t bytes) const {
-  if (strategy != "pipelined") return 1;
+  if (!chunked()) return 1;
   if (chunk_size > 0) return static_cast<int>(std::max<std::size_t>(1, (bytes + chunk_size - 1) / chunk_size));
   // Never more chunks than bytes.
   return static_cast<int>(std::clamp<std::size_t>(bytes, 1, static_cast<std::size_t>(chunks)));
@@ -274,11 +273,22 @@ int TransferConfig::chunks_for(std::size_t bytes) const {
 const std::vector<StrategyInfo>& transfer_strategies() {
   static const std::vector<StrategyInfo> strategies = {
       {"direct", "hand the buffer's pointer to MPI (device memory needs a CUDA-aware library)"},
-      {"staged-pageable", "copy device data through pageable host memory, MPI on host memory"},
-      {"staged-pinned", "copy device data through pinned host memory, MPI on host memory"},
-      {"pipelined", "chunked staging through pinned memory: copies of one chunk overlap MPI of another"},
+      {"staged-pageable", "copy device data through pageable host memory, MPI on host memory", "host", false, false},
+      {"staged-pinned", "copy device data through pinned host memory, MPI on host memory", "pinned", false, false},
+      {"pipelined", "chunked staging of device data through pinned memory: copies of one chunk overlap MPI of another",
+       "pinned", false, true},
+      {"pipelined-gpu",
+       "chunked relay of host data through the rank's own GPU: its host<->device copies overlap MPI moving device "
+       "memory (needs a CUDA-aware library)",
+       "device", true, true},
   };
   return strategies;
+}
+
+const StrategyInfo* find_strategy(const std::string& name) {
+  for (const auto& s : transfer_strategies())
+    if (s.name == name) return &s;
+  return nullptr;
 }
 
 std::string strategy_problem(const TransferConfig& config, const MemoryKind& kind, const Platform& platform,
@@ -288,24 +298,31 @@ std::string strategy_problem(const TransferConfig& config, const MemoryKind& kin
     if (refusal.empty()) return "";
     return refusal + ". Use --strategy staged-pinned, staged-pageable or pipelined, or host/pinned buffers.";
   }
+  const StrategyInfo* strategy = find_strategy(config.strategy);
+  if (!strategy) return "unknown transfer strategy '" + config.strategy + "'";
   if (!platform.gpu || !platform.gpu_unavailable_reason.empty())
     return "the " + config.strategy + " strategy copies through a GPU runtime, and there is none: " +
            platform.gpu_unavailable_reason;
-  const char* staging = staging_kind_of(config.strategy);
-  if (!staging) return "unknown transfer strategy '" + config.strategy + "'";
-  if (const MemoryKind* k = platform.memory.find(staging); !k || !k->available())
-    return std::string("the ") + config.strategy + " strategy needs " + staging + " memory, which is not available";
-  return "";
+  const MemoryKind* staging = platform.memory.find(strategy->staging_kind);
+  if (!staging || !staging->available())
+    return "the " + config.strategy + " strategy needs " + strategy->staging_kind + " memory, which is not available";
+  if (!strategy->relays_host_side) return "";
+  // Relaying sides hand MPI device memory, and so do GPU sides: the library must be proven CUDA-aware.
+  const std::string refusal = device_pointer_refusal(strategy->stages(kind) ? *staging : kind, awareness);
+  if (refusal.empty()) return "";
+  return "the " + config.strategy + " strategy moves device memory through MPI: " + refusal +
+         ". Use --strategy pipelined, staged-pinned or staged-pageable, which give MPI host memory only.";
 }
 
 std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm comm, const Platform& platform,
                                         const MemoryKind& kind, std::size_t max_bytes, int window) {
   if (config.transport == "nccl") return std::make_unique<NcclTransfer>(platform.nccl.connect(comm));
-  if (config.strategy == "direct" || !kind.gpu_backed) return std::make_unique<DirectTransfer>(comm, window, config);
-  const char* staging = staging_kind_of(config.strategy);
-  if (!staging || !platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, AwarenessReport{}));
-  return std::make_unique<StagedTransfer>(comm, *platform.gpu, platform.memory.require(staging), config, max_bytes,
-                                          window);
+  const StrategyInfo* strategy = find_strategy(config.strategy);
+  if (!strategy) throw UsageError("unknown transfer strategy '" + config.strategy + "'");
+  if (!strategy->stages(kind)) return std::make_unique<DirectTransfer>(comm, window, config);
+  if (!platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, AwarenessReport{}));
+  return std::make_unique<StagedTransfer>(comm, *platform.gpu, platform.memory.require(strategy->staging_kind), config,
+                                          max_bytes, window);
 }
 
 }  // namespace gmb

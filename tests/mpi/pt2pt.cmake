@@ -27,6 +27,7 @@ gmb_mpi_test(existing_output_refused 2 2 PRECREATE_OUT STDERR "already exists; g
 # build they are refused with the reason (exit 3), never run as something else.
 gmb_mpi_test(strategy_on_host_unsupported 2 3 STATUS unsupported STDERR "unsupported: (the staged-pinned strategy (stages device|copies through a GPU runtime))" ARGS bw --strategy staged-pinned --sizes 1K --out OUT)
 gmb_mpi_test(pipelined_device_unsupported 2 3 STATUS unsupported STDERR "unsupported: " ARGS bw --strategy pipelined --chunks 2,4 --send device --recv device --sizes 1K --out OUT)
-gmb_mpi_test(bad_strategy 2 2 STDERR "unknown transfer strategy 'zero-copy' \\(accepted: direct, staged-pageable, staged-pinned, pipelined\\)" ARGS bw --strategy zero-copy --out OUT)
-gmb_mpi_test(chunks_without_pipelined 2 2 STDERR "--chunks and --chunk-size apply to --strategy pipelined only" ARGS bw --chunks 4 --out OUT)
+gmb_mpi_test(pipelined_gpu_host_only_unsupported 2 3 STATUS unsupported STDERR "unsupported: the pipelined-gpu strategy copies through a GPU runtime" ARGS bw --strategy pipelined-gpu --chunks 2 --sizes 1K --out OUT)
+gmb_mpi_test(bad_strategy 2 2 STDERR "unknown transfer strategy 'zero-copy' \\(accepted: direct, staged-pageable, staged-pinned, pipelined, pipelined-gpu\\)" ARGS bw --strategy zero-copy --out OUT)
+gmb_mpi_test(chunks_without_pipelined 2 2 STDERR "--chunks and --chunk-size apply to --strategy pipelined and pipelined-gpu only" ARGS bw --chunks 4 --out OUT)
 gmb_mpi_test(bad_chunks 2 2 STDERR "--chunks: bad chunk count '0'" ARGS bw --strategy pipelined --chunks 4,0 --out OUT)
