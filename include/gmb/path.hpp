@@ -14,10 +14,12 @@ namespace gmb {
 struct RankFacts {
   std::string host;
   std::string gpu_uuid, gpu_pci;  // empty without a GPU
+  int numa = -1;                  // NUMA node of the rank's CPU binding; -1: spans nodes or unknown
+  int gpu_numa = -1;              // NUMA node the GPU is attached to; -1: unknown
 };
 
 struct PathInfo {
-  std::string path_class;  // same-gpu, nvlink, pcie, peer, host-device, host, inter-node
+  std::string path_class;  // same-gpu, nvlink, pcie, peer, host-device, host, cross-socket, inter-node
   std::string link;        // detail, e.g. "NV18 (NVLink 4)"
   double nominal_GBps = 0; // per direction; 0 when unknown
   Json to_json() const;

@@ -2,13 +2,19 @@
 // "achievable peak" every MPI figure is compared with. Copies are timed with GPU events while a
 // busy kernel holds the stream, so that the copies are all queued before the clock starts and
 // launch/queuing gaps are not measured (nvbandwidth's method).
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include "gmb/benchmark.hpp"
 #include "gmb/error.hpp"
+#include "gmb/numa.hpp"
 #include "gmb/stats.hpp"
 
 namespace gmb {
@@ -17,6 +23,8 @@ namespace {
 
 // Long enough to enqueue the copies of one sample behind it.
 constexpr double kHoldSeconds = 2e-3;
+// Threads of the host copy by default: enough to saturate a socket's memory channels.
+constexpr int kMaxHostThreads = 32;
 
 class Peaks final : public Benchmark {
  public:
@@ -25,7 +33,7 @@ class Peaks final : public Benchmark {
             [this](const std::string& v) { samples_ = parse_positive_int(v, "sample count"); });
     p.value({"--copies"}, "N", "copies per sample (default 8)",
             [this](const std::string& v) { copies_ = parse_positive_int(v, "copy count"); });
-    p.value({"--host-threads"}, "N", "threads for the host-memory copy (default: the CPUs this rank may use, up to 16)",
+    p.value({"--host-threads"}, "N", "threads for the host-memory copy (default: the CPUs of the NUMA node, up to 32)",
             [this](const std::string& v) { host_threads_ = parse_positive_int(v, "thread count"); });
   }
   void configure(const std::vector<std::string>& positionals, int, const Platform&) override {
@@ -45,11 +53,13 @@ class Peaks final : public Benchmark {
     int exit_code = kExitOk;
     for (const auto bytes : ctx.settings->sizes) {
       bytes_ = std::max<std::size_t>(bytes, 1);
-      host_copy();
+      medians_.clear();
+      host_bandwidth();
       const std::string why_not = agree_on_reason(ctx.comm, ctx.platform->gpu_unavailable_reason);
       if (!why_not.empty()) {
         if (ctx.rank == 0) emit_unsupported("gpu-copies", why_not);
         exit_code = kExitUnsupported;
+        print_matrices();
         continue;
       }
       // One rank at a time, so that ranks sharing a host do not compete for its links.
@@ -60,6 +70,7 @@ class Peaks final : public Benchmark {
       if (ctx.rank == 0) peer_copies_in_one_process();
       GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
       ipc_copies_between_ranks();
+      print_matrices();
     }
     return exit_code;
   }
@@ -95,19 +106,62 @@ class Peaks final : public Benchmark {
                       .set("time_us", summarize_transformed(seconds, [](double s) { return s * 1e6; }).to_json())
                       .set("bandwidth_GBps", summarize_transformed(seconds, [&](double s) { return bytes_ / s / 1e9; }).to_json())
                       .set("path", path.to_json())
-                      .set("metrics", Json::object().set("pair", pair).set("rank", ctx_->rank));
+                      .set("metrics", Json::object().set("pair", pair));
     sink_->write_result(record);
+    medians_[operation][pair] = bytes_ / summarize(seconds).median / 1e9;
   }
 
-  void emit_unsupported(const std::string& operation, const std::string& reason) {
-    sink_->write_result(unsupported_record(*ctx_, bytes_, reason).set("operation", operation));
+  void emit_unsupported(const std::string& operation, const std::string& reason, const PathInfo* path = nullptr) {
+    Json record = unsupported_record(*ctx_, bytes_, reason).set("operation", operation);
+    if (path) record.set("path", path->to_json());
+    sink_->write_result(record);
   }
 
   // Results are written by rank 0; other ranks send theirs there.
   void report(const std::string& operation, const std::string& pair, const std::vector<double>& seconds,
               const PathInfo& path, const std::string& method) {
     if (ctx_->rank == 0) emit(operation, pair, seconds, path, method);
-    else pending_.push_back({operation, pair, seconds, path, method});
+    else pending_.push_back({operation, pair, seconds, path, method, ""});
+  }
+  void report_unsupported(const std::string& operation, const std::string& reason, const PathInfo& path) {
+    if (ctx_->rank == 0) emit_unsupported(operation, reason, &path);
+    else pending_.push_back({operation, "", {}, path, "", reason});
+  }
+
+  // The readable view of this size's records: one matrix per copy family (rows: source, columns:
+  // destination; host-copy: rows are the NUMA node whose CPUs copy, columns the node holding the memory),
+  // median GB/s, as nvbandwidth prints them.
+  void print_matrices() {
+    if (ctx_->rank != 0) return;
+    for (const auto& [operation, cells] : medians_) {
+      std::vector<std::string> rows, columns;
+      auto add = [](std::vector<std::string>& list, const std::string& v) {
+        if (std::find(list.begin(), list.end(), v) == list.end()) list.push_back(v);
+      };
+      for (const auto& [pair, value] : cells) {
+        const auto arrow = pair.find("->");
+        add(rows, pair.substr(0, arrow));
+        add(columns, arrow == std::string::npos ? operation : pair.substr(arrow + 2));
+      }
+      std::size_t width = 9;
+      for (const auto& v : rows) width = std::max(width, v.size() + 1);
+      for (const auto& v : columns) width = std::max(width, v.size() + 1);
+      auto cell = [&](const std::string& text) { return std::string(width - std::min(width, text.size()), ' ') + text; };
+      sink_->note(operation + ", median GB/s at " + std::to_string(bytes_) + " bytes (rows: source, columns: destination)");
+      std::string header = cell("");
+      for (const auto& c : columns) header += cell(c);
+      sink_->note(header);
+      for (const auto& r : rows) {
+        std::string line = cell(r);
+        for (const auto& c : columns) {
+          const auto it = cells.find(c == operation ? r : r + "->" + c);
+          char value[32];
+          std::snprintf(value, sizeof value, "%.1f", it == cells.end() ? 0.0 : it->second);
+          line += cell(it == cells.end() ? "-" : value);
+        }
+        sink_->note(line);
+      }
+    }
   }
 
   void flush_pending_to_rank0() {
@@ -117,13 +171,16 @@ class Peaks final : public Benchmark {
       GMB_MPI_CHECK(MPI_Bcast(&count, 1, MPI_INT, r, ctx_->comm));
       for (int k = 0; k < count; ++k) {
         Pending p = ctx_->rank == r ? pending_[static_cast<std::size_t>(k)] : Pending{};
-        for (std::string* field : {&p.operation, &p.pair, &p.path.path_class, &p.path.link, &p.method}) *field = bcast(*field, r);
+        for (std::string* field : {&p.operation, &p.pair, &p.path.path_class, &p.path.link, &p.method, &p.reason})
+          *field = bcast(*field, r);
         int n = static_cast<int>(p.seconds.size());
         GMB_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, r, ctx_->comm));
         p.seconds.resize(static_cast<std::size_t>(n));
         GMB_MPI_CHECK(MPI_Bcast(p.seconds.data(), n, MPI_DOUBLE, r, ctx_->comm));
         GMB_MPI_CHECK(MPI_Bcast(&p.path.nominal_GBps, 1, MPI_DOUBLE, r, ctx_->comm));
-        if (ctx_->rank == 0) emit(p.operation, p.pair, p.seconds, p.path, p.method);
+        if (ctx_->rank != 0) continue;
+        if (p.reason.empty()) emit(p.operation, p.pair, p.seconds, p.path, p.method);
+        else emit_unsupported(p.operation, p.reason, &p.path);
       }
     }
     pending_.clear();
@@ -235,41 +292,112 @@ class Peaks final : public Benchmark {
     flush_pending_to_rank0();
   }
 
-  // STREAM-like copy of host memory by several threads (each thread copies its own slice).
-  void host_copy() {
-    if (ctx_->rank == 0) {
-      int threads = host_threads_;
-      if (threads == 0) threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 16);
-      auto a = kind("host").allocate(bytes_);
-      auto b = kind("host").allocate(bytes_);
-      auto copy_once = [&] {
-        std::vector<std::thread> pool;
-        const std::size_t slice = (bytes_ + threads - 1) / threads;
-        for (int t = 0; t < threads; ++t) {
-          const std::size_t off = std::min(bytes_, slice * t), len = std::min(slice, bytes_ - off);
-          pool.emplace_back([&, off, len] { std::memcpy(static_cast<char*>(b->data()) + off, static_cast<char*>(a->data()) + off, len); });
-        }
-        for (auto& th : pool) th.join();
-      };
-      copy_once();  // first touch of every page
-      std::vector<double> seconds;
-      for (int s = 0; s < samples_; ++s) {
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int c = 0; c < copies_; ++c) copy_once();
-        seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / copies_);
+  // STREAM-like copy of host memory by several threads (each thread copies its own slice), on the
+  // first rank of every host: for every NUMA node with CPUs (who copies) and every node with memory
+  // (where both buffers live), so that local and cross-socket host bandwidth are both measured.
+  void host_bandwidth() {
+    const auto& me = ctx_->ranks[static_cast<std::size_t>(ctx_->rank)];
+    bool first_on_host = true;
+    for (int r = 0; r < ctx_->rank; ++r) first_on_host = first_on_host && ctx_->ranks[static_cast<std::size_t>(r)].host != me.host;
+    if (first_on_host) {
+      std::vector<NumaNode> nodes = numa_nodes();
+      if (nodes.empty()) {  // no NUMA information: one node with every online CPU
+        NumaNode all{0, {}, true};
+        for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN); ++c) all.cpus.push_back(static_cast<int>(c));
+        nodes.push_back(all);
       }
-      emit("host-copy", std::to_string(threads) + " threads, rank 0's NUMA placement", seconds,
-           PathInfo{"host", "host memory, first-touch placement", 0},
-           "host clock around memcpy by " + std::to_string(threads) + " threads (bytes copied; read+write traffic is twice that)");
+      const bool one_node = nodes.size() == 1;
+      for (const auto& cpu_node : nodes) {
+        if (cpu_node.cpus.empty()) continue;
+        for (const auto& memory_node : nodes)
+          if (memory_node.has_memory) host_copy(me.host, cpu_node, memory_node, one_node);
+      }
     }
-    GMB_MPI_CHECK(MPI_Barrier(ctx_->comm));
+    flush_pending_to_rank0();
   }
+
+  void host_copy(const std::string& host, const NumaNode& cpu_node, const NumaNode& memory_node, bool one_node) {
+    // The node's CPUs, whatever the launcher bound this rank to: the ceiling is the node's, not one core's.
+    const std::vector<int>& cpus = cpu_node.cpus;
+    const int threads = host_threads_ ? host_threads_ : std::clamp(static_cast<int>(cpus.size()), 1, kMaxHostThreads);
+    const std::string pair = "numa" + std::to_string(cpu_node.id) + "->numa" + std::to_string(memory_node.id);
+    const bool local = cpu_node.id == memory_node.id;
+    const std::string operation = local ? "host-copy" : "host-copy-remote";
+    const PathInfo path{local ? "host" : "cross-socket",
+                        local ? "host memory on NUMA node " + std::to_string(memory_node.id)
+                              : "CPUs of NUMA node " + std::to_string(cpu_node.id) + ", memory on node " + std::to_string(memory_node.id),
+                        0};
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    const std::size_t length = (bytes_ + page - 1) / page * page;
+    MappedHostMemory a(length), b(length);
+    std::string problem = a.error.empty() ? b.error : a.error;
+    if (problem.empty() && !one_node) {
+      problem = bind_memory_to_node(a.data, length, memory_node.id);
+      if (problem.empty()) problem = bind_memory_to_node(b.data, length, memory_node.id);
+    }
+    if (!problem.empty()) {
+      report_unsupported(operation, pair + " on " + host + ": " + problem, path);
+      return;
+    }
+    std::string bind_problem;
+    auto copy_once = [&] {
+      std::vector<std::thread> pool;
+      const std::size_t slice = (bytes_ + threads - 1) / threads;
+      std::vector<std::string> errors(static_cast<std::size_t>(threads));
+      for (int t = 0; t < threads; ++t) {
+        const std::size_t off = std::min(bytes_, slice * t), len = std::min(slice, bytes_ - off);
+        pool.emplace_back([&, t, off, len] {
+          errors[static_cast<std::size_t>(t)] = bind_this_thread(cpus);
+          std::memcpy(static_cast<char*>(b.data) + off, static_cast<char*>(a.data) + off, len);
+        });
+      }
+      for (auto& th : pool) th.join();
+      for (const auto& e : errors)
+        if (!e.empty()) bind_problem = e;
+    };
+    std::memset(a.data, 1, length);  // first touch of every page (placed by the binding above)
+    copy_once();
+    if (!bind_problem.empty()) {
+      report_unsupported(operation, pair + " on " + host + ": " + bind_problem, path);
+      return;
+    }
+    std::vector<double> seconds;
+    for (int s = 0; s < samples_; ++s) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int c = 0; c < copies_; ++c) copy_once();
+      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / copies_);
+    }
+    report(operation, pair, seconds, path,
+           "host clock around memcpy by " + std::to_string(threads) + " threads bound to NUMA node " +
+               std::to_string(cpu_node.id) + ", both buffers on node " + std::to_string(memory_node.id) + " (" + host +
+               "; bytes copied: read+write traffic is twice that)");
+  }
+
+  // Anonymous pages, so that they can be bound to a NUMA node before the first touch.
+  struct MappedHostMemory {
+    explicit MappedHostMemory(std::size_t bytes) : length(bytes) {
+      data = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (data == MAP_FAILED) {
+        data = nullptr;
+        error = "mmap of " + std::to_string(length) + " bytes failed: " + std::strerror(errno);
+      }
+    }
+    ~MappedHostMemory() {
+      if (data) munmap(data, length);
+    }
+    MappedHostMemory(const MappedHostMemory&) = delete;
+    MappedHostMemory& operator=(const MappedHostMemory&) = delete;
+    void* data = nullptr;
+    std::size_t length;
+    std::string error;
+  };
 
   struct Pending {
     std::string operation, pair;
     std::vector<double> seconds;
     PathInfo path;
     std::string method;
+    std::string reason;  // not empty: an unsupported result
   };
 
   int samples_ = 10, copies_ = 8, host_threads_ = 0;
@@ -277,6 +405,7 @@ class Peaks final : public Benchmark {
   Context* ctx_ = nullptr;
   RecordSink* sink_ = nullptr;
   std::vector<Pending> pending_;
+  std::map<std::string, std::map<std::string, double>> medians_;  // rank 0: operation -> pair -> GB/s
 };
 
 const Registration peaks_registration({"peaks", "native copy ceilings: host<->device, device, peer (CE, SM, IPC), host memory",

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "gmb/error.hpp"
+#include "gmb/numa.hpp"
 
 extern char** environ;
 
@@ -77,12 +78,13 @@ std::vector<std::vector<std::string>> gather_fields(MPI_Comm comm, const std::ve
 std::vector<RankFacts> gather_rank_facts(MPI_Comm comm, const Platform& platform) {
   GpuInfo gpu;
   if (platform.gpu && platform.gpu_unavailable_reason.empty()) gpu = platform.gpu->current_device();
-  const std::vector<std::string> mine = {hostname(), gpu.uuid, gpu.pci_bus_id};
-  auto all = gather_fields(comm, mine);
+  const std::vector<std::string> mine = {hostname(), gpu.uuid, gpu.pci_bus_id, std::to_string(this_process_numa_node()),
+                                         std::to_string(gpu.pci_bus_id.empty() ? -1 : pci_numa_node(gpu.pci_bus_id))};
+  const auto all = gather_fields(comm, mine);
   // Rank 0 packs everyone's facts and broadcasts them: every rank can classify paths.
   std::string packed;
-  for (const auto& f : all) packed += std::to_string(f[0].size()) + ":" + f[0] + std::to_string(f[1].size()) + ":" +
-                                      f[1] + std::to_string(f[2].size()) + ":" + f[2];
+  for (const auto& f : all)
+    for (const auto& item : f) packed += std::to_string(item.size()) + ":" + item;
   packed = broadcast_string(comm, packed, 0);
   std::vector<RankFacts> facts;
   std::size_t pos = 0;
@@ -98,6 +100,8 @@ std::vector<RankFacts> gather_rank_facts(MPI_Comm comm, const Platform& platform
     f.host = next();
     f.gpu_uuid = next();
     f.gpu_pci = next();
+    f.numa = std::stoi(next());
+    f.gpu_numa = std::stoi(next());
     facts.push_back(std::move(f));
   }
   return facts;
@@ -143,7 +147,8 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
   if (ctx.platform->gpu && ctx.platform->gpu_unavailable_reason.empty()) gpu = ctx.platform->gpu->current_device();
   const std::vector<std::string> mine = {hostname(), std::to_string(local.rank), local.source, cpu_binding(),
                                          std::to_string(gpu.index), gpu.name, gpu.uuid, gpu.pci_bus_id,
-                                         std::to_string(gpu.memory_bytes)};
+                                         std::to_string(gpu.memory_bytes), std::to_string(this_process_numa_node()),
+                                         std::to_string(gpu.pci_bus_id.empty() ? -1 : pci_numa_node(gpu.pci_bus_id))};
   const auto all = gather_fields(ctx.comm, mine);
   if (ctx.rank != 0) return Json::object();
 
@@ -157,7 +162,8 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                      .set("name", f[5])
                      .set("uuid", f[6])
                      .set("pci_bus_id", f[7])
-                     .set("memory_bytes", static_cast<long long>(std::stoull(f[8])));
+                     .set("memory_bytes", static_cast<long long>(std::stoull(f[8])))
+                     .set("numa_node", std::stoi(f[10]) >= 0 ? Json(std::stoi(f[10])) : Json(nullptr));
     }
     ranks.push(Json::object()
                    .set("rank", static_cast<int>(r))
@@ -165,6 +171,7 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                    .set("local_rank", std::max(0, std::stoi(f[1])))
                    .set("local_rank_source", f[2].empty() ? "none" : f[2])
                    .set("cpu_binding", f[3])
+                   .set("numa_node", std::stoi(f[9]) >= 0 ? Json(std::stoi(f[9])) : Json(nullptr))
                    .set("gpu", gpu_json));
   }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cuda_check.hpp"
+#include "gmb/pci_topology.hpp"
 #include "gpu_runtime.hpp"
 #include "nvml_links.hpp"
 #include "pattern_kernels.hpp"
@@ -174,7 +175,9 @@ GpuLink CudaRuntime::link_between(const std::string& pci_a, const std::string& p
   }
   int can = 0;
   GMB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
-  return {can ? "peer" : "pcie", can ? "peer access (link type unknown: NVML not available)" : "no peer access", 0};
+  const std::string where = pcie_common_ancestor(pci_a, pci_b);
+  const std::string tree = where.empty() ? "" : "; PCIe common ancestor (sysfs): " + where;
+  return {can ? "peer" : "pcie", (can ? "peer access (link type unknown: NVML not available)" : "no peer access") + tree, 0};
 }
 
 std::unique_ptr<UnifiedMemoryCounter> CudaRuntime::unified_memory_counter(std::string* reason) {

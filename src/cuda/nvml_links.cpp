@@ -1,5 +1,7 @@
 #include "nvml_links.hpp"
 
+#include "gmb/pci_topology.hpp"
+
 #include <dlfcn.h>
 
 #include <cctype>
@@ -31,6 +33,7 @@ struct Nvml {
   nvmlReturn_t (*remote_pci)(nvmlDevice_t, unsigned, nvmlPciInfo_t*) = nullptr;
   nvmlReturn_t (*link_version)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
   nvmlReturn_t (*p2p_status)(nvmlDevice_t, nvmlDevice_t, int, int*) = nullptr;
+  nvmlReturn_t (*common_ancestor)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
   bool ok = false;
 };
 
@@ -45,6 +48,7 @@ const Nvml& nvml() {
     n.remote_pci = reinterpret_cast<decltype(n.remote_pci)>(dlsym(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2"));
     n.link_version = reinterpret_cast<decltype(n.link_version)>(dlsym(h, "nvmlDeviceGetNvLinkVersion"));
     n.p2p_status = reinterpret_cast<decltype(n.p2p_status)>(dlsym(h, "nvmlDeviceGetP2PStatus"));
+    n.common_ancestor = reinterpret_cast<decltype(n.common_ancestor)>(dlsym(h, "nvmlDeviceGetTopologyCommonAncestor"));
     n.ok = n.init && n.by_pci && n.link_state && n.remote_pci && n.init() == NVML_SUCCESS;
     return n;
   }();
@@ -111,11 +115,16 @@ GpuLink nvml_link_between(const std::string& pci_a, const std::string& pci_b) {
   // Through NVSwitch the links end at the switch: NVML's P2P status says whether the pair talks over
   // NVLink, and all of the GPU's active links carry the traffic.
   nvmlDevice_t b;
+  const bool have_b = n.by_pci(pci_b.c_str(), &b) == NVML_SUCCESS;
   int status = -1;
-  if (active_links > 0 && n.p2p_status && n.by_pci(pci_b.c_str(), &b) == NVML_SUCCESS &&
+  if (active_links > 0 && n.p2p_status && have_b &&
       n.p2p_status(a, b, NVML_P2P_CAPS_INDEX_NVLINK, &status) == NVML_SUCCESS && status == NVML_P2P_STATUS_OK)
     return {"nvlink", "NV" + std::to_string(active_links) + nvlink + " through NVSwitch", active_links * per_link_GBps(version)};
-  return {"pcie", "no NVLink between the pair (NVML)", 0};
+  // PCIe: where the two meet in the tree (nvidia-smi topo's PIX, PXB, PHB, NODE, SYS).
+  int level = -1;
+  std::string where;
+  if (have_b && n.common_ancestor && n.common_ancestor(a, b, &level) == NVML_SUCCESS) where = pcie_level_description(level);
+  return {"pcie", "no NVLink between the pair (NVML)" + (where.empty() ? "" : "; PCIe common ancestor: " + where), 0};
 }
 
 }  // namespace gmb::cuda

@@ -37,6 +37,27 @@ TEST(Path, HostSidesAndNodes) {
   EXPECT_EQ(classify_path(gpu0, true, other_host, true, recorded_links).path_class, "inter-node");
 }
 
+// Host memory follows its rank's CPU binding: ranks on different NUMA nodes cross sockets.
+TEST(Path, CrossSocketFromNumaNodes) {
+  RankFacts socket0 = gpu0, socket1 = gpu1;
+  socket0.numa = 0;
+  socket1.numa = 1;
+  socket0.gpu_numa = 0;
+  socket1.gpu_numa = 1;
+  const PathInfo cross = classify_path(socket0, false, socket1, false, recorded_links);
+  EXPECT_EQ(cross.path_class, "cross-socket");
+  EXPECT_EQ(cross.link, "host memory of ranks bound to NUMA node 0 and NUMA node 1");
+  EXPECT_EQ(classify_path(socket0, false, socket0, false, recorded_links).link, "host memory on NUMA node 0");
+  // Unbound ranks (numa -1) stay "host": nothing says they cross.
+  EXPECT_EQ(classify_path(gpu0, false, socket1, false, recorded_links).path_class, "host");
+  // Host to device keeps its class; the link says whether the GPU sits on the other socket.
+  const PathInfo far = classify_path(socket0, false, socket1, true, recorded_links);
+  EXPECT_EQ(far.path_class, "host-device");
+  EXPECT_EQ(far.link, "host memory on NUMA node 0, GPU attached to NUMA node 1 (crosses sockets)");
+  EXPECT_EQ(classify_path(socket1, true, socket1, false, recorded_links).link,
+            "host memory on NUMA node 1, GPU attached to NUMA node 1");
+}
+
 TEST(Path, NoGpuRuntimeOrNoGpu) {
   EXPECT_EQ(classify_path(gpu0, true, gpu1, true, nullptr).path_class, "unknown");
   EXPECT_EQ(classify_path(RankFacts{"node1", "", ""}, true, gpu1, true, recorded_links).path_class, "unknown");
