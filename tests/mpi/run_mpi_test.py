@@ -2,8 +2,8 @@
 """Runs one gmb-bench launch and checks it: exit status, an optional stderr pattern, and every
 record of the output file against the JSON Schema. Used by ctest (tests/CMakeLists.txt).
 
-  run_mpi_test.py --mpiexec M --np N --exit E --schema S --workdir D [--stderr REGEX]
-                  [--expect-records K] [--expect-status ok|unsupported|failed] -- gmb-bench ARGS...
+  run_mpi_test.py --mpiexec M --np N --exit E --schema S --workdir D [--stderr REGEX] [--stdout REGEX]
+                  [--expect-status ok|unsupported|failed] -- gmb-bench ARGS...
 
 The literal argument OUT in ARGS is replaced by a fresh records path inside --workdir; the
 checker then requires that file to hold a valid context line followed by result lines.
@@ -63,6 +63,7 @@ def main():
     parser.add_argument("--schema", required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--stderr")
+    parser.add_argument("--stdout")
     parser.add_argument("--expect-status")
     parser.add_argument("--timeout", type=int, default=240)
     parser.add_argument("--precreate-out", action="store_true",
@@ -91,6 +92,8 @@ def main():
         fail(f"exit status {proc.returncode}, expected {args.expect_exit}")
     if args.stderr and not re.search(args.stderr, proc.stderr):
         fail(f"stderr does not match /{args.stderr}/")
+    if args.stdout and not re.search(args.stdout, proc.stdout):
+        fail(f"stdout does not match /{args.stdout}/")
     if args.precreate_out:
         with open(out_path) as f:
             if f.read() != sentinel:

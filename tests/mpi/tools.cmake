@@ -1,7 +1,7 @@
 # doctor: Debian's Open MPI and MPICH are not CUDA-aware, and doctor must say so from their own
 # queries (no device pointer is ever handed to them).
-gmb_mpi_test(doctor_not_aware 2 0 STATUS ok ARGS doctor --out OUT)
-gmb_mpi_test(doctor_single_rank 1 0 STATUS ok ARGS doctor --out OUT)
+gmb_mpi_test(doctor_not_aware 2 0 STATUS ok STDOUT "GPU awareness: not aware \\(the library's own queries say it has no CUDA support\\)" ARGS doctor --out OUT)
+gmb_mpi_test(doctor_single_rank 1 0 STATUS ok STDOUT "GPU awareness: not aware" ARGS doctor --out OUT)
 # peaks on a host-only machine: the host-memory copy runs, GPU copies are reported unsupported.
-gmb_mpi_test(peaks_host_only 2 3 ARGS peaks --sizes 4M --samples 3 --copies 2 --out OUT)
+gmb_mpi_test(peaks_host_only 2 3 STDOUT "host-copy, median GB/s" ARGS peaks --sizes 4M --samples 3 --copies 2 --out OUT)
 gmb_mpi_test(peaks_bad_option 1 2 STDERR "peaks takes no positional arguments" ARGS peaks extra)
