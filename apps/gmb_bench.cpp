@@ -190,7 +190,8 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   std::unique_ptr<RecordSink> sink;
   std::string sink_error;
   try {
-    sink = std::make_unique<RecordSink>(ctx.rank == 0 ? settings.out_path : "", settings.format);
+    sink = std::make_unique<RecordSink>(ctx.rank == 0 ? settings.out_path : "",
+                                        ctx.rank == 0 ? settings.format : StdoutFormat::none);
   } catch (const UsageError& e) {
     sink_error = e.what();
   }

@@ -11,7 +11,9 @@
 
 namespace gmb {
 
-enum class StdoutFormat { table, json };
+// What a rank prints on stdout: the table view, the records as JSON Lines, or nothing (every rank but
+// rank 0, which speaks for the job).
+enum class StdoutFormat { table, json, none };
 
 struct TableColumn {
   std::string title;

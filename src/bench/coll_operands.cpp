@@ -1,10 +1,12 @@
 // Operands of a collective (shared by `coll` and `nbc`): options, memory kinds per role, buffers,
 // and validation images written and read through the host.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "gmb/collectives.hpp"
 #include "gmb/error.hpp"
+#include "gmb/known_issues.hpp"
 
 namespace gmb::coll {
 
@@ -38,6 +40,9 @@ void Operands::add_options(ArgParser& p) {
   p.flag({"--in-place"}, "pass MPI_IN_PLACE where the standard allows it for the operation", &in_place_);
   p.value({"--dtype"}, "float|double|int", "element type of reductions, summed with MPI_SUM (default float)",
           [this](const std::string& v) { dtype_text_ = parse_choice(v, {"float", "double", "int"}, "data type"); });
+  p.flag({"--run-known-crashes"},
+         "run calls this MPI library is known to crash in (refused by default, with the reason: docs/collectives.md)",
+         &run_known_crashes_);
 }
 
 void Operands::add_transport_option(ArgParser& p) {
@@ -52,6 +57,7 @@ void Operands::configure(const std::vector<std::string>& positionals, int world_
                      ", a comma-separated list of them, or all), got " + std::to_string(positionals.size()) +
                      " positional arguments");
   ops_.clear();
+  nonblocking_ = benchmark == "nbc";
   if (positionals[0] == "all") {
     for (const auto& c : collectives()) ops_.push_back(&c);
   } else {
@@ -146,6 +152,27 @@ std::string Operands::unsupported_reason(const Context& ctx) const {
   return refusal.empty() ? "" : refusal + ". Use host or pinned buffers.";
 }
 
+std::string Operands::known_crash_here(const Context& ctx, std::size_t bytes) const {
+  static const LibraryVersion library = [] {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+    int length = 0;
+    GMB_MPI_CHECK(MPI_Get_library_version(text, &length));
+    return parse_library_version(text);
+  }();
+  CollectiveCallFacts call;
+  call.call = nonblocking_ ? op_->nonblocking_name : op_->blocking_name;
+  call.nonblocking = nonblocking_;
+  call.reduction = op_->reduction;
+  call.device_memory = op_->has_data && (ctx.platform->memory.known(spec_root_.kind).gpu_memory ||
+                                         ctx.platform->memory.known(spec_others_.kind).gpu_memory);
+  call.in_place = in_place_;
+  call.root = root_;
+  call.bytes = bytes;
+  const char* ucc = std::getenv("OMPI_MCA_coll_ucc_enable");
+  call.ucc_enabled = ucc && std::string(ucc) == "1";
+  return known_crash(library, call);
+}
+
 double Operands::op_bytes_for(const Collective& c, Dtype t, std::size_t bytes, int ranks) {
   const std::uint64_t total = bytes / dtype_size(t);
   return static_cast<double>(c.layout(total, 0, ranks, 0, false).op_elems) * static_cast<double>(dtype_size(t));
@@ -157,6 +184,8 @@ void Operands::setup(const Context& ctx, std::size_t bytes) {
   ranks_ = ctx.size;
   total_ = op_->has_data ? bytes / dtype_size(dtype_) : 0;
   layout_ = op_->layout(total_, rank_, ranks_, root_, in_place_);  // may throw Unsupported (int counts)
+  if (transport_ == "mpi" && !run_known_crashes_)
+    if (std::string crash = known_crash_here(ctx, bytes); !crash.empty()) throw Unsupported(crash);
   args_ = CallArgs{};
   args_.layout = &layout_;
   args_.type = dtype_mpi(dtype_);

@@ -61,6 +61,10 @@ void on_crash(int signal, siginfo_t* info, void* context) {
 
 void install_crash_report(const std::string& where) {
   copy_text(g_where, sizeof g_where, "gmb-bench: FATAL on " + where);
+  // The first backtrace() loads libgcc_s (dlopen, malloc): do it now, not inside the signal handler,
+  // where a fault taken under the malloc lock would turn the crash into a hang.
+  void* warm[1];
+  backtrace(warm, 1);
   for (std::size_t k = 0; k < sizeof kSignals / sizeof kSignals[0]; ++k) {
     struct sigaction action {};
     action.sa_sigaction = on_crash;

@@ -15,10 +15,16 @@ gmb_mpi_test(coll_one_op 3 0 STATUS ok ARGS coll alltoallv ${GMB_COLL_QUICK})
 gmb_mpi_test(nbc_op_list 3 0 STATUS ok ARGS nbc bcast,gatherv,barrier ${GMB_NBC_QUICK})
 
 # In place (every operation that allows it), a root other than 0, other data types.
-# MPICH 4.0.2 crashes in MPI_Reduce with MPI_IN_PLACE at a root other than 0 from 4 KiB on (it
-# copies from the MPI_IN_PLACE address; reproduced with a 10-line C program): in-place reduce is
-# tested at root 0, the other rooted in-place operations at other roots.
 gmb_mpi_test(coll_in_place_reduce_3 3 0 STATUS ok ARGS coll reduce --in-place --root 0 ${GMB_COLL_QUICK})
+# MPICH 4.0 crashes in MPI_Reduce with MPI_IN_PLACE at a root other than 0 from 4 KiB on (it copies
+# from the MPI_IN_PLACE address; reproduced with a 10-line C program): gmb refuses those sizes with the
+# reason (gmb/known_issues.hpp) and still runs the smaller ones; other libraries run them all.
+if(MPI_C_LIBRARY_VERSION_STRING MATCHES "MPICH Version:[ \t]*4\\.0\\.")
+  gmb_mpi_test(coll_in_place_reduce_root_1 2 3 STDOUT "(?s)1000 B .*ok \\(validation passed\\).*64 KiB .*unsupported: MPICH 4\\.0\\.[0-9]+ crashes in MPI_Reduce with MPI_IN_PLACE"
+               ARGS coll reduce --in-place --root 1 --sizes 1000,64K --iters 2 --warmup 1 --validate)
+else()
+  gmb_mpi_test(coll_in_place_reduce_root_1 2 0 STATUS ok ARGS coll reduce --in-place --root 1 --sizes 1000,64K --iters 2 --warmup 1 --validate --out OUT)
+endif()
 gmb_mpi_test(coll_in_place_3 3 0 STATUS ok ARGS coll allreduce,gather,gatherv,allgather,allgatherv,scatter,scatterv,alltoall,alltoallv,reduce_scatter,reduce_scatter_block --in-place --root 2 ${GMB_COLL_QUICK})
 gmb_mpi_test(coll_in_place_4 4 0 STATUS ok ARGS coll allreduce,gather,gatherv,allgather,allgatherv,scatter,scatterv,alltoall,alltoallv,reduce_scatter,reduce_scatter_block --in-place --root 1 --dtype double ${GMB_COLL_QUICK})
 gmb_mpi_test(nbc_in_place_3 3 0 STATUS ok ARGS nbc reduce,allreduce,gather,gatherv,allgather,allgatherv,scatter,scatterv,alltoall,alltoallv,reduce_scatter,reduce_scatter_block --in-place --dtype int ${GMB_NBC_QUICK})

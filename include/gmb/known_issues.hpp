@@ -1,0 +1,34 @@
+// Defects of MPI libraries that kill the process (a crash inside the library, not a slow or wrong
+// result), as data: gmb refuses such a configuration with the reason (status unsupported, exit 3)
+// instead of running it into a segfault, unless --run-known-crashes asks to try it anyway (e.g. to
+// find out whether a new release fixed it). Each entry says where it was seen.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gmb {
+
+struct LibraryVersion {
+  std::string family;  // "Open MPI", "MPICH", "" (unknown)
+  int major = -1, minor = -1, patch = -1;
+};
+// From MPI_Get_library_version's text, e.g. "Open MPI v5.0.7, package: ..." or "MPICH Version:\t4.0.2".
+LibraryVersion parse_library_version(const std::string& text);
+
+// One collective call about to be made.
+struct CollectiveCallFacts {
+  std::string call;       // "MPI_Iallreduce"
+  bool nonblocking = false;
+  bool reduction = false;
+  bool device_memory = false;  // some rank hands the library device memory
+  bool in_place = false;       // --in-place asked for
+  int root = 0;
+  std::uint64_t bytes = 0;
+  bool ucc_enabled = false;    // Open MPI's coll/ucc asked for (OMPI_MCA_coll_ucc_enable=1): it reduces on the GPU
+};
+
+// Why this call is known to crash `library`, or "".
+std::string known_crash(const LibraryVersion& library, const CollectiveCallFacts& call);
+
+}  // namespace gmb

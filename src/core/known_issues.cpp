@@ -1,0 +1,42 @@
+#include "gmb/known_issues.hpp"
+
+#include <cstdio>
+#include <regex>
+
+namespace gmb {
+
+LibraryVersion parse_library_version(const std::string& text) {
+  LibraryVersion v;
+  std::smatch m;
+  static const std::regex open_mpi(R"(Open MPI v(\d+)\.(\d+)(?:\.(\d+))?)");
+  static const std::regex mpich(R"(MPICH Version:\s*(\d+)\.(\d+)(?:\.(\d+))?)");
+  if (std::regex_search(text, m, open_mpi)) v.family = "Open MPI";
+  else if (std::regex_search(text, m, mpich)) v.family = "MPICH";
+  else return v;
+  v.major = std::stoi(m[1]);
+  v.minor = std::stoi(m[2]);
+  v.patch = m[3].matched ? std::stoi(m[3]) : 0;
+  return v;
+}
+
+std::string known_crash(const LibraryVersion& library, const CollectiveCallFacts& call) {
+  const std::string version = library.family + " " + std::to_string(library.major) + "." + std::to_string(library.minor) +
+                              "." + std::to_string(library.patch);
+  // Open MPI up to 5.0: non-blocking collectives go through coll/libnbc, which applies reductions on
+  // the CPU; coll/accelerator stages device buffers for the blocking reductions only.
+  if (library.family == "Open MPI" && (library.major < 5 || (library.major == 5 && library.minor == 0)) &&
+      call.nonblocking && call.reduction && call.device_memory && !call.ucc_enabled)
+    return version + " applies the reduction of " + call.call +
+           " on the CPU (coll/libnbc), which reads device memory as host memory: the process dies with SIGSEGV in "
+           "NBC_Progress (seen with Open MPI 5.0.7, pml ob1 and ucx, on H200). Use pinned or host buffers, "
+           "OMPI_MCA_coll_ucc_enable=1 where Open MPI has UCC, or --run-known-crashes to try it anyway";
+  // MPICH 4.0: MPI_Reduce with MPI_IN_PLACE at a root other than 0 reads from the MPI_IN_PLACE address.
+  if (library.family == "MPICH" && library.major == 4 && library.minor == 0 && call.call == "MPI_Reduce" &&
+      call.in_place && call.root != 0 && call.bytes >= 4096)
+    return version + " crashes in MPI_Reduce with MPI_IN_PLACE at a root other than 0 from 4 KiB on (it copies from "
+           "the MPI_IN_PLACE address; seen with Debian's MPICH 4.0.2, ch4:ucx). Use --root 0, no --in-place, or "
+           "--run-known-crashes to try it anyway";
+  return "";
+}
+
+}  // namespace gmb

@@ -1,0 +1,76 @@
+#include <gtest/gtest.h>
+
+#include "gmb/known_issues.hpp"
+
+using namespace gmb;
+
+TEST(KnownIssues, ParsesLibraryVersions) {
+  const LibraryVersion ompi = parse_library_version("Open MPI v5.0.7, package: Open MPI root@lab Distribution, ident: 5.0.7");
+  EXPECT_EQ(ompi.family, "Open MPI");
+  EXPECT_EQ(ompi.major, 5);
+  EXPECT_EQ(ompi.minor, 0);
+  EXPECT_EQ(ompi.patch, 7);
+  const LibraryVersion mpich = parse_library_version("MPICH Version:\t4.0.2\nMPICH Release date:\tThu Apr  7 12:34:45 CDT 2022");
+  EXPECT_EQ(mpich.family, "MPICH");
+  EXPECT_EQ(mpich.minor, 0);
+  EXPECT_EQ(mpich.patch, 2);
+  EXPECT_EQ(parse_library_version("Intel(R) MPI Library 2021.10").family, "");
+}
+
+namespace {
+CollectiveCallFacts iallreduce_on_device() {
+  CollectiveCallFacts c;
+  c.call = "MPI_Iallreduce";
+  c.nonblocking = c.reduction = c.device_memory = true;
+  c.bytes = 1024;
+  return c;
+}
+}  // namespace
+
+// Open MPI up to 5.0 reduces non-blocking collectives on the CPU (coll/libnbc): device memory crashes.
+TEST(KnownIssues, OpenMpiNonBlockingReductionOnDevice) {
+  const LibraryVersion v507 = parse_library_version("Open MPI v5.0.7");
+  const std::string reason = known_crash(v507, iallreduce_on_device());
+  EXPECT_NE(reason.find("Open MPI 5.0.7 applies the reduction of MPI_Iallreduce on the CPU"), std::string::npos) << reason;
+  EXPECT_NE(known_crash(parse_library_version("Open MPI v4.1.6"), iallreduce_on_device()), "");
+  CollectiveCallFacts c = iallreduce_on_device();
+  c.device_memory = false;  // pinned or host buffers: fine
+  EXPECT_EQ(known_crash(v507, c), "");
+  c = iallreduce_on_device();
+  c.reduction = false;  // ibcast, ialltoall: nothing to reduce
+  EXPECT_EQ(known_crash(v507, c), "");
+  c = iallreduce_on_device();
+  c.nonblocking = false;  // MPI_Allreduce: coll/accelerator stages it
+  EXPECT_EQ(known_crash(v507, c), "");
+  c = iallreduce_on_device();
+  c.ucc_enabled = true;
+  EXPECT_EQ(known_crash(v507, c), "");
+  EXPECT_EQ(known_crash(parse_library_version("Open MPI v5.1.0"), iallreduce_on_device()), "");
+  EXPECT_EQ(known_crash(parse_library_version("MPICH Version: 4.2.0"), iallreduce_on_device()), "");
+}
+
+TEST(KnownIssues, MpichInPlaceReduceAtAnotherRoot) {
+  const LibraryVersion mpich = parse_library_version("MPICH Version:\t4.0.2");
+  CollectiveCallFacts c;
+  c.call = "MPI_Reduce";
+  c.reduction = c.in_place = true;
+  c.root = 1;
+  c.bytes = 4096;
+  EXPECT_NE(known_crash(mpich, c).find("MPICH 4.0.2 crashes in MPI_Reduce with MPI_IN_PLACE"), std::string::npos);
+  c.bytes = 4095;
+  EXPECT_EQ(known_crash(mpich, c), "");
+  c.bytes = 1 << 20;
+  c.root = 0;
+  EXPECT_EQ(known_crash(mpich, c), "");
+  c.root = 1;
+  c.in_place = false;
+  EXPECT_EQ(known_crash(mpich, c), "");
+  c.in_place = true;
+  c.call = "MPI_Ireduce";
+  c.nonblocking = true;
+  EXPECT_EQ(known_crash(mpich, c), "");
+  c.call = "MPI_Reduce";
+  c.nonblocking = false;
+  EXPECT_EQ(known_crash(parse_library_version("MPICH Version: 4.1.2"), c), "");
+  EXPECT_EQ(known_crash(parse_library_version("Open MPI v4.1.4"), c), "");
+}
