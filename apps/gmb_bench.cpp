@@ -163,6 +163,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   auto finish = [&](int code) {
     int worst = code;
     GMB_MPI_CHECK(MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    platform.nccl.disconnect_all();
     GMB_MPI_CHECK(MPI_Finalize());
     return worst;
   };

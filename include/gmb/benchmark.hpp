@@ -108,8 +108,18 @@ class SizeSweep : public Benchmark {
   // Adds what identifies the configuration (memory kinds, strategy, window ...) to every record,
   // unsupported ones included, so that a refused point still says what was refused.
   virtual void describe_configuration(Json& record) const { (void)record; }
+  // Managed placements (METHODOLOGY launch-cost compensation): the kernel-launch time of the device
+  // touches inside one timed iteration of *this* rank (its own touch of what it received, and a peer's
+  // touch it waits for). The runner removes it from this rank's samples before taking the slowest
+  // rank, and records the raw figures next to the compensated ones. 0: nothing to remove.
+  virtual double launch_in_my_iteration(std::size_t bytes) const { (void)bytes; return 0; }
+  // Whether records carry "compensation" (managed placements; also when there is nothing to remove).
+  virtual bool compensates_launch_cost() const { return false; }
+  // How the launch cost is removed, for the record's "compensation.formula".
+  virtual std::string compensation_formula() const { return ""; }
   // Adds the measured fields to a result record (time_us, bandwidth ...); called on rank 0 only.
-  // `seconds` holds one sample per entry: seconds per iteration, the slowest rank's.
+  // `seconds` holds one sample per entry: seconds per iteration, the slowest rank's (compensated
+  // where launch_in_my_iteration says so).
   virtual void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) = 0;
   // Untimed: release what setup() allocated.
   virtual void teardown() {}

@@ -168,9 +168,9 @@ class Operands {
   bool uses_managed() const { return managed_; }  // a placeable kind: count page faults
   void place_buffers();
   void settle_received();
-  // The launch cost of the device touches in one call: the longest among receiving ranks placed on
-  // the device (their touches run at the same time).
-  double timed_launch_seconds(const LaunchCost& cost) const;
+  // The launch cost of the device touch inside this rank's call: its own, when it receives and is
+  // placed on the device (receiving ranks touch at the same time and wait for nobody).
+  double launch_in_my_call(const LaunchCost& cost) const;
 
   const Collective& op() const { return *op_; }
   const std::string& transport() const { return transport_; }

@@ -55,32 +55,42 @@ struct LaunchCost {
 // usable GPU or an available placeable memory kind.
 LaunchCost measure_launch_cost(MPI_Comm comm, const Platform& platform, const std::vector<RankFacts>& ranks, int rank);
 
-// Compensation arithmetic (METHODOLOGY): the launch cost on one iteration's critical path.
-// Device touches that run one after another (the two receivers of a ping-pong) add up; touches that
-// run at the same time on different ranks (after a window, after a collective) count once: the
-// longest.
-double launch_time_on_path(const std::vector<double>& touch_costs, bool sequential);
+// Collective over ctx.comm: "" when the managed memory every rank is about to allocate (`bytes` on
+// this rank) fits in the free memory of the GPU it shares with other ranks; otherwise why not. The
+// allocator's own guard sees one process; ranks sharing a GPU would together oversubscribe it.
+struct Context;
+std::string shared_gpu_managed_problem(const Context& ctx, std::size_t bytes);
 
-// Samples with `launch_seconds` removed from each. Not applied (the raw samples are returned, with
-// the reason) when some sample is not longer than what would be removed: a figure that would be
-// zero or negative is noise, not a measurement.
+// Compensation arithmetic (METHODOLOGY): which launches one rank's timed iteration contains.
+// Point-to-point pairs: a rank's own device touch of what it received, plus its peer's when it waits
+// for it (a ping-pong's first sender waits for the reply, a bw sender for the acknowledgement, both
+// sent after the peer's touch); in bibw both touch after the window at once and nobody waits.
+enum class PairPattern { ping_pong, one_way_window, both_ways_window };
+double pair_launch_in_iteration(PairPattern pattern, bool sender, Placement mine, Placement peer, double own_cost,
+                                double peer_cost);
+
+// Compensated samples: `raw_slowest[k]` is sample k's slowest rank, `compensated_slowest[k]` the
+// slowest after each rank removed its own launch time (empty: nothing to remove). Not applied (the
+// raw samples are returned, with the reason) when a compensated sample is not positive: a figure
+// that would be zero or negative is noise, not a measurement.
 struct Compensated {
   std::vector<double> seconds;
   bool applied = false;
+  double subtracted_seconds = 0;  // median over samples of raw - compensated
   std::string note;
 };
-Compensated compensate(const std::vector<double>& raw_seconds, double launch_seconds);
+Compensated compensate_per_rank(const std::vector<double>& raw_slowest, const std::vector<double>& compensated_slowest);
 
 // A result record's "compensation": applied, formula, every rank's launch cost, what was subtracted
 // per iteration, and the note. The caller adds the raw figures (raw_time_us, ...).
-Json compensation_json(const Compensated& compensated, double launch_seconds, const LaunchCost& cost,
-                       const std::string& formula);
+Json compensation_json(const Compensated& compensated, const LaunchCost& cost, const std::string& formula);
 
-// Collective over `comm`: runs `iteration` `iterations` times with the unified-memory counters on
-// (untimed), and returns on rank 0 the per-iteration counts, summed over ranks and per rank:
-// {"status": "counted", ...}; or {"status": "unsupported", "reason": ...} when any rank cannot
-// count (`counter` null with `unavailable_reason`, or CUPTI refused). Other ranks get null.
+// Collective over `comm`: runs `iterations` iterations, each `untimed` then `timed`, counting page
+// faults and migrations during `timed` only (what the measurement times), and returns on rank 0 the
+// per-iteration counts, summed over ranks and per rank: {"status": "counted", ...}; or
+// {"status": "unsupported", "reason": ...} when any rank cannot count (`counter` null with
+// `unavailable_reason`, or CUPTI refused). Other ranks get null.
 Json count_page_faults(MPI_Comm comm, UnifiedMemoryCounter* counter, const std::string& unavailable_reason,
-                       int iterations, const std::function<void()>& iteration);
+                       int iterations, const std::function<void()>& untimed, const std::function<void()>& timed);
 
 }  // namespace gmb

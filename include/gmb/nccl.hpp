@@ -50,6 +50,9 @@ struct NcclSupport {
 
   bool available() const { return unavailable_reason.empty(); }
   std::shared_ptr<NcclComm> connect(MPI_Comm comm) const;
+  // Finalizes and destroys every communicator this process connected (collective over each); called
+  // before MPI_Finalize, so that NCCL's teardown still has MPI and a failure is reported.
+  void disconnect_all() const;
 
  private:
   // A cache, not state a caller sees: connecting twice gives the same communicator.
@@ -57,7 +60,7 @@ struct NcclSupport {
 };
 
 // Fills platform.nccl: implemented by src/nccl/ when NCCL was found at configure time, else by
-// src/core/nccl_absent.cpp (unavailable, saying why). Called by register_modules.
+// src/nonccl/nccl_module.cpp (unavailable, saying why). Called by register_modules.
 void register_nccl(Platform& platform);
 
 // What NCCL offers for each operation of the collectives table (one place, used by the checks and

@@ -7,6 +7,7 @@
 #include "gmb/collectives.hpp"
 #include "gmb/error.hpp"
 #include "gmb/known_issues.hpp"
+#include "gmb/managed.hpp"
 
 namespace gmb::coll {
 
@@ -183,7 +184,21 @@ void Operands::setup(const Context& ctx, std::size_t bytes) {
   rank_ = ctx.rank;
   ranks_ = ctx.size;
   total_ = op_->has_data ? bytes / dtype_size(dtype_) : 0;
-  layout_ = op_->layout(total_, rank_, ranks_, root_, in_place_);  // may throw Unsupported (int counts)
+  std::string problem;
+  try {
+    layout_ = op_->layout(total_, rank_, ranks_, root_, in_place_);  // throws Unsupported for counts beyond int
+  } catch (const Unsupported& e) {
+    problem = e.what();
+  }
+  // Collective (every rank takes part when managed memory is used): ranks sharing a GPU must not
+  // oversubscribe it together.
+  if (managed_ && op_->has_data) {
+    const bool mine_managed = ctx.platform->memory.known(my_spec(rank_).kind).placeable;
+    const std::size_t managed_bytes =
+        problem.empty() && mine_managed ? (layout_.send_elems + layout_.recv_elems) * dtype_size(dtype_) + 2 : 0;
+    if (std::string guard = shared_gpu_managed_problem(ctx, managed_bytes); problem.empty()) problem = guard;
+  }
+  if (!problem.empty()) throw Unsupported(problem);
   if (transport_ == "mpi" && !run_known_crashes_)
     if (std::string crash = known_crash_here(ctx, bytes); !crash.empty()) throw Unsupported(crash);
   args_ = CallArgs{};
@@ -261,13 +276,10 @@ void Operands::settle_received() {
   if (receives_) recv_->place(my_spec(rank_).placement, layout_.recv_elems * dtype_size(dtype_));
 }
 
-double Operands::timed_launch_seconds(const LaunchCost& cost) const {
+double Operands::launch_in_my_call(const LaunchCost& cost) const {
   if (!op_->has_data || total_ == 0 || !cost.measured()) return 0;  // no data: no kernel is launched
-  std::vector<double> touches;
-  for (int r = 0; r < ranks_; ++r)
-    if (my_spec(r).placement == Placement::device && !op_->received(total_, r, ranks_, root_, in_place_).empty())
-      touches.push_back(cost.seconds.at(static_cast<std::size_t>(r)));
-  return launch_time_on_path(touches, false);
+  const bool touches = receives_ && my_spec(rank_).placement == Placement::device;
+  return touches ? cost.seconds.at(static_cast<std::size_t>(rank_)) : 0;
 }
 
 void Operands::teardown() {

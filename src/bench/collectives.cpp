@@ -66,21 +66,18 @@ class BlockingCollective final : public SizeSweep {
   void teardown() override { operands_.teardown(); }
   void describe_configuration(Json& record) const override { operands_.describe_configuration(record, ranks_); }
 
+  // Managed placements: each receiving rank placed on the device touches what it received, at the
+  // same time as the others and waiting for nobody: its own launch is in its time, no one else's.
+  double launch_in_my_iteration(std::size_t) const override { return operands_.launch_in_my_call(launch_cost_); }
+  bool compensates_launch_cost() const override { return operands_.placed(); }
+  std::string compensation_formula() const override {
+    return "per rank, call time - its own t_kernel_launch when it receives and is placed on the device (it touches what "
+           "it received once, after the call), then the slowest rank";
+  }
+
   void describe_result(Json& record, std::size_t, const std::vector<double>& seconds) override {
     const coll::Collective& op = operands_.op();
-    // With managed placements the figures come from the compensated samples; the raw ones are kept.
-    std::vector<double> used = seconds;
-    Json compensation;
-    if (operands_.placed()) {
-      const double launch = operands_.timed_launch_seconds(launch_cost_);
-      const Compensated c = compensate(seconds, launch);
-      used = c.seconds;
-      compensation = compensation_json(c, launch, launch_cost_,
-                                       "time_us = call time - the longest t_kernel_launch of the receiving ranks placed on "
-                                       "the device (each touches what it received once, at the same time)");
-      compensation.set("raw_time_us", summarize_transformed(seconds, [](double s) { return s * 1e6; }).to_json());
-    }
-    record.set("time_us", summarize_transformed(used, [](double s) { return s * 1e6; }).to_json());
+    record.set("time_us", summarize_transformed(seconds, [](double s) { return s * 1e6; }).to_json());
     Json metrics = Json::object().set("call", operands_.call_name());
     metrics.set("time_us", operands_.transport() == "nccl"
                                ? "time per call, slowest rank; a sample's calls are stream-ordered and synchronised "
@@ -89,17 +86,14 @@ class BlockingCollective final : public SizeSweep {
     if (op.has_data) {
       const double bytes = operands_.op_bytes();
       const double factor = op.busbw_factor(ranks_);
-      record.set("bandwidth_GBps", summarize_transformed(used, [&](double s) { return bytes / s / 1e9; }).to_json());
-      record.set("busbw_GBps", summarize_transformed(used, [&](double s) { return bytes / s / 1e9 * factor; }).to_json());
-      if (!compensation.is_null())
-        compensation.set("raw_bandwidth_GBps", summarize_transformed(seconds, [&](double s) { return bytes / s / 1e9; }).to_json());
+      record.set("bandwidth_GBps", summarize_transformed(seconds, [&](double s) { return bytes / s / 1e9; }).to_json());
+      record.set("busbw_GBps", summarize_transformed(seconds, [&](double s) { return bytes / s / 1e9 * factor; }).to_json());
       metrics.set("op_bytes", bytes)
           .set("busbw_factor", factor)
           .set("bandwidth_GBps", "algbw = op_bytes / time (docs/collectives.md: size convention)")
           .set("busbw_GBps", "algbw * busbw_factor (nccl-tests factors)");
     }
     record.set("metrics", metrics);
-    if (!compensation.is_null()) record.set("compensation", compensation);
   }
 
  private:

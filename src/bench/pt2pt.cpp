@@ -129,6 +129,9 @@ class PointToPoint : public SizeSweep {
     const MemorySpec measured_send = send_, measured_recv = recv_;
     const bool measured_faults = counts_faults_;
     counts_faults_ = false;
+    // The references are timed like the placements (one iteration per sample, after a barrier), so that
+    // MD-MD next to DD compares memory, not timing protocols.
+    one_iteration_per_sample_ = placed();
     for (const char* kind : {"host", "device"}) {
       send_ = recv_ = MemorySpec{kind, Placement::none};
       if (ctx.rank == 0) sink.note(std::string("reference: ") + kind + " - " + kind);
@@ -140,10 +143,17 @@ class PointToPoint : public SizeSweep {
     send_ = measured_send;
     recv_ = measured_recv;
     counts_faults_ = measured_faults;
+    one_iteration_per_sample_ = false;
     return exit_code;
   }
 
   void setup(const Context& ctx, std::size_t bytes) override {
+    // Collective, before anything can throw: ranks sharing a GPU must not oversubscribe it together.
+    if (counts_faults_) {
+      const bool mine_managed = ctx.platform->memory.known(spec_of(ctx.rank, ctx.size).kind).placeable;
+      const std::string problem = shared_gpu_managed_problem(ctx, mine_managed ? 2 * std::max<std::size_t>(bytes, 1) : 0);
+      if (!problem.empty()) throw Unsupported(problem);
+    }
     const MemoryKind& kind = ctx.platform->memory.require(spec_of(ctx.rank, ctx.size).kind);
     bytes_ = bytes;
     comm_ = ctx.comm;
@@ -165,7 +175,7 @@ class PointToPoint : public SizeSweep {
   // Managed placements: both buffers are where this rank's placement says before every iteration,
   // untimed (METHODOLOGY: the migration before the send does not count). The receive buffer is
   // placed too, so that every message lands in memory that starts where the placement says.
-  bool needs_pre_iteration() const override { return placed(); }
+  bool needs_pre_iteration() const override { return placed() || one_iteration_per_sample_; }
   void pre_iteration() override {
     send_buffer_->place(placement_, bytes_);
     recv_buffer_->place(placement_, bytes_);
@@ -196,10 +206,8 @@ class PointToPoint : public SizeSweep {
   // Whether a side's receive buffer gets data (checked by --validate; touched when placed).
   virtual bool side_receives(bool sender_side) const { return !sender_side; }
   bool receives() const { return side_receives(sender_); }
-  // Whether the receivers' device touches run one after another (ping-pong) or at the same time.
-  virtual bool touches_in_sequence() const { return false; }
-  // How the launch cost is removed, for the record (docs/methodology.md "Managed memory placements").
-  virtual const char* compensation_formula() const = 0;
+  // Who receives and who waits for whom in one iteration (which launches a rank's time contains).
+  virtual PairPattern pair_pattern() const { return PairPattern::one_way_window; }
 
   const MemorySpec& spec_of(int rank, int size) const { return rank < size / 2 ? send_ : recv_; }
   bool placed() const { return send_.placement != Placement::none || recv_.placement != Placement::none; }
@@ -211,20 +219,16 @@ class PointToPoint : public SizeSweep {
     if (placement_ != Placement::none) recv_buffer_->place(placement_, bytes_);
   }
 
-  // The kernel-launch time of the device touches in one timed iteration: the ranks whose placement
-  // is device and that receive, added up or the longest (touches_in_sequence). An empty message
-  // launches no kernel.
-  double timed_launch_seconds(std::size_t bytes) const {
+  // The kernel-launch time of the device touches inside this rank's timed iteration (an empty
+  // message launches no kernel).
+  double launch_in_my_iteration(std::size_t bytes) const override {
     if (bytes == 0 || !launch_cost_.measured()) return 0;
-    std::vector<double> touches;
-    for (int r = 0; r < size_; ++r) {
-      const bool sender_side = r < size_ / 2;
-      const MemorySpec& spec = sender_side ? send_ : recv_;
-      if (spec.placement == Placement::device && side_receives(sender_side))
-        touches.push_back(launch_cost_.seconds[static_cast<std::size_t>(r)]);
-    }
-    return launch_time_on_path(touches, touches_in_sequence());
+    const MemorySpec& peer_spec = spec_of(peer_, size_);
+    return pair_launch_in_iteration(pair_pattern(), sender_, placement_, peer_spec.placement,
+                                    launch_cost_.seconds[static_cast<std::size_t>(rank_)],
+                                    launch_cost_.seconds[static_cast<std::size_t>(peer_)]);
   }
+  bool compensates_launch_cost() const override { return placed(); }
 
   // W non-blocking sends from the sender side, W receives on the other, then a 4-byte ack back.
   void one_way_window() {
@@ -243,27 +247,11 @@ class PointToPoint : public SizeSweep {
   void add_path(Json& record) const { record.set("path", path_.to_json()); }
 
   // time_us (each sample times `time_scale`) and, when `bytes_per_iteration` > 0, bandwidth_GBps.
-  // With managed placements the figures come from the compensated samples; "compensation" says what
-  // was removed and keeps the raw figures, so nothing is hidden. Returns the samples used.
-  std::vector<double> set_figures(Json& record, std::size_t bytes, const std::vector<double>& seconds, double time_scale,
-                   double bytes_per_iteration) const {
-    auto put = [&](Json& into, const std::vector<double>& samples, const char* time_key, const char* bandwidth_key) {
-      into.set(time_key, summarize_transformed(samples, [&](double s) { return s * time_scale * 1e6; }).to_json());
-      if (bytes_per_iteration > 0)
-        into.set(bandwidth_key,
-                 summarize_transformed(samples, [&](double s) { return bytes_per_iteration / s / 1e9; }).to_json());
-    };
-    if (!placed()) {
-      put(record, seconds, "time_us", "bandwidth_GBps");
-      return seconds;
-    }
-    const double launch = timed_launch_seconds(bytes);
-    const Compensated compensated = compensate(seconds, launch);
-    put(record, compensated.seconds, "time_us", "bandwidth_GBps");
-    Json compensation = compensation_json(compensated, launch, launch_cost_, compensation_formula());
-    put(compensation, seconds, "raw_time_us", "raw_bandwidth_GBps");
-    record.set("compensation", compensation);
-    return compensated.seconds;
+  void set_figures(Json& record, const std::vector<double>& seconds, double time_scale, double bytes_per_iteration) const {
+    record.set("time_us", summarize_transformed(seconds, [&](double s) { return s * time_scale * 1e6; }).to_json());
+    if (bytes_per_iteration > 0)
+      record.set("bandwidth_GBps",
+                 summarize_transformed(seconds, [&](double s) { return bytes_per_iteration / s / 1e9; }).to_json());
   }
 
   // One sweep of the sizes per chunk count (a single pass unless --chunks lists several).
@@ -291,6 +279,7 @@ class PointToPoint : public SizeSweep {
   std::string send_text_ = "host", recv_text_ = "host";  // as given; parsed by configure()
   MemorySpec send_, recv_;
   bool references_ = false;
+  bool one_iteration_per_sample_ = false;  // references measured next to managed placements
   bool counts_faults_ = false;  // a side uses managed memory
   TransferConfig transfer_;
   std::vector<int> chunk_sweep_;
@@ -324,10 +313,10 @@ class Latency : public PointToPoint {
       channel_->send(*send_buffer_, bytes_, peer_, kDataTag);
     }
   }
-  void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
+  void describe_result(Json& record, std::size_t, const std::vector<double>& seconds) override {
     add_path(record);
     // One iteration is a round trip: one-way latency is half of it.
-    set_figures(record, bytes, seconds, 0.5, 0);
+    set_figures(record, seconds, 0.5, 0);
     record.set("metrics", Json::object().set("time_us", "one-way latency = round trip / 2"));
   }
 
@@ -335,10 +324,10 @@ class Latency : public PointToPoint {
   bool windowed() const override { return false; }
   bool side_receives(bool) const override { return true; }
   // Rank 1 touches after its receive, then replies; rank 0 touches after the reply arrives.
-  bool touches_in_sequence() const override { return true; }
-  const char* compensation_formula() const override {
+  PairPattern pair_pattern() const override { return PairPattern::ping_pong; }
+  std::string compensation_formula() const override {
     return "time_us = (round trip - the t_kernel_launch of each rank placed on the device, both touch after their "
-           "receive) / 2; MD-MD: (round trip - 2 t_kernel_launch) / 2";
+           "receive; rank 0 waits for rank 1's touch) / 2; MD-MD: (round trip - 2 t_kernel_launch) / 2";
   }
 };
 
@@ -360,14 +349,14 @@ class Bandwidth final : public PointToPoint {
   void iterate() override { one_way_window(); }
   void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
     add_path(record);
-    set_figures(record, bytes, seconds, 1, static_cast<double>(bytes) * window_);
+    set_figures(record, seconds, 1, static_cast<double>(bytes) * window_);
     record.set("metrics", Json::object().set("time_us", "time per window").set("bandwidth_GBps", "bytes * window / time, 1e9 bytes/s"));
   }
 
  protected:
-  const char* compensation_formula() const override {
+  std::string compensation_formula() const override {
     return "time_us = window time - t_kernel_launch of the receiver when placed on the device (it touches once, after "
-           "the window); bandwidth_GBps = bytes * window / time_us";
+           "the window, before the acknowledgement the sender waits for); bandwidth_GBps = bytes * window / time_us";
   }
 };
 
@@ -385,15 +374,17 @@ class BiBandwidth final : public PointToPoint {
   }
   void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
     add_path(record);
-    set_figures(record, bytes, seconds, 1, 2.0 * static_cast<double>(bytes) * window_);
+    set_figures(record, seconds, 1, 2.0 * static_cast<double>(bytes) * window_);
     record.set("metrics", Json::object().set("time_us", "time per window").set("bandwidth_GBps", "2 * bytes * window / time, 1e9 bytes/s"));
   }
 
  protected:
   bool side_receives(bool) const override { return true; }
-  const char* compensation_formula() const override {
-    return "time_us = window time - the longest t_kernel_launch of the ranks placed on the device (each touches once "
-           "after the window, at the same time); bandwidth_GBps = 2 * bytes * window / time_us";
+  PairPattern pair_pattern() const override { return PairPattern::both_ways_window; }
+  std::string compensation_formula() const override {
+    return "per rank, window time - its own t_kernel_launch when placed on the device (each touches once after the "
+           "window, at the same time, waiting for nobody), then the slowest rank; bandwidth_GBps = 2 * bytes * window / "
+           "time_us";
   }
 };
 
@@ -405,9 +396,9 @@ class MultiPairBandwidth final : public PointToPoint {
   void iterate() override { one_way_window(); }
   void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
     add_path(record);
-    const auto used = set_figures(record, bytes, seconds, 1, static_cast<double>(bytes) * window_ * pairs_);
+    set_figures(record, seconds, 1, static_cast<double>(bytes) * window_ * pairs_);
     const double messages = static_cast<double>(window_) * pairs_;
-    record.set("message_rate_Mps", summarize_transformed(used, [&](double s) { return messages / s / 1e6; }).to_json());
+    record.set("message_rate_Mps", summarize_transformed(seconds, [&](double s) { return messages / s / 1e6; }).to_json());
     record.set("metrics", Json::object()
                               .set("time_us", "time per window, slowest pair")
                               .set("bandwidth_GBps", "pairs * bytes * window / time, aggregate")
@@ -415,9 +406,9 @@ class MultiPairBandwidth final : public PointToPoint {
   }
 
  protected:
-  const char* compensation_formula() const override {
-    return "time_us = window time - the longest t_kernel_launch of the receivers placed on the device (they touch at the "
-           "same time); bandwidth_GBps = pairs * bytes * window / time_us";
+  std::string compensation_formula() const override {
+    return "per pair, window time - t_kernel_launch of the receiver when placed on the device (before the "
+           "acknowledgement its sender waits for), then the slowest rank; bandwidth_GBps = pairs * bytes * window / time_us";
   }
 };
 

@@ -131,32 +131,58 @@ LaunchCost measure_launch_cost(MPI_Comm comm, const Platform& platform, const st
   return cost;
 }
 
-double launch_time_on_path(const std::vector<double>& touch_costs, bool sequential) {
-  double total = 0;
-  for (double c : touch_costs) total = sequential ? total + c : std::max(total, c);
-  return total;
+std::string shared_gpu_managed_problem(const Context& ctx, std::size_t bytes) {
+  const auto mine = static_cast<unsigned long long>(bytes);
+  std::vector<unsigned long long> all(static_cast<std::size_t>(ctx.size));
+  GMB_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, ctx.comm));
+  if (bytes == 0 || !ctx.platform->gpu) return "";
+  const RankFacts& me = ctx.ranks.at(static_cast<std::size_t>(ctx.rank));
+  unsigned long long together = 0;
+  int sharing = 0;
+  for (int r = 0; r < ctx.size; ++r) {
+    const RankFacts& other = ctx.ranks.at(static_cast<std::size_t>(r));
+    if (other.host != me.host || other.gpu_uuid != me.gpu_uuid) continue;
+    together += all[static_cast<std::size_t>(r)];
+    ++sharing;
+  }
+  const std::size_t free_bytes = ctx.platform->gpu->free_memory();
+  if (together <= free_bytes) return "";
+  return "refusing to allocate " + std::to_string(together) + " bytes of managed memory for the " + std::to_string(sharing) +
+         " rank(s) on GPU " + me.gpu_pci + ": it has " + std::to_string(free_bytes) +
+         " bytes free; oversubscribed managed memory measures eviction, not MPI";
 }
 
-Compensated compensate(const std::vector<double>& raw_seconds, double launch_seconds) {
+double pair_launch_in_iteration(PairPattern pattern, bool sender, Placement mine, Placement peer, double own_cost,
+                                double peer_cost) {
+  auto receives = [&](bool is_sender) { return pattern != PairPattern::one_way_window || !is_sender; };
+  const bool own_touch = mine == Placement::device && receives(sender);
+  const bool peer_touch = peer == Placement::device && receives(!sender);
+  const bool waits_for_peer = sender && pattern != PairPattern::both_ways_window;
+  return (own_touch ? own_cost : 0) + (peer_touch && waits_for_peer ? peer_cost : 0);
+}
+
+Compensated compensate_per_rank(const std::vector<double>& raw_slowest, const std::vector<double>& compensated_slowest) {
   Compensated out;
-  out.seconds = raw_seconds;
-  if (launch_seconds <= 0) {
+  out.seconds = raw_slowest;
+  if (compensated_slowest.empty()) {
     out.note = "no kernel launch in the timed region: nothing removed";
     return out;
   }
-  const double shortest = raw_seconds.empty() ? 0 : *std::min_element(raw_seconds.begin(), raw_seconds.end());
-  if (shortest <= launch_seconds) {
-    out.note = "not applied: a sample (" + std::to_string(shortest * 1e6) + " us) is not longer than the launch cost to remove (" +
-               std::to_string(launch_seconds * 1e6) + " us); figures are raw";
+  const double shortest = *std::min_element(compensated_slowest.begin(), compensated_slowest.end());
+  if (shortest <= 0) {
+    out.note = "not applied: a sample is not longer than the launch cost to remove (" + std::to_string(shortest * 1e6) +
+               " us left); figures are raw";
     return out;
   }
-  for (double& s : out.seconds) s -= launch_seconds;
+  std::vector<double> removed(raw_slowest.size());
+  for (std::size_t k = 0; k < raw_slowest.size(); ++k) removed[k] = raw_slowest[k] - compensated_slowest[k];
+  out.subtracted_seconds = summarize(removed).median;
+  out.seconds = compensated_slowest;
   out.applied = true;
   return out;
 }
 
-Json compensation_json(const Compensated& compensated, double launch_seconds, const LaunchCost& cost,
-                       const std::string& formula) {
+Json compensation_json(const Compensated& compensated, const LaunchCost& cost, const std::string& formula) {
   Json per_rank = nullptr;
   if (cost.measured()) {
     per_rank = Json::array();
@@ -166,35 +192,42 @@ Json compensation_json(const Compensated& compensated, double launch_seconds, co
                  .set("applied", compensated.applied)
                  .set("formula", formula)
                  .set("launch_cost_us", per_rank)
-                 .set("subtracted_us", compensated.applied ? launch_seconds * 1e6 : 0.0);
+                 .set("subtracted_us", compensated.applied ? compensated.subtracted_seconds * 1e6 : 0.0);
   if (!compensated.note.empty()) out.set("note", compensated.note);
   return out;
 }
 
 Json count_page_faults(MPI_Comm comm, UnifiedMemoryCounter* counter, const std::string& unavailable_reason,
-                       int iterations, const std::function<void()>& iteration) {
+                       int iterations, const std::function<void()>& untimed, const std::function<void()>& timed) {
   int rank = 0, size = 1;
   GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   GMB_MPI_CHECK(MPI_Comm_size(comm, &size));
   auto unsupported = [&](const std::string& why) {
     return rank == 0 ? Json::object().set("status", "unsupported").set("reason", why) : Json();
   };
-
-  std::string why = counter ? counter->start() : unavailable_reason;
+  std::string why = counter ? "" : unavailable_reason;
   if (!counter && why.empty()) why = "no unified-memory counter";
-  const bool started = counter && why.empty();
   why = agree_on_reason(comm, why);
-  if (!why.empty()) {
-    std::string ignored;
-    if (started) counter->stop(&ignored);  // another rank could not count: stop ours too
-    return unsupported(why);
-  }
+  if (!why.empty()) return unsupported(why);
 
-  for (int k = 0; k < iterations; ++k) iteration();
-  std::string error;
-  const UnifiedMemoryCounts counts = counter->stop(&error);
-  error = agree_on_reason(comm, error);
-  if (!error.empty()) return unsupported("counting failed: " + error);
+  // One counting window per iteration, around its timed part only: the placement before the send
+  // (untimed in the measurement) is not counted either.
+  UnifiedMemoryCounts counts;
+  for (int k = 0; k < iterations; ++k) {
+    untimed();
+    std::string error = counter->start();
+    error = agree_on_reason(comm, error);
+    if (!error.empty()) return unsupported("counting failed: " + error);
+    timed();
+    const UnifiedMemoryCounts window = counter->stop(&error);
+    error = agree_on_reason(comm, error);
+    if (!error.empty()) return unsupported("counting failed: " + error);
+    counts.gpu_page_faults += window.gpu_page_faults;
+    counts.cpu_page_faults += window.cpu_page_faults;
+    counts.htod_bytes += window.htod_bytes;
+    counts.dtoh_bytes += window.dtoh_bytes;
+    counts.dropped_records += window.dropped_records;
+  }
 
   const std::uint64_t mine[5] = {counts.gpu_page_faults, counts.cpu_page_faults, counts.htod_bytes, counts.dtoh_bytes,
                                  counts.dropped_records};

@@ -15,6 +15,11 @@ std::shared_ptr<NcclComm> NcclSupport::connect(MPI_Comm comm) const {
   return slot;
 }
 
+void NcclSupport::disconnect_all() const {
+  // Communicators are created in the same order on every rank, and std::map orders them the same way.
+  communicators_.clear();
+}
+
 const std::vector<std::string>& transport_names() {
   static const std::vector<std::string> names = {"mpi", "nccl"};
   return names;

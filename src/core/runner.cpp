@@ -154,19 +154,34 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
     }
 
     // Each sample is the slowest rank's: ranks run in lockstep, sample k covers the same iterations.
-    std::vector<double> slowest(seconds.size());
+    // With a launch cost to remove, each rank removes its own before the slowest is taken (a rank
+    // without a device touch must not lose another rank's launch), and the raw slowest is kept too.
+    const double my_launch = launch_in_my_iteration(bytes);
+    double any_launch = 0;
+    GMB_MPI_CHECK(MPI_Allreduce(&my_launch, &any_launch, 1, MPI_DOUBLE, MPI_MAX, ctx.comm));
+    std::vector<double> slowest(seconds.size()), slowest_compensated;
     GMB_MPI_CHECK(MPI_Reduce(seconds.data(), slowest.data(), samples, MPI_DOUBLE, MPI_MAX, 0, ctx.comm));
+    if (any_launch > 0) {
+      std::vector<double> mine(seconds.size());
+      for (std::size_t k = 0; k < seconds.size(); ++k) mine[k] = seconds[k] - my_launch;
+      slowest_compensated.resize(seconds.size());
+      GMB_MPI_CHECK(MPI_Reduce(mine.data(), slowest_compensated.data(), samples, MPI_DOUBLE, MPI_MAX, 0, ctx.comm));
+    }
     validation_error = agree_on_reason(ctx.comm, validation_error);
 
     // Page faults: counted after the timed samples, so that CUPTI never perturbs them.
     Json page_faults;
     if (counts_page_faults()) {
-      page_faults = count_page_faults(ctx.comm, fault_counter.get(), fault_counter_reason,
-                                      std::min(kPageFaultIterations, iterations), [&] {
-                                        pre_iteration();
-                                        GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-                                        iterate();
-                                      });
+      page_faults = count_page_faults(
+          ctx.comm, fault_counter.get(), fault_counter_reason, std::min(kPageFaultIterations, iterations),
+          [&] {
+            pre_iteration();
+            GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+          },
+          [&] {
+            iterate();
+            complete();
+          });
     }
     teardown();
 
@@ -177,7 +192,18 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
           .set("warmup", warmup)
           .set("batch", batch)
           .set("timing", "host clock; per sample, the slowest rank's time divided by the iterations in the sample");
-      describe_result(record, bytes, slowest);
+      if (compensates_launch_cost()) {
+        const Compensated compensated = compensate_per_rank(slowest, slowest_compensated);
+        describe_result(record, bytes, compensated.seconds);
+        Json raw = Json::object();
+        describe_result(raw, bytes, slowest);  // the same figures from the raw samples
+        Json compensation = compensation_json(compensated, ctx.launch_cost, compensation_formula());
+        for (const char* key : {"time_us", "bandwidth_GBps", "busbw_GBps", "message_rate_Mps"})
+          if (const Json* value = raw.find(key)) compensation.set(std::string("raw_") + key, *value);
+        record.set("compensation", compensation);
+      } else {
+        describe_result(record, bytes, slowest);
+      }
       if (!page_faults.is_null()) record.set("page_faults", page_faults);
       set_validation(record, settings.validate, validation_error, std::to_string(bytes) + " bytes");
       sink.write_result(record);

@@ -202,9 +202,13 @@ std::string prove_counting() {
 
 class CuptiUnifiedMemoryCounter final : public UnifiedMemoryCounter {
  public:
-  // Whatever is pending belongs to the untimed work before counting: flushed, then forgotten.
+  // Whatever is pending belongs to the untimed work before counting: flushed, then forgotten, and so
+  // are the records CUPTI dropped until now (reading the count resets it).
   std::string start() override {
     std::string e = flush_records();
+    size_t dropped = 0;
+    if (const CUptiResult r = cupti().dropped_records(nullptr, 0, &dropped); r != CUPTI_SUCCESS && e.empty())
+      e = describe("cuptiActivityGetNumDroppedRecords", r);
     reset_counts();
     return e;
   }

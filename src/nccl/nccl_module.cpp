@@ -50,11 +50,12 @@ class Communicator final : public NcclComm {
     GMB_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
     GMB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   }
+  // Before MPI_Finalize (NcclSupport::disconnect_all): every operation was synchronised; finalize
+  // flushes what NCCL still holds on every rank, then the communicator and stream are released.
   ~Communicator() override {
-    // Teardown at exit: nothing is pending (every operation was synchronised), and a failure here
-    // cannot change a result already written, so it is not fatal.
-    ncclCommDestroy(comm_);
-    cudaStreamDestroy(stream_);
+    GMB_NCCL_CHECK(ncclCommFinalize(comm_));
+    GMB_NCCL_CHECK(ncclCommDestroy(comm_));
+    GMB_CUDA_CHECK(cudaStreamDestroy(stream_));
   }
 
   void group_start() override { GMB_NCCL_CHECK(ncclGroupStart()); }
