@@ -49,7 +49,7 @@ nvidia-smi topo -m >> "$SUMMARY" 2>&1
 
 CONFIG=scripts/gpu-lab-libraries.toml
 CMAKE=()
-for a in ${GMB_CMAKE_ARGS:-}; do CMAKE+=(--cmake-arg "$a"); done
+for a in ${GMB_CMAKE_ARGS:-}; do CMAKE+=("--cmake-arg=$a"); done
 
 t0=$SECONDS
 "${GMB[@]}" doctor --config "$CONFIG" --no-detect --no-engine > "$OUT/doctor.txt" 2>&1

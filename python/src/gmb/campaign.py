@@ -227,6 +227,7 @@ def _kind_ok(caps: dict, kind: str) -> tuple[bool, str]:
 # (30 ms per 16 MiB call, 160 ms per 64 MiB), already hundreds of times below NCCL; campaigns/nccl-vs-mpi.toml
 # goes to 1 GiB.
 FAST_SIZES, HOST_SIZES, SLOW_SIZES, COLL_SIZES, NBC_SIZES = "1:64M", "1:4M", "1:1M", "4:16M", "1K:1M"
+CEILING_SIZES = "1M,64M"
 GPU_PT2PT_OPTIONS = {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large": 1, "large-size": "64K",
                      "validate": True}
 HALO_OPTIONS = {"dims": 3, "grid": "128,128,128", "steps": 10, "warmup": 2, "validate": True}
@@ -256,9 +257,11 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], caps_by_lib: dict[s
     fcaps = caps_by_lib[first.name]
     gpus = topo.gpus if fcaps.get("features", {}).get("cuda") else []
     if "peaks" in _bench_names(fcaps):
-        # 5 samples of 4 copies of 64 MiB per ceiling: CVs of copies are well under 1 %
+        # 5 samples of 4 copies per ceiling (CVs of copies are well under 1 %), at 1 MiB and 64 MiB: the sizes
+        # where MPI figures are put next to them (a fraction of peak compares one size with the same size)
         popts = {} if quick else {"validate": True} if not gpus else {"samples": 5, "copies": 4, "validate": True}
-        blocks.append(Block(["peaks"], ranks=[2], options=popts, libraries=[first.name], path="ceilings"))
+        blocks.append(Block(["peaks"], ranks=[2], options=popts, libraries=[first.name], path="ceilings",
+                            sizes=None if quick else CEILING_SIZES))
     else:
         skipped.append((first.name, "peaks", "engine has no peaks benchmark: no measured ceilings"))
     for lib in mpi_libs:
@@ -385,9 +388,11 @@ def _collective_blocks(lib, caps, ngpu, device: bool, skipped) -> list[Block]:
     gpus = list(range(ngpu)) or None
     mem = {"mem": "device"} if device else {}
     common = {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large": 1, "large-size": "64K"}
-    # coll: the default operations in one launch; nbc (pure, then with compute: several times one call): allreduce
+    # coll: the default operations in one launch; nbc (pure, then with compute: several times one call): allreduce,
+    # bcast and alltoall in one launch (a library known to crash in one of them on device memory gets it refused
+    # with the reason, and the others still run)
     for bench, sizes, extra, ops in (("coll", COLL_SIZES, {"validate": True}, None),
-                                     ("nbc", NBC_SIZES, {"iters": 100}, ["allreduce"])):
+                                     ("nbc", NBC_SIZES, {"iters": 100}, ["allreduce", "bcast", "alltoall"])):
         if bench not in names:
             skipped.append((lib.name, bench, "engine does not list this benchmark"))
             continue
