@@ -155,7 +155,9 @@ if has nccl; then
   NTOUT=$RECORDS/nccl-tests; mkdir -p "$NTOUT"
   if [ -n "${NCCL_TESTS_BIN:-}" ] && [ -x "$NCCL_TESTS_BIN/all_reduce_perf" ]; then
     for t in all_reduce all_gather reduce_scatter alltoall broadcast; do
-      run "nccl-tests-$t" bash -c "$LAB -np $NGPU $OB1 -x LD_LIBRARY_PATH=${NCCL_TESTS_LIB:-}:$LD_LIBRARY_PATH \
+      # MPI only bootstraps nccl-tests; btl smcuda refuses a process that has not touched CUDA before
+      # MPI_Init (nccl-tests: "unable to reach each other"), so its host path is sm.
+      run "nccl-tests-$t" bash -c "$LAB -np $NGPU --mca pml ob1 --mca btl self,sm -x LD_LIBRARY_PATH=${NCCL_TESTS_LIB:-}:$LD_LIBRARY_PATH \
         $NCCL_TESTS_BIN/${t}_perf -b 8 -e 1G -f 2 -g 1 -w 5 -n 20 > $NTOUT/$t-$NGPU.txt"
     done
   else
@@ -182,7 +184,8 @@ fi
 if has managed; then
   UM="--sizes 1,64K,1M,64M --iters 30 --warmup 3 --iters-large 5 --warmup-large 1"
   for pml in ob1 ucx; do
-    opts=$OB1; [ $pml = ucx ] && opts=$UCX
+    # pml ucx with UCX's defaults crashed in the awareness proof; UCX_MEMTYPE_CACHE=n is what works (doctor phase)
+    opts=$OB1; [ $pml = ucx ] && opts="-x UCX_MEMTYPE_CACHE=n $UCX"
     for b in latency bw bibw; do
       win=""; [ $b != latency ] && win="--window 8"
       for p in "MH MH" "MD MH" "MH MD" "MD MD"; do

@@ -3,7 +3,7 @@
 #  1. the harness's Python environment (.venv, also the interpreter the MPI tests validate records with);
 #  2. the engine built once per MPI library found (Debian's Open MPI and MPICH), each with its ctest suite:
 #     unit tests and `mpiexec -n 2|3|4` runs on host memory, records checked against the schema;
-#  3. the CUDA build compiled (not run) when nvcc is present;
+#  3. the CUDA build compiled (not run) when nvcc is present, with the NCCL transport when nccl.h is there;
 #  4. the harness's pytest suite (real builds, campaigns, report in Chromium, Slurm where present).
 # Build trees go to build/test-*; they are reused between runs.
 set -euo pipefail
@@ -40,13 +40,22 @@ fi
 [[ $found == 1 ]] || failed+=("no MPI library found (Debian: apt-get install libopenmpi-dev openmpi-bin mpich)")
 
 if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
-  echo "== CUDA build (compile only: no GPU here)"
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  # NCCL is compiled whenever its header is there (the CUDA 13 toolkit ships it): ON, not AUTO, so that a
+  # build that silently left the NCCL transport out fails here.
+  nccl=OFF
+  for h in "$(dirname "$(dirname "$(readlink -f "$nvcc")")")/include/nccl.h" /usr/include/nccl.h; do [[ -f $h ]] && nccl=ON; done
+  echo "== CUDA build (compile only: no GPU here), NCCL $nccl"
   mpicc=$(command -v mpicc.openmpi || command -v mpicc.mpich || command -v mpicc)
   dir=build/test-cuda
-  if cmake -S . -B $dir -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=ON -DGMB_BUILD_TESTS=OFF \
-       -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -DMPI_C_COMPILER="$mpicc" > $dir.configure.log 2>&1 &&
+  if cmake -S . -B $dir -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=ON -DGMB_ENABLE_NCCL=$nccl -DGMB_BUILD_TESTS=ON \
+       -DCMAKE_CUDA_COMPILER="$nvcc" -DMPI_C_COMPILER="$mpicc" -DPython3_EXECUTABLE="$VENV/bin/python" > $dir.configure.log 2>&1 &&
      cmake --build $dir -j "$JOBS" > $dir.build.log 2>&1; then
-    echo "CUDA build compiled"
+    if [[ $nccl == ON ]] && ! grep -q "NCCL module ON" $dir.configure.log; then
+      failed+=("CUDA build: NCCL header found but the NCCL module was not built")
+    else
+      echo "CUDA build compiled (engine and unit tests; they are not run without a GPU)"
+    fi
   else
     tail -50 $dir.configure.log $dir.build.log; failed+=("CUDA build")
   fi

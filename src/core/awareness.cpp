@@ -1,6 +1,7 @@
 #include "gmb/awareness.hpp"
 
 #include "gmb/benchmark.hpp"
+#include "gmb/crash_report.hpp"
 #include "gmb/error.hpp"
 #include "gmb/platform.hpp"
 
@@ -66,8 +67,9 @@ std::string library_hint() {
   if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return "";
   if (std::string(version).find("Open MPI") == std::string::npos) return "";
   return ". Under Open MPI's pml ucx, UCX's memory-type cache can take device pointers for host memory: with "
-         "CUDA 13 and UCX 1.22 device memory did not move until UCX_MEMTYPE_CACHE=n, and small messages then still "
-         "arrived wrong; pml ob1 with btl smcuda moved it correctly";
+         "CUDA 13 and UCX 1.22 on H200 this proof crashed in uct_mm_ep_am_short under UCX's defaults and passed with "
+         "UCX_MEMTYPE_CACHE=n (windows of messages on reallocated device buffers then still failed in cuda_ipc); pml ob1 "
+         "with btl smcuda moved device memory correctly";
 }
 
 // How long the proof may take. A library that mishandles device memory can hang instead of
@@ -121,6 +123,9 @@ std::string prove_with_device_exchange(MPI_Comm comm, const MemoryKind& device) 
                                std::to_string(partner) + (round ? " on reallocated buffers" : "");
       send->fill(bytes, mine);
       recv->poison(bytes, theirs);
+      // A library can also crash here instead of failing: the crash report then says what was proved.
+      set_crash_context("the GPU awareness proof (" + what + "): the library crashed moving device memory, so it is "
+                        "not CUDA-aware as configured" + library_hint());
       // MPI errors here are the answer, not a failure of gmb: the library could not move device memory.
       MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
       int rc = MPI_Irecv(recv->data(), static_cast<int>(bytes), MPI_BYTE, partner, 7, comm, &requests[0]);
@@ -186,6 +191,7 @@ AwarenessReport detect_gpu_awareness(MPI_Comm comm, const Platform& platform) {
     return report;
   }
   const std::string problem = prove_with_device_exchange(comm, *device);
+  set_crash_context("start-up, after the GPU awareness proof");
   report.evidence.set("proof", problem.empty()
                                    ? "validated device-to-device exchanges of 1 B, 4 KiB, 1 MiB and 64 MiB between rank pairs, twice on fresh buffers: passed"
                                    : problem);
