@@ -7,7 +7,8 @@
 # GMB_CMAKE_ARGS: more CMake arguments for the engine builds (e.g. "-DGMB_ENABLE_NCCL=ON");
 # GMB_LAUNCH_TIMEOUT: seconds per launch (default 60); GMB_RUN_LIMIT: seconds for the whole `gmb run` (default:
 # none). At the limit the run is interrupted like Ctrl-C: finished launches are kept, the report covers them, and
-# `gmb run --resume DIR` would continue.
+# GMB_RESUME=DIR (a results directory, e.g. unpacked from an earlier results.tar.gz) continues it: `gmb run
+# --resume DIR`, engines built again where they are gone (a fresh machine).
 # The harness is run from the source tree (PYTHONPATH), so nothing has to be installed: it needs Python >= 3.11
 # only; without matplotlib the report has tables and no figures (the script says which).
 set -u
@@ -58,8 +59,13 @@ say "[doctor] exit $? ($((SECONDS - t0)) s)"
 t0=$SECONDS
 LIMIT=()
 [ -n "${GMB_RUN_LIMIT:-}" ] && LIMIT=(timeout -s INT "$GMB_RUN_LIMIT")
-"${LIMIT[@]}" "${GMB[@]}" run --config "$CONFIG" --no-detect --results "$WORK/results" --no-progress --jobs 16 \
-  --timeout "${GMB_LAUNCH_TIMEOUT:-60}" "${CMAKE[@]}" "$@" > "$OUT/run.log" 2>&1
+if [ -n "${GMB_RESUME:-}" ]; then
+  RUN=(run --resume "$GMB_RESUME")
+else
+  RUN=(run --results "$WORK/results" --timeout "${GMB_LAUNCH_TIMEOUT:-60}")
+fi
+"${LIMIT[@]}" "${GMB[@]}" "${RUN[@]}" --config "$CONFIG" --no-detect --no-progress --jobs 16 "${CMAKE[@]}" "$@" \
+  > "$OUT/run.log" 2>&1
 rc=$?
 say "[gmb run] exit $rc ($((SECONDS - t0)) s)"
 RESULTS=$(sed -n 's/^gmb: results in //p' "$OUT/run.log" | tail -n 1)

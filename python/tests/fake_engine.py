@@ -2,7 +2,8 @@
 FAKE_HANG=<benchmark> makes that benchmark hang (timeout tests); FAKE_FAIL=<benchmark> makes it exit 1.
 FAKE_CUDA=1: a CUDA build (device and pinned memory available); FAKE_NCCL=<version>: built with NCCL, which
 makes --transport nccl work as the engine's contract says (device memory only, else status "unsupported" and
-exit 3; every result gets "transport"; the context's options.transport)."""
+exit 3; every result gets "transport"; the context's options.benchmark.transport, and the context's
+top-level nccl: {available, version} as the engine writes them)."""
 
 import json
 import os
@@ -69,7 +70,13 @@ def main(argv):
     cuda = caps["features"]["cuda"]
     ctx = synth.context(run_id, bench, lib, argv=["gmb-bench", *argv], cuda=cuda)
     ctx["tool"]["build"]["nccl"] = caps["features"]["nccl"]
-    ctx["options"]["transport"] = transport
+    # the engine's layout: benchmark options under options.benchmark, the NCCL run-time version at top level
+    ctx["options"] = {"common": dict(ctx["options"]), "benchmark": {"send": opt(args, "--send", "host"),
+                                                                   "recv": opt(args, "--recv", "host")}}
+    if bench in ("latency", "bw", "bibw", "coll"):
+        ctx["options"]["benchmark"]["transport"] = transport
+    ctx["nccl"] = ({"available": True, "version": caps["features"]["nccl_version"]} if caps["features"]["nccl"]
+                   else {"available": False, "reason": "built without NCCL"})
     recs = [ctx]
     sizes = synth.pow2_sizes(1, 64 << 10)
     send, recv = opt(args, "--send", "host"), opt(args, "--recv", "host")

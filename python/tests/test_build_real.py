@@ -159,3 +159,20 @@ def test_campaign_gives_coll_an_operation():
     assert len({x.launch_id for x in launches}) == len(launches) == 6
     lat = next(x for x in launches if x.benchmark == "latency")
     assert lat.engine_args[1] == "--send"
+
+
+def test_build_dir_per_source_tree(tmp_path, monkeypatch):
+    """Two checkouts sharing GMB_CACHE do not overwrite each other's engine: the source root is part of the key."""
+    monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
+    a, b = tmp_path / "checkout-a", tmp_path / "checkout-b"
+    a.mkdir()
+    b.mkdir()
+    (tmp_path / "link-a").symlink_to(a)
+    lib = _lib(tmp_path)
+    assert build.build_dir(lib, a) != build.build_dir(lib, b)
+    assert build.build_dir(lib, tmp_path / "link-a") == build.build_dir(lib, a)  # resolved
+    assert build.engine_path(lib, b) == build.build_dir(lib, b) / "gmb-bench"
+    monkeypatch.setenv("GMB_SOURCE", str(b))  # the default root: $GMB_SOURCE, else this checkout
+    assert build.build_dir(lib) == build.build_dir(lib, b)
+    assert build.build_dir(lib).parent == tmp_path / "cache" / "engines"
+    assert build.build_dir(lib).name.startswith("mpich-1.0-")

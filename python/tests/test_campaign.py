@@ -49,7 +49,8 @@ gpus = [0, 1]
 options = { iters = 10, validate = true, window = 8 }
 """)
     c = load_campaign(f)
-    launches, skipped = plan(c, [lib("a"), lib("b")], {"a": CAPS, "b": CAPS})
+    libs = [lib("a", aware=True), lib("b", aware=True)]
+    launches, skipped = plan(c, libs, {"a": CAPS, "b": CAPS})
     assert len(launches) == 2 * 2 * 2 * 2 * 2  # bench x lib x mem x strategy x reps
     assert not skipped
     ids = [x.launch_id for x in launches]
@@ -59,7 +60,7 @@ options = { iters = 10, validate = true, window = 8 }
     assert "--validate" in x.engine_args and "--window" in x.engine_args
     assert x.env["CUDA_VISIBLE_DEVICES"] == "0,1"
     # randomised but reproducible
-    again, _ = plan(c, [lib("a"), lib("b")], {"a": CAPS, "b": CAPS})
+    again, _ = plan(c, libs, {"a": CAPS, "b": CAPS})
     assert [y.launch_id for y in again] == ids
     assert ids != sorted(ids)
 
@@ -144,3 +145,173 @@ def test_results_dir_never_reused(tmp_path):
     a = campaign.new_results_dir(tmp_path, "q")
     b = campaign.new_results_dir(tmp_path, "q")
     assert a != b and a.is_dir() and b.is_dir() and a.name.startswith("q-")
+
+
+TOPO2 = Topology(gpus=[Gpu(0, "H200"), Gpu(1, "H200")], links={(0, 1): "NV18", (1, 0): "NV18"}, numa_nodes={0: "0-7"})
+
+
+def test_unknown_cuda_awareness_is_planned_as_not_aware():
+    """cuda_aware None (e.g. MPICH on a GPU machine: no ompi_info) gets staged-pinned, never device pointers, and the
+    skip reason says the awareness is unknown (not that the library is not aware)."""
+    libs = [lib("mpich", aware=None), lib("sys", aware=False), lib("ucx", aware=True)]
+    caps = {x.name: CAPS for x in libs}
+    c = campaign.default_campaign(TOPO2, libs, caps)
+    launches, skipped = plan(c, libs, caps)
+    for name in ("mpich", "sys"):
+        dd = {x.strategy for x in launches if x.library == name and "device" in x.memory and x.benchmark != "um"}
+        assert dd == {"staged-pinned"}, name
+        assert not any(x.library == name and x.benchmark == "um" for x in launches)
+        coll = next(x for x in launches if x.library == name and x.benchmark == "coll")
+        assert "--mem" not in coll.engine_args
+    assert "direct" in {x.strategy for x in launches if x.library == "ucx"}
+    reasons = {(lb, what): why for lb, what, why in c.skipped}
+    assert "CUDA awareness unknown" in reasons[("mpich", "direct device buffers")]
+    assert "staged-pinned instead" in reasons[("mpich", "direct device buffers")]
+    assert reasons[("sys", "direct device buffers")].startswith("library is not CUDA-aware")
+    # quick campaign and a campaign file alike (the engine's default strategy is direct, too)
+    q = campaign.default_campaign(TOPO2, libs[:1], caps, quick=True)
+    assert {s for b in q.blocks if "device:device" in b.memory for s in b.strategies} == {"staged-pinned"}
+    f = Campaign("f", [Block(["bw"], memory=["device:device", "host:host"], strategies=["direct", ""]),
+                       Block(["um"], memory=["managed:device:managed:device"])], repetitions=1)
+    launches, skipped = plan(f, libs[:1], caps)
+    assert sorted((x.benchmark, x.memory, x.strategy) for x in launches) == [
+        ("bw", "host:host", ""), ("bw", "host:host", "direct"), ("um", "managed:device:managed:device", "")]
+    assert {(what, "unknown" in why) for _, what, why in skipped} == {("bw device:device direct", True)}
+
+
+def test_inter_node_blocks_with_several_hosts():
+    libs = [lib("ucx", aware=True), lib("sys", aware=False)]
+    caps = {x.name: CAPS for x in libs}
+    one = campaign.default_campaign(TOPO2, libs, caps)
+    assert not any(b.path == "inter-node" for b in one.blocks)
+    two = campaign.default_campaign(TOPO2, libs, caps, hosts=2)
+    inter = {(b.libraries[0], b.memory[0], tuple(b.strategies)): b for b in two.blocks if b.path == "inter-node"}
+    assert set(inter) == {("ucx", "host:host", ("",)), ("ucx", "device:device", ("direct",)),
+                          ("sys", "host:host", ("",))}
+    assert all(b.ranks == [2] and b.benchmarks == ["latency", "bw", "bibw"] for b in inter.values())
+    assert inter[("ucx", "device:device", ("direct",))].gpus == [0]  # each node's first GPU
+    assert any(lb == "sys" and what == "inter-node device:device" for lb, what, _ in two.skipped)
+    # without GPUs (or a build without CUDA): host memory only; --quick too
+    host = campaign.default_campaign(Topology(numa_nodes={0: "0-3"}), [lib("a")], {"a": HOST_CAPS}, quick=True,
+                                     hosts=3)
+    assert [(b.path, b.memory) for b in host.blocks if b.path == "inter-node"] == [("inter-node", ["host:host"])]
+    launches, _ = plan(two, libs, caps)
+    x = next(x for x in launches if x.planned_path == "inter-node")
+    assert x.ranks == 2 and x.env in ({}, {"CUDA_VISIBLE_DEVICES": "0"})
+    # one host known (--nodes 1, a hostfile of one host): inter-node blocks are skipped with the reason
+    launches, skipped = plan(two, libs, caps, hosts=1)
+    assert not any(x.planned_path == "inter-node" for x in launches)
+    assert any("(inter-node)" in what and "one host" in why for _, what, why in skipped)
+
+
+def test_placement_of_launches_on_several_nodes():
+    def launch(bench, path, ranks=2):
+        return campaign.Launch("i", "l", bench, "host:host", "", ranks, 1, [bench], {}, path, None, 10)
+
+    assert campaign.placement(launch("bw", "inter-node"), None, None) == (None, 1)  # hostfile: ppr 1 per node
+    assert campaign.placement(launch("bw", "inter-node"), 4, 4) == (2, 1)  # srun: 2 nodes, one rank each
+    assert campaign.placement(launch("bw", "host"), 4, 4) == (1, None)  # meant for one node: stays there
+    assert campaign.placement(launch("bw", None), 4, 4) == (2, 1)  # no path: one rank per node (as before)
+    assert campaign.placement(launch("coll", None, 16), 4, 4) == (4, 4)
+    assert campaign.placement(launch("bw", "host"), None, None) == (None, None)
+
+
+def test_name_checks():
+    c = Campaign("c", [Block(["latency", "bww"], libraries=["a"])], libraries=["*"])
+    with pytest.raises(CampaignError, match="unknown benchmark 'bww'; did you mean 'bw'"):
+        campaign.check_benchmark_names(c, {"a": HOST_CAPS})
+    c.blocks[0].benchmarks = ["latency", "nbc", "newbench"]  # nbc: the engine has it; newbench: an engine lists it
+    campaign.check_benchmark_names(c, {"a": {**HOST_CAPS, "benchmarks": [{"name": "newbench"}]}})
+    with pytest.raises(CampaignError, match="unknown benchmark 'newbench'"):
+        campaign.check_benchmark_names(c, {})
+    campaign.check_library_names(c, ["a", "b"])
+    c.libraries = ["a", "c"]
+    with pytest.raises(CampaignError, match=r"\[campaign\] libraries: unknown library 'c'.*found or declared: a, b"):
+        campaign.check_library_names(c, ["a", "b"])
+
+
+@pytest.mark.parametrize("body,msg", [
+    ('[campaign]\nrepetitions = "abc"\n[[run]]\nbenchmarks=["bw"]\n', "repetitions must be an integer >= 1"),
+    ('[campaign]\nrepetitions = true\n[[run]]\nbenchmarks=["bw"]\n', "repetitions must be an integer >= 1"),
+    ('[campaign]\nseed = "x"\n[[run]]\nbenchmarks=["bw"]\n', "seed must be an integer"),
+    ('[campaign]\nnmae = "x"\n[[run]]\nbenchmarks=["bw"]\n', r"\[campaign\]: unknown keys \['nmae'\]"),
+    ('campaign = 3\n[[run]]\nbenchmarks=["bw"]\n', "campaign must be a \\[campaign\\] table"),
+    ('[[run]]\nbenchmarks=["bw"]\nranks = ["two"]\n', "ranks must be an integer >= 1"),
+    ('[[run]]\nbenchmarks=["bw"]\nranks = 0\n', "ranks must be an integer >= 1"),
+    ('[[run]]\nbenchmarks=["bw"]\noptions = "x"\n', "options must be a table"),
+    ('[[run]]\nbenchmarks=["bw"]\noptions = { iters = [1] }\n', "options.iters must be a string, number or boolean"),
+    ('[[run]]\nbenchmarks=["bw"]\nsizes = ["1", "2"]\n', "sizes must be a string"),
+    ('[[run]]\nbenchmarks=["bw"]\njoin_operations = "yes"\n', "join_operations must be true or false"),
+    ('[[run]]\nbenchmarks=["bw"]\npath = 3\n', "path must be a string"),
+    ('run = 5\n', "run must be \\[\\[run\\]\\] tables"),
+    ('[run]\nbenchmarks=["bw"]\n', "\\[run\\] must be written \\[\\[run\\]\\]"),
+])
+def test_campaign_types(tmp_path, body, msg):
+    f = tmp_path / "bad.toml"
+    f.write_text(body)
+    with pytest.raises(CampaignError, match=msg):
+        load_campaign(f)
+
+
+def test_sizes_as_a_number_and_shipped_campaigns_still_load():
+    c = parse_campaign({"run": [{"benchmarks": "bw", "sizes": 1024}]})
+    assert c.blocks[0].sizes == "1024" and c.blocks[0].benchmarks == ["bw"]
+    for f in sorted((Path(__file__).parents[2] / "campaigns").glob("*.toml")):
+        if f.name != "tolerances.example.toml":
+            c = load_campaign(f)
+            campaign.check_benchmark_names(c)
+
+
+def test_engine_doctor_refines_unknown_awareness(monkeypatch, capsys):
+    from gmb import cli, doctor
+
+    verdicts = {"m1": {"gpu_awareness": {"verdict": "aware", "summary": "proved"}},
+                "m2": {"crashed": True, "gpu_awareness": {"verdict": "not aware", "summary": "crashed (signal 11)"}},
+                "m3": {"error": "exit 1: no"}}
+    asked = []
+
+    def fake(lib, engine, timeout=120):
+        asked.append(lib.name)
+        return verdicts[lib.name]
+
+    monkeypatch.setattr(doctor, "engine_doctor", fake)
+    libs = [lib("m1"), lib("m2"), lib("m3"), lib("known", aware=False)]
+    engines = {x.name: "/e" for x in libs}
+    cli._refine_awareness(libs, engines, {x.name: CAPS for x in libs}, TOPO2)
+    assert asked == ["m1", "m2", "m3"] and [x.cuda_aware for x in libs] == [True, False, None, False]
+    assert "m3: CUDA awareness unknown" in capsys.readouterr().err
+    asked.clear()
+    cli._refine_awareness([lib("m4")], {"m4": "/e"}, {"m4": CAPS}, Topology())  # no GPU: nothing to prove
+    assert asked == []
+
+
+def test_damaged_plan_is_a_campaign_error(tmp_path):
+    (tmp_path / "plan.json").write_text('{"campaign": "x", "engines": {}, "libraries": [], "launches": [{"a": 1}]}')
+    with pytest.raises(CampaignError, match="launch #1 must be an object with the keys"):
+        campaign.read_plan(tmp_path)
+
+
+LOGS = Path(__file__).parent / "data" / "h200-x2" / "logs"
+
+
+def test_failed_launch_reason_names_engine_and_library_errors():
+    """Real logs of the 2 x H200 campaign (trimmed): the reason is the engine's FATAL line with the library's first
+    error (the cause), not Open MPI's closing banner; an unsupported launch gives the engine record's reason."""
+    why = campaign._last_error(LOGS / "ucx-bw-device-failed.log")
+    assert why.startswith("gmb-bench: FATAL on host vm rank 1 at /work/main/src/core/transfer.cpp:80: MPI_Waitall(")
+    assert why.endswith("MPI_ERR_IN_STATUS: error code in status [first library error: cuda_ipc_cache.c:288  UCX  "
+                        "ERROR cuIpcOpenMemHandle() failed: operation not permitted]")
+    why = campaign._last_error(LOGS / "ob1-nbc-unsupported.log")
+    assert why.startswith("nbc allreduce: Open MPI 5.0.7 applies the reduction of MPI_Iallreduce on the CPU")
+    assert "prterun" not in why and "Exit code" not in why
+
+
+def test_failed_launch_reason_without_engine_words(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("$ mpirun -np 2 gmb-bench bw\n[host:123] *** Process received signal ***\n"
+                   "[host:123] Signal: Segmentation fault (11)\n-----\nprterun noticed that process rank 0 exited\n")
+    assert campaign._last_error(log) == "Signal: Segmentation fault (11)"
+    log.write_text('$ mpirun\n{"type":"result","status":"ok","bytes":1}\nmpirun: exiting\n')
+    assert campaign._last_error(log) == "mpirun: exiting"
+    log.write_text("$ mpirun\n")
+    assert campaign._last_error(log) == ""

@@ -162,3 +162,308 @@ def test_slurm_script(tmp_path, capsys):
 def test_console_script_installed():
     p = subprocess.run([sys.executable, "-m", "gmb", "--version"], capture_output=True, text=True)
     assert p.returncode == 0 and "gmb" in p.stdout
+
+
+# ------------------------------------------------------------------ bad input: one clear line, exit 2, nothing made
+def _bad(rc, capsys, *needles):
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "Traceback" not in err, err
+    for n in needles:
+        assert n in err, err
+    return err
+
+
+def _nothing_made(tmp_path, log=None):
+    assert not (tmp_path / "res").exists()
+    if log is not None:
+        assert not log.exists() or log.read_text() == ""
+
+
+@pytest.mark.parametrize("cmd", ["run", "plan"])
+@pytest.mark.parametrize("body,needles", [
+    ('[[run]]\nbenchmarks = ["latency", "bww"]\nmemory = ["host:host"]\n',
+     ["[[run]] #1: unknown benchmark 'bww'", "did you mean 'bw'", "known: latency, bw"]),
+    ('[campaign]\nlibraries = ["fakempi-a", "fakempi-c"]\n[[run]]\nbenchmarks = ["latency"]\n',
+     ["unknown library 'fakempi-c'", "found or declared: fakempi-a, fakempi-b"]),
+    ('[[run]]\nbenchmarks = ["latency"]\n[[run]]\nbenchmarks = ["bw"]\nlibraries = ["ghost"]\n',
+     ["[[run]] #2 libraries: unknown library 'ghost'"]),
+])
+def test_unknown_benchmark_or_library_is_an_error(cmd, body, needles, fake_setup, tmp_path, monkeypatch, capsys):
+    """A typo in a campaign stops it before anything runs (it used to print "skipping" and run the rest, exit 0)."""
+    c = tmp_path / "c.toml"
+    c.write_text(body)
+    log = tmp_path / "mpirun.log"
+    monkeypatch.setenv("FAKE_MPIRUN_LOG", str(log))
+    extra = ["--results", tmp_path / "res", "--no-build"] if cmd == "run" else []
+    rc = run_gmb(cmd, c, "--config", fake_setup["config"], "--no-detect", *extra)
+    err = _bad(rc, capsys, f"gmb {cmd}: error: {c}:", *needles)
+    assert len(err.strip().splitlines()) == 1
+    _nothing_made(tmp_path, log)
+
+
+def test_benchmark_one_engine_lacks_is_still_a_skip(fake_setup, tmp_path, capsys):
+    """'nbc' exists (the engine registers it) but the fake engine does not list it: skipped with the reason; a
+    library left out by --library is a skip too, not an error."""
+    c = tmp_path / "c.toml"
+    c.write_text('[campaign]\nrepetitions = 1\n[[run]]\nbenchmarks = ["latency", "nbc"]\nmemory = ["host:host"]\n'
+                 'sizes = "1:64"\nlibraries = ["fakempi-a", "fakempi-b"]\n')
+    rc = run_gmb("run", c, "--config", fake_setup["config"], "--no-detect", "--results", tmp_path / "res",
+                 "--no-build", "--no-report", "--no-progress", "--library", "fakempi-a")
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "skipping fakempi-a: nbc: engine does not list this benchmark" in err
+    assert "skipping fakempi-b: block 1: library not found or not selected" in err
+
+
+@pytest.mark.parametrize("body,needles", [
+    ('[campaign]\nrepetitions = "abc"\n[[run]]\nbenchmarks = ["bw"]\n', ['repetitions must be an integer >= 1',
+                                                                        '"abc"']),
+    ('[[run]]\nbenchmarks = ["bw"]\nranks = ["two"]\n', ['[[run]] #1: ranks must be an integer >= 1', '"two"']),
+    ('[[run]]\nbenchmarks = ["bw"]\noptions = "x"\n', ["[[run]] #1: options must be a table", 'got a string']),
+    ('run = 5\n', ["run must be [[run]] tables"]),
+    ('[run]\nbenchmarks = ["bw"]\n', ["[run] must be written [[run]]"]),
+    ('[campaign]\ntimeout_s = "long"\n[[run]]\nbenchmarks = ["bw"]\n', ["timeout_s must be a number of seconds > 0"]),
+    ('[campaign]\nlibraries = 3\n[[run]]\nbenchmarks = ["bw"]\n', ["libraries must be a string or a list"]),
+    ('[[run]]\nbenchmarks = [1]\n', ["benchmarks must be a string or a list of non-empty strings"]),
+    ('[[run]]\nbenchmarks = ["bw"]\nenv = ["A=1"]\n', ["env must be a table"]),
+    ('[[run]]\nbenchmarks = ["bw"]\ngpus = [-1]\n', ["gpus must be an integer >= 0"]),
+])
+def test_campaign_values_of_the_wrong_type(body, needles, fake_setup, tmp_path, capsys):
+    c = tmp_path / "c.toml"
+    c.write_text(body)
+    rc = run_gmb("run", c, "--config", fake_setup["config"], "--no-detect", "--results", tmp_path / "res",
+                 "--no-build")
+    err = _bad(rc, capsys, f"gmb run: error: {c}:", *needles)
+    assert len(err.strip().splitlines()) == 1
+    _nothing_made(tmp_path)
+
+
+@pytest.mark.parametrize("entry,needles", [
+    ('[library]\nname = "x"\nlauncher_path = "/usr/bin/mpirun"\n', ["[library] must be written [[library]]"]),
+    ('[[library]]\nname = "x"\nlauncher_path = "/usr/bin/mpirun"\nenv = "A=1"\n',
+     ["library 'x': env must be a table", "'A=1'"]),
+    ('[[library]]\nname = "x"\nlauncher_path = "/usr/bin/mpirun"\nlauncher = "qsub"\n',
+     ["library 'x': unknown launcher 'qsub'", "accepted: mpiexec, mpirun, srun"]),
+    ('[[library]]\nname = 5\nlauncher_path = "/usr/bin/mpirun"\n', ["name must be a non-empty string"]),
+    ('[[library]]\nname = "x"\nlauncher_path = "/usr/bin/mpirun"\nenv = { A = [1] }\n', ["env.A must be a string"]),
+])
+def test_libraries_config_values_of_the_wrong_type(entry, needles, tmp_path, monkeypatch, capsys):
+    cfg = tmp_path / "libs.toml"
+    cfg.write_text(entry)
+    monkeypatch.chdir(tmp_path)
+    for cmd in (["libs"], ["run", "--results", str(tmp_path / "res"), "--no-build"]):
+        rc = main([*cmd, "--config", str(cfg), "--no-detect"])
+        _bad(rc, capsys, f"gmb {cmd[0]}: error: {cfg}", *needles)
+    _nothing_made(tmp_path)
+
+
+def test_unknown_launcher_rejected_before_anything(fake_setup, tmp_path, capsys):
+    c = tmp_path / "c.toml"
+    c.write_text(CAMPAIGN)
+    for cmd in ("run", "plan"):
+        rc = run_gmb(cmd, c, "--config", fake_setup["config"], "--no-detect", "--launcher", "bogus",
+                     *(["--results", tmp_path / "res", "--no-build"] if cmd == "run" else []))
+        _bad(rc, capsys, f"gmb {cmd}: error: --launcher: unknown launcher 'bogus' (accepted: mpiexec, mpirun, srun)")
+    _nothing_made(tmp_path)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--repetitions", "0"], "--repetitions: must be an integer >= 1 (got '0')"),
+    (["--repetitions", "-2"], "--repetitions: must be an integer >= 1 (got '-2')"),
+    (["--timeout", "0"], "--timeout: must be a number of seconds > 0"),
+    (["--timeout", "-5"], "--timeout: must be a number of seconds > 0"),
+    (["--nodes", "0"], "--nodes: must be an integer >= 1"),
+    (["--ranks-per-node", "0"], "--ranks-per-node: must be an integer >= 1"),
+])
+def test_bad_numbers_on_the_command_line(args, needle, fake_setup, tmp_path, capsys):
+    c = tmp_path / "c.toml"
+    c.write_text(CAMPAIGN)
+    with pytest.raises(SystemExit) as e:
+        run_gmb("run", c, "--config", fake_setup["config"], "--no-detect", "--results", tmp_path / "res",
+                "--no-build", *args)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "gmb run: error: argument " + needle in err and "Traceback" not in err
+    _nothing_made(tmp_path)
+
+
+@pytest.mark.parametrize("nodes,needle", [("1,x", "got 'x'"), ("0", "got '0'"), ("2,,4", "got ''")])
+def test_slurm_bad_node_counts(nodes, needle, tmp_path, capsys):
+    c = tmp_path / "c.toml"
+    c.write_text(CAMPAIGN)
+    out = tmp_path / "job.sbatch"
+    rc = run_gmb("slurm", c, "-o", out, "--nodes", nodes)
+    _bad(rc, capsys, "gmb slurm: error: --nodes", "node counts must be integers >= 1", needle)
+    assert not out.exists()
+
+
+def _finished_run(fake_setup, tmp_path):
+    c = tmp_path / "c.toml"
+    c.write_text(CAMPAIGN.replace("repetitions = 2", "repetitions = 1"))
+    assert run_gmb("run", c, "--config", fake_setup["config"], "--no-detect", "--results", tmp_path / "res",
+                   "--no-build", "--no-report", "--no-progress", "--library", "fakempi-a") == 0
+    (outdir,) = list((tmp_path / "res").iterdir())
+    return c, outdir
+
+
+def test_resume_with_a_campaign_file_is_an_error(fake_setup, tmp_path, capsys):
+    c, outdir = _finished_run(fake_setup, tmp_path)
+    capsys.readouterr()
+    before = sorted(p.name for p in outdir.rglob("*"))
+    rc = run_gmb("run", c, "--resume", outdir, "--config", fake_setup["config"], "--no-detect")
+    _bad(rc, capsys, f"the campaign comes from {outdir}")
+    rc = run_gmb("run", "--resume", outdir, "--repetitions", "5", "--config", fake_setup["config"], "--no-detect")
+    _bad(rc, capsys, "--repetitions cannot change a campaign already planned")
+    assert sorted(p.name for p in outdir.rglob("*")) == before
+
+
+def _interrupted_run(fake_setup, tmp_path):
+    """A finished campaign whose latency launch is marked as still running (an interruption)."""
+    _, outdir = _finished_run(fake_setup, tmp_path)
+    db = sqlite3.connect(outdir / "store.sqlite")
+    db.execute("UPDATE launches SET status='running' WHERE benchmark='latency'")
+    db.commit()
+    return outdir, db
+
+
+def test_resume_where_the_engine_is_gone(fake_setup, tmp_path, monkeypatch, capsys):
+    """A campaign resumed on a fresh node (or after the cache was cleared): the engine is built again; with
+    --no-build, or for a declared engine gmb does not build, a clear error and nothing in the results touched."""
+    from gmb import build
+
+    outdir, db = _interrupted_run(fake_setup, tmp_path)
+    engine = fake_setup["bindir"] / "gmb-bench-a"
+    moved = tmp_path / "elsewhere" / "gmb-bench"
+    moved.parent.mkdir()
+    engine.rename(moved)
+    capsys.readouterr()
+    before = {p: p.stat().st_mtime_ns for p in outdir.rglob("*") if p.suffix != ".sqlite"}
+    rc = run_gmb("run", "--resume", outdir, "--config", fake_setup["config"], "--no-detect", "--no-build")
+    _bad(rc, capsys, "cannot resume with --no-build", str(engine), "leave out --no-build")
+    rc = run_gmb("run", "--resume", outdir, "--config", fake_setup["config"], "--no-detect")
+    _bad(rc, capsys, "cannot resume", "gmb does not build it")
+    assert {p: p.stat().st_mtime_ns for p in outdir.rglob("*") if p.suffix != ".sqlite"} == before
+
+    built = []
+    monkeypatch.setattr(build, "build_all", lambda libs, **kw: built.append([x.name for x in libs]) or
+                        {x.name: moved for x in libs})
+    log = tmp_path / "mpirun.log"
+    monkeypatch.setenv("FAKE_MPIRUN_LOG", str(log))
+    assert run_gmb("run", "--resume", outdir, "--config", fake_setup["config"], "--no-detect", "--no-report") == 0
+    assert built == [["fakempi-a"]]
+    assert f"engine {engine} of fakempi-a was gone: built again at {moved}" in capsys.readouterr().err
+    (launched,) = log.read_text().splitlines()
+    assert " latency " in launched and str(moved) in launched
+    assert dict(db.execute("SELECT benchmark, status FROM launches"))["latency"] == "ok"
+
+
+@pytest.mark.parametrize("damage,needle", [
+    (lambda t: "{ not json", "not valid JSON"),
+    (lambda t: "[]", "expected a JSON object"),
+    (lambda t: t.replace('"launches": [', '"launches": [7, '), "launch #1 must be an object"),
+    (lambda t: t.replace('"engines": {', '"engines": 3, "x": {'), "'engines' must be an object"),
+])
+def test_damaged_plan_on_resume(damage, needle, fake_setup, tmp_path, capsys):
+    _, outdir = _finished_run(fake_setup, tmp_path)
+    plan = outdir / "plan.json"
+    plan.write_text(damage(plan.read_text()))
+    capsys.readouterr()
+    before = {p: p.stat().st_mtime_ns for p in outdir.rglob("*")}
+    rc = run_gmb("run", "--resume", outdir, "--config", fake_setup["config"], "--no-detect")
+    _bad(rc, capsys, f"{plan}: damaged", needle, "cannot resume")
+    assert {p: p.stat().st_mtime_ns for p in outdir.rglob("*")} == before
+
+
+@pytest.mark.parametrize("text,needle", [
+    ('[default]\nmax_regression_pct = "ten"\n', "[default] max_regression_pct must be a number of percent (got 'ten')"),
+    ('[default]\nmax_regression_pct = 5\n[[rule]]\nbenchmark = "bw"\nmax_regression_pct = "5%"\n',
+     "[[rule]] #1: max_regression_pct must be a number of percent"),
+    ('[[rule]]\nbenchmark = "bw"\nmax_bytes = "8K"\n', "[[rule]] #1: max_bytes must be an integer"),
+    ('[rule]\nbenchmark = "bw"\n', "[rule] must be written [[rule]]"),
+])
+def test_compare_reference_of_the_wrong_type(text, needle, ompi_dir, tmp_path, capsys):
+    tol = tmp_path / "tol.toml"
+    tol.write_text(text)
+    rc = run_gmb("compare", ompi_dir, ompi_dir, "--reference", tol)
+    _bad(rc, capsys, f"gmb compare: error: {tol}: ", needle)
+
+
+def test_remaining_errors_are_one_line_and_debuggable(monkeypatch, tmp_path, capsys):
+    """ValueError / TypeError / KeyError / sqlite3.DatabaseError that reach main: 'gmb <cmd>: error: ...', exit 2;
+    GMB_DEBUG=1 prints the traceback too (a bug is not hidden)."""
+    import gmb.cli as cli
+
+    def boom(args):
+        raise KeyError("launch_id")
+
+    monkeypatch.setattr(cli, "cmd_tables", boom)
+    monkeypatch.delenv("GMB_DEBUG", raising=False)
+    rc = cli.main(["tables", str(tmp_path)])
+    err = _bad(rc, capsys, "gmb tables: error: KeyError: 'launch_id'", "GMB_DEBUG=1")
+    assert len(err.strip().splitlines()) == 1
+    monkeypatch.setenv("GMB_DEBUG", "1")
+    assert cli.main(["tables", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "in boom" in err and "gmb tables: error: KeyError: 'launch_id'" in err
+
+    def db(args):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.delenv("GMB_DEBUG")
+    monkeypatch.setattr(cli, "cmd_tables", db)
+    _bad(cli.main(["tables", str(tmp_path)]), capsys,
+         "gmb tables: error: DatabaseError: database disk image is malformed")
+
+
+def test_hostfile_with_two_hosts_adds_inter_node_blocks(fake_setup, tmp_path, monkeypatch, capsys):
+    hf = tmp_path / "hosts"
+    hf.write_text("# two nodes\nnode1 slots=4\nnode2 slots=4\nnode1 slots=4\n")
+    monkeypatch.setenv("FAKE_MPIRUN_LOG", str(tmp_path / "mpirun.log"))
+    rc = run_gmb("run", "--quick", "--hostfile", hf, "--config", fake_setup["config"], "--no-detect", "--results",
+                 tmp_path / "res", "--no-build", "--no-report", "--no-progress", "--repetitions", "1")
+    assert rc == 0, capsys.readouterr().err
+    (outdir,) = list((tmp_path / "res").iterdir())
+    rows = sqlite3.connect(outdir / "store.sqlite").execute(
+        "SELECT library, benchmark, planned_path, argv FROM launches").fetchall()
+    inter = [(lib, b, json.loads(argv)) for lib, b, path, argv in rows if path == "inter-node"]
+    assert {(lib, b) for lib, b, _ in inter} == {(lib, b) for lib in ("fakempi-a", "fakempi-b")
+                                                 for b in ("latency", "bw", "bibw")}
+    for lib, _, argv in inter:  # one rank per node: Open MPI's mpirun and Hydra's mpiexec
+        assert argv[1:3] in (["-np", "2"], ["-n", "2"])
+        assert ("--map-by ppr:1:node" if lib == "fakempi-a" else "-ppn 1") in " ".join(argv)
+    intra = [json.loads(argv) for _, b, path, argv in rows if path == "host"]
+    assert intra and not any("ppr:1:node" in " ".join(a) for a in intra)
+    # one host: no inter-node block; an empty hostfile is bad input
+    hf.write_text("node1 slots=8\n")
+    capsys.readouterr()
+    assert run_gmb("run", "--quick", "--hostfile", hf, "--dry-run", "--config", fake_setup["config"],
+                   "--no-detect") == 0
+    out = capsys.readouterr()
+    assert "inter-node" not in out.out + out.err
+    hf.write_text("# nothing\n")
+    _bad(run_gmb("run", "--quick", "--hostfile", hf, "--config", fake_setup["config"], "--no-detect", "--results",
+                 tmp_path / "res2", "--no-build"), capsys, "no host in it")
+    assert not (tmp_path / "res2").exists()
+
+
+def test_slurm_sweep_goes_on_after_a_failed_node_count(tmp_path):
+    """The batch script runs `gmb run` for every node count, even after one exits 1, and exits 1 at the end."""
+    from gmb import campaign, slurm
+
+    c = campaign.load_campaign(Path(__file__).parents[2] / "campaigns" / "scaling.toml")
+    fake = tmp_path / "gmb"
+    fake.write_text('#!/bin/bash\necho "$@" >> "$GMB_FAKE_LOG"\n'
+                    'for a in "$@"; do [ "$prev" = --nodes ] && n=$a; prev=$a; done\n'
+                    '[ "$n" != 2 ]\n')
+    fake.chmod(0o755)
+    script = tmp_path / "job.sbatch"
+    script.write_text(slurm.batch_script("campaigns/scaling.toml", c, [1, 2, 4], 4, 4, gmb=str(fake)))
+    log = tmp_path / "calls"
+    p = subprocess.run(["bash", str(script)], capture_output=True, text=True,
+                       env={**os.environ, "GMB_FAKE_LOG": str(log)})
+    calls = log.read_text().splitlines()
+    assert [c.split("--nodes ")[1].split()[0] for c in calls] == ["1", "2", "4"]
+    assert p.returncode == 1 and "node counts with failures: 2" in p.stderr
+    fake.write_text("#!/bin/bash\nexit 0\n")
+    assert subprocess.run(["bash", str(script)], capture_output=True).returncode == 0

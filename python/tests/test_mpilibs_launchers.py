@@ -125,3 +125,78 @@ def test_parse_nvidia_smi_topo():
     assert t.gpu_pairs_by_class() == {"nvlink": (0, 1), "pcie": (0, 3)}
     assert t.path_classes(hosts=2) == ["host", "cross-socket", "host-device", "same-gpu", "nvlink", "pcie",
                                        "inter-node"]
+
+
+def test_srun_cpu_bind_values_are_srun_values():
+    s = launchers.get("srun")
+    lib = _lib(launcher="srun")
+    binds = {b: next(a for a in s.argv(lib, launchers.LaunchSpec(2, ["e"], bind=b)) if a.startswith("--cpu-bind="))
+             for b in ("none", "core", "socket", "numa")}
+    assert binds == {"none": "--cpu-bind=none", "core": "--cpu-bind=cores", "socket": "--cpu-bind=sockets",
+                     "numa": "--cpu-bind=ldoms"}  # srun has no "numas": a NUMA domain is a locality domain
+
+
+@pytest.mark.parametrize("text,msg", [
+    ('[library]\nname = "x"\n', r"\[library\] must be written \[\[library\]\]"),
+    ('library = 3\n', r"library must be \[\[library\]\] tables"),
+    ('[[library]]\nname = "x"\nlauncher_path = "/m"\nenv = "A=1"\n', "env must be a table"),
+    ('[[library]]\nname = "x"\nlauncher_path = "/m"\nlauncher = "bogus"\n',
+     "unknown launcher 'bogus' \\(accepted: mpiexec, mpirun, srun\\)"),
+    ('[[library]]\nname = "x"\nlauncher_path = 3\n', "launcher_path must be a non-empty string"),
+    ('[[library]]\nname = "x"\nlauncher_path = "/m"\nprofile = "ucx"\n', "unknown profile 'ucx'"),
+    ('[[libary]]\nname = "x"\n', r"unknown top-level keys \['libary'\]"),
+])
+def test_config_types(tmp_path, text, msg):
+    cfg = tmp_path / "l.toml"
+    cfg.write_text(text)
+    with pytest.raises(mpilibs.ConfigError, match=msg):
+        mpilibs.load_config(cfg)
+
+
+def _fake_launcher(tmp_path, script: str) -> MpiLibrary:
+    f = tmp_path / "mpirun"
+    f.write_text("#!/bin/bash\n" + script)
+    f.chmod(0o755)
+    return _lib(launcher_path=str(f), prefix=str(tmp_path))
+
+
+def test_engine_doctor_crash_is_a_not_aware_verdict(tmp_path):
+    """pml ucx with UCX defaults dies on device memory (mpirun exits 139): gmb doctor reports the library as not
+    aware with the signal and the engine's FATAL line, instead of failing."""
+    from gmb import doctor
+
+    lib = _fake_launcher(tmp_path, 'echo "some launcher noise" >&2\n'
+                                   'echo "gmb-bench: FATAL on rank 1 at awareness.cpp:84: the MPI library stopped '
+                                   'working while proving it can move device memory" >&2\n'
+                                   'for a in "$@"; do [ "$prev" = --out ] && printf \'{"type": "context", "mp\' > "$a";'
+                                   ' prev=$a; done\nexit 139\n')
+    ed = doctor.engine_doctor(lib, tmp_path / "gmb-bench")
+    assert ed["crashed"] and ed["signal"] == 11 and ed["gpu_awareness"]["verdict"] == "not aware"
+    assert ed["gpu_awareness"]["summary"].startswith("the awareness proof crashed (signal 11): gmb-bench: FATAL on "
+                                                     "rank 1")
+    rep = {"topology": {"source": "none", "gpus": [], "links": {}, "numa_nodes": {}, "path_classes": [], "notes": []},
+           "libraries": [{**lib.describe(), "cuda_aware_static": None, "engine_doctor": ed}], "missing": []}
+    assert "engine doctor: not aware: the awareness proof crashed (signal 11)" in doctor.format_text(rep)
+    # killed by a signal without a launcher in between (-N), no FATAL message
+    lib = _fake_launcher(tmp_path, "kill -SEGV $$\n")
+    ed = doctor.engine_doctor(lib, tmp_path / "gmb-bench")
+    assert ed["gpu_awareness"] == {"verdict": "not aware", "summary": "the awareness proof crashed (signal 11)"}
+    # an ordinary failure stays an error
+    lib = _fake_launcher(tmp_path, "echo 'cannot start' >&2\nexit 1\n")
+    assert doctor.engine_doctor(lib, tmp_path / "gmb-bench") == {"error": "exit 1: cannot start"}
+
+
+def test_gmb_doctor_with_a_crashing_engine(tmp_path, monkeypatch, capsys):
+    from gmb.cli import main
+
+    launcher = _fake_launcher(tmp_path, "exit 139\n").launcher_path
+    engine = tmp_path / "gmb-bench"
+    engine.write_text("")
+    cfg = tmp_path / "l.toml"
+    cfg.write_text(f'[[library]]\nname = "ucx"\nfamily = "openmpi"\nversion = "5"\nlauncher_path = "{launcher}"\n'
+                   f'engine = "{engine}"\n')
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert main(["doctor", "--config", str(cfg), "--no-detect"]) == 0
+    out = capsys.readouterr().out
+    assert "engine doctor: not aware: the awareness proof crashed (signal 11)" in out
+    assert "ucx: not aware: the awareness proof crashed (signal 11)" in out

@@ -1,7 +1,9 @@
 """NCCL as one more library (issue 8): declaration, planning, records, tables, compare; on the fake engine."""
 
 import json
+import os
 import sqlite3
+import subprocess
 import sys
 
 import pytest
@@ -149,8 +151,11 @@ def _nccl_records(tmp_path):
     for transport, scale in (("mpi", 1.0), ("nccl", 0.01)):
         rid = f"{transport}-coll"
         ctx = synth.context(rid, "coll", "Open MPI v5.0.7", world_size=4, cuda=True)
-        ctx["options"]["transport"] = transport
-        ctx["tool"]["build"].update(nccl=True, nccl_version="2.28.3")
+        # the engine's layout (head -1 of a real record file): options.benchmark.transport, top-level nccl
+        ctx["options"] = {"common": ctx["options"], "benchmark": {"operation": "allreduce,alltoall",
+                                                                  "transport": transport}}
+        ctx["tool"]["build"]["nccl"] = True
+        ctx["nccl"] = {"available": True, "version": "2.28.3"}
         res = synth.coll_results(rid, ["allreduce", "alltoall"], synth.pow2_sizes(4, 64 << 20), 4, scale, "device")
         for r in res:
             r["transport"] = transport
@@ -182,10 +187,59 @@ def test_records_of_an_nccl_run_are_labelled_nccl(tmp_path):
 
 def test_unlabelled_context_without_version(tmp_path):
     ctx = synth.context("r", "bw", "Open MPI v5.0.7", cuda=True)
-    ctx["options"]["transport"] = "nccl"
+    ctx["options"] = {"common": {}, "benchmark": {"transport": "nccl"}}
+    assert records.library_label(ctx) == "nccl"  # no nccl object in the context: no version to name
+    ctx["nccl"] = {"available": False, "reason": "built without NCCL"}
     assert records.library_label(ctx) == "nccl"
-    ctx["options"]["transport"] = "mpi"
+    ctx["options"]["benchmark"]["transport"] = "mpi"
     assert records.library_label(ctx) == "openmpi-5.0.7"
+    # the layouts the harness used to read are not the engine's: they name nothing
+    wrong = synth.context("r", "bw", "Open MPI v5.0.7", cuda=True)
+    wrong["options"]["transport"] = "nccl"
+    wrong["tool"]["build"]["nccl_version"] = "2.28.3"
+    assert records.transport_of(wrong) == "mpi" and records.nccl_label(wrong) == "nccl"
+
+
+REAL = HERE / "data" / "h200-x2"
+
+
+def test_real_records_without_library_name_are_labelled_by_nccl_version(tmp_path, capsys):
+    """Records of the 2 x H200 machine (gmb-bench coll, MPI and --transport nccl), ingested without a library
+    name (`gmb report DIR_OF_JSONL`): the NCCL run is labelled by the NCCL version its context records, the MPI
+    run by its MPI library."""
+    d = tmp_path / "recs"
+    d.mkdir()
+    for name in ("nccl-coll.jsonl", "mpi-coll.jsonl"):
+        (d / name).write_bytes((REAL / name).read_bytes())
+        rf = records.read_records(d / name, validate=records.validator() is not None)
+        (ctx,) = rf.contexts
+        assert records.transport_of(ctx) == ("nccl" if name.startswith("nccl") else "mpi")
+    assert records.nccl_label(ctx) == "nccl-2.28.9"  # the mpi run's context records NCCL as well
+    st = open_results(d)
+    assert st.libraries() == ["nccl-2.28.9", "openmpi-5.0.7"]
+    assert {r["library"] for r in st.contexts()} == {"nccl-2.28.9", "openmpi-5.0.7"}
+    nccl_rows = st.results("coll", library="nccl-2.28.9")
+    assert nccl_rows and all(json.loads(r["json"])["transport"] == "nccl" for r in nccl_rows)
+    assert main(["report", str(d), "-o", str(tmp_path / "r.html")]) == 0
+    html = (tmp_path / "r.html").read_text()
+    assert ">nccl-2.28.9<" in html and ">openmpi-5.0.7<" in html
+
+
+def test_fake_engine_writes_the_engines_context_layout(tmp_path):
+    """The fake engine's context has what the real one writes: options.benchmark.transport and nccl.version."""
+    out = tmp_path / "n.jsonl"
+    env = {**os.environ, "FAKE_CUDA": "1", "FAKE_NCCL": "2.28.3",
+           "PYTHONPATH": str(HERE.parent / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    subprocess.run([sys.executable, str(HERE / "fake_engine.py"), "bw", "--send", "device", "--recv", "device",
+                    "--transport", "nccl", "--out", str(out)], check=True, env=env)
+    rf = records.read_records(out, validate=records.validator() is not None)
+    (ctx,) = rf.contexts
+    assert ctx["options"]["benchmark"]["transport"] == "nccl" and ctx["nccl"] == {"available": True,
+                                                                                   "version": "2.28.3"}
+    assert "transport" not in ctx["options"] and records.library_label(ctx) == "nccl-2.28.3"
+    st = Store()
+    st.ingest(out)
+    assert st.libraries() == ["nccl-2.28.3"]
 
 
 @pytest.fixture

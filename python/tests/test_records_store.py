@@ -92,3 +92,74 @@ def test_launch_bookkeeping_for_resume(tmp_path):
     s.record_launch(launch_id="b", status="running")
     s.record_launch(launch_id="c", status="timeout")
     assert s.finished_launches() == {"a", "c"}
+
+
+def test_single_broken_line_is_an_error_not_an_empty_file(tmp_path):
+    """A file whose only line is not JSON is not a record file cut short: it is an error (gmb report exits 2 and
+    writes no report); a truncated last line after complete records stays tolerated."""
+    from gmb.cli import main
+
+    p = tmp_path / "one.jsonl"
+    p.write_text('{"schema": "gmb.record/1", "type": "cont\n')
+    with pytest.raises(RecordError, match=r"one.jsonl:1: not JSON"):
+        read_records(p)
+    p.write_text("not json at all")  # without a newline either
+    with pytest.raises(RecordError, match=r"one.jsonl:1: not JSON"):
+        read_records(p)
+    assert main(["report", str(p), "-o", str(tmp_path / "r.html")]) == 2
+    assert not (tmp_path / "r.html").exists()
+    ctx = json.dumps(synth.context("r", "latency"))
+    q = tmp_path / "two.jsonl"
+    q.write_text(ctx + "\n" + ctx[:30])
+    assert len(read_records(q).contexts) == 1
+    (tmp_path / "empty.jsonl").write_text("")  # a launch that wrote nothing: no records, no error
+    assert read_records(tmp_path / "empty.jsonl").results == []
+
+
+@pytest.mark.parametrize("content", [b"", b"SQLite format 3\x00 but not really", b"plain text\n", "foreign"])
+def test_report_refuses_a_sqlite_file_that_is_not_a_gmb_store(tmp_path, capsys, content):
+    """`gmb report X.sqlite` on an empty file, a file that is not SQLite, or somebody else's SQLite database: exit 2
+    with a clear message, no report, and the file left byte-identical (no gmb tables written into it)."""
+    from gmb.cli import main
+
+    x = tmp_path / "x.sqlite"
+    if content == "foreign":
+        db = sqlite3.connect(x)
+        db.execute("CREATE TABLE accounts (id INTEGER, name TEXT)")
+        db.execute("INSERT INTO accounts VALUES (1, 'a')")
+        db.commit()
+        db.close()
+    else:
+        x.write_bytes(content)
+    before = x.read_bytes()
+    assert main(["report", str(x)]) == 2
+    err = capsys.readouterr().err
+    assert "not a gmb store" in err and str(x) in err
+    assert x.read_bytes() == before and not x.with_suffix(".html").exists()
+    assert main(["tables", str(x)]) == 2 and x.read_bytes() == before
+    with pytest.raises(StoreError, match="not a gmb store"):
+        open_results(x)
+    if content == "foreign":  # writing into a foreign database is refused as well (gmb ingest)
+        with pytest.raises(StoreError, match="without meta.schema_version"):
+            Store(x)
+        assert x.read_bytes() == before
+
+
+def test_report_reads_a_gmb_store_without_changing_it(ompi_dir, tmp_path):
+    """A results store is opened read-only by report/tables/compare: the file stays byte-identical."""
+    from gmb.cli import main
+
+    p = tmp_path / "s.sqlite"
+    st = Store(p)
+    for f in sorted(ompi_dir.glob("*.jsonl")):
+        st.ingest(f)
+    st.close()
+    before = p.read_bytes()
+    assert main(["report", str(p)]) == 0 and p.with_suffix(".html").is_file()
+    assert main(["tables", str(p)]) == 0
+    assert p.read_bytes() == before
+    ro = open_results(p)
+    assert ro.libraries() == ["openmpi-5.0.7"]
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        ro.set_meta("x", "y")
+    assert p.read_bytes() == before

@@ -1,9 +1,10 @@
 """Engine builds: one gmb-bench per MPI installation, cached by the library's identity.
 
-Cache layout: ``$GMB_CACHE`` (default ``~/.cache/gmb``) ``/engines/<family>-<version>-<build_hash>/`` holding
+Cache layout: ``$GMB_CACHE`` (default ``~/.cache/gmb``) ``/engines/<family>-<version>-<key>/`` holding
 the CMake build tree, ``build.log`` and ``gmb-build.json`` (library identity and fingerprint, hash of the engine
-sources, CUDA settings). The build hash comes from the identity (family, version, prefix, mpicc), so another
-library gets another directory; a build is redone when the engine sources change, when the installation was
+sources, CUDA settings). The key hashes the identity (family, version, prefix, mpicc) and the engine source
+root (resolved path), so another library, or another checkout sharing the cache, gets another directory; a
+build is redone when the engine sources change, when the installation was
 reinstalled (fingerprint: ``mpicc -show`` and the libmpi files), or when the CUDA settings differ.
 
 CMake is given the library's ``mpicc`` (MPI_C_COMPILER; the engine uses MPI's C component only) and its
@@ -58,10 +59,15 @@ def source_hash(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def build_dir(lib: MpiLibrary) -> Path:
-    """Per installation, not per declared name: libraries that differ only in launcher settings or environment
-    (e.g. Open MPI with pml ucx and with ob1) share one engine."""
-    return cache_dir() / "engines" / f"{lib.family}-{lib.version}-{lib.build_hash}"
+def build_dir(lib: MpiLibrary, root: Path | None = None) -> Path:
+    """Per installation and engine source tree, not per declared name: libraries that differ only in launcher
+    settings or environment (e.g. Open MPI with pml ucx and with ob1) share one engine; two checkouts (``root``,
+    default ``repo_root()``, resolved) sharing one ``$GMB_CACHE`` get one directory each instead of rebuilding over
+    each other's engine."""
+    root = root if root is not None else repo_root()
+    source = str(Path(root).resolve()) if root is not None else ""
+    key = hashlib.sha256(f"{lib.identity}\0{source}".encode()).hexdigest()[:16]
+    return cache_dir() / "engines" / f"{lib.family}-{lib.version}-{key}"
 
 
 def library_fingerprint(lib: MpiLibrary) -> str:
@@ -86,10 +92,10 @@ def library_fingerprint(lib: MpiLibrary) -> str:
     return h.hexdigest()[:16]
 
 
-def engine_path(lib: MpiLibrary) -> Path:
+def engine_path(lib: MpiLibrary, root: Path | None = None) -> Path:
     if lib.engine:
         return Path(lib.engine)
-    return build_dir(lib) / "gmb-bench"
+    return build_dir(lib, root) / "gmb-bench"
 
 
 def _stamp(lib: MpiLibrary, root: Path, cuda: str, cuda_arch: str | None, cmake_args: list[str] = ()) -> dict:
@@ -109,8 +115,8 @@ def needs_build(lib: MpiLibrary, root: Path, cuda: str | None = None, cuda_arch:
     likewise the CMake arguments are compared only when some are given (declared or on the command line)."""
     if lib.engine:
         return None
-    stamp = build_dir(lib) / "gmb-build.json"
-    if not stamp.is_file() or not engine_path(lib).exists():
+    stamp = build_dir(lib, root) / "gmb-build.json"
+    if not stamp.is_file() or not engine_path(lib, root).exists():
         return "not built yet"
     try:
         data = json.loads(stamp.read_text())
@@ -217,13 +223,13 @@ def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: 
     args = effective_cmake_args(lib, cmake_args)
     why = "forced" if force else needs_build(lib, root, cuda, cuda_arch, cmake_args)
     if why is None:
-        log(f"{lib.name}: engine up to date ({engine_path(lib)})")
-        return engine_path(lib)
+        log(f"{lib.name}: engine up to date ({engine_path(lib, root)})")
+        return engine_path(lib, root)
     check_tools(lib)
-    bdir = build_dir(lib)
+    bdir = build_dir(lib, root)
     with _locked(bdir):
         if not force and needs_build(lib, root, cuda, cuda_arch, cmake_args) is None:  # built meanwhile elsewhere
-            return engine_path(lib)
+            return engine_path(lib, root)
         stamp = bdir / "gmb-build.json"
         stamp.unlink(missing_ok=True)
         log(f"{lib.name}: building engine ({why}) in {bdir} ...")
@@ -241,12 +247,12 @@ def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: 
                     tail = _error_tail(logfile)
                     raise BuildError(f"{lib.name}: `{' '.join(argv[:3])} ...` failed (exit {rc}); see {logfile}"
                                      + (f"\n{tail}" if tail else ""))
-        if not engine_path(lib).exists():
-            raise BuildError(f"{lib.name}: build finished but {engine_path(lib)} is missing; see {logfile}")
+        if not engine_path(lib, root).exists():
+            raise BuildError(f"{lib.name}: build finished but {engine_path(lib, root)} is missing; see {logfile}")
         stamp.write_text(json.dumps({**_stamp(lib, root, cuda, cuda_arch, args), "library": lib.describe(),
                                      "source": str(root)}, indent=1))
-    log(f"{lib.name}: built {engine_path(lib)}")
-    return engine_path(lib)
+    log(f"{lib.name}: built {engine_path(lib, root)}")
+    return engine_path(lib, root)
 
 
 def _forget_other_source(bdir: Path, root: Path, log) -> None:
@@ -276,7 +282,7 @@ def build_all(libs: list[MpiLibrary], root: Path | None = None, force: bool = Fa
     BuildError that stopped its build."""
     groups: dict[Path, list[MpiLibrary]] = {}
     for lib in libs:
-        groups.setdefault(Path(lib.engine) if lib.engine else build_dir(lib), []).append(lib)
+        groups.setdefault(Path(lib.engine) if lib.engine else build_dir(lib, root), []).append(lib)
 
     def one(group: list[MpiLibrary]):
         try:

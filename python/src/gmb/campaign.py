@@ -154,45 +154,140 @@ def _listify(v):
     return v if isinstance(v, list) else [v]
 
 
+def _typename(v) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+            dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def _str_list(v, where: str, key: str, allow_empty: bool = False) -> list[str] | None:
+    """A string or a list of strings (None when absent)."""
+    if v is None:
+        return None
+    items = v if isinstance(v, list) else [v]
+    if not all(isinstance(x, str) and x for x in items) or (not items and not allow_empty):
+        raise CampaignError(f"{where}: {key} must be a string or a list of non-empty strings "
+                            f"(got {json.dumps(v, default=str)})")
+    return list(items)
+
+
+def _int_list(v, where: str, key: str, minimum: int) -> list[int] | None:
+    if v is None:
+        return None
+    items = v if isinstance(v, list) else [v]
+    if not items or not all(isinstance(x, int) and not isinstance(x, bool) and x >= minimum for x in items):
+        raise CampaignError(f"{where}: {key} must be an integer >= {minimum} or a list of them "
+                            f"(got {json.dumps(v, default=str)})")
+    return list(items)
+
+
+def _int(v, where: str, key: str, minimum: int) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < minimum:
+        raise CampaignError(f"{where}: {key} must be an integer >= {minimum} (got {json.dumps(v, default=str)})")
+    return v
+
+
+def _table(v, where: str, key: str, scalar_values: bool = True) -> dict:
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise CampaignError(f"{where}: {key} must be a table, e.g. {key} = {{ name = \"value\" }} "
+                            f"(got {_typename(v)}: {json.dumps(v, default=str)})")
+    if scalar_values:
+        bad = [k for k, x in v.items() if not isinstance(x, (str, int, float, bool))]
+        if bad:
+            raise CampaignError(f"{where}: {key}.{bad[0]} must be a string, number or boolean "
+                                f"(got {_typename(v[bad[0]])})")
+    return dict(v)
+
+
+def _array_of_tables(data: dict, key: str, source: str) -> list[dict]:
+    v = data.get(key, [])
+    if isinstance(v, dict):
+        raise CampaignError(f"{source}: [{key}] must be written [[{key}]] (an array of tables, one per block)")
+    if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
+        raise CampaignError(f"{source}: {key} must be [[{key}]] tables (got {_typename(v)}: "
+                            f"{json.dumps(v, default=str)[:60]})")
+    return v
+
+
+HEAD_KEYS = {"name", "repetitions", "order", "seed", "timeout_s", "stop_library_after", "libraries"}
+
+
 def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
     head = data.get("campaign", {})
-    runs = data.get("run", [])
+    if not isinstance(head, dict):
+        raise CampaignError(f"{source}: campaign must be a [campaign] table (got {_typename(head)})")
+    unknown = set(data) - {"campaign", "run"}
+    if unknown:
+        raise CampaignError(f"{source}: unknown top-level keys {sorted(unknown)} (accepted: [campaign], [[run]])")
+    unknown = set(head) - HEAD_KEYS
+    if unknown:
+        raise CampaignError(f"{source}: [campaign]: unknown keys {sorted(unknown)} "
+                            f"(accepted: {', '.join(sorted(HEAD_KEYS))})")
+    runs = _array_of_tables(data, "run", source)
     if not runs:
         raise CampaignError(f"{source}: no [[run]] blocks")
     blocks = []
     known = set(Block.__dataclass_fields__)
     for i, r in enumerate(runs):
+        where = f"{source}: [[run]] #{i + 1}"
         unknown = set(r) - known
         if unknown:
-            raise CampaignError(f"{source}: [[run]] #{i + 1}: unknown keys {sorted(unknown)}")
+            raise CampaignError(f"{where}: unknown keys {sorted(unknown)} (accepted: {', '.join(sorted(known))})")
         if "benchmarks" not in r:
-            raise CampaignError(f"{source}: [[run]] #{i + 1}: 'benchmarks' is required")
-        b = Block(benchmarks=_listify(r["benchmarks"]), memory=_listify(r.get("memory")) or [""],
-                  strategies=_listify(r.get("strategies")) or [""], sizes=r.get("sizes"),
-                  ranks=[int(x) for x in _listify(r.get("ranks")) or [2]], gpus=r.get("gpus"), path=r.get("path"),
-                  bind=r.get("bind"), options=dict(r.get("options", {})), env={k: str(v) for k, v in
-                                                                                r.get("env", {}).items()},
-                  libraries=_listify(r.get("libraries")), operations=_listify(r.get("operations")),
-                  join_operations=bool(r.get("join_operations", False)))
+            raise CampaignError(f"{where}: 'benchmarks' is required")
+        sizes = r.get("sizes")
+        if isinstance(sizes, int) and not isinstance(sizes, bool) and sizes >= 0:
+            sizes = str(sizes)
+        if sizes is not None and (not isinstance(sizes, str) or not sizes.strip()):
+            raise CampaignError(f"{where}: sizes must be a string such as \"1:4M\" or \"1,8,4K\" "
+                                f"(got {json.dumps(sizes, default=str)})")
+        for key in ("path", "bind"):
+            if r.get(key) is not None and not isinstance(r[key], str):
+                raise CampaignError(f"{where}: {key} must be a string (got {json.dumps(r[key], default=str)})")
+        if not isinstance(r.get("join_operations", False), bool):
+            raise CampaignError(f"{where}: join_operations must be true or false")
+        b = Block(benchmarks=_str_list(r["benchmarks"], where, "benchmarks"),
+                  memory=_str_list(r.get("memory"), where, "memory") or [""],
+                  strategies=_str_list(r.get("strategies"), where, "strategies") or [""], sizes=sizes,
+                  ranks=_int_list(r.get("ranks"), where, "ranks", 1) or [2],
+                  gpus=_int_list(r.get("gpus"), where, "gpus", 0), path=r.get("path"),
+                  bind=r.get("bind"), options=_table(r.get("options"), where, "options"),
+                  env={k: str(v) for k, v in _table(r.get("env"), where, "env").items()},
+                  libraries=_str_list(r.get("libraries"), where, "libraries"),
+                  operations=_str_list(r.get("operations"), where, "operations"),
+                  join_operations=r.get("join_operations", False))
         for m in b.memory:
             if m:
                 try:
                     parse_memory(m)
                 except ValueError as exc:
-                    raise CampaignError(f"{source}: [[run]] #{i + 1}: {exc}") from None
+                    raise CampaignError(f"{where}: {exc}") from None
         blocks.append(b)
-    reps = int(head.get("repetitions", 3))
-    if reps < 1:
-        raise CampaignError(f"{source}: repetitions must be >= 1")
+    reps = head.get("repetitions", 3)
+    if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
+        raise CampaignError(f"{source}: repetitions must be an integer >= 1 (got {json.dumps(reps, default=str)})")
     order = head.get("order", "random")
     if order not in ("random", "sequential"):
-        raise CampaignError(f"{source}: order must be 'random' or 'sequential'")
+        raise CampaignError(f"{source}: order must be 'random' or 'sequential' (got {json.dumps(order, default=str)})")
     stop = head.get("stop_library_after", 3)
-    if not isinstance(stop, int) or stop < 0:
-        raise CampaignError(f"{source}: stop_library_after must be an integer >= 0")
-    return Campaign(name=str(head.get("name", Path(source).stem)), blocks=blocks, repetitions=reps, order=order,
-                    seed=head.get("seed"), timeout_s=float(head.get("timeout_s", 600)),
-                    libraries=_listify(head.get("libraries")) or ["*"], stop_library_after=stop)
+    if not isinstance(stop, int) or isinstance(stop, bool) or stop < 0:
+        raise CampaignError(f"{source}: stop_library_after must be an integer >= 0 "
+                            f"(got {json.dumps(stop, default=str)})")
+    seed = head.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise CampaignError(f"{source}: seed must be an integer (got {json.dumps(seed, default=str)})")
+    timeout = head.get("timeout_s", 600)
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
+        raise CampaignError(f"{source}: timeout_s must be a number of seconds > 0 "
+                            f"(got {json.dumps(timeout, default=str)})")
+    name = head.get("name", Path(source).stem)
+    if not isinstance(name, str) or not name.strip():
+        raise CampaignError(f"{source}: name must be a non-empty string (got {json.dumps(name, default=str)})")
+    return Campaign(name=name, blocks=blocks, repetitions=reps, order=order,
+                    seed=seed, timeout_s=float(timeout),
+                    libraries=_str_list(head.get("libraries"), f"{source}: [campaign]", "libraries") or ["*"],
+                    stop_library_after=stop)
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -204,6 +299,44 @@ def load_campaign(path: str | Path) -> Campaign:
     except tomllib.TOMLDecodeError as exc:
         raise CampaignError(f"{path}: not valid TOML: {exc}") from None
     return parse_campaign(data, str(path))
+
+
+# Every benchmark the engine registers (``gmb-bench list``, whatever the build). A name that neither this list nor
+# any engine's list holds is a mistake in the campaign (an error before anything runs); a name that one engine does
+# not list (an older or other build) is skipped for that engine with the reason.
+KNOWN_BENCHMARKS = ("latency", "bw", "bibw", "mbw", "um", "coll", "nbc", "halo", "peaks", "doctor")
+
+
+def _did_you_mean(name: str, choices) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def check_library_names(c: Campaign, library_names) -> None:
+    """CampaignError when the campaign names a library that is neither found nor declared (a typo): not a skip."""
+    known = list(dict.fromkeys(library_names))
+    where = [("[campaign] libraries", c.libraries)] + [(f"[[run]] #{i + 1} libraries", b.libraries or [])
+                                                       for i, b in enumerate(c.blocks)]
+    for what, names in where:
+        for n in names:
+            if n != "*" and n not in known:
+                raise CampaignError(f"{what}: unknown library {n!r}{_did_you_mean(n, known)} "
+                                    f"(found or declared: {', '.join(known) or 'none'}; see `gmb libs`)")
+
+
+def check_benchmark_names(c: Campaign, caps_by_lib: dict[str, dict] | None = None) -> None:
+    """CampaignError when a block names a benchmark that no engine has (a typo such as 'bww'). A benchmark that
+    some engine lists, or that the engine registers in any build, is planned, or skipped with the reason."""
+    known = list(KNOWN_BENCHMARKS)
+    for caps in (caps_by_lib or {}).values():
+        known += [n for n in _bench_names(caps or {}) if n not in known]
+    for i, b in enumerate(c.blocks):
+        for n in b.benchmarks:
+            if n not in known:
+                raise CampaignError(f"[[run]] #{i + 1}: unknown benchmark {n!r}{_did_you_mean(n, known)} "
+                                    f"(known: {', '.join(known)})")
 
 
 # --------------------------------------------------------------------------- default campaign
@@ -236,8 +369,9 @@ HALO_OPTIONS = {"dims": 3, "grid": "128,128,128", "steps": 10, "warmup": 2, "val
 def default_campaign(topo: Topology, libs: list[MpiLibrary], caps_by_lib: dict[str, dict], quick: bool = False,
                      hosts: int = 1) -> Campaign:
     """A campaign generated from the machine: ceilings first, then per library and path class latency, bw,
-    bibw for HH, DD, HD; collectives; overlap; managed placements; halo. What the build or library cannot do
-    is left out with the reason (Campaign.skipped). NCCL libraries (transport "nccl") get DD point to point
+    bibw for HH, DD, HD; collectives; overlap; managed placements; halo; with ``hosts`` > 1 (a hostfile of several
+    hosts, or several Slurm nodes) HH and DD between two nodes (path "inter-node"). What the build or library
+    cannot do is left out with the reason (Campaign.skipped). NCCL libraries (transport "nccl") get DD point to point
     over each GPU link class and the collectives on device memory."""
     skipped: list[tuple[str, str, str]] = []
     blocks: list[Block] = []
@@ -269,10 +403,47 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], caps_by_lib: dict[s
             blocks += _host_machine_blocks(lib, caps_by_lib[lib.name], topo, gpus, quick, skipped)
         else:
             blocks += _gpu_machine_blocks(lib, caps_by_lib[lib.name], topo, skipped)
+    if hosts > 1:
+        for lib in mpi_libs:
+            blocks += _inter_node_blocks(lib, caps_by_lib[lib.name], gpus, quick, skipped)
     for lib in usable:
         if lib.transport == "nccl":
             blocks += _nccl_blocks(lib, caps_by_lib[lib.name], topo, quick, skipped)
     return Campaign(name=name, blocks=blocks, skipped=skipped)
+
+
+def _inter_node_blocks(lib, caps, gpus, quick, skipped) -> list[Block]:
+    """Several hosts: latency, bw, bibw between two ranks on two nodes (one rank per node: run_launches places
+    launches of path "inter-node" so), host memory and, with GPUs and a CUDA-aware library, device memory."""
+    names = _bench_names(caps)
+    have = [b for b in ("latency", "bw", "bibw") if b in names]
+    if not have:
+        return []
+    opts = {"iters": 200, "warmup": 20, "validate": True} if quick else dict(GPU_PT2PT_OPTIONS)
+    sizes = "1:1M" if quick else HOST_SIZES
+    blocks = [Block(have, memory=["host:host"], sizes=sizes, ranks=[2], path="inter-node", options=dict(opts),
+                    libraries=[lib.name])]
+    if not gpus:
+        return blocks
+    if not _kind_ok(caps, "device")[0]:
+        skipped.append((lib.name, "inter-node device:device", "device memory kind unavailable"))
+    elif lib.cuda_aware is not True:
+        skipped.append((lib.name, "inter-node device:device", not_aware_reason(lib, short=True)))
+    else:
+        blocks.append(Block(have, memory=["device:device"], strategies=["direct"], sizes=sizes, ranks=[2], gpus=[0],
+                            path="inter-node", options=dict(opts), libraries=[lib.name]))
+    return blocks
+
+
+def not_aware_reason(lib: MpiLibrary, short: bool = False) -> str:
+    """Why device pointers are not handed to ``lib`` (its ``cuda_aware`` is False, or None: unknown, planned as
+    not aware: a library that cannot move device memory may crash or deliver wrong data)."""
+    if lib.cuda_aware is None:
+        what = ("CUDA awareness unknown (treated as not aware; `gmb doctor` proves it, declare cuda_aware = true "
+                "in the libraries config when it says aware)")
+    else:
+        what = "library is not CUDA-aware"
+    return what if short else what + "; device pointers are not handed to it (staged-pinned instead)"
 
 
 def _pt2pt_have(lib, caps, skipped) -> list[str]:
@@ -299,7 +470,9 @@ def _host_machine_blocks(lib, caps, topo, gpus, quick, skipped) -> list[Block]:
         if not quick:
             skipped.append((lib.name, "device memory", "no GPU found (or engine built without CUDA)"))
     elif have and _kind_ok(caps, "device")[0]:
-        strategies = ["staged-pinned"] if lib.cuda_aware is False else ["direct", "staged-pinned"]
+        strategies = ["direct", "staged-pinned"] if lib.cuda_aware is True else ["staged-pinned"]
+        if lib.cuda_aware is not True:
+            skipped.append((lib.name, "direct device buffers", not_aware_reason(lib)))
         for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
             blocks.append(Block(have, memory=["device:device"], strategies=strategies, sizes=sizes, gpus=[i, j],
                                 path=cls, options=dict(opts), libraries=[lib.name]))
@@ -346,10 +519,9 @@ def _gpu_machine_blocks(lib, caps, topo, skipped) -> list[Block]:
     if not dev_ok:
         skipped.append((lib.name, "device memory", why or "device memory kind unavailable"))
         return blocks + _collective_blocks(lib, caps, ngpu, device=False, skipped=skipped)
-    aware = lib.cuda_aware is not False
+    aware = lib.cuda_aware is True
     if not aware:
-        skipped.append((lib.name, "direct device buffers",
-                        "library is not CUDA-aware; device pointers are not handed to it (staged-pinned instead)"))
+        skipped.append((lib.name, "direct device buffers", not_aware_reason(lib)))
     strategy = ["direct"] if aware else ["staged-pinned"]
     dd_sizes = FAST_SIZES if aware else SLOW_SIZES
     if have:
@@ -367,7 +539,7 @@ def _gpu_machine_blocks(lib, caps, topo, skipped) -> list[Block]:
     if "um" not in names:
         skipped.append((lib.name, "um (managed placements)", "engine does not list this benchmark"))
     elif not aware:
-        skipped.append((lib.name, "um (managed placements)", "library is not CUDA-aware"))
+        skipped.append((lib.name, "um (managed placements)", not_aware_reason(lib, short=True)))
     else:
         mok, why = _kind_ok(caps, "managed")
         if mok:
@@ -540,19 +712,33 @@ def _operations(bench: str, block: Block, lib: MpiLibrary, name: str, skipped: l
     return ops
 
 
-def plan(c: Campaign, libs: list[MpiLibrary], caps_by_lib: dict[str, dict] | None = None
+def _hands_device_pointers(bench: str, memory: str, strategy: str) -> bool:
+    """A point-to-point point whose device buffers go to MPI as they are (the direct strategy, the engine's default
+    when none is given)."""
+    if strategy == "direct":
+        return "device" in memory
+    return strategy == "" and bench in PT2PT and bool(memory) and "device" in parse_memory(memory)
+
+
+def plan(c: Campaign, libs: list[MpiLibrary], caps_by_lib: dict[str, dict] | None = None, hosts: int | None = None
          ) -> tuple[list[Launch], list[tuple[str, str, str]]]:
-    """Expand the matrix. Returns (launches in run order, skipped (library, what, reason))."""
+    """Expand the matrix. Returns (launches in run order, skipped (library, what, reason)). ``hosts``: how many
+    hosts the launches may use (--nodes, a hostfile's hosts); 1 skips blocks of path "inter-node", None: unknown."""
     caps_by_lib = caps_by_lib or {}
     by_name = {lib.name: lib for lib in libs}
     skipped = list(c.skipped)
     launches: list[Launch] = []
     for bi, block in enumerate(c.blocks):
+        if hosts == 1 and block.path == "inter-node":
+            skipped.append(("all", f"block {bi + 1} (inter-node)", "one host: give --nodes 2 or more (srun), or a "
+                                                                   "--hostfile with 2 hosts or more"))
+            continue
         wanted = block.libraries or c.libraries
         names = list(by_name) if "*" in wanted else wanted
         for name in names:
             if name not in by_name:
-                skipped.append((name, f"block {bi + 1}", "library not found (see `gmb libs`)"))
+                skipped.append((name, f"block {bi + 1}", "library not found or not selected, or it has no engine "
+                                                          "(see `gmb libs`, --library)"))
                 continue
             lib = by_name[name]
             caps = caps_by_lib.get(name)
@@ -582,8 +768,9 @@ def plan(c: Campaign, libs: list[MpiLibrary], caps_by_lib: dict[str, dict] | Non
                             if refused:
                                 skipped.append((name, *refused))
                                 continue
-                        elif strat == "direct" and "device" in mem and lib.cuda_aware is False:
-                            skipped.append((name, f"{bench} {mem} direct", "library is not CUDA-aware"))
+                        elif lib.cuda_aware is not True and _hands_device_pointers(bench, mem, strat):
+                            skipped.append((name, f"{bench} {mem} {strat or 'direct'}",
+                                            not_aware_reason(lib, short=True)))
                             continue
                         for ranks in block.ranks:
                             min_ranks = (_bench_names(caps).get(bench, {}).get("min_ranks") if caps else None) or 1
@@ -666,10 +853,46 @@ def write_plan(outdir: Path, c: Campaign, launches: list[Launch], skipped, libs:
 
 
 def read_plan(outdir: Path) -> dict:
+    """plan.json of a results directory, checked: a damaged one is a CampaignError naming what is wrong, and
+    ``launches`` holds Launch objects."""
     p = Path(outdir) / "plan.json"
     if not p.is_file():
         raise CampaignError(f"{outdir}: not a campaign results directory (no plan.json)")
-    return json.loads(p.read_text())
+    try:
+        data = json.loads(p.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CampaignError(f"{p}: damaged, not valid JSON ({exc}); cannot resume") from None
+    if not isinstance(data, dict):
+        raise CampaignError(f"{p}: damaged, expected a JSON object; cannot resume")
+    problems = []
+    if not isinstance(data.get("campaign"), str):
+        problems.append("'campaign' must be a string")
+    if not isinstance(data.get("engines"), dict):
+        problems.append("'engines' must be an object")
+    if not isinstance(data.get("libraries"), list) or not all(isinstance(d, dict) and isinstance(d.get("name"), str)
+                                                              for d in data["libraries"]):
+        problems.append("'libraries' must be a list of objects with a name")
+    stop = data.get("stop_library_after", 3)
+    if not isinstance(stop, int) or isinstance(stop, bool) or stop < 0:
+        problems.append("'stop_library_after' must be an integer >= 0")
+    launches = data.get("launches")
+    fields = set(Launch.__dataclass_fields__)
+    if not isinstance(launches, list):
+        problems.append("'launches' must be a list")
+    else:
+        for i, d in enumerate(launches):
+            if not isinstance(d, dict) or set(d) != fields:
+                problems.append(f"launch #{i + 1} must be an object with the keys {', '.join(sorted(fields))}")
+                break
+            if not (isinstance(d["launch_id"], str) and isinstance(d["library"], str) and
+                    isinstance(d["engine_args"], list) and isinstance(d["env"], dict) and
+                    isinstance(d["ranks"], int) and isinstance(d["timeout_s"], (int, float))):
+                problems.append(f"launch #{i + 1} ({d.get('launch_id')!r}) has values of the wrong type")
+                break
+    if problems:
+        raise CampaignError(f"{p}: damaged ({'; '.join(problems)}); cannot resume")
+    data["launches"] = [Launch(**d) for d in launches]
+    return data
 
 
 def _set_aside(path: Path):
@@ -680,6 +903,18 @@ def _set_aside(path: Path):
     while (path.with_name(f"{path.name}.interrupted-{n}")).exists():
         n += 1
     path.rename(path.with_name(f"{path.name}.interrupted-{n}"))
+
+
+def placement(x: Launch, nodes: int | None, ranks_per_node: int | None) -> tuple[int | None, int | None]:
+    """(nodes, ranks per node) given to the launcher for one launch. Path "inter-node": one rank per node (on
+    ``min(nodes, ranks)`` nodes under srun; mpirun/mpiexec with a hostfile: ppr 1 / -ppn 1). With several nodes,
+    a point-to-point launch meant for a path inside a node (host, nvlink, same-gpu, ...) stays on one node, and one
+    with no planned path gets one rank per node; everything else runs on all nodes, ``ranks_per_node`` each."""
+    if x.planned_path == "inter-node":
+        return (min(nodes, x.ranks) if nodes else None), 1
+    if nodes and nodes > 1 and x.benchmark in PT2PT:
+        return (1, None) if x.planned_path else (min(nodes, x.ranks), 1)
+    return nodes, ranks_per_node
 
 
 def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrary], engines: dict[str, str],
@@ -714,9 +949,8 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
         launcher = launchers.get(lib.launcher)
         spec = launchers.LaunchSpec(ranks=x.ranks, program=[engines[x.library], *x.engine_args, "--out", str(out),
                                                             "--format", "json"],
-                                    hostfile=hostfile, bind=x.bind, env=x.env, nodes=nodes,
-                                    ranks_per_node=(1 if nodes and nodes > 1 and x.benchmark in PT2PT
-                                                    else ranks_per_node))
+                                    hostfile=hostfile, bind=x.bind, env=x.env,
+                                    **dict(zip(("nodes", "ranks_per_node"), placement(x, nodes, ranks_per_node))))
         argv = launcher.argv(lib, spec)
         env = launcher.environment(lib, spec)
         started = datetime.now(timezone.utc).isoformat()
@@ -787,18 +1021,40 @@ def _kill_group(proc: subprocess.Popen):
             continue
 
 
+# A library's own diagnostic among a failed launch's output (UCX "UCX  ERROR", Open MPI "[host:pid] ... error",
+# signals); the launcher's closing banner ("prterun detected that one or more processes exited ...") is not one.
+_LIBRARY_ERROR = re.compile(r"\bERROR\b|\berror\b|Segmentation fault|\bSIG(SEGV|BUS|ABRT|ILL|FPE)\b|Killed")
+_LOG_PREFIX = re.compile(r"^(\[[^\]]*\]\s*)+")  # "[1795408113.106396] [vm:15516:0]" time and process stamps
+
+
 def _last_error(log: Path) -> str:
-    lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    """Why a launch did not end well, from its log: the engine's own last word (a "gmb-bench:" line, or the reason
+    of its last unsupported/failed record), followed by the first error the library printed, which is usually the
+    cause (e.g. "MPI_Waitall failed: MPI_ERR_IN_STATUS" after "UCX ERROR cuMemcpyDtoDAsync ... invalid argument").
+    Without either: the last line that is not launcher decoration."""
+    lines = [ln.strip() for ln in log.read_text(errors="replace").replace("\0", "").splitlines() if ln.strip()]
+    engine = ""
     for ln in reversed(lines):
+        if ln.startswith("gmb-bench:"):
+            engine = ln
+            break
         if ln.startswith("{") and '"reason"' in ln:  # an engine record (--format json): its reason, not the JSON
             try:
                 rec = json.loads(ln)
             except ValueError:
                 rec = None
-            if isinstance(rec, dict) and rec.get("reason"):
+            if isinstance(rec, dict) and rec.get("reason") and rec.get("status") != "ok":
                 what = " ".join(str(rec[k]) for k in ("benchmark", "operation") if rec.get(k))
-                return f"{what}: {rec['reason']}"[:300] if what else str(rec["reason"])[:300]
-        if not ln.startswith("$ ") and not set(ln) <= set("-=*"):
+                engine = f"{what}: {rec['reason']}" if what else str(rec["reason"])
+                break
+    cause = next((_LOG_PREFIX.sub("", ln) for ln in lines
+                  if not ln.startswith(("gmb-bench:", "$ ", "{")) and _LIBRARY_ERROR.search(ln)), "")
+    if engine and cause and cause not in engine:
+        return f"{engine} [first library error: {cause}]"[:500]
+    if engine or cause:
+        return (engine or cause)[:500]
+    for ln in reversed(lines):
+        if not ln.startswith(("$ ", "{")) and not set(ln) <= set("-=*"):
             return ln[:300]
     return ""
 

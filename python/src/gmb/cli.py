@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
+import traceback
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,13 +18,24 @@ class UsageError(Exception):
     """Bad input from the user: message printed, exit status 2."""
 
 
+def _check_launcher(name: str | None, what: str = "--launcher"):
+    from . import launchers
+
+    if name is not None and name not in launchers.REGISTRY:
+        raise UsageError(f"{what}: unknown launcher {name!r} (accepted: {', '.join(sorted(launchers.REGISTRY))})")
+
+
 def _libraries(args, need=True):
+    """Found and declared libraries, restricted by --library; ``args.all_library_names`` keeps every name (a
+    campaign may name a library that --library leaves out: that is a skip, not an error)."""
     from . import mpilibs
 
+    _check_launcher(getattr(args, "launcher", None))
     try:
         libs = mpilibs.all_libraries(getattr(args, "config", None), detect_libs=not getattr(args, "no_detect", False))
     except mpilibs.ConfigError as exc:
         raise UsageError(str(exc)) from None
+    args.all_library_names = [lib.name for lib in libs]
     wanted = getattr(args, "library", None)
     if wanted:
         names = {lib.name for lib in libs}
@@ -104,6 +117,29 @@ def _engines_and_caps(libs, do_build: bool, build_options: dict | None = None):
     return engines, caps, skipped
 
 
+def _refine_awareness(libs, engines, caps, topo):
+    """A library whose CUDA awareness is unknown (no declared answer, no ompi_info: e.g. MPICH) is planned as not
+    aware. On a machine with GPUs and an engine with CUDA, the engine's doctor (a 2-rank launch that proves
+    it) refines that: aware or not aware."""
+    from . import doctor
+
+    if not topo.gpus:
+        return
+    for lib in libs:
+        if lib.transport != "mpi" or lib.cuda_aware is not None or lib.name not in engines:
+            continue
+        if not caps.get(lib.name, {}).get("features", {}).get("cuda"):
+            continue
+        verdict = doctor.engine_doctor(lib, Path(engines[lib.name]), timeout=60)
+        aware = (verdict.get("gpu_awareness") or {}).get("verdict")
+        if aware in ("aware", "not aware"):
+            lib.cuda_aware = aware == "aware"
+        summary = (verdict.get("gpu_awareness") or {}).get("summary") or verdict.get("error") or ""
+        print(f"gmb: {lib.name}: CUDA awareness unknown; the engine's doctor says: {aware or 'no verdict'}"
+              + (f" ({summary})" if summary else "") + ("" if aware in ("aware", "not aware") else
+                                                        " (planned as not aware)"), file=sys.stderr)
+
+
 def _with_nccl(args, libs, engines, caps, topo):
     """A generated campaign on a GPU machine gets an NCCL library when an engine was built with NCCL."""
     from . import campaign
@@ -115,16 +151,58 @@ def _with_nccl(args, libs, engines, caps, topo):
     return libs + [lib] if lib else libs
 
 
-def _campaign(args, libs, caps, topo):
+def _load_campaign(args):
+    """The campaign file (None: generated), checked before anything is built or run: values of the wrong type and
+    libraries that are neither found nor declared are errors."""
     from . import campaign
 
-    if args.campaign:
-        c = campaign.load_campaign(args.campaign)
+    if not args.campaign:
+        return None
+    if not Path(args.campaign).is_file():
+        raise UsageError(f"{args.campaign}: no such campaign file")
+    c = campaign.load_campaign(args.campaign)
+    try:
+        campaign.check_library_names(c, getattr(args, "all_library_names", []))
+    except campaign.CampaignError as exc:
+        raise UsageError(f"{args.campaign}: {exc}") from None
+    return c
+
+
+def _hosts(args) -> int | None:
+    """How many hosts the launches may use: --nodes, else the hostfile's hosts, else None (unknown)."""
+    if getattr(args, "nodes", None):
+        return args.nodes
+    hostfile = getattr(args, "hostfile", None)
+    if not hostfile:
+        return None
+    try:
+        text = Path(hostfile).read_text()
+    except OSError as exc:
+        raise UsageError(f"--hostfile {hostfile}: {exc.strerror or exc}") from None
+    hosts = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:  # Open MPI: "host slots=N"; Hydra: "host:N"
+            hosts.append(line.split()[0].split(":")[0])
+    if not hosts:
+        raise UsageError(f"--hostfile {hostfile}: no host in it")
+    return len(dict.fromkeys(hosts))
+
+
+def _campaign(args, libs, caps, topo, loaded=None):
+    from . import campaign
+
+    if loaded is not None:
+        c = loaded
     else:
-        c = campaign.default_campaign(topo, libs, caps, quick=args.quick)
-    if args.repetitions:
+        c = campaign.default_campaign(topo, libs, caps, quick=args.quick, hosts=_hosts(args) or 1)
+    try:
+        campaign.check_benchmark_names(c, caps)
+    except campaign.CampaignError as exc:
+        raise UsageError(f"{args.campaign}: {exc}" if args.campaign else str(exc)) from None
+    if args.repetitions is not None:
         c.repetitions = args.repetitions
-    if args.timeout:
+    if args.timeout is not None:
         c.timeout_s = args.timeout
     if args.seed is not None:
         c.seed = args.seed
@@ -154,21 +232,58 @@ def _topology(args):
 def cmd_plan(args):
     from . import campaign, estimate
 
+    if getattr(args, "resume", None):
+        raise UsageError("--dry-run with --resume: the plan of a results directory is its plan.json")
     if args.campaign and not Path(args.campaign).is_file():
         raise UsageError(f"{args.campaign}: no such campaign file")
     libs = _libraries(args)
+    loaded = _load_campaign(args)
     engines, caps, skipped = _engines_and_caps(libs, do_build=False)
     topo = _topology(args)
     libs = _with_nccl(args, libs, engines, caps, topo)
-    c = _campaign(args, libs, caps, topo)
-    launches, sk = campaign.plan(c, libs, caps)
+    c = _campaign(args, libs, caps, topo, loaded)
+    launches, sk = campaign.plan(c, libs, caps, hosts=_hosts(args))
     for x in launches:
         print(f"{x.launch_id:<60} {' '.join(x.engine_args)}" + (f"  env {x.env}" if x.env else ""))
     for lib, what, why in skipped + sk:
         print(f"skip {lib}: {what}: {why}")
     print(f"{len(launches)} launches, {len(skipped) + len(sk)} skipped", file=sys.stderr)
     print(f"gmb plan: {estimate.summary(launches)}", file=sys.stderr)
+    over = estimate.over_timeout(launches)
+    if over:
+        x, t = max(over, key=lambda o: o[1])
+        print(f"gmb plan: warning: {len(over)} launches are estimated to take longer than their timeout (longest: "
+              f"{x.launch_id}, about {t:.0f} s > {x.timeout_s:g} s)", file=sys.stderr)
     return 0
+
+
+def _resume_engines(planned: dict[str, str], libs: dict, used: set[str], args) -> dict[str, str]:
+    """The engines a resumed campaign runs: the planned ones, and where one is gone (the campaign moved to a fresh
+    node, the cache was cleared) the same library's engine built again from this source tree. Every record names
+    the engine's source revision, so launches run before and after the rebuild stay told apart."""
+    from . import build
+
+    engines = dict(planned)
+    gone = sorted({planned[name] for name in used if name in planned and not Path(planned[name]).exists()})
+    if not gone:
+        return engines
+    if args.no_build:
+        raise UsageError(f"cannot resume with --no-build: engine(s) {', '.join(gone)} no longer exist; "
+                         f"leave out --no-build to build them again")
+    for path in gone:
+        names = sorted(name for name in used if planned.get(name) == path)
+        lib = libs[names[0]]
+        result = build.build_all([lib], log=lambda m: print(m, file=sys.stderr), **_build_options(args))[lib.name]
+        if isinstance(result, build.BuildError):
+            raise UsageError(f"cannot resume: the engine of {', '.join(names)} ({path}) is gone and building it "
+                             f"again failed: {result}")
+        if not Path(result).exists():  # a declared engine (`engine = ...` in the config) is not built by gmb
+            raise UsageError(f"cannot resume: the engine of {', '.join(names)} ({path}) is gone and gmb does not "
+                             f"build it (declared in the library's config); restore it or fix `engine`")
+        print(f"gmb: engine {path} of {', '.join(names)} was gone: built again at {result}", file=sys.stderr)
+        for name in names:
+            engines[name] = str(Path(result).resolve())
+    return engines
 
 
 def cmd_run(args):
@@ -179,6 +294,14 @@ def cmd_run(args):
     if args.topology:
         raise UsageError("--topology plans for another machine: use it with `gmb plan` or --dry-run")
     if args.resume:
+        if args.campaign:
+            raise UsageError(f"--resume {args.resume} takes no campaign file ({args.campaign}): the campaign comes "
+                             f"from {args.resume} (its plan.json)")
+        given = [opt for opt, v in (("--quick", args.quick), ("--repetitions", args.repetitions),
+                                    ("--seed", args.seed), ("--name", args.name)) if v not in (None, False)]
+        if given:
+            raise UsageError(f"--resume {args.resume}: {', '.join(given)} cannot change a campaign already planned "
+                             f"(it comes from {args.resume}/plan.json)")
         outdir = Path(args.resume)
         plan = campaign.read_plan(outdir)
         libs_all = {lib.name: lib for lib in _libraries(args)}
@@ -190,8 +313,11 @@ def cmd_run(args):
         missing = [d["name"] for d in plan["libraries"] if d["name"] not in libs_all]
         if missing:
             raise UsageError(f"cannot resume: libraries {', '.join(missing)} no longer found")
-        launches = [campaign.Launch(**d) for d in plan["launches"]]
-        engines = plan["engines"]
+        launches = plan["launches"]
+        engines = _resume_engines(plan["engines"], libs_all, {x.library for x in launches}, args)
+        for lib in libs_all.values():
+            if lib.name in {x.library for x in launches}:
+                _check_launcher(lib.launcher, f"library {lib.name}")
         name = plan["campaign"]
         stop_after = plan.get("stop_library_after", 3)
         st = store.Store(outdir / "store.sqlite")
@@ -199,14 +325,14 @@ def cmd_run(args):
         if args.campaign and not Path(args.campaign).is_file():
             raise UsageError(f"{args.campaign}: no such campaign file")
         libs = _libraries(args)
+        loaded = _load_campaign(args)
+        hosts = _hosts(args)
         engines, caps, skipped = _engines_and_caps(libs, do_build=not args.no_build, build_options=_build_options(args))
         topo = _topology(args)
+        _refine_awareness(libs, engines, caps, topo)
         libs = _with_nccl(args, libs, engines, caps, topo)
-        try:
-            c = _campaign(args, [lib for lib in libs if lib.name in engines], caps, topo)
-        except campaign.CampaignError as exc:
-            raise UsageError(str(exc)) from None
-        launches, sk = campaign.plan(c, [lib for lib in libs if lib.name in engines], caps)
+        c = _campaign(args, [lib for lib in libs if lib.name in engines], caps, topo, loaded)
+        launches, sk = campaign.plan(c, [lib for lib in libs if lib.name in engines], caps, hosts=hosts)
         skipped += sk
         for lib, what, why in skipped:
             print(f"gmb: skipping {lib}: {what}: {why}", file=sys.stderr)
@@ -286,12 +412,56 @@ def cmd_tables(args):
     return 0
 
 
+TOLERANCE_KEYS = {"max_regression_pct"}
+RULE_KEYS = {"benchmark": str, "memory": str, "operation": str, "min_bytes": int, "max_bytes": int,
+             "max_regression_pct": (int, float)}
+
+
+def _check_tolerances(tol: dict, path) -> None:
+    """The reference file of `gmb compare`: [default] max_regression_pct and [[rule]] entries, values of the
+    right type (a tolerance is a number of percent)."""
+    def number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    unknown = set(tol) - {"default", "rule"}
+    if unknown:
+        raise UsageError(f"{path}: unknown keys {sorted(unknown)} (accepted: [default], [[rule]])")
+    default = tol.get("default", {})
+    if not isinstance(default, dict):
+        raise UsageError(f"{path}: default must be a [default] table")
+    if set(default) - TOLERANCE_KEYS:
+        raise UsageError(f"{path}: [default]: unknown keys {sorted(set(default) - TOLERANCE_KEYS)} "
+                         f"(accepted: max_regression_pct)")
+    if "max_regression_pct" in default and not number(default["max_regression_pct"]):
+        raise UsageError(f"{path}: [default] max_regression_pct must be a number of percent "
+                         f"(got {default['max_regression_pct']!r})")
+    rules = tol.get("rule", [])
+    if isinstance(rules, dict):
+        raise UsageError(f"{path}: [rule] must be written [[rule]] (an array of tables)")
+    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+        raise UsageError(f"{path}: rule must be [[rule]] tables")
+    for i, r in enumerate(rules):
+        unknown = set(r) - set(RULE_KEYS)
+        if unknown:
+            raise UsageError(f"{path}: [[rule]] #{i + 1}: unknown keys {sorted(unknown)} "
+                             f"(accepted: {', '.join(RULE_KEYS)})")
+        for k, v in r.items():
+            ok = number(v) if k == "max_regression_pct" else (isinstance(v, RULE_KEYS[k]) and
+                                                              not isinstance(v, bool))
+            if not ok:
+                want = "a number of percent" if k == "max_regression_pct" else \
+                    "an integer" if RULE_KEYS[k] is int else "a string"
+                raise UsageError(f"{path}: [[rule]] #{i + 1}: {k} must be {want} (got {v!r})")
+
+
 def cmd_compare(args):
     from . import compare, tables
 
     a, b = _open(args.a), _open(args.b)
     try:
         tol = compare.load_tolerances(args.reference) if args.reference else None
+        if tol is not None:
+            _check_tolerances(tol, args.reference)
         rows = compare.compare(a, b, args.a_library, args.b_library)
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from None
@@ -316,7 +486,12 @@ def cmd_slurm(args):
     out = Path(args.output)
     if out.exists():
         raise UsageError(f"{out} exists; not overwriting")
-    nodes = [int(n) for n in args.nodes.split(",")]
+    nodes = []
+    for n in args.nodes.split(","):
+        if not n.strip().isdigit() or int(n) < 1:
+            raise UsageError(f"--nodes {args.nodes}: node counts must be integers >= 1, comma-separated "
+                             f"(e.g. 1,2,4,8); got {n.strip()!r}")
+        nodes.append(int(n))
     text = slurm.batch_script(args.campaign, c, nodes, args.ranks_per_node, args.gpus_per_node, args.time,
                               args.partition, args.account)
     with open(out, "x") as f:
@@ -337,6 +512,24 @@ def cmd_ingest(args):
     return 0
 
 
+def _checked(convert, ok, what: str):
+    """An argparse type: the text converted (int, float) and kept where ``ok``; else "must be WHAT (got TEXT)"."""
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {what} (got {text!r})")
+        return value
+    return parse
+
+
+_positive_int = _checked(int, lambda v: v >= 1, "an integer >= 1")
+_nonnegative_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
+_positive_seconds = _checked(float, lambda v: 0 < v < float("inf"), "a number of seconds > 0")  # NaN is not
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gmb", description="GPU-aware MPI benchmark harness (drives gmb-bench)")
     p.add_argument("--version", action="version", version=f"gmb {__version__}")
@@ -352,7 +545,8 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--cmake-arg", action="append", metavar="ARG",
                         help="one more CMake argument for the engine builds, e.g. -DGMB_ENABLE_NCCL=ON (repeatable; "
                              "after the library's cmake_args)")
-        sp.add_argument("--jobs", "-j", type=int, help="parallel compile jobs per engine build (default: all CPUs)")
+        sp.add_argument("--jobs", "-j", type=_positive_int,
+                        help="parallel compile jobs per engine build (default: all CPUs)")
 
     sp = sub.add_parser("libs", help="list MPI libraries found and declared")
     libopts(sp)
@@ -380,13 +574,13 @@ def parser() -> argparse.ArgumentParser:
         libopts(sp)
         sp.add_argument("campaign", nargs="?", help="campaign TOML (omit for the generated default)")
         sp.add_argument("--quick", action="store_true", help="small generated campaign")
-        sp.add_argument("--repetitions", type=int)
-        sp.add_argument("--timeout", type=float, help="seconds per launch")
+        sp.add_argument("--repetitions", type=_positive_int)
+        sp.add_argument("--timeout", type=_positive_seconds, help="seconds per launch")
         sp.add_argument("--seed", type=int)
         sp.add_argument("--name")
         sp.add_argument("--launcher", help="override the launcher of every library (mpirun, mpiexec, srun)")
-        sp.add_argument("--nodes", type=int)
-        sp.add_argument("--ranks-per-node", type=int)
+        sp.add_argument("--nodes", type=_positive_int, help="nodes of the allocation (srun)")
+        sp.add_argument("--ranks-per-node", type=_positive_int)
         sp.add_argument("--topology", metavar="JSON", help="plan for this topology instead of the machine's "
                                                            "(a file like `gmb doctor --json`'s topology)")
         sp.set_defaults(fn=fn)
@@ -428,8 +622,8 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("campaign")
     sp.add_argument("-o", "--output", default="gmb.sbatch")
     sp.add_argument("--nodes", default="1", help="comma-separated node counts, e.g. 1,2,4,8")
-    sp.add_argument("--ranks-per-node", type=int, default=1)
-    sp.add_argument("--gpus-per-node", type=int, default=0)
+    sp.add_argument("--ranks-per-node", type=_positive_int, default=1)
+    sp.add_argument("--gpus-per-node", type=_nonnegative_int, default=0)
     sp.add_argument("--time", default="01:00:00")
     sp.add_argument("--partition")
     sp.add_argument("--account")
@@ -453,8 +647,22 @@ def main(argv=None) -> int:
     try:
         return args.fn(args)
     except (UsageError, CampaignError, RecordError, StoreError, FileExistsError, FileNotFoundError) as exc:
+        _debug_traceback()
         print(f"gmb {args.cmd}: error: {exc}", file=sys.stderr)
         return 2
+    except (ValueError, TypeError, KeyError, sqlite3.DatabaseError, IsADirectoryError, NotADirectoryError,
+            PermissionError) as exc:
+        # bad input that reached code without its own check: one line (the traceback with GMB_DEBUG=1)
+        _debug_traceback()
+        what = str(exc) if isinstance(exc, (ValueError, OSError)) and str(exc) else f"{type(exc).__name__}: {exc}"
+        hint = "" if os.environ.get("GMB_DEBUG") == "1" else " (GMB_DEBUG=1 prints the traceback)"
+        print(f"gmb {args.cmd}: error: {what}{hint}", file=sys.stderr)
+        return 2
+
+
+def _debug_traceback():
+    if os.environ.get("GMB_DEBUG") == "1":
+        traceback.print_exc(file=sys.stderr)
 
 
 if __name__ == "__main__":

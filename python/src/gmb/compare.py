@@ -1,4 +1,4 @@
-"""Compare two result sets: ratio of medians per (benchmark, operation, memory, strategy, size).
+"""Compare two result sets: ratio of medians per (benchmark, operation, memory, strategy, ranks, path class, size).
 
 Each side's value per point is combined over repetitions (tables.combine): median of medians, interval =
 envelope of the per-launch 95% CIs of the median. ratio = B / A with interval [B.low / A.high, B.high / A.low].
@@ -34,6 +34,8 @@ class Row:
     operation: str | None
     memory: str
     strategy: str | None
+    ranks: int | None
+    path_class: str | None
     bytes: int
     metric: str
     a: Point
@@ -47,7 +49,7 @@ class Row:
 
 
 def _key(p: Point):
-    return (p.benchmark, p.operation, p.memory, p.strategy, p.ranks, p.path_class, p.bytes, p.metric)
+    return (p.benchmark, p.operation, p.memory, p.strategy_label, p.ranks, p.path_class, p.bytes, p.metric)
 
 
 def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | None = None) -> list[Row]:
@@ -73,8 +75,8 @@ def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | N
         significant = y.high < x.low or y.low > x.high
         higher_better = x.metric in HIGHER_IS_BETTER
         worse = (1 - ratio) * 100 if higher_better else (ratio - 1) * 100
-        out.append(Row(x.benchmark, x.operation, x.memory, x.strategy, x.bytes, x.metric, x, y, ratio, rlow, rhigh,
-                       significant, worse))
+        out.append(Row(x.benchmark, x.operation, x.memory, x.strategy_label, x.ranks, x.path_class, x.bytes, x.metric, x, y,
+                       ratio, rlow, rhigh, significant, worse))
     return out
 
 
@@ -113,13 +115,14 @@ def check(rows: list[Row], tol: dict) -> list[Row]:
 def as_table(rows: list[Row], a_name: str, b_name: str) -> Table:
     body = []
     for r in rows:
-        body.append([r.benchmark, r.operation or "", r.memory, r.strategy or "", size_label(r.bytes), r.metric,
+        body.append([r.benchmark, r.operation or "", r.memory, r.strategy or "", r.path_class or "",
+                     r.ranks if r.ranks is not None else "", size_label(r.bytes), r.metric,
                      f"{r.a.median:.4g}", f"[{r.a.low:.4g}, {r.a.high:.4g}]", f"{r.b.median:.4g}",
                      f"[{r.b.low:.4g}, {r.b.high:.4g}]", f"{r.ratio:.3f}", f"[{r.ratio_low:.3f}, {r.ratio_high:.3f}]",
                      ("yes, " + ("worse" if r.worse_pct > 0 else "better")) if r.significant else "no",
                      r.violation])
     return Table(f"Comparison: B={b_name} / A={a_name}",
-                 ["benchmark", "operation", "memory", "strategy", "size", "metric", "A median", "A CI",
+                 ["benchmark", "operation", "memory", "strategy", "path", "ranks", "size", "metric", "A median", "A CI",
                   "B median", "B CI", "B/A", "ratio CI", "significant", "tolerance"], body)
 
 

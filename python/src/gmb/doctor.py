@@ -37,6 +37,10 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True) -> 
             report["missing"].append(f"{lib.name}: engine not built: run `gmb build --library {lib.name}`.")
         elif run_engine_doctor and lib.transport == "mpi":  # an NCCL library's engine is its via library's
             entry["engine_doctor"] = engine_doctor(lib, engine)
+            if entry["engine_doctor"].get("crashed"):
+                report["missing"].append(f"{lib.name}: not aware: {entry['engine_doctor']['gpu_awareness']['summary']}"
+                                         f"; device buffers will only be measured with staged strategies unless "
+                                         f"its settings change (e.g. UCX_MEMTYPE_CACHE=n for pml ucx).")
         if topo.gpus and lib.cuda_aware is False and lib.transport == "mpi":
             report["missing"].append(f"{lib.name}: not CUDA-aware (ompi_info says mpi_built_with_cuda_support=false);"
                                      f" device buffers will only be measured with staged strategies.")
@@ -50,22 +54,56 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True) -> 
 
 
 def engine_doctor(lib: mpilibs.MpiLibrary, engine: Path, timeout: float = 120) -> dict:
-    """Run `gmb-bench doctor` under the library's launcher with 2 ranks; returns its records or the error."""
+    """Run `gmb-bench doctor` under the library's launcher with 2 ranks; returns its records or the error. A launch
+    that a signal ended (the launcher's exit 128+N, or -N: e.g. 139 when pml ucx with UCX defaults crashes on device
+    memory) is a verdict, not a failure of gmb doctor: "not aware", the awareness proof crashed (signal N), with the
+    first line of the engine's FATAL message when there is one."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "doctor.jsonl"
         launcher = launchers.get(lib.launcher)
         spec = launchers.LaunchSpec(ranks=2, program=[str(engine), "doctor", "--out", str(out)])
         try:
             p = subprocess.run(launcher.argv(lib, spec), env=launcher.environment(lib, spec), capture_output=True,
-                               text=True, timeout=timeout)
+                               text=True, errors="replace", timeout=timeout)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return {"error": str(exc)}
-        if not out.exists():
+        recs = []
+        if out.exists():
+            for ln in out.read_text(errors="replace").splitlines():
+                try:
+                    rec = json.loads(ln)
+                except ValueError:
+                    continue  # a line cut short by the crash
+                if isinstance(rec, dict):
+                    recs.append(rec)
+        signal = _signal_of(p.returncode)
+        if signal is not None:
+            fatal = _fatal_line((p.stderr or "") + "\n" + (p.stdout or ""))
+            summary = f"the awareness proof crashed (signal {signal})" + (f": {fatal}" if fatal else "")
+            return {"exit": p.returncode, "crashed": True, "signal": signal,
+                    "gpu_awareness": {"verdict": "not aware", "summary": summary},
+                    "results": [r for r in recs if r.get("type") == "result"]}
+        if not recs:
             return {"error": f"exit {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"}
-        recs = [json.loads(ln) for ln in out.read_text().splitlines() if ln.strip()]
         ctx = next((r for r in recs if r.get("type") == "context"), {})
         return {"exit": p.returncode, "gpu_awareness": (ctx.get("mpi") or {}).get("gpu_awareness"),
                 "results": [r for r in recs if r.get("type") == "result"]}
+
+
+def _signal_of(returncode: int) -> int | None:
+    """The signal that ended a launch: -N from subprocess, 128+N from a launcher or shell (mpirun: 139 = SIGSEGV)."""
+    if returncode < 0:
+        return -returncode
+    if 128 < returncode < 128 + 65:
+        return returncode - 128
+    return None
+
+
+def _fatal_line(text: str) -> str:
+    for ln in text.splitlines():
+        if "FATAL" in ln:
+            return ln.strip()[:300]
+    return ""
 
 
 def format_text(rep: dict) -> str:
@@ -94,7 +132,12 @@ def format_text(rep: dict) -> str:
                      f"launcher {lib['launcher']} ({lib['launcher_path']}) [{lib['source']}] {aware}")
         if lib.get("engine_doctor"):
             ed = lib["engine_doctor"]
-            lines.append(f"      engine doctor: {ed.get('gpu_awareness') or ed.get('error')}")
+            aw = ed.get("gpu_awareness")
+            if isinstance(aw, dict) and aw.get("verdict"):
+                text = aw["verdict"] + (f": {aw['summary']}" if aw.get("summary") else "")
+            else:
+                text = aw or ed.get("error")
+            lines.append(f"      engine doctor: {text}")
     lines.append("== Missing / to fix")
     lines += [f"  - {m}" for m in rep["missing"]] or ["  nothing"]
     return "\n".join(lines)

@@ -2,10 +2,12 @@
 before the machine is held (``gmb plan`` prints it).
 
 Model (checked against 44 finished launches of the default campaign on 4 x H200 NVLink: 184 s estimated, 213 s
-measured; launches that fail validation on a slow fallback path take longer still; see docs/harness.md):
+measured, then against the whole default campaign on 2 x H200, 144 finished launches: 827 s estimated, 845 s
+measured; a library's slow fallback path takes longer still; see docs/harness.md):
 each launch pays a start-up (launcher, MPI_Init, CUDA context: ``START_S`` + ``PER_RANK_S`` per rank), then per
 message size (warm-up + timed iterations) x the time of one iteration at the path's bandwidth:
-latency 2 x (alpha + bytes / beta), bw a window of W messages, bibw both ways, coll one call per operation.
+latency 2 x (alpha + bytes / beta), bw a window of W messages (each with a per-message cost on GPU paths), bibw
+both ways, coll one call per operation, um its placement and two references with a placing cost per iteration.
 peaks, nbc and halo get a fixed time. Bandwidths per path class (``BETA_GBPS``) are the low end of what was
 measured (ob1's host<->device path ran at about 2.6 GB/s); staged strategies are capped at ``STAGED_GBPS``.
 """
@@ -19,6 +21,16 @@ from .campaign import Launch
 START_S = 2.3
 PER_RANK_S = 0.3
 ALPHA_US = 5.0
+# One message's own cost where it is far above ALPHA_US (ob1 and ucx between processes on one GPU: 90 us and more)
+ALPHA_US_OF_PATH = {"same-gpu": 90.0}
+# Each message of a bw/bibw window on GPU paths costs this much beyond its bytes (ob1 on 2 x H200: 7 us between
+# GPUs, 10 us on one GPU); host messages overlap and cost almost nothing
+WINDOW_MSG_US = {"nvlink": 7.0, "pcie": 7.0, "same-gpu": 10.0, "host-device": 3.0, "inter-node": 2.0}
+# um: the placement and its two references (host-host, device-device) are measured in one launch, every iteration
+# one sample with the pages placed first (touch kernels, CPU touches, synchronisation)
+UM_CONFIGS = 3
+UM_ITER_US = 700.0
+NCCL_INIT_S = 1.5  # communicator creation over MPI
 BETA_GBPS = {"host": 10.0, "cross-socket": 6.0, "host-device": 2.5, "nvlink": 300.0, "pcie": 20.0,
              "same-gpu": 1000.0, "inter-node": 10.0, "managed": 0.3}
 COLL_GBPS = 0.4  # a CUDA-aware MPI's allreduce on device buffers can be this slow (issue 8)
@@ -63,7 +75,7 @@ def _options(args: list[str]) -> dict[str, str]:
 
 def launch_seconds(x: Launch) -> float:
     """Estimated wall time of one launch (start-up included)."""
-    start = START_S + PER_RANK_S * x.ranks
+    start = START_S + PER_RANK_S * x.ranks + (NCCL_INIT_S if "--transport" in x.engine_args else 0)
     if x.benchmark in FIXED_S:
         return start + FIXED_S[x.benchmark]
     opts = _options(x.engine_args[1:])
@@ -79,21 +91,35 @@ def launch_seconds(x: Launch) -> float:
         beta = COLL_GBPS * 1e3 * (50 if "--transport" in x.engine_args else 1)
     calls = len(x.engine_args[1].split(",")) if x.benchmark in ("coll", "nbc") and len(x.engine_args) > 1 else 1
     calls *= NBC_CALLS if x.benchmark == "nbc" else 1
+    # --batch N: each timed sample is N iterations back to back, so at least N timed iterations per size (without
+    # --validate, which times every iteration on its own)
+    batch = int(opts["batch"]) if "batch" in opts and "--validate" not in x.engine_args else 1
+    alpha = ALPHA_US_OF_PATH.get(path, ALPHA_US)
+    msg = WINDOW_MSG_US.get(path, 0.0)
     total_us = 0.0
     for b in sizes:
         large = b >= num["large-size"]
-        n = (num["iters-large"] + num["warmup-large"]) if large else (num["iters"] + num["warmup"])
-        one = ALPHA_US + b / beta
+        timed = num["iters-large"] if large else num["iters"]
+        timed = -(-timed // batch) * batch
+        n = timed + (num["warmup-large"] if large else num["warmup"])
+        one = alpha + b / beta
         if x.benchmark == "latency":
             it = 2 * one
         elif x.benchmark in ("bw", "mbw"):
-            it = ALPHA_US + num["window"] * b / beta
+            it = alpha + num["window"] * (msg + b / beta)
         elif x.benchmark == "bibw":
-            it = ALPHA_US + 2 * num["window"] * b / beta
-        else:  # coll, um and anything else: one call per iteration and operation
+            it = alpha + 2 * num["window"] * (msg + b / beta)
+        elif x.benchmark == "um":
+            it = UM_CONFIGS * (UM_ITER_US + 2 * one)
+        else:  # coll and anything else: one call per iteration and operation
             it = calls * one
         total_us += n * it
     return start + total_us / 1e6
+
+
+def over_timeout(launches: list[Launch], margin: float = 1.0) -> list[tuple[Launch, float]]:
+    """Launches whose estimate (times ``margin``) exceeds their timeout: (launch, estimated seconds)."""
+    return [(x, t) for x in launches if (t := launch_seconds(x)) * margin > x.timeout_s]
 
 
 def campaign_seconds(launches: list[Launch]) -> float:

@@ -99,6 +99,12 @@ class HydraExec(Launcher):
 SRUN_MPI = {"openmpi": "pmix", "mpich": "pmi2", "mvapich": "pmi2", "intelmpi": "pmi2"}
 
 
+# the campaign's binding (mpirun's --bind-to words) as srun's --cpu-bind type: a NUMA domain is a "locality domain"
+# (ldoms) to srun; "numas" is not a value it accepts
+SRUN_CPU_BIND = {"none": "none", "core": "cores", "socket": "sockets", "numa": "ldoms", "thread": "threads",
+                 "hwthread": "threads"}
+
+
 @register
 class SlurmRun(Launcher):
     """Slurm's srun (inside an allocation). GPUs are not isolated per task (that would break CUDA IPC):
@@ -113,7 +119,7 @@ class SlurmRun(Launcher):
         if spec.ranks_per_node:
             a += [f"--ntasks-per-node={spec.ranks_per_node}"]
         if spec.bind:
-            a += [f"--cpu-bind={'none' if spec.bind == 'none' else spec.bind + 's'}"]
+            a += [f"--cpu-bind={SRUN_CPU_BIND.get(spec.bind, spec.bind)}"]
         extra = _non_mca(lib.launcher_args)
         if not any(x == "--mpi" or x.startswith("--mpi=") for x in extra) and lib.family in SRUN_MPI:
             a.append(f"--mpi={SRUN_MPI[lib.family]}")

@@ -261,8 +261,37 @@ NCCL_KEYS = {"name", "transport", "via", "env", "launcher_args"}
 def _str_list(entry: dict, key: str, where: str) -> list[str]:
     v = entry.get(key, [])
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise ConfigError(f"{where}: {key} must be a list of strings")
+        raise ConfigError(f"{where}: {key} must be a list of strings (got {v!r})")
     return list(v)
+
+
+def _str_table(entry: dict, key: str, where: str) -> dict[str, str]:
+    """env = { NAME = "value" }: a table of strings (numbers and booleans are taken as their text)."""
+    v = entry.get(key, {})
+    if not isinstance(v, dict):
+        raise ConfigError(f"{where}: {key} must be a table, e.g. {key} = {{ UCX_TLS = \"sm,self\" }} (got {v!r})")
+    bad = [k for k, x in v.items() if not isinstance(x, (str, int, float)) or isinstance(x, bool)]
+    if bad:
+        raise ConfigError(f"{where}: {key}.{bad[0]} must be a string (got {v[bad[0]]!r})")
+    return {k: str(x) for k, x in v.items()}
+
+
+STRING_KEYS = ("name", "prefix", "profile", "family", "version", "launcher", "launcher_path", "cxx", "cc", "engine",
+               "transport", "via")
+
+
+def _check_entry_types(entry: dict, where: str) -> None:
+    for key in STRING_KEYS:
+        if key in entry and (not isinstance(entry[key], str) or not entry[key]):
+            raise ConfigError(f"{where}: {key} must be a non-empty string (got {entry[key]!r})")
+    if "launcher" in entry:
+        from .launchers import REGISTRY
+
+        if entry["launcher"] not in REGISTRY:
+            raise ConfigError(f"{where}: unknown launcher {entry['launcher']!r} "
+                              f"(accepted: {', '.join(sorted(REGISTRY))})")
+    if "profile" in entry and entry["profile"] not in PROFILES:
+        raise ConfigError(f"{where}: unknown profile {entry['profile']!r} (known: {', '.join(PROFILES)})")
 
 
 def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibrary]:
@@ -295,10 +324,19 @@ def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibra
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
     out: list[MpiLibrary] = []
-    for i, entry in enumerate(data.get("library", [])):
+    unknown = set(data) - {"library"}
+    if unknown:
+        raise ConfigError(f"{path}: unknown top-level keys {sorted(unknown)} (accepted: [[library]] entries)")
+    entries = data.get("library", [])
+    if isinstance(entries, dict):
+        raise ConfigError(f"{path}: [library] must be written [[library]] (an array of tables, one per library)")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError(f"{path}: library must be [[library]] tables (got {entries!r})")
+    for i, entry in enumerate(entries):
         if "name" not in entry:
             raise ConfigError(f"{path}: library #{i + 1} has no name")
         where = f"{path}: library {entry['name']!r}"
+        _check_entry_types(entry, where)
         unknown = set(entry) - LIBRARY_KEYS
         if unknown:
             raise ConfigError(f"{where}: unknown keys {sorted(unknown)} (known: {', '.join(sorted(LIBRARY_KEYS))})")
@@ -329,7 +367,7 @@ def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibra
         lib = MpiLibrary(name=entry["name"], family=family or "unknown", version=entry.get("version") or "unknown",
                          prefix=prefix or str(Path(launcher_path).parent.parent), launcher_path=launcher_path,
                          launcher_args=_str_list(entry, "launcher_args", where),
-                         env={k: str(v) for k, v in entry.get("env", {}).items()}, source="declared",
+                         env=_str_table(entry, "env", where), source="declared",
                          engine=entry.get("engine"), cuda_aware=cuda_aware,
                          env_unset=_str_list(entry, "env_unset", where),
                          path_remove=_str_list(entry, "path_remove", where),
@@ -362,7 +400,7 @@ def _nccl_library(entry: dict, where: str, candidates: list[MpiLibrary]) -> MpiL
                           f"known: {', '.join(lib.name for lib in candidates) or 'none'})")
     if via.transport != "mpi":
         raise ConfigError(f"{where}: via library {via.name!r} is itself an NCCL library")
-    return nccl_library(via, entry["name"], env={k: str(v) for k, v in entry.get("env", {}).items()},
+    return nccl_library(via, entry["name"], env=_str_table(entry, "env", where),
                         launcher_args=_str_list(entry, "launcher_args", where), source="declared")
 
 

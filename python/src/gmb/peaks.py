@@ -1,12 +1,28 @@
-"""Measured ceilings ("achievable peak") and which one bounds a given MPI path.
+"""Measured ceilings ("achievable peak") and which one bounds a given MPI transfer.
 
-The engine's ``peaks`` benchmark writes one result per copy kind (operation) measured without MPI:
-h2d-pinned, d2h-pinned, h2d-pageable, d2d, p2p-ce, p2p-ipc, p2p-sm, host-copy (older engines: host-stream) ... Each MPI result has a
-path class (same-gpu, nvlink, pcie, host-device, host, cross-socket, inter-node) and memory kinds; this
-module picks the ceiling that bounds that transfer.
+The engine's ``peaks`` benchmark writes one result per copy kind (operation), GPU pair or NUMA pair and size,
+measured without MPI: h2d-pinned, d2h-pinned, h2d-pageable, d2h-pageable, d2d, d2d-sm, p2p-ce, p2p-ipc,
+p2p-sm, host-copy, host-copy-remote (older engines: host-stream) ... each with the path class of what it
+copied over (``path.class``: same-gpu, nvlink, pcie, peer, host-device, host, cross-socket, inter-node).
 
-Bidirectional bandwidth (bibw) is compared with twice the one-way ceiling unless the engine measured a
-bidirectional ceiling itself (operation name ending in ``-bidir``).
+A ceiling is keyed by (operation, path class, bytes): the median over the records of that key (all GPU pairs of
+that class, all repetitions), the best over libraries when several ran ``peaks``. An MPI figure is only ever
+compared with a ceiling measured at the same message size and over the same path class: a 1 MiB copy that fits
+in cache is not the ceiling of a 64 MiB message, and an NVLink pair is not the ceiling of a PCIe pair.
+
+Which ceiling bounds a transfer (``bound_terms``):
+  * direct (or no strategy): by the MPI path class; host-device by the host side's memory kind and the
+    direction (h2d/d2h, pinned/pageable).
+  * staged-pageable, staged-pinned, pipelined on device:device: the data goes through host memory, so the
+    slower of the device-to-host and host-to-device copies bounds it: min(d2h-X, h2d-X), X = pageable for
+    staged-pageable, pinned otherwise.
+  * pipelined-gpu: a host-memory side relays through its own GPU (copy to the GPU, device-to-device MPI, copy
+    back), bounded by that side's copy: h2d-X when the sender's data is on the host, d2h-X when the receiver's
+    is (X = the host buffer's kind); host:host relayed both ways: min of the two.
+Bidirectional bandwidth (bibw) is compared with twice the one-way ceiling where the two directions use separate
+resources (nvlink, pcie, peer, host-device, inter-node: full-duplex links and separate copy engines), and with
+the one-way ceiling itself (x1) where they share one memory (same-gpu, host, cross-socket). A measured
+bidirectional ceiling (operation name ending in ``-bidir``) wins over either.
 """
 
 from __future__ import annotations
@@ -15,55 +31,133 @@ from statistics import median
 
 from .store import Store
 
-# Ceiling candidates per path class, best first; the first one measured is used.
+# key of a measured ceiling: (operation, path class of the peaks record, bytes)
+CeilingKey = tuple[str, "str | None", int]
+
+# Ceiling candidates per MPI path class, best first; the first one measured (at that size, on that class) is used.
 _CEILING_BY_PATH = {
     "same-gpu": ["d2d"],
     "nvlink": ["p2p-ipc", "p2p-ce", "p2p-sm"],
     "pcie": ["p2p-ipc", "p2p-ce", "p2p-sm"],
+    "peer": ["p2p-ipc", "p2p-ce", "p2p-sm"],
     "host": ["host-copy", "host-stream"],
-    "cross-socket": ["host-copy-remote", "host-stream-remote", "host-copy", "host-stream"],
+    "cross-socket": ["host-copy-remote", "host-stream-remote"],
     "inter-node": ["network", "ucx-perftest"],
 }
 
+# paths whose two directions use separate resources: bibw may reach twice the one-way ceiling
+DUPLEX_PATHS = {"nvlink", "pcie", "peer", "host-device", "inter-node"}
+# paths whose two directions share one memory: bibw is bounded by the one-way ceiling itself
+SHARED_PATHS = {"same-gpu", "host", "cross-socket"}
 
-def ceilings(store: Store) -> dict[str, float]:
-    """operation -> measured ceiling in GB/s (median over repetitions, best over libraries/hosts)."""
-    by_op: dict[tuple[str, str], list[float]] = {}
-    for r in store.results("peaks"):
-        if r["bw_median"] is None:
-            continue
-        by_op.setdefault((r["operation"], r["library"]), []).append(r["bw_median"])
-    out: dict[str, float] = {}
-    for (op, _lib), values in by_op.items():
-        out[op] = max(out.get(op, 0.0), median(values))
-    return out
+HOST_KINDS = ("host", "pinned", "managed:host")
+# strategies whose data crosses host memory on a device:device transfer, with the kind of host buffer used
+_HOST_STAGED = {"staged-pageable": "pageable", "staged-pinned": "pinned", "pipelined": "pinned"}
 
 
-def ceiling_operation(path_class: str | None, mem_send: str | None, mem_recv: str | None,
-                      available: dict[str, float]) -> str | None:
-    """Name of the peaks operation that bounds a transfer, or None when none was measured."""
-    if path_class == "host-device":
-        host_side = mem_send if mem_send in ("host", "pinned", "managed:host") else mem_recv
-        direction = "h2d" if mem_send in ("host", "pinned", "managed:host") else "d2h"
-        kind = "pinned" if host_side == "pinned" else "pageable"
-        candidates = [f"{direction}-{kind}", f"{direction}-pinned" if kind == "pageable" else None]
-        # a pageable d2h ceiling is often not measured; fall back to the pinned one
-        candidates = [c for c in candidates if c]
-    else:
-        candidates = _CEILING_BY_PATH.get(path_class or "", [])
-    for c in candidates:
-        if c in available:
-            return c
+def _infer_path(operation: str) -> str | None:
+    """Path class of a peaks record written without one (older engines, synthetic data), where the operation
+    alone says it; GPU-GPU copies (p2p-*) do not say whether the pair is NVLink or PCIe: None, never matched."""
+    if operation.startswith(("h2d", "d2h")):
+        return "host-device"
+    if operation.startswith("d2d"):
+        return "same-gpu"
+    if operation.startswith(("host-copy-remote", "host-stream-remote")):
+        return "cross-socket"
+    if operation.startswith(("host-copy", "host-stream")):
+        return "host"
+    if operation.startswith(("network", "ucx-perftest")):
+        return "inter-node"
     return None
 
 
-def ceiling_for(benchmark: str, path_class, mem_send, mem_recv, available: dict[str, float]):
-    """(operation, GB/s) bounding this benchmark's bandwidth on that path, or (None, None)."""
-    op = ceiling_operation(path_class, mem_send, mem_recv, available)
-    if op is None:
+def ceilings(store: Store) -> dict[CeilingKey, float]:
+    """(operation, path class, bytes) -> measured ceiling in GB/s: median over the records of that key (GPU or
+    NUMA pairs of that class, repetitions), best over the libraries that ran peaks."""
+    groups: dict[tuple, list[float]] = {}
+    for r in store.results("peaks"):
+        if r["bw_median"] is None or not r["operation"]:
+            continue
+        path = r["path_class"] or _infer_path(r["operation"])
+        groups.setdefault((r["operation"], path, r["bytes"], r["library"]), []).append(r["bw_median"])
+    out: dict[CeilingKey, float] = {}
+    for (op, path, nbytes, _lib), values in groups.items():
+        key = (op, path, nbytes)
+        out[key] = max(out.get(key, 0.0), median(values))
+    return out
+
+
+def _host_kind(mem: str | None) -> str:
+    return "pinned" if mem == "pinned" else "pageable"
+
+
+def bound_terms(path_class: str | None, mem_send: str | None, mem_recv: str | None,
+                strategy: str | None = None) -> list[list[tuple[str, str]]]:
+    """What bounds a transfer: a list of terms whose minimum is the ceiling; each term lists (operation, path
+    class) candidates, best first (the first measured at the size is used). [] when nothing applies."""
+    send_host, recv_host = mem_send in HOST_KINDS, mem_recv in HOST_KINDS
+    if strategy in _HOST_STAGED and not send_host and not recv_host:  # device:device through host memory
+        kind = _HOST_STAGED[strategy]
+        return [_copy_candidates("d2h", kind), _copy_candidates("h2d", kind)]
+    if strategy == "pipelined-gpu" and (send_host or recv_host):  # host side relayed through its GPU
+        terms = []
+        if send_host:
+            terms.append(_copy_candidates("h2d", _host_kind(mem_send)))
+        if recv_host:
+            terms.append(_copy_candidates("d2h", _host_kind(mem_recv)))
+        return terms
+    if path_class == "host-device":
+        if send_host:
+            return [_copy_candidates("h2d", _host_kind(mem_send))]
+        return [_copy_candidates("d2h", _host_kind(mem_recv))]
+    cands = _CEILING_BY_PATH.get(path_class or "", [])
+    return [[(op, path_class) for op in cands]] if cands else []
+
+
+def _copy_candidates(direction: str, kind: str) -> list[tuple[str, str]]:
+    # a pageable ceiling is sometimes not measured: the pinned one still bounds it (from above)
+    ops = [f"{direction}-{kind}"] + ([f"{direction}-pinned"] if kind == "pageable" else [])
+    return [(op, "host-device") for op in ops]
+
+
+def _term_at(term, benchmark: str, nbytes: int, available) -> tuple[str, float] | None:
+    for op, path in term:
+        if benchmark == "bibw" and (op + "-bidir", path, nbytes) in available:
+            return op + "-bidir", available[(op + "-bidir", path, nbytes)]
+        if (op, path, nbytes) in available:
+            v = available[(op, path, nbytes)]
+            if benchmark == "bibw":
+                return (op + " x2", 2 * v) if path in DUPLEX_PATHS else (op + " x1", v)
+            return op, v
+    return None
+
+
+def ceiling_for(benchmark: str, path_class, mem_send, mem_recv, nbytes: int, available: dict,
+                strategy: str | None = None):
+    """(name, GB/s) of the ceiling bounding this benchmark's bandwidth on that path at that message size, or
+    (None, None) when no ceiling of that path was measured at that size. The name says what was used, e.g.
+    "p2p-ipc", "p2p-ipc x2", "host-copy x1", "min(d2h-pinned, h2d-pinned)"."""
+    terms = bound_terms(path_class, mem_send, mem_recv, strategy)
+    if not terms:
         return None, None
-    if benchmark == "bibw":
-        if op + "-bidir" in available:
-            return op + "-bidir", available[op + "-bidir"]
-        return op + " x2", 2 * available[op]
-    return op, available[op]
+    got = [_term_at(t, benchmark, nbytes, available) for t in terms]
+    if any(g is None for g in got):
+        return None, None
+    if len(got) == 1:
+        return got[0]
+    return f"min({', '.join(name for name, _ in got)})", min(v for _, v in got)
+
+
+def ceiling_sizes(benchmark: str, path_class, mem_send, mem_recv, available: dict,
+                  strategy: str | None = None) -> list[int]:
+    """The message sizes at which a ceiling bounding this transfer was measured, ascending."""
+    sizes = sorted({b for (_op, _path, b) in available})
+    return [b for b in sizes
+            if ceiling_for(benchmark, path_class, mem_send, mem_recv, b, available, strategy)[1] is not None]
+
+
+def ceiling_curve(benchmark: str, path_class, mem_send, mem_recv, available: dict,
+                  strategy: str | None = None) -> tuple[tuple[int, str, float], ...]:
+    """((bytes, name, GB/s), ...) of the ceiling bounding this transfer at every size it was measured at."""
+    return tuple((b, *ceiling_for(benchmark, path_class, mem_send, mem_recv, b, available, strategy))
+                 for b in ceiling_sizes(benchmark, path_class, mem_send, mem_recv, available, strategy))

@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from .peaks import ceiling_for, ceilings  # noqa: E402
+from .peaks import ceiling_curve, ceilings  # noqa: E402
 from .store import Store  # noqa: E402
 from .tables import Point, combine, size_label  # noqa: E402
 
@@ -57,7 +57,7 @@ def _draw(ax, series: dict[str, list[Point]], x=lambda p: p.bytes):
 
 
 def _label(p: Point) -> str:
-    extra = f" {p.strategy}" if p.strategy and p.strategy != "direct" else ""
+    extra = f" {p.strategy_label}" if p.strategy and p.strategy != "direct" else ""
     path = f" ({p.path_class})" if p.path_class and p.path_class not in ("host", "host-device") else ""
     return f"{p.library} {p.memory}{extra}{path}"
 
@@ -93,14 +93,20 @@ def bandwidth(store: Store, benchmark: str) -> bytes | None:
     avail = ceilings(store)
     fig, ax = plt.subplots(figsize=(7, 4))
     _draw(ax, _series(pts, _label))
-    drawn = set()
+    drawn, seen = set(), set()
     for p in pts:
+        # ceilings are measured per size and path: dashed segments through the sizes they were measured at
         send, _, recv = p.memory.partition(":")
-        op, ceil = ceiling_for(benchmark, p.path_class, send, recv, avail)
-        if ceil and op not in drawn:
-            drawn.add(op)
-            ax.axhline(ceil, linestyle="--", color="gray", linewidth=1)
-            ax.annotate(f"ceiling {op}: {ceil:.0f} GB/s", (pts[0].bytes, ceil), fontsize=7, va="bottom")
+        transfer = (p.path_class, p.memory, p.strategy)
+        curve = () if transfer in seen else ceiling_curve(benchmark, p.path_class, send, recv, avail, p.strategy)
+        seen.add(transfer)
+        if curve and curve not in drawn:
+            drawn.add(curve)
+            ax.plot([b for b, _, _ in curve], [v for _, _, v in curve], linestyle="--", marker="x", color="gray",
+                    linewidth=1)
+            b, op, ceil = curve[-1]
+            ax.annotate(f"ceiling {op} ({p.path_class}): {ceil:.0f} GB/s", (b, ceil), fontsize=7, va="bottom",
+                        ha="right")
         if p.nominal and ("nominal", p.nominal) not in drawn:
             drawn.add(("nominal", p.nominal))
             nominal = p.nominal * (2 if benchmark == "bibw" else 1)
@@ -109,7 +115,7 @@ def bandwidth(store: Store, benchmark: str) -> bytes | None:
                         va="bottom")
     _size_axis(ax)
     ax.set_ylabel("bandwidth (GB/s)")
-    ax.set_title(f"{benchmark}: libraries overlaid, measured ceilings dashed")
+    ax.set_title(f"{benchmark}: libraries overlaid, measured ceilings dashed (x: sizes measured)")
     ax.legend(fontsize=7)
     return _png(fig)
 
@@ -232,7 +238,7 @@ def halo(store: Store):
     if not pts:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
-    _draw(ax, _series(pts, lambda p: f"{p.library} {p.memory} {p.strategy or ''} {p.operation or ''}"))
+    _draw(ax, _series(pts, lambda p: f"{p.library} {p.memory} {p.strategy_label} {p.operation or ''}"))
     _size_axis(ax)
     ax.set_yscale("log")
     ax.set_ylabel("time per exchange (us)")

@@ -62,7 +62,8 @@ def validator():
 
 def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
     """Parse a JSONL record file. Blank lines are skipped; a broken line raises RecordError
-    naming file and line (a truncated last line from a killed launch is tolerated and dropped)."""
+    naming file and line (a truncated last line from a killed launch is tolerated and dropped when complete
+    records precede it: a file whose only line is broken is not a record file)."""
     path = Path(path)
     out = RecordFile(path)
     check = validator() if validate else None
@@ -73,7 +74,7 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            if lineno == len(lines):  # killed mid-write: keep what is complete
+            if lineno == len(lines) and (out.contexts or out.results):  # killed mid-write: keep what is complete
                 break
             raise RecordError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
         if not isinstance(rec, dict) or rec.get("schema") != SCHEMA_ID:
@@ -93,14 +94,18 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
 
 
 def transport_of(context: dict) -> str:
-    """The engine's transport for this run: options.transport ("mpi" when absent: engines before NCCL)."""
-    return str((context.get("options") or {}).get("transport") or "mpi")
+    """The engine's transport for this run, from the context's ``options.benchmark.transport`` (the engine's
+    benchmark options; each result repeats it in its own ``transport``); "mpi" when absent (engines before NCCL,
+    benchmarks without a transport)."""
+    bench_opts = (context.get("options") or {}).get("benchmark") or {}
+    return str(bench_opts.get("transport") or "mpi") if isinstance(bench_opts, dict) else "mpi"
 
 
 def nccl_label(context: dict) -> str:
-    """'nccl-2.28.3' from the build's NCCL version when the context records one, else 'nccl'."""
-    build = (context.get("tool") or {}).get("build") or {}
-    version = build.get("nccl_version") or (context.get("options") or {}).get("nccl_version")
+    """'nccl-2.28.9' from the run-time NCCL version the engine records in the context (``nccl.version``),
+    else 'nccl'."""
+    nccl = context.get("nccl") or {}
+    version = nccl.get("version") if isinstance(nccl, dict) else None
     return f"nccl-{version}" if version else "nccl"
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 from .records import STAT_FIELDS, RecordFile, library_label, nccl_label, read_records
 
@@ -46,6 +47,34 @@ class StoreError(RuntimeError):
     pass
 
 
+def _check_store_file(path: Path, create: bool):
+    """Refuse a file that is not a gmb store, reading it only (read-only connection): a foreign SQLite database,
+    a file that is not SQLite at all, or (``create=False``) an empty or absent file."""
+    if not path.exists():
+        if create:
+            return
+        raise StoreError(f"{path}: no such file")
+    if path.is_dir():
+        raise StoreError(f"{path}: a directory, not a gmb store")
+    try:
+        ro = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            version = (ro.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                       if "meta" in tables else None)
+        finally:
+            ro.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: not a gmb store ({exc}); left untouched") from None
+    if version is not None:
+        return
+    if tables:
+        raise StoreError(f"{path}: not a gmb store (an SQLite database without meta.schema_version, tables: "
+                         f"{', '.join(sorted(tables))}); left untouched")
+    if not create:
+        raise StoreError(f"{path}: an empty file, not a gmb store; left untouched")
+
+
 def memory_label(memory: dict | None) -> str:
     """'host:device' for point to point (send:recv); collectives list the per-rank kinds, deduplicated."""
     if not memory:
@@ -57,16 +86,26 @@ def memory_label(memory: dict | None) -> str:
 
 
 class Store:
-    def __init__(self, path: str | Path = ":memory:"):
+    def __init__(self, path: str | Path = ":memory:", create: bool = True):
+        """Open (``create``: or start) a gmb store. An existing file that is not a gmb store (not SQLite, or a
+        database without ``meta.schema_version``) is refused before anything is written into it. With
+        ``create=False`` the file must already be a gmb store and is opened read-only: a reader never changes
+        what the user points at."""
         self.path = str(path)
-        self.db = sqlite3.connect(self.path)
+        if self.path != ":memory:":
+            _check_store_file(Path(path), create)
+        if create or self.path == ":memory:":
+            self.db = sqlite3.connect(self.path)
+        else:
+            self.db = sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True)
         self.db.row_factory = sqlite3.Row
         version = self._existing_version()
         if version is not None and version != SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store layout version {version}, this gmb reads {SCHEMA_VERSION}")
-        self.db.executescript(_DDL)
-        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        self.db.commit()
+        if create or self.path == ":memory:":
+            self.db.executescript(_DDL)
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            self.db.commit()
 
     def _existing_version(self):
         try:
@@ -202,14 +241,15 @@ class Store:
 
 def open_results(path: str | Path) -> Store:
     """Open what the user points at: a results directory (its store.sqlite), a .sqlite file, a .jsonl file,
-    or a directory of .jsonl files (ingested into an in-memory store)."""
+    or a directory of .jsonl files (ingested into an in-memory store). A store file is opened read-only and
+    must be a gmb store (StoreError otherwise, the file left byte-identical)."""
     p = Path(path)
     if not p.exists():
         raise StoreError(f"{p}: no such file or directory")
     if p.is_dir() and (p / "store.sqlite").is_file():
-        return Store(p / "store.sqlite")
+        return Store(p / "store.sqlite", create=False)
     if p.is_file() and p.suffix in (".sqlite", ".db"):
-        return Store(p)
+        return Store(p, create=False)
     store = Store(":memory:")
     files = [p] if p.is_file() else sorted(p.rglob("*.jsonl"))
     if not files:

@@ -8,16 +8,19 @@ both the within-launch CI of each median and the spread between launches (conser
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
-from .peaks import ceiling_for, ceilings
+from .peaks import ceiling_for, ceiling_sizes, ceilings
 from .store import Store
 
 METRIC_OF = {"latency": "t", "bw": "bw", "bibw": "bw", "mbw": "bw", "coll": "busbw", "nbc": "t",
              "peaks": "bw", "halo": "t", "um": "t"}
 HIGHER_IS_BETTER = {"bw", "busbw", "rate"}
+# above this share of a measured ceiling an MPI figure is not plausible: the row says the ceiling is suspect
+SUSPECT_PCT = 105
 UNIT_OF = {"t": "us", "bw": "GB/s", "busbw": "GB/s", "rate": "M msg/s"}
 
 
@@ -39,29 +42,59 @@ class Point:
     p5: float
     p95: float
     reps: int
+    chunks: int | None = None  # a chunked strategy's chunk count: "pipelined C=4" and "C=16" are two points
+
+    @property
+    def strategy_label(self) -> str:
+        return strategy_label(self.strategy, self.chunks)
+
+
+def strategy_label(strategy: str | None, chunks: int | None) -> str:
+    return f"{strategy} C={chunks}" if strategy and chunks and chunks > 1 else (strategy or "")
+
+
+def _record(r: dict) -> dict:
+    try:
+        return json.loads(r.get("json") or "{}")
+    except ValueError:
+        return {}
+
+
+def chunks_of(r: dict) -> int | None:
+    """The chunk count of a result row's record (None for an unchunked strategy)."""
+    return _record(r).get("chunks")
+
+
+def _validated(r: dict) -> bool:
+    """Whether a record's samples were validated (one call per sample after a barrier, with host-side checks)
+    rather than timed back to back."""
+    return _record(r).get("validation") in ("passed", "failed")
 
 
 def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
-    """Group result rows over repetitions per (library, benchmark, operation, memory, strategy, ranks, path class,
-    bytes): device:device between two GPUs and on one GPU are different points."""
+    """Group result rows over repetitions per (library, benchmark, operation, memory, strategy and chunk count,
+    ranks, path class, bytes): device:device between two GPUs and on one GPU are different points. Where a point
+    was measured both validated and timed back to back (a campaign's correctness block beside its timed one), the
+    timed records make the point: validation changes how samples are taken."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         m = metric or METRIC_OF.get(r["benchmark"], "t")
         if r.get(f"{m}_median") is None:
             continue
-        key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], r["ranks"],
+        key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], chunks_of(r), r["ranks"],
                r["path_class"], r["bytes"], m)
-        groups.setdefault(key, []).append(r)
+        groups.setdefault(key, {}).setdefault(_validated(r), []).append(r)
+    groups = {key: by_kind.get(False) or by_kind[True] for key, by_kind in groups.items()}
     out = []
-    for (lib, bench, op, mem, strat, ranks, _path, nbytes, m), rs in groups.items():
+    for (lib, bench, op, mem, strat, chunks, ranks, _path, nbytes, m), rs in groups.items():
         meds = [r[f"{m}_median"] for r in rs]
         lows = [r[f"{m}_ci95_low"] if r[f"{m}_ci95_low"] is not None else r[f"{m}_median"] for r in rs]
         highs = [r[f"{m}_ci95_high"] if r[f"{m}_ci95_high"] is not None else r[f"{m}_median"] for r in rs]
         p5s = [r[f"{m}_p5"] if r[f"{m}_p5"] is not None else r[f"{m}_median"] for r in rs]
         p95s = [r[f"{m}_p95"] if r[f"{m}_p95"] is not None else r[f"{m}_median"] for r in rs]
         out.append(Point(lib, bench, op, mem, strat, ranks, nbytes, rs[0]["path_class"], rs[0]["nominal_GBps"], m,
-                         median(meds), min(lows), max(highs), min(p5s), max(p95s), len(rs)))
-    out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy or "", p.ranks or 0,
+                         median(meds), min(lows), max(highs), min(p5s), max(p95s), len(rs), chunks))
+    out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy_label, p.ranks or 0,
                             p.path_class or "", p.bytes))
     return out
 
@@ -81,37 +114,74 @@ class Table:
 
 
 def fraction_of_peak(store: Store) -> Table:
-    """Per library, benchmark (bw, bibw, mbw), memory placement and path: peak MPI bandwidth over sizes,
-    its share of the measured ceiling and of the nominal link rate."""
+    """Per library, benchmark (bw, bibw, mbw), memory placement, strategy and path: the peak MPI bandwidth, its
+    share of the measured ceiling and of the nominal link rate.
+
+    The peak is the best combined median over the sizes at which a ceiling bounding that transfer was measured
+    (peaks.ceiling_for: same path class, same message size, strategy-aware), so that a figure is never compared
+    with a ceiling of another size (a cache-resident small copy against a large one, or the reverse). When no
+    ceiling was measured at any size the library measured, the peak is the best over all its validated sizes
+    and the row says that there is no ceiling to compare with (no percentage)."""
     avail = ceilings(store)
-    best: dict[tuple, Point] = {}
+    groups: dict[tuple, list[Point]] = {}
     for p in combine([r for b in ("bw", "bibw", "mbw") for r in store.results(b)]):
-        key = (p.library, p.benchmark, p.memory, p.strategy, p.path_class)
-        if key not in best or p.median > best[key].median:
-            best[key] = p
+        groups.setdefault((p.library, p.benchmark, p.memory, p.strategy, p.chunks, p.path_class), []).append(p)
     # Sizes whose data arrived wrong are not results: the peak is over the sizes that validated, and the
     # table says how many did not (a library that corrupts large messages must not look merely slow).
     failed: dict[tuple, set] = {}
     for b in ("bw", "bibw", "mbw"):
         for r in store.results(b, status="failed"):
-            key = (r["library"], r["benchmark"], r["memory"], r["strategy"], r["path_class"])
+            key = (r["library"], r["benchmark"], r["memory"], r["strategy"], chunks_of(r), r["path_class"])
             failed.setdefault(key, set()).add(r["bytes"])
+    # Launches that died (a crash, a timeout) leave a row with only the sizes before the failure: the row says so.
+    broken: dict[tuple, list[str]] = {}
+    for launch in store.launches():
+        if launch["status"] in ("failed", "timeout"):
+            key = (launch["library"], launch["benchmark"], launch["memory"], launch["strategy"] or "direct",
+                   launch["planned_path"])
+            broken.setdefault(key, []).append(launch["status"])
     rows = []
-    for (lib, bench, mem, strat, path), p in sorted(best.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
+    for key, pts in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
+        lib, bench, mem, strat, chunks, path = key
         send, _, recv = mem.partition(":")
-        op, ceil = ceiling_for(bench, path, send, recv, avail)
+        bounded = []
+        for p in pts:
+            op, ceil = ceiling_for(bench, path, send, recv, p.bytes, avail, strat)
+            if ceil:
+                bounded.append((p, op, ceil))
+        check = ""
+        if bounded:
+            p, op, ceil = max(bounded, key=lambda x: x[0].median)
+            pct, ceil_cell = round(100 * p.median / ceil, 1), round(ceil, 2)
+            if pct > SUSPECT_PCT:  # MPI cannot beat a copy without MPI over the same path: the ceiling is wrong
+                check = "ceiling suspect: MPI above it"
+        else:
+            p = max(pts, key=lambda x: x.median)
+            at = ceiling_sizes(bench, path, send, recv, avail, strat)
+            op = (f"none at the sizes measured (measured at {', '.join(_size(b) for b in at)})" if at
+                  else "none measured for this path")
+            pct = ceil_cell = ""
+        died = broken.get((lib, bench, mem, strat or "direct", path), [])
+        if died:
+            check = "; ".join(filter(None, [check, f"{len(died)} launch(es) {'/'.join(sorted(set(died)))}: sizes "
+                                                  f"after the failure missing (see Not measured)"]))
         nominal = p.nominal * (2 if bench == "bibw" else 1) if p.nominal else None
-        rows.append([lib, bench, mem, strat or "", path or "", _size(p.bytes), round(p.median, 3),
-                     round(100 * p.median / ceil, 1) if ceil else "", op or "",
-                     round(ceil, 2) if ceil else "", round(100 * p.median / nominal, 1) if nominal else "",
-                     nominal if nominal else "", len(failed.get((lib, bench, mem, strat, path), ())) or ""])
+        rows.append([lib, bench, mem, strategy_label(strat, chunks), path or "", _size(p.bytes), round(p.median, 3), pct, op,
+                     ceil_cell, round(100 * p.median / nominal, 1) if nominal else "",
+                     nominal if nominal else "", len(failed.get(key, ())) or "", check])
     return Table("Fraction of peak", ["library", "benchmark", "memory", "strategy", "path", "at size",
                                       "peak MPI GB/s", "% of ceiling", "ceiling", "ceiling GB/s",
-                                      "% of nominal", "nominal GB/s", "sizes failed validation"], rows,
-                 "Peak = best median over sizes (median of repetitions) among the sizes whose data validated. "
-                 "Ceiling measured without MPI by the peaks benchmark; bibw is compared with twice the one-way "
-                 "ceiling and nominal rate. 'sizes failed validation': message sizes where the library delivered "
-                 "wrong data (no figure is taken from them).")
+                                      "% of nominal", "nominal GB/s", "sizes failed validation", "check"], rows,
+                 "Peak = best median (median of repetitions) over the validated sizes at which a ceiling of that "
+                 "path was measured; 'at size' is that size and the ceiling is the one measured at it, without MPI, "
+                 "by the peaks benchmark, over the same path class (staged and pipelined strategies on device "
+                 "memory: the slower host-device copy; pipelined-gpu: the host side's copy). bibw: twice the one-way "
+                 "ceiling (x2) on links with separate resources per direction, the one-way ceiling (x1) where both "
+                 "directions share one memory (same GPU, host), unless a bidirectional ceiling was measured; nominal "
+                 "rate doubled. Without a ceiling at any size measured the row says so and the peak is over all "
+                 "validated sizes. 'sizes failed validation': message sizes where the library delivered wrong data "
+                 "(no figure is taken from them). 'check': a figure above the ceiling (by more than "
+                 f"{SUSPECT_PCT - 100} %) means that the ceiling was not measured right at that size.")
 
 
 def collectives_table(store: Store, largest: int = 3) -> Table:
@@ -143,8 +213,11 @@ def collectives_table(store: Store, largest: int = 3) -> Table:
 
 
 def ceilings_table(store: Store) -> Table:
-    rows = [[op, round(v, 2)] for op, v in sorted(ceilings(store).items())]
-    return Table("Measured ceilings (no MPI)", ["operation", "GB/s"], rows)
+    rows = [[op, path or "", _size(nbytes), round(v, 2)]
+            for (op, path, nbytes), v in sorted(ceilings(store).items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
+                                                                                          kv[0][2]))]
+    return Table("Measured ceilings (no MPI)", ["operation", "path", "size", "GB/s"], rows,
+                 "Median over the GPU or NUMA pairs of that path class and the repetitions, per message size.")
 
 
 def latency_table(store: Store, sizes=(1, 8, 1024, 65536, 1 << 20)) -> Table:
@@ -152,7 +225,7 @@ def latency_table(store: Store, sizes=(1, 8, 1024, 65536, 1 << 20)) -> Table:
     cols = sorted({p.bytes for p in pts})
     rowmap: dict[tuple, dict[int, float]] = {}
     for p in pts:
-        rowmap.setdefault((p.library, p.memory, p.strategy or "", p.path_class or ""), {})[p.bytes] = p.median
+        rowmap.setdefault((p.library, p.memory, p.strategy_label, p.path_class or ""), {})[p.bytes] = p.median
     rows = [[*k, *[round(v[c], 3) if c in v else "" for c in cols]] for k, v in sorted(rowmap.items())]
     return Table("One-way latency (us, median)", ["library", "memory", "strategy", "path",
                                                   *[_size(c) for c in cols]], rows)
