@@ -133,6 +133,20 @@ def test_default_quick_host_only():
     ("[[run]]\nbenchmarks=['bw']\nbogus=1\n", "unknown keys"),
     ("[campaign]\nrepetitions=0\n[[run]]\nbenchmarks=['bw']\n", "repetitions"),
     ("this is not toml", "not valid TOML"),
+    ('[campaign]\nrepetitions = "abc"\n[[run]]\nbenchmarks=["bw"]\n', "repetitions must be an integer >= 1"),
+    ('[campaign]\nrepetitions = true\n[[run]]\nbenchmarks=["bw"]\n', "repetitions must be an integer >= 1"),
+    ('[campaign]\nseed = "x"\n[[run]]\nbenchmarks=["bw"]\n', "seed must be an integer"),
+    ('[campaign]\nnmae = "x"\n[[run]]\nbenchmarks=["bw"]\n', r"\[campaign\]: unknown keys \['nmae'\]"),
+    ('campaign = 3\n[[run]]\nbenchmarks=["bw"]\n', "campaign must be a \\[campaign\\] table"),
+    ('[[run]]\nbenchmarks=["bw"]\nranks = ["two"]\n', "ranks must be an integer >= 1"),
+    ('[[run]]\nbenchmarks=["bw"]\nranks = 0\n', "ranks must be an integer >= 1"),
+    ('[[run]]\nbenchmarks=["bw"]\noptions = "x"\n', "options must be a table"),
+    ('[[run]]\nbenchmarks=["bw"]\noptions = { iters = [1] }\n', "options.iters must be a string, number or boolean"),
+    ('[[run]]\nbenchmarks=["bw"]\nsizes = ["1", "2"]\n', "sizes must be a string"),
+    ('[[run]]\nbenchmarks=["bw"]\njoin_operations = "yes"\n', "join_operations must be true or false"),
+    ('[[run]]\nbenchmarks=["bw"]\npath = 3\n', "path must be a string"),
+    ('run = 5\n', "run must be \\[\\[run\\]\\] tables"),
+    ('[run]\nbenchmarks=["bw"]\n', "\\[run\\] must be written \\[\\[run\\]\\]"),
 ])
 def test_bad_campaign_files(tmp_path, body, msg):
     f = tmp_path / "bad.toml"
@@ -228,29 +242,6 @@ def test_name_checks():
     c.libraries = ["a", "c"]
     with pytest.raises(CampaignError, match=r"\[campaign\] libraries: unknown library 'c'.*found or declared: a, b"):
         campaign.check_library_names(c, ["a", "b"])
-
-
-@pytest.mark.parametrize("body,msg", [
-    ('[campaign]\nrepetitions = "abc"\n[[run]]\nbenchmarks=["bw"]\n', "repetitions must be an integer >= 1"),
-    ('[campaign]\nrepetitions = true\n[[run]]\nbenchmarks=["bw"]\n', "repetitions must be an integer >= 1"),
-    ('[campaign]\nseed = "x"\n[[run]]\nbenchmarks=["bw"]\n', "seed must be an integer"),
-    ('[campaign]\nnmae = "x"\n[[run]]\nbenchmarks=["bw"]\n', r"\[campaign\]: unknown keys \['nmae'\]"),
-    ('campaign = 3\n[[run]]\nbenchmarks=["bw"]\n', "campaign must be a \\[campaign\\] table"),
-    ('[[run]]\nbenchmarks=["bw"]\nranks = ["two"]\n', "ranks must be an integer >= 1"),
-    ('[[run]]\nbenchmarks=["bw"]\nranks = 0\n', "ranks must be an integer >= 1"),
-    ('[[run]]\nbenchmarks=["bw"]\noptions = "x"\n', "options must be a table"),
-    ('[[run]]\nbenchmarks=["bw"]\noptions = { iters = [1] }\n', "options.iters must be a string, number or boolean"),
-    ('[[run]]\nbenchmarks=["bw"]\nsizes = ["1", "2"]\n', "sizes must be a string"),
-    ('[[run]]\nbenchmarks=["bw"]\njoin_operations = "yes"\n', "join_operations must be true or false"),
-    ('[[run]]\nbenchmarks=["bw"]\npath = 3\n', "path must be a string"),
-    ('run = 5\n', "run must be \\[\\[run\\]\\] tables"),
-    ('[run]\nbenchmarks=["bw"]\n', "\\[run\\] must be written \\[\\[run\\]\\]"),
-])
-def test_campaign_types(tmp_path, body, msg):
-    f = tmp_path / "bad.toml"
-    f.write_text(body)
-    with pytest.raises(CampaignError, match=msg):
-        load_campaign(f)
 
 
 def test_sizes_as_a_number_and_shipped_campaigns_still_load():

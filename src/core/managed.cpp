@@ -35,6 +35,9 @@ double median_resident_placement(const MemoryKind& kind) {
   return summarize(std::move(samples)).median;
 }
 
+// Two ranks whose managed memory lives on one GPU (same host, same GPU).
+bool on_one_gpu(const RankFacts& a, const RankFacts& b) { return a.host == b.host && a.gpu_uuid == b.gpu_uuid; }
+
 }  // namespace
 
 const char* placement_name(Placement placement) {
@@ -107,16 +110,12 @@ LaunchCost measure_launch_cost(MPI_Comm comm, const Platform& platform, const st
   if (!cost.reason.empty()) return cost;
 
   // Ranks on one GPU (same host, same GPU) take turns; different GPUs measure at once.
-  auto same_gpu = [&](int a, int b) {
-    const RankFacts& x = ranks.at(static_cast<std::size_t>(a));
-    const RankFacts& y = ranks.at(static_cast<std::size_t>(b));
-    return x.host == y.host && x.gpu_uuid == y.gpu_uuid;
-  };
   const int size = static_cast<int>(ranks.size());
   int my_turn = 0, turns = 0;
   for (int r = 0; r < size; ++r) {
+    const RankFacts& facts = ranks.at(static_cast<std::size_t>(r));
     int before = 0;
-    for (int q = 0; q < r; ++q) before += same_gpu(q, r) ? 1 : 0;
+    for (int q = 0; q < r; ++q) before += on_one_gpu(ranks.at(static_cast<std::size_t>(q)), facts) ? 1 : 0;
     if (r == rank) my_turn = before;
     turns = std::max(turns, before + 1);
   }
@@ -141,7 +140,7 @@ std::string shared_gpu_managed_problem(const Context& ctx, std::size_t bytes) {
   int sharing = 0;
   for (int r = 0; r < ctx.size; ++r) {
     const RankFacts& other = ctx.ranks.at(static_cast<std::size_t>(r));
-    if (other.host != me.host || other.gpu_uuid != me.gpu_uuid) continue;
+    if (!on_one_gpu(other, me)) continue;
     together += all[static_cast<std::size_t>(r)];
     ++sharing;
   }

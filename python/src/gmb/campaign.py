@@ -55,6 +55,7 @@ from pathlib import Path
 from . import launchers
 from .mpilibs import MpiLibrary
 from .store import Store
+from .tomlcheck import array_of_tables, typename
 from .topology import Topology
 
 PT2PT = {"latency", "bw", "bibw", "mbw"}
@@ -154,11 +155,6 @@ def _listify(v):
     return v if isinstance(v, list) else [v]
 
 
-def _typename(v) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
-            dict: "a table"}.get(type(v), type(v).__name__)
-
-
 def _str_list(v, where: str, key: str, allow_empty: bool = False) -> list[str] | None:
     """A string or a list of strings (None when absent)."""
     if v is None:
@@ -191,23 +187,13 @@ def _table(v, where: str, key: str, scalar_values: bool = True) -> dict:
         return {}
     if not isinstance(v, dict):
         raise CampaignError(f"{where}: {key} must be a table, e.g. {key} = {{ name = \"value\" }} "
-                            f"(got {_typename(v)}: {json.dumps(v, default=str)})")
+                            f"(got {typename(v)}: {json.dumps(v, default=str)})")
     if scalar_values:
         bad = [k for k, x in v.items() if not isinstance(x, (str, int, float, bool))]
         if bad:
             raise CampaignError(f"{where}: {key}.{bad[0]} must be a string, number or boolean "
-                                f"(got {_typename(v[bad[0]])})")
+                                f"(got {typename(v[bad[0]])})")
     return dict(v)
-
-
-def _array_of_tables(data: dict, key: str, source: str) -> list[dict]:
-    v = data.get(key, [])
-    if isinstance(v, dict):
-        raise CampaignError(f"{source}: [{key}] must be written [[{key}]] (an array of tables, one per block)")
-    if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
-        raise CampaignError(f"{source}: {key} must be [[{key}]] tables (got {_typename(v)}: "
-                            f"{json.dumps(v, default=str)[:60]})")
-    return v
 
 
 HEAD_KEYS = {"name", "repetitions", "order", "seed", "timeout_s", "stop_library_after", "libraries"}
@@ -216,7 +202,7 @@ HEAD_KEYS = {"name", "repetitions", "order", "seed", "timeout_s", "stop_library_
 def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
     head = data.get("campaign", {})
     if not isinstance(head, dict):
-        raise CampaignError(f"{source}: campaign must be a [campaign] table (got {_typename(head)})")
+        raise CampaignError(f"{source}: campaign must be a [campaign] table (got {typename(head)})")
     unknown = set(data) - {"campaign", "run"}
     if unknown:
         raise CampaignError(f"{source}: unknown top-level keys {sorted(unknown)} (accepted: [campaign], [[run]])")
@@ -224,7 +210,7 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
     if unknown:
         raise CampaignError(f"{source}: [campaign]: unknown keys {sorted(unknown)} "
                             f"(accepted: {', '.join(sorted(HEAD_KEYS))})")
-    runs = _array_of_tables(data, "run", source)
+    runs = array_of_tables(data, "run", source, CampaignError, "one per block")
     if not runs:
         raise CampaignError(f"{source}: no [[run]] blocks")
     blocks = []

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import __version__
+from .tomlcheck import array_of_tables
 
 
 class UsageError(Exception):
@@ -435,11 +436,7 @@ def _check_tolerances(tol: dict, path) -> None:
     if "max_regression_pct" in default and not number(default["max_regression_pct"]):
         raise UsageError(f"{path}: [default] max_regression_pct must be a number of percent "
                          f"(got {default['max_regression_pct']!r})")
-    rules = tol.get("rule", [])
-    if isinstance(rules, dict):
-        raise UsageError(f"{path}: [rule] must be written [[rule]] (an array of tables)")
-    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
-        raise UsageError(f"{path}: rule must be [[rule]] tables")
+    rules = array_of_tables(tol, "rule", path, UsageError)
     for i, r in enumerate(rules):
         unknown = set(r) - set(RULE_KEYS)
         if unknown:

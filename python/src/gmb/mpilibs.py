@@ -22,6 +22,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .tomlcheck import array_of_tables
+
 # Built-in GPU profiles (METHODOLOGY "Placement"); a declared library may override any field.
 PROFILES: dict[str, dict] = {
     # UCX picks cuda_copy/cuda_ipc itself when built with CUDA. Its memory-type cache can take device
@@ -327,11 +329,7 @@ def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibra
     unknown = set(data) - {"library"}
     if unknown:
         raise ConfigError(f"{path}: unknown top-level keys {sorted(unknown)} (accepted: [[library]] entries)")
-    entries = data.get("library", [])
-    if isinstance(entries, dict):
-        raise ConfigError(f"{path}: [library] must be written [[library]] (an array of tables, one per library)")
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise ConfigError(f"{path}: library must be [[library]] tables (got {entries!r})")
+    entries = array_of_tables(data, "library", path, ConfigError, "one per library")
     for i, entry in enumerate(entries):
         if "name" not in entry:
             raise ConfigError(f"{path}: library #{i + 1} has no name")

@@ -65,12 +65,6 @@ def chunks_of(r: dict) -> int | None:
     return _record(r).get("chunks")
 
 
-def _validated(r: dict) -> bool:
-    """Whether a record's samples were validated (one call per sample after a barrier, with host-side checks)
-    rather than timed back to back."""
-    return _record(r).get("validation") in ("passed", "failed")
-
-
 def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
     """Group result rows over repetitions per (library, benchmark, operation, memory, strategy and chunk count,
     ranks, path class, bytes): device:device between two GPUs and on one GPU are different points. Where a point
@@ -81,9 +75,12 @@ def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
         m = metric or METRIC_OF.get(r["benchmark"], "t")
         if r.get(f"{m}_median") is None:
             continue
-        key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], chunks_of(r), r["ranks"],
-               r["path_class"], r["bytes"], m)
-        groups.setdefault(key, {}).setdefault(_validated(r), []).append(r)
+        record = _record(r)
+        key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], record.get("chunks"),
+               r["ranks"], r["path_class"], r["bytes"], m)
+        # validated: one call per sample after a barrier, with host-side checks, not timed back to back
+        validated = record.get("validation") in ("passed", "failed")
+        groups.setdefault(key, {}).setdefault(validated, []).append(r)
     groups = {key: by_kind.get(False) or by_kind[True] for key, by_kind in groups.items()}
     out = []
     for (lib, bench, op, mem, strat, chunks, ranks, _path, nbytes, m), rs in groups.items():
