@@ -99,9 +99,16 @@ void add_common_options(ArgParser& parser, RunSettings& s, bool& help) {
                [&](const std::string& v) { s.warmup_large = parse_nonnegative_int(v, "warm-up count"); });
   parser.value({"--large-size"}, "BYTES", "where large-message counts start (default 1M)",
                [&](const std::string& v) { s.large_size = parse_size(v); });
-  parser.value({"--batch"}, "N", "iterations per timed sample (default: automatic, samples of >= 20 us)",
+  parser.value({"--batch"}, "N", "iterations per timed sample, each sample after a barrier (default: automatic, samples of >= 200 us)",
                [&](const std::string& v) { s.batch = parse_positive_int(v, "batch"); });
-  parser.flag({"--validate", "-c"}, "check every received byte (device buffers too); a mismatch fails the run", &s.validate);
+  parser.flag({"--validate", "-c"},
+              "check every received byte (device buffers too) of extra, untimed iterations before and after the timed "
+              "ones; a mismatch fails the run",
+              &s.validate);
+  parser.flag({"--fresh-buffers"},
+              "stress mode: allocate buffers for every size and free them after it (default: once per launch, reused "
+              "across sizes, as applications do)",
+              &s.fresh_buffers);
   parser.value({"--out", "-o"}, "FILE.jsonl", "write records to FILE (never overwrites an existing file)",
                [&](const std::string& v) {
                  if (v.empty()) throw UsageError("empty file name");
@@ -112,6 +119,14 @@ void add_common_options(ArgParser& parser, RunSettings& s, bool& help) {
                  s.format = parse_choice(v, {"table", "json"}, "format") == "json" ? StdoutFormat::json : StdoutFormat::table;
                });
   parser.flag({"--help", "-h"}, "show this help", &help);
+}
+
+// "latency, bw, ...": the benchmarks that take --fresh-buffers.
+std::string benchmarks_sweeping_pooled_buffers() {
+  std::string names;
+  for (const auto& b : Registry::instance().all())
+    if (b.make()->sweeps_pooled_buffers()) names += (names.empty() ? "" : ", ") + b.name;
+  return names;
 }
 
 // Chooses this process's GPU from the local rank before MPI_Init (some libraries bind their
@@ -180,6 +195,10 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
     }
   }
   if (usage_error.empty()) usage_error = rank_count_problem(info, ctx.size);
+  if (usage_error.empty() && settings.fresh_buffers && !bench->sweeps_pooled_buffers())
+    usage_error = "--fresh-buffers: " + info.name +
+                  " does not sweep sizes over buffers it hands to MPI, so it has no per-size allocation to stress "
+                  "(accepted by: " + benchmarks_sweeping_pooled_buffers() + ")";
   if (!usage_error.empty()) return usage_failure(usage_error);
 
   if (local.rank < 0) {
@@ -200,10 +219,12 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   if (!sink_error.empty()) return usage_failure(sink_error);
   sink->set_columns(bench->columns());
 
-  const AwarenessReport awareness = detect_gpu_awareness(MPI_COMM_WORLD, platform);
+  BufferPool buffers(settings.fresh_buffers ? BufferAllocation::fresh_per_size : BufferAllocation::once_per_launch);
+  const AwarenessReport awareness = detect_gpu_awareness(MPI_COMM_WORLD, platform, buffers);
   ctx.platform = &platform;
   ctx.awareness = &awareness;
   ctx.settings = &settings;
+  ctx.buffers = &buffers;
   ctx.run_id = make_run_id(MPI_COMM_WORLD);
   ctx.ranks = gather_rank_facts(MPI_COMM_WORLD, platform);
   ctx.launch_cost = measure_launch_cost(MPI_COMM_WORLD, platform, ctx.ranks, ctx.rank);

@@ -12,6 +12,8 @@
 namespace gmb {
 
 struct Platform;
+struct MemoryKind;
+class BufferPool;
 
 enum class Awareness { aware, not_aware, unknown };
 const char* to_string(Awareness a);
@@ -23,10 +25,16 @@ struct AwarenessReport {
 };
 
 // Collective over `comm`. Static queries (MPIX_Query_cuda_support, MPIX_GPU_query_support,
-// mpi_memory_alloc_kinds), then, when they say "aware" and device memory exists, the proof.
-AwarenessReport detect_gpu_awareness(MPI_Comm comm, const Platform& platform);
+// mpi_memory_alloc_kinds), then, when they say "aware" and device memory exists, the proof: validated
+// device-to-device exchanges on buffers taken from `buffers` (which the benchmark reuses).
+AwarenessReport detect_gpu_awareness(MPI_Comm comm, const Platform& platform, BufferPool& buffers);
 
-struct MemoryKind;
+// The doctor's stress check of reallocation: the proof's validated exchanges, in windows of messages, on
+// device buffers allocated for each exchange and freed after it (every size twice, so that each lands on
+// memory freed before). "" when every byte arrived; else what went wrong. Collective; only for a library
+// proven aware (a crash is reported by the crash report, naming this check).
+std::string check_fresh_device_buffers(MPI_Comm comm, const MemoryKind& device);
+
 // "" when buffers of `kind` may be handed to this library; otherwise why not: GPU memory and a
 // library not proven CUDA-aware (it may crash). The one rule every benchmark applies; callers add
 // what the user can do instead.

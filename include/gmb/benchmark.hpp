@@ -16,6 +16,7 @@
 
 #include "gmb/args.hpp"
 #include "gmb/awareness.hpp"
+#include "gmb/buffer_pool.hpp"
 #include "gmb/json.hpp"
 #include "gmb/managed.hpp"
 #include "gmb/path.hpp"
@@ -32,6 +33,7 @@ struct RunSettings {
   std::uint64_t large_size = 1ull << 20;  // sizes >= this use the *_large counts
   int batch = 0;                          // iterations per timed sample; 0 = automatic
   bool validate = false;
+  bool fresh_buffers = false;  // stress mode: buffers allocated per size (BufferPool)
   std::string out_path;
   StdoutFormat format = StdoutFormat::table;
 
@@ -47,6 +49,7 @@ struct Context {
   Platform* platform = nullptr;
   const AwarenessReport* awareness = nullptr;
   const RunSettings* settings = nullptr;
+  BufferPool* buffers = nullptr;  // where benchmarks take the buffers they hand to MPI
   std::string run_id;
   std::string benchmark;  // the registered name, as records spell it
   std::vector<RankFacts> ranks;  // every rank's host and GPU, filled at start-up on every rank
@@ -75,19 +78,27 @@ class Benchmark {
   virtual std::vector<TableColumn> columns() const = 0;
   // Runs everything and writes result records; returns an ExitCode.
   virtual int run(Context& ctx, RecordSink& sink) = 0;
+  // Whether --fresh-buffers means something here: the benchmark sweeps sizes over buffers it takes from
+  // the pool. Others (one allocation for the whole run, or no MPI buffers) refuse the option.
+  virtual bool sweeps_pooled_buffers() const { return false; }
 };
 
 // A benchmark measured over the message sizes of RunSettings.
 class SizeSweep : public Benchmark {
  public:
   int run(Context& ctx, RecordSink& sink) override;  // the runner (src/core/runner.cpp)
+  bool sweeps_pooled_buffers() const override { return true; }
 
   // Why this configuration cannot run here, or "" when it can. Ranks may answer differently;
   // the runner makes them agree.
   virtual std::string unsupported_reason(const Context& ctx) = 0;
-  // Untimed: allocate and fill buffers for `bytes`; may throw Unsupported.
+  // Untimed: take buffers for `bytes` from ctx.buffers and fill them; may throw Unsupported. Called once
+  // more, first, at the largest size (then teardown()), so that the pool allocates what the sweep needs once.
   virtual void setup(const Context& ctx, std::size_t bytes) = 0;
-  // Untimed, --validate only: producers write the pattern for `seed`, consumers poison.
+  // Untimed, --validate only. Checked iterations are extra iterations, one before the warm-up and one after
+  // the timed samples (records: "validated_iterations"); timed iterations are never filled or checked, so a
+  // validated figure is measured exactly as an unvalidated one. Producers write the pattern for `seed`,
+  // consumers poison.
   virtual void prepare(std::uint32_t seed) { (void)seed; }
   // Untimed work before every iteration (managed memory: placing the data before the send). When
   // there is some, each iteration is its own sample, after pre_iteration() and a barrier.
@@ -103,7 +114,7 @@ class SizeSweep : public Benchmark {
   // Whether to count unified-memory page faults in an untimed pass after the timed samples (see
   // count_page_faults); the result goes into the record's "page_faults".
   virtual bool counts_page_faults() const { return false; }
-  // Untimed, --validate only: "" when every received byte matches `seed`'s pattern.
+  // Untimed, --validate only: "" when every received byte of the checked iteration matches `seed`'s pattern.
   virtual std::string verify(std::uint32_t seed) { (void)seed; return ""; }
   // Adds what identifies the configuration (memory kinds, strategy, window ...) to every record,
   // unsupported ones included, so that a refused point still says what was refused.
@@ -121,7 +132,7 @@ class SizeSweep : public Benchmark {
   // `seconds` holds one sample per entry: seconds per iteration, the slowest rank's (compensated
   // where launch_in_my_iteration says so).
   virtual void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) = 0;
-  // Untimed: release what setup() allocated.
+  // Untimed: give back what setup() took (the pool keeps the memory unless --fresh-buffers).
   virtual void teardown() {}
 };
 
@@ -159,6 +170,16 @@ Json unsupported_record(const Context& ctx, std::size_t bytes, const std::string
 // Sets "validation" (off, passed, or failed with "validation_error" and status "failed"); a failure
 // is also reported on stderr, naming `what` was measured.
 void set_validation(Json& record, bool validated, const std::string& error, const std::string& what);
+
+// The pattern seed of a size's k-th checked iteration: seeds differ per size and checked iteration, so a
+// buffer left from an earlier one never passes validation.
+std::uint32_t validation_seed(std::size_t size_index, int checked);
+
+// Once-per-launch buffers (BufferPool): sets the sweep up at the largest of `sizes` it can be set up at
+// (a size refused as Unsupported is skipped), then tears it down, the pool keeping the memory, so that
+// every size after reuses it. Nothing to do in fresh-per-size mode. Collective over ctx.comm.
+void reserve_buffers(const Context& ctx, const std::vector<std::uint64_t>& sizes,
+                     const std::function<void(std::size_t bytes)>& setup, const std::function<void()>& teardown);
 
 // Agreement across ranks: the reason of the lowest rank that has one, or "" when none has.
 std::string agree_on_reason(MPI_Comm comm, const std::string& local_reason);

@@ -39,6 +39,9 @@ struct Layout {
   std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
   // The size S of the operation in elements (nccl-tests' "size"); bandwidth = S * elem / time.
   std::uint64_t op_elems = 0;
+  // Equal-block operations (gather, allgather, scatter, alltoall, reduce_scatter_block): the block each
+  // rank exchanges with each peer, S / n (the size OSU's benchmarks sweep); 0 for the others.
+  std::uint64_t block_elems = 0;
 };
 
 // A run of elements of a rank's receive buffer and where they come from: `length` elements at
@@ -181,6 +184,7 @@ class Operands {
 
  private:
   const MemorySpec& my_spec(int rank) const { return rank == root_ ? spec_root_ : spec_others_; }
+  void describe_size(Json& record, int world_size) const;
   // Why this library is known to crash in the current operation at `bytes`, or "".
   std::string known_crash_here(const Context& ctx, std::size_t bytes) const;
   void upload(Buffer& b, const std::vector<unsigned char>& image) const;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gmb/awareness.hpp"
+#include "gmb/buffer_pool.hpp"
 #include "gmb/memory.hpp"
 
 namespace gmb {
@@ -67,8 +68,9 @@ std::string strategy_problem(const TransferConfig& config, const MemoryKind& kin
                              const AwarenessReport& awareness);
 
 // A transfer able to carry messages of up to `max_bytes` from/to buffers of `kind`, at most
-// `window` started operations of each direction at a time. Throws Unsupported when it cannot.
+// `window` started operations of each direction at a time; staging buffers come from `buffers`.
+// Throws Unsupported when it cannot.
 std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm comm, const Platform& platform,
-                                        const MemoryKind& kind, std::size_t max_bytes, int window);
+                                        BufferPool& buffers, const MemoryKind& kind, std::size_t max_bytes, int window);
 
 }  // namespace gmb

@@ -101,10 +101,6 @@ GpuModel calibrate_gpu(GpuRuntime& gpu, GpuStream stream) {
   return model;
 }
 
-std::uint32_t seed_for(std::size_t size_index, std::size_t point, int iteration) {
-  return static_cast<std::uint32_t>(size_index * 1000003u + point * 100003u + static_cast<std::uint32_t>(iteration) + 1u);
-}
-
 class NonBlockingCollective final : public Benchmark {
  public:
   void add_options(ArgParser& p) override {
@@ -154,6 +150,7 @@ class NonBlockingCollective final : public Benchmark {
   bool uses_cpu() const { return compute_ != "gpu"; }
   bool uses_gpu() const { return compute_ != "cpu"; }
   bool needs_gpu() const { return uses_gpu() || dummy_copies_; }
+  bool sweeps_pooled_buffers() const override { return true; }
   std::string unsupported_reason(const Context& ctx) const;
   void describe_configuration(Json& record) const;
   double pure_once();
@@ -302,6 +299,26 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
 
   calibrate(ctx);
   const std::vector<double> fractions = coll::compute_fractions(sweep_);
+  auto setup = [&](std::size_t bytes) {
+    operands_.setup(ctx, bytes);
+    if (dummy_copies_) {
+      copy_bytes_ = std::max<std::size_t>(bytes, 1);
+      const MemoryKind& pinned = ctx.platform->memory.require("pinned");
+      const MemoryKind& device = ctx.platform->memory.require("device");
+      copy_host_up_ = ctx.buffers->take(pinned, copy_bytes_);
+      copy_host_down_ = ctx.buffers->take(pinned, copy_bytes_);
+      copy_device_up_ = ctx.buffers->take(device, copy_bytes_);
+      copy_device_down_ = ctx.buffers->take(device, copy_bytes_);
+    }
+  };
+  auto release = [&] {
+    operands_.teardown();
+    copy_host_up_.reset();
+    copy_host_down_.reset();
+    copy_device_up_.reset();
+    copy_device_down_.reset();
+  };
+  reserve_buffers(ctx, sizes, setup, release);
   int exit_code = kExitOk;
   for (std::size_t index = 0; index < sizes.size(); ++index) {
     const std::size_t bytes = sizes[index];
@@ -310,27 +327,11 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
     set_crash_context("nbc, " + std::to_string(bytes) + " bytes, " + configuration.dump());
     std::string problem;
     try {
-      operands_.setup(ctx, bytes);
-      if (dummy_copies_) {
-        copy_bytes_ = std::max<std::size_t>(bytes, 1);
-        const MemoryKind& pinned = ctx.platform->memory.require("pinned");
-        const MemoryKind& device = ctx.platform->memory.require("device");
-        copy_host_up_ = pinned.allocate(copy_bytes_);
-        copy_host_down_ = pinned.allocate(copy_bytes_);
-        copy_device_up_ = device.allocate(copy_bytes_);
-        copy_device_down_ = device.allocate(copy_bytes_);
-      }
+      setup(bytes);
     } catch (const Unsupported& e) {
       problem = e.what();
     }
     problem = agree_on_reason(ctx.comm, problem);
-    auto release = [&] {
-      operands_.teardown();
-      copy_host_up_.reset();
-      copy_host_down_.reset();
-      copy_device_up_.reset();
-      copy_device_down_.reset();
-    };
     if (!problem.empty()) {
       release();
       emit_unsupported(bytes, problem);
@@ -338,22 +339,29 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
       continue;
     }
 
+    // --validate: untimed operations (start + wait) whose inputs are written and outputs checked, one
+    // before the warm-up and one after the last compute point; timed operations are never checked.
     std::string validation_error;
-    auto checked = [&](std::uint32_t seed, auto&& body) {
-      if (settings.validate) operands_.prepare(seed);
+    int checked = 0;
+    auto checked_operation = [&] {
+      const std::uint32_t seed = validation_seed(index, checked++);
+      operands_.prepare(seed);
       GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-      auto result = body();
-      if (settings.validate)
-        if (std::string e = operands_.verify(seed); !e.empty() && validation_error.empty()) validation_error = e;
-      return result;
+      pure_once();
+      if (std::string e = operands_.verify(seed); !e.empty() && validation_error.empty()) validation_error = e;
     };
+    auto after_barrier = [&](auto&& body) {
+      GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+      return body();
+    };
+    if (settings.validate) checked_operation();
 
     // Warm-up and pure: start + wait, one operation per sample after a barrier.
     const int warmup = settings.warmup_for(bytes);
     const int iterations = settings.iterations_for(bytes);
-    for (int k = 0; k < warmup; ++k) checked(seed_for(index, 0, k), [&] { return pure_once(); });
+    for (int k = 0; k < warmup; ++k) after_barrier([&] { return pure_once(); });
     std::vector<double> pure(static_cast<std::size_t>(iterations));
-    for (int k = 0; k < iterations; ++k) pure[k] = checked(seed_for(index, 0, warmup + k), [&] { return pure_once(); });
+    for (int k = 0; k < iterations; ++k) pure[k] = after_barrier([&] { return pure_once(); });
     std::vector<double> pure_slowest(pure.size());
     GMB_MPI_CHECK(MPI_Allreduce(pure.data(), pure_slowest.data(), iterations, MPI_DOUBLE, MPI_MAX, ctx.comm));
     const double pure_median = summarize(pure_slowest).median;  // the same on every rank
@@ -372,11 +380,10 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
       // the MPI_Test calls and slicing cost time of their own).
       double scale = 1.0;
       for (int k = 0; k < kComputeTuningRounds; ++k) {
-        const PhaseSample tuning = checked(seed_for(index, point + 1, 0), [&] { return overlapped_once(target * scale); });
+        const PhaseSample tuning = after_barrier([&] { return overlapped_once(target * scale); });
         if (target > 0 && tuning.compute > 0) scale = std::clamp(scale * target / tuning.compute, 0.01, 100.0);
       }
-      for (int k = 0; k < iterations; ++k)
-        mine[k] = checked(seed_for(index, point + 1, k + 1), [&] { return overlapped_once(target * scale); });
+      for (int k = 0; k < iterations; ++k) mine[k] = after_barrier([&] { return overlapped_once(target * scale); });
 
       // Per sample, the slowest rank by overall time, and that rank's phases.
       struct {
@@ -427,6 +434,7 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
       }
     }
 
+    if (settings.validate) checked_operation();
     validation_error = agree_on_reason(ctx.comm, validation_error);
     release();
 
@@ -438,7 +446,9 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
           .set("batch", 1)
           .set("timing",
                "host clock; one operation per sample after a barrier; per sample, the slowest rank's overall time "
-               "(time_us) with that rank's init/compute/test/wait; pure per sample is the slowest rank's");
+               "(time_us) with that rank's init/compute/test/wait; pure per sample is the slowest rank's")
+          .set("buffer_allocation", to_string(ctx.buffers->allocation()));
+      if (settings.validate) record.set("validated_iterations", checked);
       record.set("time_us", summarize_transformed(headline_overall, [](double s) { return s * 1e6; }).to_json());
       Json metrics = headline.to_json();
       metrics.set("call", op.nonblocking_name)

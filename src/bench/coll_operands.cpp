@@ -139,6 +139,22 @@ void Operands::describe_configuration(Json& record, int world_size) const {
   if (op_->in_place != InPlace::never) record.set("in_place", in_place_);
   if (op_->has_data) record.set("dtype", dtype_name(dtype_));
   if (op_->has_data && path_) record.set("path", path_->to_json());
+  if (op_->has_data) describe_size(record, world_size);
+}
+
+// Sizes follow nccl-tests (docs/collectives.md): bytes is S, the operation's whole buffer; equal-block
+// operations also say the block per peer, which is what OSU's benchmarks call the size.
+void Operands::describe_size(Json& record, int world_size) const {
+  record.set("size_convention", "total");
+  const Json* bytes = record.find("bytes");
+  if (!bytes) return;
+  const std::uint64_t total = static_cast<std::uint64_t>(bytes->as_number()) / dtype_size(dtype_);
+  try {
+    const Layout l = op_->layout(total, 0, world_size, root_ % world_size, false);
+    if (l.block_elems) record.set("bytes_per_peer", l.block_elems * dtype_size(dtype_));
+  } catch (const Unsupported&) {
+    // counts beyond int: the point is refused with that reason, and has no block to state
+  }
 }
 
 std::string Operands::unsupported_reason(const Context& ctx) const {
@@ -193,9 +209,10 @@ void Operands::setup(const Context& ctx, std::size_t bytes) {
   // Collective (every rank takes part when managed memory is used): ranks sharing a GPU must not
   // oversubscribe it together.
   if (managed_ && op_->has_data) {
-    const bool mine_managed = ctx.platform->memory.known(my_spec(rank_).kind).placeable;
-    const std::size_t managed_bytes =
-        problem.empty() && mine_managed ? (layout_.send_elems + layout_.recv_elems) * dtype_size(dtype_) + 2 : 0;
+    const MemoryKind& mine = ctx.platform->memory.known(my_spec(rank_).kind);
+    const std::size_t es = dtype_size(dtype_), send_bytes = layout_.send_elems * es, recv_bytes = layout_.recv_elems * es;
+    const bool allocates = problem.empty() && mine.placeable && !ctx.buffers->holds(mine, {send_bytes, recv_bytes});
+    const std::size_t managed_bytes = allocates ? send_bytes + recv_bytes + 2 : 0;
     if (std::string guard = shared_gpu_managed_problem(ctx, managed_bytes); problem.empty()) problem = guard;
   }
   if (!problem.empty()) throw Unsupported(problem);
@@ -219,8 +236,8 @@ void Operands::setup(const Context& ctx, std::size_t bytes) {
   kind_ = &ctx.platform->memory.require(my_spec(rank_).kind);
   receives_ = !op_->received(total_, rank_, ranks_, root_, in_place_).empty();
   const std::size_t es = dtype_size(dtype_);
-  send_ = kind_->allocate(std::max<std::size_t>(layout_.send_elems * es, 1));
-  recv_ = kind_->allocate(std::max<std::size_t>(layout_.recv_elems * es, 1));
+  send_ = ctx.buffers->take(*kind_, layout_.send_elems * es);
+  recv_ = ctx.buffers->take(*kind_, layout_.recv_elems * es);
   args_.send = send_->data();
   args_.recv = recv_->data();
   // The inputs exist before timing starts, and typed inputs are numbers (never NaN or denormals).

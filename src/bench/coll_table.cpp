@@ -80,6 +80,7 @@ Layout layout_allreduce(std::uint64_t t, int, int, int, bool) {
 Layout layout_gather(std::uint64_t t, int rank, int n, int root, bool) {
   Layout l;
   const std::uint64_t b = t / n;
+  l.block_elems = b;
   l.send_elems = b;
   l.recv_elems = rank == root ? b * n : 0;
   l.send_count = l.recv_count = as_count(b);
@@ -104,6 +105,7 @@ Layout layout_gatherv(std::uint64_t t, int rank, int n, int root, bool) {
 Layout layout_allgather(std::uint64_t t, int, int n, int, bool) {
   Layout l;
   const std::uint64_t b = t / n;
+  l.block_elems = b;
   l.send_elems = b;
   l.recv_elems = b * n;
   l.send_count = l.recv_count = as_count(b);
@@ -126,6 +128,7 @@ Layout layout_allgatherv(std::uint64_t t, int rank, int n, int, bool) {
 Layout layout_scatter(std::uint64_t t, int rank, int n, int root, bool) {
   Layout l;
   const std::uint64_t b = t / n;
+  l.block_elems = b;
   l.send_elems = rank == root ? b * n : 0;
   l.recv_elems = b;
   l.send_count = l.recv_count = as_count(b);
@@ -150,6 +153,7 @@ Layout layout_scatterv(std::uint64_t t, int rank, int n, int root, bool) {
 Layout layout_alltoall(std::uint64_t t, int, int n, int, bool) {
   Layout l;
   const std::uint64_t b = t / n;
+  l.block_elems = b;
   l.send_elems = l.recv_elems = b * n;
   l.send_count = l.recv_count = as_count(b);
   l.op_elems = b * n;
@@ -190,6 +194,7 @@ Layout layout_reduce_scatter(std::uint64_t t, int rank, int n, int, bool in_plac
 Layout layout_reduce_scatter_block(std::uint64_t t, int, int n, int, bool in_place) {
   Layout l;
   const std::uint64_t b = t / n;
+  l.block_elems = b;
   l.send_elems = b * n;
   l.recv_elems = in_place ? b * n : b;
   l.recv_count = as_count(b);

@@ -1,5 +1,6 @@
-// gmb-bench doctor: is this MPI library GPU-aware (static answers and the proof), what memory kinds
-// and GPUs each rank has, and over which path each pair of ranks' GPUs talk.
+// gmb-bench doctor: is this MPI library GPU-aware (static answers and the proof), does it survive device
+// buffers freed and allocated again, what memory kinds and GPUs each rank has, and over which path each
+// pair of ranks' GPUs talk.
 #include <cstdio>
 
 #include "gmb/benchmark.hpp"
@@ -9,6 +10,23 @@ namespace gmb {
 
 namespace {
 
+// Whether the library still moves device memory correctly when buffers are freed and allocated again (what
+// --fresh-buffers does per size, and what applications do): {"status": passed|failed|not run, "detail"}.
+Json fresh_buffer_check(const Context& ctx) {
+  Json out = Json::object();
+  const MemoryKind* device = ctx.platform->memory.find("device");
+  if (ctx.awareness->verdict != Awareness::aware || !device || !device->available())
+    return out.set("status", "not run").set("detail", "only for a library proven CUDA-aware, with device memory");
+  const std::string problem = check_fresh_device_buffers(ctx.comm, *device);
+  if (problem.empty())
+    return out.set("status", "passed")
+        .set("detail", "windows of 1 B to 64 MiB device-to-device messages on buffers allocated per exchange, twice: "
+                       "every byte arrived");
+  return out.set("status", "failed")
+      .set("detail", problem + ". Benchmarks allocate once per launch and are not affected; --fresh-buffers runs and "
+                               "applications that free and reallocate device buffers are");
+}
+
 class Doctor final : public Benchmark {
  public:
   void configure(const std::vector<std::string>& positionals, int, const Platform&) override {
@@ -17,6 +35,7 @@ class Doctor final : public Benchmark {
   std::vector<TableColumn> columns() const override { return {}; }
 
   int run(Context& ctx, RecordSink& sink) override {
+    const Json fresh = fresh_buffer_check(ctx);
     if (ctx.rank != 0) return kExitOk;
     Json kinds = Json::object();
     for (const auto& k : ctx.platform->memory.all()) kinds.set(k.name, k.available() ? "available" : k.unavailable_reason);
@@ -33,6 +52,7 @@ class Doctor final : public Benchmark {
                       .set("ranks", ctx.size)
                       .set("metrics", Json::object()
                                           .set("gpu_awareness", verdict)
+                                          .set("fresh_buffers", fresh)
                                           .set("memory_kinds", kinds)
                                           .set("gpu", gpus ? Json("usable") : Json(ctx.platform->gpu_unavailable_reason))
                                           .set("paths", paths));
@@ -40,6 +60,8 @@ class Doctor final : public Benchmark {
     sink.note("GPU awareness: " + std::string(to_string(ctx.awareness->verdict)) + " (" + ctx.awareness->summary + ")");
     for (const auto& [name, value] : *ctx.awareness->evidence.as_object())
       sink.note("  " + name + ": " + (value.as_string() ? *value.as_string() : value.dump()));
+    sink.note("device buffers freed and allocated again: " + *fresh.find("status")->as_string() + " (" +
+              *fresh.find("detail")->as_string() + ")");
     for (const auto& k : ctx.platform->memory.all())
       sink.note("memory kind " + k.name + ": " + (k.available() ? "available" : k.unavailable_reason));
     for (std::size_t r = 0; r < ctx.ranks.size(); ++r)

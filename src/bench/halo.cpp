@@ -109,11 +109,11 @@ class Domain {
 // Host field: pack, MPI and unpack on the CPU; there is nothing to stage.
 class HostDomain final : public Domain {
  public:
-  HostDomain(const Decomposition& dec, const MemoryKind& kind) : Domain(dec) {
-    for (auto& f : field_) f = kind.allocate(l_.padded_bytes());
+  HostDomain(const Decomposition& dec, const MemoryKind& kind, BufferPool& buffers) : Domain(dec) {
+    for (auto& f : field_) f = buffers.take(kind, l_.padded_bytes());
     for (int d = 0; d < directions(); ++d) {
-      send_[d] = kind.allocate(std::max<std::size_t>(face_bytes_[d], 1));
-      recv_[d] = kind.allocate(std::max<std::size_t>(face_bytes_[d], 1));
+      send_[d] = buffers.take(kind, face_bytes_[d]);
+      recv_[d] = buffers.take(kind, face_bytes_[d]);
     }
   }
 
@@ -203,16 +203,15 @@ class HostDomain final : public Domain {
 // pinned host buffers except for `direct`.
 class GpuDomain final : public Domain {
  public:
-  GpuDomain(const Decomposition& dec, const MemoryKind& kind, const Platform& platform)
+  GpuDomain(const Decomposition& dec, const MemoryKind& kind, const Platform& platform, BufferPool& buffers)
       : Domain(dec), gpu_(*platform.gpu), kernels_(halo::make_gpu_kernels()) {
     const MemoryKind& pinned = platform.memory.require("pinned");
-    for (auto& f : field_) f = kind.allocate(l_.padded_bytes());
+    for (auto& f : field_) f = buffers.take(kind, l_.padded_bytes());
     for (int d = 0; d < directions(); ++d) {
-      const std::size_t b = std::max<std::size_t>(face_bytes_[d], 1);
-      send_[d] = kind.allocate(b);
-      recv_[d] = kind.allocate(b);
-      stage_send_[d] = pinned.allocate(b);
-      stage_recv_[d] = pinned.allocate(b);
+      send_[d] = buffers.take(kind, face_bytes_[d]);
+      recv_[d] = buffers.take(kind, face_bytes_[d]);
+      stage_send_[d] = buffers.take(pinned, face_bytes_[d]);
+      stage_recv_[d] = buffers.take(pinned, face_bytes_[d]);
     }
     compute_ = kernels_->create_stream(false);
     for (int d = 0; d < directions(); ++d) {
@@ -613,8 +612,8 @@ int Halo::run(Context& ctx, RecordSink& sink) {
   const MemoryKind* kind = ctx.platform->memory.find(mem_);
   if (kind->available() && !(computed_on_gpu(*kind) && !ctx.platform->gpu)) {
     try {
-      if (computed_on_gpu(*kind)) domain = std::make_unique<GpuDomain>(dec, *kind, *ctx.platform);
-      else domain = std::make_unique<HostDomain>(dec, *kind);
+      if (computed_on_gpu(*kind)) domain = std::make_unique<GpuDomain>(dec, *kind, *ctx.platform, *ctx.buffers);
+      else domain = std::make_unique<HostDomain>(dec, *kind, *ctx.buffers);
     } catch (const Unsupported& e) {
       setup_problem = e.what();
     }
@@ -624,10 +623,12 @@ int Halo::run(Context& ctx, RecordSink& sink) {
   unsigned long long local_bytes = domain ? domain->bytes_sent() : 0, bytes = 0;
   GMB_MPI_CHECK(MPI_Allreduce(&local_bytes, &bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctx.comm));
 
+  // Each timed step starts after a barrier, as the runner's samples do (methodology.md, Samples): timed back to
+  // back, a rank's step would include waiting for a neighbour still in the previous one.
   auto sample = [&](std::vector<double>& seconds, auto&& body) {
     for (int k = 0; k < warmup; ++k) body();
-    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
     for (auto& s : seconds) {
+      GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
       const double t0 = now_seconds();
       body();
       s = now_seconds() - t0;
@@ -697,7 +698,9 @@ int Halo::run(Context& ctx, RecordSink& sink) {
       record.set("iterations", steps_)
           .set("warmup", warmup)
           .set("batch", 1)
-          .set("timing", "host clock around one step (exchange + update, GPU work complete); per sample, the slowest rank's")
+          .set("timing", "host clock around one step (exchange + update, GPU work complete), each after a barrier; per "
+                         "sample, the slowest rank's")
+          .set("buffer_allocation", to_string(ctx.buffers->allocation()))
           .set("time_us", step.to_json())
           .set("metrics", metrics);
       set_validation(record, settings.validate, validation_error, "halo " + strategy);

@@ -92,6 +92,7 @@ class PointToPoint : public SizeSweep {
 
   void describe_configuration(Json& record) const override {
     record.set("memory", Json::object().set("send", send_.text()).set("recv", recv_.text()))
+        .set("size_convention", "message")
         .set("transport", transfer_.transport)
         .set("strategy", transfer_.strategy);
     if (placed())
@@ -150,8 +151,10 @@ class PointToPoint : public SizeSweep {
   void setup(const Context& ctx, std::size_t bytes) override {
     // Collective, before anything can throw: ranks sharing a GPU must not oversubscribe it together.
     if (counts_faults_) {
-      const bool mine_managed = ctx.platform->memory.known(spec_of(ctx.rank, ctx.size).kind).placeable;
-      const std::string problem = shared_gpu_managed_problem(ctx, mine_managed ? 2 * std::max<std::size_t>(bytes, 1) : 0);
+      const MemoryKind& mine = ctx.platform->memory.known(spec_of(ctx.rank, ctx.size).kind);
+      const std::size_t b = std::max<std::size_t>(bytes, 1);
+      const bool allocates = mine.placeable && !ctx.buffers->holds(mine, {b, b});
+      const std::string problem = shared_gpu_managed_problem(ctx, allocates ? 2 * b : 0);
       if (!problem.empty()) throw Unsupported(problem);
     }
     const MemoryKind& kind = ctx.platform->memory.require(spec_of(ctx.rank, ctx.size).kind);
@@ -163,13 +166,13 @@ class PointToPoint : public SizeSweep {
     peer_ = sender_ ? ctx.rank + ctx.size / 2 : ctx.rank - ctx.size / 2;
     placement_ = spec_of(ctx.rank, ctx.size).placement;
     launch_cost_ = ctx.launch_cost;
-    send_buffer_ = kind.allocate(std::max<std::size_t>(bytes, 1));
-    recv_buffer_ = kind.allocate(std::max<std::size_t>(bytes, 1));
+    send_buffer_ = ctx.buffers->take(kind, bytes);
+    recv_buffer_ = ctx.buffers->take(kind, bytes);
     send_buffer_->fill(bytes, seed_of(rank_, 0));  // the producer's data exists before timing starts
     const MemoryKind* send = ctx.platform->memory.find(send_.kind);
     const MemoryKind* recv = ctx.platform->memory.find(recv_.kind);
     path_ = ctx.path_between(0, send->gpu_backed, ctx.size / 2, recv->gpu_backed);
-    channel_ = make_transfer(transfer_, ctx.comm, *ctx.platform, kind, bytes, windowed() ? window_ : 1);
+    channel_ = make_transfer(transfer_, ctx.comm, *ctx.platform, *ctx.buffers, kind, bytes, windowed() ? window_ : 1);
   }
 
   // Managed placements: both buffers are where this rank's placement says before every iteration,

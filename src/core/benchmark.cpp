@@ -1,8 +1,8 @@
 #include "gmb/benchmark.hpp"
 
-#include <map>
-
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "gmb/error.hpp"
 
@@ -79,6 +79,29 @@ void set_validation(Json& record, bool validated, const std::string& error, cons
   } else {
     record.set("validation", "failed").set("validation_error", error).set("status", "failed");
     std::fprintf(stderr, "gmb-bench: validation failed (%s): %s\n", what.c_str(), error.c_str());
+  }
+}
+
+std::uint32_t validation_seed(std::size_t size_index, int checked) {
+  return static_cast<std::uint32_t>(size_index * 1000003u + static_cast<std::uint32_t>(checked) + 1u);
+}
+
+void reserve_buffers(const Context& ctx, const std::vector<std::uint64_t>& sizes,
+                     const std::function<void(std::size_t bytes)>& setup, const std::function<void()>& teardown) {
+  if (ctx.buffers->allocation() != BufferAllocation::once_per_launch) return;
+  std::vector<std::uint64_t> largest_first(sizes);
+  std::sort(largest_first.rbegin(), largest_first.rend());
+  largest_first.erase(std::unique(largest_first.begin(), largest_first.end()), largest_first.end());
+  for (const std::uint64_t bytes : largest_first) {
+    std::string problem;
+    try {
+      setup(bytes);
+    } catch (const Unsupported& e) {
+      problem = e.what();
+    }
+    teardown();
+    // Every rank tries the same sizes in the same order: setups may be collective.
+    if (agree_on_reason(ctx.comm, problem).empty()) return;
   }
 }
 

@@ -11,8 +11,9 @@ namespace gmb {
 
 namespace {
 
-// Samples shorter than this are batched so that reading the clock costs well under 1% of a sample.
-constexpr double kTargetSampleSeconds = 20e-6;
+// Samples shorter than this are batched, so that what each sample pays once (reading the clock, and the few
+// microseconds by which ranks leave the barrier before it apart) is about 1% of it or less.
+constexpr double kTargetSampleSeconds = 200e-6;
 // Automatic batching still leaves at least this many samples for the statistics.
 constexpr int kMinSamples = 10;
 // Iterations of the untimed page-fault counting pass (fewer when fewer are timed).
@@ -20,11 +21,6 @@ constexpr int kPageFaultIterations = 10;
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// Seeds differ per size and iteration so a stale buffer never passes validation.
-std::uint32_t seed_for(std::size_t size_index, int iteration) {
-  return static_cast<std::uint32_t>(size_index * 1000003u + static_cast<std::uint32_t>(iteration) + 1u);
 }
 
 }  // namespace
@@ -40,7 +36,8 @@ Json RunSettings::to_json() const {
       .set("warmup_large", warmup_large)
       .set("large_size", large_size)
       .set("batch", batch)
-      .set("validate", validate);
+      .set("validate", validate)
+      .set("fresh_buffers", fresh_buffers);
 }
 
 int SizeSweep::run(Context& ctx, RecordSink& sink) {
@@ -69,9 +66,9 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
     else
       fault_counter_reason = "no usable GPU: " + ctx.platform->gpu_unavailable_reason;
   }
-  // Each iteration its own sample, after untimed work: --validate (fill, then check) and benchmarks
-  // that place data before every iteration.
-  const bool one_per_sample = settings.validate || needs_pre_iteration();
+  // Each iteration its own sample, after untimed work before it (managed memory: placing the data).
+  const bool one_per_sample = needs_pre_iteration();
+  reserve_buffers(ctx, settings.sizes, [&](std::size_t bytes) { setup(ctx, bytes); }, [&] { teardown(); });
 
   int exit_code = kExitOk;
   for (std::size_t index = 0; index < settings.sizes.size(); ++index) {
@@ -93,29 +90,39 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
       continue;
     }
 
-    std::string validation_error;
-    int iteration = 0;
-    // One iteration as its own sample; with --validate, producers write a fresh pattern first and
-    // consumers check it after. The untimed work is kept out of every rank's timing by a barrier.
-    auto single_iteration = [&]() -> double {
-      const std::uint32_t seed = seed_for(index, iteration++);
-      if (settings.validate) prepare(seed);
-      pre_iteration();
+    // A timed sample of `count` iterations, seconds per iteration. It starts after a barrier (and after the
+    // untimed work before an iteration, for benchmarks that have some: then count is 1). Timed back to back
+    // instead, a rank's sample would include waiting for a peer still in its previous iteration, and with two
+    // ranks taking turns at that (seen: MPI_Alltoall on one GPU, each call 310 or 590 us by turns) the slowest
+    // rank of every sample is the one that waited: the median of the per-sample maxima was 590 us where a call
+    // takes 450 us on average.
+    auto timed_sample = [&](int count) -> double {
+      if (one_per_sample) pre_iteration();
       GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
       const double t0 = now_seconds();
+      for (int k = 0; k < count; ++k) iterate();
+      complete();
+      return (now_seconds() - t0) / count;
+    };
+    // --validate: an untimed iteration whose data producers write and consumers check.
+    std::string validation_error;
+    int checked = 0;
+    auto checked_iteration = [&] {
+      const std::uint32_t seed = validation_seed(index, checked++);
+      prepare(seed);
+      pre_iteration();
+      GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
       iterate();
       complete();
-      const double elapsed = now_seconds() - t0;
-      if (!settings.validate) return elapsed;
       if (std::string e = verify(seed); !e.empty() && validation_error.empty()) validation_error = e;
-      return elapsed;
     };
+    if (settings.validate) checked_iteration();
 
     const int warmup = settings.warmup_for(bytes);
     GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
     double warm_seconds = 0;
     if (one_per_sample) {
-      for (int k = 0; k < warmup; ++k) warm_seconds += single_iteration();
+      for (int k = 0; k < warmup; ++k) warm_seconds += timed_sample(1);
     } else {
       const double t0 = now_seconds();
       for (int k = 0; k < warmup; ++k) iterate();
@@ -139,19 +146,8 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
     const int samples = std::max(1, (iterations + batch - 1) / batch);
 
     std::vector<double> seconds(static_cast<std::size_t>(samples));
-    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-    if (one_per_sample) {
-      for (auto& s : seconds) s = single_iteration();
-    } else {
-      double last = now_seconds();
-      for (auto& s : seconds) {
-        for (int k = 0; k < batch; ++k) iterate();
-        complete();
-        const double t = now_seconds();
-        s = (t - last) / batch;
-        last = t;
-      }
-    }
+    for (auto& s : seconds) s = timed_sample(batch);
+    if (settings.validate) checked_iteration();
 
     // Each sample is the slowest rank's: ranks run in lockstep, sample k covers the same iterations.
     // With a launch cost to remove, each rank removes its own before the slowest is taken (a rank
@@ -191,7 +187,10 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
       record.set("iterations", samples * batch)
           .set("warmup", warmup)
           .set("batch", batch)
-          .set("timing", "host clock; per sample, the slowest rank's time divided by the iterations in the sample");
+          .set("timing", "host clock; each sample after a barrier; per sample, the slowest rank's time divided by the "
+                         "iterations in the sample")
+          .set("buffer_allocation", to_string(ctx.buffers->allocation()));
+      if (settings.validate) record.set("validated_iterations", checked);
       if (compensates_launch_cost()) {
         const Compensated compensated = compensate_per_rank(slowest, slowest_compensated);
         describe_result(record, bytes, compensated.seconds);

@@ -97,8 +97,8 @@ class DirectTransfer final : public Transfer {
 // Chunks of one message share the tag; MPI's ordering keeps them matched.
 class StagedTransfer final : public Transfer {
  public:
-  StagedTransfer(MPI_Comm comm, GpuRuntime& gpu, const MemoryKind& staging_kind, const TransferConfig& config,
-                 std::size_t max_bytes, int window)
+  StagedTransfer(MPI_Comm comm, GpuRuntime& gpu, BufferPool& buffers, const MemoryKind& staging_kind,
+                 const TransferConfig& config, std::size_t max_bytes, int window)
       : comm_(comm), gpu_(gpu), config_(config), into_staging_(gpu), out_of_staging_(gpu) {
     const std::size_t slot_bytes = std::max<std::size_t>(max_bytes, 1);
     const auto slots = static_cast<std::size_t>(window);
@@ -107,8 +107,8 @@ class StagedTransfer final : public Transfer {
                         std::to_string(slot_bytes) + " bytes per direction, over the " +
                         std::to_string(kStagingLimitBytes >> 30) + " GiB staging limit; use a smaller --window");
     for (std::size_t k = 0; k < slots; ++k) {
-      send_slots_.push_back(staging_kind.allocate(slot_bytes));
-      recv_slots_.push_back(staging_kind.allocate(slot_bytes));
+      send_slots_.push_back(buffers.take(staging_kind, slot_bytes));
+      recv_slots_.push_back(buffers.take(staging_kind, slot_bytes));
     }
   }
 
@@ -315,14 +315,14 @@ std::string strategy_problem(const TransferConfig& config, const MemoryKind& kin
 }
 
 std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm comm, const Platform& platform,
-                                        const MemoryKind& kind, std::size_t max_bytes, int window) {
+                                        BufferPool& buffers, const MemoryKind& kind, std::size_t max_bytes, int window) {
   if (config.transport == "nccl") return std::make_unique<NcclTransfer>(platform.nccl.connect(comm));
   const StrategyInfo* strategy = find_strategy(config.strategy);
   if (!strategy) throw UsageError("unknown transfer strategy '" + config.strategy + "'");
   if (!strategy->stages(kind)) return std::make_unique<DirectTransfer>(comm, window, config);
   if (!platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, AwarenessReport{}));
-  return std::make_unique<StagedTransfer>(comm, *platform.gpu, platform.memory.require(strategy->staging_kind), config,
-                                          max_bytes, window);
+  return std::make_unique<StagedTransfer>(comm, *platform.gpu, buffers, platform.memory.require(strategy->staging_kind),
+                                          config, max_bytes, window);
 }
 
 }  // namespace gmb

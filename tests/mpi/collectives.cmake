@@ -57,3 +57,12 @@ if(NOT GMB_WITH_CUDA)
   gmb_mpi_test(nbc_dummy_copies_unsupported 2 3 STATUS unsupported STDERR "unsupported: --dummy-copies needs a GPU" ARGS nbc bcast --dummy-copies --sizes 1K --out OUT)
 endif()
 gmb_mpi_test(coll_device_unsupported 2 3 STATUS unsupported STDERR "unsupported: (memory kind 'device' is not available|refusing to hand device memory)" ARGS coll allreduce --mem-root device --sizes 1K --out OUT)
+
+# Validation outside timing: coll keeps its batching with --validate, nbc checks 2 extra operations per size.
+# Sizes follow nccl-tests (the whole buffer); equal-block operations also state the block per peer.
+gmb_mpi_test(coll_validate_keeps_batching 3 0 STDOUT "\"size_convention\":\"total\",\"bytes_per_peer\":4096,.*\"batch\":4,.*\"validated_iterations\":2"
+             ARGS coll alltoall --sizes 12K --iters 20 --warmup 2 --batch 4 --validate --format json --out OUT)
+gmb_mpi_test(nbc_validated_iterations 2 0 STATUS ok STDOUT "\"buffer_allocation\":\"once-per-launch\",\"validated_iterations\":2"
+             ARGS nbc bcast ${GMB_NBC_QUICK} --format json)
+gmb_mpi_test(coll_fresh_buffers 3 0 STATUS ok STDOUT "\"buffer_allocation\":\"fresh-per-size\""
+             ARGS coll allgather,alltoallv --sizes 1:64K --iters 5 --warmup 1 --fresh-buffers --validate --format json --out OUT)

@@ -31,3 +31,14 @@ gmb_mpi_test(pipelined_gpu_host_only_unsupported 2 3 STATUS unsupported STDERR "
 gmb_mpi_test(bad_strategy 2 2 STDERR "unknown transfer strategy 'zero-copy' \\(accepted: direct, staged-pageable, staged-pinned, pipelined, pipelined-gpu\\)" ARGS bw --strategy zero-copy --out OUT)
 gmb_mpi_test(chunks_without_pipelined 2 2 STDERR "--chunks and --chunk-size apply to --strategy pipelined and pipelined-gpu only" ARGS bw --chunks 4 --out OUT)
 gmb_mpi_test(bad_chunks 2 2 STDERR "--chunks: bad chunk count '0'" ARGS bw --strategy pipelined --chunks 4,0 --out OUT)
+
+# Buffers: allocated once per launch by default, per size with --fresh-buffers; records say which. Validation
+# checks extra, untimed iterations: the timed ones keep their batching (--batch 4 stays 4 with --validate).
+gmb_mpi_test(bw_buffers_once 2 0 STDOUT "\"batch\":4,.*\"buffer_allocation\":\"once-per-launch\",\"validated_iterations\":2"
+             ARGS bw --sizes 1K --iters 40 --warmup 4 --batch 4 --window 8 --validate --format json --out OUT)
+gmb_mpi_test(latency_fresh_buffers 2 0 STATUS ok STDOUT "\"buffer_allocation\":\"fresh-per-size\",\"validated_iterations\":2"
+             ARGS latency --sizes 1:64K --iters 20 --warmup 2 --fresh-buffers --validate --format json --out OUT)
+gmb_mpi_test(bibw_fresh_buffers 2 0 STATUS ok ARGS bibw --sizes 1,2,4K,1M --iters 5 --warmup 1 --window 8 --fresh-buffers --validate --out OUT)
+gmb_mpi_test(fresh_buffers_refused_halo 2 2 STDERR "--fresh-buffers: halo does not sweep sizes over buffers it hands to MPI.*accepted by: .*latency"
+             ARGS halo --fresh-buffers --out OUT)
+gmb_mpi_test(fresh_buffers_refused_peaks 1 2 STDERR "--fresh-buffers: peaks does not sweep sizes" ARGS peaks --fresh-buffers --out OUT)

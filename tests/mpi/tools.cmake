@@ -5,3 +5,5 @@ gmb_mpi_test(doctor_single_rank 1 0 STATUS ok STDOUT "GPU awareness: not aware" 
 # peaks on a host-only machine: the host-memory copy runs, GPU copies are reported unsupported.
 gmb_mpi_test(peaks_host_only 2 3 STDOUT "host-copy, median GB/s" ARGS peaks --sizes 4M --samples 3 --copies 2 --out OUT)
 gmb_mpi_test(peaks_bad_option 1 2 STDERR "peaks takes no positional arguments" ARGS peaks extra)
+# The doctor's fresh-buffer check runs only for a library proven CUDA-aware; it says so otherwise.
+gmb_mpi_test(doctor_fresh_check_not_run 2 0 STATUS ok STDOUT "device buffers freed and allocated again: not run \\(only for a library proven CUDA-aware" ARGS doctor --out OUT)
