@@ -253,27 +253,66 @@ def test_sizes_as_a_number_and_shipped_campaigns_still_load():
             campaign.check_benchmark_names(c)
 
 
-def test_engine_doctor_refines_unknown_awareness(monkeypatch, capsys):
+def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch, capsys):
     from gmb import cli, doctor
 
     verdicts = {"m1": {"gpu_awareness": {"verdict": "aware", "summary": "proved"}},
                 "m2": {"crashed": True, "gpu_awareness": {"verdict": "not aware", "summary": "crashed (signal 11)"}},
-                "m3": {"error": "exit 1: no"}}
+                "m3": {"error": "exit 1: no"},
+                "known": {"gpu_awareness": {"verdict": "not aware", "summary": "no CUDA support"}}}
     asked = []
 
     def fake(lib, engine, timeout=120):
-        asked.append(lib.name)
+        asked.append((lib.name, dict(lib.env)))
+        if lib.name == "m2" and lib.env.get("UCX_MEMTYPE_CACHE") == "n":  # the remedy works
+            return {"gpu_awareness": {"verdict": "aware", "summary": "proved"}}
         return verdicts[lib.name]
 
     monkeypatch.setattr(doctor, "engine_doctor", fake)
     libs = [lib("m1"), lib("m2"), lib("m3"), lib("known", aware=False)]
     engines = {x.name: "/e" for x in libs}
-    cli._refine_awareness(libs, engines, {x.name: CAPS for x in libs}, TOPO2)
-    assert asked == ["m1", "m2", "m3"] and [x.cuda_aware for x in libs] == [True, False, None, False]
+    found = cli._doctor_libraries(libs, engines, {x.name: CAPS for x in libs}, TOPO2)
+    assert [x.cuda_aware for x in libs] == [True, False, None, False]
     assert "m3: CUDA awareness unknown" in capsys.readouterr().err
+    # m2, not aware as configured, gets its family's GPU settings tried one at a time; m3 (no answer) and "known"
+    # (built without CUDA) get none
+    assert [name for name, env in asked] == ["m1", "m2", "m2", "m2", "m3", "known"]
+    m2 = next(f for f in found if f["library"] == "m2")
+    assert [(f["setting"], f["kind"]) for f in m2["findings"]] == [("UCX_MEMTYPE_CACHE=n", "remedy")]
+    assert m2["findings"][0]["effect"] == "makes it work: with it the doctor says aware (proved)"
     asked.clear()
-    cli._refine_awareness([lib("m4")], {"m4": "/e"}, {"m4": CAPS}, Topology())  # no GPU: nothing to prove
+    assert cli._doctor_libraries([lib("m4")], {"m4": "/e"}, {"m4": CAPS}, Topology()) == []  # no GPU: nothing
     assert asked == []
+
+
+def test_settings_that_matter_ablates_each_setting(monkeypatch):
+    """A library proven aware: the doctor runs again without each of its settings; those that change the verdict or
+    the fresh-buffer check are the settings that matter (pml ucx: UCX's memory-type cache crashes device memory)."""
+    from gmb import doctor
+
+    ucx = MpiLibrary(name="ucx", family="openmpi", version="5", prefix="/x", launcher_path="/x/bin/mpirun",
+                     launcher="mpirun", env={"UCX_MEMTYPE_CACHE": "n", "UCX_WARN_UNUSED_ENV_VARS": "n"},
+                     launcher_args=["--mca", "pml", "ucx", "--bind-to", "none"], cuda_aware=True)
+
+    def fake(lib, engine, timeout=120):
+        if "UCX_MEMTYPE_CACHE" not in lib.env:
+            return {"crashed": True, "signal": 11, "gpu_awareness": {"verdict": "not aware", "summary": "crashed"}}
+        fresh = "passed" if "ucx" not in lib.launcher_args else "failed"
+        return {"gpu_awareness": {"verdict": "aware", "summary": "proved"},
+                "fresh_buffers": {"status": fresh, "detail": "2-byte window: wrong data" if fresh == "failed" else ""}}
+
+    monkeypatch.setattr(doctor, "engine_doctor", fake)
+    out = doctor.settings_that_matter(ucx, Path("/e"))
+    assert out["tried"] == ["without UCX_MEMTYPE_CACHE=n", "without UCX_WARN_UNUSED_ENV_VARS=n",
+                            "without --mca pml ucx"]
+    assert [(f["setting"], f["kind"]) for f in out["findings"]] == [("UCX_MEMTYPE_CACHE=n", "needed"),
+                                                                    ("--mca pml ucx", "reallocation")]
+    assert out["findings"][0]["effect"] == ("needed: without it the doctor says not aware (the awareness proof "
+                                            "crashed: signal 11)")
+    assert out["findings"][1]["effect"] == ("decides whether device buffers freed and allocated again move correctly: "
+                                            "without it the check passed, with it failed")
+    assert out["as_configured"] == ("aware (proved); device buffers freed and allocated again: failed (2-byte window: "
+                                    "wrong data)")
 
 
 def test_damaged_plan_is_a_campaign_error(tmp_path):

@@ -1,3 +1,4 @@
+import json
 import os
 import shutil
 
@@ -186,17 +187,62 @@ def test_engine_doctor_crash_is_a_not_aware_verdict(tmp_path):
     assert doctor.engine_doctor(lib, tmp_path / "gmb-bench") == {"error": "exit 1: cannot start"}
 
 
-def test_gmb_doctor_with_a_crashing_engine(tmp_path, monkeypatch, capsys):
-    from gmb.cli import main
-
-    launcher = _fake_launcher(tmp_path, "exit 139\n").launcher_path
+def _doctor_config(tmp_path, monkeypatch, launcher_script: str, extra: str = "") -> str:
+    """A libraries config with one Open MPI library "ucx" whose launcher runs ``launcher_script`` (and a
+    declared engine), HOME pointed away from the user's own config."""
+    launcher = _fake_launcher(tmp_path, launcher_script).launcher_path
     engine = tmp_path / "gmb-bench"
     engine.write_text("")
     cfg = tmp_path / "l.toml"
     cfg.write_text(f'[[library]]\nname = "ucx"\nfamily = "openmpi"\nversion = "5"\nlauncher_path = "{launcher}"\n'
-                   f'engine = "{engine}"\n')
+                   f'engine = "{engine}"\n{extra}')
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert main(["doctor", "--config", str(cfg), "--no-detect"]) == 0
+    return str(cfg)
+
+
+def test_gmb_doctor_with_a_crashing_engine(tmp_path, monkeypatch, capsys):
+    from gmb.cli import main
+
+    cfg = _doctor_config(tmp_path, monkeypatch, "exit 139\n")
+    assert main(["doctor", "--config", cfg, "--no-detect"]) == 0
     out = capsys.readouterr().out
     assert "engine doctor: not aware: the awareness proof crashed (signal 11)" in out
     assert "ucx: not aware: the awareness proof crashed (signal 11)" in out
+
+
+def _aware_doctor_script(extra: str = "") -> str:
+    """A launcher that writes an engine doctor's context (verdict aware) to --out, then runs ``extra``."""
+    ctx = json.dumps({"type": "context", "mpi": {"gpu_awareness": {"verdict": "aware", "summary": "proved"}}})
+    return (f"for a in \"$@\"; do [ \"$prev\" = --out ] && out=$a; prev=$a; done\n"
+            f"echo '{ctx}' > \"$out\"\n{extra}")
+
+
+def test_engine_doctor_crash_in_the_fresh_buffer_check_keeps_the_verdict(tmp_path):
+    """The doctor proves awareness first; a crash in its later fresh-buffer check (device buffers freed and
+    allocated again) is that check's finding, not a "not aware" verdict."""
+    from gmb import doctor
+
+    lib = _fake_launcher(tmp_path, _aware_doctor_script(
+        "echo \"gmb-bench: FATAL on host rank 1: signal Segmentation fault while running: the doctor's fresh-buffer "
+        "check (window of 8 2-byte ...)\" >&2\nexit 139\n"))
+    ed = doctor.engine_doctor(lib, tmp_path / "gmb-bench")
+    assert ed["gpu_awareness"]["verdict"] == "aware"
+    assert ed["fresh_buffers"]["status"] == "crashed" and "signal 11" in ed["fresh_buffers"]["detail"]
+
+
+def test_gmb_doctor_names_the_setting_that_matters(tmp_path, monkeypatch, capsys):
+    """`gmb doctor --settings`: the library's engine doctor crashes without UCX_MEMTYPE_CACHE=n (pml ucx with UCX's
+    memory-type cache on device memory): the doctor names that setting, and not the one that changes nothing."""
+    from gmb.cli import main
+
+    result = json.dumps({"type": "result", "metrics": {"fresh_buffers": {"status": "passed", "detail": "ok"}}})
+    cfg = _doctor_config(tmp_path, monkeypatch, '[ "$UCX_MEMTYPE_CACHE" = n ] || exit 139\n' + _aware_doctor_script(
+        f"echo '{result}' >> \"$out\"\n"), 'env = {UCX_MEMTYPE_CACHE = "n", UCX_TLS = "all"}\n')
+    monkeypatch.delenv("UCX_MEMTYPE_CACHE", raising=False)
+    assert main(["doctor", "--config", cfg, "--no-detect", "--settings"]) == 0
+    out = capsys.readouterr().out
+    assert "engine doctor: aware: proved" in out
+    assert "device buffers freed and allocated again: passed (ok)" in out
+    assert ("setting that matters: UCX_MEMTYPE_CACHE=n: needed: without it the doctor says not aware (the awareness "
+            "proof crashed: signal 11)") in out
+    assert "UCX_TLS" not in out.split("setting that matters")[1]

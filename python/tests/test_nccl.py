@@ -172,10 +172,10 @@ def test_records_of_an_nccl_run_are_labelled_nccl(tmp_path):
     assert st.libraries() == ["nccl-2.28.3", "openmpi-5.0.7"]
     t = tables.collectives_table(st)
     col = {c: i for i, c in enumerate(t.columns)}
-    row = next(r for r in t.rows if r[col["operation"]] == "allreduce" and r[col["size"]] == "64M")
+    row = next(r for r in t.rows if r[col["operation"]] == "allreduce" and r[col["size (total)"]] == "64M")
     assert row[col["fastest"]] == "nccl-2.28.3" and row[col["fastest / slowest"]] > 50
     assert row[col["memory"]] == "device" and row[col["ranks"]] == 4
-    assert [r[col["size"]] for r in t.rows if r[col["operation"]] == "allreduce"] == ["16M", "32M", "64M"]
+    assert [r[col["size (total)"]] for r in t.rows if r[col["operation"]] == "allreduce"] == ["16M", "32M", "64M"]
     rows = compare.compare(st, st, "openmpi-5.0.7", "nccl-2.28.3")
     big = next(r for r in rows if r.operation == "allreduce" and r.bytes == 64 << 20)
     assert big.significant and big.ratio > 50 and big.worse_pct < 0  # NCCL better

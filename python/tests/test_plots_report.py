@@ -68,3 +68,22 @@ def test_report_refuses_to_overwrite(store, tmp_path):
     with pytest.raises(FileExistsError):
         report.write_report(store, out)
     assert out.read_text() == "keep me"
+
+
+def test_report_shows_the_settings_that_matter(store):
+    """The settings each library's GPU support depends on (found by `gmb run` with the engine's doctor) are a table
+    of the report, next to the libraries; a library where none mattered says what was tried."""
+    import json
+
+    store.set_meta("settings_that_matter", json.dumps([
+        {"library": "ompi-ucx", "as_configured": "aware (proved)", "tried": ["without UCX_MEMTYPE_CACHE=n"],
+         "findings": [{"setting": "UCX_MEMTYPE_CACHE=n", "kind": "needed", "as_configured": "aware (proved)",
+                       "changed": "not aware (the awareness proof crashed (signal 11))",
+                       "effect": "needed: without it the doctor says not aware (the awareness proof crashed (signal 11))"}]},
+        {"library": "ompi-ob1", "as_configured": "aware (proved)", "tried": ["without --mca pml ob1"], "findings": []}]))
+    html = report.build_html(store)
+    section = html[html.index("<h3>Settings that matter</h3>"):html.index("<h2>Tables</h2>")]
+    assert "UCX_MEMTYPE_CACHE=n" in section and "needed: without it the doctor says not aware" in section
+    assert "ompi-ob1" in section and "no change to the doctor&#x27;s answer (without --mca pml ob1)" in section
+    assert html.index("<h2>Libraries</h2>") < html.index("Settings that matter")
+    assert "Settings that matter" not in report.build_html(Store())  # nothing checked: no section

@@ -335,3 +335,26 @@ def test_compare_rows_show_path_and_ranks(store, tmp_path):
         csv_rows = list(csv.DictReader(f))
     assert [(r["path"], r["ranks"], r["size"]) for r in csv_rows] == [
         ("nvlink", "", "64M"), ("same-gpu", "", "64M"), ("", "2", "1M"), ("", "4", "1M")]
+
+
+def test_fresh_buffers_and_old_validated_records_are_kept_apart(tmp_path):
+    """Buffers allocated per size (--fresh-buffers) are a point of their own, labelled; a record of an older engine
+    that timed its validation inside each sample (no buffer_allocation) gives way to records timed back to back,
+    while today's validated records (checked outside the timing) count like unvalidated ones."""
+    def bw(run_id, gbps, **fields):
+        (r,) = synth.pt2pt_results(run_id, "bw", [M], "device", "device", "nvlink")
+        r["bandwidth_GBps"] = {**r["bandwidth_GBps"], "median": gbps}
+        return {key: value for key, value in {**r, **fields}.items() if value is not None}
+
+    mpi = [bw("a", 100.0, validation="passed", validated_iterations=None, buffer_allocation=None),  # an older
+           # engine: validated inside the timing, slower
+           bw("b", 160.0, validation="passed", validated_iterations=2, buffer_allocation="once-per-launch"),
+           bw("c", 150.0, validation="off", buffer_allocation="once-per-launch"),
+           bw("d", 90.0, validation="passed", validated_iterations=2, buffer_allocation="fresh-per-size")]
+    st = _synthetic(tmp_path, [("p2p-ipc", "nvlink", M, 200.0)], mpi)
+    pts = {p.strategy_label: p for p in tables.combine(st.results("bw"))}
+    assert set(pts) == {"direct", "direct (fresh buffers)"}
+    assert pts["direct"].reps == 2 and pts["direct"].median == pytest.approx(155.0)
+    assert pts["direct (fresh buffers)"].median == pytest.approx(90.0)
+    col, rows = _rows(tables.fraction_of_peak(st))
+    assert rows[("bw", "device:device", "direct (fresh buffers)", "nvlink")][col["peak MPI GB/s"]] == pytest.approx(90.0)

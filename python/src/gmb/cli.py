@@ -73,7 +73,8 @@ def cmd_libs(args):
 def cmd_doctor(args):
     from . import doctor
 
-    rep = doctor.diagnose(_libraries(args, need=False), run_engine_doctor=not args.no_engine)
+    rep = doctor.diagnose(_libraries(args, need=False), run_engine_doctor=not args.no_engine,
+                          check_settings=True if args.settings else None)
     print(json.dumps(rep, indent=1, default=str) if args.json else doctor.format_text(rep))
     return 0
 
@@ -118,27 +119,37 @@ def _engines_and_caps(libs, do_build: bool, build_options: dict | None = None):
     return engines, caps, skipped
 
 
-def _refine_awareness(libs, engines, caps, topo):
-    """A library whose CUDA awareness is unknown (no declared answer, no ompi_info: e.g. MPICH) is planned as not
-    aware. On a machine with GPUs and an engine with CUDA, the engine's doctor (a 2-rank launch that proves
-    it) refines that: aware or not aware."""
+def _doctor_libraries(libs, engines, caps, topo) -> list[dict]:
+    """On a machine with GPUs, each MPI library with a CUDA engine gets its engine's doctor (a 2-rank launch that
+    proves CUDA awareness and checks device buffers freed and allocated again), and the doctor again without each
+    of the library's settings (or, when it is not aware, with its family's GPU settings): which settings its GPU
+    support depends on (doctor.settings_that_matter), for the report. A library whose awareness is unknown (no
+    declared answer, no ompi_info: e.g. MPICH) is planned as not aware unless this doctor says aware."""
     from . import doctor
 
     if not topo.gpus:
-        return
+        return []
+    found = []
     for lib in libs:
-        if lib.transport != "mpi" or lib.cuda_aware is not None or lib.name not in engines:
+        if lib.transport != "mpi" or lib.name not in engines:
             continue
         if not caps.get(lib.name, {}).get("features", {}).get("cuda"):
             continue
-        verdict = doctor.engine_doctor(lib, Path(engines[lib.name]), timeout=60)
-        aware = (verdict.get("gpu_awareness") or {}).get("verdict")
-        if aware in ("aware", "not aware"):
-            lib.cuda_aware = aware == "aware"
-        summary = (verdict.get("gpu_awareness") or {}).get("summary") or verdict.get("error") or ""
-        print(f"gmb: {lib.name}: CUDA awareness unknown; the engine's doctor says: {aware or 'no verdict'}"
-              + (f" ({summary})" if summary else "") + ("" if aware in ("aware", "not aware") else
-                                                        " (planned as not aware)"), file=sys.stderr)
+        engine = Path(engines[lib.name])
+        verdict = doctor.engine_doctor(lib, engine, timeout=60)
+        settings = doctor.settings_that_matter(lib, engine, timeout=60, baseline=verdict)  # before cuda_aware is refined
+        for f in settings["findings"]:
+            print(f"gmb: {lib.name}: setting that matters: {f['setting']}: {f['effect']}", file=sys.stderr)
+        found.append(settings)
+        if lib.cuda_aware is None:
+            aware = (verdict.get("gpu_awareness") or {}).get("verdict")
+            if aware in ("aware", "not aware"):
+                lib.cuda_aware = aware == "aware"
+            summary = (verdict.get("gpu_awareness") or {}).get("summary") or verdict.get("error") or ""
+            print(f"gmb: {lib.name}: CUDA awareness unknown; the engine's doctor says: {aware or 'no verdict'}"
+                  + (f" ({summary})" if summary else "") + ("" if aware in ("aware", "not aware") else
+                                                            " (planned as not aware)"), file=sys.stderr)
+    return found
 
 
 def _with_nccl(args, libs, engines, caps, topo):
@@ -330,7 +341,7 @@ def cmd_run(args):
         hosts = _hosts(args)
         engines, caps, skipped = _engines_and_caps(libs, do_build=not args.no_build, build_options=_build_options(args))
         topo = _topology(args)
-        _refine_awareness(libs, engines, caps, topo)
+        settings = _doctor_libraries(libs, engines, caps, topo)
         libs = _with_nccl(args, libs, engines, caps, topo)
         c = _campaign(args, [lib for lib in libs if lib.name in engines], caps, topo, loaded)
         launches, sk = campaign.plan(c, [lib for lib in libs if lib.name in engines], caps, hosts=hosts)
@@ -347,6 +358,7 @@ def cmd_run(args):
         st = store.Store(outdir / "store.sqlite")
         st.set_meta("campaign", c.name)
         st.set_meta("topology", topo.summary())
+        st.set_meta("settings_that_matter", json.dumps(settings))
         for lib, what, why in skipped:
             st.record_skip(c.name, lib, what, why)
         libs_all = {lib.name: lib for lib in libs}
@@ -554,6 +566,9 @@ def parser() -> argparse.ArgumentParser:
     libopts(sp)
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--no-engine", action="store_true", help="do not run the engine's doctor")
+    sp.add_argument("--settings", action="store_true",
+                    help="find the settings each library's GPU support depends on (the engine's doctor without each "
+                         "of them; default: when GPUs are present)")
     sp.set_defaults(fn=cmd_doctor)
 
     sp = sub.add_parser("build", help="build one engine per MPI library (cached)")

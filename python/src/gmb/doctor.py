@@ -6,13 +6,17 @@ import json
 import shutil
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from . import build as build_mod
 from . import launchers, mpilibs, topology
 
 
-def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True) -> dict:
+def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, check_settings: bool | None = None
+             ) -> dict:
+    """What the machine has and each library can do. With the engine's doctor, and GPUs present (or
+    ``check_settings``), also the settings each library's GPU support depends on (settings_that_matter)."""
     topo = topology.discover()
     report = {"topology": {"source": topo.source, "gpus": [g.__dict__ for g in topo.gpus],
                            "links": {f"{i}-{j}": v for (i, j), v in topo.links.items()},
@@ -37,7 +41,9 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True) -> 
             report["missing"].append(f"{lib.name}: engine not built: run `gmb build --library {lib.name}`.")
         elif run_engine_doctor and lib.transport == "mpi":  # an NCCL library's engine is its via library's
             entry["engine_doctor"] = engine_doctor(lib, engine)
-            if entry["engine_doctor"].get("crashed"):
+            if check_settings or (check_settings is None and topo.gpus):
+                entry["settings_that_matter"] = settings_that_matter(lib, engine, baseline=entry["engine_doctor"])
+            if _verdict(entry["engine_doctor"]) == "not aware" and entry["engine_doctor"].get("crashed"):
                 report["missing"].append(f"{lib.name}: not aware: {entry['engine_doctor']['gpu_awareness']['summary']}"
                                          f"; device buffers will only be measured with staged strategies unless "
                                          f"its settings change (e.g. UCX_MEMTYPE_CACHE=n for pml ucx).")
@@ -54,10 +60,13 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True) -> 
 
 
 def engine_doctor(lib: mpilibs.MpiLibrary, engine: Path, timeout: float = 120) -> dict:
-    """Run `gmb-bench doctor` under the library's launcher with 2 ranks; returns its records or the error. A launch
-    that a signal ended (the launcher's exit 128+N, or -N: e.g. 139 when pml ucx with UCX defaults crashes on device
-    memory) is a verdict, not a failure of gmb doctor: "not aware", the awareness proof crashed (signal N), with the
-    first line of the engine's FATAL message when there is one."""
+    """Run `gmb-bench doctor` under the library's launcher with 2 ranks; returns its records or the error:
+    {"exit", "gpu_awareness": {verdict, summary}, "fresh_buffers": {status, detail} (when the engine got that far),
+    "results", and "crashed"/"signal" for a launch a signal ended}. A launch that a signal ended (the launcher's exit
+    128+N, or -N: e.g. 139 when pml ucx with UCX defaults crashes on device memory) is a verdict, not a failure of
+    gmb doctor: "not aware", the awareness proof crashed (signal N), with the first line of the engine's FATAL
+    message when there is one; unless the crash came in the doctor's fresh-buffer check, after the proof: then the
+    verdict stands and the fresh-buffer check is what crashed."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "doctor.jsonl"
         launcher = launchers.get(lib.launcher)
@@ -76,18 +85,118 @@ def engine_doctor(lib: mpilibs.MpiLibrary, engine: Path, timeout: float = 120) -
                     continue  # a line cut short by the crash
                 if isinstance(rec, dict):
                     recs.append(rec)
+        ctx = next((r for r in recs if r.get("type") == "context"), {})
+        results = [r for r in recs if r.get("type") == "result"]
+        verdict = (ctx.get("mpi") or {}).get("gpu_awareness")
         signal = _signal_of(p.returncode)
         if signal is not None:
             fatal = _fatal_line((p.stderr or "") + "\n" + (p.stdout or ""))
+            if verdict and "fresh-buffer check" in fatal:
+                return {"exit": p.returncode, "crashed": True, "signal": signal, "gpu_awareness": verdict,
+                        "fresh_buffers": {"status": "crashed", "detail": f"signal {signal}: {fatal}"},
+                        "results": results}
             summary = f"the awareness proof crashed (signal {signal})" + (f": {fatal}" if fatal else "")
             return {"exit": p.returncode, "crashed": True, "signal": signal,
-                    "gpu_awareness": {"verdict": "not aware", "summary": summary},
-                    "results": [r for r in recs if r.get("type") == "result"]}
+                    "gpu_awareness": {"verdict": "not aware", "summary": summary}, "results": results}
         if not recs:
             return {"error": f"exit {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"}
-        ctx = next((r for r in recs if r.get("type") == "context"), {})
-        return {"exit": p.returncode, "gpu_awareness": (ctx.get("mpi") or {}).get("gpu_awareness"),
-                "results": [r for r in recs if r.get("type") == "result"]}
+        out = {"exit": p.returncode, "gpu_awareness": verdict, "results": results}
+        fresh = next((r.get("metrics", {}).get("fresh_buffers") for r in results
+                      if isinstance(r.get("metrics", {}).get("fresh_buffers"), dict)), None)
+        if fresh:
+            out["fresh_buffers"] = fresh
+        return out
+
+
+def _verdict(ed: dict) -> str:
+    """One word for an engine doctor's answer: aware, not aware, unknown, or error."""
+    aw = ed.get("gpu_awareness")
+    return aw.get("verdict", "unknown") if isinstance(aw, dict) else "error"
+
+
+def _describe(ed: dict) -> str:
+    """The doctor's answer in a sentence: the verdict and why (a crash by its signal alone: the full message is in
+    the doctor's own report), then the fresh-buffer check when it did not pass."""
+    aw = ed.get("gpu_awareness")
+    if not isinstance(aw, dict):
+        return f"doctor failed: {ed.get('error', 'no answer')}"
+    fresh = ed.get("fresh_buffers") or {}
+    if ed.get("crashed") and fresh.get("status") != "crashed":
+        text = f"{aw.get('verdict', 'unknown')} (the awareness proof crashed: signal {ed.get('signal')})"
+    else:
+        text = aw.get("verdict", "unknown") + (f" ({aw['summary']})" if aw.get("summary") else "")
+    if fresh.get("status") in ("failed", "crashed"):
+        text += f"; device buffers freed and allocated again: {fresh['status']} ({fresh.get('detail', '')})"
+    return text
+
+
+def _fresh(ed: dict) -> str:
+    return (ed.get("fresh_buffers") or {}).get("status", "not run")
+
+
+def _settings(lib: mpilibs.MpiLibrary) -> list[tuple[str, dict]]:
+    """The library's own settings, one by one, each with the library's fields without it: every variable of its
+    environment, and every `--mca NAME VALUE` / `-x NAME=VALUE` of its launcher arguments."""
+    out = []
+    for name, value in lib.env.items():
+        out.append((f"{name}={value}", {"env": {k: v for k, v in lib.env.items() if k != name}}))
+    args = lib.launcher_args
+    k = 0
+    while k < len(args):
+        if args[k] in ("--mca", "-mca", "--gmca") and k + 2 < len(args):
+            out.append((f"{args[k]} {args[k + 1]} {args[k + 2]}", {"launcher_args": args[:k] + args[k + 3:]}))
+            k += 3
+        elif args[k] == "-x" and k + 1 < len(args):
+            out.append((f"-x {args[k + 1]}", {"launcher_args": args[:k] + args[k + 2:]}))
+            k += 2
+        else:
+            k += 1
+    return out
+
+
+def _remedies(lib: mpilibs.MpiLibrary) -> list[tuple[str, dict]]:
+    """Settings that make GPU memory work for the library's family (the environment of its family's built-in GPU
+    profiles, mpilibs.PROFILES) that the library does not set: what to try when its doctor says not aware."""
+    out = []
+    for profile in mpilibs.PROFILES.values():
+        if profile["family"] != lib.family:
+            continue
+        for name, value in profile["env"].items():
+            if name not in lib.env and not any(setting == f"{name}={value}" for setting, _ in out):
+                out.append((f"{name}={value}", {"env": {**lib.env, name: value}}))
+    return out
+
+
+def settings_that_matter(lib: mpilibs.MpiLibrary, engine: Path, timeout: float = 60, baseline: dict | None = None
+                         ) -> dict:
+    """Which of the library's settings its GPU support depends on, found by running the engine's doctor without
+    each one (and, when the library is not aware as configured, with each setting its family's GPU profiles use):
+    {"library", "as_configured": what the doctor says, "findings": [{"setting", "as_configured", "changed",
+    "effect"}], "tried": [settings]}. A finding is a setting whose removal (or addition) changes the verdict or
+    the fresh-buffer check; "effect" says how, for a person choosing settings."""
+    base = baseline or engine_doctor(lib, engine, timeout)
+    out = {"library": lib.name, "as_configured": _describe(base), "findings": [], "tried": []}
+    aware = _verdict(base) == "aware"
+    # Remedies are tried for a "not aware" answer (not for a doctor that could not run at all), and not for a
+    # library built without CUDA support (its static answer): no setting would change that.
+    candidates = (_settings(lib) if aware else
+                  _remedies(lib) if _verdict(base) == "not aware" and lib.cuda_aware is not False else [])
+    for setting, fields in candidates:
+        out["tried"].append(("without " if aware else "with ") + setting)
+        ed = engine_doctor(replace(lib, **fields), engine, timeout)
+        if _verdict(ed) != _verdict(base):
+            kind = "needed" if aware else "remedy"
+            effect = (f"needed: without it the doctor says {_describe(ed)}" if aware
+                      else f"makes it work: with it the doctor says {_describe(ed)}")
+        elif aware and _fresh(ed) != _fresh(base):
+            kind = "reallocation"
+            effect = (f"decides whether device buffers freed and allocated again move correctly: without it the check "
+                      f"{_fresh(ed)}, with it {_fresh(base)}")
+        else:
+            continue
+        out["findings"].append({"setting": setting, "as_configured": _describe(base), "changed": _describe(ed),
+                                "effect": effect, "kind": kind})
+    return out
 
 
 def _signal_of(returncode: int) -> int | None:
@@ -138,6 +247,17 @@ def format_text(rep: dict) -> str:
             else:
                 text = aw or ed.get("error")
             lines.append(f"      engine doctor: {text}")
+            fresh = ed.get("fresh_buffers")
+            if fresh:
+                lines.append(f"      device buffers freed and allocated again: {fresh.get('status')} "
+                             f"({fresh.get('detail', '')})")
+        settings = lib.get("settings_that_matter")
+        if settings:
+            for f in settings["findings"]:
+                lines.append(f"      setting that matters: {f['setting']}: {f['effect']}")
+            if not settings["findings"]:
+                lines.append("      settings that matter: none of " + (", ".join(settings["tried"]) or "(no setting to try)")
+                             + " changed the doctor's answer")
     lines.append("== Missing / to fix")
     lines += [f"  - {m}" for m in rep["missing"]] or ["  nothing"]
     return "\n".join(lines)

@@ -27,9 +27,9 @@ from .tomlcheck import array_of_tables
 # Built-in GPU profiles (METHODOLOGY "Placement"); a declared library may override any field.
 PROFILES: dict[str, dict] = {
     # UCX picks cuda_copy/cuda_ipc itself when built with CUDA. Its memory-type cache can take device
-    # pointers for host memory (device memory did not move at all with CUDA 13 + UCX 1.22 until it was
-    # turned off): the driver is asked about every pointer instead. (Small device messages still arrived
-    # wrong there: the engine's doctor proves 1 B, 4 KiB and 1 MiB, and --validate shows it.)
+    # pointers for host memory (with CUDA 13 + UCX 1.22 the engine's awareness proof crashed until it was
+    # turned off): the driver is asked about every pointer instead. Device buffers freed and allocated again
+    # then arrive wrong (the doctor's fresh-buffer check); the engine allocates once per launch.
     "openmpi-ucx": {"family": "openmpi", "launcher_args": ["--mca", "pml", "ucx"],
                     "env": {"UCX_MEMTYPE_CACHE": "n", "UCX_WARN_UNUSED_ENV_VARS": "n"}},
     "openmpi-ob1": {"family": "openmpi", "launcher_args": ["--mca", "pml", "ob1", "--mca", "btl", "smcuda,self,vader"],

@@ -96,12 +96,36 @@ def _libraries_section(store: Store) -> str:
     return "<h2>Libraries</h2>" + table_html(t, "libraries") + extra
 
 
+def settings_table(store: Store) -> Table | None:
+    """Per library, the settings its GPU support depends on, as `gmb run` found them on this machine (the engine's
+    doctor without each of the library's settings, or with its family's GPU settings when it was not aware:
+    doctor.settings_that_matter). None when none was checked (no GPU, or no engine with CUDA)."""
+    found = json.loads(store.meta("settings_that_matter") or "[]")
+    if not found:
+        return None
+    rows = []
+    for s in found:
+        for f in s["findings"]:
+            rows.append([s["library"], f["setting"], f["effect"], s["as_configured"]])
+        if not s["findings"]:
+            tried = ", ".join(s["tried"]) or "no setting of its own to try"
+            rows.append([s["library"], "none found", f"no change to the doctor's answer ({tried})", s["as_configured"]])
+    return Table("Settings that matter", ["library", "setting", "effect", "the doctor as configured"], rows,
+                 "Found by running the engine's doctor (GPU awareness proof, then device buffers freed and allocated "
+                 "again) without each of a library's settings, or, for a library that is not aware as configured, "
+                 "with each GPU setting of its family.")
+
+
 def build_html(store: Store, title: str = "gmb report") -> str:
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{_esc(title)}</h1>",
              f"<p class='note'>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by gmb "
              f"{__version__}. Campaign: {_esc(store.meta('campaign', 'n/a'))}.</p>",
-             _machine_section(store), _libraries_section(store), "<h2>Tables</h2>"]
+             _machine_section(store), _libraries_section(store)]
+    settings = settings_table(store)
+    if settings:
+        parts.append(table_html(settings, "settings"))
+    parts.append("<h2>Tables</h2>")
     for i, t in enumerate(all_tables(store)):
         parts.append(table_html(t, f"table-{i}"))
     parts.append("<h2>Figures</h2>")

@@ -75,8 +75,9 @@ def pt2pt_results(run_id: str, benchmark: str, sizes: list[int], send: str = "ho
     for b in sizes:
         t = alpha + b / (beta * 1e3)  # us (GB/s -> bytes/us = 1e3 * GB/s)
         rec = {"schema": SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": benchmark, "status": "ok",
-               "bytes": b, "memory": {"send": send, "recv": recv}, "strategy": strategy, "ranks": 2 * pairs,
-               "iterations": 1000, "warmup": 100, "validation": "passed",
+               "bytes": b, "memory": {"send": send, "recv": recv}, "size_convention": "message", "strategy": strategy,
+               "ranks": 2 * pairs, "iterations": 1000, "warmup": 100, "buffer_allocation": "once-per-launch",
+               "validation": "passed", "validated_iterations": 2,
                "path": {"class": path_class, "link": link, "nominal_GBps": nominal}}
         if benchmark == "latency":
             rec["time_us"] = stats(t, rng=rng)
@@ -123,8 +124,8 @@ def coll_results(run_id: str, ops: list[str], sizes: list[int], ranks: int, scal
             algbw = b / (t * 1e3)
             out.append({"schema": SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": "coll",
                         "status": "ok", "bytes": b, "operation": op, "ranks": ranks,
-                        "memory": {"root": memory, "others": memory},
-                        "timing": "max over ranks of the per-iteration time",
+                        "memory": {"root": memory, "others": memory}, "size_convention": "total",
+                        "timing": "max over ranks of the per-iteration time", "buffer_allocation": "once-per-launch",
                         "time_us": stats(t, rng=rng), "bandwidth_GBps": stats(algbw, rng=rng),
                         "busbw_GBps": stats(algbw * factors.get(op, 1.0), rng=rng)})
     return out

@@ -43,14 +43,16 @@ class Point:
     p95: float
     reps: int
     chunks: int | None = None  # a chunked strategy's chunk count: "pipelined C=4" and "C=16" are two points
+    fresh: bool = False  # buffers allocated per size (--fresh-buffers, a stress mode): a point of its own
 
     @property
     def strategy_label(self) -> str:
-        return strategy_label(self.strategy, self.chunks)
+        return strategy_label(self.strategy, self.chunks, self.fresh)
 
 
-def strategy_label(strategy: str | None, chunks: int | None) -> str:
-    return f"{strategy} C={chunks}" if strategy and chunks and chunks > 1 else (strategy or "")
+def strategy_label(strategy: str | None, chunks: int | None, fresh: bool = False) -> str:
+    label = f"{strategy} C={chunks}" if strategy and chunks and chunks > 1 else (strategy or "")
+    return f"{label} (fresh buffers)".strip() if fresh else label
 
 
 def _record(r: dict) -> dict:
@@ -60,16 +62,19 @@ def _record(r: dict) -> dict:
         return {}
 
 
-def chunks_of(r: dict) -> int | None:
-    """The chunk count of a result row's record (None for an unchunked strategy)."""
-    return _record(r).get("chunks")
+def checked_inside_timing(record: dict) -> bool:
+    """Whether a record's figures were timed with --validate's fill and check inside each sample: engines before
+    buffer_allocation was recorded timed one call per sample after a barrier, with host-side checks between. Today's
+    engine checks extra, untimed iterations, so its validated figures are timed like unvalidated ones."""
+    return record.get("validation") in ("passed", "failed") and "buffer_allocation" not in record
 
 
 def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
     """Group result rows over repetitions per (library, benchmark, operation, memory, strategy and chunk count,
-    ranks, path class, bytes): device:device between two GPUs and on one GPU are different points. Where a point
-    was measured both validated and timed back to back (a campaign's correctness block beside its timed one), the
-    timed records make the point: validation changes how samples are taken."""
+    buffer allocation, ranks, path class, bytes): device:device between two GPUs and on one GPU are different
+    points, and so are buffers allocated per size (--fresh-buffers) and once. Where a point has records timed with
+    the validation inside (an older engine's, see checked_inside_timing) and records timed back to back, the latter
+    make the point."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         m = metric or METRIC_OF.get(r["benchmark"], "t")
@@ -77,20 +82,18 @@ def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
             continue
         record = _record(r)
         key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], record.get("chunks"),
-               r["ranks"], r["path_class"], r["bytes"], m)
-        # validated: one call per sample after a barrier, with host-side checks, not timed back to back
-        validated = record.get("validation") in ("passed", "failed")
-        groups.setdefault(key, {}).setdefault(validated, []).append(r)
+               record.get("buffer_allocation") == "fresh-per-size", r["ranks"], r["path_class"], r["bytes"], m)
+        groups.setdefault(key, {}).setdefault(checked_inside_timing(record), []).append(r)
     groups = {key: by_kind.get(False) or by_kind[True] for key, by_kind in groups.items()}
     out = []
-    for (lib, bench, op, mem, strat, chunks, ranks, _path, nbytes, m), rs in groups.items():
+    for (lib, bench, op, mem, strat, chunks, fresh, ranks, _path, nbytes, m), rs in groups.items():
         meds = [r[f"{m}_median"] for r in rs]
         lows = [r[f"{m}_ci95_low"] if r[f"{m}_ci95_low"] is not None else r[f"{m}_median"] for r in rs]
         highs = [r[f"{m}_ci95_high"] if r[f"{m}_ci95_high"] is not None else r[f"{m}_median"] for r in rs]
         p5s = [r[f"{m}_p5"] if r[f"{m}_p5"] is not None else r[f"{m}_median"] for r in rs]
         p95s = [r[f"{m}_p95"] if r[f"{m}_p95"] is not None else r[f"{m}_median"] for r in rs]
         out.append(Point(lib, bench, op, mem, strat, ranks, nbytes, rs[0]["path_class"], rs[0]["nominal_GBps"], m,
-                         median(meds), min(lows), max(highs), min(p5s), max(p95s), len(rs), chunks))
+                         median(meds), min(lows), max(highs), min(p5s), max(p95s), len(rs), chunks, fresh))
     out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy_label, p.ranks or 0,
                             p.path_class or "", p.bytes))
     return out
@@ -122,13 +125,15 @@ def fraction_of_peak(store: Store) -> Table:
     avail = ceilings(store)
     groups: dict[tuple, list[Point]] = {}
     for p in combine([r for b in ("bw", "bibw", "mbw") for r in store.results(b)]):
-        groups.setdefault((p.library, p.benchmark, p.memory, p.strategy, p.chunks, p.path_class), []).append(p)
+        groups.setdefault((p.library, p.benchmark, p.memory, p.strategy, p.chunks, p.fresh, p.path_class), []).append(p)
     # Sizes whose data arrived wrong are not results: the peak is over the sizes that validated, and the
     # table says how many did not (a library that corrupts large messages must not look merely slow).
     failed: dict[tuple, set] = {}
     for b in ("bw", "bibw", "mbw"):
         for r in store.results(b, status="failed"):
-            key = (r["library"], r["benchmark"], r["memory"], r["strategy"], chunks_of(r), r["path_class"])
+            record = _record(r)
+            key = (r["library"], r["benchmark"], r["memory"], r["strategy"], record.get("chunks"),
+                   record.get("buffer_allocation") == "fresh-per-size", r["path_class"])
             failed.setdefault(key, set()).add(r["bytes"])
     # Launches that died (a crash, a timeout) leave a row with only the sizes before the failure: the row says so.
     broken: dict[tuple, list[str]] = {}
@@ -139,7 +144,7 @@ def fraction_of_peak(store: Store) -> Table:
             broken.setdefault(key, []).append(launch["status"])
     rows = []
     for key, pts in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
-        lib, bench, mem, strat, chunks, path = key
+        lib, bench, mem, strat, chunks, fresh, path = key
         send, _, recv = mem.partition(":")
         bounded = []
         for p in pts:
@@ -163,7 +168,7 @@ def fraction_of_peak(store: Store) -> Table:
             check = "; ".join(filter(None, [check, f"{len(died)} launch(es) {'/'.join(sorted(set(died)))}: sizes "
                                                   f"after the failure missing (see Not measured)"]))
         nominal = p.nominal * (2 if bench == "bibw" else 1) if p.nominal else None
-        rows.append([lib, bench, mem, strategy_label(strat, chunks), path or "", _size(p.bytes), round(p.median, 3), pct, op,
+        rows.append([lib, bench, mem, strategy_label(strat, chunks, fresh), path or "", _size(p.bytes), round(p.median, 3), pct, op,
                      ceil_cell, round(100 * p.median / nominal, 1) if nominal else "",
                      nominal if nominal else "", len(failed.get(key, ())) or "", check])
     return Table("Fraction of peak", ["library", "benchmark", "memory", "strategy", "path", "at size",
@@ -189,7 +194,8 @@ def collectives_table(store: Store, largest: int = 3) -> Table:
     libs = sorted({p.library for p in pts})
     groups: dict[tuple, dict[int, dict[str, Point]]] = {}
     for p in pts:
-        groups.setdefault((p.operation or "", p.ranks or 0, p.memory), {}).setdefault(p.bytes, {})[p.library] = p
+        memory = p.memory + (" (fresh buffers)" if p.fresh else "")
+        groups.setdefault((p.operation or "", p.ranks or 0, memory), {}).setdefault(p.bytes, {})[p.library] = p
     rows = []
     for (op, ranks, mem), by_size in sorted(groups.items()):
         # the largest sizes measured by more than one library (comparable), else the largest sizes
@@ -203,10 +209,12 @@ def collectives_table(store: Store, largest: int = 3) -> Table:
                          *[round(per_lib[lib].median, 2) if lib in per_lib else "" for lib in libs],
                          best.library if len(per_lib) > 1 else "", ratio])
     return Table("Collectives: bus bandwidth at the largest sizes (GB/s)",
-                 ["operation", "ranks", "memory", "size", *libs, "fastest", "fastest / slowest"], rows,
+                 ["operation", "ranks", "memory", "size (total)", *libs, "fastest", "fastest / slowest"], rows,
                  "Bus bandwidth (nccl-tests factors), median of repetitions; the largest sizes that more than one "
                  "library measured. fastest / slowest: how many times the fastest library's bus bandwidth "
-                 "exceeds the slowest one's.")
+                 "exceeds the slowest one's. Sizes follow nccl-tests: the operation's whole buffer (alltoall: each "
+                 "rank's send buffer; allgather, gather: the gathered result; scatter: the root's send buffer); "
+                 "OSU's benchmarks call size / ranks the size of those four.")
 
 
 def ceilings_table(store: Store) -> Table:
