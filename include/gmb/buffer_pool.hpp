@@ -36,9 +36,6 @@ class BufferPool {
   // mode: the pool already holds free memory for each). Guards that budget memory ask this first.
   bool holds(const MemoryKind& kind, std::initializer_list<std::size_t> sizes) const;
 
-  // Bytes the pool holds (in use or free), for diagnostics.
-  std::size_t held_bytes() const;
-
  private:
   struct Held {
     std::string kind;

@@ -65,10 +65,4 @@ const BufferPool::Held* BufferPool::smallest_free(const MemoryKind& kind, std::s
   return best;
 }
 
-std::size_t BufferPool::held_bytes() const {
-  std::size_t total = 0;
-  for (const Held& h : held_) total += h.memory->bytes();
-  return total;
-}
-
 }  // namespace gmb

@@ -62,6 +62,11 @@ def _record(r: dict) -> dict:
         return {}
 
 
+def fresh_buffers(record: dict) -> bool:
+    """Whether a record's buffers were allocated per size (--fresh-buffers, a stress mode)."""
+    return record.get("buffer_allocation") == "fresh-per-size"
+
+
 def checked_inside_timing(record: dict) -> bool:
     """Whether a record's figures were timed with --validate's fill and check inside each sample: engines before
     buffer_allocation was recorded timed one call per sample after a barrier, with host-side checks between. Today's
@@ -82,7 +87,7 @@ def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
             continue
         record = _record(r)
         key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], record.get("chunks"),
-               record.get("buffer_allocation") == "fresh-per-size", r["ranks"], r["path_class"], r["bytes"], m)
+               fresh_buffers(record), r["ranks"], r["path_class"], r["bytes"], m)
         groups.setdefault(key, {}).setdefault(checked_inside_timing(record), []).append(r)
     groups = {key: by_kind.get(False) or by_kind[True] for key, by_kind in groups.items()}
     out = []
@@ -133,7 +138,7 @@ def fraction_of_peak(store: Store) -> Table:
         for r in store.results(b, status="failed"):
             record = _record(r)
             key = (r["library"], r["benchmark"], r["memory"], r["strategy"], record.get("chunks"),
-                   record.get("buffer_allocation") == "fresh-per-size", r["path_class"])
+                   fresh_buffers(record), r["path_class"])
             failed.setdefault(key, set()).add(r["bytes"])
     # Launches that died (a crash, a timeout) leave a row with only the sizes before the failure: the row says so.
     broken: dict[tuple, list[str]] = {}
