@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "gmb/benchmark.hpp"
 #include "gmb/crash_report.hpp"
 #include "gmb/error.hpp"
+#include "gmb/mpi_library.hpp"
 #include "gmb/placement.hpp"
 #include "gmb/platform.hpp"
 #include "gmb/provenance.hpp"
@@ -24,6 +26,22 @@ void print_usage() {
               "       gmb-bench <benchmark> --help\n\nbenchmarks:\n");
   for (const auto& b : Registry::instance().all()) std::printf("  %-10s %s\n", b.name.c_str(), b.summary.c_str());
   std::printf("\nexit status: 0 ok, 1 runtime failure, 2 bad input, 3 unsupported configuration, 4 validation failed\n");
+}
+
+// MPI_Get_library_version may be called before MPI_Init (MPI-3.0 onwards): `list` starts no MPI job.
+std::string mpi_library_version() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int length = 0;
+  if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return "unknown (MPI_Get_library_version failed)";
+  std::string text(version, static_cast<std::size_t>(std::max(0, length)));
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();  // Open MPI counts its NUL
+  return text;
+}
+
+std::string first_line(const std::string& text) {
+  const std::size_t start = text.find_first_not_of(" \n");
+  if (start == std::string::npos) return "";
+  return text.substr(start, text.find('\n', start) - start);
 }
 
 int list_command(const std::vector<std::string>& args) {
@@ -65,6 +83,9 @@ int list_command(const std::vector<std::string>& args) {
     std::printf("%s\n", Json::object()
                             .set("version", build.version)
                             .set("git_revision", build.git_revision)
+                            .set("mpi", Json::object()
+                                            .set("library_version", mpi_library_version())
+                                            .set("library_object", loaded_mpi_library().to_json()))
                             .set("benchmarks", benchmarks)
                             .set("memory_kinds", kinds)
                             .set("features", features)
@@ -72,10 +93,14 @@ int list_command(const std::vector<std::string>& args) {
                             .c_str());
     return kExitOk;
   }
-  std::printf("gmb-bench %s (%s), CUDA module: %s, NCCL transport: %s\n\nbenchmarks:\n", build.version.c_str(),
+  std::printf("gmb-bench %s (%s), CUDA module: %s, NCCL transport: %s\n", build.version.c_str(),
               build.git_revision.c_str(), build.cuda ? "built" : "not built",
               platform.nccl.available() ? ("NCCL " + platform.nccl.version).c_str()
                                         : ("unavailable: " + platform.nccl.unavailable_reason).c_str());
+  const MpiLibraryObject mpi = loaded_mpi_library();
+  std::printf("MPI library: %s\n  loaded %s\n  built against %s%s\n\nbenchmarks:\n", first_line(mpi_library_version()).c_str(),
+              mpi.loaded.empty() ? ("unknown: " + mpi.lookup_error).c_str() : mpi.loaded.c_str(), mpi.linked.c_str(),
+              mpi.mismatch().empty() ? "" : ("\n  WARNING: " + mpi.mismatch()).c_str());
   for (const auto& b : Registry::instance().all()) std::printf("  %-10s %s\n", b.name.c_str(), b.summary.c_str());
   std::printf("\nmemory kinds:\n");
   for (const auto& k : platform.memory.all())
@@ -138,6 +163,16 @@ void select_gpu(Platform& platform, const LocalRank& local) {
   if (count > 0) platform.gpu->select_device(local.rank % count);
 }
 
+// Said before MPI_Init, by the first rank of each host: a library swapped for another of the same soname
+// may crash during initialisation, and this line is then the only explanation.
+void warn_if_mpi_library_swapped(const LocalRank& local) {
+  if (local.rank > 0) return;
+  const std::string mismatch = loaded_mpi_library().mismatch();
+  if (!mismatch.empty())
+    std::fprintf(stderr, "gmb-bench: warning: MPI library swapped: %s (LD_LIBRARY_PATH=%s); figures belong to the "
+                 "library running\n", mismatch.c_str(), std::getenv("LD_LIBRARY_PATH") ? std::getenv("LD_LIBRARY_PATH") : "");
+}
+
 int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& args, const std::vector<std::string>& argv_all) {
   // Parse first: --help needs no MPI.
   RunSettings settings;
@@ -164,6 +199,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   register_modules(platform);
   LocalRank local = local_rank_from_environment();
   select_gpu(platform, local);
+  warn_if_mpi_library_swapped(local);
 
   GMB_MPI_CHECK(MPI_Init(nullptr, nullptr));
   // Errors come back to us so that every failure is reported with host, rank and call.

@@ -14,6 +14,9 @@ struct BuildInfo {
   std::string version, git_revision, compiler, cuda_architectures;
   bool cuda = false;
   bool nccl = false;
+  // The MPI library the linker was given (from the compiler wrapper, through CMake's FindMPI), and that
+  // path with symbolic links resolved at configure time.
+  std::string mpi_library, mpi_library_realpath;
 };
 const BuildInfo& build_info();  // generated at configure time (src/core/build_info.cpp.in)
 

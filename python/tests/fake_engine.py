@@ -3,7 +3,9 @@ FAKE_HANG=<benchmark> makes that benchmark hang (timeout tests); FAKE_FAIL=<benc
 FAKE_CUDA=1: a CUDA build (device and pinned memory available); FAKE_NCCL=<version>: built with NCCL, which
 makes --transport nccl work as the engine's contract says (device memory only, else status "unsupported" and
 exit 3; every result gets "transport"; the context's options.benchmark.transport, and the context's
-top-level nccl: {available, version} as the engine writes them)."""
+top-level nccl: {available, version} as the engine writes them). FAKE_MPI_LIBRARY=<path>: the MPI library object the
+engine says it loaded (``mpi.library_object``, ``ranks[].mpi_library``, and ``list``'s ``mpi``); unset: an engine
+too old to say."""
 
 import json
 import os
@@ -41,13 +43,26 @@ def capabilities():
     return caps
 
 
+def mpi_identity():
+    """The ``mpi`` object of ``list`` (and of the context, less the awareness): version string and library object."""
+    path = os.environ.get("FAKE_MPI_LIBRARY")
+    out = {"library_version": os.environ.get("FAKE_LIBRARY_VERSION", "Open MPI v9.9.0")}
+    if path:
+        out["library_object"] = {"loaded": path, "loaded_realpath": path, "linked": path, "linked_realpath": path,
+                                 "matches_build": True}
+    return out
+
+
 def opt(args, name, default=None):
     return args[args.index(name) + 1] if name in args else default
 
 
 def main(argv):
     if argv[:1] == ["list"]:
-        print(json.dumps(capabilities()))
+        caps = capabilities()
+        if os.environ.get("FAKE_MPI_LIBRARY"):
+            caps["mpi"] = mpi_identity()
+        print(json.dumps(caps))
         return 0
     bench, args = argv[0], argv[1:]
     if os.environ.get("FAKE_HANG") == bench:
@@ -70,6 +85,10 @@ def main(argv):
     cuda = caps["features"]["cuda"]
     ctx = synth.context(run_id, bench, lib, argv=["gmb-bench", *argv], cuda=cuda)
     ctx["tool"]["build"]["nccl"] = caps["features"]["nccl"]
+    if os.environ.get("FAKE_MPI_LIBRARY"):
+        ctx["mpi"]["library_object"] = mpi_identity()["library_object"]
+        for r in ctx["ranks"]:
+            r["mpi_library"] = os.environ["FAKE_MPI_LIBRARY"]
     # the engine's layout: benchmark options under options.benchmark, the NCCL run-time version at top level
     ctx["options"] = {"common": dict(ctx["options"]), "benchmark": {"send": opt(args, "--send", "host"),
                                                                    "recv": opt(args, "--recv", "host")}}

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "gmb/error.hpp"
+#include "gmb/mpi_library.hpp"
 #include "gmb/numa.hpp"
 
 extern char** environ;
@@ -145,10 +146,14 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                    const Json& benchmark_options) {
   GpuInfo gpu;
   if (ctx.platform->gpu && ctx.platform->gpu_unavailable_reason.empty()) gpu = ctx.platform->gpu->current_device();
+  // Each rank names the MPI library it loaded: on another host (or with another environment) it can differ.
+  const MpiLibraryObject mpi_library = loaded_mpi_library();
   const std::vector<std::string> mine = {hostname(), std::to_string(local.rank), local.source, cpu_binding(),
                                          std::to_string(gpu.index), gpu.name, gpu.uuid, gpu.pci_bus_id,
                                          std::to_string(gpu.memory_bytes), std::to_string(this_process_numa_node()),
-                                         std::to_string(gpu.pci_bus_id.empty() ? -1 : pci_numa_node(gpu.pci_bus_id))};
+                                         std::to_string(gpu.pci_bus_id.empty() ? -1 : pci_numa_node(gpu.pci_bus_id)),
+                                         mpi_library.loaded_realpath.empty() ? mpi_library.loaded
+                                                                             : mpi_library.loaded_realpath};
   const auto all = gather_fields(ctx.comm, mine);
   if (ctx.rank != 0) return Json::object();
 
@@ -172,6 +177,7 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                    .set("local_rank_source", f[2].empty() ? "none" : f[2])
                    .set("cpu_binding", f[3])
                    .set("numa_node", std::stoi(f[9]) >= 0 ? Json(std::stoi(f[9])) : Json(nullptr))
+                   .set("mpi_library", f[11])
                    .set("gpu", gpu_json));
   }
 
@@ -221,6 +227,7 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
       .set("mpi", Json::object()
                       .set("library_version", library_version)
                       .set("standard_version", std::to_string(major) + "." + std::to_string(minor))
+                      .set("library_object", mpi_library.to_json())
                       .set("gpu_awareness", Json::object()
                                                 .set("verdict", to_string(ctx.awareness->verdict))
                                                 .set("summary", ctx.awareness->summary)

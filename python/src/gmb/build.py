@@ -98,9 +98,21 @@ def engine_path(lib: MpiLibrary, root: Path | None = None) -> Path:
     return build_dir(lib, root) / "gmb-bench"
 
 
+def pins_mpi_library(cmake_args: list[str]) -> bool:
+    """Whether an engine built with these CMake arguments searches its MPI's directories before LD_LIBRARY_PATH
+    (``GMB_PIN_MPI_LIBRARY``, default ON; the last value given counts)."""
+    pinned = True
+    for a in cmake_args:
+        m = re.match(r"-DGMB_PIN_MPI_LIBRARY(?::BOOL)?=(.*)$", a)
+        if m:
+            pinned = m.group(1).strip().upper() not in ("OFF", "0", "NO", "FALSE", "N", "")
+    return pinned
+
+
 def _stamp(lib: MpiLibrary, root: Path, cuda: str, cuda_arch: str | None, cmake_args: list[str] = ()) -> dict:
     return {"identity": lib.identity, "fingerprint": library_fingerprint(lib), "source_hash": source_hash(root),
-            "cuda": cuda, "cuda_arch": cuda_arch or "", "cmake_args": list(cmake_args)}
+            "cuda": cuda, "cuda_arch": cuda_arch or "", "cmake_args": list(cmake_args),
+            "pinned": pins_mpi_library(list(cmake_args))}
 
 
 def effective_cmake_args(lib: MpiLibrary, extra: list[str] | None = None) -> list[str]:
@@ -112,7 +124,8 @@ def needs_build(lib: MpiLibrary, root: Path, cuda: str | None = None, cuda_arch:
                 cmake_args: list[str] | None = None) -> str | None:
     """Why the engine of ``lib`` must be (re)built, or None when the cached one is current. ``cuda`` None: any
     CUDA setting of the cached build will do (``gmb run`` after ``gmb build --cuda OFF`` does not rebuild);
-    likewise the CMake arguments are compared only when some are given (declared or on the command line)."""
+    likewise the CMake arguments are compared only when some are given (declared or on the command line), except
+    that an engine whose MPI library is not pinned is only reused when that is asked for again."""
     if lib.engine:
         return None
     stamp = build_dir(lib, root) / "gmb-build.json"
@@ -126,6 +139,9 @@ def needs_build(lib: MpiLibrary, root: Path, cuda: str | None = None, cuda_arch:
     want = _stamp(lib, root, cuda, cuda_arch, args)
     keys = [("identity", "library changed"), ("fingerprint", "library reinstalled"),
             ("source_hash", "engine sources changed")]
+    if want["pinned"] and not data.get("pinned", False):
+        # an engine built with -DGMB_PIN_MPI_LIBRARY=OFF (or by an older gmb) is not reused by default
+        return "cached engine does not pin its MPI library (built with GMB_PIN_MPI_LIBRARY=OFF or by an older gmb)"
     if args:
         keys.append(("cmake_args", "CMake arguments changed"))
     if cuda is not None:

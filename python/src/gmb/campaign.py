@@ -52,8 +52,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import launchers
+from . import identity, launchers
 from .mpilibs import MpiLibrary
+from .records import read_records
 from .store import Store
 from .tomlcheck import array_of_tables, typename
 from .topology import Topology
@@ -950,24 +951,52 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
         t0 = time.monotonic()
         status, rc, reason = _execute(argv, env, log, x.timeout_s)
         wall = time.monotonic() - t0
-        if out.exists():
-            try:
-                n = store.ingest(out, library=x.library, repetition=x.repetition, launch_id=x.launch_id)
-                if n == 0 and status == "ok":
-                    status, reason = "failed", "engine wrote no result records"
-            except Exception as exc:  # a broken record file is a failed launch, not a crashed campaign
-                status, reason = "failed", f"records unreadable: {exc}"
-        elif status == "ok":
-            status, reason = "failed", "engine wrote no record file"
+        status, reason = _store_records(store, out, log, lib, x, status, reason)
         store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3))
-        failures_in_a_row[x.library] = failures_in_a_row.get(x.library, 0) + 1 if status in ("failed", "timeout") \
-            else 0
+        failures_in_a_row[x.library] = failures_in_a_row.get(x.library, 0) + 1 \
+            if status in ("failed", "timeout", identity.WRONG_LIBRARY) else 0
         counts[status] = counts.get(status, 0) + 1
         if bar:
             bar.update(status, x.launch_id)
     if bar:
         bar.close()
     return counts
+
+
+def _store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launch, status: str, reason: str
+                   ) -> tuple[str, str]:
+    """Store what a launch wrote, after checking that it ran the planned library: a launch whose records name
+    another MPI library (identity.mismatch) is "wrong-library" and none of its figures are stored (its raw file
+    stays). Returns the launch's (status, reason)."""
+    if not out.exists():
+        swapped = _swapped_library(log)
+        if swapped and status != "ok":
+            return identity.WRONG_LIBRARY, swapped
+        return ("failed", "engine wrote no record file") if status == "ok" else (status, reason)
+    try:
+        records = read_records(out)
+    except Exception as exc:  # a broken record file is a failed launch, not a crashed campaign
+        return "failed", f"records unreadable: {exc}"
+    wrong = next((why for why in (identity.mismatch(lib, ctx) for ctx in records.contexts) if why), None)
+    if wrong:
+        return identity.WRONG_LIBRARY, f"{wrong}; its figures were not stored (raw file kept)"
+    if not records.contexts and status != "ok" and _swapped_library(log):
+        return identity.WRONG_LIBRARY, _swapped_library(log)
+    n = store.ingest(records, library=x.library, repetition=x.repetition, launch_id=x.launch_id)
+    if n == 0 and status == "ok":
+        return "failed", "engine wrote no result records"
+    return status, reason
+
+
+def _swapped_library(log: Path) -> str:
+    """The engine's start-up warning that it runs another MPI library than it was built against (printed before
+    MPI_Init, so it survives a crash inside the swapped library), or ""."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return ""
+    m = re.search(r"gmb-bench: warning: MPI library swapped: ([^\n]*)", text)
+    return f"the engine ran another MPI library than it was built for: {m.group(1)}" if m else ""
 
 
 def _execute(argv, env, log: Path, timeout_s: float) -> tuple[str, int | None, str]:

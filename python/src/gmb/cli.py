@@ -37,6 +37,9 @@ def _libraries(args, need=True):
     except mpilibs.ConfigError as exc:
         raise UsageError(str(exc)) from None
     args.all_library_names = [lib.name for lib in libs]
+    if getattr(args, "no_isolation", False):
+        for lib in libs:
+            lib.isolate_from = []
     wanted = getattr(args, "library", None)
     if wanted:
         names = {lib.name for lib in libs}
@@ -97,7 +100,10 @@ def cmd_build(args):
 
 
 def _engines_and_caps(libs, do_build: bool, build_options: dict | None = None):
-    from . import build, mpilibs
+    """Engines (built when ``do_build``) and their capabilities per library; a library whose engine cannot be
+    had, or loads another MPI library than the planned one in the library's environment, is skipped with the
+    reason."""
+    from . import build, identity, mpilibs
 
     engines, caps, skipped = {}, {}, []
     for lib in libs:
@@ -113,6 +119,9 @@ def _engines_and_caps(libs, do_build: bool, build_options: dict | None = None):
             if not Path(path).exists():
                 raise build.BuildError(f"engine {path} does not exist (run `gmb build`)")
             caps[lib.name] = build.engine_capabilities(path, env=lib.process_env())
+            wrong = identity.check_engine(lib, caps[lib.name])
+            if wrong:
+                raise build.BuildError(f"its engine {path} does not run this library: {wrong}")
             engines[lib.name] = str(Path(path).resolve())
         except build.BuildError as exc:
             skipped.append((lib.name, "all", str(exc)))
@@ -299,7 +308,7 @@ def _resume_engines(planned: dict[str, str], libs: dict, used: set[str], args) -
 
 
 def cmd_run(args):
-    from . import campaign, store
+    from . import campaign, identity, store
 
     if args.dry_run:
         return cmd_plan(args)
@@ -373,6 +382,10 @@ def cmd_run(args):
         print(f"\ngmb: interrupted; continue with `gmb run --resume {outdir}`", file=sys.stderr)
         return 130
     print(f"gmb: launches: {counts or 'none left to run'}; results in {outdir}", file=sys.stderr)
+    for r in st.rows("SELECT library, COUNT(*) AS n, MIN(reason) AS reason FROM launches WHERE status = ? "
+                     "GROUP BY library", (identity.WRONG_LIBRARY,)):
+        print(f"gmb: {r['library']}: {r['n']} launch(es) ran another MPI library; their figures were not stored: "
+              f"{r['reason']}", file=sys.stderr)
     if not args.no_report:
         from . import report
 
@@ -510,13 +523,37 @@ def cmd_slurm(args):
 
 
 def cmd_ingest(args):
-    from . import store
+    """Every file is read (and checked) before anything is stored: a file that cannot be read, or whose records
+    name another MPI library than ``--library`` (when gmb knows that library: `gmb libs`), stores nothing."""
+    from . import identity, mpilibs, records, store
 
+    files = [records.read_records(f, validate=args.validate) for f in args.files]
+    if args.library:
+        known = {}
+        if not args.no_check:
+            try:
+                known = {lib.name: lib for lib in mpilibs.all_libraries(args.config, detect_libs=not args.no_detect)}
+            except mpilibs.ConfigError as exc:
+                raise UsageError(str(exc)) from None
+        lib = known.get(args.library)
+        wrong = [f"{rf.path}: {why}" for rf in files for why in
+                 (identity.mismatch(lib, ctx) for ctx in rf.contexts) if why] if lib else []
+        if wrong:
+            raise UsageError(f"records that ran another library than {args.library} (nothing stored):\n  "
+                             + "\n  ".join(wrong))
+        if lib is None and not args.no_check:
+            said = sorted({records.library_label(ctx) for rf in files for ctx in rf.contexts} - {args.library})
+            print(f"gmb ingest: warning: {args.library} is not a library gmb found or was declared (gmb libs): its "
+                  f"records cannot be checked" + (f"; they say {', '.join(said)}" if said else ""), file=sys.stderr)
+    for rf in files:
+        swapped = {(ctx.get("mpi") or {}).get("library_object", {}).get("loaded_realpath") for ctx in rf.contexts
+                   if (ctx.get("mpi") or {}).get("library_object", {}).get("matches_build") is False}
+        for path in sorted(p for p in swapped if p):
+            print(f"gmb ingest: note: {rf.path}: the engine ran {path}, not the library it was built against; "
+                  f"labelled by what ran", file=sys.stderr)
     db = Path(args.store)
     st = store.Store(db)
-    n = 0
-    for f in args.files:
-        n += st.ingest(f, library=args.library, validate=args.validate)
+    n = sum(st.ingest(rf, library=args.library) for rf in files)
     print(f"{n} result records into {db}")
     return 0
 
@@ -549,6 +586,9 @@ def parser() -> argparse.ArgumentParser:
                                          "./gmb.toml)")
         sp.add_argument("--library", action="append", help="restrict to this library (repeatable)")
         sp.add_argument("--no-detect", action="store_true", help="only declared libraries")
+        sp.add_argument("--no-isolation", action="store_true",
+                        help="keep other MPI installations' directories in PATH and LD_LIBRARY_PATH (diagnosis: "
+                             "every launch is still checked for the library it ran)")
 
     def buildopts(sp):
         sp.add_argument("--cmake-arg", action="append", metavar="ARG",
@@ -644,7 +684,11 @@ def parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("ingest", help="add JSONL record files to a store")
     sp.add_argument("store", help="store.sqlite (created if absent)")
     sp.add_argument("files", nargs="+")
-    sp.add_argument("--library", help="library label (default: from the context's version string)")
+    sp.add_argument("--library", help="library label (default: from the context's version string); when gmb knows "
+                                      "the library (gmb libs), records that ran another one are refused")
+    sp.add_argument("--config", help="libraries TOML, as for gmb libs")
+    sp.add_argument("--no-detect", action="store_true", help="only declared libraries")
+    sp.add_argument("--no-check", action="store_true", help="store under --library without checking the records")
     sp.add_argument("--validate", action="store_true", help="check every line against schema/record.v1.json")
     sp.set_defaults(fn=cmd_ingest)
     return p

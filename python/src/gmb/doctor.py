@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import build as build_mod
-from . import launchers, mpilibs, topology
+from . import identity, launchers, mpilibs, topology
 
 
 def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, check_settings: bool | None = None
@@ -35,8 +35,20 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, che
         if lib.cxx is None:
             report["missing"].append(f"{lib.name}: no mpicxx next to {lib.launcher_path}: install the development "
                                      f"package (libopenmpi-dev / libmpich-dev) to build the engine.")
+        mixed = identity.launcher_and_wrapper(lib, lib.process_env()) if lib.transport == "mpi" else None
+        entry["launcher_and_wrapper"] = mixed or "same installation"
+        if mixed:
+            report["missing"].append(f"{lib.name}: launcher and compiler wrapper belong to different installations "
+                                     f"({mixed}): its engine would be built for one MPI and launched by another; "
+                                     f"declare the library with launcher_path and cc of one installation.")
         engine = build_mod.engine_path(lib)
         entry["engine"] = str(engine) if engine.exists() else None
+        if engine.exists():
+            entry["engine_loads"] = engine_loads(lib, engine)
+            if entry["engine_loads"].get("mismatch"):
+                report["missing"].append(f"{lib.name}: its engine does not run this library: "
+                                         f"{entry['engine_loads']['mismatch']}; its launches will fail as "
+                                         f"{identity.WRONG_LIBRARY} (rebuild it: gmb build --force --library {lib.name}).")
         if not engine.exists():
             report["missing"].append(f"{lib.name}: engine not built: run `gmb build --library {lib.name}`.")
         elif run_engine_doctor and lib.transport == "mpi":  # an NCCL library's engine is its via library's
@@ -57,6 +69,23 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, che
     if shutil.which("cmake") is None:
         report["missing"].append("cmake not found: install cmake (apt-get install cmake) to build engines.")
     return report
+
+
+def engine_loads(lib: mpilibs.MpiLibrary, engine: Path) -> dict:
+    """What the engine loads in the library's environment (``gmb-bench list --format json``, no launcher):
+    {"library_version", "loaded", "linked", "mismatch"} or {"error"}."""
+    try:
+        caps = build_mod.engine_capabilities(engine, env=lib.process_env())
+    except build_mod.BuildError as exc:
+        return {"error": str(exc)}
+    mpi = caps.get("mpi")
+    if not isinstance(mpi, dict):
+        return {"error": "the engine does not say (built before gmb-bench named its MPI library: rebuild it)"}
+    obj = mpi.get("library_object") or {}
+    return {"library_version": identity.first_line(mpi.get("library_version", "")),
+            "loaded": obj.get("loaded_realpath") or obj.get("loaded") or f"unknown ({obj.get('lookup_error', '')})",
+            "linked": obj.get("linked_realpath") or obj.get("linked") or "unknown",
+            "mismatch": identity.check_engine(lib, caps)}
 
 
 def engine_doctor(lib: mpilibs.MpiLibrary, engine: Path, timeout: float = 120) -> dict:
@@ -239,6 +268,19 @@ def format_text(rep: dict) -> str:
             lib["cuda_aware_static"]] if lib.get("transport", "mpi") == "mpi" else f"NCCL transport via {lib['via']}"
         lines.append(f"  {lib['name']:<22} {lib['family']} {lib['version']} prefix {lib['prefix']} "
                      f"launcher {lib['launcher']} ({lib['launcher_path']}) [{lib['source']}] {aware}")
+        if lib.get("library_dirs"):
+            lines.append(f"      library directories: {' '.join(lib['library_dirs'])}")
+        if lib.get("isolate_from"):
+            lines.append(f"      kept out of its PATH / LD_LIBRARY_PATH: {' '.join(lib['isolate_from'])}")
+        if lib.get("launcher_and_wrapper", "same installation") != "same installation":
+            lines.append(f"      MIXED INSTALLATIONS: {lib['launcher_and_wrapper']}")
+        loads = lib.get("engine_loads")
+        if loads:
+            if loads.get("error"):
+                lines.append(f"      engine loads: unknown ({loads['error']})")
+            else:
+                lines.append(f"      engine loads: {loads['loaded']} ({loads['library_version']})"
+                             + (f"  WRONG LIBRARY: {loads['mismatch']}" if loads.get("mismatch") else ""))
         if lib.get("engine_doctor"):
             ed = lib["engine_doctor"]
             aw = ed.get("gpu_awareness")

@@ -22,6 +22,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from . import identity
 from .tomlcheck import array_of_tables
 
 # Built-in GPU profiles (METHODOLOGY "Placement"); a declared library may override any field.
@@ -70,6 +71,12 @@ class MpiLibrary:
     env_unset: list[str] = field(default_factory=list)  # variables removed from this library's processes
     path_remove: list[str] = field(default_factory=list)  # PATH / LD_LIBRARY_PATH entries under these dropped
     cmake_args: list[str] = field(default_factory=list)  # extra CMake arguments for this installation's engine
+    # where this installation's MPI library files are (identity.library_dirs): a launch that loaded its MPI from
+    # anywhere else ran another library
+    library_dirs: list[str] = field(default_factory=list)
+    # library and bin directories of the other installations found (identity.isolate), removed from PATH and
+    # LD_LIBRARY_PATH of this library's processes
+    isolate_from: list[str] = field(default_factory=list)
 
     @property
     def identity(self) -> str:
@@ -86,22 +93,29 @@ class MpiLibrary:
                 "launcher_args": self.launcher_args, "env": self.env, "profile": self.profile,
                 "source": self.source, "cuda_aware": self.cuda_aware, "identity": self.identity,
                 "build_hash": self.build_hash, "transport": self.transport, "via": self.via,
-                "env_unset": self.env_unset, "path_remove": self.path_remove, "cmake_args": self.cmake_args}
+                "env_unset": self.env_unset, "path_remove": self.path_remove, "cmake_args": self.cmake_args,
+                "library_dirs": self.library_dirs, "isolate_from": self.isolate_from}
 
     def process_env(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """The environment this library's processes (launcher, compiler wrappers, engine) run with: ``base``
-        (default os.environ) without ``env_unset`` variables and without PATH / LD_LIBRARY_PATH entries under a
-        ``path_remove`` prefix, then the library's ``env`` on top. E.g. a system Open MPI next to another
-        Open MPI whose lib/ is on LD_LIBRARY_PATH (same libmpi.so.40 soname) must not see that lib/."""
+        (default os.environ) without ``env_unset`` variables, without PATH / LD_LIBRARY_PATH entries under a
+        ``path_remove`` prefix or naming another installation's directory (``isolate_from``), then the library's
+        ``env`` on top. E.g. a system Open MPI next to another Open MPI whose lib/ is on LD_LIBRARY_PATH (same
+        libmpi.so.40 soname) must not see that lib/."""
         env = dict(os.environ if base is None else base)
         for name in self.env_unset:
             env.pop(name, None)
         for name in PATH_VARIABLES:
-            if self.path_remove and name in env:
+            if name in env:
                 kept = [d for d in env[name].split(os.pathsep) if d and not _under_any(d, self.path_remove)]
-                env[name] = os.pathsep.join(kept)
+                env[name] = identity.without_dirs(os.pathsep.join(kept), self.isolate_from)
         env.update(self.env)
         return env
+
+    def find_library_dirs(self) -> None:
+        """Fill ``library_dirs`` from the compiler wrapper (or the prefix), in the library's own environment."""
+        env = replace(self, isolate_from=[]).process_env()
+        self.library_dirs = identity.library_dirs(identity.wrapper_library_dirs(self.cc, self.family, env), self.prefix)
 
 
 PATH_VARIABLES = ("PATH", "LD_LIBRARY_PATH")
@@ -122,7 +136,18 @@ def _run(argv: list[str], timeout: float = 15, env: dict[str, str] | None = None
 
 
 def identify(launcher_path: str, env: dict[str, str] | None = None) -> tuple[str, str] | None:
-    """(family, version) of the MPI behind a launcher, or None."""
+    """(family, version) of the MPI behind a launcher, or None. A launcher that cannot start under the current
+    LD_LIBRARY_PATH (set up for another MPI: a wheel's prterun picking up the system's libpmix) is asked again
+    without it, as its launches will run once the other installations' directories are taken out."""
+    ident = _identify(launcher_path, env)
+    base = dict(os.environ if env is None else env)
+    if ident is None and base.get("LD_LIBRARY_PATH"):
+        base.pop("LD_LIBRARY_PATH")
+        ident = _identify(launcher_path, base)
+    return ident
+
+
+def _identify(launcher_path: str, env: dict[str, str] | None) -> tuple[str, str] | None:
     out = _run([launcher_path, "--version"], env=env)
     low = out.lower()
     if "open mpi" in low or "openrte" in low or "open-rte" in low:
@@ -235,6 +260,7 @@ def detect(path_env: str | None = None) -> list[MpiLibrary]:
         lib = MpiLibrary(name=f"{family}-{version}", family=family, version=version, prefix=prefix,
                          launcher_path=launcher_path, launcher=DEFAULT_LAUNCHER.get(family, "mpiexec"),
                          cxx=cxx, cc=cc)
+        lib.find_library_dirs()
         libs[key] = lib
     out = list(libs.values())
     names: dict[str, int] = {}
@@ -380,6 +406,7 @@ def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibra
         lib.launcher = entry.get("launcher") or DEFAULT_LAUNCHER.get(lib.family, "mpiexec")
         if profile:
             lib = apply_profile(lib, profile)
+        lib.find_library_dirs()
         out.append(lib)
     return out
 
@@ -436,4 +463,6 @@ def all_libraries(config: str | None = None, detect_libs: bool = True) -> list[M
     for lib in detected:
         if (lib.family, lib.version, lib.prefix) not in declared_ids and lib.name not in names:
             out.append(lib)
+    # every installation found, used or not, is kept out of the others' environments
+    identity.isolate([*out, *(lib for lib in detected if lib not in out)])
     return out

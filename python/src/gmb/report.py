@@ -9,7 +9,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__
+from . import __version__, identity
 from .store import Store
 from .tables import Table, all_tables
 
@@ -20,6 +20,7 @@ th,td{border:1px solid #ccc;padding:3px 7px;text-align:left}
 th{background:#f0f0f0} td.num{text-align:right;font-variant-numeric:tabular-nums}
 img{max-width:100%;border:1px solid #eee} .note{color:#555;font-size:13px}
 figure{margin:1.5em 0} code{background:#f6f6f6;padding:1px 3px}
+.warn{color:#a00;background:#fff3f3;padding:4px 8px;border-left:3px solid #a00}
 """
 
 
@@ -80,20 +81,25 @@ _LAUNCHER_NOISE = re.compile(r"^(PMIX_|PMI_|SLURM_|HYDRA_|OMPI_COMM_WORLD_|OMPI_
 def _libraries_section(store: Store) -> str:
     rows = store.rows("SELECT library, library_version, gpu_awareness, COUNT(*) AS launches, MIN(json) AS j "
                       "FROM contexts GROUP BY library, library_version, gpu_awareness ORDER BY library")
-    t = Table("MPI libraries", ["library", "version string", "GPU awareness (engine verdict)", "records",
-                                "environment (recorded)"],
+    t = Table("MPI libraries", ["library", "version string", "library object loaded", "GPU awareness (engine verdict)",
+                                "records", "environment (recorded)"],
               [[r["library"], (r["library_version"] or "").strip().splitlines()[0] if r["library_version"] else "",
+                ", ".join(sorted({path for _, path in identity.loaded_objects(json.loads(r["j"]))})) or "not recorded",
                 r["gpu_awareness"], r["launches"],
                 " ".join(f"{k}={v}" for k, v in sorted(json.loads(r["j"]).get("environment", {}).items())
                          if not _LAUNCHER_NOISE.match(k))]
                for r in rows])
+    wrong = store.rows("SELECT library, COUNT(*) AS n, MIN(reason) AS reason FROM launches WHERE status = ? "
+                       "GROUP BY library ORDER BY library", (identity.WRONG_LIBRARY,))
+    warning = "".join(f"<p class='warn'><b>{_esc(r['library'])}: {r['n']} launch(es) ran another MPI library</b>; "
+                      f"their figures are not in this report: {_esc(r['reason'])}</p>" for r in wrong)
     launch_argv = store.rows("SELECT library, MIN(argv) AS argv FROM launches GROUP BY library")
     extra = ""
     if launch_argv:
         extra = "<p class='note'>Example launch per library:</p><ul>" + "".join(
             f"<li>{_esc(r['library'])}: <code>{_esc(' '.join(json.loads(r['argv'] or '[]')))}</code></li>"
             for r in launch_argv) + "</ul>"
-    return "<h2>Libraries</h2>" + table_html(t, "libraries") + extra
+    return "<h2>Libraries</h2>" + warning + table_html(t, "libraries") + extra
 
 
 def settings_table(store: Store) -> Table | None:

@@ -1,0 +1,226 @@
+"""Which MPI library a launch really ran, and keeping each library's launches to their own library.
+
+Several MPI installations can share a soname (Open MPI's ``libmpi.so.40``, MPICH's ``libmpi.so.12``), so an
+``LD_LIBRARY_PATH`` set up for one (a module, a vendor's env script) swaps it in under an engine built for
+another, and the figures of one library land under the other's name. Three layers keep that from happening:
+
+1. **Run path** (the engine's build): the engine searches its own MPI's library directories before
+   ``LD_LIBRARY_PATH`` (``GMB_PIN_MPI_LIBRARY``, cmake/GmbMpiLibrary.cmake).
+2. **Environment**: each library's processes (launcher, engine, compiler wrappers) run without the library and
+   bin directories of every other MPI installation found on the machine (``MpiLibrary.isolate_from``).
+3. **Check**: every engine names the library object it loaded, on every rank (``mpi.library_object``,
+   ``ranks[].mpi_library``); a launch whose library lies outside the planned library's directories, or whose
+   version string disagrees with the planned library's version, is a failed launch (``wrong-library``) whose
+   figures are not stored. ``gmb ingest`` applies the same check to records it is given a known library for.
+
+A library's directories are the ones its compiler wrapper reports (``mpicc -showme:libdirs``, ``mpicc -show``),
+each also with symbolic links resolved and with the directory its ``libmpi`` really lives in.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import subprocess
+from pathlib import Path
+
+# Directories every program needs on PATH: never removed, even when another MPI's launcher lives there.
+SYSTEM_BIN_DIRS = ("/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin")
+MPI_LIBRARY_FILE = re.compile(r"^lib(mpi|mpich|mpi_abi)\.so")
+WRONG_LIBRARY = "wrong-library"  # the launch status of a mismatch
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def under(path: str, directories) -> bool:
+    """``path`` (symbolic links resolved) lies in one of ``directories`` (or below it)."""
+    p = _real(path)
+    for d in directories:
+        d = _real(d)
+        if p == d or p.startswith(d.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _wrapper_output(argv: tuple[str, ...], env_items: tuple[tuple[str, str], ...]) -> str:
+    try:
+        p = subprocess.run(list(argv), capture_output=True, text=True, timeout=30, env=dict(env_items))
+        return p.stdout if p.returncode == 0 else ""
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def wrapper_library_dirs(cc: str | None, family: str, env: dict[str, str]) -> list[str]:
+    """The library directories the compiler wrapper ``cc`` links from: Open MPI's ``-showme:libdirs``, else the
+    ``-L`` and run-path flags of ``-showme`` / ``-show`` (MPICH, MVAPICH, Intel MPI)."""
+    if not cc:
+        return []
+    items = tuple(sorted(env.items()))
+    dirs: list[str] = []
+    if family == "openmpi":
+        dirs = _wrapper_output((cc, "-showme:libdirs"), items).split()
+    if not dirs:
+        for flag in ("-show", "-showme"):
+            out = _wrapper_output((cc, flag), items)
+            dirs = re.findall(r"(?:^|\s)-L\s*(\S+)", out) + re.findall(r"-rpath[,=](\S+?)(?:[,\s]|$)", out)
+            if dirs:
+                break
+    return [d for d in dict.fromkeys(dirs) if os.path.isabs(d)]
+
+
+def library_dirs(wrapper_dirs: list[str], prefix: str) -> list[str]:
+    """Where an installation's MPI library files are: the wrapper's directories (else ``prefix``/lib, lib64), each
+    as given and with links resolved, and the directory every ``libmpi*.so*`` in them really lives in (Debian's
+    ``openmpi/lib`` holds links into ``/usr/lib/x86_64-linux-gnu``)."""
+    dirs = list(wrapper_dirs) or [str(Path(prefix) / d) for d in ("lib", "lib64") if (Path(prefix) / d).is_dir()]
+    out: list[str] = []
+    for d in dirs:
+        if not os.path.isdir(d):
+            continue
+        out += [os.path.normpath(d), _real(d)]
+        for f in sorted(os.listdir(d)):
+            if MPI_LIBRARY_FILE.match(f):
+                out.append(os.path.dirname(_real(os.path.join(d, f))))
+    return list(dict.fromkeys(out))
+
+
+def bin_dirs(lib) -> list[str]:
+    """Where an installation's launcher and wrappers are (as given and with links resolved)."""
+    out = []
+    for exe in (lib.launcher_path, lib.cc, lib.cxx):
+        if exe and os.path.isabs(exe):
+            out += [os.path.dirname(exe), os.path.dirname(_real(exe))]
+    return list(dict.fromkeys(out))
+
+
+def isolate(libs: list) -> None:
+    """Set every library's ``isolate_from``: the library and bin directories of every other installation in
+    ``libs`` (declared or detected), less the library's own and the system's bin directories."""
+    for lib in libs:
+        own = set(lib.library_dirs) | set(bin_dirs(lib))
+        foreign: list[str] = []
+        for other in libs:
+            if other is lib:
+                continue
+            foreign += [d for d in [*other.library_dirs, *bin_dirs(other)]
+                        if d not in own and d not in SYSTEM_BIN_DIRS]
+        lib.isolate_from = list(dict.fromkeys(foreign))
+
+
+def without_dirs(value: str, directories: list[str]) -> str:
+    """A PATH-like value without the entries that are (links to) one of ``directories``."""
+    if not directories:
+        return value
+    drop = {os.path.normpath(d) for d in directories} | {_real(d) for d in directories}
+    kept = [e for e in value.split(os.pathsep) if e and os.path.normpath(e) not in drop and _real(e) not in drop]
+    return os.pathsep.join(kept)
+
+
+# --------------------------------------------------------------------------- the check
+def _family_of(version_text: str) -> str | None:
+    low = version_text.lower()
+    for needle, family in (("open mpi", "openmpi"), ("mvapich", "mvapich"), ("cray", "cray-mpich"),
+                           ("intel", "intelmpi"), ("mpich", "mpich")):
+        if needle in low:
+            return family
+    return None
+
+
+def _version_in(version: str, text: str) -> bool:
+    return re.search(rf"(?<![\d.]){re.escape(version)}(?![\d])", text) is not None
+
+
+def first_line(text: str) -> str:
+    return next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+
+
+def loaded_objects(context: dict) -> list[tuple[str, str]]:
+    """(who, path) of every MPI library object a context record names: rank 0's ``mpi.library_object`` and each
+    rank's ``mpi_library`` (engines before these fields name none)."""
+    out = []
+    obj = (context.get("mpi") or {}).get("library_object") or {}
+    path = obj.get("loaded_realpath") or obj.get("loaded")
+    if path:
+        out.append(("rank 0", path))
+    for r in context.get("ranks") or []:
+        if isinstance(r, dict) and r.get("mpi_library"):
+            out.append((f"rank {r.get('rank')}", r["mpi_library"]))
+    return out
+
+
+def expected(lib) -> str:
+    """How a library is named in a mismatch: "Open MPI 4.1.6 from /usr"."""
+    names = {"openmpi": "Open MPI", "mpich": "MPICH", "mvapich": "MVAPICH", "cray-mpich": "Cray MPICH",
+             "intelmpi": "Intel MPI"}
+    return f"{names.get(lib.family, lib.family)} {lib.version} from {lib.prefix}"
+
+
+def mismatch(lib, context: dict) -> str | None:
+    """Why the run a context record describes did not run ``lib`` (None when it did, or when the record cannot
+    tell): a library object outside the library's directories (its prefix when they are unknown) on any rank, a
+    version string of another family, or one that does not contain the library's version. NCCL libraries are
+    checked as the MPI library they are launched through."""
+    text = (context.get("mpi") or {}).get("library_version") or ""
+    problems = []
+    allowed = lib.library_dirs or ([lib.prefix] if lib.prefix else [])
+    outside = sorted({path for _, path in loaded_objects(context) if allowed and not under(path, allowed)})
+    if outside:
+        problems.append("loaded " + ", ".join(outside))
+    family = _family_of(text)
+    known_family = lib.family not in ("", "unknown")
+    if text and known_family and family and family != lib.family and not {family, lib.family} <= {"mpich", "cray-mpich"}:
+        problems.append(f"its version string names another library")
+    elif text and lib.version not in ("", "unknown") and not _version_in(lib.version, text):
+        problems.append(f"its version string does not say {lib.version}")
+    if not problems:
+        return None
+    said = first_line(text)
+    return f"expected {expected(lib)}, {'; '.join(problems)}" + (f" ({said})" if said else "")
+
+
+def check_engine(lib, capabilities: dict) -> str | None:
+    """The same check on ``gmb-bench list --format json`` run in the library's environment: what the engine will
+    load when launched for ``lib`` (None when it is the library's own, or the engine is too old to say)."""
+    mpi = capabilities.get("mpi")
+    if not isinstance(mpi, dict):
+        return None
+    return mismatch(lib, {"mpi": mpi})
+
+
+# --------------------------------------------------------------------------- launcher and wrapper
+def wrapper_says(cc: str, family: str, env: dict[str, str]) -> str:
+    """The compiler wrapper's own account of its library: Open MPI's ``-showme:version`` ("mpicc: Open MPI 4.1.4
+    (Language: C)"), MPICH's ``-v`` ("mpicc for MPICH version 4.0.2"), "" when it says nothing."""
+    items = tuple(sorted(env.items()))
+    for flag in (("-showme:version",) if family == "openmpi" else ()) + ("-v",):
+        line = next((ln for ln in _wrapper_output((cc, flag), items).splitlines()
+                     if _family_of(ln) and re.search(r"\d+\.\d+", ln)), "")
+        if line:
+            return line.strip()
+    return ""
+
+
+def launcher_and_wrapper(lib, env: dict[str, str]) -> str | None:
+    """Why ``lib``'s launcher and compiler wrapper belong to different installations (None when they agree or
+    cannot tell): an engine built with one and launched by the other mixes two MPIs. Told by the wrapper's
+    family and version against the launcher's, then by the installation prefix each resolves to."""
+    if not lib.cc or not lib.launcher_path or Path(lib.launcher_path).name == "srun":
+        return None
+    said = wrapper_says(lib.cc, lib.family, env)
+    family = _family_of(said) if said else None
+    if said and lib.family not in ("", "unknown") and family and family != lib.family:
+        return (f"launcher {lib.launcher_path} is {lib.family} {lib.version}, compiler wrapper {lib.cc} says "
+                f"{said!r}")
+    if said and lib.version not in ("", "unknown") and not _version_in(lib.version, said):
+        return (f"launcher {lib.launcher_path} is {lib.family} {lib.version}, compiler wrapper {lib.cc} says "
+                f"{said!r}")
+    launcher_prefix = Path(_real(lib.launcher_path)).parent.parent
+    wrapper_prefix = Path(_real(lib.cc)).parent.parent
+    if launcher_prefix != wrapper_prefix:
+        return (f"launcher {lib.launcher_path} is installed under {launcher_prefix}, compiler wrapper {lib.cc} "
+                f"under {wrapper_prefix}")
+    return None
