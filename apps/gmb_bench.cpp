@@ -28,13 +28,10 @@ void print_usage() {
   std::printf("\nexit status: 0 ok, 1 runtime failure, 2 bad input, 3 unsupported configuration, 4 validation failed\n");
 }
 
-// MPI_Get_library_version may be called before MPI_Init (MPI-3.0 onwards): `list` starts no MPI job.
-std::string mpi_library_version() {
-  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
-  int length = 0;
-  if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) return "unknown (MPI_Get_library_version failed)";
-  std::string text(version, static_cast<std::size_t>(std::max(0, length)));
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();  // Open MPI counts its NUL
+// `list` starts no MPI job: the version is asked before MPI_Init.
+std::string library_version_text() {
+  std::string text;
+  if (gmb::mpi_library_version(text) != MPI_SUCCESS) return "unknown (MPI_Get_library_version failed)";
   return text;
 }
 
@@ -84,7 +81,7 @@ int list_command(const std::vector<std::string>& args) {
                             .set("version", build.version)
                             .set("git_revision", build.git_revision)
                             .set("mpi", Json::object()
-                                            .set("library_version", mpi_library_version())
+                                            .set("library_version", library_version_text())
                                             .set("library_object", loaded_mpi_library().to_json()))
                             .set("benchmarks", benchmarks)
                             .set("memory_kinds", kinds)
@@ -98,7 +95,7 @@ int list_command(const std::vector<std::string>& args) {
               platform.nccl.available() ? ("NCCL " + platform.nccl.version).c_str()
                                         : ("unavailable: " + platform.nccl.unavailable_reason).c_str());
   const MpiLibraryObject mpi = loaded_mpi_library();
-  std::printf("MPI library: %s\n  loaded %s\n  built against %s%s\n\nbenchmarks:\n", first_line(mpi_library_version()).c_str(),
+  std::printf("MPI library: %s\n  loaded %s\n  built against %s%s\n\nbenchmarks:\n", first_line(library_version_text()).c_str(),
               mpi.loaded.empty() ? ("unknown: " + mpi.lookup_error).c_str() : mpi.loaded.c_str(), mpi.linked.c_str(),
               mpi.mismatch().empty() ? "" : ("\n  WARNING: " + mpi.mismatch()).c_str());
   for (const auto& b : Registry::instance().all()) std::printf("  %-10s %s\n", b.name.c_str(), b.summary.c_str());

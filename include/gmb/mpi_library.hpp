@@ -28,4 +28,8 @@ struct MpiLibraryObject {
 // Works before MPI_Init (nothing is asked of the library: the loader already mapped it).
 MpiLibraryObject loaded_mpi_library();
 
+// MPI_Get_library_version into `text`, without the NUL and newlines some libraries count in its length.
+// Callable before MPI_Init (MPI-3.0 onwards). Returns the call's MPI error code.
+int mpi_library_version(std::string& text);
+
 }  // namespace gmb

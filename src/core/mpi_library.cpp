@@ -1,6 +1,7 @@
 #include "gmb/mpi_library.hpp"
 
 #include <dlfcn.h>
+#include <mpi.h>
 #include <limits.h>
 #include <stdlib.h>
 
@@ -44,6 +45,15 @@ MpiLibraryObject loaded_mpi_library() {
   object.loaded = info.dli_fname;
   object.loaded_realpath = resolved(object.loaded);
   return object;
+}
+
+int mpi_library_version(std::string& text) {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int length = 0;
+  const int rc = MPI_Get_library_version(version, &length);
+  text.assign(version, rc == MPI_SUCCESS && length > 0 ? static_cast<std::size_t>(length) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();  // Open MPI counts its NUL
+  return rc;
 }
 
 bool MpiLibraryObject::matches_build() const {

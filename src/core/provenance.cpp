@@ -181,13 +181,10 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                    .set("gpu", gpu_json));
   }
 
-  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
-  int length = 0, major = 0, minor = 0;
-  GMB_MPI_CHECK(MPI_Get_library_version(version, &length));
+  std::string library_version;
+  int major = 0, minor = 0;
+  GMB_MPI_CHECK(mpi_library_version(library_version));
   GMB_MPI_CHECK(MPI_Get_version(&major, &minor));
-  std::string library_version(version, static_cast<std::size_t>(length));
-  while (!library_version.empty() && (library_version.back() == '\n' || library_version.back() == '\0'))
-    library_version.pop_back();
 
   Json cuda = nullptr;
   if (ctx.platform->gpu) {

@@ -968,20 +968,21 @@ def _store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launc
     """Store what a launch wrote, after checking that it ran the planned library: a launch whose records name
     another MPI library (identity.mismatch) is "wrong-library" and none of its figures are stored (its raw file
     stays). Returns the launch's (status, reason)."""
-    if not out.exists():
+    records = None
+    if out.exists():
+        try:
+            records = read_records(out)
+        except Exception as exc:  # a broken record file is a failed launch, not a crashed campaign
+            return "failed", f"records unreadable: {exc}"
+        wrong = next((why for why in (identity.mismatch(lib, ctx) for ctx in records.contexts) if why), None)
+        if wrong:
+            return identity.WRONG_LIBRARY, f"{wrong}; its figures were not stored (raw file kept)"
+    if status != "ok" and not (records and records.contexts):  # died before saying what it ran
         swapped = _swapped_library(log)
-        if swapped and status != "ok":
+        if swapped:
             return identity.WRONG_LIBRARY, swapped
+    if records is None:
         return ("failed", "engine wrote no record file") if status == "ok" else (status, reason)
-    try:
-        records = read_records(out)
-    except Exception as exc:  # a broken record file is a failed launch, not a crashed campaign
-        return "failed", f"records unreadable: {exc}"
-    wrong = next((why for why in (identity.mismatch(lib, ctx) for ctx in records.contexts) if why), None)
-    if wrong:
-        return identity.WRONG_LIBRARY, f"{wrong}; its figures were not stored (raw file kept)"
-    if not records.contexts and status != "ok" and _swapped_library(log):
-        return identity.WRONG_LIBRARY, _swapped_library(log)
     n = store.ingest(records, library=x.library, repetition=x.repetition, launch_id=x.launch_id)
     if n == 0 and status == "ok":
         return "failed", "engine wrote no result records"

@@ -546,9 +546,8 @@ def cmd_ingest(args):
             print(f"gmb ingest: warning: {args.library} is not a library gmb found or was declared (gmb libs): its "
                   f"records cannot be checked" + (f"; they say {', '.join(said)}" if said else ""), file=sys.stderr)
     for rf in files:
-        swapped = {(ctx.get("mpi") or {}).get("library_object", {}).get("loaded_realpath") for ctx in rf.contexts
-                   if (ctx.get("mpi") or {}).get("library_object", {}).get("matches_build") is False}
-        for path in sorted(p for p in swapped if p):
+        objects = [identity.library_object(ctx) for ctx in rf.contexts]
+        for path in sorted({o.get("loaded_realpath") for o in objects if o.get("matches_build") is False} - {None, ""}):
             print(f"gmb ingest: note: {rf.path}: the engine ran {path}, not the library it was built against; "
                   f"labelled by what ran", file=sys.stderr)
     db = Path(args.store)

@@ -25,6 +25,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from .records import library_family
+
 # Directories every program needs on PATH: never removed, even when another MPI's launcher lives there.
 SYSTEM_BIN_DIRS = ("/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin")
 MPI_LIBRARY_FILE = re.compile(r"^lib(mpi|mpich|mpi_abi)\.so")
@@ -121,15 +123,6 @@ def without_dirs(value: str, directories: list[str]) -> str:
 
 
 # --------------------------------------------------------------------------- the check
-def _family_of(version_text: str) -> str | None:
-    low = version_text.lower()
-    for needle, family in (("open mpi", "openmpi"), ("mvapich", "mvapich"), ("cray", "cray-mpich"),
-                           ("intel", "intelmpi"), ("mpich", "mpich")):
-        if needle in low:
-            return family
-    return None
-
-
 def _version_in(version: str, text: str) -> bool:
     return re.search(rf"(?<![\d.]){re.escape(version)}(?![\d])", text) is not None
 
@@ -138,18 +131,18 @@ def first_line(text: str) -> str:
     return next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
 
 
-def loaded_objects(context: dict) -> list[tuple[str, str]]:
-    """(who, path) of every MPI library object a context record names: rank 0's ``mpi.library_object`` and each
-    rank's ``mpi_library`` (engines before these fields name none)."""
-    out = []
-    obj = (context.get("mpi") or {}).get("library_object") or {}
-    path = obj.get("loaded_realpath") or obj.get("loaded")
-    if path:
-        out.append(("rank 0", path))
-    for r in context.get("ranks") or []:
-        if isinstance(r, dict) and r.get("mpi_library"):
-            out.append((f"rank {r.get('rank')}", r["mpi_library"]))
-    return out
+def library_object(context: dict) -> dict:
+    """Rank 0's ``mpi.library_object`` of a context record ({} for engines before it)."""
+    return (context.get("mpi") or {}).get("library_object") or {}
+
+
+def loaded_objects(context: dict) -> set[str]:
+    """Every MPI library file a context record names: rank 0's ``mpi.library_object`` and each rank's
+    ``mpi_library`` (engines before these fields name none)."""
+    obj = library_object(context)
+    out = {obj.get("loaded_realpath") or obj.get("loaded")}
+    out |= {r.get("mpi_library") for r in context.get("ranks") or [] if isinstance(r, dict)}
+    return {p for p in out if p}
 
 
 def expected(lib) -> str:
@@ -167,13 +160,13 @@ def mismatch(lib, context: dict) -> str | None:
     text = (context.get("mpi") or {}).get("library_version") or ""
     problems = []
     allowed = lib.library_dirs or ([lib.prefix] if lib.prefix else [])
-    outside = sorted({path for _, path in loaded_objects(context) if allowed and not under(path, allowed)})
+    outside = sorted(path for path in loaded_objects(context) if allowed and not under(path, allowed))
     if outside:
         problems.append("loaded " + ", ".join(outside))
-    family = _family_of(text)
+    family = library_family(text)
     known_family = lib.family not in ("", "unknown")
     if text and known_family and family and family != lib.family and not {family, lib.family} <= {"mpich", "cray-mpich"}:
-        problems.append(f"its version string names another library")
+        problems.append("its version string names another library")
     elif text and lib.version not in ("", "unknown") and not _version_in(lib.version, text):
         problems.append(f"its version string does not say {lib.version}")
     if not problems:
@@ -198,7 +191,7 @@ def wrapper_says(cc: str, family: str, env: dict[str, str]) -> str:
     items = tuple(sorted(env.items()))
     for flag in (("-showme:version",) if family == "openmpi" else ()) + ("-v",):
         line = next((ln for ln in _wrapper_output((cc, flag), items).splitlines()
-                     if _family_of(ln) and re.search(r"\d+\.\d+", ln)), "")
+                     if library_family(ln) and re.search(r"\d+\.\d+", ln)), "")
         if line:
             return line.strip()
     return ""
@@ -211,7 +204,7 @@ def launcher_and_wrapper(lib, env: dict[str, str]) -> str | None:
     if not lib.cc or not lib.launcher_path or Path(lib.launcher_path).name == "srun":
         return None
     said = wrapper_says(lib.cc, lib.family, env)
-    family = _family_of(said) if said else None
+    family = library_family(said) if said else None
     if said and lib.family not in ("", "unknown") and family and family != lib.family:
         return (f"launcher {lib.launcher_path} is {lib.family} {lib.version}, compiler wrapper {lib.cc} says "
                 f"{said!r}")

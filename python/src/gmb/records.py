@@ -115,19 +115,22 @@ def library_label(context: dict) -> str:
     if transport_of(context) == "nccl":
         return nccl_label(context)
     text = (context.get("mpi") or {}).get("library_version", "") or ""
-    low = text.lower()
     import re
 
     m = re.search(r"(\d+\.\d+(?:\.\d+)?)", text)
     version = m.group(1) if m else "unknown"
-    if "open mpi" in low:
-        return f"openmpi-{version}"
-    if "mvapich" in low:
-        return f"mvapich-{version}"
-    if "cray" in low:
-        return f"cray-mpich-{version}"
-    if "mpich" in low:
-        return f"mpich-{version}"
-    if "intel" in low:
-        return f"intelmpi-{version}"
+    family = library_family(text)
+    if family:
+        return f"{family}-{version}"
     return text.split()[0].lower() if text.strip() else "unknown"
+
+
+def library_family(version_text: str) -> str | None:
+    """The MPI family an MPI_Get_library_version text names (openmpi, mvapich, cray-mpich, mpich, intelmpi), or
+    None. MPICH-derived libraries name MPICH too, so the derived ones are looked for first."""
+    low = version_text.lower()
+    for needle, family in (("open mpi", "openmpi"), ("mvapich", "mvapich"), ("cray", "cray-mpich"),
+                           ("mpich", "mpich"), ("intel", "intelmpi")):
+        if needle in low:
+            return family
+    return None

@@ -84,7 +84,7 @@ def _libraries_section(store: Store) -> str:
     t = Table("MPI libraries", ["library", "version string", "library object loaded", "GPU awareness (engine verdict)",
                                 "records", "environment (recorded)"],
               [[r["library"], (r["library_version"] or "").strip().splitlines()[0] if r["library_version"] else "",
-                ", ".join(sorted({path for _, path in identity.loaded_objects(json.loads(r["j"]))})) or "not recorded",
+                ", ".join(sorted(identity.loaded_objects(json.loads(r["j"])))) or "not recorded",
                 r["gpu_awareness"], r["launches"],
                 " ".join(f"{k}={v}" for k, v in sorted(json.loads(r["j"]).get("environment", {}).items())
                          if not _LAUNCHER_NOISE.match(k))]
