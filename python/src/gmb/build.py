@@ -105,7 +105,9 @@ def pins_mpi_library(cmake_args: list[str]) -> bool:
     for a in cmake_args:
         m = re.match(r"-DGMB_PIN_MPI_LIBRARY(?::BOOL)?=(.*)$", a)
         if m:
-            pinned = m.group(1).strip().upper() not in ("OFF", "0", "NO", "FALSE", "N", "")
+            value = m.group(1).strip().upper()  # CMake's false constants
+            pinned = value not in ("OFF", "0", "NO", "FALSE", "N", "IGNORE", "NOTFOUND", "") and \
+                not value.endswith("-NOTFOUND")
     return pinned
 
 
