@@ -19,17 +19,17 @@ def _real(*names, library="ompi-ob1"):
     return st
 
 
-def _peak(run_id, op, path, nbytes, gbps):
+def _peak(run_id, op, path, nbytes, gbps, pair=0):
     return {"schema": "gmb.record/1", "type": "result", "run_id": run_id, "benchmark": "peaks", "status": "ok",
             "bytes": nbytes, "operation": op,
             "bandwidth_GBps": {**synth.stats(gbps, spread=0.01), "median": gbps},  # the median exactly
-            "path": {"class": path, "link": path, "nominal_GBps": None}}
+            "path": {"class": path, "link": path, "nominal_GBps": None}, "metrics": {"pair": f"pair{pair}"}}
 
 
 def _synthetic(tmp_path, peaks, mpi):
     """A store from synthetic peaks records [(op, path, bytes, GB/s)] and MPI records."""
     f = synth.write_jsonl(tmp_path / "s.jsonl", [synth.context("s", "bw", "Open MPI v5.0.7", cuda=True),
-                                                 *[_peak("s", *p) for p in peaks], *mpi])
+                                                 *[_peak("s", *p, pair=i) for i, p in enumerate(peaks)], *mpi])
     st = Store()
     st.ingest(f, validate=records.validator() is not None)
     return st

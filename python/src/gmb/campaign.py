@@ -42,18 +42,19 @@ import json
 import os
 import random
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import time
 import tomllib
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import identity, launchers
+from . import identity, launchers, locks
 from .mpilibs import MpiLibrary
+from .outputs import write_new
 from .records import read_records
 from .store import Store
 from .tomlcheck import array_of_tables, typename
@@ -250,6 +251,12 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                     parse_memory(m)
                 except ValueError as exc:
                     raise CampaignError(f"{where}: {exc}") from None
+        try:
+            if sizes is not None:
+                check_sizes(sizes)
+            _check_counts(b.options)
+        except ValueError as exc:
+            raise CampaignError(f"{where}: {exc}") from None
         blocks.append(b)
     reps = head.get("repetitions", 3)
     if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
@@ -275,6 +282,83 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                     seed=seed, timeout_s=float(timeout),
                     libraries=_str_list(head.get("libraries"), f"{source}: [campaign]", "libraries") or ["*"],
                     stop_library_after=stop)
+
+
+SIZES_ACCEPTED = ("accepted: a byte count with optional K, M or G suffix (powers of 1024), e.g. 8, 4K, 1M; a range "
+                  "MIN:MAX in doubling steps, e.g. 1:4M; or a list, e.g. 1,8,4K")
+_SIZE = re.compile(r"\s*(\d+)\s*(|B|K|KB|KIB|M|MB|MIB|G|GB|GIB)\s*", re.IGNORECASE)
+INT_MAX = 2**31 - 1
+# The engine's counts every benchmark takes (gmb-bench BENCH --help), with the least each accepts.
+COUNT_OPTIONS = {"iters": 1, "iters-large": 1, "batch": 1, "warmup": 0, "warmup-large": 0}
+
+
+def _size_bytes(text: str) -> int:
+    m = _SIZE.fullmatch(text)
+    if not m:
+        raise ValueError(f"bad size '{text}' ({SIZES_ACCEPTED})")
+    return int(m.group(1)) << {"": 0, "B": 0, "K": 10, "M": 20, "G": 30}[m.group(2)[:1].upper()]
+
+
+def check_sizes(text: str) -> list[int]:
+    """The sizes of a --sizes text as the engine reads them (a range MIN:MAX doubles from MIN), or ValueError."""
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 2:
+            raise ValueError(f"sizes '{text}': a range is MIN:MAX, sizes doubling from MIN (a step is not "
+                             f"accepted; {SIZES_ACCEPTED})")
+        lo, hi = (_size_bytes(t) for t in parts)
+        if lo > hi:
+            raise ValueError(f"sizes '{text}': MIN is greater than MAX ({SIZES_ACCEPTED})")
+        out, s = ([0] if lo == 0 else []), max(lo, 1)
+        while s <= hi:
+            out.append(s)
+            s *= 2
+        return out
+    return [_size_bytes(t) for t in text.split(",")]
+
+
+def _check_counts(options: dict):
+    """The shared counts among a block's options (iters = 0 would run, and fail, every launch)."""
+    for key, value in options.items():
+        least = COUNT_OPTIONS.get(key.replace("_", "-"))
+        if least is None:
+            continue
+        n = value if isinstance(value, int) and not isinstance(value, bool) else \
+            int(value) if isinstance(value, str) and value.strip().isdigit() else None
+        if n is None or not least <= n <= INT_MAX:
+            raise ValueError(f"options.{key} = {json.dumps(value)}: must be a whole number from {least} to {INT_MAX}")
+    for key in ("large-size", "large_size"):
+        if key in options:
+            _size_bytes(str(options[key]))
+
+
+def check_against_engines(c: Campaign, caps_by_lib: dict[str, dict]) -> None:
+    """What only the engines can say, checked before anything runs: every memory kind a block names is one an
+    engine lists (available here or not: an unavailable one is skipped with its reason), and every block's rank
+    counts are within its benchmarks' rank bounds (the same in every build)."""
+    if not caps_by_lib:
+        return
+    kinds = {k["name"] for caps in caps_by_lib.values() for k in caps.get("memory_kinds", [])}
+    bounds = {}
+    for caps in caps_by_lib.values():
+        bounds.update(_bench_names(caps))
+    for bi, block in enumerate(c.blocks):
+        where = f"[[run]] #{bi + 1}"
+        for mem in block.memory:
+            unknown = [k for k in parse_memory(mem) if k not in kinds] if mem and kinds else []
+            if unknown:
+                raise CampaignError(f"{where}: memory \"{mem}\": unknown memory kind '{unknown[0]}' (accepted, as "
+                                    f"SEND:RECV: {', '.join(sorted(kinds))})")
+        for bench in block.benchmarks:
+            b = bounds.get(bench)
+            if not b:
+                continue
+            lo, hi, even = b.get("min_ranks") or 1, b.get("max_ranks") or 0, b.get("even_ranks", False)
+            for n in block.ranks:
+                if n < lo or (hi and n > hi) or (even and n % 2):
+                    want = (f"exactly {lo}" if lo == hi else f"from {lo} to {hi}" if hi else f"at least {lo}") + \
+                        (", an even number" if even else "")
+                    raise CampaignError(f"{where}: {bench} with ranks = {n}: {bench} runs on {want} ranks")
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -833,10 +917,8 @@ def write_plan(outdir: Path, c: Campaign, launches: list[Launch], skipped, libs:
             "stop_library_after": c.stop_library_after,
             "launches": [asdict(x) for x in launches], "skipped": skipped,
             "libraries": [lib.describe() for lib in libs], "engines": engines}
-    with open(outdir / "plan.json", "x") as f:
-        json.dump(data, f, indent=1)
-    with open(outdir / "campaign.toml", "x") as f:
-        f.write(c.to_toml())
+    write_new(outdir / "plan.json", json.dumps(data, indent=1))
+    write_new(outdir / "campaign.toml", c.to_toml())
 
 
 def read_plan(outdir: Path) -> dict:
@@ -907,9 +989,11 @@ def placement(x: Launch, nodes: int | None, ranks_per_node: int | None) -> tuple
 def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrary], engines: dict[str, str],
                  store: Store, campaign_name: str, hostfile: str | None = None, progress: bool = True,
                  stream=None, nodes: int | None = None, ranks_per_node: int | None = None,
-                 stop_library_after: int = 3) -> dict[str, int]:
+                 stop_library_after: int = 3, lock: locks.ResultsLock | None = None) -> dict[str, int]:
     """Run the launches not finished yet. After ``stop_library_after`` failed or timed-out launches of one library
-    in a row (0: never), its remaining launches are recorded as "skipped" with the reason, not run."""
+    in a row (0: never), its remaining launches are recorded as "skipped" with the reason, not run. ``lock`` (the
+    results directory's) is told which launch runs, for a successor should this process die. A launch running
+    when gmb is stopped (KeyboardInterrupt, Stopped) is ended and marked "interrupted", and the exception goes on."""
     raw, logs = outdir / "raw", outdir / "logs"
     raw.mkdir(exist_ok=True)
     logs.mkdir(exist_ok=True)
@@ -945,14 +1029,25 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
                    repetition=x.repetition, memory=x.memory, strategy=x.strategy, ranks=x.ranks,
                    planned_path=x.planned_path, argv=argv, started_utc=started, raw_file=str(out.relative_to(outdir)),
                    log_file=str(log.relative_to(outdir)))
+        store.forget_launch(x.launch_id)
         store.record_launch(**row, status="running")
         if bar:
             bar.update(current=x.launch_id)
         t0 = time.monotonic()
-        status, rc, reason = _execute(argv, env, log, x.timeout_s)
+        try:
+            status, rc, reason = _execute(argv, env, log, x.timeout_s, started=lambda pid: lock and lock.running(
+                x.launch_id, session=pid, record_file=str(out.resolve())))
+        except (KeyboardInterrupt, Stopped) as exc:
+            store.record_launch(**row, status="interrupted", wall_s=round(time.monotonic() - t0, 3),
+                                reason=f"gmb was stopped ({'SIGINT' if isinstance(exc, KeyboardInterrupt) else exc})")
+            raise
+        finally:
+            if lock:
+                lock.running(None)
         wall = time.monotonic() - t0
-        status, reason = _store_records(store, out, log, lib, x, status, reason)
-        store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3))
+        with store.transaction(f"the records of launch {x.launch_id}"):  # figures and "finished" go together
+            status, reason = _store_records(store, out, log, lib, x, status, reason)
+            store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3))
         failures_in_a_row[x.library] = failures_in_a_row.get(x.library, 0) + 1 \
             if status in ("failed", "timeout", identity.WRONG_LIBRARY) else 0
         counts[status] = counts.get(status, 0) + 1
@@ -1000,7 +1095,35 @@ def _swapped_library(log: Path) -> str:
     return f"the engine ran another MPI library than it was built for: {m.group(1)}" if m else ""
 
 
-def _execute(argv, env, log: Path, timeout_s: float) -> tuple[str, int | None, str]:
+class Stopped(Exception):
+    """gmb was told to stop (SIGTERM, SIGHUP) by a user, a batch system or `timeout`."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextmanager
+def stop_on_signals():
+    """SIGTERM and SIGHUP raise Stopped (SIGINT raises KeyboardInterrupt) wherever gmb is, so that the launch
+    running is stopped with everything it started and marked interrupted; signals that follow while it stops are
+    ignored, so the stopping itself is not cut short."""
+    def stop(signum, frame):
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
+        raise Stopped(signum)
+
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -> tuple[str, int | None, str]:
+    """Run one launch in a session of its own (``started`` is told its id: the launcher's pid), wait for it at most
+    ``timeout_s``; a timeout or gmb being stopped ends every process of the session."""
     with open(log, "x") as lf:
         lf.write("$ " + " ".join(argv) + "\n")
         lf.flush()
@@ -1010,31 +1133,30 @@ def _execute(argv, env, log: Path, timeout_s: float) -> tuple[str, int | None, s
             lf.write(f"gmb: cannot start: {exc}\n")
             return "failed", None, f"cannot start {argv[0]}: {exc}"
         try:
+            started(proc.pid)
             rc = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            _stop_launch(proc)
             lf.write(f"\ngmb: killed after {timeout_s:g} s (timeout)\n")
             return "timeout", None, f"killed after {timeout_s:g} s"
-        except KeyboardInterrupt:
-            _kill_group(proc)
+        except (KeyboardInterrupt, Stopped) as exc:
+            _stop_launch(proc)
+            lf.write(f"\ngmb: stopped ({'SIGINT' if isinstance(exc, KeyboardInterrupt) else exc}): launch ended\n")
             raise
     status = EXIT_STATUS.get(rc, "failed")
     reason = "" if rc == 0 else _last_error(log) or f"exit status {rc}"
     return status, rc, reason
 
 
-def _kill_group(proc: subprocess.Popen):
-    """Kill the launcher and everything it started (its own session/process group)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=5)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+def _stop_launch(proc: subprocess.Popen):
+    """End the launcher and everything it started: every process of its session, even those that left its
+    process group or outlived the launcher."""
+    locks.stop_session(proc.pid)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 # A library's own diagnostic among a failed launch's output (UCX "UCX  ERROR", Open MPI "[host:pid] ... error",
@@ -1076,4 +1198,4 @@ def _last_error(log: Path) -> str:
 
 
 def copy_campaign_file(src: Path, outdir: Path):
-    shutil.copyfile(src, outdir / f"source-{src.name}")
+    write_new(outdir / f"source-{src.name}", src.read_bytes())

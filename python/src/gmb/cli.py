@@ -1,4 +1,5 @@
-"""The `gmb` command line. Exit status: 0 ok, 1 failure (or regression found), 2 bad input."""
+"""The `gmb` command line. Exit status: 0 ok, 1 failure (a launch failed, a regression found, a file or store that
+could not be written), 2 bad input or a refusal (nothing done), 128+N stopped by signal N (130: SIGINT)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import __version__
+from .outputs import OutputError, disk_full, os_cause, write_new
 from .tomlcheck import array_of_tables
 
 
@@ -219,6 +221,7 @@ def _campaign(args, libs, caps, topo, loaded=None):
         c = campaign.default_campaign(topo, libs, caps, quick=args.quick, hosts=_hosts(args) or 1)
     try:
         campaign.check_benchmark_names(c, caps)
+        campaign.check_against_engines(c, caps)
     except campaign.CampaignError as exc:
         raise UsageError(f"{args.campaign}: {exc}" if args.campaign else str(exc)) from None
     if args.repetitions is not None:
@@ -308,79 +311,50 @@ def _resume_engines(planned: dict[str, str], libs: dict, used: set[str], args) -
 
 
 def cmd_run(args):
-    from . import campaign, identity, store
+    from . import campaign
 
     if args.dry_run:
         return cmd_plan(args)
     if args.topology:
         raise UsageError("--topology plans for another machine: use it with `gmb plan` or --dry-run")
-    if args.resume:
-        if args.campaign:
-            raise UsageError(f"--resume {args.resume} takes no campaign file ({args.campaign}): the campaign comes "
-                             f"from {args.resume} (its plan.json)")
-        given = [opt for opt, v in (("--quick", args.quick), ("--repetitions", args.repetitions),
-                                    ("--seed", args.seed), ("--name", args.name)) if v not in (None, False)]
-        if given:
-            raise UsageError(f"--resume {args.resume}: {', '.join(given)} cannot change a campaign already planned "
-                             f"(it comes from {args.resume}/plan.json)")
-        outdir = Path(args.resume)
-        plan = campaign.read_plan(outdir)
-        libs_all = {lib.name: lib for lib in _libraries(args)}
-        for d in plan["libraries"]:  # NCCL libraries the generated campaign added
-            if d["name"] not in libs_all and d.get("transport") == "nccl" and d.get("via") in libs_all:
-                from .mpilibs import nccl_library
+    with campaign.stop_on_signals():
+        try:
+            return _run(args)
+        except campaign.Stopped as exc:
+            print(f"\ngmb: stopped by {exc}", file=sys.stderr)
+            return 128 + exc.signum
 
-                libs_all[d["name"]] = nccl_library(libs_all[d["via"]], d["name"])
-        missing = [d["name"] for d in plan["libraries"] if d["name"] not in libs_all]
-        if missing:
-            raise UsageError(f"cannot resume: libraries {', '.join(missing)} no longer found")
-        launches = plan["launches"]
-        engines = _resume_engines(plan["engines"], libs_all, {x.library for x in launches}, args)
-        for lib in libs_all.values():
-            if lib.name in {x.library for x in launches}:
-                _check_launcher(lib.launcher, f"library {lib.name}")
-        name = plan["campaign"]
-        stop_after = plan.get("stop_library_after", 3)
-        st = store.Store(outdir / "store.sqlite")
-    else:
-        if args.campaign and not Path(args.campaign).is_file():
-            raise UsageError(f"{args.campaign}: no such campaign file")
-        libs = _libraries(args)
-        loaded = _load_campaign(args)
-        hosts = _hosts(args)
-        engines, caps, skipped = _engines_and_caps(libs, do_build=not args.no_build, build_options=_build_options(args))
-        topo = _topology(args)
-        settings = _doctor_libraries(libs, engines, caps, topo)
-        libs = _with_nccl(args, libs, engines, caps, topo)
-        c = _campaign(args, [lib for lib in libs if lib.name in engines], caps, topo, loaded)
-        launches, sk = campaign.plan(c, [lib for lib in libs if lib.name in engines], caps, hosts=hosts)
-        skipped += sk
-        for lib, what, why in skipped:
-            print(f"gmb: skipping {lib}: {what}: {why}", file=sys.stderr)
-        if not launches:
-            print("gmb run: nothing to run", file=sys.stderr)
-            return 1
-        outdir = campaign.new_results_dir(args.results, c.name)
-        campaign.write_plan(outdir, c, launches, skipped, libs, engines)
-        if args.campaign:
-            campaign.copy_campaign_file(Path(args.campaign), outdir)
-        st = store.Store(outdir / "store.sqlite")
-        st.set_meta("campaign", c.name)
-        st.set_meta("topology", topo.summary())
-        st.set_meta("settings_that_matter", json.dumps(settings))
-        for lib, what, why in skipped:
-            st.record_skip(c.name, lib, what, why)
-        libs_all = {lib.name: lib for lib in libs}
-        name = c.name
-        stop_after = c.stop_library_after
+
+def _run(args):
+    """`gmb run`: plan (or read the plan to resume), hold the results directory, run, report. Stopped by a signal,
+    the launch running is ended and marked interrupted and the resume command printed."""
+    from . import campaign, identity, locks
+
+    run = _resume_setup(args) if args.resume else _fresh_setup(args)
+    if run is None:
+        return 1
+    outdir, st, lock = run["outdir"], run["store"], run["lock"]
+    node = locks.NodeCampaigns(outdir)
+    others = node.join()
+    for other in others:
+        print(f"gmb: warning: another gmb campaign runs on this node ({locks.describe_campaign(other)}): both "
+              f"share its GPUs and cores, and each lowers the other's figures", file=sys.stderr)
+    if others:
+        st.set_meta("concurrent_campaigns", json.dumps(others))
     print(f"gmb: results in {outdir}", file=sys.stderr)
     try:
-        counts = campaign.run_launches(outdir, launches, libs_all, engines, st, name, hostfile=args.hostfile,
-                                       progress=not args.no_progress, nodes=args.nodes,
-                                       ranks_per_node=args.ranks_per_node, stop_library_after=stop_after)
-    except KeyboardInterrupt:
+        counts = campaign.run_launches(outdir, run["launches"], run["libs"], run["engines"], st, run["name"],
+                                       hostfile=args.hostfile, progress=not args.no_progress, nodes=args.nodes,
+                                       ranks_per_node=args.ranks_per_node, stop_library_after=run["stop_after"],
+                                       lock=lock)
+    except (KeyboardInterrupt, campaign.Stopped) as exc:
         print(f"\ngmb: interrupted; continue with `gmb run --resume {outdir}`", file=sys.stderr)
+        if isinstance(exc, campaign.Stopped):
+            raise
         return 130
+    finally:
+        node.leave()
+        lock.release()
     print(f"gmb: launches: {counts or 'none left to run'}; results in {outdir}", file=sys.stderr)
     for r in st.rows("SELECT library, COUNT(*) AS n, MIN(reason) AS reason FROM launches WHERE status = ? "
                      "GROUP BY library", (identity.WRONG_LIBRARY,)):
@@ -391,10 +365,106 @@ def cmd_run(args):
 
         out = outdir / "report.html"
         if not out.exists():
-            report.write_report(st, out, title=f"gmb report: {name}")
+            report.write_report(st, out, title=f"gmb report: {run['name']}")
             print(f"gmb: report {out}")
     print(str(outdir))
     return 0 if not counts or set(counts) <= {"ok", "unsupported"} else 1
+
+
+def _hold(outdir: Path, command: str):
+    """The results directory's lock, and the stopping of what a dead previous owner left running."""
+    from . import locks
+
+    lock = locks.ResultsLock(outdir, command)
+    try:
+        previous = lock.acquire()
+    except locks.ResultsBusy as exc:
+        raise UsageError(str(exc)) from None
+    done = locks.stop_leftovers(previous)
+    if done:
+        print(f"gmb: {done}", file=sys.stderr)
+    return lock
+
+
+def _resume_setup(args) -> dict:
+    from . import campaign, store
+
+    if args.campaign:
+        raise UsageError(f"--resume {args.resume} takes no campaign file ({args.campaign}): the campaign comes "
+                         f"from {args.resume} (its plan.json)")
+    given = [opt for opt, v in (("--quick", args.quick), ("--repetitions", args.repetitions),
+                                ("--seed", args.seed), ("--name", args.name)) if v not in (None, False)]
+    if given:
+        raise UsageError(f"--resume {args.resume}: {', '.join(given)} cannot change a campaign already planned "
+                         f"(it comes from {args.resume}/plan.json)")
+    outdir = Path(args.resume)
+    plan = campaign.read_plan(outdir)
+    libs_all = {lib.name: lib for lib in _libraries(args)}
+    for d in plan["libraries"]:  # NCCL libraries the generated campaign added
+        if d["name"] not in libs_all and d.get("transport") == "nccl" and d.get("via") in libs_all:
+            from .mpilibs import nccl_library
+
+            libs_all[d["name"]] = nccl_library(libs_all[d["via"]], d["name"])
+    missing = [d["name"] for d in plan["libraries"] if d["name"] not in libs_all]
+    if missing:
+        raise UsageError(f"cannot resume: libraries {', '.join(missing)} no longer found")
+    launches = plan["launches"]
+    for lib in libs_all.values():
+        if lib.name in {x.library for x in launches}:
+            _check_launcher(lib.launcher, f"library {lib.name}")
+    engines = _resume_engines(plan["engines"], libs_all, {x.library for x in launches}, args)
+    lock = _hold(outdir, "gmb run --resume")
+    try:
+        st = store.Store(outdir / "store.sqlite")
+    except BaseException:
+        lock.release()
+        raise
+    return dict(outdir=outdir, store=st, lock=lock, launches=launches, libs=libs_all, engines=engines,
+                name=plan["campaign"], stop_after=plan.get("stop_library_after", 3))
+
+
+def _fresh_setup(args) -> dict | None:
+    from . import campaign, store
+
+    if args.campaign and not Path(args.campaign).is_file():
+        raise UsageError(f"{args.campaign}: no such campaign file")
+    results = Path(args.results)
+    if results.exists() and not results.is_dir():
+        raise UsageError(f"--results {results}: exists and is not a directory (it is the parent directory of "
+                         f"the results directories; choose a directory)")
+    libs = _libraries(args)
+    loaded = _load_campaign(args)
+    hosts = _hosts(args)
+    engines, caps, skipped = _engines_and_caps(libs, do_build=not args.no_build, build_options=_build_options(args))
+    topo = _topology(args)
+    settings = _doctor_libraries(libs, engines, caps, topo)
+    libs = _with_nccl(args, libs, engines, caps, topo)
+    runnable = [lib for lib in libs if lib.name in engines]
+    c = _campaign(args, runnable, caps, topo, loaded)
+    launches, sk = campaign.plan(c, runnable, caps, hosts=hosts)
+    skipped += sk
+    for lib, what, why in skipped:
+        print(f"gmb: skipping {lib}: {what}: {why}", file=sys.stderr)
+    if not launches:
+        print("gmb run: nothing to run", file=sys.stderr)
+        return None
+    outdir = campaign.new_results_dir(results, c.name)
+    lock = _hold(outdir, "gmb run")
+    try:
+        campaign.write_plan(outdir, c, launches, skipped, libs, engines)
+        if args.campaign:
+            campaign.copy_campaign_file(Path(args.campaign), outdir)
+        st = store.Store(outdir / "store.sqlite")
+        st.set_meta("campaign", c.name)
+        st.set_meta("topology", topo.summary())
+        st.set_meta("settings_that_matter", json.dumps(settings))
+        for lib, what, why in skipped:
+            st.record_skip(c.name, lib, what, why)
+    except BaseException:
+        lock.release()
+        raise
+    return dict(outdir=outdir, store=st, lock=lock, launches=launches, libs={lib.name: lib for lib in libs},
+                engines=engines, name=c.name, stop_after=c.stop_library_after)
 
 
 def _open(path):
@@ -487,9 +557,10 @@ def cmd_compare(args):
         rows = compare.compare(a, b, args.a_library, args.b_library)
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from None
-    if not rows:
-        print("gmb compare: no point is present in both result sets", file=sys.stderr)
-        return 1
+    if not rows:  # nothing compared is not a regression (exit 1): the inputs share no point
+        print("gmb compare: no point is present in both result sets (same benchmark, operation, memory, strategy, "
+              "ranks and size): nothing to compare", file=sys.stderr)
+        return 2
     bad = compare.check(rows, tol) if tol else []
     t = compare.as_table(rows, args.a_library or args.a, args.b_library or args.b)
     print(compare.format_text(t))
@@ -516,8 +587,7 @@ def cmd_slurm(args):
         nodes.append(int(n))
     text = slurm.batch_script(args.campaign, c, nodes, args.ranks_per_node, args.gpus_per_node, args.time,
                               args.partition, args.account)
-    with open(out, "x") as f:
-        f.write(text)
+    write_new(out, text)
     print(out)
     return 0
 
@@ -552,8 +622,11 @@ def cmd_ingest(args):
                   f"labelled by what ran", file=sys.stderr)
     db = Path(args.store)
     st = store.Store(db)
-    n = sum(st.ingest(rf, library=args.library) for rf in files)
-    print(f"{n} result records into {db}")
+    with st.transaction(f"the records of {', '.join(str(rf.path) for rf in files)}"):  # all files or none
+        n = sum(st.ingest(rf, library=args.library) for rf in files)
+    already = sum(len(rf.results) for rf in files) - n
+    print(f"{n} result records into {db}" +
+          (f"; {already} already there (same run and point), not stored again" if already else ""))
     return 0
 
 
@@ -700,7 +773,16 @@ def main(argv=None) -> int:
     from .store import StoreError
 
     try:
-        return args.fn(args)
+        try:
+            return args.fn(args)
+        except OSError as exc:  # a full disk is a runtime failure wherever it struck, not bad input
+            if disk_full(exc):
+                raise OutputError(f"cannot write {exc.filename or 'a file'}: {os_cause(exc)}") from exc
+            raise
+    except OutputError as exc:
+        _debug_traceback()
+        print(f"gmb {args.cmd}: error: {exc}", file=sys.stderr)
+        return 1
     except (UsageError, CampaignError, RecordError, StoreError, FileExistsError, FileNotFoundError) as exc:
         _debug_traceback()
         print(f"gmb {args.cmd}: error: {exc}", file=sys.stderr)

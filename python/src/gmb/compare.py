@@ -53,18 +53,20 @@ def _key(p: Point):
 
 
 def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | None = None) -> list[Row]:
-    def points(store, lib):
+    def points(store, lib, side):
         rows = [r for r in store.results() if r["benchmark"] != "peaks"]
         libs = sorted({r["library"] for r in rows})
         if lib is None and len(libs) > 1:
-            raise ValueError(f"result set holds several libraries ({', '.join(libs)}): choose one")
+            raise ValueError(f"result set {side.upper()} holds several libraries ({', '.join(libs)}): choose one with "
+                             f"--{side}-library (e.g. --a-library {libs[0]} --b-library {libs[-1]} to compare two "
+                             f"libraries of one result set)")
         if lib is not None:
             if lib not in libs:
                 raise ValueError(f"library {lib!r} not in result set (have: {', '.join(libs) or 'none'})")
             rows = [r for r in rows if r["library"] == lib]
         return {_key(p): p for p in combine(rows)}
 
-    pa, pb = points(a, a_library), points(b, b_library)
+    pa, pb = points(a, a_library, "a"), points(b, b_library, "b")
     out = []
     for key in sorted(set(pa) & set(pb), key=lambda k: tuple((0, x) if isinstance(x, int) else (1, str(x)) for x in k)):
         x, y = pa[key], pb[key]

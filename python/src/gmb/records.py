@@ -18,6 +18,13 @@ STAT_FIELDS = ("n", "min", "median", "mean", "p5", "p95", "max", "cv", "ci95_low
 STAT_OBJECTS = ("time_us", "bandwidth_GBps", "busbw_GBps", "message_rate_Mps")
 
 
+def point_key(result: dict) -> str:
+    """A result's identity within its run: every field but its figures (the statistics objects), as canonical JSON.
+    Which point it is can live anywhere else (``metrics.pair`` names the GPU pair of a copy ceiling). With the run
+    id it names one measured point, so the same record stored twice is recognised."""
+    return json.dumps({k: v for k, v in result.items() if k not in STAT_OBJECTS}, sort_keys=True)
+
+
 class RecordError(ValueError):
     """A record file that cannot be read as gmb records."""
 

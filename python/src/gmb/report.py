@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__, identity
+from .outputs import write_new
 from .store import Store
 from .tables import Table, all_tables
 
@@ -157,6 +158,4 @@ def build_html(store: Store, title: str = "gmb report") -> str:
 def write_report(store: Store, out: str | Path, title: str = "gmb report") -> Path:
     out = Path(out)
     content = build_html(store, title)
-    with open(out, "x") as f:  # never overwrite
-        f.write(content)
-    return out
+    return write_new(out, content)  # complete or absent, never overwriting

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from .records import STAT_FIELDS, RecordFile, library_label, nccl_label, read_records
+from .outputs import OutputError, disk_full
+from .records import RecordFile, library_label, nccl_label, point_key, read_records
 
 SCHEMA_VERSION = 1
 
@@ -40,6 +42,7 @@ CREATE TABLE IF NOT EXISTS results (
   {", ".join(f"{p}_{s} REAL" for p in _STAT_COLS.values() for s in _KEEP_STATS)},
   metrics TEXT, json TEXT);
 CREATE INDEX IF NOT EXISTS results_key ON results(benchmark, library, bytes);
+CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
 """
 
 
@@ -92,6 +95,8 @@ class Store:
         ``create=False`` the file must already be a gmb store and is opened read-only: a reader never changes
         what the user points at."""
         self.path = str(path)
+        self._in_transaction = False
+        new_file = self.path != ":memory:" and not Path(path).exists()
         if self.path != ":memory:":
             _check_store_file(Path(path), create)
         if create or self.path == ":memory:":
@@ -103,9 +108,17 @@ class Store:
         if version is not None and version != SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store layout version {version}, this gmb reads {SCHEMA_VERSION}")
         if create or self.path == ":memory:":
-            self.db.executescript(_DDL)
-            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            self.db.commit()
+            try:
+                self.db.executescript(_DDL)
+                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self.db.commit()
+            except sqlite3.OperationalError as exc:
+                self.db.close()
+                if new_file:  # a store that could not be started is not left behind half-made
+                    for leftover in (Path(path), Path(f"{path}-journal")):
+                        leftover.unlink(missing_ok=True)
+                raise OutputError(f"{self.path}: cannot create the store: "
+                                  f"{'disk full' if disk_full(exc) else exc}") from None
 
     def _existing_version(self):
         try:
@@ -124,9 +137,28 @@ class Store:
         self.close()
 
     # ---------------------------------------------------------------- writing
+    @contextmanager
+    def transaction(self, what: str):
+        """Everything written inside is stored together or not at all. A transaction opened inside another is
+        part of it. A full disk rolls back and raises OutputError naming the store and ``what`` was written."""
+        if self._in_transaction:
+            yield
+            return
+        self._in_transaction = True
+        try:
+            yield
+            self.db.commit()
+        except BaseException as exc:
+            self.db.rollback()
+            if isinstance(exc, sqlite3.OperationalError) and disk_full(exc):
+                raise OutputError(f"{self.path}: cannot store {what}: disk full; nothing of it was stored") from None
+            raise
+        finally:
+            self._in_transaction = False
+
     def set_meta(self, key: str, value: str):
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-        self.db.commit()
+        with self.transaction(f"meta {key}"):
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def meta(self, key: str, default=None):
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -136,25 +168,38 @@ class Store:
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         vals = [json.dumps(v) if isinstance(v, (list, dict)) else v for v in row.values()]
-        self.db.execute(f"INSERT OR REPLACE INTO launches ({cols}) VALUES ({marks})", vals)
-        self.db.commit()
+        with self.transaction(f"launch {row.get('launch_id')}"):
+            self.db.execute(f"INSERT OR REPLACE INTO launches ({cols}) VALUES ({marks})", vals)
 
     def record_skip(self, campaign: str, library: str, what: str, reason: str):
-        self.db.execute("INSERT INTO skipped VALUES (?, ?, ?, ?)", (campaign, library, what, reason))
-        self.db.commit()
+        with self.transaction(f"skipped {what}"):
+            self.db.execute("INSERT INTO skipped VALUES (?, ?, ?, ?)", (campaign, library, what, reason))
+
+    def forget_launch(self, launch_id: str):
+        """Drop what an unfinished launch may have stored, before it runs again (its figures come from the rerun)."""
+        with self.transaction(f"the unfinished launch {launch_id}"):
+            self.db.execute("DELETE FROM results WHERE launch_id=?", (launch_id,))
+            self.db.execute("DELETE FROM contexts WHERE launch_id=?", (launch_id,))
 
     def ingest(self, source: str | Path | RecordFile, library: str | None = None, repetition: int | None = None,
                launch_id: str | None = None, validate: bool = False) -> int:
-        """Add one record file. ``library``: the name the campaign launched it under (a declared library, e.g.
-        "nccl" for an NCCL library); without it the name comes from the context (MPI version string, or NCCL for
-        a run with --transport nccl: records.library_label), and a result whose own ``transport`` is "nccl"
-        is labelled by NCCL as well. Returns the number of result rows added."""
+        """Add one record file, in one transaction. ``library``: the name the campaign launched it under (a declared
+        library, e.g. "nccl" for an NCCL library); without it the name comes from the context (MPI version string,
+        or NCCL for a run with --transport nccl: records.library_label), and a result whose own ``transport`` is
+        "nccl" is labelled by NCCL as well. Idempotent: a context whose run id is stored, and a result whose run id
+        and point (records.point_key) are stored, are not stored again. Returns the number of result rows added."""
         rf = source if isinstance(source, RecordFile) else read_records(source, validate=validate)
+        with self.transaction(f"the records of {rf.path}"):
+            return self._ingest(rf, library, repetition, launch_id)
+
+    def _ingest(self, rf: RecordFile, library, repetition, launch_id) -> int:
         label_by_run, ctx_by_run = {}, {}
         for ctx in rf.contexts:
             ctx_by_run[ctx["run_id"]] = ctx
             lib = library or library_label(ctx)
             label_by_run[ctx["run_id"]] = lib
+            if self.db.execute("SELECT 1 FROM contexts WHERE run_id=?", (ctx["run_id"],)).fetchone():
+                continue
             mpi = ctx.get("mpi") or {}
             self.db.execute(
                 "INSERT INTO contexts VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -165,11 +210,20 @@ class Store:
         if launch_id is not None:  # the campaign's intended path, used when the engine did not classify it
             r = self.db.execute("SELECT planned_path FROM launches WHERE launch_id=?", (launch_id,)).fetchone()
             planned = r[0] if r and r[0] not in ("ceilings", "managed") else None
+        stored: dict[str, set[str]] = {}
         n = 0
         for res in rf.results:
-            lib = library or label_by_run.get(res.get("run_id"), "unknown")
+            run = res.get("run_id")
+            if run not in stored:
+                stored[run] = {point_key(json.loads(r[0])) for r in
+                               self.db.execute("SELECT json FROM results WHERE run_id=?", (run,))}
+            key = point_key(res)
+            if key in stored[run]:
+                continue
+            stored[run].add(key)
+            lib = library or label_by_run.get(run, "unknown")
             if library is None and res.get("transport") == "nccl":
-                lib = nccl_label(ctx_by_run.get(res.get("run_id"), {}))
+                lib = nccl_label(ctx_by_run.get(run, {}))
             row = self._result_row(res, lib, repetition, launch_id)
             if row["path_class"] is None and planned and res.get("benchmark") != "peaks":
                 row["path_class"] = planned
@@ -177,7 +231,6 @@ class Store:
             self.db.execute(f"INSERT INTO results ({cols}) VALUES ({', '.join('?' for _ in row)})",
                             list(row.values()))
             n += 1
-        self.db.commit()
         return n
 
     @staticmethod

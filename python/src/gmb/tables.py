@@ -8,11 +8,13 @@ both the within-launch CI of each median and the spread between launches (conser
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
+from .outputs import write_new
 from .peaks import ceiling_for, ceiling_sizes, ceilings
 from .store import Store
 
@@ -112,10 +114,11 @@ class Table:
     note: str = ""
 
     def write_csv(self, path: Path):
-        with open(path, "x", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(self.columns)
-            w.writerows(self.rows)
+        text = io.StringIO(newline="")
+        w = csv.writer(text)
+        w.writerow(self.columns)
+        w.writerows(self.rows)
+        write_new(path, text.getvalue())
 
 
 def fraction_of_peak(store: Store) -> Table:
@@ -260,7 +263,7 @@ def all_tables(store: Store) -> list[Table]:
 
 
 def export_csv(tables: list[Table], outdir: str | Path) -> list[Path]:
-    """One CSV per table; refuses to overwrite (files opened with mode 'x')."""
+    """One CSV per table, each complete or absent (outputs.write_new); refuses to overwrite."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
