@@ -15,9 +15,9 @@ import uuid
 
 from gmb import synth
 
-LIST = {"benchmarks": [{"name": "latency", "summary": "ping-pong", "min_ranks": 2},
-                       {"name": "bw", "summary": "windowed bw", "min_ranks": 2},
-                       {"name": "bibw", "summary": "bidirectional bw", "min_ranks": 2},
+LIST = {"benchmarks": [{"name": "latency", "summary": "ping-pong", "min_ranks": 2, "max_ranks": 2},
+                       {"name": "bw", "summary": "windowed bw", "min_ranks": 2, "max_ranks": 2},
+                       {"name": "bibw", "summary": "bidirectional bw", "min_ranks": 2, "max_ranks": 2},
                        {"name": "coll", "summary": "collectives", "min_ranks": 2},
                        {"name": "peaks", "summary": "ceilings", "min_ranks": 1}],
         "memory_kinds": [{"name": "host", "available": True, "reason": ""},

@@ -1,0 +1,394 @@
+"""Faults done for real: gmb killed (SIGTERM, SIGKILL) in the middle of a launch and resumed, two resumes of one
+results directory at once, two campaigns on one node, the same records ingested twice, a full file system (a
+200 KiB tmpfs where this machine lets us mount one, else ENOSPC raised where the write happens), bad campaign input.
+Each test asserts what a user relies on: no duplicated or contaminated rows, nothing truncated left behind, a
+message that names what happened, and the documented exit status. docs/reliability.md lists the cases."""
+
+import errno
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from realmpi import debian_library, have_debian
+
+from gmb import locks, outputs, synth
+from gmb.cli import main
+from gmb.store import Store
+
+DATA = Path(__file__).parent / "data"
+
+CAMPAIGN = """
+[campaign]
+name = "rel"
+repetitions = 2
+order = "sequential"
+libraries = ["fakempi-a"]
+timeout_s = 600
+
+[[run]]
+benchmarks = ["bw"]
+memory = ["host:host"]
+"""
+
+
+def _gmb(fake_setup, *args, env=None, wait=True):
+    """`python -m gmb ARGS` as its own process (so that it can be killed), with the fake libraries."""
+    argv = [sys.executable, "-m", "gmb", *map(str, args), "--config", str(fake_setup["config"]), "--no-detect",
+            "--no-progress"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})}, start_new_session=True)
+    if wait:
+        out, err = proc.communicate(timeout=120)
+        return proc.returncode, out, err
+    return proc
+
+
+def _results_dir(parent: Path, timeout_s: float = 30) -> Path:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        dirs = [d for d in parent.glob("*") if (d / "plan.json").is_file()] if parent.is_dir() else []
+        if dirs:
+            return dirs[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no results directory under {parent}")
+
+
+def _running_launch(outdir: Path, timeout_s: float = 30) -> dict:
+    """The launch the lock says is running, once its engine is up (its record file named on a command line)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            launch = json.loads((outdir / locks.LOCK_NAME).read_text() or "{}").get("launch")
+        except (OSError, ValueError):
+            launch = None
+        if launch and any(launch["record_file"] in locks._command_line(p)
+                          for p in locks.session_members(launch["session"])):
+            return launch
+        time.sleep(0.05)
+    raise AssertionError(f"no launch running in {outdir}")
+
+
+def _rows(outdir: Path, sql: str):
+    db = sqlite3.connect(outdir / "store.sqlite")
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()
+
+
+def _check_complete(outdir: Path, launches: int = 2):
+    """Every launch once, ok, with its own figures once: no row of an earlier, killed attempt."""
+    assert _rows(outdir, "SELECT status, COUNT(*) FROM launches GROUP BY status") == [("ok", launches)]
+    per_launch = _rows(outdir, "SELECT launch_id, COUNT(DISTINCT run_id), COUNT(*) FROM results GROUP BY launch_id")
+    assert len(per_launch) == launches
+    assert {runs for _, runs, _ in per_launch} == {1}
+    dup = _rows(outdir, "SELECT run_id, bytes, COUNT(*) FROM results GROUP BY run_id, bytes HAVING COUNT(*) > 1")
+    assert dup == []
+
+
+@pytest.fixture
+def campaign_file(fake_setup):
+    f = fake_setup["tmp"] / "rel.toml"
+    f.write_text(CAMPAIGN)
+    return f
+
+
+@pytest.fixture
+def node_dir(tmp_path, monkeypatch):
+    d = tmp_path / "node"
+    monkeypatch.setenv("GMB_NODE_LOCK_DIR", str(d))
+    return d
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signal_ends_the_launch_and_resume_completes(fake_setup, campaign_file, node_dir, sig):
+    res = fake_setup["tmp"] / "res"
+    proc = _gmb(fake_setup, "run", campaign_file, "--results", res, env={"FAKE_HANG": "bw"}, wait=False)
+    outdir = _results_dir(res)
+    launch = _running_launch(outdir)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert f"gmb run --resume {outdir}" in err
+    assert locks.session_members(launch["session"]) == []  # the engine did not outlive gmb
+    assert _rows(outdir, "SELECT status, reason FROM launches WHERE launch_id = '%s'" % launch["id"]) == \
+        [("interrupted", f"gmb was stopped ({signal.Signals(sig).name})")]
+    assert json.loads((outdir / locks.LOCK_NAME).read_text() or "{}") == {}  # released, nothing left to stop
+    rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
+    assert rc == 0, err
+    _check_complete(outdir)
+
+
+def test_kill_9_leaves_the_launch_running_and_resume_stops_it_first(fake_setup, campaign_file, node_dir):
+    res = fake_setup["tmp"] / "res"
+    proc = _gmb(fake_setup, "run", campaign_file, "--results", res, env={"FAKE_HANG": "bw"}, wait=False)
+    outdir = _results_dir(res)
+    launch = _running_launch(outdir)
+    proc.kill()
+    proc.communicate(timeout=30)
+    leftovers = locks.session_members(launch["session"])
+    assert leftovers  # SIGKILL cannot be forwarded: the engine runs on, as an orphan
+    rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
+    assert rc == 0, err
+    assert f"died while running launch {launch['id']}; stopped its {len(leftovers)} leftover" in err
+    assert locks.session_members(launch["session"]) == []
+    _check_complete(outdir)
+    assert len(list((outdir / "logs").glob("*.interrupted-1"))) == 1  # the killed attempt's log, kept aside
+
+
+def test_two_resumes_at_once_the_second_is_refused(fake_setup, campaign_file, node_dir):
+    res = fake_setup["tmp"] / "res"
+    first = _gmb(fake_setup, "run", campaign_file, "--results", res, env={"FAKE_HANG": "bw"}, wait=False)
+    outdir = _results_dir(res)
+    _running_launch(outdir)
+    first.terminate()
+    first.communicate(timeout=60)
+    a = _gmb(fake_setup, "run", "--resume", outdir, env={"FAKE_HANG": "bw"}, wait=False)
+    launch = _running_launch(outdir)
+    rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
+    assert rc == 2
+    assert f"in use by another gmb (pid {a.pid} on host" in err and f"running launch {launch['id']}" in err
+    a.terminate()
+    a.communicate(timeout=60)
+    assert not list(outdir.rglob("*.interrupted-2"))  # the refused resume set nothing aside
+    rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
+    assert rc == 0, err
+    _check_complete(outdir)
+
+
+def test_a_second_campaign_on_the_node_is_warned(fake_setup, campaign_file, node_dir):
+    first = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r1", env={"FAKE_HANG": "bw"},
+                 wait=False)
+    _running_launch(_results_dir(fake_setup["tmp"] / "r1"))
+    try:
+        rc, _, err = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r2")
+    finally:
+        first.terminate()
+        first.communicate(timeout=60)
+    assert rc == 0, err
+    assert f"another gmb campaign runs on this node (pid {first.pid} since" in err
+    outdir = _results_dir(fake_setup["tmp"] / "r2")
+    assert json.loads(_rows(outdir, "SELECT value FROM meta WHERE key='concurrent_campaigns'")[0][0])[0]["pid"] == \
+        first.pid
+    assert list(node_dir.glob("*.json")) == []  # both entries gone with their campaigns
+
+
+def test_ingest_twice_stores_each_point_once(tmp_path, capsys):
+    files = sorted((DATA / "h200-ob1").glob("*.jsonl"))[:3]
+    db = tmp_path / "s.sqlite"
+    assert main(["ingest", str(db), *map(str, files)]) == 0
+    first = capsys.readouterr().out
+    n = int(first.split()[0])
+    assert n > 0
+    assert main(["ingest", str(db), *map(str, files)]) == 0
+    assert f"0 result records into {db}; {n} already there" in capsys.readouterr().out
+    with Store(db, create=False) as st:
+        assert len(st.rows("SELECT * FROM results")) == n
+        assert len(st.rows("SELECT DISTINCT run_id FROM contexts")) == len(st.rows("SELECT * FROM contexts"))
+
+
+# --------------------------------------------------------------------------- a full file system
+@pytest.fixture
+def full_fs(tmp_path):
+    """A directory on a 200 KiB tmpfs, or (no permission to mount) an ordinary one: the tests then make the
+    writes fail with ENOSPC where they happen."""
+    d = tmp_path / "small"
+    d.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(d)],
+                             capture_output=True).returncode == 0 if os.geteuid() == 0 else False
+    yield d, mounted
+    if mounted:
+        subprocess.run(["umount", "-l", str(d)], check=False)
+
+
+def _fill_after(monkeypatch, limit_bytes: int):
+    """Without a small file system: os.write fails with ENOSPC once ``limit_bytes`` went through it, and SQLite
+    stores may not grow past ``limit_bytes`` either (its own "database or disk is full")."""
+    written = {"n": 0}
+    real_write = os.write
+
+    def write(fd, data):
+        if written["n"] + len(data) > limit_bytes:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written["n"] += len(data)
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    real_connect = sqlite3.connect
+
+    def connect(*a, **kw):
+        db = real_connect(*a, **kw)
+        db.execute(f"PRAGMA max_page_count = {max(8, limit_bytes // 4096)}")
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+
+
+def test_report_on_a_full_disk_leaves_nothing(full_fs, monkeypatch, capsys):
+    d, mounted = full_fs
+    if not mounted:
+        _fill_after(monkeypatch, 200 << 10)
+    out = d / "report.html"
+    rc = main(["report", str(DATA / "h200-x2"), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert f"cannot write {out}: no space left on device; nothing was written there" in err
+    assert "Traceback" not in err
+    assert list(d.iterdir()) == []  # no truncated report, no temporary file
+    monkeypatch.undo()
+    if mounted:  # room again: the same command now works (nothing stale refuses it)
+        subprocess.run(["mount", "-o", "remount,size=4m", str(d)], check=True)
+        assert main(["report", str(DATA / "h200-x2"), "-o", str(out)]) == 0
+        assert out.read_text().rstrip().endswith("</html>")
+
+
+def test_ingest_on_a_full_disk_stores_nothing_of_it(full_fs, monkeypatch, capsys):
+    d, mounted = full_fs
+    db = d / "s.sqlite"
+    small = DATA / "sample-bw-device.jsonl"
+    assert main(["ingest", str(db), str(small)]) == 0
+    with Store(db, create=False) as st:
+        before = st.rows("SELECT COUNT(*) AS n FROM results")[0]["n"]
+    capsys.readouterr()
+    if not mounted:
+        _fill_after(monkeypatch, db.stat().st_size + (16 << 10))
+    else:
+        (d / "filler").write_bytes(b"\0" * ((200 << 10) - db.stat().st_size - (24 << 10)))
+    files = sorted(str(f) for f in (DATA / "h200-x2").glob("*.jsonl"))
+    rc = main(["ingest", str(db), *files])
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    assert rc == 1, err
+    assert f"{db}: cannot store the records of" in err and "disk full; nothing of it was stored" in err
+    with Store(db, create=False) as st:
+        assert st.rows("SELECT COUNT(*) AS n FROM results")[0]["n"] == before  # all or nothing
+        assert st.rows("PRAGMA integrity_check")[0]["integrity_check"] == "ok"
+
+
+def test_run_on_a_full_disk_says_which_path(fake_setup, campaign_file, node_dir, full_fs, monkeypatch, capsys):
+    d, mounted = full_fs
+    if not mounted:
+        _fill_after(monkeypatch, 48 << 10)
+    else:
+        (d / "filler").write_bytes(b"\0" * (150 << 10))
+    monkeypatch.chdir(fake_setup["tmp"])
+    rc = main(["run", str(campaign_file), "--results", str(d / "res"), "--config", str(fake_setup["config"]),
+               "--no-detect", "--no-progress", "--repetitions", "20"])
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    assert rc == 1, err
+    assert str(d / "res") in err and ("disk full" in err or "no space left on device" in err), err
+    assert "Traceback" not in err and "OperationalError" not in err
+
+
+# --------------------------------------------------------------------------- input refused before anything exists
+@pytest.mark.parametrize("block, message", [
+    ('sizes = "8:1"', "sizes '8:1': MIN is greater than MAX"),
+    ('sizes = "1:8:2"', "a range is MIN:MAX, sizes doubling from MIN (a step is not accepted"),
+    ("options = { iters = 0 }", "options.iters = 0: must be a whole number from 1 to 2147483647"),
+    ("options = { warmup = -1 }", "options.warmup = -1: must be a whole number from 0 to 2147483647"),
+    ("ranks = [3]", "bw with ranks = 3: bw runs on exactly 2 ranks"),
+    ('memory = ["host:gpu"]', "memory \"host:gpu\": unknown memory kind 'gpu' (accepted, as SEND:RECV: "),
+])
+def test_bad_campaign_is_refused_before_a_results_directory_exists(fake_setup, node_dir, block, message, capsys):
+    f = fake_setup["tmp"] / "bad.toml"
+    f.write_text(CAMPAIGN.replace('memory = ["host:host"]', block if "memory" in block else
+                                  f'memory = ["host:host"]\n{block}'))
+    res = fake_setup["tmp"] / "res"
+    rc = main(["run", str(f), "--results", str(res), "--config", str(fake_setup["config"]), "--no-detect"])
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err, err
+    assert not res.exists()
+
+
+def test_results_that_is_a_file_is_refused(fake_setup, campaign_file, node_dir, capsys):
+    f = fake_setup["tmp"] / "afile"
+    f.write_text("keep me")
+    rc = main(["run", str(campaign_file), "--results", str(f), "--config", str(fake_setup["config"]), "--no-detect"])
+    assert rc == 2
+    assert f"--results {f}: exists and is not a directory" in capsys.readouterr().err
+    assert f.read_text() == "keep me"
+
+
+def test_compare_of_a_mixed_result_set_names_the_options(tmp_path, capsys):
+    both = tmp_path / "both.jsonl"
+    synth.write_jsonl(both, [synth.context("a", "bw", "Open MPI v5.0.7"),
+                             *synth.pt2pt_results("a", "bw", [1024, 4096], "host", "host", "host"),
+                             synth.context("b", "bw", "MPICH Version: 4.0.2"),
+                             *synth.pt2pt_results("b", "bw", [1024, 4096], "host", "host", "host", scale=1.3)])
+    assert main(["compare", str(both), str(both)]) == 2
+    err = capsys.readouterr().err
+    assert "result set A holds several libraries" in err and "choose one with --a-library (e.g. --a-library" in err
+    assert main(["compare", str(both), str(both), "--a-library", "openmpi-5.0.7", "--b-library", "mpich-4.0.2"]) == 0
+
+
+def test_compare_with_no_common_point_is_not_a_regression(tmp_path, capsys):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    synth.write_jsonl(a, [synth.context("a", "bw", "Open MPI v5.0.7"),
+                          *synth.pt2pt_results("a", "bw", [1024], "host", "host", "host")])
+    synth.write_jsonl(b, [synth.context("b", "latency", "Open MPI v5.0.7"),
+                          *synth.pt2pt_results("b", "latency", [8], "host", "host", "host")])
+    assert main(["compare", str(a), str(b)]) == 2
+    assert "no point is present in both result sets" in capsys.readouterr().err
+
+
+def test_write_new_never_overwrites_and_leaves_no_temporary(tmp_path):
+    p = tmp_path / "x.csv"
+    outputs.write_new(p, "a,b\n")
+    with pytest.raises(FileExistsError):
+        outputs.write_new(p, "other\n")
+    assert p.read_text() == "a,b\n"
+    assert [f.name for f in tmp_path.iterdir()] == ["x.csv"]
+
+
+# --------------------------------------------------------------------------- the real thing: mpirun and its ranks
+@pytest.mark.skipif(not have_debian("openmpi"), reason="needs cmake, g++ and Debian's Open MPI")
+def test_real_mpirun_orphans_are_stopped_before_the_rerun(real_env, tmp_path, node_dir):
+    """gmb killed with SIGKILL while Open MPI's mpirun runs two ranks: mpirun and the ranks live on; the resume
+    stops all of them (they would share the cores with the rerun) and the launch's figures come from the rerun."""
+    lib = debian_library("openmpi").name
+    camp = tmp_path / "long.toml"
+    camp.write_text(f"""
+[campaign]
+name = "orphans"
+repetitions = 1
+libraries = ["{lib}"]
+[[run]]
+benchmarks = ["latency"]
+memory = ["host:host"]
+sizes = "4M"
+options = {{ iters-large = 20000, warmup-large = 1 }}
+""")
+    env = {k: v for k, v in os.environ.items()}
+    env["HOME"] = str(tmp_path / "home")
+    argv = [sys.executable, "-m", "gmb", "run", str(camp), "--results", str(tmp_path / "res"), "--library", lib,
+            "--no-progress", "--no-report"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    outdir = _results_dir(tmp_path / "res", timeout_s=600)
+    launch = _running_launch(outdir, timeout_s=120)
+
+    def ranks():
+        return [p for p in locks.session_members(launch["session"])
+                if Path(locks._command_line(p).split(" ")[0]).name == "gmb-bench"]
+
+    deadline = time.monotonic() + 60
+    while len(ranks()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.kill()
+    proc.communicate(timeout=30)
+    orphans = locks.session_members(launch["session"])
+    assert len(ranks()) >= 2, ([locks._command_line(p) for p in orphans],
+                               [f.read_text()[-3000:] for f in (outdir / "logs").glob("*")])
+    done = subprocess.run([sys.executable, "-m", "gmb", "run", "--resume", str(outdir), "--library", lib,
+                           "--no-progress", "--no-report"], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "leftover process(es)" in done.stderr
+    assert all(not Path(f"/proc/{p}").exists() for p in orphans)
+    _check_complete(outdir, launches=1)
