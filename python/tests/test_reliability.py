@@ -177,6 +177,8 @@ def test_a_second_campaign_on_the_node_is_warned(fake_setup, campaign_file, node
     assert json.loads(_rows(outdir, "SELECT value FROM meta WHERE key='concurrent_campaigns'")[0][0])[0]["pid"] == \
         first.pid
     assert list(node_dir.glob("*.json")) == []  # both entries gone with their campaigns
+    assert f"Another campaign ran on this node at the same time</b> (pid {first.pid} since" in \
+        (outdir / "report.html").read_text()
 
 
 def test_ingest_twice_stores_each_point_once(tmp_path, capsys):

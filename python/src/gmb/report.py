@@ -9,7 +9,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, identity
+from . import __version__, identity, locks
 from .outputs import write_new
 from .store import Store
 from .tables import Table, all_tables
@@ -94,6 +94,10 @@ def _libraries_section(store: Store) -> str:
                        "GROUP BY library ORDER BY library", (identity.WRONG_LIBRARY,))
     warning = "".join(f"<p class='warn'><b>{_esc(r['library'])}: {r['n']} launch(es) ran another MPI library</b>; "
                       f"their figures are not in this report: {_esc(r['reason'])}</p>" for r in wrong)
+    others = json.loads(store.meta("concurrent_campaigns") or "[]")
+    warning += "".join(f"<p class='warn'><b>Another campaign ran on this node at the same time</b> "
+                       f"({_esc(locks.describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
+                       f"campaign may be lower than the machine gives</p>" for o in others)
     launch_argv = store.rows("SELECT library, MIN(argv) AS argv FROM launches GROUP BY library")
     extra = ""
     if launch_argv:
