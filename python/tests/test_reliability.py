@@ -394,3 +394,42 @@ options = {{ iters-large = 20000, warmup-large = 1 }}
     assert "leftover process(es)" in done.stderr
     assert all(not Path(f"/proc/{p}").exists() for p in orphans)
     _check_complete(outdir, launches=1)
+
+
+@pytest.mark.skipif(not have_debian("openmpi"), reason="needs cmake, g++ and Debian's Open MPI")
+def test_real_ranks_that_outlive_a_killed_launcher_are_stopped(real_env, tmp_path, node_dir):
+    """mpirun killed with SIGKILL mid-launch: the launch fails with a reason, no rank of it outlives it (the next
+    launch would share its cores), and the campaign goes on to the next launch."""
+    lib = debian_library("openmpi").name
+    camp = tmp_path / "long.toml"
+    camp.write_text(f"""
+[campaign]
+name = "launcher"
+repetitions = 2
+order = "sequential"
+libraries = ["{lib}"]
+stop_library_after = 0
+[[run]]
+benchmarks = ["latency"]
+memory = ["host:host"]
+sizes = "4M"
+options = {{ iters-large = 8000, warmup-large = 1 }}
+""")
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen([sys.executable, "-m", "gmb", "run", str(camp), "--results", str(tmp_path / "res"),
+                             "--library", lib, "--no-progress", "--no-report"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    outdir = _results_dir(tmp_path / "res", timeout_s=600)
+    launch = _running_launch(outdir, timeout_s=120)
+    deadline = time.monotonic() + 60
+    while len(locks.session_members(launch["session"])) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    ranks = [p for p in locks.session_members(launch["session"]) if p != launch["session"]]
+    os.kill(launch["session"], signal.SIGKILL)  # the launcher, the session's leader
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1, err
+    assert all(not Path(f"/proc/{p}").exists() for p in ranks)
+    rows = dict(_rows(outdir, "SELECT launch_id, status FROM launches"))
+    assert rows[launch["id"]] == "failed" and sorted(rows.values()) == ["failed", "ok"]
+    log = (outdir / "logs" / f"{launch['id']}.log").read_text()
+    assert ranks and "outlived its launcher" in log  # Open MPI 4.1 ranks do outlive a killed mpirun

@@ -1143,6 +1143,11 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
             _stop_launch(proc)
             lf.write(f"\ngmb: stopped ({'SIGINT' if isinstance(exc, KeyboardInterrupt) else exc}): launch ended\n")
             raise
+        # A launcher that died (killed, crashed) may leave ranks running; they would share the next launch's cores.
+        outlived = locks.stop_session(proc.pid)
+        if outlived:
+            lf.write(f"\ngmb: {len(outlived)} process(es) of the launch outlived its launcher (pids "
+                     f"{', '.join(map(str, sorted(outlived)))}): stopped\n")
     status = EXIT_STATUS.get(rc, "failed")
     reason = "" if rc == 0 else _last_error(log) or f"exit status {rc}"
     return status, rc, reason
