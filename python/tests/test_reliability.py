@@ -433,3 +433,19 @@ options = {{ iters-large = 8000, warmup-large = 1 }}
     assert rows[launch["id"]] == "failed" and sorted(rows.values()) == ["failed", "ok"]
     log = (outdir / "logs" / f"{launch['id']}.log").read_text()
     assert ranks and "outlived its launcher" in log  # Open MPI 4.1 ranks do outlive a killed mpirun
+
+
+def test_ingest_into_a_store_another_process_writes_waits_then_says_so(tmp_path, capsys):
+    db = tmp_path / "s.sqlite"
+    Store(db).close()
+    other = sqlite3.connect(db)
+    other.execute("BEGIN IMMEDIATE")  # another gmb in the middle of its transaction
+    try:
+        rc = main(["ingest", str(db), str(DATA / "sample-bw-device.jsonl")])
+    finally:
+        other.rollback()
+        other.close()
+    assert rc == 2
+    assert "another process is writing to the store (still locked after 5 s); nothing of it was stored" in \
+        capsys.readouterr().err
+    assert main(["ingest", str(db), str(DATA / "sample-bw-device.jsonl")]) == 0

@@ -50,6 +50,9 @@ class StoreError(RuntimeError):
     pass
 
 
+_BUSY_TIMEOUT_S = 5.0  # how long a writer waits for another one (SQLite's busy timeout)
+
+
 def _check_store_file(path: Path, create: bool):
     """Refuse a file that is not a gmb store, reading it only (read-only connection): a foreign SQLite database,
     a file that is not SQLite at all, or (``create=False``) an empty or absent file."""
@@ -78,6 +81,16 @@ def _check_store_file(path: Path, create: bool):
         raise StoreError(f"{path}: an empty file, not a gmb store; left untouched")
 
 
+def _store_write_error(path: str, what: str, exc: sqlite3.OperationalError):
+    """A failed write said as what it means: a full disk (OutputError, exit 1) or a store another process is
+    writing (StoreError, exit 2); anything else is left to the caller."""
+    if disk_full(exc):
+        raise OutputError(f"{path}: cannot {what}: disk full; nothing of it was stored") from None
+    if "locked" in str(exc):
+        raise StoreError(f"{path}: cannot {what}: another process is writing to the store (still locked after "
+                         f"{_BUSY_TIMEOUT_S:g} s); nothing of it was stored, try again when it is done") from None
+
+
 def memory_label(memory: dict | None) -> str:
     """'host:device' for point to point (send:recv); collectives list the per-rank kinds, deduplicated."""
     if not memory:
@@ -100,7 +113,7 @@ class Store:
         if self.path != ":memory:":
             _check_store_file(Path(path), create)
         if create or self.path == ":memory:":
-            self.db = sqlite3.connect(self.path)
+            self.db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S)
         else:
             self.db = sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True)
         self.db.row_factory = sqlite3.Row
@@ -117,8 +130,8 @@ class Store:
                 if new_file:  # a store that could not be started is not left behind half-made
                     for leftover in (Path(path), Path(f"{path}-journal")):
                         leftover.unlink(missing_ok=True)
-                raise OutputError(f"{self.path}: cannot create the store: "
-                                  f"{'disk full' if disk_full(exc) else exc}") from None
+                _store_write_error(self.path, "open the store for writing", exc)
+                raise
 
     def _existing_version(self):
         try:
@@ -150,8 +163,8 @@ class Store:
             self.db.commit()
         except BaseException as exc:
             self.db.rollback()
-            if isinstance(exc, sqlite3.OperationalError) and disk_full(exc):
-                raise OutputError(f"{self.path}: cannot store {what}: disk full; nothing of it was stored") from None
+            if isinstance(exc, sqlite3.OperationalError):
+                _store_write_error(self.path, f"store {what}", exc)
             raise
         finally:
             self._in_transaction = False
