@@ -131,6 +131,13 @@ void add_common_options(ArgParser& parser, RunSettings& s, bool& help) {
               "stress mode: allocate buffers for every size and free them after it (default: once per launch, reused "
               "across sizes, as applications do)",
               &s.fresh_buffers);
+  parser.value({"--memory-limit"}, "BYTES",
+               "the most memory (host and device together) one rank may use for a size, e.g. 512M; sizes needing more "
+               "are recorded unsupported, as are sizes over what the host or GPU has available (default: that alone)",
+               [&](const std::string& v) {
+                 s.memory_limit = parse_size(v);
+                 if (s.memory_limit == 0) throw UsageError("bad memory limit '" + v + "' (accepted: at least 1 byte, e.g. 512M)");
+               });
   parser.value({"--out", "-o"}, "FILE.jsonl", "write records to FILE (never overwrites an existing file)",
                [&](const std::string& v) {
                  if (v.empty()) throw UsageError("empty file name");
@@ -269,6 +276,18 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   return finish(code);
 }
 
+// An exception that reached main: its message and exit status. Before MPI starts this process alone
+// returns; once it runs, a peer may be waiting for this rank in a call, so the job is aborted with the
+// status (end_job), never left to std::terminate.
+int escaped(int exit_code, const char* label, const std::string& what) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) end_job(exit_code, label, what);
+  std::fprintf(stderr, "gmb-bench: %s: %s\n", label, what.c_str());
+  return exit_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -289,7 +308,12 @@ int main(int argc, char** argv) {
     }
     return run_benchmark(*info, args, argv_all);
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "gmb-bench: error: %s\n", e.what());
-    return kExitUsage;
+    return escaped(kExitUsage, "error", e.what());
+  } catch (const Unsupported& e) {
+    return escaped(kExitUnsupported, "unsupported", e.what());
+  } catch (const std::exception& e) {
+    return escaped(kExitFailure, "error", e.what());
+  } catch (...) {
+    return escaped(kExitFailure, "error", "an exception of unknown type");
   }
 }

@@ -22,6 +22,7 @@
 #include "gmb/path.hpp"
 #include "gmb/platform.hpp"
 #include "gmb/record.hpp"
+#include "gmb/size_limits.hpp"
 
 namespace gmb {
 
@@ -34,6 +35,7 @@ struct RunSettings {
   int batch = 0;                          // iterations per timed sample; 0 = automatic
   bool validate = false;
   bool fresh_buffers = false;  // stress mode: buffers allocated per size (BufferPool)
+  std::uint64_t memory_limit = 0;  // --memory-limit: bytes one rank may use for a size; 0: what is available
   std::string out_path;
   StdoutFormat format = StdoutFormat::table;
 
@@ -92,6 +94,10 @@ class SizeSweep : public Benchmark {
   // Why this configuration cannot run here, or "" when it can. Ranks may answer differently;
   // the runner makes them agree.
   virtual std::string unsupported_reason(const Context& ctx) = 0;
+  // What this rank holds to measure `bytes` (every buffer setup() takes and every host copy the
+  // benchmark makes, --validate included) and the counts its MPI calls carry. Asked for every size
+  // before anything is allocated; a size beyond a limit is not set up (size_verdicts).
+  virtual SizeNeeds needs(const Context& ctx, std::size_t bytes) const = 0;
   // Untimed: take buffers for `bytes` from ctx.buffers and fill them; may throw Unsupported. Called once
   // more, first, at the largest size (then teardown()), so that the pool allocates what the sweep needs once.
   virtual void setup(const Context& ctx, std::size_t bytes) = 0;
@@ -180,6 +186,20 @@ std::uint32_t validation_seed(std::size_t size_index, int checked);
 // every size after reuses it. Nothing to do in fresh-per-size mode. Collective over ctx.comm.
 void reserve_buffers(const Context& ctx, const std::vector<std::uint64_t>& sizes,
                      const std::function<void(std::size_t bytes)>& setup, const std::function<void()>& teardown);
+
+// The memory this rank may use now: the host's available memory and its GPU's free memory, each less the
+// margin and shared among the ranks of the host / of the GPU (ctx.ranks), plus what the pool holds free
+// for reuse; --memory-limit.
+MemoryBudget memory_budget(const Context& ctx);
+
+// Which sizes of a sweep can be measured here.
+struct SizeVerdicts {
+  std::vector<std::string> refusals;      // per size: why it is not measured (the same on every rank), or ""
+  std::vector<std::uint64_t> measurable;  // the sizes without a refusal, in order
+};
+// Collective over ctx.comm: every size's needs (`needs_at`) against the limits, before anything is allocated.
+SizeVerdicts size_verdicts(const Context& ctx, const std::vector<std::uint64_t>& sizes,
+                           const std::function<SizeNeeds(std::size_t bytes)>& needs_at);
 
 // Agreement across ranks: the reason of the lowest rank that has one, or "" when none has.
 std::string agree_on_reason(MPI_Comm comm, const std::string& local_reason);

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstddef>
-#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,18 +31,18 @@ class BufferPool {
   // the next taker once the returned buffer is destroyed. Throws Unsupported like MemoryKind::allocate.
   std::unique_ptr<Buffer> take(const MemoryKind& kind, std::size_t bytes);
 
-  // Whether taking buffers of these sizes of `kind`, all at once, would allocate nothing (once-per-launch
-  // mode: the pool already holds free memory for each). Guards that budget memory ask this first.
-  bool holds(const MemoryKind& kind, std::initializer_list<std::size_t> sizes) const;
+  // Bytes of memory on `side` the pool holds and nobody uses: a sweep can take them without allocating.
+  std::size_t free_bytes(MemorySide side) const;
 
  private:
   struct Held {
     std::string kind;
+    MemorySide side;
     std::shared_ptr<Buffer> memory;  // the pool's reference; a view in use holds a second one
     bool free() const { return memory.use_count() == 1; }
   };
-  // The smallest free memory of `kind` that holds `bytes`, other than `taken`; nullptr when none.
-  const Held* smallest_free(const MemoryKind& kind, std::size_t bytes, const std::vector<const Held*>& taken) const;
+  // The smallest free memory of `kind` that holds `bytes`; nullptr when none.
+  const Held* smallest_free(const MemoryKind& kind, std::size_t bytes) const;
   BufferAllocation allocation_;
   std::vector<Held> held_;
 };

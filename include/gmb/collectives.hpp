@@ -151,6 +151,9 @@ class Operands {
   Json options_json() const;
   void describe_configuration(Json& record, int world_size) const;
   std::string unsupported_reason(const Context& ctx) const;
+  // What this rank holds at `bytes` (its send and receive buffers, the host image inputs are written
+  // through, with --validate the host copy of what it received) and the counts of its call.
+  SizeNeeds needs(const Context& ctx, std::size_t bytes) const;
   // Allocates and fills for `bytes`; throws Unsupported (counts beyond int, allocation failure, a call
   // this MPI library is known to crash in: gmb/known_issues.hpp).
   void setup(const Context& ctx, std::size_t bytes);

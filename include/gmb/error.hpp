@@ -29,6 +29,10 @@ struct Unsupported : std::runtime_error {
 // Prints "gmb-bench: FATAL on host H rank R at file:line: what" to stderr and aborts the job.
 [[noreturn]] void fatal(const char* file, int line, const std::string& what);
 
+// Prints "gmb-bench: <label> on host H rank R: what" and ends this process with `exit_code`: through
+// MPI_Abort while MPI is running (its peers may be waiting for it in a call), else by exiting.
+[[noreturn]] void end_job(int exit_code, const std::string& label, const std::string& what);
+
 // Aborts through fatal() when an MPI call did not return MPI_SUCCESS, with the library's error string.
 void check_mpi(int rc, const char* call, const char* file, int line);
 

@@ -55,12 +55,6 @@ struct LaunchCost {
 // usable GPU or an available placeable memory kind.
 LaunchCost measure_launch_cost(MPI_Comm comm, const Platform& platform, const std::vector<RankFacts>& ranks, int rank);
 
-// Collective over ctx.comm: "" when the managed memory every rank is about to allocate (`bytes` on
-// this rank) fits in the free memory of the GPU it shares with other ranks; otherwise why not. The
-// allocator's own guard sees one process; ranks sharing a GPU would together oversubscribe it.
-struct Context;
-std::string shared_gpu_managed_problem(const Context& ctx, std::size_t bytes);
-
 // Compensation arithmetic (METHODOLOGY): which launches one rank's timed iteration contains.
 // Point-to-point pairs: a rank's own device touch of what it received, plus its peer's when it waits
 // for it (a ping-pong's first sender waits for the reply, a bw sender for the acknowledgement, both

@@ -55,6 +55,11 @@ struct MemoryKind {
   bool available() const { return unavailable_reason.empty(); }
 };
 
+// Whose memory a kind uses up: device and managed memory count against the GPU (managed memory placed
+// on the device must fit there), host and pinned memory against the host.
+enum class MemorySide { host, device };
+inline MemorySide side_of(const MemoryKind& kind) { return kind.gpu_backed ? MemorySide::device : MemorySide::host; }
+
 class MemoryKinds {
  public:
   void add(MemoryKind kind);  // replaces a kind of the same name

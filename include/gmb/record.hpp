@@ -41,6 +41,7 @@ class RecordSink {
   void print_table_row(const Json& result);
   std::FILE* file_ = nullptr;
   StdoutFormat format_;
+  std::string out_path_;  // named when a write fails (a full disk)
   std::vector<TableColumn> columns_;
   bool header_printed_ = false;
 };

@@ -60,7 +60,14 @@ struct TransferConfig {
   bool chunked() const;
   // Chunks a message of `bytes` is split into (1 for a strategy that does not chunk).
   int chunks_for(std::size_t bytes) const;
+  // Bytes of the largest chunk of a message of `bytes` (all of it when the strategy does not chunk):
+  // what one MPI call carries.
+  std::size_t chunk_bytes(std::size_t bytes) const;
 };
+
+// Why `config` cannot stage messages of `bytes` with `window` operations in flight (each needs its own
+// staging slot), or "".
+std::string staging_limit_problem(const TransferConfig& config, std::size_t bytes, int window);
 
 // Why `config` cannot move `kind` memory with this library on this platform, or "" (the MPI
 // transport; the NCCL transport's rules are nccl_problem in gmb/nccl.hpp).

@@ -350,25 +350,34 @@ def test_write_new_never_overwrites_and_leaves_no_temporary(tmp_path):
 
 
 # --------------------------------------------------------------------------- the real thing: mpirun and its ranks
+def _real_campaign(tmp_path, name: str, repetitions: int, body: str) -> tuple[Path, str, dict]:
+    """A campaign file for Debian's Open MPI, its library name, and the environment a `gmb` process runs with."""
+    lib = debian_library("openmpi").name
+    camp = tmp_path / f"{name}.toml"
+    camp.write_text(f"""
+[campaign]
+name = "{name}"
+repetitions = {repetitions}
+order = "sequential"
+libraries = ["{lib}"]
+stop_library_after = 0
+[[run]]
+{body}
+""")
+    return camp, lib, {**os.environ, "HOME": str(tmp_path / "home")}
+
+
+LONG_LATENCY = """benchmarks = ["latency"]
+memory = ["host:host"]
+sizes = "4M"
+options = { iters-large = %d, warmup-large = 1 }"""
+
+
 @pytest.mark.skipif(not have_debian("openmpi"), reason="needs cmake, g++ and Debian's Open MPI")
 def test_real_mpirun_orphans_are_stopped_before_the_rerun(real_env, tmp_path, node_dir):
     """gmb killed with SIGKILL while Open MPI's mpirun runs two ranks: mpirun and the ranks live on; the resume
     stops all of them (they would share the cores with the rerun) and the launch's figures come from the rerun."""
-    lib = debian_library("openmpi").name
-    camp = tmp_path / "long.toml"
-    camp.write_text(f"""
-[campaign]
-name = "orphans"
-repetitions = 1
-libraries = ["{lib}"]
-[[run]]
-benchmarks = ["latency"]
-memory = ["host:host"]
-sizes = "4M"
-options = {{ iters-large = 20000, warmup-large = 1 }}
-""")
-    env = {k: v for k, v in os.environ.items()}
-    env["HOME"] = str(tmp_path / "home")
+    camp, lib, env = _real_campaign(tmp_path, "orphans", 1, LONG_LATENCY % 20000)
     argv = [sys.executable, "-m", "gmb", "run", str(camp), "--results", str(tmp_path / "res"), "--library", lib,
             "--no-progress", "--no-report"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -400,22 +409,7 @@ options = {{ iters-large = 20000, warmup-large = 1 }}
 def test_real_ranks_that_outlive_a_killed_launcher_are_stopped(real_env, tmp_path, node_dir):
     """mpirun killed with SIGKILL mid-launch: the launch fails with a reason, no rank of it outlives it (the next
     launch would share its cores), and the campaign goes on to the next launch."""
-    lib = debian_library("openmpi").name
-    camp = tmp_path / "long.toml"
-    camp.write_text(f"""
-[campaign]
-name = "launcher"
-repetitions = 2
-order = "sequential"
-libraries = ["{lib}"]
-stop_library_after = 0
-[[run]]
-benchmarks = ["latency"]
-memory = ["host:host"]
-sizes = "4M"
-options = {{ iters-large = 8000, warmup-large = 1 }}
-""")
-    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    camp, lib, env = _real_campaign(tmp_path, "launcher", 2, LONG_LATENCY % 8000)
     proc = subprocess.Popen([sys.executable, "-m", "gmb", "run", str(camp), "--results", str(tmp_path / "res"),
                              "--library", lib, "--no-progress", "--no-report"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
@@ -449,3 +443,24 @@ def test_ingest_into_a_store_another_process_writes_waits_then_says_so(tmp_path,
     assert "another process is writing to the store (still locked after 5 s); nothing of it was stored" in \
         capsys.readouterr().err
     assert main(["ingest", str(db), str(DATA / "sample-bw-device.jsonl")]) == 0
+
+
+@pytest.mark.skipif(not have_debian("openmpi"), reason="needs cmake, g++ and Debian's Open MPI")
+def test_real_sizes_past_the_count_limit_are_stored_unsupported(real_env, tmp_path, node_dir):
+    """A sweep to 4 GiB: the engine measures 1 KiB and refuses 4 GiB before allocating it; the campaign stores both,
+    the refusal with its reason, and the launch counts as unsupported (not failed)."""
+    camp, lib, env = _real_campaign(tmp_path, "big", 1, """benchmarks = ["bw", "latency"]
+memory = ["host:host"]
+sizes = "1K,2G,4G"
+options = { iters = 20, warmup = 2, iters-large = 2, warmup-large = 0 }""")
+    done = subprocess.run([sys.executable, "-m", "gmb", "run", str(camp), "--results", str(tmp_path / "res"),
+                           "--library", lib, "--no-progress", "--no-report"], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    outdir = _results_dir(tmp_path / "res")
+    assert sorted(_rows(outdir, "SELECT status FROM launches")) == [("unsupported",), ("unsupported",)]
+    rows = _rows(outdir, "SELECT benchmark, bytes, status, reason FROM results ORDER BY benchmark, bytes")
+    assert [(b, n, st) for b, n, st, _ in rows] == [
+        ("bw", 1024, "ok"), ("bw", 2 << 30, "unsupported"), ("bw", 4 << 30, "unsupported"),
+        ("latency", 1024, "ok"), ("latency", 2 << 30, "unsupported"), ("latency", 4 << 30, "unsupported")]
+    assert all("exceeds the 2 GiB - 1 byte per-call count of MPI-3 calls" in r for *_, r in rows if r)

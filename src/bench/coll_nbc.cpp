@@ -318,10 +318,24 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
     copy_device_up_.reset();
     copy_device_down_.reset();
   };
-  reserve_buffers(ctx, sizes, setup, release);
+  const SizeVerdicts verdicts = size_verdicts(ctx, sizes, [&](std::size_t bytes) {
+    SizeNeeds needs = operands_.needs(ctx, bytes);
+    if (dummy_copies_) {
+      const std::uint64_t copy_bytes = 2 * std::max<std::uint64_t>(bytes, 1);
+      needs.add("dummy copies", copy_bytes, ctx.platform->memory.known("pinned"));
+      needs.add("dummy copies", copy_bytes, ctx.platform->memory.known("device"));
+    }
+    return needs;
+  });
+  reserve_buffers(ctx, verdicts.measurable, setup, release);
   int exit_code = kExitOk;
   for (std::size_t index = 0; index < sizes.size(); ++index) {
     const std::size_t bytes = sizes[index];
+    if (!verdicts.refusals[index].empty()) {
+      emit_unsupported(bytes, verdicts.refusals[index]);
+      exit_code = std::max<int>(exit_code, kExitUnsupported);
+      continue;
+    }
     Json configuration = Json::object();
     describe_configuration(configuration);
     set_crash_context("nbc, " + std::to_string(bytes) + " bytes, " + configuration.dump());

@@ -195,27 +195,32 @@ double Operands::op_bytes_for(const Collective& c, Dtype t, std::size_t bytes, i
   return static_cast<double>(c.layout(total, 0, ranks, 0, false).op_elems) * static_cast<double>(dtype_size(t));
 }
 
+SizeNeeds Operands::needs(const Context& ctx, std::size_t bytes) const {
+  SizeNeeds n;
+  if (!op_->has_data) return n;
+  Layout l;
+  try {
+    l = op_->layout(bytes / dtype_size(dtype_), ctx.rank, ctx.size, root_, in_place_);
+  } catch (const Unsupported& e) {
+    n.refuse(std::string(e.what()) + " (" + (nonblocking_ ? op_->nonblocking_name : call_name()) + ")");
+    return n;
+  }
+  const MemoryKind& kind = ctx.platform->memory.known(my_spec(ctx.rank).kind);
+  const std::uint64_t es = dtype_size(dtype_), send_bytes = l.send_elems * es, recv_bytes = l.recv_elems * es;
+  n.add("send", send_bytes, kind);
+  n.add("recv", recv_bytes, kind);
+  // prepare() builds the send image, then the receive image, on the host: one at a time.
+  n.add("input image", std::max(send_bytes, recv_bytes), MemorySide::host);
+  if (ctx.settings->validate) n.add("received copy", recv_bytes, MemorySide::host);
+  return n;
+}
+
 void Operands::setup(const Context& ctx, std::size_t bytes) {
   platform_ = ctx.platform;
   rank_ = ctx.rank;
   ranks_ = ctx.size;
   total_ = op_->has_data ? bytes / dtype_size(dtype_) : 0;
-  std::string problem;
-  try {
-    layout_ = op_->layout(total_, rank_, ranks_, root_, in_place_);  // throws Unsupported for counts beyond int
-  } catch (const Unsupported& e) {
-    problem = e.what();
-  }
-  // Collective (every rank takes part when managed memory is used): ranks sharing a GPU must not
-  // oversubscribe it together.
-  if (managed_ && op_->has_data) {
-    const MemoryKind& mine = ctx.platform->memory.known(my_spec(rank_).kind);
-    const std::size_t es = dtype_size(dtype_), send_bytes = layout_.send_elems * es, recv_bytes = layout_.recv_elems * es;
-    const bool allocates = problem.empty() && mine.placeable && !ctx.buffers->holds(mine, {send_bytes, recv_bytes});
-    const std::size_t managed_bytes = allocates ? send_bytes + recv_bytes + 2 : 0;
-    if (std::string guard = shared_gpu_managed_problem(ctx, managed_bytes); problem.empty()) problem = guard;
-  }
-  if (!problem.empty()) throw Unsupported(problem);
+  layout_ = op_->layout(total_, rank_, ranks_, root_, in_place_);  // throws Unsupported for counts beyond int
   if (transport_ == "mpi" && !run_known_crashes_)
     if (std::string crash = known_crash_here(ctx, bytes); !crash.empty()) throw Unsupported(crash);
   args_ = CallArgs{};

@@ -19,7 +19,7 @@ namespace {
 int as_count(std::uint64_t v) {
   if (v > static_cast<std::uint64_t>(INT_MAX))
     throw Unsupported("an element count or displacement of " + std::to_string(v) +
-                      " exceeds the int counts of the MPI-3 calls used here; use a smaller size");
+                      " exceeds 2147483647, the per-call count of MPI-3 calls");
   return static_cast<int>(v);
 }
 

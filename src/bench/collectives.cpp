@@ -48,6 +48,7 @@ class BlockingCollective final : public SizeSweep {
   }
 
   std::string unsupported_reason(const Context& ctx) override { return operands_.unsupported_reason(ctx); }
+  SizeNeeds needs(const Context& ctx, std::size_t bytes) const override { return operands_.needs(ctx, bytes); }
   void setup(const Context& ctx, std::size_t bytes) override {
     operands_.setup(ctx, bytes);
     launch_cost_ = ctx.launch_cost;

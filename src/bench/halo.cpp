@@ -13,6 +13,7 @@
 // posts every face at once, overlap updates the inner box between posting and waiting, and
 // pipelined (which pipelines GPU copies) is refused.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -45,19 +46,29 @@ int mpi_count(std::size_t bytes, const std::string& what) {
   return static_cast<int>(bytes);
 }
 
+// Grids of up to 2^20 cells per extent and 2^40 in all: byte counts of fields (and of the whole domain's
+// reference, in weak mode the grid times the ranks) then fit 64 bits.
+constexpr long kMaxGridExtent = 1L << 20;
+constexpr long kMaxGridCells = 1L << 40;
+
 std::vector<long> parse_grid(const std::string& text) {
+  const std::string bad = "bad grid '" + text + "' (accepted: NX,NY or NX,NY,NZ, whole numbers from 1 to " +
+                          std::to_string(kMaxGridExtent) + ", at most " + std::to_string(kMaxGridCells) +
+                          " cells in all)";
   std::vector<long> out;
+  long cells = 1;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
+    errno = 0;
     char* end = nullptr;
     const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v <= 0)
-      throw UsageError("bad grid '" + text + "' (accepted: NX,NY or NX,NY,NZ, positive integers)");
+    if (item.empty() || *end != '\0' || errno == ERANGE || v <= 0 || v > kMaxGridExtent) throw UsageError(bad);
     out.push_back(v);
+    cells *= v;  // at most 2^40 * 2^20 before the check below: no overflow
+    if (cells > kMaxGridCells) throw UsageError(bad);
   }
-  if (out.size() < 2 || out.size() > 3)
-    throw UsageError("bad grid '" + text + "' (accepted: NX,NY or NX,NY,NZ, positive integers)");
+  if (out.size() < 2 || out.size() > 3) throw UsageError(bad);
   return out;
 }
 
@@ -76,9 +87,10 @@ struct Decomposition {
 class Domain {
  public:
   explicit Domain(const Decomposition& dec) : dec_(dec), l_(dec.layout) {
-    for (int d = 0; d < 2 * l_.dims; ++d)
-      face_bytes_[d] = halo::send_box(l_, d).cells() * halo::element_size(l_.dtype);
+    for (int d = 0; d < 2 * l_.dims; ++d) face_bytes_[d] = face_bytes(l_, d);
   }
+  // Bytes of the face a rank sends towards direction d.
+  static std::size_t face_bytes(const Layout& l, int d) { return halo::send_box(l, d).cells() * halo::element_size(l.dtype); }
   virtual ~Domain() = default;
   // Initial values everywhere, halos included, in both fields; the current field is the first.
   virtual void reset() = 0;
@@ -90,14 +102,6 @@ class Domain {
   virtual void step(const std::string& strategy) = 0;
   // The current field's interior, dense, x fastest.
   virtual std::vector<unsigned char> interior() = 0;
-  // Halo bytes this rank sends per exchange.
-  std::size_t bytes_sent() const {
-    std::size_t b = 0;
-    for (int d = 0; d < 2 * l_.dims; ++d)
-      if (dec_.has(d)) b += face_bytes_[d];
-    return b;
-  }
-
  protected:
   int directions() const { return 2 * l_.dims; }
   int count(int d) const { return static_cast<int>(face_bytes_[d]); }  // checked in configure
@@ -105,6 +109,14 @@ class Domain {
   Layout l_;
   std::size_t face_bytes_[6] = {0, 0, 0, 0, 0, 0};
 };
+
+// Halo bytes a rank sends per exchange.
+std::size_t bytes_sent(const Decomposition& dec) {
+  std::size_t b = 0;
+  for (int d = 0; d < 2 * dec.layout.dims; ++d)
+    if (dec.has(d)) b += Domain::face_bytes(dec.layout, d);
+  return b;
+}
 
 // Host field: pack, MPI and unpack on the CPU; there is nothing to stage.
 class HostDomain final : public Domain {
@@ -462,6 +474,7 @@ class Halo final : public Benchmark {
 
  private:
   std::string refusal(const Context& ctx, const std::string& strategy) const;
+  SizeNeeds needs(const Context& ctx, const Decomposition& dec, const MemoryKind& kind) const;
   Decomposition decompose(const Context& ctx) const;
   Json base_record(const Context& ctx, const std::string& strategy, std::size_t bytes) const;
   Json geometry(const Decomposition& dec) const;
@@ -492,6 +505,32 @@ std::string Halo::refusal(const Context& ctx, const std::string& strategy) const
   if (strategy != "direct") return "";
   const std::string refusal = device_pointer_refusal(*kind, *ctx.awareness);
   return refusal.empty() ? "" : refusal + "; staged, pipelined and overlap stage through pinned host buffers and still run";
+}
+
+// What the domain allocates (both fields, a send and a receive buffer per face, on the GPU pinned staging
+// per face), the host copies of the field it makes (the GPU field's initial values, --validate's interior)
+// and, on rank 0 with --validate, the single-rank reference of the whole domain.
+SizeNeeds Halo::needs(const Context& ctx, const Decomposition& dec, const MemoryKind& kind) const {
+  SizeNeeds n;
+  const Layout& l = dec.layout;
+  const bool on_gpu = computed_on_gpu(kind);
+  std::uint64_t faces = 0;
+  for (int d = 0; d < 2 * dims_; ++d) faces += Domain::face_bytes(l, d);
+  n.add("2 fields", 2 * static_cast<std::uint64_t>(l.padded_bytes()), kind);
+  n.add("face buffers", 2 * faces, kind);
+  if (on_gpu) {
+    n.add("pinned face staging", 2 * faces, MemorySide::host);
+    n.add("host image of the field", l.padded_bytes(), MemorySide::host);
+  }
+  if (ctx.settings->validate) {
+    n.add("interior copy", l.interior().cells() * halo::element_size(dtype_), MemorySide::host);
+    if (ctx.rank == 0) {
+      // reference_solution: two fields of the global domain and their dense interior.
+      const Layout global = Layout::make(dims_, halo_, global_, dtype_);
+      n.add("reference solution", 3 * static_cast<std::uint64_t>(global.padded_bytes()), MemorySide::host);
+    }
+  }
+  return n;
 }
 
 Decomposition Halo::decompose(const Context& ctx) const {
@@ -607,10 +646,12 @@ int Halo::run(Context& ctx, RecordSink& sink) {
   const Json shape = geometry(dec);
 
   // Build the domain once for every strategy; a failure (no GPU kernels, out of memory) refuses all.
+  // Its memory is checked first, collectively, so that a grid too large for this machine is refused, not killed.
   std::unique_ptr<Domain> domain;
-  std::string setup_problem;
   const MemoryKind* kind = ctx.platform->memory.find(mem_);
-  if (kind->available() && !(computed_on_gpu(*kind) && !ctx.platform->gpu)) {
+  std::string setup_problem =
+      size_verdicts(ctx, {bytes_sent(dec)}, [&](std::size_t) { return needs(ctx, dec, *kind); }).refusals.front();
+  if (setup_problem.empty() && kind->available() && !(computed_on_gpu(*kind) && !ctx.platform->gpu)) {
     try {
       if (computed_on_gpu(*kind)) domain = std::make_unique<GpuDomain>(dec, *kind, *ctx.platform, *ctx.buffers);
       else domain = std::make_unique<HostDomain>(dec, *kind, *ctx.buffers);
@@ -620,7 +661,7 @@ int Halo::run(Context& ctx, RecordSink& sink) {
   }
   setup_problem = agree_on_reason(ctx.comm, setup_problem);
 
-  unsigned long long local_bytes = domain ? domain->bytes_sent() : 0, bytes = 0;
+  unsigned long long local_bytes = bytes_sent(dec), bytes = 0;
   GMB_MPI_CHECK(MPI_Allreduce(&local_bytes, &bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctx.comm));
 
   // Each timed step starts after a barrier, as the runner's samples do (methodology.md, Samples): timed back to

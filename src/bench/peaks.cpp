@@ -53,9 +53,26 @@ class Peaks final : public Benchmark {
     ctx_ = &ctx;
     sink_ = &sink;
     int exit_code = kExitOk;
-    for (const auto bytes : ctx.settings->sizes) {
-      bytes_ = std::max<std::size_t>(bytes, 1);
+    const bool gpu_usable = ctx.platform->gpu && ctx.platform->gpu_unavailable_reason.empty();
+    // A rank holds two buffers of the size at a time: the two of a host copy, or the two device buffers
+    // (and a pinned and a pageable one) of its GPU copies.
+    const SizeVerdicts verdicts = size_verdicts(ctx, ctx.settings->sizes, [&](std::size_t bytes) {
+      SizeNeeds needs;
+      needs.add("2 host buffers", 2 * std::max<std::uint64_t>(bytes, 1), MemorySide::host);
+      if (gpu_usable) needs.add("2 device buffers", 2 * std::max<std::uint64_t>(bytes, 1), MemorySide::device);
+      return needs;
+    });
+    for (std::size_t index = 0; index < ctx.settings->sizes.size(); ++index) {
+      bytes_ = std::max<std::size_t>(ctx.settings->sizes[index], 1);
       medians_.clear();
+      if (const std::string& refusal = verdicts.refusals[index]; !refusal.empty()) {
+        if (ctx.rank == 0) {
+          emit_unsupported("host-copy", refusal);
+          emit_unsupported("gpu-copies", refusal);
+        }
+        exit_code = kExitUnsupported;
+        continue;
+      }
       host_bandwidth();
       const std::string why_not = agree_on_reason(ctx.comm, ctx.platform->gpu_unavailable_reason);
       if (!why_not.empty()) {

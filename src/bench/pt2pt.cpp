@@ -123,6 +123,28 @@ class PointToPoint : public SizeSweep {
     return strategy_problem(transfer_, *kind, *ctx.platform, *ctx.awareness);
   }
 
+  SizeNeeds needs(const Context& ctx, std::size_t bytes) const override {
+    SizeNeeds n;
+    const MemoryKind& kind = ctx.platform->memory.known(spec_of(ctx.rank, ctx.size).kind);
+    n.add("send", bytes, kind);
+    n.add("recv", bytes, kind);
+    if (transfer_.transport != "mpi") return n;  // NCCL counts are size_t
+    const int window = windowed() ? window_ : 1;
+    const StrategyInfo* strategy = find_strategy(transfer_.strategy);
+    const bool staged = strategy->stages(kind);
+    if (staged) {
+      n.refuse(staging_limit_problem(transfer_, bytes, window));
+      n.add(std::to_string(2 * window) + " staging slots", 2 * static_cast<std::uint64_t>(window) * std::max<std::size_t>(bytes, 1),
+            ctx.platform->memory.known(strategy->staging_kind));
+    }
+    // Latency's unchunked direct messages are blocking calls; everything else is started and waited for.
+    const bool blocking = !windowed() && !staged && transfer_.chunks_for(bytes) == 1;
+    n.check_count(transfer_.chunk_bytes(bytes), 1,
+                  std::string(blocking ? "MPI_Send/MPI_Recv" : "MPI_Isend/MPI_Irecv") + " with MPI_BYTE" +
+                      (transfer_.chunked() ? ", one chunk per call" : ""));
+    return n;
+  }
+
   // The memory asked for, then with --references host-host and device-device in the same launch.
   int run(Context& ctx, RecordSink& sink) override {
     int exit_code = sweep_chunks(ctx, sink);
@@ -149,14 +171,6 @@ class PointToPoint : public SizeSweep {
   }
 
   void setup(const Context& ctx, std::size_t bytes) override {
-    // Collective, before anything can throw: ranks sharing a GPU must not oversubscribe it together.
-    if (counts_faults_) {
-      const MemoryKind& mine = ctx.platform->memory.known(spec_of(ctx.rank, ctx.size).kind);
-      const std::size_t b = std::max<std::size_t>(bytes, 1);
-      const bool allocates = mine.placeable && !ctx.buffers->holds(mine, {b, b});
-      const std::string problem = shared_gpu_managed_problem(ctx, allocates ? 2 * b : 0);
-      if (!problem.empty()) throw Unsupported(problem);
-    }
     const MemoryKind& kind = ctx.platform->memory.require(spec_of(ctx.rank, ctx.size).kind);
     bytes_ = bytes;
     comm_ = ctx.comm;

@@ -76,26 +76,20 @@ std::string ArgParser::help() const {
   return out;
 }
 
-static long parse_long(const std::string& text, const std::string& what) {
+// A whole number from `lowest` to INT_MAX; the message names the accepted range, whatever was wrong.
+static int parse_int_from(const std::string& text, const std::string& what, int lowest) {
   errno = 0;
   char* end = nullptr;
   const long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || v > INT_MAX || v < INT_MIN)
-    throw UsageError("bad " + what + " '" + text + "' (accepted: a whole number)");
-  return v;
-}
-
-int parse_positive_int(const std::string& text, const std::string& what) {
-  const long v = parse_long(text, what);
-  if (v < 1) throw UsageError("bad " + what + " '" + text + "' (accepted: a whole number >= 1)");
+  if (text.empty() || *end != '\0' || errno == ERANGE || v > INT_MAX || v < lowest)
+    throw UsageError("bad " + what + " '" + text + "' (accepted: a whole number from " + std::to_string(lowest) +
+                     " to " + std::to_string(INT_MAX) + ")");
   return static_cast<int>(v);
 }
 
-int parse_nonnegative_int(const std::string& text, const std::string& what) {
-  const long v = parse_long(text, what);
-  if (v < 0) throw UsageError("bad " + what + " '" + text + "' (accepted: a whole number >= 0)");
-  return static_cast<int>(v);
-}
+int parse_positive_int(const std::string& text, const std::string& what) { return parse_int_from(text, what, 1); }
+
+int parse_nonnegative_int(const std::string& text, const std::string& what) { return parse_int_from(text, what, 0); }
 
 std::string parse_choice(const std::string& text, const std::vector<std::string>& choices, const std::string& what) {
   for (const auto& c : choices)

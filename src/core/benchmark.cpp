@@ -105,6 +105,48 @@ void reserve_buffers(const Context& ctx, const std::vector<std::uint64_t>& sizes
   }
 }
 
+MemoryBudget memory_budget(const Context& ctx) {
+  MemoryBudget budget;
+  budget.limit = ctx.settings ? ctx.settings->memory_limit : 0;
+  const RankFacts me = ctx.ranks.empty() ? RankFacts{} : ctx.ranks.at(static_cast<std::size_t>(ctx.rank));
+  int on_host = 0, on_gpu = 0;
+  for (const RankFacts& r : ctx.ranks) {
+    on_host += r.host == me.host ? 1 : 0;
+    on_gpu += r.host == me.host && r.gpu_uuid == me.gpu_uuid ? 1 : 0;
+  }
+  auto sharing = [](int ranks, const std::string& where, std::uint64_t reusable) {
+    std::string text = " less a " + std::to_string(kMemoryMarginPercent) + "% margin, shared by " + std::to_string(std::max(ranks, 1)) +
+                       (ranks > 1 ? " ranks" : " rank") + where;
+    if (reusable) text += ", plus " + readable_bytes(reusable) + " this rank already holds for reuse";
+    return text;
+  };
+  std::string source;
+  if (const auto available = host_memory_available(&source)) {
+    const std::uint64_t reusable = ctx.buffers ? ctx.buffers->free_bytes(MemorySide::host) : 0;
+    budget.host_bytes = share_of(*available, on_host, reusable);
+    budget.host_source = source + sharing(on_host, " on host " + me.host, reusable);
+  }
+  if (ctx.platform && ctx.platform->gpu && ctx.platform->gpu_unavailable_reason.empty()) {
+    const std::uint64_t free_bytes = ctx.platform->gpu->free_memory();
+    const std::uint64_t reusable = ctx.buffers ? ctx.buffers->free_bytes(MemorySide::device) : 0;
+    budget.device_bytes = share_of(free_bytes, on_gpu, reusable);
+    budget.device_source = readable_bytes(free_bytes) + " free on GPU " + me.gpu_pci + sharing(on_gpu, " of it", reusable);
+  }
+  return budget;
+}
+
+SizeVerdicts size_verdicts(const Context& ctx, const std::vector<std::uint64_t>& sizes,
+                           const std::function<SizeNeeds(std::size_t bytes)>& needs_at) {
+  const MemoryBudget budget = memory_budget(ctx);
+  SizeVerdicts verdicts;
+  for (const std::uint64_t bytes : sizes) {
+    // Every rank must agree: a rank that skipped a size its peers measure would leave them waiting.
+    verdicts.refusals.push_back(agree_on_reason(ctx.comm, size_refusal(needs_at(bytes), budget)));
+    if (verdicts.refusals.back().empty()) verdicts.measurable.push_back(bytes);
+  }
+  return verdicts;
+}
+
 std::string agree_on_reason(MPI_Comm comm, const std::string& local_reason) {
   int rank = 0, size = 1;
   GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));

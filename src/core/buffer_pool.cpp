@@ -32,35 +32,25 @@ const char* to_string(BufferAllocation allocation) {
 std::unique_ptr<Buffer> BufferPool::take(const MemoryKind& kind, std::size_t bytes) {
   bytes = std::max<std::size_t>(bytes, 1);
   if (allocation_ == BufferAllocation::fresh_per_size) return kind.allocate(bytes);
-  const Held* best = smallest_free(kind, bytes, {});
+  const Held* best = smallest_free(kind, bytes);
   if (!best) {
-    held_.push_back({kind.name, std::shared_ptr<Buffer>(kind.allocate(bytes))});
+    held_.push_back({kind.name, side_of(kind), std::shared_ptr<Buffer>(kind.allocate(bytes))});
     best = &held_.back();
   }
   return std::make_unique<BufferView>(best->memory, bytes);
 }
 
-bool BufferPool::holds(const MemoryKind& kind, std::initializer_list<std::size_t> sizes) const {
-  if (allocation_ == BufferAllocation::fresh_per_size) return false;
-  // Largest first, each from the smallest free memory that fits it: the order take() would serve them in
-  // when the largest is taken first; a mismatch only makes the answer conservative.
-  std::vector<std::size_t> wanted(sizes);
-  std::sort(wanted.rbegin(), wanted.rend());
-  std::vector<const Held*> used;
-  for (const std::size_t bytes : wanted) {
-    const Held* best = smallest_free(kind, std::max<std::size_t>(bytes, 1), used);
-    if (!best) return false;
-    used.push_back(best);
-  }
-  return true;
+std::size_t BufferPool::free_bytes(MemorySide side) const {
+  std::size_t sum = 0;
+  for (const Held& h : held_)
+    if (h.side == side && h.free()) sum += h.memory->bytes();
+  return sum;
 }
 
-const BufferPool::Held* BufferPool::smallest_free(const MemoryKind& kind, std::size_t bytes,
-                                                  const std::vector<const Held*>& taken) const {
+const BufferPool::Held* BufferPool::smallest_free(const MemoryKind& kind, std::size_t bytes) const {
   const Held* best = nullptr;
   for (const Held& h : held_)
-    if (h.kind == kind.name && h.free() && h.memory->bytes() >= bytes &&
-        std::find(taken.begin(), taken.end(), &h) == taken.end() && (!best || h.memory->bytes() < best->memory->bytes()))
+    if (h.kind == kind.name && h.free() && h.memory->bytes() >= bytes && (!best || h.memory->bytes() < best->memory->bytes()))
       best = &h;
   return best;
 }

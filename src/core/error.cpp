@@ -23,14 +23,27 @@ std::string where_am_i() {
   return "host " + std::string(host) + " rank " + rank;
 }
 
-void fatal(const char* file, int line, const std::string& what) {
-  std::fprintf(stderr, "gmb-bench: FATAL on %s at %s:%d: %s\n", where_am_i().c_str(), file, line, what.c_str());
+namespace {
+
+[[noreturn]] void abort_or_exit(int exit_code) {
   std::fflush(stderr);
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, kExitFailure);
-  std::_Exit(kExitFailure);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);
+}
+
+}  // namespace
+
+void fatal(const char* file, int line, const std::string& what) {
+  std::fprintf(stderr, "gmb-bench: FATAL on %s at %s:%d: %s\n", where_am_i().c_str(), file, line, what.c_str());
+  abort_or_exit(kExitFailure);
+}
+
+void end_job(int exit_code, const std::string& label, const std::string& what) {
+  std::fprintf(stderr, "gmb-bench: %s on %s: %s\n", label.c_str(), where_am_i().c_str(), what.c_str());
+  abort_or_exit(exit_code);
 }
 
 void check_mpi(int rc, const char* call, const char* file, int line) {

@@ -57,9 +57,48 @@ std::string Json::dump() const {
   return out;
 }
 
+// Length of the well-formed UTF-8 sequence starting at s[at] (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when the bytes there are not one.
+static std::size_t utf8_sequence_length(const std::string& s, std::size_t at) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char lead = byte(at);
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the byte after the lead
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // below: an overlong form
+    if (lead == 0xED) high = 0x9F;  // above: a surrogate
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;   // below: an overlong form
+    if (lead == 0xF4) high = 0x8F;  // above: beyond U+10FFFF
+  } else {
+    return 0;
+  }
+  if (at + length > s.size() || byte(at + 1) < low || byte(at + 1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k)
+    if (byte(at + k) < 0x80 || byte(at + k) > 0xBF) return 0;
+  return length;
+}
+
+// Records are UTF-8 JSON whatever the strings hold (an environment variable may carry any bytes): each
+// byte that does not start a well-formed UTF-8 sequence is written as U+FFFD, the replacement character.
 static void dump_string(const std::string& s, std::string& out) {
   out += '"';
-  for (unsigned char c : s) {
+  for (std::size_t at = 0; at < s.size(); ++at) {
+    const auto c = static_cast<unsigned char>(s[at]);
+    if (c >= 0x80) {
+      const std::size_t length = utf8_sequence_length(s, at);
+      if (length == 0) {
+        out += "\xEF\xBF\xBD";
+      } else {
+        out.append(s, at, length);
+        at += length - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;

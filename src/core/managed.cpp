@@ -130,27 +130,6 @@ LaunchCost measure_launch_cost(MPI_Comm comm, const Platform& platform, const st
   return cost;
 }
 
-std::string shared_gpu_managed_problem(const Context& ctx, std::size_t bytes) {
-  const auto mine = static_cast<unsigned long long>(bytes);
-  std::vector<unsigned long long> all(static_cast<std::size_t>(ctx.size));
-  GMB_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, ctx.comm));
-  if (bytes == 0 || !ctx.platform->gpu) return "";
-  const RankFacts& me = ctx.ranks.at(static_cast<std::size_t>(ctx.rank));
-  unsigned long long together = 0;
-  int sharing = 0;
-  for (int r = 0; r < ctx.size; ++r) {
-    const RankFacts& other = ctx.ranks.at(static_cast<std::size_t>(r));
-    if (!on_one_gpu(other, me)) continue;
-    together += all[static_cast<std::size_t>(r)];
-    ++sharing;
-  }
-  const std::size_t free_bytes = ctx.platform->gpu->free_memory();
-  if (together <= free_bytes) return "";
-  return "refusing to allocate " + std::to_string(together) + " bytes of managed memory for the " + std::to_string(sharing) +
-         " rank(s) on GPU " + me.gpu_pci + ": it has " + std::to_string(free_bytes) +
-         " bytes free; oversubscribed managed memory measures eviction, not MPI";
-}
-
 double pair_launch_in_iteration(PairPattern pattern, bool sender, Placement mine, Placement peer, double own_cost,
                                 double peer_cost) {
   auto receives = [&](bool is_sender) { return pattern != PairPattern::one_way_window || !is_sender; };

@@ -11,7 +11,7 @@
 
 namespace gmb {
 
-RecordSink::RecordSink(const std::string& out_path, StdoutFormat format) : format_(format) {
+RecordSink::RecordSink(const std::string& out_path, StdoutFormat format) : format_(format), out_path_(out_path) {
   if (out_path.empty()) return;
   // O_EXCL: an existing result file is never overwritten, even if it appears between check and open.
   const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
@@ -35,7 +35,8 @@ void RecordSink::write_line(const Json& record) {
   const std::string line = record.dump() + "\n";
   if (file_) {
     if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0)
-      GMB_FATAL(std::string("writing the output file failed: ") + std::strerror(errno));
+      GMB_FATAL("writing the output file '" + out_path_ + "' failed: " + std::strerror(errno) +
+                " (the records before this one are complete in it)");
   }
   if (format_ == StdoutFormat::json) {
     std::fputs(line.c_str(), stdout);

@@ -37,7 +37,8 @@ Json RunSettings::to_json() const {
       .set("large_size", large_size)
       .set("batch", batch)
       .set("validate", validate)
-      .set("fresh_buffers", fresh_buffers);
+      .set("fresh_buffers", fresh_buffers)
+      .set("memory_limit", memory_limit ? Json(memory_limit) : Json());
 }
 
 int SizeSweep::run(Context& ctx, RecordSink& sink) {
@@ -68,11 +69,19 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
   }
   // Each iteration its own sample, after untimed work before it (managed memory: placing the data).
   const bool one_per_sample = needs_pre_iteration();
-  reserve_buffers(ctx, settings.sizes, [&](std::size_t bytes) { setup(ctx, bytes); }, [&] { teardown(); });
+  // Sizes beyond the count or memory limits are refused before anything is allocated, so that the buffers
+  // are sized for the largest size that is measured.
+  const SizeVerdicts verdicts = size_verdicts(ctx, settings.sizes, [&](std::size_t bytes) { return needs(ctx, bytes); });
+  reserve_buffers(ctx, verdicts.measurable, [&](std::size_t bytes) { setup(ctx, bytes); }, [&] { teardown(); });
 
   int exit_code = kExitOk;
   for (std::size_t index = 0; index < settings.sizes.size(); ++index) {
     const std::size_t bytes = settings.sizes[index];
+    if (!verdicts.refusals[index].empty()) {
+      emit_unsupported(bytes, verdicts.refusals[index]);
+      exit_code = std::max<int>(exit_code, kExitUnsupported);
+      continue;
+    }
     Json configuration = Json::object().set("bytes", bytes);
     describe_configuration(configuration);
     set_crash_context(ctx.benchmark + ", " + std::to_string(bytes) + " bytes, " + configuration.dump());

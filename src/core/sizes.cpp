@@ -28,7 +28,7 @@ std::uint64_t parse_size(const std::string& raw) {
   while (k < text.size() && std::isdigit(static_cast<unsigned char>(text[k]))) {
     const std::uint64_t digit = static_cast<std::uint64_t>(text[k] - '0');
     if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10)
-      throw UsageError("size '" + raw + "' is too large");
+      throw UsageError("size '" + raw + "' is too large (accepted: up to 2^64 - 1 bytes)");
     value = value * 10 + digit;
     ++k;
   }
@@ -42,13 +42,18 @@ std::uint64_t parse_size(const std::string& raw) {
   else if (suffix == "G" || suffix == "GB" || suffix == "GIB") shift = 30;
   else throw UsageError("bad size suffix in '" + raw + "' (" + kAccepted + ")");
   if (shift && value > (std::numeric_limits<std::uint64_t>::max() >> shift))
-    throw UsageError("size '" + raw + "' is too large");
+    throw UsageError("size '" + raw + "' is too large (accepted: up to 2^64 - 1 bytes)");
   return value << shift;
 }
 
 std::vector<std::uint64_t> parse_sizes(const std::string& text) {
   std::vector<std::uint64_t> sizes;
   const auto colon = text.find(':');
+  if (colon != std::string::npos && text.find(':', colon + 1) != std::string::npos)
+    throw UsageError("bad size range '" + text + "': a range is MIN:MAX in doubling steps, a step is not accepted (" +
+                     kAccepted + ")");
+  if (colon != std::string::npos && text.find(',') != std::string::npos)
+    throw UsageError("bad sizes '" + text + "': a range and a list cannot be combined (" + std::string(kAccepted) + ")");
   if (colon != std::string::npos) {
     const std::uint64_t lo = parse_size(text.substr(0, colon));
     const std::uint64_t hi = parse_size(text.substr(colon + 1));

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <deque>
-#include <limits>
 
 #include "gmb/error.hpp"
 #include "gmb/nccl.hpp"
 #include "gmb/platform.hpp"
+#include "gmb/size_limits.hpp"
 
 namespace gmb {
 
@@ -17,9 +17,10 @@ namespace {
 // could deadlock bibw (both sides waiting for receives before posting sends).
 constexpr std::size_t kStagingLimitBytes = std::size_t{4} << 30;
 
+// Sizes over the count limit are refused before they are set up (SizeNeeds); this only guards the cast.
 int count_of(std::size_t bytes) {
-  if (bytes > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw Unsupported("messages over 2 GiB - 1 byte need MPI large-count calls, which this engine does not use");
+  if (const std::string reason = count_limit_reason(bytes, 1, "MPI_BYTE point to point"); !reason.empty())
+    throw Unsupported(reason);
   return static_cast<int>(bytes);
 }
 
@@ -30,8 +31,7 @@ void for_each_chunk(const TransferConfig& config, std::size_t bytes, F f) {
     f(0, 0);
     return;
   }
-  const auto chunks = static_cast<std::size_t>(config.chunks_for(bytes));
-  const std::size_t chunk = (bytes + chunks - 1) / chunks;
+  const std::size_t chunk = config.chunk_bytes(bytes);
   for (std::size_t offset = 0; offset < bytes; offset += chunk) f(offset, std::min(chunk, bytes - offset));
 }
 
@@ -102,10 +102,8 @@ class StagedTransfer final : public Transfer {
       : comm_(comm), gpu_(gpu), config_(config), into_staging_(gpu), out_of_staging_(gpu) {
     const std::size_t slot_bytes = std::max<std::size_t>(max_bytes, 1);
     const auto slots = static_cast<std::size_t>(window);
-    if (slot_bytes * slots > kStagingLimitBytes)
-      throw Unsupported(config.strategy + " needs " + std::to_string(slots) + " staging slots of " +
-                        std::to_string(slot_bytes) + " bytes per direction, over the " +
-                        std::to_string(kStagingLimitBytes >> 30) + " GiB staging limit; use a smaller --window");
+    if (const std::string problem = staging_limit_problem(config, max_bytes, window); !problem.empty())
+      throw Unsupported(problem);
     for (std::size_t k = 0; k < slots; ++k) {
       send_slots_.push_back(buffers.take(staging_kind, slot_bytes));
       recv_slots_.push_back(buffers.take(staging_kind, slot_bytes));
@@ -268,6 +266,20 @@ int TransferConfig::chunks_for(std::size_t bytes) const {
   if (chunk_size > 0) return static_cast<int>(std::max<std::size_t>(1, (bytes + chunk_size - 1) / chunk_size));
   // Never more chunks than bytes.
   return static_cast<int>(std::clamp<std::size_t>(bytes, 1, static_cast<std::size_t>(chunks)));
+}
+
+std::size_t TransferConfig::chunk_bytes(std::size_t bytes) const {
+  const auto chunks = static_cast<std::size_t>(chunks_for(bytes));
+  return (bytes + chunks - 1) / chunks;
+}
+
+std::string staging_limit_problem(const TransferConfig& config, std::size_t bytes, int window) {
+  const std::size_t slot_bytes = std::max<std::size_t>(bytes, 1);
+  const auto slots = static_cast<std::size_t>(window);
+  if (slot_bytes * slots <= kStagingLimitBytes) return "";
+  return config.strategy + " needs " + std::to_string(slots) + " staging slots of " + std::to_string(slot_bytes) +
+         " bytes per direction, over the " + std::to_string(kStagingLimitBytes >> 30) +
+         " GiB staging limit; use a smaller --window";
 }
 
 const std::vector<StrategyInfo>& transfer_strategies() {

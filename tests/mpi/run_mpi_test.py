@@ -3,7 +3,8 @@
 record of the output file against the JSON Schema. Used by ctest (tests/CMakeLists.txt).
 
   run_mpi_test.py --mpiexec M --np N --exit E --schema S --workdir D [--stderr REGEX] [--stdout REGEX]
-                  [--expect-status ok|unsupported|failed] -- gmb-bench ARGS...
+                  [--expect-status ok|unsupported|failed] [--expect-point BYTES=STATUS[=REASON_REGEX] ...]
+                  [--max-rss-mb MB] [--env-invalid-utf8 NAME] -- gmb-bench ARGS...
 
 The literal argument OUT in ARGS is replaced by a fresh records path inside --workdir; the
 checker then requires that file to hold a valid context line followed by result lines.
@@ -12,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -30,8 +32,13 @@ def validate_records(path, schema_path, expect_status):
     with open(schema_path) as f:
         schema = json.load(f)
     validator = jsonschema.Draft202012Validator(schema)
-    with open(path) as f:
-        lines = [line for line in f.read().splitlines() if line.strip()]
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")  # strict: records are always valid UTF-8
+    except UnicodeDecodeError as e:
+        fail(f"{path} is not valid UTF-8: {e}")
+    lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         fail(f"{path} is empty")
     records = [json.loads(line) for line in lines]
@@ -55,6 +62,20 @@ def validate_records(path, schema_path, expect_status):
     return records
 
 
+def check_points(results, expected_points):
+    """Each BYTES=STATUS[=REASON_REGEX]: every result of that size has that status (and a matching reason)."""
+    for point in expected_points:
+        size_text, status, *reason = point.split("=", 2)
+        matching = [r for r in results if r["bytes"] == int(size_text)]
+        if not matching:
+            fail(f"no result record for {size_text} bytes")
+        for r in matching:
+            if r["status"] != status:
+                fail(f"{size_text} bytes: status {r['status']} ({r.get('reason', '')}), expected {status}")
+            if reason and not re.search(reason[0], r.get("reason", "")):
+                fail(f"{size_text} bytes: reason {r.get('reason', '')!r} does not match /{reason[0]}/")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpiexec", required=True)
@@ -66,6 +87,13 @@ def main():
     parser.add_argument("--stdout")
     parser.add_argument("--expect-status")
     parser.add_argument("--timeout", type=int, default=240)
+    parser.add_argument("--expect-point", action="append", default=[],
+                        help="BYTES=STATUS[=REASON_REGEX]: the result record(s) of that size have that status (and reason)")
+    parser.add_argument("--max-rss-mb", type=int,
+                        help="the largest process of the launch (ranks included) stayed under this resident size")
+    parser.add_argument("--env-invalid-utf8",
+                        help="NAME: launch with the environment variable NAME holding a byte that is not UTF-8; "
+                             "the context record must carry it with U+FFFD in its place")
     parser.add_argument("--precreate-out", action="store_true",
                         help="create OUT before the run; it must come out byte-for-byte unchanged")
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -82,12 +110,23 @@ def main():
             f.write(sentinel)
     argv = [args.mpiexec, "-n", str(args.np)] + command
     print("running:", " ".join(argv))
+    env = None
+    if args.env_invalid_utf8:
+        env = dict(os.environb)
+        env[args.env_invalid_utf8.encode()] = b"bad\xffbyte"
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=args.timeout, cwd=args.workdir)
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=args.timeout,
+                              cwd=args.workdir, env=env)
     except subprocess.TimeoutExpired:
         fail(f"timed out after {args.timeout} s (a hang)")
     sys.stdout.write(proc.stdout)
     sys.stdout.write(proc.stderr)
+    if args.max_rss_mb:
+        # The largest descendant that was waited for: mpiexec and, through it, every rank.
+        rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        if rss_mb > args.max_rss_mb:
+            fail(f"a process of the launch reached {rss_mb:.0f} MB resident, over {args.max_rss_mb} MB")
+        print(f"largest process: {rss_mb:.0f} MB resident")
     if proc.returncode != args.expect_exit:
         fail(f"exit status {proc.returncode}, expected {args.expect_exit}")
     if args.stderr and not re.search(args.stderr, proc.stderr):
@@ -100,7 +139,12 @@ def main():
                 fail("the existing output file was modified")
     elif "OUT" in args.command:
         if args.expect_exit in (0, 3, 4):
-            validate_records(out_path, args.schema, args.expect_status)
+            records = validate_records(out_path, args.schema, args.expect_status)
+            check_points(records[1:], args.expect_point)
+            if args.env_invalid_utf8:
+                got = records[0]["environment"].get(args.env_invalid_utf8)
+                if got != "bad\ufffdbyte":
+                    fail(f"context environment {args.env_invalid_utf8} is {got!r}, expected 'bad\\ufffdbyte'")
         elif os.path.exists(out_path) and os.path.getsize(out_path) > 0 and args.expect_exit == 2:
             fail("a usage error still wrote records")
     print("PASS")

@@ -48,10 +48,30 @@ TEST(Args, ValueErrorsNameTheOption) {
     parser.parse({"--iters", "zero"});
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()), "--iters: bad iteration count 'zero' (accepted: a whole number)");
+    EXPECT_EQ(std::string(e.what()), "--iters: bad iteration count 'zero' (accepted: a whole number from 1 to 2147483647)");
   }
   EXPECT_THROW(parser.parse({"--iters", "0"}), UsageError);
   EXPECT_THROW(parser.parse({"--iters", "99999999999"}), UsageError);
+}
+
+TEST(Args, IntegerMessagesStateTheRange) {
+  auto message_of = [](auto parse, const std::string& text) {
+    try {
+      parse(text);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  auto positive = [](const std::string& t) { return parse_positive_int(t, "iteration count"); };
+  auto nonnegative = [](const std::string& t) { return parse_nonnegative_int(t, "warm-up count"); };
+  EXPECT_EQ(message_of(positive, "2147483648"), "bad iteration count '2147483648' (accepted: a whole number from 1 to 2147483647)");
+  EXPECT_EQ(message_of(positive, "0"), "bad iteration count '0' (accepted: a whole number from 1 to 2147483647)");
+  EXPECT_EQ(message_of(nonnegative, "-1"), "bad warm-up count '-1' (accepted: a whole number from 0 to 2147483647)");
+  EXPECT_EQ(message_of(nonnegative, "99999999999999999999"),
+            "bad warm-up count '99999999999999999999' (accepted: a whole number from 0 to 2147483647)");
+  EXPECT_EQ(positive("2147483647"), 2147483647);
+  EXPECT_EQ(nonnegative("0"), 0);
 }
 
 TEST(Args, Choices) {

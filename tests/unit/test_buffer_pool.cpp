@@ -75,9 +75,10 @@ TEST(BufferPool, NeverFreesBeforeItIsDestroyedAndPicksTheSmallestThatFits) {
     EXPECT_EQ(counted.live, 2);                     // nothing given back mid-launch
     EXPECT_EQ(pool.take(kind, 50)->data(), small);
     EXPECT_EQ(pool.take(kind, 5000)->data(), large);
-    EXPECT_TRUE(pool.holds(kind, {100, 10000}));
-    EXPECT_FALSE(pool.holds(kind, {10000, 10000}));
-    EXPECT_FALSE(pool.holds(counted.kind("other"), {1}));  // memory of another kind is not reused
+    EXPECT_EQ(pool.free_bytes(MemorySide::host), 10100u);  // what a sweep can take without allocating
+    auto in_use = pool.take(kind, 50);
+    EXPECT_EQ(pool.free_bytes(MemorySide::host), 10000u);  // memory in use is not free
+    EXPECT_EQ(pool.free_bytes(MemorySide::device), 0u);
   }
   EXPECT_EQ(counted.live, 0);
 }
@@ -103,7 +104,7 @@ TEST(BufferPool, FreshPerSizeAllocatesEveryTimeAndFreesOnRelease) {
   auto view = pool.take(kind, 8);
   EXPECT_EQ(counted.allocations, 2);
   EXPECT_EQ(counted.live, 1);
-  EXPECT_FALSE(pool.holds(kind, {8}));
+  EXPECT_EQ(pool.free_bytes(MemorySide::host), 0u);
   view.reset();
   EXPECT_EQ(counted.live, 0);  // the pool keeps nothing
   EXPECT_STREQ(to_string(pool.allocation()), "fresh-per-size");

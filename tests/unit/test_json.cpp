@@ -18,6 +18,23 @@ TEST(Json, NonFiniteBecomesNull) { EXPECT_EQ(Json(std::nan("")).dump(), "null");
 
 TEST(Json, ControlCharactersEscaped) { EXPECT_EQ(Json(std::string("\x01")).dump(), "\"\\u0001\""); }
 
+TEST(Json, InvalidUtf8BecomesTheReplacementCharacter) {
+  const std::string replacement = "\xEF\xBF\xBD";  // U+FFFD
+  EXPECT_EQ(Json(std::string("a\xff" "b")).dump(), "\"a" + replacement + "b\"");
+  // Well-formed sequences pass unchanged: 2, 3 and 4 bytes.
+  const std::string good = "\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80";
+  EXPECT_EQ(Json(good).dump(), "\"" + good + "\"");
+  // A truncated sequence, a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF:
+  // each offending byte is replaced, the bytes after it are read afresh.
+  EXPECT_EQ(Json(std::string("\xE2\x82")).dump(), "\"" + replacement + replacement + "\"");
+  EXPECT_EQ(Json(std::string("\x80")).dump(), "\"" + replacement + "\"");
+  EXPECT_EQ(Json(std::string("\xC0\xAF")).dump(), "\"" + replacement + replacement + "\"");
+  EXPECT_EQ(Json(std::string("\xED\xA0\x80")).dump(), "\"" + replacement + replacement + replacement + "\"");
+  EXPECT_EQ(Json(std::string("\xF4\x90\x80\x80")).dump(), "\"" + replacement + replacement + replacement + replacement + "\"");
+  // Keys are strings too.
+  EXPECT_EQ(Json::object().set("k\xfe", 1).dump(), "{\"k" + replacement + "\":1}");
+}
+
 TEST(Json, LookupPath) {
   Json j = Json::object().set("time_us", Json::object().set("median", 2.5));
   ASSERT_NE(lookup_path(j, "time_us.median"), nullptr);

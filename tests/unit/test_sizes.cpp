@@ -53,6 +53,20 @@ TEST(Sizes, MinGreaterThanMaxIsAnError) {
   EXPECT_THROW(parse_sizes("1,,2"), UsageError);
 }
 
+TEST(Sizes, AStepInARangeIsRefusedWithTheAcceptedForms) {
+  try {
+    parse_sizes("1:8:2");
+    FAIL();
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("bad size range '1:8:2': a range is MIN:MAX in doubling steps, a step is not accepted"),
+              std::string::npos) << message;
+    EXPECT_NE(message.find("accepted: a byte count"), std::string::npos) << message;
+    EXPECT_EQ(message.find("bad size suffix"), std::string::npos) << message;
+  }
+  EXPECT_THROW(parse_sizes("1:4,8"), UsageError);
+}
+
 TEST(Sizes, Format) {
   EXPECT_EQ(format_size(1), "1 B");
   EXPECT_EQ(format_size(4096), "4 KiB");
