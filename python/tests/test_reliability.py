@@ -147,6 +147,8 @@ def test_two_resumes_at_once_the_second_is_refused(fake_setup, campaign_file, no
     first = _gmb(fake_setup, "run", campaign_file, "--results", res, env={"FAKE_HANG": "bw"}, wait=False)
     outdir = _results_dir(res)
     _running_launch(outdir)
+    rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)  # the run that made the directory still runs
+    assert rc == 2 and f"in use by another gmb (pid {first.pid} on host" in err and "gmb run since" in err
     first.terminate()
     first.communicate(timeout=60)
     a = _gmb(fake_setup, "run", "--resume", outdir, env={"FAKE_HANG": "bw"}, wait=False)
@@ -160,6 +162,24 @@ def test_two_resumes_at_once_the_second_is_refused(fake_setup, campaign_file, no
     rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
     assert rc == 0, err
     _check_complete(outdir)
+
+
+def test_an_unfinished_launch_is_rerun_without_its_earlier_rows(fake_setup, campaign_file, node_dir):
+    """A launch left "running" with figures stored (an older gmb killed between the two writes) is run again on
+    resume, and only the rerun's figures remain."""
+    res = fake_setup["tmp"] / "res"
+    rc, _, err = _gmb(fake_setup, "run", campaign_file, "--results", res)
+    assert rc == 0, err
+    outdir = _results_dir(res)
+    victim, old_run = _rows(outdir, "SELECT launch_id, run_id FROM results LIMIT 1")[0]
+    db = sqlite3.connect(outdir / "store.sqlite")
+    db.execute("UPDATE launches SET status = 'running' WHERE launch_id = ?", (victim,))
+    db.commit()
+    db.close()
+    rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
+    assert rc == 0, err
+    _check_complete(outdir)
+    assert _rows(outdir, f"SELECT COUNT(*) FROM results WHERE run_id = '{old_run}'") == [(0,)]
 
 
 def test_a_second_campaign_on_the_node_is_warned(fake_setup, campaign_file, node_dir):
