@@ -105,6 +105,12 @@ def session_members(session: int) -> list[int]:
     """Processes of this host in process session ``session`` (a launch's launcher and every rank and daemon it
     started, unless they left the session), from /proc."""
     pids = []
+    if not Path("/proc/self/stat").exists():  # no procfs (not Linux): the launcher's process group only
+        try:
+            os.killpg(session, 0)
+            return [session]
+        except OSError:
+            return []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
@@ -138,6 +144,10 @@ def stop_session(session: int, grace_s: float = 5.0) -> list[int]:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 pass
+        try:
+            os.killpg(session, sig)  # the launcher's group too: without procfs it is all that can be found
+        except OSError:
+            pass
         deadline = time.monotonic() + wait_s
         while session_members(session) and time.monotonic() < deadline:
             time.sleep(0.1)
