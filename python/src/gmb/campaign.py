@@ -253,7 +253,7 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                     raise CampaignError(f"{where}: {exc}") from None
         try:
             if sizes is not None:
-                check_sizes(sizes)
+                parse_sizes(sizes)
             _check_counts(b.options)
         except ValueError as exc:
             raise CampaignError(f"{where}: {exc}") from None
@@ -292,21 +292,23 @@ INT_MAX = 2**31 - 1
 COUNT_OPTIONS = {"iters": 1, "iters-large": 1, "batch": 1, "warmup": 0, "warmup-large": 0}
 
 
-def _size_bytes(text: str) -> int:
+def parse_size(text: str) -> int:
+    """Bytes of one size of the engine's --sizes (8, 4K, 1M, 2GiB ...), or ValueError saying what is accepted."""
     m = _SIZE.fullmatch(text)
     if not m:
         raise ValueError(f"bad size '{text}' ({SIZES_ACCEPTED})")
     return int(m.group(1)) << {"": 0, "B": 0, "K": 10, "M": 20, "G": 30}[m.group(2)[:1].upper()]
 
 
-def check_sizes(text: str) -> list[int]:
-    """The sizes of a --sizes text as the engine reads them (a range MIN:MAX doubles from MIN), or ValueError."""
+def parse_sizes(text: str) -> list[int]:
+    """The sizes of a --sizes text as the engine reads them (a range MIN:MAX doubles from MIN, 0 first when MIN is
+    0), or ValueError saying what is accepted."""
     if ":" in text:
         parts = text.split(":")
         if len(parts) != 2:
             raise ValueError(f"sizes '{text}': a range is MIN:MAX, sizes doubling from MIN (a step is not "
                              f"accepted; {SIZES_ACCEPTED})")
-        lo, hi = (_size_bytes(t) for t in parts)
+        lo, hi = (parse_size(t) for t in parts)
         if lo > hi:
             raise ValueError(f"sizes '{text}': MIN is greater than MAX ({SIZES_ACCEPTED})")
         out, s = ([0] if lo == 0 else []), max(lo, 1)
@@ -314,7 +316,7 @@ def check_sizes(text: str) -> list[int]:
             out.append(s)
             s *= 2
         return out
-    return [_size_bytes(t) for t in text.split(",")]
+    return [parse_size(t) for t in text.split(",")]
 
 
 def _check_counts(options: dict):
@@ -329,7 +331,7 @@ def _check_counts(options: dict):
             raise ValueError(f"options.{key} = {json.dumps(value)}: must be a whole number from {least} to {INT_MAX}")
     for key in ("large-size", "large_size"):
         if key in options:
-            _size_bytes(str(options[key]))
+            parse_size(str(options[key]))
 
 
 def check_against_engines(c: Campaign, caps_by_lib: dict[str, dict]) -> None:
@@ -1039,7 +1041,7 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
                 x.launch_id, session=pid, record_file=str(out.resolve())))
         except (KeyboardInterrupt, Stopped) as exc:
             store.record_launch(**row, status="interrupted", wall_s=round(time.monotonic() - t0, 3),
-                                reason=f"gmb was stopped ({'SIGINT' if isinstance(exc, KeyboardInterrupt) else exc})")
+                                reason=f"gmb was stopped ({_stop_signal(exc)})")
             raise
         finally:
             if lock:
@@ -1103,6 +1105,11 @@ class Stopped(Exception):
         self.signum = signum
 
 
+def _stop_signal(exc: BaseException) -> str:
+    """The signal that stopped gmb: Stopped names its own; KeyboardInterrupt is SIGINT."""
+    return "SIGINT" if isinstance(exc, KeyboardInterrupt) else str(exc)
+
+
 @contextmanager
 def stop_on_signals():
     """SIGTERM and SIGHUP raise Stopped (SIGINT raises KeyboardInterrupt) wherever gmb is, so that the launch
@@ -1113,7 +1120,9 @@ def stop_on_signals():
             signal.signal(sig, signal.SIG_IGN)
         raise Stopped(signum)
 
-    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
     try:
         yield
     finally:
@@ -1141,7 +1150,7 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
             return "timeout", None, f"killed after {timeout_s:g} s"
         except (KeyboardInterrupt, Stopped) as exc:
             _stop_launch(proc)
-            lf.write(f"\ngmb: stopped ({'SIGINT' if isinstance(exc, KeyboardInterrupt) else exc}): launch ended\n")
+            lf.write(f"\ngmb: stopped ({_stop_signal(exc)}): launch ended\n")
             raise
         # A launcher that died (killed, crashed) may leave ranks running; they would share the next launch's cores.
         outlived = locks.stop_session(proc.pid)

@@ -14,9 +14,7 @@ measured (ob1's host<->device path ran at about 2.6 GB/s); staged strategies are
 
 from __future__ import annotations
 
-import re
-
-from .campaign import Launch
+from .campaign import Launch, parse_size, parse_sizes
 
 START_S = 2.3
 PER_RANK_S = 0.3
@@ -40,28 +38,6 @@ PEAKS_S_PER_COPY_SAMPLE = 0.1  # ~40 ceilings x one 64 MiB copy (peaks: --sample
 NBC_CALLS = 3  # nbc: pure, then overall with compute of about the pure time (per iteration)
 DEFAULTS = {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "large-size": 1 << 20,
             "window": 64}
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-
-
-def parse_size(text: str) -> int:
-    m = re.fullmatch(r"(\d+)([KMG]?)(?:i?B)?", text.strip(), re.I)
-    if not m:
-        raise ValueError(f"bad size {text!r}")
-    return int(m.group(1)) * _UNITS[m.group(2).upper()]
-
-
-def parse_sizes(text: str) -> list[int]:
-    """The engine's --sizes: MIN:MAX (doubling), a list 1,8,4K, or one size."""
-    if ":" in text:
-        lo, hi = (parse_size(x) for x in text.split(":", 1))
-        out, b = ([0], 1) if lo == 0 else ([], lo)
-        while b <= hi:
-            out.append(b)
-            b *= 2
-        return out
-    return [parse_size(x) for x in text.split(",") if x.strip()]
-
-
 def _options(args: list[str]) -> dict[str, str]:
     out, i = {}, 0
     while i < len(args):
