@@ -1,5 +1,7 @@
-"""Issue 7: the GPU lab machine's libraries config, environment isolation, engine builds with CMake arguments,
-the generated campaign on 4 x H200 and its time estimate against a measured campaign, and the fraction-of-peak table on real H200 records."""
+"""A GPU node with a CUDA-aware MPI in its own prefix beside the system's CUDA-unaware one (the example config
+docs/examples/libraries-cuda-aware-prefix.toml): environment isolation, engine builds with CMake arguments, the
+generated campaign on 4 x H200 and its time estimate against a measured campaign, and the fraction-of-peak table
+on real H200 records."""
 
 import dataclasses
 import json
@@ -20,27 +22,27 @@ from gmb.store import Store
 from gmb.topology import Gpu, Topology
 
 REPO = Path(__file__).resolve().parents[2]
-LAB = REPO / "scripts" / "gpu-lab-libraries.toml"
+EXAMPLE = REPO / "docs" / "examples" / "libraries-cuda-aware-prefix.toml"
 NCCL_CAPS = {**CAPS, "features": {"cuda": True, "nccl": True, "nccl_version": "2.28.3"}}
 TOPO4 = Topology(gpus=[Gpu(i, "NVIDIA H200") for i in range(4)],
                  links={(i, j): "NV18" for i in range(4) for j in range(4) if i != j}, numa_nodes={0: "0-63"})
-LAB_ENV = {"PATH": "/opt/lab/ompi/bin:/opt/lab/ucx/bin:/usr/local/bin:/usr/bin:/bin",
-           "LD_LIBRARY_PATH": "/opt/lab/ompi/lib:/opt/lab/ucx/lib:/usr/local/nvidia/lib64:/usr/local/nvidia/lib"}
+NODE_ENV = {"PATH": "/opt/cuda-mpi/bin:/opt/cuda-mpi/ucx/bin:/usr/local/bin:/usr/bin:/bin",
+           "LD_LIBRARY_PATH": "/opt/cuda-mpi/lib:/opt/cuda-mpi/ucx/lib:/usr/local/nvidia/lib64:/usr/local/nvidia/lib"}
 
 
 @pytest.fixture
-def lab_libs(tmp_path):
-    """The shipped lab config, with /opt/lab/ompi standing in a temporary directory."""
-    prefix = tmp_path / "opt-lab-ompi"
+def node_libs(tmp_path):
+    """The example config, with its prefix /opt/cuda-mpi standing in a temporary directory."""
+    prefix = tmp_path / "opt-cuda-mpi"
     (prefix / "bin").mkdir(parents=True)
     (prefix / "bin" / "mpirun").write_text("")
-    cfg = tmp_path / "lab.toml"
-    cfg.write_text(LAB.read_text().replace('prefix = "/opt/lab/ompi"', f'prefix = "{prefix}"'))
+    cfg = tmp_path / "example.toml"
+    cfg.write_text(EXAMPLE.read_text().replace('prefix = "/opt/cuda-mpi"', f'prefix = "{prefix}"'))
     return load_config(cfg)
 
 
-def test_lab_config(lab_libs):
-    by = {lib.name: lib for lib in lab_libs}
+def test_example_config(node_libs):
+    by = {lib.name: lib for lib in node_libs}
     assert list(by) == ["ompi-ucx", "ompi-ob1", "system-ompi", "nccl"]
     assert by["ompi-ucx"].launcher_args[:3] == ["--mca", "pml", "ucx"]
     assert by["ompi-ucx"].env["UCX_MEMTYPE_CACHE"] == "n"  # from the profile
@@ -52,42 +54,42 @@ def test_lab_config(lab_libs):
     assert "-DCMAKE_CUDA_ARCHITECTURES=90" in by["system-ompi"].cmake_args
 
 
-def test_system_ompi_never_sees_opt_lab(lab_libs):
-    by = {lib.name: lib for lib in lab_libs}
-    sys_env = by["system-ompi"].process_env(LAB_ENV)
+def test_system_ompi_never_sees_the_other_prefix(node_libs):
+    by = {lib.name: lib for lib in node_libs}
+    sys_env = by["system-ompi"].process_env(NODE_ENV)
     assert sys_env["LD_LIBRARY_PATH"] == "/usr/local/nvidia/lib64:/usr/local/nvidia/lib"
     assert sys_env["PATH"] == "/usr/local/bin:/usr/bin:/bin"
-    assert by["ompi-ob1"].process_env(LAB_ENV)["LD_LIBRARY_PATH"] == LAB_ENV["LD_LIBRARY_PATH"]
+    assert by["ompi-ob1"].process_env(NODE_ENV)["LD_LIBRARY_PATH"] == NODE_ENV["LD_LIBRARY_PATH"]
     spec = launchers.LaunchSpec(2, ["gmb-bench", "bw"], env={"CUDA_VISIBLE_DEVICES": "0,1"})
-    env = launchers.get("mpirun").environment(by["system-ompi"], spec, base=LAB_ENV)
-    assert "/opt/lab" not in env["LD_LIBRARY_PATH"] + env["PATH"] and env["CUDA_VISIBLE_DEVICES"] == "0,1"
-    assert "/opt/lab" in launchers.get("mpirun").environment(by["ompi-ucx"], spec, base=LAB_ENV)["LD_LIBRARY_PATH"]
+    env = launchers.get("mpirun").environment(by["system-ompi"], spec, base=NODE_ENV)
+    assert "/opt/cuda-mpi" not in env["LD_LIBRARY_PATH"] + env["PATH"] and env["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert "/opt/cuda-mpi" in launchers.get("mpirun").environment(by["ompi-ucx"], spec, base=NODE_ENV)["LD_LIBRARY_PATH"]
     # env_unset removes variables; the library's env still wins
     lib = MpiLibrary("x", "openmpi", "4", "/usr", "/usr/bin/mpirun", env_unset=["LD_LIBRARY_PATH", "UCX_TLS"],
                      env={"UCX_TLS": "sm"})
-    assert lib.process_env({**LAB_ENV, "UCX_TLS": "rc"}) == {"PATH": LAB_ENV["PATH"], "UCX_TLS": "sm"}
+    assert lib.process_env({**NODE_ENV, "UCX_TLS": "rc"}) == {"PATH": NODE_ENV["PATH"], "UCX_TLS": "sm"}
 
 
 def test_library_tools_run_in_the_library_environment(tmp_path, monkeypatch):
     """Identification (mpirun --version) and ompi_info see the library's environment: a system Open MPI with the
-    lab's lib/ on LD_LIBRARY_PATH would load the wrong libmpi and answer for the wrong library."""
+    other prefix's lib/ on LD_LIBRARY_PATH would load the wrong libmpi and answer for the wrong library."""
     bindir = tmp_path / "usr" / "bin"
     bindir.mkdir(parents=True)
     for tool, text in (("mpirun", "mpirun (Open MPI) $V"), ("ompi_info", "mpi_built_with_cuda_support:value:$A")):
         f = bindir / tool
-        f.write_text('#!/bin/sh\ncase "$LD_LIBRARY_PATH" in *opt/lab*) V=5.0.7; A=true;; *) V=4.1.6; A=false;; esac\n'
+        f.write_text('#!/bin/sh\ncase "$LD_LIBRARY_PATH" in *opt/cuda-mpi*) V=5.0.7; A=true;; *) V=4.1.6; A=false;; esac\n'
                      f'echo "{text}"\n')
         f.chmod(0o755)
-    monkeypatch.setenv("LD_LIBRARY_PATH", LAB_ENV["LD_LIBRARY_PATH"])
+    monkeypatch.setenv("LD_LIBRARY_PATH", NODE_ENV["LD_LIBRARY_PATH"])
     cfg = tmp_path / "l.toml"
-    cfg.write_text(f'[[library]]\nname = "sys"\nlauncher_path = "{bindir / "mpirun"}"\npath_remove = ["/opt/lab"]\n'
-                   f'[[library]]\nname = "seen-lab"\nlauncher_path = "{bindir / "mpirun"}"\n')
-    sys_lib, seen_lab = load_config(cfg)
+    cfg.write_text(f'[[library]]\nname = "sys"\nlauncher_path = "{bindir / "mpirun"}"\npath_remove = ["/opt/cuda-mpi"]\n'
+                   f'[[library]]\nname = "sees-other"\nlauncher_path = "{bindir / "mpirun"}"\n')
+    sys_lib, sees_other = load_config(cfg)
     assert (sys_lib.family, sys_lib.version) == ("openmpi", "4.1.6")
-    assert seen_lab.version == "5.0.7"  # what happens without path_remove
+    assert sees_other.version == "5.0.7"  # what happens without path_remove
     from gmb.mpilibs import cuda_aware_static
 
-    assert cuda_aware_static(sys_lib) is False and cuda_aware_static(seen_lab) is True
+    assert cuda_aware_static(sys_lib) is False and cuda_aware_static(sees_other) is True
 
 
 def test_cmake_arguments_and_rebuild(tmp_path, monkeypatch):
@@ -112,7 +114,7 @@ def test_cmake_arguments_and_rebuild(tmp_path, monkeypatch):
     assert build.needs_build(bare, root) is None  # none given: any cached build will do
 
 
-def test_build_all_builds_each_installation_once_in_parallel(lab_libs, monkeypatch):
+def test_build_all_builds_each_installation_once_in_parallel(node_libs, monkeypatch):
     calls = []
 
     def fake_build(lib, root=None, force=False, cuda=None, cuda_arch=None, log=print, cmake_args=None, jobs=None):
@@ -122,21 +124,21 @@ def test_build_all_builds_each_installation_once_in_parallel(lab_libs, monkeypat
         return Path("/engines") / lib.name
 
     monkeypatch.setattr(build, "build", fake_build)
-    out = build.build_all(lab_libs, jobs=16, cmake_args=["-DX=1"])
+    out = build.build_all(node_libs, jobs=16, cmake_args=["-DX=1"])
     assert sorted(c[0] for c in calls) == ["ompi-ucx", "system-ompi"]
     assert all(c[1:] == (16, ["-DX=1"]) for c in calls)
     assert out["ompi-ob1"] == out["nccl"] == Path("/engines/ompi-ucx")
     assert isinstance(out["system-ompi"], build.BuildError)
 
 
-def lab_plan(lab_libs):
-    caps = {lib.name: NCCL_CAPS for lib in lab_libs}
-    c = campaign.default_campaign(TOPO4, lab_libs, caps)
-    return c, *plan(c, lab_libs, caps)
+def node_plan(node_libs):
+    caps = {lib.name: NCCL_CAPS for lib in node_libs}
+    c = campaign.default_campaign(TOPO4, node_libs, caps)
+    return c, *plan(c, node_libs, caps)
 
 
-def test_default_campaign_on_the_lab_machine_covers_issue_7(lab_libs):
-    c, launches, skipped = lab_plan(lab_libs)
+def test_default_campaign_on_a_four_gpu_node(node_libs):
+    c, launches, skipped = node_plan(node_libs)
     assert c.repetitions == 3 and c.timeout_s > 0
     assert launches[0].benchmark == "peaks"
     got = {(x.library, x.benchmark, x.planned_path, x.memory, x.strategy) for x in launches}
@@ -162,12 +164,12 @@ def test_default_campaign_on_the_lab_machine_covers_issue_7(lab_libs):
     assert ("system-ompi", "same-gpu") in reasons
 
 
-def test_default_campaign_estimate(lab_libs, capsys):
-    """The default campaign on the 4 x H200 lab machine: its estimate is printed (``gmb plan`` says the same before
+def test_default_campaign_estimate(node_libs, capsys):
+    """The default campaign on a 4 x H200 node: its estimate is printed (``gmb plan`` says the same before
     the machine is held) and every launch has a timeout, so a hung one cannot stretch the campaign."""
-    _, launches, _ = lab_plan(lab_libs)
+    _, launches, _ = node_plan(node_libs)
     with capsys.disabled():
-        print(f"\n[lab default campaign] {estimate.summary(launches)}")
+        print(f"\n[default campaign, 4 x H200] {estimate.summary(launches)}")
     assert 5 * 60 < estimate.campaign_seconds(launches) < 30 * 60, estimate.summary(launches)
     assert all(x.timeout_s > 0 for x in launches)
 
@@ -198,10 +200,10 @@ def test_estimate_model():
     assert estimate.launch_seconds(slow) > 100 > 10 > estimate.launch_seconds(fast)
 
 
-def test_nccl_vs_mpi_campaign_file(lab_libs):
+def test_nccl_vs_mpi_campaign_file(node_libs):
     c = load_campaign(REPO / "campaigns" / "nccl-vs-mpi.toml")
-    caps = {lib.name: NCCL_CAPS for lib in lab_libs}
-    launches, skipped = plan(c, lab_libs, caps)
+    caps = {lib.name: NCCL_CAPS for lib in node_libs}
+    launches, skipped = plan(c, node_libs, caps)
     assert {x.library for x in launches} == {"ompi-ob1", "ompi-ucx", "nccl"}
     assert {x.ranks for x in launches} == {2, 4} and not skipped
     assert all(x.engine_args[1] == "allreduce,allgather,reduce_scatter_block,alltoall,bcast" for x in launches)
@@ -247,7 +249,7 @@ def test_stop_library_after_failures(fake_setup, tmp_path, monkeypatch, capsys):
     assert len(launched) == 6 - len(skipped)
 
 
-# ------------------------------------------------------------------ real H200 records (earlier lab runs)
+# ------------------------------------------------------------------ real H200 records
 H200 = DATA / "h200-ob1"
 
 
@@ -302,7 +304,7 @@ def test_real_h200_collectives_and_report(h200_store, tmp_path):
 
 
 def test_fraction_of_peak_counts_sizes_that_failed_validation():
-    """Real records of pml ucx on the H200 lab machine: pinned host -> device bibw validated up to 32 KiB and
+    """Real records of pml ucx on an H200 machine: pinned host -> device bibw validated up to 32 KiB and
     delivered wrong data from 64 KiB on. The peak comes from validated sizes only, and the row says how many
     sizes failed, so a library that corrupts data does not pass for one that is merely slow."""
     st = Store()
