@@ -65,8 +65,6 @@ class GpuRuntime {
   virtual GpuStream create_stream() = 0;
   virtual void destroy_stream(GpuStream stream) = 0;
   virtual void stream_synchronize(GpuStream stream) = 0;
-  // True when all work queued on the stream has finished (non-blocking).
-  virtual bool stream_idle(GpuStream stream) = 0;
   virtual GpuEvent create_event() = 0;
   virtual void destroy_event(GpuEvent event) = 0;
   virtual void record_event(GpuEvent event, GpuStream stream) = 0;

@@ -13,14 +13,13 @@ namespace gmb {
 struct Platform {
   MemoryKinds memory;
   std::unique_ptr<GpuRuntime> gpu;  // null in a host-only build
-  bool built_with_cuda = false;
   // Why there is no usable GPU (host-only build, or no device visible); empty when there is one.
   std::string gpu_unavailable_reason;
   NcclSupport nccl;  // the NCCL transport, or why there is none
 };
 
 // Fills `platform` with the host kinds and whatever optional modules this build has. Implemented
-// once per build flavour (src/cuda/module.cpp or src/core/no_cuda_module.cpp): no #ifdef here.
+// once per build flavour (src/cuda/module.cpp or src/nocuda/module.cpp): no #ifdef here.
 void register_modules(Platform& platform);
 
 }  // namespace gmb

@@ -88,12 +88,6 @@ void CudaRuntime::destroy_stream(GpuStream stream) {
   if (stream) GMB_CUDA_CHECK(cudaStreamDestroy(as_stream(stream)));
 }
 void CudaRuntime::stream_synchronize(GpuStream stream) { GMB_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream))); }
-bool CudaRuntime::stream_idle(GpuStream stream) {
-  const cudaError_t s = cudaStreamQuery(as_stream(stream));
-  if (s == cudaErrorNotReady) return false;
-  GMB_CUDA_CHECK(s);
-  return true;
-}
 GpuEvent CudaRuntime::create_event() {
   cudaEvent_t e = nullptr;
   GMB_CUDA_CHECK(cudaEventCreate(&e));

@@ -18,7 +18,6 @@ class CudaRuntime final : public GpuRuntime {
   GpuStream create_stream() override;
   void destroy_stream(GpuStream stream) override;
   void stream_synchronize(GpuStream stream) override;
-  bool stream_idle(GpuStream stream) override;
   GpuEvent create_event() override;
   void destroy_event(GpuEvent event) override;
   void record_event(GpuEvent event, GpuStream stream) override;

@@ -7,7 +7,6 @@ namespace gmb {
 
 void register_modules(Platform& platform) {
   register_host_memory(platform.memory);
-  platform.built_with_cuda = true;
   platform.gpu = std::make_unique<cuda::CudaRuntime>();
   std::string error;
   if (platform.gpu->device_count(&error) == 0) platform.gpu_unavailable_reason = "no usable CUDA device: " + error;

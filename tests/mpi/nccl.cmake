@@ -1,6 +1,6 @@
 # The NCCL transport on a machine without a GPU: every request is a clean refusal (status
 # unsupported with the reason, exit 3), and bad combinations are exit 2. The NCCL calls themselves
-# run on the GPU machine (scripts/gpu-lab-run.sh, phase nccl).
+# need GPUs: run `gmb-bench ... --transport nccl` on a GPU machine (docs/nccl.md).
 gmb_mpi_test(nccl_bw_unsupported 2 3 STATUS unsupported STDERR "unsupported: (memory kind 'device' is not available|the NCCL transport is not available)" ARGS bw --transport nccl --send device --recv device --sizes 1K --out OUT)
 gmb_mpi_test(nccl_latency_host_refused 2 3 STATUS unsupported STDERR "unsupported: the NCCL transport (is not available|moves device memory only)" ARGS latency --transport nccl --sizes 8 --out OUT)
 gmb_mpi_test(nccl_coll_unsupported 3 3 STATUS unsupported STDERR "unsupported: (memory kind 'device' is not available|the NCCL transport is not available)" ARGS coll allreduce,alltoall --transport nccl --mem device --sizes 1K --out OUT)

@@ -22,10 +22,10 @@ TEST(MpiLibrary, NamesTheLoadedLibraryAndItsBuild) {
 
 TEST(MpiLibrary, AnotherInstallationIsAMismatch) {
   MpiLibraryObject mpi;
-  mpi.loaded_realpath = "/opt/lab/ompi/lib/libmpi.so.40.40.7";
+  mpi.loaded_realpath = "/opt/ompi-5.0/lib/libmpi.so.40.40.7";
   mpi.linked_realpath = "/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.6";
   EXPECT_FALSE(mpi.matches_build());
-  EXPECT_EQ(mpi.mismatch(), "running /opt/lab/ompi/lib/libmpi.so.40.40.7 but built against "
+  EXPECT_EQ(mpi.mismatch(), "running /opt/ompi-5.0/lib/libmpi.so.40.40.7 but built against "
                             "/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.6");
   // A wheel holds libmpi.so and libmpi.so.40 as two copies in one directory: the same installation.
   mpi.loaded_realpath = "/venv/lib/libmpi.so.40";
