@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .mpilibs import MpiLibrary
 
-SOURCE_GLOBS = ("CMakeLists.txt", "cmake/**/*", "src/**/*", "include/**/*", "apps/**/*", "bench/**/*")
+SOURCE_GLOBS = ("CMakeLists.txt", "cmake/**/*", "src/**/*", "include/**/*", "apps/**/*", "reference/**/*")
 
 
 class BuildError(RuntimeError):

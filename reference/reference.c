@@ -1,4 +1,4 @@
-/* The yardstick gmb-bench is checked against (bench/crosscheck.py): a plain MPI program, written
+/* The yardstick gmb-bench is checked against (reference/crosscheck.py): a plain MPI program, written
  * independently of the engine and deliberately naive. Buffers are allocated once, at the largest size,
  * and filled once; every iteration is MPI_Barrier, then MPI_Wtime around the operation; per iteration the
  * slowest rank's time is kept and the median and mean over iterations are printed. With --loop, the

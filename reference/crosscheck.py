@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gmb-bench against the reference program (bench/reference.c): the same operations, sizes, iteration counts and
+"""gmb-bench against the reference program (reference/reference.c): the same operations, sizes, iteration counts and
 launch options, and the ratio of their times per (benchmark, memory, size, library configuration).
 
 Both allocate their buffers once and time the same operation, the same way: by default the reference puts a barrier
@@ -14,7 +14,7 @@ Sizes: latency and bw take the message size, bcast and allreduce the vector; for
 the block each rank sends to each peer (the reference's convention, OSU's), and gmb-bench is given the whole
 buffer, ranks x block (its convention, nccl-tests'), so that both move the same bytes.
 
-  bench/crosscheck.py --gmb BUILD/gmb-bench --reference BUILD/gmb-reference --launcher mpirun \\
+  reference/crosscheck.py --gmb BUILD/gmb-bench --reference BUILD/gmb-reference --launcher mpirun \\
       [--launcher-args="--mca pml ob1 --mca btl smcuda,self"] [--env UCX_MEMTYPE_CACHE=n] [--config ob1] \\
       [--np 2] [--memory host:host,device:device,pinned:device] [--benchmarks latency,bw,bcast,allreduce,alltoall] \\
       [--sizes 1:64M] [--iters 100] [--warmup 10] [--window 64] [--launches 1] [--over-launches median|min] \\
