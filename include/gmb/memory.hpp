@@ -51,6 +51,11 @@ struct MemoryKind {
   std::function<std::unique_ptr<Buffer>(std::size_t bytes)> allocate;
   // True when Buffer::place() moves it (managed memory): the kind accepts ":host" / ":device".
   bool placeable = false;
+  // True when the CPU can read and write it through the pointer (host, pinned, managed): data is
+  // written and checked with the CPU; otherwise it goes through the GPU runtime.
+  bool host_accessible = false;
+  // True for page-locked host memory (pinned): what asynchronous GPU copies need to overlap.
+  bool page_locked = false;
 
   bool available() const { return unavailable_reason.empty(); }
 };
@@ -69,6 +74,11 @@ class MemoryKinds {
   const MemoryKind& known(const std::string& name) const;
   // The kind; throws Unsupported with the reason when unavailable, UsageError when unknown.
   const MemoryKind& require(const std::string& name) const;
+  // For code that needs memory by what it is, not by name: the first kind with `property` set
+  // (e.g. &MemoryKind::page_locked), available or not; nullptr when none has it.
+  const MemoryKind* find_by(bool MemoryKind::*property) const;
+  // The same kind; throws Unsupported with its reason when unavailable, or naming `what` when none exists.
+  const MemoryKind& require_by(bool MemoryKind::*property, const std::string& what) const;
   const std::vector<MemoryKind>& all() const { return kinds_; }
   std::vector<std::string> names() const;
 
@@ -89,5 +99,13 @@ std::optional<std::size_t> find_pattern_mismatch(const void* data, std::size_t b
 
 // Registers the pageable "host" kind.
 void register_host_memory(MemoryKinds& kinds);
+
+// The GPU kinds, declared here once for both builds: "pinned", "device" and "managed" with their
+// properties, allocated by the CUDA module's allocators, or unavailable with `unavailable_reason`
+// (a host-only build, no usable device: allocators left empty).
+struct GpuAllocators {
+  std::function<std::unique_ptr<Buffer>(std::size_t bytes)> pinned, device, managed;
+};
+void register_gpu_memory_kinds(MemoryKinds& kinds, const std::string& unavailable_reason, const GpuAllocators& allocators);
 
 }  // namespace gmb

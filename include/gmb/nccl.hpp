@@ -17,6 +17,7 @@
 namespace gmb {
 
 struct Context;
+struct MemoryKind;
 struct Platform;
 namespace coll {
 struct Collective;
@@ -77,8 +78,8 @@ const NcclCoverage& nccl_coverage(const coll::Collective& op);
 const std::vector<std::string>& transport_names();
 
 // Why NCCL cannot move this rank's `kind` of memory in `ctx`, or "": NCCL must be built
-// and loadable, buffers must be device memory, and every rank needs a GPU of its own.
-std::string nccl_problem(const Context& ctx, const std::string& kind);
+// and loadable, buffers must be GPU memory, and every rank needs a GPU of its own.
+std::string nccl_problem(const Context& ctx, const MemoryKind& kind);
 // Why NCCL cannot run the collective `op` (with `in_place` asked for), or "".
 std::string nccl_collective_problem(const coll::Collective& op, bool in_place);
 

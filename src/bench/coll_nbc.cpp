@@ -20,6 +20,15 @@ namespace {
 
 using coll::PhaseSample;
 
+// The memory of the dummy copies: page-locked host buffers (so that the copies are asynchronous) and
+// GPU memory, one pair per direction.
+struct CopyMemory {
+  bool MemoryKind::*property;
+  const char* what;
+};
+constexpr CopyMemory kCopyHostMemory{&MemoryKind::page_locked, "page-locked host memory"};
+constexpr CopyMemory kCopyDeviceMemory{&MemoryKind::gpu_memory, "device memory"};
+
 // Unmeasured operations per compute point that tune the compute to its target.
 constexpr int kComputeTuningRounds = 3;
 // How far the measured compute phase may be from its target before the record says it missed.
@@ -183,10 +192,10 @@ std::string NonBlockingCollective::unsupported_reason(const Context& ctx) const 
     return std::string(dummy_copies_ && !uses_gpu() ? "--dummy-copies" : "--compute " + compute_) +
            " needs a GPU: " + ctx.platform->gpu_unavailable_reason;
   if (dummy_copies_)
-    for (const char* name : {"pinned", "device"}) {
-      const MemoryKind* kind = ctx.platform->memory.find(name);
+    for (const CopyMemory& memory : {kCopyHostMemory, kCopyDeviceMemory}) {
+      const MemoryKind* kind = ctx.platform->memory.find_by(memory.property);
       if (!kind || !kind->available())
-        return std::string("--dummy-copies needs ") + name + " memory: " + (kind ? kind->unavailable_reason : "unknown kind");
+        return std::string("--dummy-copies needs ") + memory.what + ": " + (kind ? kind->unavailable_reason : "no such memory kind");
     }
   return "";
 }
@@ -303,8 +312,8 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
     operands_.setup(ctx, bytes);
     if (dummy_copies_) {
       copy_bytes_ = std::max<std::size_t>(bytes, 1);
-      const MemoryKind& pinned = ctx.platform->memory.require("pinned");
-      const MemoryKind& device = ctx.platform->memory.require("device");
+      const MemoryKind& pinned = ctx.platform->memory.require_by(kCopyHostMemory.property, kCopyHostMemory.what);
+      const MemoryKind& device = ctx.platform->memory.require_by(kCopyDeviceMemory.property, kCopyDeviceMemory.what);
       copy_host_up_ = ctx.buffers->take(pinned, copy_bytes_);
       copy_host_down_ = ctx.buffers->take(pinned, copy_bytes_);
       copy_device_up_ = ctx.buffers->take(device, copy_bytes_);
@@ -322,8 +331,8 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
     SizeNeeds needs = operands_.needs(ctx, bytes);
     if (dummy_copies_) {
       const std::uint64_t copy_bytes = 2 * std::max<std::uint64_t>(bytes, 1);
-      needs.add("dummy copies", copy_bytes, ctx.platform->memory.known("pinned"));
-      needs.add("dummy copies", copy_bytes, ctx.platform->memory.known("device"));
+      needs.add("dummy copies", copy_bytes, MemorySide::host);
+      needs.add("dummy copies", copy_bytes, MemorySide::device);
     }
     return needs;
   });

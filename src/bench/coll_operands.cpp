@@ -164,7 +164,7 @@ std::string Operands::unsupported_reason(const Context& ctx) const {
   const std::string& mine = my_spec(ctx.rank).kind;
   const MemoryKind* kind = ctx.platform->memory.find(mine);
   if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
-  if (transport_ == "nccl") return nccl_problem(ctx, mine);
+  if (transport_ == "nccl") return nccl_problem(ctx, *kind);
   const std::string refusal = device_pointer_refusal(*kind, *ctx.awareness);
   return refusal.empty() ? "" : refusal + ". Use host or pinned buffers.";
 }
@@ -264,13 +264,13 @@ std::string Operands::call_name() const {
 
 void Operands::upload(Buffer& b, const std::vector<unsigned char>& image) const {
   if (image.empty()) return;
-  if (kind_->gpu_memory) platform_->gpu->copy(b.data(), image.data(), image.size());
+  if (!kind_->host_accessible) platform_->gpu->copy(b.data(), image.data(), image.size());
   else std::memcpy(b.data(), image.data(), image.size());
 }
 
 void Operands::download(std::vector<unsigned char>& image, const Buffer& b) const {
   if (image.empty()) return;
-  if (kind_->gpu_memory) platform_->gpu->copy(image.data(), b.data(), image.size());
+  if (!kind_->host_accessible) platform_->gpu->copy(image.data(), b.data(), image.size());
   else std::memcpy(image.data(), b.data(), image.size());
 }
 

@@ -1,4 +1,4 @@
-// The halo-exchange mini-app (issue 6; docs/halo.md defines every number it reports).
+// The halo-exchange mini-app (docs/halo.md defines every number it reports).
 //
 // A 2D or 3D Jacobi star stencil on a Cartesian grid of ranks: each step exchanges the faces of
 // width H with the 4 or 6 neighbours, then updates the interior. The transfer strategy says how
@@ -217,7 +217,7 @@ class GpuDomain final : public Domain {
  public:
   GpuDomain(const Decomposition& dec, const MemoryKind& kind, const Platform& platform, BufferPool& buffers)
       : Domain(dec), gpu_(*platform.gpu), kernels_(halo::make_gpu_kernels()) {
-    const MemoryKind& pinned = platform.memory.require("pinned");
+    const MemoryKind& pinned = platform.memory.require_by(&MemoryKind::page_locked, "page-locked host memory");
     for (auto& f : field_) f = buffers.take(kind, l_.padded_bytes());
     for (int d = 0; d < directions(); ++d) {
       send_[d] = buffers.take(kind, face_bytes_[d]);
@@ -385,9 +385,9 @@ class GpuDomain final : public Domain {
   int current_ = 0;
 };
 
-// Whether a memory kind's field is updated on the GPU. Managed memory is: the kernels run where
-// the data is meant to be used; host and pinned fields are updated on the CPU.
-bool computed_on_gpu(const MemoryKind& kind) { return kind.gpu_memory || kind.name == "managed"; }
+// Whether a memory kind's field is updated on the GPU: memory the GPU owns or migrates (device, managed:
+// the kernels run where the data is meant to be used); host and pinned fields are updated on the CPU.
+bool computed_on_gpu(const MemoryKind& kind) { return kind.gpu_backed; }
 
 class Halo final : public Benchmark {
  public:

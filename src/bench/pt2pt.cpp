@@ -110,7 +110,7 @@ class PointToPoint : public SizeSweep {
     const std::string& mine = spec_of(ctx.rank, ctx.size).kind;
     const MemoryKind* kind = ctx.platform->memory.find(mine);
     if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
-    if (transfer_.transport == "nccl") return nccl_problem(ctx, mine);
+    if (transfer_.transport == "nccl") return nccl_problem(ctx, *kind);
     // A strategy that stages neither side would measure direct under another name.
     const StrategyInfo* strategy = find_strategy(transfer_.strategy);
     const MemoryKind& send = ctx.platform->memory.known(send_.kind);

@@ -54,6 +54,18 @@ const MemoryKind& MemoryKinds::require(const std::string& name) const {
   return kind;
 }
 
+const MemoryKind* MemoryKinds::find_by(bool MemoryKind::*property) const {
+  for (const auto& k : kinds_)
+    if (k.*property) return &k;
+  return nullptr;
+}
+
+const MemoryKind& MemoryKinds::require_by(bool MemoryKind::*property, const std::string& what) const {
+  const MemoryKind* kind = find_by(property);
+  if (!kind) throw Unsupported("no memory kind here is " + what);
+  return require(kind->name);
+}
+
 namespace {
 
 // Pageable host memory from the C heap, page aligned like most application buffers.
@@ -80,8 +92,42 @@ class PageableHostBuffer final : public Buffer {
 }  // namespace
 
 void register_host_memory(MemoryKinds& kinds) {
-  kinds.add({"host", "pageable host memory (malloc)", false, false, "",
-             [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<PageableHostBuffer>(bytes); }});
+  MemoryKind host;
+  host.name = "host";
+  host.description = "pageable host memory (malloc)";
+  host.host_accessible = true;
+  host.allocate = [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<PageableHostBuffer>(bytes); };
+  kinds.add(std::move(host));
+}
+
+void register_gpu_memory_kinds(MemoryKinds& kinds, const std::string& unavailable_reason, const GpuAllocators& allocators) {
+  MemoryKind pinned;
+  pinned.name = "pinned";
+  pinned.description = "page-locked host memory (cudaMallocHost)";
+  pinned.host_accessible = true;
+  pinned.page_locked = true;
+  pinned.unavailable_reason = unavailable_reason;
+  pinned.allocate = allocators.pinned;
+  kinds.add(std::move(pinned));
+
+  MemoryKind device;
+  device.name = "device";
+  device.description = "GPU memory (cudaMalloc)";
+  device.gpu_memory = true;
+  device.gpu_backed = true;
+  device.unavailable_reason = unavailable_reason;
+  device.allocate = allocators.device;
+  kinds.add(std::move(device));
+
+  MemoryKind managed;
+  managed.name = "managed";
+  managed.description = "CUDA unified memory (cudaMallocManaged)";
+  managed.gpu_backed = true;
+  managed.placeable = true;
+  managed.host_accessible = true;
+  managed.unavailable_reason = unavailable_reason;
+  managed.allocate = allocators.managed;
+  kinds.add(std::move(managed));
 }
 
 }  // namespace gmb

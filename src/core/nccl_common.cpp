@@ -65,11 +65,14 @@ std::string nccl_collective_problem(const coll::Collective& op, bool in_place) {
   return "";
 }
 
-std::string nccl_problem(const Context& ctx, const std::string& kind) {
+std::string nccl_problem(const Context& ctx, const MemoryKind& kind) {
   const NcclSupport& nccl = ctx.platform->nccl;
   if (!nccl.available()) return "the NCCL transport is not available: " + nccl.unavailable_reason;
-  if (kind != "device")
-    return "the NCCL transport moves device memory only; this rank's buffers are '" + kind + "' (use device)";
+  if (!kind.gpu_memory) {
+    const MemoryKind* device = ctx.platform->memory.find_by(&MemoryKind::gpu_memory);
+    return "the NCCL transport moves device memory only; this rank's buffers are '" + kind.name + "' (use " +
+           (device ? device->name : std::string("device memory")) + ")";
+  }
   for (std::size_t a = 0; a < ctx.ranks.size(); ++a)
     for (std::size_t b = a + 1; b < ctx.ranks.size(); ++b)
       if (ctx.ranks[a].host == ctx.ranks[b].host && !ctx.ranks[a].gpu_uuid.empty() &&

@@ -127,13 +127,11 @@ class ManagedBuffer final : public Buffer {
 }  // namespace
 
 void register_gpu_memory(MemoryKinds& kinds, const std::string& unavailable_reason) {
-  kinds.add({"pinned", "page-locked host memory (cudaMallocHost)", false, false, unavailable_reason,
-             [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<PinnedHostBuffer>(bytes); }});
-  kinds.add({"device", "GPU memory (cudaMalloc)", true, true, unavailable_reason,
-             [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<DeviceBuffer>(bytes); }});
-  kinds.add({"managed", "CUDA unified memory (cudaMallocManaged)", false, true, unavailable_reason,
-             [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<ManagedBuffer>(bytes); },
-             /*placeable*/ true});
+  GpuAllocators allocators;
+  allocators.pinned = [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<PinnedHostBuffer>(bytes); };
+  allocators.device = [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<DeviceBuffer>(bytes); };
+  allocators.managed = [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<ManagedBuffer>(bytes); };
+  register_gpu_memory_kinds(kinds, unavailable_reason, allocators);
 }
 
 }  // namespace gmb::cuda

@@ -7,9 +7,7 @@ void register_modules(Platform& platform) {
   register_host_memory(platform.memory);
   const std::string reason = "this gmb-bench was built without CUDA (reconfigure with -DGMB_ENABLE_CUDA=ON)";
   platform.gpu_unavailable_reason = reason;
-  platform.memory.add({"pinned", "page-locked host memory (cudaMallocHost)", false, false, reason, nullptr});
-  platform.memory.add({"device", "GPU memory (cudaMalloc)", true, true, reason, nullptr});
-  platform.memory.add({"managed", "CUDA unified memory (cudaMallocManaged)", false, true, reason, nullptr, true});
+  register_gpu_memory_kinds(platform.memory, reason, GpuAllocators{});
   register_nccl(platform);
 }
 

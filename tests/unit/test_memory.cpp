@@ -45,6 +45,27 @@ TEST(Memory, PlatformTableNamesEveryKind) {
   EXPECT_FALSE(platform.memory.find("managed")->gpu_memory);
 }
 
+// Code asks for memory by what it is: these properties, set where the kinds are registered.
+TEST(Memory, KindsDeclareWhatTheyAre) {
+  Platform platform;
+  register_modules(platform);
+  const MemoryKinds& m = platform.memory;
+  for (const char* name : {"host", "pinned", "managed"}) EXPECT_TRUE(m.known(name).host_accessible) << name;
+  EXPECT_FALSE(m.known("device").host_accessible);
+  EXPECT_TRUE(m.known("device").gpu_backed);
+  EXPECT_TRUE(m.known("managed").gpu_backed);
+  EXPECT_FALSE(m.known("pinned").gpu_backed);
+  EXPECT_TRUE(m.known("managed").placeable);
+  EXPECT_FALSE(m.known("device").placeable);
+  EXPECT_EQ(m.find_by(&MemoryKind::page_locked)->name, "pinned");
+  EXPECT_EQ(m.find_by(&MemoryKind::gpu_memory)->name, "device");
+  EXPECT_EQ(m.find_by(&MemoryKind::placeable)->name, "managed");
+  MemoryKinds host_only;
+  register_host_memory(host_only);
+  EXPECT_EQ(host_only.find_by(&MemoryKind::page_locked), nullptr);
+  EXPECT_THROW(host_only.require_by(&MemoryKind::page_locked, "page-locked host memory"), Unsupported);
+}
+
 TEST(Memory, UnknownKindIsUsageErrorUnavailableIsUnsupported) {
   Platform platform;
   register_modules(platform);

@@ -19,9 +19,12 @@ struct NcclFixture : ::testing::Test {
   void SetUp() override {
     platform.nccl.unavailable_reason.clear();  // as register_nccl leaves it when NCCL loads
     platform.nccl.version = "2.28.9";
+    register_host_memory(platform.memory);
+    register_gpu_memory_kinds(platform.memory, "", GpuAllocators{});
     ctx.platform = &platform;
     ctx.ranks = {{"node1", "GPU-a", "0000:01:00.0"}, {"node1", "GPU-b", "0000:02:00.0"}};
   }
+  const MemoryKind& kind(const char* name) const { return platform.memory.known(name); }
 };
 
 }  // namespace
@@ -57,24 +60,24 @@ TEST(NcclCoverage, RefusesWhatNcclCannotMeanTheSameWay) {
 
 TEST(NcclCoverage, TransportNames) { EXPECT_EQ(transport_names(), (std::vector<std::string>{"mpi", "nccl"})); }
 
-TEST_F(NcclFixture, DeviceMemoryOnDistinctGpusIsAccepted) { EXPECT_EQ(nccl_problem(ctx, "device"), ""); }
+TEST_F(NcclFixture, DeviceMemoryOnDistinctGpusIsAccepted) { EXPECT_EQ(nccl_problem(ctx, kind("device")), ""); }
 
 TEST_F(NcclFixture, OtherMemoryKindsAreRefusedWithTheKind) {
-  const std::string why = nccl_problem(ctx, "managed");
+  const std::string why = nccl_problem(ctx, kind("managed"));
   EXPECT_NE(why.find("device memory only"), std::string::npos);
   EXPECT_NE(why.find("'managed'"), std::string::npos);
 }
 
 TEST_F(NcclFixture, TwoRanksOnOneGpuAreRefused) {
   ctx.ranks[1].gpu_uuid = "GPU-a";
-  EXPECT_NE(nccl_problem(ctx, "device").find("ranks 0 and 1 both use GPU GPU-a"), std::string::npos);
+  EXPECT_NE(nccl_problem(ctx, kind("device")).find("ranks 0 and 1 both use GPU GPU-a"), std::string::npos);
   ctx.ranks[1].host = "node2";  // the same UUID text on another host is another GPU
-  EXPECT_EQ(nccl_problem(ctx, "device"), "");
+  EXPECT_EQ(nccl_problem(ctx, kind("device")), "");
 }
 
 TEST_F(NcclFixture, UnavailableNcclSaysWhy) {
   platform.nccl.unavailable_reason = "built without NCCL";
-  EXPECT_EQ(nccl_problem(ctx, "device"), "the NCCL transport is not available: built without NCCL");
+  EXPECT_EQ(nccl_problem(ctx, kind("device")), "the NCCL transport is not available: built without NCCL");
   Platform unregistered;
   EXPECT_FALSE(unregistered.nccl.available());
 }
