@@ -23,6 +23,7 @@
 #include "gmb/platform.hpp"
 #include "gmb/record.hpp"
 #include "gmb/size_limits.hpp"
+#include "gmb/timing.hpp"
 
 namespace gmb {
 
@@ -91,7 +92,7 @@ class SizeSweep : public Benchmark {
   int run(Context& ctx, RecordSink& sink) override;  // the runner (src/core/runner.cpp)
   bool sweeps_pooled_buffers() const override { return true; }
 
-  // Why this configuration cannot run here, or "" when it can. Ranks may answer differently;
+  // Why this configuration cannot run here, or "". Ranks may answer differently;
   // the runner makes them agree.
   virtual std::string unsupported_reason(const Context& ctx) = 0;
   // What this rank holds to measure `bytes` (every buffer setup() takes and every host copy the
@@ -106,10 +107,6 @@ class SizeSweep : public Benchmark {
   // validated figure is measured exactly as an unvalidated one. Producers write the pattern for `seed`,
   // consumers poison.
   virtual void prepare(std::uint32_t seed) { (void)seed; }
-  // Untimed work before every iteration (managed memory: placing the data before the send). When
-  // there is some, each iteration is its own sample, after pre_iteration() and a barrier.
-  virtual bool needs_pre_iteration() const { return false; }
-  virtual void pre_iteration() {}
   // One timed iteration.
   virtual void iterate() = 0;
   // Timed: waits until the iterations issued so far have completed. The runner calls it at the end
@@ -117,30 +114,68 @@ class SizeSweep : public Benchmark {
   // sample's iterations back to back, stream-ordered, as nccl-tests does. MPI's blocking calls are
   // complete when they return: nothing to do.
   virtual void complete() {}
-  // Whether to count unified-memory page faults in an untimed pass after the timed samples (see
-  // count_page_faults); the result goes into the record's "page_faults".
-  virtual bool counts_page_faults() const { return false; }
   // Untimed, --validate only: "" when every received byte of the checked iteration matches `seed`'s pattern.
   virtual std::string verify(std::uint32_t seed) { (void)seed; return ""; }
   // Adds what identifies the configuration (memory kinds, strategy, window ...) to every record,
   // unsupported ones included, so that a refused point still says what was refused.
   virtual void describe_configuration(Json& record) const { (void)record; }
-  // Managed placements (METHODOLOGY launch-cost compensation): the kernel-launch time of the device
-  // touches inside one timed iteration of *this* rank (its own touch of what it received, and a peer's
-  // touch it waits for). The runner removes it from this rank's samples before taking the slowest
-  // rank, and records the raw figures next to the compensated ones. 0: nothing to remove.
+  // Adds the measured fields to a result record (time_us, bandwidth ...); called on rank 0 only.
+  // `seconds` holds one sample per entry: seconds per iteration, the slowest rank's (compensated
+  // where launch_in_my_iteration says so).
+  virtual void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) = 0;
+  // Figures that combine the ranks otherwise than by the slowest one (mlat: the mean over pairs). When
+  // gathers_every_rank() is true the runner also gathers every rank's samples on rank 0 and calls
+  // describe_every_rank after describe_result with them: `seconds_by_rank[r]` is rank r's samples, each
+  // compensated as the slowest rank's given to describe_result were.
+  virtual bool gathers_every_rank() const { return false; }
+  virtual void describe_every_rank(Json& record, std::size_t bytes, const std::vector<std::vector<double>>& seconds_by_rank) {
+    (void)record, (void)bytes, (void)seconds_by_rank;
+  }
+  // Untimed: give back what setup() took (the pool keeps the memory unless --fresh-buffers).
+  virtual void teardown() {}
+
+  // ---- Managed memory (um, managed placements: methodology.md "Managed memory placements") ----------
+  // Untimed work before every iteration (placing the data before the send). When there is some, each
+  // iteration is its own sample, after pre_iteration() and a barrier.
+  virtual bool needs_pre_iteration() const { return false; }
+  virtual void pre_iteration() {}
+  // Whether to count unified-memory page faults in an untimed pass after the timed samples (see
+  // count_page_faults); the result goes into the record's "page_faults".
+  virtual bool counts_page_faults() const { return false; }
+  // Launch-cost compensation: the kernel-launch time of the device touches inside one timed iteration of
+  // *this* rank (its own touch of what it received, and a peer's touch it waits for). The runner removes
+  // it from this rank's samples before taking the slowest rank, and records the raw figures next to the
+  // compensated ones. 0: nothing to remove.
   virtual double launch_in_my_iteration(std::size_t bytes) const { (void)bytes; return 0; }
   // Whether records carry "compensation" (managed placements; also when there is nothing to remove).
   virtual bool compensates_launch_cost() const { return false; }
   // How the launch cost is removed, for the record's "compensation.formula".
   virtual std::string compensation_formula() const { return ""; }
-  // Adds the measured fields to a result record (time_us, bandwidth ...); called on rank 0 only.
-  // `seconds` holds one sample per entry: seconds per iteration, the slowest rank's (compensated
-  // where launch_in_my_iteration says so).
-  virtual void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) = 0;
-  // Untimed: give back what setup() took (the pool keeps the memory unless --fresh-buffers).
-  virtual void teardown() {}
 };
+
+// What a sweep over sizes does around each size's measurement (the runner, nbc): sizes beyond a limit
+// are refused before anything is allocated, buffers are reserved at the largest measurable size, each
+// size is set up with the ranks agreeing whether it was refused (then torn down), and a refused size is
+// recorded unsupported and left for the next. `measure` runs for sizes set up on every rank, tears down
+// and returns its exit status. Returns the sweep's: the worst of them, at least kExitUnsupported when a
+// size was refused. Collective over ctx.comm.
+struct SweepSteps {
+  std::function<void(Json& record)> describe;  // what identifies the configuration, on every record
+  std::function<SizeNeeds(std::size_t bytes)> needs;
+  std::function<void(std::size_t bytes)> setup;  // may throw Unsupported
+  std::function<void()> teardown;
+  std::function<int(std::size_t index, std::size_t bytes)> measure;
+};
+int sweep_sizes(const Context& ctx, RecordSink& sink, const std::vector<std::uint64_t>& sizes, const SweepSteps& steps);
+
+// A point that is not measured: rank 0 writes an unsupported result record with the reason, `describe`
+// adding what was refused. Returns kExitUnsupported, the exit status such a point leaves.
+int record_unsupported(const Context& ctx, RecordSink& sink, std::size_t bytes, const std::string& reason,
+                       const std::function<void(Json& record)>& describe);
+// A configuration refused as a whole: said once on stderr, recorded unsupported at every size. Returns
+// kExitUnsupported.
+int record_unsupported_sweep(const Context& ctx, RecordSink& sink, const std::vector<std::uint64_t>& sizes,
+                             const std::string& reason, const std::function<void(Json& record)>& describe);
 
 struct BenchmarkInfo {
   std::string name;
@@ -200,8 +235,5 @@ struct SizeVerdicts {
 // Collective over ctx.comm: every size's needs (`needs_at`) against the limits, before anything is allocated.
 SizeVerdicts size_verdicts(const Context& ctx, const std::vector<std::uint64_t>& sizes,
                            const std::function<SizeNeeds(std::size_t bytes)>& needs_at);
-
-// Agreement across ranks: the reason of the lowest rank that has one, or "" when none has.
-std::string agree_on_reason(MPI_Comm comm, const std::string& local_reason);
 
 }  // namespace gmb

@@ -1,16 +1,15 @@
 // Non-blocking collectives and overlap (METHODOLOGY "Non-blocking collectives and overlap"):
 // `gmb-bench nbc OP`. Per size: pure = start + wait; then, per compute point, start (init), dummy
 // compute of a fraction of the pure time with K MPI_Test calls spread through it (compute, test),
-// wait. The phases do not fit the runner's one timed iterate(), so this benchmark runs its own sweep
-// with the runner's conventions: explicit warm-up, slowest rank per sample, one record per size
-// written as soon as the size is done, unsupported points as records, the same exit codes.
+// wait. The phases do not fit the runner's one timed iterate(), so this benchmark measures each size
+// itself inside the runner's sweep (sweep_sizes: limits, buffers, setup, refused sizes as records,
+// exit codes), with the runner's conventions: explicit warm-up, one operation per sample after a
+// barrier, slowest rank per sample, one record per size written as soon as the size is done.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
 #include "gmb/collectives.hpp"
-#include "gmb/crash_report.hpp"
 #include "gmb/error.hpp"
 #include "gmb/stats.hpp"
 
@@ -34,10 +33,6 @@ constexpr int kComputeTuningRounds = 3;
 // How far the measured compute phase may be from its target before the record says it missed.
 constexpr double kComputeTolerance = 0.25;
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // The CPU dummy compute: a dependent chain of multiply-adds (not vectorisable, no memory traffic),
 // `iterations` long. Calibrated per rank to iterations per second before measuring.
 double cpu_spin_result = 0;
@@ -47,15 +42,15 @@ void cpu_work(std::uint64_t iterations) {
   cpu_spin_result += x;  // keeps the loop alive
 }
 
-// Cost of one now_seconds() call. Each MPI_Test is timed by two clock reads, and about one read's
+// Cost of one host_seconds() call. Each MPI_Test is timed by two clock reads, and about one read's
 // worth per test falls outside the timed window, into the compute phase: it is moved to the test time.
 double calibrate_clock_read() {
   std::vector<double> per_read;
   for (int trial = 0; trial < 9; ++trial) {
     constexpr int kReads = 1000;
-    const double t0 = now_seconds();
+    const double t0 = host_seconds();
     double last = t0;
-    for (int k = 0; k < kReads; ++k) last = now_seconds();
+    for (int k = 0; k < kReads; ++k) last = host_seconds();
     per_read.push_back((last - t0) / kReads);
   }
   return summarize(per_read).median;
@@ -66,9 +61,7 @@ double calibrate_cpu_rate() {
   double best = 0;
   for (int trial = 0; trial < 3; ++trial) {  // n carries over: later trials time ~5 ms at once
     for (;;) {
-      const double t0 = now_seconds();
-      cpu_work(n);
-      const double dt = now_seconds() - t0;
+      const double dt = host_time([&] { cpu_work(n); });
       if (dt >= 0.005 || n >= (1ull << 40)) {
         best = std::max(best, static_cast<double>(n) / dt);  // least disturbed trial
         break;
@@ -206,17 +199,17 @@ void NonBlockingCollective::describe_configuration(Json& record) const {
 
 double NonBlockingCollective::pure_once() {
   MPI_Request request = MPI_REQUEST_NULL;
-  const double t0 = now_seconds();
-  operands_.start(&request);
-  GMB_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
-  return now_seconds() - t0;
+  return host_time([&] {
+    operands_.start(&request);
+    GMB_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  });
 }
 
 // The dummy compute, `seconds` long, split into tests_+1 equal slices with an MPI_Test after each
 // slice but the last. CPU: the calibrated loop runs each slice. GPU: one kernel for the whole time;
 // the host waits out each slice by the clock, tests, and finally waits for the kernel (and copies).
 void NonBlockingCollective::compute_phase(double seconds, MPI_Request* request, double* test_seconds) {
-  const double begin = now_seconds();
+  const double begin = host_seconds();
   if (uses_gpu() && seconds > 0) gpu_->busy_kernel(gpu_model_.request_for(seconds), compute_stream_->get());
   if (dummy_copies_) {
     gpu_->copy_async(copy_device_up_->data(), copy_host_up_->data(), copy_bytes_, h2d_stream_->get());
@@ -229,14 +222,14 @@ void NonBlockingCollective::compute_phase(double seconds, MPI_Request* request, 
       cpu_work(cpu_iterations * (k + 1) / slices - cpu_iterations * k / slices);
     } else if (k < tests_) {
       const double slice_end = begin + seconds * (k + 1) / slices;
-      while (now_seconds() < slice_end) {
+      while (host_seconds() < slice_end) {
       }
     }
     if (k < tests_) {
       int flag = 0;
-      const double t = now_seconds();
+      const double t = host_seconds();
       GMB_MPI_CHECK(MPI_Test(request, &flag, MPI_STATUS_IGNORE));
-      *test_seconds += now_seconds() - t;
+      *test_seconds += host_seconds() - t;
     }
   }
   if (uses_gpu()) gpu_->stream_synchronize(compute_stream_->get());
@@ -272,13 +265,13 @@ void NonBlockingCollective::calibrate(const Context& ctx) {
 PhaseSample NonBlockingCollective::overlapped_once(double compute_seconds) {
   PhaseSample s;
   MPI_Request request = MPI_REQUEST_NULL;
-  const double t0 = now_seconds();
+  const double t0 = host_seconds();
   operands_.start(&request);
-  const double t1 = now_seconds();
+  const double t1 = host_seconds();
   compute_phase(compute_seconds, &request, &s.test);
-  const double t2 = now_seconds();
+  const double t2 = host_seconds();
   GMB_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
-  const double t3 = now_seconds();
+  const double t3 = host_seconds();
   s.test += tests_ * clock_read_seconds_;
   s.init = t1 - t0;
   s.compute = std::max(0.0, (t2 - t1) - s.test);
@@ -291,24 +284,16 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
   const RunSettings& settings = *ctx.settings;
   const coll::Collective& op = operands_.op();
   const std::vector<std::uint64_t> sizes = op.has_data ? settings.sizes : std::vector<std::uint64_t>{0};
-
-  auto emit_unsupported = [&](std::size_t bytes, const std::string& reason) {
-    if (ctx.rank != 0) return;
-    Json record = unsupported_record(ctx, bytes, reason);
-    describe_configuration(record);
-    sink.write_result(record);
-  };
+  auto describe = [this](Json& record) { describe_configuration(record); };
 
   const std::string refusal = agree_on_reason(ctx.comm, unsupported_reason(ctx));
-  if (!refusal.empty()) {
-    if (ctx.rank == 0) std::fprintf(stderr, "gmb-bench: unsupported: %s\n", refusal.c_str());
-    for (auto bytes : sizes) emit_unsupported(bytes, refusal);
-    return kExitUnsupported;
-  }
+  if (!refusal.empty()) return record_unsupported_sweep(ctx, sink, sizes, refusal, describe);
 
   calibrate(ctx);
   const std::vector<double> fractions = coll::compute_fractions(sweep_);
-  auto setup = [&](std::size_t bytes) {
+  SweepSteps steps;
+  steps.describe = describe;
+  steps.setup = [&](std::size_t bytes) {
     operands_.setup(ctx, bytes);
     if (dummy_copies_) {
       copy_bytes_ = std::max<std::size_t>(bytes, 1);
@@ -320,14 +305,14 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
       copy_device_down_ = ctx.buffers->take(device, copy_bytes_);
     }
   };
-  auto release = [&] {
+  steps.teardown = [&] {
     operands_.teardown();
     copy_host_up_.reset();
     copy_host_down_.reset();
     copy_device_up_.reset();
     copy_device_down_.reset();
   };
-  const SizeVerdicts verdicts = size_verdicts(ctx, sizes, [&](std::size_t bytes) {
+  steps.needs = [&](std::size_t bytes) {
     SizeNeeds needs = operands_.needs(ctx, bytes);
     if (dummy_copies_) {
       const std::uint64_t copy_bytes = 2 * std::max<std::uint64_t>(bytes, 1);
@@ -335,33 +320,8 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
       needs.add("dummy copies", copy_bytes, MemorySide::device);
     }
     return needs;
-  });
-  reserve_buffers(ctx, verdicts.measurable, setup, release);
-  int exit_code = kExitOk;
-  for (std::size_t index = 0; index < sizes.size(); ++index) {
-    const std::size_t bytes = sizes[index];
-    if (!verdicts.refusals[index].empty()) {
-      emit_unsupported(bytes, verdicts.refusals[index]);
-      exit_code = std::max<int>(exit_code, kExitUnsupported);
-      continue;
-    }
-    Json configuration = Json::object();
-    describe_configuration(configuration);
-    set_crash_context("nbc, " + std::to_string(bytes) + " bytes, " + configuration.dump());
-    std::string problem;
-    try {
-      setup(bytes);
-    } catch (const Unsupported& e) {
-      problem = e.what();
-    }
-    problem = agree_on_reason(ctx.comm, problem);
-    if (!problem.empty()) {
-      release();
-      emit_unsupported(bytes, problem);
-      exit_code = std::max<int>(exit_code, kExitUnsupported);
-      continue;
-    }
-
+  };
+  steps.measure = [&](std::size_t index, std::size_t bytes) {
     // --validate: untimed operations (start + wait) whose inputs are written and outputs checked, one
     // before the warm-up and one after the last compute point; timed operations are never checked.
     std::string validation_error;
@@ -383,10 +343,9 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
     const int warmup = settings.warmup_for(bytes);
     const int iterations = settings.iterations_for(bytes);
     for (int k = 0; k < warmup; ++k) after_barrier([&] { return pure_once(); });
-    std::vector<double> pure(static_cast<std::size_t>(iterations));
-    for (int k = 0; k < iterations; ++k) pure[k] = after_barrier([&] { return pure_once(); });
-    std::vector<double> pure_slowest(pure.size());
-    GMB_MPI_CHECK(MPI_Allreduce(pure.data(), pure_slowest.data(), iterations, MPI_DOUBLE, MPI_MAX, ctx.comm));
+    Samples pure(static_cast<std::size_t>(iterations));
+    for (int k = 0; k < iterations; ++k) pure.add(after_barrier([&] { return pure_once(); }));
+    const std::vector<double> pure_slowest = slowest_rank_everywhere(pure.seconds(), ctx.comm);
     const double pure_median = summarize(pure_slowest).median;  // the same on every rank
 
     Json curve = Json::array();
@@ -459,7 +418,7 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
 
     if (settings.validate) checked_operation();
     validation_error = agree_on_reason(ctx.comm, validation_error);
-    release();
+    steps.teardown();
 
     if (ctx.rank == 0) {
       Json record = result_record(ctx, bytes);
@@ -504,9 +463,9 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
         sink.note(text);
       }
     }
-    if (!validation_error.empty()) exit_code = std::max<int>(exit_code, kExitValidationFailed);
-  }
-  return exit_code;
+    return validation_error.empty() ? kExitOk : kExitValidationFailed;
+  };
+  return sweep_sizes(ctx, sink, sizes, steps);
 }
 
 const Registration nbc_registration({"nbc", "non-blocking collectives and overlap: nbc OP|OP,OP|all (MPI_Iallreduce, ...)", 1, 0,

@@ -14,7 +14,6 @@
 // pipelined (which pipelines GPU copies) is refused.
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -35,10 +34,6 @@ using halo::Layout;
 
 constexpr int kTagBase = 600;  // + the sender's direction
 const std::vector<std::string> kStrategies = {"staged", "direct", "pipelined", "overlap"};
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 int mpi_count(std::size_t bytes, const std::string& what) {
   if (bytes > static_cast<std::size_t>(std::numeric_limits<int>::max()))
@@ -651,34 +646,24 @@ int Halo::run(Context& ctx, RecordSink& sink) {
   const MemoryKind* kind = ctx.platform->memory.find(mem_);
   std::string setup_problem =
       size_verdicts(ctx, {bytes_sent(dec)}, [&](std::size_t) { return needs(ctx, dec, *kind); }).refusals.front();
-  if (setup_problem.empty() && kind->available() && !(computed_on_gpu(*kind) && !ctx.platform->gpu)) {
-    try {
+  if (setup_problem.empty())  // the verdict is the same on every rank
+    setup_problem = agreed_refusal(ctx.comm, [&] {
+      if (!kind->available() || (computed_on_gpu(*kind) && !ctx.platform->gpu)) return;  // refusal() says why
       if (computed_on_gpu(*kind)) domain = std::make_unique<GpuDomain>(dec, *kind, *ctx.platform, *ctx.buffers);
       else domain = std::make_unique<HostDomain>(dec, *kind, *ctx.buffers);
-    } catch (const Unsupported& e) {
-      setup_problem = e.what();
-    }
-  }
-  setup_problem = agree_on_reason(ctx.comm, setup_problem);
+    });
 
   unsigned long long local_bytes = bytes_sent(dec), bytes = 0;
   GMB_MPI_CHECK(MPI_Allreduce(&local_bytes, &bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctx.comm));
 
   // Each timed step starts after a barrier, as the runner's samples do (methodology.md, Samples): timed back to
   // back, a rank's step would include waiting for a neighbour still in the previous one.
-  auto sample = [&](std::vector<double>& seconds, auto&& body) {
+  auto sample = [&](auto&& body) {
     for (int k = 0; k < warmup; ++k) body();
-    for (auto& s : seconds) {
-      GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-      const double t0 = now_seconds();
-      body();
-      s = now_seconds() - t0;
-    }
+    Samples mine(static_cast<std::size_t>(steps_));
+    for (int k = 0; k < steps_; ++k) mine.add(time_after_barrier(ctx.comm, body));
     // Sample k of every rank covers the same step: keep the slowest rank's.
-    std::vector<double> slowest(seconds.size());
-    GMB_MPI_CHECK(MPI_Reduce(seconds.data(), slowest.data(), static_cast<int>(seconds.size()), MPI_DOUBLE, MPI_MAX, 0,
-                             ctx.comm));
-    return slowest;
+    return slowest_rank(mine.seconds(), ctx.comm, 0);
   };
   auto micros = [](const std::vector<double>& s) { return summarize_transformed(s, [](double x) { return x * 1e6; }); };
 
@@ -701,15 +686,13 @@ int Halo::run(Context& ctx, RecordSink& sink) {
     }
     ++ran;
 
-    std::vector<double> exchange_s(static_cast<std::size_t>(steps_)), compute_s(exchange_s.size()),
-        step_s(exchange_s.size());
     domain->reset();
     GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-    exchange_s = sample(exchange_s, [&] { domain->exchange(strategy); });
-    compute_s = sample(compute_s, [&] { domain->update_all(); });
+    const std::vector<double> exchange_s = sample([&] { domain->exchange(strategy); });
+    const std::vector<double> compute_s = sample([&] { domain->update_all(); });
     domain->reset();  // the timed steps start from the initial state, so validation has a reference
     GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-    step_s = sample(step_s, [&] { domain->step(strategy); });
+    const std::vector<double> step_s = sample([&] { domain->step(strategy); });
 
     Json validation_details = Json::object();
     std::string validation_error;

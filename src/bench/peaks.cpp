@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <map>
@@ -103,16 +102,16 @@ class Peaks final : public Benchmark {
     EventOwner start(gpu()), stop(gpu());
     enqueue();  // warm-up: first-touch, peer mappings, lazy loading
     gpu().stream_synchronize(stream);
-    std::vector<double> seconds_per_copy;
+    Samples per_copy(static_cast<std::size_t>(samples_));
     for (int s = 0; s < samples_; ++s) {
       if (hold) gpu().busy_kernel(kHoldSeconds, stream);
       gpu().record_event(start.get(), stream);
       for (int c = 0; c < copies_; ++c) enqueue();
       gpu().record_event(stop.get(), stream);
       gpu().event_synchronize(stop.get());
-      seconds_per_copy.push_back(gpu().elapsed_ms(start.get(), stop.get()) / 1e3 / copies_);
+      per_copy.add(gpu().elapsed_ms(start.get(), stop.get()) / 1e3 / copies_);
     }
-    return seconds_per_copy;
+    return per_copy.seconds();
   }
 
   void emit(const std::string& operation, const std::string& pair, const std::vector<double>& seconds,
@@ -367,13 +366,9 @@ class Peaks final : public Benchmark {
       report_unsupported(operation, pair + " on " + host + ": " + crew.bind_problem(), path);
       return;
     }
-    std::vector<double> seconds;
-    for (int s = 0; s < samples_; ++s) {
-      const auto t0 = std::chrono::steady_clock::now();
-      crew.copy(copies_);
-      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / copies_);
-    }
-    report(operation, pair, seconds, path,
+    Samples per_copy(static_cast<std::size_t>(samples_));
+    for (int s = 0; s < samples_; ++s) per_copy.time([&] { crew.copy(copies_); }, copies_);
+    report(operation, pair, per_copy.seconds(), path,
            "host clock around memcpy by " + std::to_string(threads) + " threads bound to NUMA node " +
                std::to_string(cpu_node.id) + ", both buffers on node " + std::to_string(memory_node.id) + " (" + host +
                "; bytes copied: read+write traffic is twice that)");

@@ -93,15 +93,10 @@ void reserve_buffers(const Context& ctx, const std::vector<std::uint64_t>& sizes
   std::sort(largest_first.rbegin(), largest_first.rend());
   largest_first.erase(std::unique(largest_first.begin(), largest_first.end()), largest_first.end());
   for (const std::uint64_t bytes : largest_first) {
-    std::string problem;
-    try {
-      setup(bytes);
-    } catch (const Unsupported& e) {
-      problem = e.what();
-    }
-    teardown();
     // Every rank tries the same sizes in the same order: setups may be collective.
-    if (agree_on_reason(ctx.comm, problem).empty()) return;
+    const std::string problem = agreed_refusal(ctx.comm, [&] { setup(bytes); });
+    teardown();
+    if (problem.empty()) return;
   }
 }
 
@@ -145,21 +140,6 @@ SizeVerdicts size_verdicts(const Context& ctx, const std::vector<std::uint64_t>&
     if (verdicts.refusals.back().empty()) verdicts.measurable.push_back(bytes);
   }
   return verdicts;
-}
-
-std::string agree_on_reason(MPI_Comm comm, const std::string& local_reason) {
-  int rank = 0, size = 1;
-  GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  GMB_MPI_CHECK(MPI_Comm_size(comm, &size));
-  int mine = local_reason.empty() ? size : rank, first = size;
-  GMB_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == size) return "";
-  int length = rank == first ? static_cast<int>(local_reason.size()) : 0;
-  GMB_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first, comm));
-  std::string reason(static_cast<std::size_t>(length), '\0');
-  if (rank == first) reason = local_reason;
-  GMB_MPI_CHECK(MPI_Bcast(reason.data(), length, MPI_CHAR, first, comm));
-  return reason;
 }
 
 }  // namespace gmb

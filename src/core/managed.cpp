@@ -1,7 +1,6 @@
 #include "gmb/managed.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 
 #include "gmb/benchmark.hpp"
@@ -17,22 +16,14 @@ constexpr int kLaunchWarmup = 20;
 constexpr int kLaunchSamples = 200;
 constexpr std::size_t kOnePage = 4096;
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // The median of `kLaunchSamples` device placements of a page that is already on the device: no
 // migration happens, so what is left is the launch and the synchronisation every timed touch pays.
 double median_resident_placement(const MemoryKind& kind) {
   auto page = kind.allocate(kOnePage);
   for (int k = 0; k < kLaunchWarmup; ++k) page->place(Placement::device, kOnePage);
-  std::vector<double> samples(kLaunchSamples);
-  for (auto& s : samples) {
-    const double t0 = now_seconds();
-    page->place(Placement::device, kOnePage);
-    s = now_seconds() - t0;
-  }
-  return summarize(std::move(samples)).median;
+  Samples samples(kLaunchSamples);
+  for (int k = 0; k < kLaunchSamples; ++k) samples.time([&] { page->place(Placement::device, kOnePage); });
+  return summarize(samples.seconds()).median;
 }
 
 // Two ranks whose managed memory lives on one GPU (same host, same GPU).

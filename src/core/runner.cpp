@@ -1,7 +1,7 @@
 // The size-sweep runner: warm-up, batching, timing, cross-rank reduction, validation, records.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "gmb/benchmark.hpp"
 #include "gmb/crash_report.hpp"
@@ -18,10 +18,6 @@ constexpr double kTargetSampleSeconds = 200e-6;
 constexpr int kMinSamples = 10;
 // Iterations of the untimed page-fault counting pass (fewer when fewer are timed).
 constexpr int kPageFaultIterations = 10;
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 }  // namespace
 
@@ -41,22 +37,55 @@ Json RunSettings::to_json() const {
       .set("memory_limit", memory_limit ? Json(memory_limit) : Json());
 }
 
+int record_unsupported(const Context& ctx, RecordSink& sink, std::size_t bytes, const std::string& reason,
+                       const std::function<void(Json& record)>& describe) {
+  if (ctx.rank == 0) {
+    Json record = unsupported_record(ctx, bytes, reason);
+    describe(record);
+    sink.write_result(record);
+  }
+  return kExitUnsupported;
+}
+
+int record_unsupported_sweep(const Context& ctx, RecordSink& sink, const std::vector<std::uint64_t>& sizes,
+                             const std::string& reason, const std::function<void(Json& record)>& describe) {
+  if (ctx.rank == 0) std::fprintf(stderr, "gmb-bench: unsupported: %s\n", reason.c_str());
+  for (auto bytes : sizes) record_unsupported(ctx, sink, bytes, reason, describe);
+  return kExitUnsupported;
+}
+
+int sweep_sizes(const Context& ctx, RecordSink& sink, const std::vector<std::uint64_t>& sizes, const SweepSteps& steps) {
+  // Sizes beyond the count or memory limits are refused before anything is allocated, so that the buffers
+  // are sized for the largest size that is measured.
+  const SizeVerdicts verdicts = size_verdicts(ctx, sizes, steps.needs);
+  reserve_buffers(ctx, verdicts.measurable, steps.setup, steps.teardown);
+  int exit_code = kExitOk;
+  for (std::size_t index = 0; index < sizes.size(); ++index) {
+    const std::size_t bytes = sizes[index];
+    if (!verdicts.refusals[index].empty()) {
+      exit_code = std::max(exit_code, record_unsupported(ctx, sink, bytes, verdicts.refusals[index], steps.describe));
+      continue;
+    }
+    Json configuration = Json::object().set("bytes", bytes);
+    steps.describe(configuration);
+    set_crash_context(ctx.benchmark + ", " + std::to_string(bytes) + " bytes, " + configuration.dump());
+    const std::string problem = agreed_refusal(ctx.comm, [&] { steps.setup(bytes); });
+    if (!problem.empty()) {
+      steps.teardown();
+      exit_code = std::max(exit_code, record_unsupported(ctx, sink, bytes, problem, steps.describe));
+      continue;
+    }
+    exit_code = std::max(exit_code, steps.measure(index, bytes));
+  }
+  return exit_code;
+}
+
 int SizeSweep::run(Context& ctx, RecordSink& sink) {
   const RunSettings& settings = *ctx.settings;
-
-  auto emit_unsupported = [&](std::size_t bytes, const std::string& reason) {
-    if (ctx.rank != 0) return;
-    Json record = unsupported_record(ctx, bytes, reason);
-    describe_configuration(record);
-    sink.write_result(record);
-  };
+  auto describe = [this](Json& record) { describe_configuration(record); };
 
   const std::string refusal = agree_on_reason(ctx.comm, unsupported_reason(ctx));
-  if (!refusal.empty()) {
-    if (ctx.rank == 0) std::fprintf(stderr, "gmb-bench: unsupported: %s\n", refusal.c_str());
-    for (auto bytes : settings.sizes) emit_unsupported(bytes, refusal);
-    return kExitUnsupported;
-  }
+  if (!refusal.empty()) return record_unsupported_sweep(ctx, sink, settings.sizes, refusal, describe);
 
   // Set up once, before the first timed sample, so that loading CUPTI never falls inside a size's timing.
   std::unique_ptr<UnifiedMemoryCounter> fault_counter;
@@ -69,49 +98,24 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
   }
   // Each iteration its own sample, after untimed work before it (managed memory: placing the data).
   const bool one_per_sample = needs_pre_iteration();
-  // Sizes beyond the count or memory limits are refused before anything is allocated, so that the buffers
-  // are sized for the largest size that is measured.
-  const SizeVerdicts verdicts = size_verdicts(ctx, settings.sizes, [&](std::size_t bytes) { return needs(ctx, bytes); });
-  reserve_buffers(ctx, verdicts.measurable, [&](std::size_t bytes) { setup(ctx, bytes); }, [&] { teardown(); });
 
-  int exit_code = kExitOk;
-  for (std::size_t index = 0; index < settings.sizes.size(); ++index) {
-    const std::size_t bytes = settings.sizes[index];
-    if (!verdicts.refusals[index].empty()) {
-      emit_unsupported(bytes, verdicts.refusals[index]);
-      exit_code = std::max<int>(exit_code, kExitUnsupported);
-      continue;
-    }
-    Json configuration = Json::object().set("bytes", bytes);
-    describe_configuration(configuration);
-    set_crash_context(ctx.benchmark + ", " + std::to_string(bytes) + " bytes, " + configuration.dump());
-    std::string problem;
-    try {
-      setup(ctx, bytes);
-    } catch (const Unsupported& e) {
-      problem = e.what();
-    }
-    problem = agree_on_reason(ctx.comm, problem);
-    if (!problem.empty()) {
-      teardown();
-      emit_unsupported(bytes, problem);
-      exit_code = std::max<int>(exit_code, kExitUnsupported);
-      continue;
-    }
-
-    // A timed sample of `count` iterations, seconds per iteration. It starts after a barrier (and after the
-    // untimed work before an iteration, for benchmarks that have some: then count is 1). Timed back to back
-    // instead, a rank's sample would include waiting for a peer still in its previous iteration, and with two
-    // ranks taking turns at that (seen: MPI_Alltoall on one GPU, each call 310 or 590 us by turns) the slowest
-    // rank of every sample is the one that waited: the median of the per-sample maxima was 590 us where a call
-    // takes 450 us on average.
+  SweepSteps steps;
+  steps.describe = describe;
+  steps.needs = [&](std::size_t bytes) { return needs(ctx, bytes); };
+  steps.setup = [&](std::size_t bytes) { setup(ctx, bytes); };
+  steps.teardown = [&] { teardown(); };
+  steps.measure = [&](std::size_t index, std::size_t bytes) {
+    // A timed sample of `count` iterations, seconds per iteration, after a barrier (and after the untimed
+    // work before an iteration, for benchmarks that have some: then count is 1).
     auto timed_sample = [&](int count) -> double {
       if (one_per_sample) pre_iteration();
-      GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-      const double t0 = now_seconds();
-      for (int k = 0; k < count; ++k) iterate();
-      complete();
-      return (now_seconds() - t0) / count;
+      return time_after_barrier(
+          ctx.comm,
+          [&] {
+            for (int k = 0; k < count; ++k) iterate();
+            complete();
+          },
+          count);
     };
     // --validate: an untimed iteration whose data producers write and consumers check.
     std::string validation_error;
@@ -133,10 +137,10 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
     if (one_per_sample) {
       for (int k = 0; k < warmup; ++k) warm_seconds += timed_sample(1);
     } else {
-      const double t0 = now_seconds();
-      for (int k = 0; k < warmup; ++k) iterate();
-      complete();
-      warm_seconds = now_seconds() - t0;
+      warm_seconds = host_time([&] {
+        for (int k = 0; k < warmup; ++k) iterate();
+        complete();
+      });
     }
 
     const int iterations = settings.iterations_for(bytes);
@@ -154,23 +158,25 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
     }
     const int samples = std::max(1, (iterations + batch - 1) / batch);
 
-    std::vector<double> seconds(static_cast<std::size_t>(samples));
-    for (auto& s : seconds) s = timed_sample(batch);
+    Samples mine(static_cast<std::size_t>(samples));
+    for (int k = 0; k < samples; ++k) mine.add(timed_sample(batch));
     if (settings.validate) checked_iteration();
 
     // Each sample is the slowest rank's: ranks run in lockstep, sample k covers the same iterations.
     // With a launch cost to remove, each rank removes its own before the slowest is taken (a rank
     // without a device touch must not lose another rank's launch), and the raw slowest is kept too.
     const double my_launch = launch_in_my_iteration(bytes);
-    double any_launch = 0;
-    GMB_MPI_CHECK(MPI_Allreduce(&my_launch, &any_launch, 1, MPI_DOUBLE, MPI_MAX, ctx.comm));
-    std::vector<double> slowest(seconds.size()), slowest_compensated;
-    GMB_MPI_CHECK(MPI_Reduce(seconds.data(), slowest.data(), samples, MPI_DOUBLE, MPI_MAX, 0, ctx.comm));
+    const double any_launch = slowest_rank_everywhere({my_launch}, ctx.comm).front();
+    const std::vector<double> slowest = slowest_rank(mine.seconds(), ctx.comm, 0);
+    std::vector<double> slowest_compensated, mine_compensated;
     if (any_launch > 0) {
-      std::vector<double> mine(seconds.size());
-      for (std::size_t k = 0; k < seconds.size(); ++k) mine[k] = seconds[k] - my_launch;
-      slowest_compensated.resize(seconds.size());
-      GMB_MPI_CHECK(MPI_Reduce(mine.data(), slowest_compensated.data(), samples, MPI_DOUBLE, MPI_MAX, 0, ctx.comm));
+      for (double s : mine.seconds()) mine_compensated.push_back(s - my_launch);
+      slowest_compensated = slowest_rank(mine_compensated, ctx.comm, 0);
+    }
+    std::vector<std::vector<double>> by_rank, by_rank_compensated;
+    if (gathers_every_rank()) {
+      by_rank = every_rank(mine.seconds(), ctx.comm, 0);
+      if (any_launch > 0) by_rank_compensated = every_rank(mine_compensated, ctx.comm, 0);
     }
     validation_error = agree_on_reason(ctx.comm, validation_error);
 
@@ -191,6 +197,12 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
     teardown();
 
     if (ctx.rank == 0) {
+      // The figures of one set of samples: the slowest rank's, then every rank's where asked for.
+      auto describe_samples = [&](Json& record, const std::vector<double>& seconds,
+                                  const std::vector<std::vector<double>>& seconds_by_rank) {
+        describe_result(record, bytes, seconds);
+        if (gathers_every_rank()) describe_every_rank(record, bytes, seconds_by_rank);
+      };
       Json record = result_record(ctx, bytes);
       describe_configuration(record);
       record.set("iterations", samples * batch)
@@ -202,23 +214,23 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
       if (settings.validate) record.set("validated_iterations", checked);
       if (compensates_launch_cost()) {
         const Compensated compensated = compensate_per_rank(slowest, slowest_compensated);
-        describe_result(record, bytes, compensated.seconds);
+        describe_samples(record, compensated.seconds, compensated.applied ? by_rank_compensated : by_rank);
         Json raw = Json::object();
-        describe_result(raw, bytes, slowest);  // the same figures from the raw samples
+        describe_samples(raw, slowest, by_rank);  // the same figures from the raw samples
         Json compensation = compensation_json(compensated, ctx.launch_cost, compensation_formula());
         for (const char* key : {"time_us", "bandwidth_GBps", "busbw_GBps", "message_rate_Mps"})
           if (const Json* value = raw.find(key)) compensation.set(std::string("raw_") + key, *value);
         record.set("compensation", compensation);
       } else {
-        describe_result(record, bytes, slowest);
+        describe_samples(record, slowest, by_rank);
       }
       if (!page_faults.is_null()) record.set("page_faults", page_faults);
       set_validation(record, settings.validate, validation_error, std::to_string(bytes) + " bytes");
       sink.write_result(record);
     }
-    if (!validation_error.empty()) exit_code = std::max<int>(exit_code, kExitValidationFailed);
-  }
-  return exit_code;
+    return validation_error.empty() ? kExitOk : kExitValidationFailed;
+  };
+  return sweep_sizes(ctx, sink, settings.sizes, steps);
 }
 
 }  // namespace gmb
