@@ -1,335 +1,289 @@
 // Point-to-point benchmarks (METHODOLOGY "Point to point"): latency, bw, bibw, mbw, and um (latency
-// on managed memory with the host and device references in the same run).
-// One class holds what they share (buffers per rank and memory kind, managed placements, the
-// transfer strategy, validation); each benchmark supplies its iteration and its derived metrics.
-#include <cmath>
+// on managed memory with the host and device references in the same run), over what PointToPoint
+// (pt2pt.hpp) shares; each benchmark supplies its iteration and its derived metrics.
+#include "pt2pt.hpp"
 
-#include "gmb/benchmark.hpp"
+#include <algorithm>
+
 #include "gmb/error.hpp"
-#include "gmb/managed.hpp"
 #include "gmb/nccl.hpp"
 #include "gmb/sizes.hpp"
 #include "gmb/stats.hpp"
-#include "gmb/transfer.hpp"
 
 namespace gmb {
 
+void PointToPoint::add_options(ArgParser& p) {
+  p.value({"--send"}, "KIND[:host|device]",
+          "memory of the sending side (rank 0; the first half of the ranks in mbw); managed:host / managed:device "
+          "place managed memory before the send and after the receive",
+          [this](const std::string& v) { send_text_ = v; });
+  p.value({"--recv"}, "KIND[:host|device]", "memory of the receiving side (rank 1; the second half in mbw)",
+          [this](const std::string& v) { recv_text_ = v; });
+  p.flag({"--references"}, "also measure host-host and device-device in this launch (next to managed placements)",
+         &references_);
+  p.value({"--transport"}, "mpi|nccl", "who moves the data: the MPI library (default) or NCCL (device buffers)",
+          [this](const std::string& v) { transfer_.transport = v; });
+  std::string names;
+  for (const auto& s : transfer_strategies()) names += (names.empty() ? "" : "|") + s.name;
+  p.value({"--strategy"}, names, "how device data reaches MPI (default direct)",
+          [this](const std::string& v) { transfer_.strategy = v; });
+  p.value({"--chunks"}, "C[,C...]", "pipelined, pipelined-gpu: chunks per message (default 4); a list sweeps them",
+          [this](const std::string& v) { chunk_sweep_ = parse_chunk_list(v); });
+  p.value({"--chunk-size"}, "BYTES", "pipelined, pipelined-gpu: bytes per chunk instead of a chunk count",
+          [this](const std::string& v) {
+            transfer_.chunk_size = parse_size(v);
+            if (transfer_.chunk_size == 0) throw UsageError("chunk size must be at least 1 byte");
+          });
+  if (windowed()) {
+    p.value({"--window", "-W"}, "W", "messages in flight per window (default 64)",
+            [this](const std::string& v) { window_ = parse_positive_int(v, "window"); });
+  }
+}
+
+void PointToPoint::configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) {
+  if (positionals.size() == 2) {
+    send_text_ = memory_spec_from_omb_letters(positionals[0]);
+    recv_text_ = memory_spec_from_omb_letters(positionals[1]);
+  } else if (!positionals.empty()) {
+    throw UsageError("expected two buffer letters such as 'D H' or 'MD MH', or none, got " +
+                     std::to_string(positionals.size()) + " positional arguments");
+  }
+  send_ = parse_memory_spec(send_text_, platform.memory);
+  recv_ = parse_memory_spec(recv_text_, platform.memory);
+  counts_faults_ = platform.memory.known(send_.kind).placeable || platform.memory.known(recv_.kind).placeable;
+  parse_choice(transfer_.transport, transport_names(), "transport");
+  std::vector<std::string> names;
+  for (const auto& s : transfer_strategies()) names.push_back(s.name);
+  parse_choice(transfer_.strategy, names, "transfer strategy");
+  if (transfer_.transport == "nccl" && transfer_.strategy != "direct")
+    throw UsageError("--strategy " + transfer_.strategy +
+                     " applies to the MPI transport; NCCL moves device buffers itself (leave --strategy out)");
+  if (!transfer_.chunked() && (!chunk_sweep_.empty() || transfer_.chunk_size))
+    throw UsageError("--chunks and --chunk-size apply to --strategy pipelined and pipelined-gpu only");
+  if (!chunk_sweep_.empty() && transfer_.chunk_size)
+    throw UsageError("give either --chunks or --chunk-size, not both");
+  if (chunk_sweep_.empty()) chunk_sweep_.push_back(transfer_.chunks);
+  pairs_ = world_size / 2;
+}
+
+Json PointToPoint::options_json() const {
+  Json o = Json::object()
+               .set("send", send_.text())
+               .set("recv", recv_.text())
+               .set("transport", transfer_.transport)
+               .set("strategy", transfer_.strategy);
+  if (references_) o.set("references", true);
+  if (transfer_.chunked()) {
+    if (transfer_.chunk_size) o.set("chunk_size", transfer_.chunk_size);
+    else o.set("chunks", Json::array_of(chunk_sweep_));
+  }
+  if (windowed()) o.set("window", window_);
+  return o;
+}
+
+void PointToPoint::describe_configuration(Json& record) const {
+  record.set("memory", Json::object().set("send", send_.text()).set("recv", recv_.text()))
+      .set("size_convention", "message")
+      .set("transport", transfer_.transport)
+      .set("strategy", transfer_.strategy);
+  if (placed())
+    record.set("placement",
+               Json::object().set("send", placement_name(send_.placement)).set("recv", placement_name(recv_.placement)));
+  if (transfer_.chunked()) {
+    if (transfer_.chunk_size) record.set("chunk_size", transfer_.chunk_size);
+    record.set("chunks", transfer_.chunks_for(static_cast<std::size_t>(record.find("bytes")->as_number())));
+  }
+  if (windowed()) record.set("window", window_);
+  record.set("pairs", pairs_);
+}
+
+std::string PointToPoint::unsupported_reason(const Context& ctx) {
+  const std::string& mine = spec_of(ctx.rank, ctx.size).kind;
+  const MemoryKind* kind = ctx.platform->memory.find(mine);
+  if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
+  if (transfer_.transport == "nccl") return nccl_problem(ctx, *kind);
+  // A strategy that stages neither side would measure direct under another name.
+  const StrategyInfo* strategy = find_strategy(transfer_.strategy);
+  const MemoryKind& send = ctx.platform->memory.known(send_.kind);
+  const MemoryKind& recv = ctx.platform->memory.known(recv_.kind);
+  if (strategy->staging_kind && !strategy->stages(send) && !strategy->stages(recv))
+    return "the " + transfer_.strategy + " strategy " +
+           (strategy->relays_host_side ? "relays host or pinned buffers through the GPU"
+                                       : "stages device or managed buffers through host memory") +
+           "; here the sides use '" + send_.kind + "'/'" + recv_.kind + "' (use --strategy direct)";
+  return strategy_problem(transfer_, *kind, *ctx.platform, *ctx.awareness);
+}
+
+SizeNeeds PointToPoint::needs(const Context& ctx, std::size_t bytes) const {
+  SizeNeeds n;
+  const MemoryKind& kind = ctx.platform->memory.known(spec_of(ctx.rank, ctx.size).kind);
+  n.add("send", bytes, kind);
+  n.add("recv", bytes, kind);
+  if (transfer_.transport != "mpi") return n;  // NCCL counts are size_t
+  const int window = windowed() ? window_ : 1;
+  const StrategyInfo* strategy = find_strategy(transfer_.strategy);
+  const bool staged = strategy->stages(kind);
+  if (staged) {
+    n.refuse(staging_limit_problem(transfer_, bytes, window));
+    n.add(std::to_string(2 * window) + " staging slots", 2 * static_cast<std::uint64_t>(window) * std::max<std::size_t>(bytes, 1),
+          ctx.platform->memory.known(strategy->staging_kind));
+  }
+  // Unchunked direct ping-pongs are blocking calls; everything else is started and waited for.
+  const bool blocking = !windowed() && !staged && transfer_.chunks_for(bytes) == 1;
+  n.check_count(transfer_.chunk_bytes(bytes), 1,
+                std::string(blocking ? "MPI_Send/MPI_Recv" : "MPI_Isend/MPI_Irecv") + " with MPI_BYTE" +
+                    (transfer_.chunked() ? ", one chunk per call" : ""));
+  return n;
+}
+
+int PointToPoint::run(Context& ctx, RecordSink& sink) {
+  int exit_code = sweep_chunks(ctx, sink);
+  if (!references_) return exit_code;
+  const MemorySpec measured_send = send_, measured_recv = recv_;
+  const bool measured_faults = counts_faults_;
+  counts_faults_ = false;
+  // The references are timed like the placements (one iteration per sample, after a barrier), so that
+  // MD-MD next to DD compares memory, not timing protocols.
+  one_iteration_per_sample_ = placed();
+  for (const char* kind : {"host", "device"}) {
+    send_ = recv_ = MemorySpec{kind, Placement::none};
+    if (ctx.rank == 0) sink.note(std::string("reference: ") + kind + " - " + kind);
+    const int code = sweep_chunks(ctx, sink);
+    // A reference this machine or library cannot run is recorded (unsupported, with the reason)
+    // and leaves the exit status to the memory asked for.
+    if (code != kExitUnsupported) exit_code = std::max(exit_code, code);
+  }
+  send_ = measured_send;
+  recv_ = measured_recv;
+  counts_faults_ = measured_faults;
+  one_iteration_per_sample_ = false;
+  return exit_code;
+}
+
+void PointToPoint::setup(const Context& ctx, std::size_t bytes) {
+  const MemoryKind& kind = ctx.platform->memory.require(spec_of(ctx.rank, ctx.size).kind);
+  bytes_ = bytes;
+  comm_ = ctx.comm;
+  rank_ = ctx.rank;
+  size_ = ctx.size;
+  sender_ = ctx.rank < ctx.size / 2;
+  peer_ = sender_ ? ctx.rank + ctx.size / 2 : ctx.rank - ctx.size / 2;
+  placement_ = spec_of(ctx.rank, ctx.size).placement;
+  launch_cost_ = ctx.launch_cost;
+  send_buffer_ = ctx.buffers->take(kind, bytes);
+  recv_buffer_ = ctx.buffers->take(kind, bytes);
+  send_buffer_->fill(bytes, seed_of(rank_, 0));  // the producer's data exists before timing starts
+  const MemoryKind* send = ctx.platform->memory.find(send_.kind);
+  const MemoryKind* recv = ctx.platform->memory.find(recv_.kind);
+  path_ = ctx.path_between(0, send->gpu_backed, ctx.size / 2, recv->gpu_backed);
+  channel_ = make_transfer(transfer_, ctx.comm, *ctx.platform, *ctx.buffers, kind, bytes, windowed() ? window_ : 1);
+}
+
+void PointToPoint::pre_iteration() {
+  send_buffer_->place(placement_, bytes_);
+  recv_buffer_->place(placement_, bytes_);
+}
+
+void PointToPoint::prepare(std::uint32_t seed) {
+  send_buffer_->fill(bytes_, seed_of(rank_, seed));
+  recv_buffer_->poison(bytes_, seed_of(peer_, seed));
+}
+
+std::string PointToPoint::verify(std::uint32_t seed) {
+  if (!receives()) return "";
+  if (auto bad = recv_buffer_->first_mismatch(bytes_, seed_of(peer_, seed)))
+    return "rank " + std::to_string(rank_) + " received wrong data from rank " + std::to_string(peer_) +
+           ": first bad byte at offset " + std::to_string(*bad) + " of " + std::to_string(bytes_);
+  return "";
+}
+
+void PointToPoint::teardown() {
+  channel_.reset();
+  send_buffer_.reset();
+  recv_buffer_.reset();
+}
+
+void PointToPoint::settle_received() {
+  if (placement_ != Placement::none) recv_buffer_->place(placement_, bytes_);
+}
+
+double PointToPoint::launch_in_my_iteration(std::size_t bytes) const {
+  if (bytes == 0 || !launch_cost_.measured()) return 0;
+  const MemorySpec& peer_spec = spec_of(peer_, size_);
+  return pair_launch_in_iteration(pair_pattern(), sender_, placement_, peer_spec.placement,
+                                  launch_cost_.seconds[static_cast<std::size_t>(rank_)],
+                                  launch_cost_.seconds[static_cast<std::size_t>(peer_)]);
+}
+
+void PointToPoint::ping_pong() {
+  if (sender_) {
+    channel_->send(*send_buffer_, bytes_, peer_, kDataTag);
+    channel_->recv(*recv_buffer_, bytes_, peer_, kDataTag);
+    settle_received();
+  } else {
+    channel_->recv(*recv_buffer_, bytes_, peer_, kDataTag);
+    settle_received();
+    channel_->send(*send_buffer_, bytes_, peer_, kDataTag);
+  }
+}
+
+void PointToPoint::one_way_window() {
+  if (sender_) {
+    for (int w = 0; w < window_; ++w) channel_->start_send(*send_buffer_, bytes_, peer_, kDataTag);
+    channel_->complete_all();
+    GMB_MPI_CHECK(MPI_Recv(&ack_, 1, MPI_INT, peer_, kAckTag, comm_, MPI_STATUS_IGNORE));
+  } else {
+    for (int w = 0; w < window_; ++w) channel_->start_recv(*recv_buffer_, bytes_, peer_, kDataTag);
+    channel_->complete_all();
+    settle_received();
+    GMB_MPI_CHECK(MPI_Send(&ack_, 1, MPI_INT, peer_, kAckTag, comm_));
+  }
+}
+
+void PointToPoint::both_ways_window() {
+  for (int w = 0; w < window_; ++w) channel_->start_recv(*recv_buffer_, bytes_, peer_, kDataTag);
+  for (int w = 0; w < window_; ++w) channel_->start_send(*send_buffer_, bytes_, peer_, kDataTag);
+  channel_->complete_all();
+  settle_received();
+}
+
+void PointToPoint::set_figures(Json& record, const std::vector<double>& seconds, double time_scale,
+                               double bytes_per_iteration) const {
+  record.set("time_us", summarize_transformed(seconds, [&](double s) { return s * time_scale * 1e6; }).to_json());
+  if (bytes_per_iteration > 0)
+    record.set("bandwidth_GBps",
+               summarize_transformed(seconds, [&](double s) { return bytes_per_iteration / s / 1e9; }).to_json());
+}
+
+int PointToPoint::sweep_chunks(Context& ctx, RecordSink& sink) {
+  int exit_code = kExitOk;
+  for (int chunks : chunk_sweep_) {
+    transfer_.chunks = chunks;
+    exit_code = std::max(exit_code, SizeSweep::run(ctx, sink));
+  }
+  return exit_code;
+}
+
+std::vector<int> PointToPoint::parse_chunk_list(const std::string& text) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    out.push_back(parse_positive_int(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start),
+                                     "chunk count"));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 namespace {
-
-constexpr int kDataTag = 100;
-constexpr int kAckTag = 101;
-
-class PointToPoint : public SizeSweep {
- public:
-  void add_options(ArgParser& p) override {
-    p.value({"--send"}, "KIND[:host|device]",
-            "memory of the sending side (rank 0; the first half of the ranks in mbw); managed:host / managed:device "
-            "place managed memory before the send and after the receive",
-            [this](const std::string& v) { send_text_ = v; });
-    p.value({"--recv"}, "KIND[:host|device]", "memory of the receiving side (rank 1; the second half in mbw)",
-            [this](const std::string& v) { recv_text_ = v; });
-    p.flag({"--references"}, "also measure host-host and device-device in this launch (next to managed placements)",
-           &references_);
-    p.value({"--transport"}, "mpi|nccl", "who moves the data: the MPI library (default) or NCCL (device buffers)",
-            [this](const std::string& v) { transfer_.transport = v; });
-    std::string names;
-    for (const auto& s : transfer_strategies()) names += (names.empty() ? "" : "|") + s.name;
-    p.value({"--strategy"}, names, "how device data reaches MPI (default direct)",
-            [this](const std::string& v) { transfer_.strategy = v; });
-    p.value({"--chunks"}, "C[,C...]", "pipelined, pipelined-gpu: chunks per message (default 4); a list sweeps them",
-            [this](const std::string& v) { chunk_sweep_ = parse_chunk_list(v); });
-    p.value({"--chunk-size"}, "BYTES", "pipelined, pipelined-gpu: bytes per chunk instead of a chunk count",
-            [this](const std::string& v) {
-              transfer_.chunk_size = parse_size(v);
-              if (transfer_.chunk_size == 0) throw UsageError("chunk size must be at least 1 byte");
-            });
-    if (windowed()) {
-      p.value({"--window", "-W"}, "W", "messages in flight per window (default 64)",
-              [this](const std::string& v) { window_ = parse_positive_int(v, "window"); });
-    }
-  }
-
-  void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) override {
-    if (positionals.size() == 2) {
-      send_text_ = memory_spec_from_omb_letters(positionals[0]);
-      recv_text_ = memory_spec_from_omb_letters(positionals[1]);
-    } else if (!positionals.empty()) {
-      throw UsageError("expected two buffer letters such as 'D H' or 'MD MH', or none, got " +
-                       std::to_string(positionals.size()) + " positional arguments");
-    }
-    send_ = parse_memory_spec(send_text_, platform.memory);
-    recv_ = parse_memory_spec(recv_text_, platform.memory);
-    counts_faults_ = platform.memory.known(send_.kind).placeable || platform.memory.known(recv_.kind).placeable;
-    parse_choice(transfer_.transport, transport_names(), "transport");
-    std::vector<std::string> names;
-    for (const auto& s : transfer_strategies()) names.push_back(s.name);
-    parse_choice(transfer_.strategy, names, "transfer strategy");
-    if (transfer_.transport == "nccl" && transfer_.strategy != "direct")
-      throw UsageError("--strategy " + transfer_.strategy +
-                       " applies to the MPI transport; NCCL moves device buffers itself (leave --strategy out)");
-    if (!transfer_.chunked() && (!chunk_sweep_.empty() || transfer_.chunk_size))
-      throw UsageError("--chunks and --chunk-size apply to --strategy pipelined and pipelined-gpu only");
-    if (!chunk_sweep_.empty() && transfer_.chunk_size)
-      throw UsageError("give either --chunks or --chunk-size, not both");
-    if (chunk_sweep_.empty()) chunk_sweep_.push_back(transfer_.chunks);
-    pairs_ = world_size / 2;
-  }
-
-  Json options_json() const override {
-    Json o = Json::object()
-                 .set("send", send_.text())
-                 .set("recv", recv_.text())
-                 .set("transport", transfer_.transport)
-                 .set("strategy", transfer_.strategy);
-    if (references_) o.set("references", true);
-    if (transfer_.chunked()) {
-      if (transfer_.chunk_size) o.set("chunk_size", transfer_.chunk_size);
-      else o.set("chunks", Json::array_of(chunk_sweep_));
-    }
-    if (windowed()) o.set("window", window_);
-    return o;
-  }
-
-  void describe_configuration(Json& record) const override {
-    record.set("memory", Json::object().set("send", send_.text()).set("recv", recv_.text()))
-        .set("size_convention", "message")
-        .set("transport", transfer_.transport)
-        .set("strategy", transfer_.strategy);
-    if (placed())
-      record.set("placement",
-                 Json::object().set("send", placement_name(send_.placement)).set("recv", placement_name(recv_.placement)));
-    if (transfer_.chunked()) {
-      if (transfer_.chunk_size) record.set("chunk_size", transfer_.chunk_size);
-      record.set("chunks", transfer_.chunks_for(static_cast<std::size_t>(record.find("bytes")->as_number())));
-    }
-    if (windowed()) record.set("window", window_);
-    record.set("pairs", pairs_);
-  }
-
-  std::string unsupported_reason(const Context& ctx) override {
-    const std::string& mine = spec_of(ctx.rank, ctx.size).kind;
-    const MemoryKind* kind = ctx.platform->memory.find(mine);
-    if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
-    if (transfer_.transport == "nccl") return nccl_problem(ctx, *kind);
-    // A strategy that stages neither side would measure direct under another name.
-    const StrategyInfo* strategy = find_strategy(transfer_.strategy);
-    const MemoryKind& send = ctx.platform->memory.known(send_.kind);
-    const MemoryKind& recv = ctx.platform->memory.known(recv_.kind);
-    if (strategy->staging_kind && !strategy->stages(send) && !strategy->stages(recv))
-      return "the " + transfer_.strategy + " strategy " +
-             (strategy->relays_host_side ? "relays host or pinned buffers through the GPU"
-                                         : "stages device or managed buffers through host memory") +
-             "; here the sides use '" + send_.kind + "'/'" + recv_.kind + "' (use --strategy direct)";
-    return strategy_problem(transfer_, *kind, *ctx.platform, *ctx.awareness);
-  }
-
-  SizeNeeds needs(const Context& ctx, std::size_t bytes) const override {
-    SizeNeeds n;
-    const MemoryKind& kind = ctx.platform->memory.known(spec_of(ctx.rank, ctx.size).kind);
-    n.add("send", bytes, kind);
-    n.add("recv", bytes, kind);
-    if (transfer_.transport != "mpi") return n;  // NCCL counts are size_t
-    const int window = windowed() ? window_ : 1;
-    const StrategyInfo* strategy = find_strategy(transfer_.strategy);
-    const bool staged = strategy->stages(kind);
-    if (staged) {
-      n.refuse(staging_limit_problem(transfer_, bytes, window));
-      n.add(std::to_string(2 * window) + " staging slots", 2 * static_cast<std::uint64_t>(window) * std::max<std::size_t>(bytes, 1),
-            ctx.platform->memory.known(strategy->staging_kind));
-    }
-    // Latency's unchunked direct messages are blocking calls; everything else is started and waited for.
-    const bool blocking = !windowed() && !staged && transfer_.chunks_for(bytes) == 1;
-    n.check_count(transfer_.chunk_bytes(bytes), 1,
-                  std::string(blocking ? "MPI_Send/MPI_Recv" : "MPI_Isend/MPI_Irecv") + " with MPI_BYTE" +
-                      (transfer_.chunked() ? ", one chunk per call" : ""));
-    return n;
-  }
-
-  // The memory asked for, then with --references host-host and device-device in the same launch.
-  int run(Context& ctx, RecordSink& sink) override {
-    int exit_code = sweep_chunks(ctx, sink);
-    if (!references_) return exit_code;
-    const MemorySpec measured_send = send_, measured_recv = recv_;
-    const bool measured_faults = counts_faults_;
-    counts_faults_ = false;
-    // The references are timed like the placements (one iteration per sample, after a barrier), so that
-    // MD-MD next to DD compares memory, not timing protocols.
-    one_iteration_per_sample_ = placed();
-    for (const char* kind : {"host", "device"}) {
-      send_ = recv_ = MemorySpec{kind, Placement::none};
-      if (ctx.rank == 0) sink.note(std::string("reference: ") + kind + " - " + kind);
-      const int code = sweep_chunks(ctx, sink);
-      // A reference this machine or library cannot run is recorded (unsupported, with the reason)
-      // and leaves the exit status to the memory asked for.
-      if (code != kExitUnsupported) exit_code = std::max(exit_code, code);
-    }
-    send_ = measured_send;
-    recv_ = measured_recv;
-    counts_faults_ = measured_faults;
-    one_iteration_per_sample_ = false;
-    return exit_code;
-  }
-
-  void setup(const Context& ctx, std::size_t bytes) override {
-    const MemoryKind& kind = ctx.platform->memory.require(spec_of(ctx.rank, ctx.size).kind);
-    bytes_ = bytes;
-    comm_ = ctx.comm;
-    rank_ = ctx.rank;
-    size_ = ctx.size;
-    sender_ = ctx.rank < ctx.size / 2;
-    peer_ = sender_ ? ctx.rank + ctx.size / 2 : ctx.rank - ctx.size / 2;
-    placement_ = spec_of(ctx.rank, ctx.size).placement;
-    launch_cost_ = ctx.launch_cost;
-    send_buffer_ = ctx.buffers->take(kind, bytes);
-    recv_buffer_ = ctx.buffers->take(kind, bytes);
-    send_buffer_->fill(bytes, seed_of(rank_, 0));  // the producer's data exists before timing starts
-    const MemoryKind* send = ctx.platform->memory.find(send_.kind);
-    const MemoryKind* recv = ctx.platform->memory.find(recv_.kind);
-    path_ = ctx.path_between(0, send->gpu_backed, ctx.size / 2, recv->gpu_backed);
-    channel_ = make_transfer(transfer_, ctx.comm, *ctx.platform, *ctx.buffers, kind, bytes, windowed() ? window_ : 1);
-  }
-
-  // Managed placements: both buffers are where this rank's placement says before every iteration,
-  // untimed (METHODOLOGY: the migration before the send does not count). The receive buffer is
-  // placed too, so that every message lands in memory that starts where the placement says.
-  bool needs_pre_iteration() const override { return placed() || one_iteration_per_sample_; }
-  void pre_iteration() override {
-    send_buffer_->place(placement_, bytes_);
-    recv_buffer_->place(placement_, bytes_);
-  }
-  bool counts_page_faults() const override { return counts_faults_; }
-
-  void prepare(std::uint32_t seed) override {
-    send_buffer_->fill(bytes_, seed_of(rank_, seed));
-    recv_buffer_->poison(bytes_, seed_of(peer_, seed));
-  }
-
-  std::string verify(std::uint32_t seed) override {
-    if (!receives()) return "";
-    if (auto bad = recv_buffer_->first_mismatch(bytes_, seed_of(peer_, seed)))
-      return "rank " + std::to_string(rank_) + " received wrong data from rank " + std::to_string(peer_) +
-             ": first bad byte at offset " + std::to_string(*bad) + " of " + std::to_string(bytes_);
-    return "";
-  }
-
-  void teardown() override {
-    channel_.reset();
-    send_buffer_.reset();
-    recv_buffer_.reset();
-  }
-
- protected:
-  virtual bool windowed() const { return true; }
-  // Whether a side's receive buffer gets data (checked by --validate; touched when placed).
-  virtual bool side_receives(bool sender_side) const { return !sender_side; }
-  bool receives() const { return side_receives(sender_); }
-  // Who receives and who waits for whom in one iteration (which launches a rank's time contains).
-  virtual PairPattern pair_pattern() const { return PairPattern::one_way_window; }
-
-  const MemorySpec& spec_of(int rank, int size) const { return rank < size / 2 ? send_ : recv_; }
-  bool placed() const { return send_.placement != Placement::none || recv_.placement != Placement::none; }
-  static std::uint32_t seed_of(int rank, std::uint32_t seed) { return seed * 7919u + static_cast<std::uint32_t>(rank); }
-
-  // Inside the timed region: after a receive completes, the data goes where this rank's placement
-  // says (METHODOLOGY: the migration after the receive counts).
-  void settle_received() {
-    if (placement_ != Placement::none) recv_buffer_->place(placement_, bytes_);
-  }
-
-  // The kernel-launch time of the device touches inside this rank's timed iteration (an empty
-  // message launches no kernel).
-  double launch_in_my_iteration(std::size_t bytes) const override {
-    if (bytes == 0 || !launch_cost_.measured()) return 0;
-    const MemorySpec& peer_spec = spec_of(peer_, size_);
-    return pair_launch_in_iteration(pair_pattern(), sender_, placement_, peer_spec.placement,
-                                    launch_cost_.seconds[static_cast<std::size_t>(rank_)],
-                                    launch_cost_.seconds[static_cast<std::size_t>(peer_)]);
-  }
-  bool compensates_launch_cost() const override { return placed(); }
-
-  // W non-blocking sends from the sender side, W receives on the other, then a 4-byte ack back.
-  void one_way_window() {
-    if (sender_) {
-      for (int w = 0; w < window_; ++w) channel_->start_send(*send_buffer_, bytes_, peer_, kDataTag);
-      channel_->complete_all();
-      GMB_MPI_CHECK(MPI_Recv(&ack_, 1, MPI_INT, peer_, kAckTag, comm_, MPI_STATUS_IGNORE));
-    } else {
-      for (int w = 0; w < window_; ++w) channel_->start_recv(*recv_buffer_, bytes_, peer_, kDataTag);
-      channel_->complete_all();
-      settle_received();
-      GMB_MPI_CHECK(MPI_Send(&ack_, 1, MPI_INT, peer_, kAckTag, comm_));
-    }
-  }
-
-  void add_path(Json& record) const { record.set("path", path_.to_json()); }
-
-  // time_us (each sample times `time_scale`) and, when `bytes_per_iteration` > 0, bandwidth_GBps.
-  void set_figures(Json& record, const std::vector<double>& seconds, double time_scale, double bytes_per_iteration) const {
-    record.set("time_us", summarize_transformed(seconds, [&](double s) { return s * time_scale * 1e6; }).to_json());
-    if (bytes_per_iteration > 0)
-      record.set("bandwidth_GBps",
-                 summarize_transformed(seconds, [&](double s) { return bytes_per_iteration / s / 1e9; }).to_json());
-  }
-
-  // One sweep of the sizes per chunk count (a single pass unless --chunks lists several).
-  int sweep_chunks(Context& ctx, RecordSink& sink) {
-    int exit_code = kExitOk;
-    for (int chunks : chunk_sweep_) {
-      transfer_.chunks = chunks;
-      exit_code = std::max(exit_code, SizeSweep::run(ctx, sink));
-    }
-    return exit_code;
-  }
-
-  static std::vector<int> parse_chunk_list(const std::string& text) {
-    std::vector<int> out;
-    std::size_t start = 0;
-    while (true) {
-      const auto comma = text.find(',', start);
-      out.push_back(parse_positive_int(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start),
-                                       "chunk count"));
-      if (comma == std::string::npos) return out;
-      start = comma + 1;
-    }
-  }
-
-  std::string send_text_ = "host", recv_text_ = "host";  // as given; parsed by configure()
-  MemorySpec send_, recv_;
-  bool references_ = false;
-  bool one_iteration_per_sample_ = false;  // references measured next to managed placements
-  bool counts_faults_ = false;  // a side uses managed memory
-  TransferConfig transfer_;
-  std::vector<int> chunk_sweep_;
-  int window_ = 64;
-  int pairs_ = 1;
-  std::size_t bytes_ = 0;
-  MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0, peer_ = 0, size_ = 2;
-  bool sender_ = false;
-  Placement placement_ = Placement::none;  // this rank's
-  LaunchCost launch_cost_;
-  int ack_ = 0;
-  std::unique_ptr<Buffer> send_buffer_, recv_buffer_;
-  std::unique_ptr<Transfer> channel_;
-  PathInfo path_;
-};
 
 class Latency : public PointToPoint {
  public:
   std::vector<TableColumn> columns() const override {
     return {{"median_us", "time_us.median", 2}, {"min_us", "time_us.min", 2}, {"p95_us", "time_us.p95", 2}};
   }
-  void iterate() override {
-    if (sender_) {
-      channel_->send(*send_buffer_, bytes_, peer_, kDataTag);
-      channel_->recv(*recv_buffer_, bytes_, peer_, kDataTag);
-      settle_received();
-    } else {
-      channel_->recv(*recv_buffer_, bytes_, peer_, kDataTag);
-      settle_received();
-      channel_->send(*send_buffer_, bytes_, peer_, kDataTag);
-    }
-  }
+  void iterate() override { ping_pong(); }
   void describe_result(Json& record, std::size_t, const std::vector<double>& seconds) override {
     add_path(record);
     // One iteration is a round trip: one-way latency is half of it.
@@ -383,12 +337,7 @@ class BiBandwidth final : public PointToPoint {
     return {{"GB/s", "bandwidth_GBps.median", 3}, {"p5_GB/s", "bandwidth_GBps.p5", 3}, {"window_us", "time_us.median", 2}};
   }
   // Both ranks post W receives and W sends, then wait for all, then place what they received.
-  void iterate() override {
-    for (int w = 0; w < window_; ++w) channel_->start_recv(*recv_buffer_, bytes_, peer_, kDataTag);
-    for (int w = 0; w < window_; ++w) channel_->start_send(*send_buffer_, bytes_, peer_, kDataTag);
-    channel_->complete_all();
-    settle_received();
-  }
+  void iterate() override { both_ways_window(); }
   void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
     add_path(record);
     set_figures(record, seconds, 1, 2.0 * static_cast<double>(bytes) * window_);
