@@ -3,8 +3,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import synth
 
-from gmb import synth
 from gmb.store import Store
 
 HERE = Path(__file__).parent

@@ -13,7 +13,7 @@ import sys
 import time
 import uuid
 
-from gmb import synth
+import synth
 
 LIST = {"benchmarks": [{"name": "latency", "summary": "ping-pong", "min_ranks": 2, "max_ranks": 2},
                        {"name": "bw", "summary": "windowed bw", "min_ranks": 2, "max_ranks": 2},

@@ -17,7 +17,7 @@ import pytest
 from gmb import mpilibs
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = ("CMakeLists.txt", "cmake", "src", "include", "apps", "bench", "schema")
+SOURCES = ("CMakeLists.txt", "cmake", "src", "include", "apps", "reference", "schema")
 
 DEBIAN = {  # family -> (mpicc, launcher)
     "openmpi": ("/usr/bin/mpicc.openmpi", "/usr/bin/mpiexec.openmpi"),

@@ -148,7 +148,8 @@ def test_build_tree_of_moved_sources_is_reconfigured(tmp_path):
 
 
 def test_campaign_gives_coll_an_operation():
-    from gmb.campaign import Block, Campaign, plan
+    from gmb.plan import plan
+    from gmb.spec import Block, Campaign
 
     c = Campaign("c", [Block(["coll"], sizes="4:64", ranks=[2], operations=["allreduce", "bcast"]),
                        Block(["latency"], memory=["host:host"])], repetitions=2)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gmb import campaign
-from gmb.campaign import Block, Campaign, CampaignError, load_campaign, parse_campaign, plan
+from gmb import defaults, execute, spec
+from gmb.plan import new_results_dir, plan, read_plan, Launch
+from gmb.spec import Block, Campaign, CampaignError, load_campaign, parse_campaign
 from gmb.mpilibs import MpiLibrary
 from gmb.store import Store
 from gmb.topology import Gpu, Topology
@@ -85,10 +86,10 @@ def test_direct_device_refused_for_non_cuda_aware():
 
 
 def test_managed_memory_spec():
-    assert campaign.parse_memory("managed:host:managed:device") == ("managed:host", "managed:device")
-    assert campaign.parse_memory("host:device") == ("host", "device")
+    assert spec.parse_memory("managed:host:managed:device") == ("managed:host", "managed:device")
+    assert spec.parse_memory("host:device") == ("host", "device")
     with pytest.raises(ValueError):
-        campaign.parse_memory("host")
+        spec.parse_memory("host")
 
 
 def test_ceilings_first():
@@ -101,7 +102,7 @@ def test_ceilings_first():
 def test_default_campaign_gpu_machine():
     topo = Topology(gpus=[Gpu(0, "H200"), Gpu(1, "H200")], links={(0, 1): "NV18", (1, 0): "NV18"},
                     numa_nodes={0: "0-7"})
-    c = campaign.default_campaign(topo, [lib("ucx", aware=True), lib("sys", aware=False)],
+    c = defaults.default_campaign(topo, [lib("ucx", aware=True), lib("sys", aware=False)],
                                   {"ucx": CAPS, "sys": CAPS})
     paths = {(b.libraries[0], b.path) for b in c.blocks}
     assert ("ucx", "ceilings") in paths and ("ucx", "nvlink") in paths and ("ucx", "same-gpu") in paths
@@ -117,7 +118,7 @@ def test_default_campaign_gpu_machine():
 
 def test_default_quick_host_only():
     topo = Topology(numa_nodes={0: "0-1"})
-    c = campaign.default_campaign(topo, [lib("a"), lib("b")], {"a": HOST_CAPS}, quick=True)
+    c = defaults.default_campaign(topo, [lib("a"), lib("b")], {"a": HOST_CAPS}, quick=True)
     assert all(m in ("", "host:host") for b in c.blocks for m in b.memory)
     assert any(lb == "b" and "gmb build" in why for lb, _, why in c.skipped)
     assert {b.benchmarks[0] for b in c.blocks} == {"latency", "coll"}
@@ -156,8 +157,8 @@ def test_bad_campaign_files(tmp_path, body, msg):
 
 
 def test_results_dir_never_reused(tmp_path):
-    a = campaign.new_results_dir(tmp_path, "q")
-    b = campaign.new_results_dir(tmp_path, "q")
+    a = new_results_dir(tmp_path, "q")
+    b = new_results_dir(tmp_path, "q")
     assert a != b and a.is_dir() and b.is_dir() and a.name.startswith("q-")
 
 
@@ -169,7 +170,7 @@ def test_unknown_cuda_awareness_is_planned_as_not_aware():
     skip reason says the awareness is unknown (not that the library is not aware)."""
     libs = [lib("mpich", aware=None), lib("sys", aware=False), lib("ucx", aware=True)]
     caps = {x.name: CAPS for x in libs}
-    c = campaign.default_campaign(TOPO2, libs, caps)
+    c = defaults.default_campaign(TOPO2, libs, caps)
     launches, skipped = plan(c, libs, caps)
     for name in ("mpich", "sys"):
         dd = {x.strategy for x in launches if x.library == name and "device" in x.memory and x.benchmark != "um"}
@@ -183,7 +184,7 @@ def test_unknown_cuda_awareness_is_planned_as_not_aware():
     assert "staged-pinned instead" in reasons[("mpich", "direct device buffers")]
     assert reasons[("sys", "direct device buffers")].startswith("library is not CUDA-aware")
     # quick campaign and a campaign file alike (the engine's default strategy is direct, too)
-    q = campaign.default_campaign(TOPO2, libs[:1], caps, quick=True)
+    q = defaults.default_campaign(TOPO2, libs[:1], caps, quick=True)
     assert {s for b in q.blocks if "device:device" in b.memory for s in b.strategies} == {"staged-pinned"}
     f = Campaign("f", [Block(["bw"], memory=["device:device", "host:host"], strategies=["direct", ""]),
                        Block(["um"], memory=["managed:device:managed:device"])], repetitions=1)
@@ -196,9 +197,9 @@ def test_unknown_cuda_awareness_is_planned_as_not_aware():
 def test_inter_node_blocks_with_several_hosts():
     libs = [lib("ucx", aware=True), lib("sys", aware=False)]
     caps = {x.name: CAPS for x in libs}
-    one = campaign.default_campaign(TOPO2, libs, caps)
+    one = defaults.default_campaign(TOPO2, libs, caps)
     assert not any(b.path == "inter-node" for b in one.blocks)
-    two = campaign.default_campaign(TOPO2, libs, caps, hosts=2)
+    two = defaults.default_campaign(TOPO2, libs, caps, hosts=2)
     inter = {(b.libraries[0], b.memory[0], tuple(b.strategies)): b for b in two.blocks if b.path == "inter-node"}
     assert set(inter) == {("ucx", "host:host", ("",)), ("ucx", "device:device", ("direct",)),
                           ("sys", "host:host", ("",))}
@@ -206,7 +207,7 @@ def test_inter_node_blocks_with_several_hosts():
     assert inter[("ucx", "device:device", ("direct",))].gpus == [0]  # each node's first GPU
     assert any(lb == "sys" and what == "inter-node device:device" for lb, what, _ in two.skipped)
     # without GPUs (or a build without CUDA): host memory only; --quick too
-    host = campaign.default_campaign(Topology(numa_nodes={0: "0-3"}), [lib("a")], {"a": HOST_CAPS}, quick=True,
+    host = defaults.default_campaign(Topology(numa_nodes={0: "0-3"}), [lib("a")], {"a": HOST_CAPS}, quick=True,
                                      hosts=3)
     assert [(b.path, b.memory) for b in host.blocks if b.path == "inter-node"] == [("inter-node", ["host:host"])]
     launches, _ = plan(two, libs, caps)
@@ -220,28 +221,28 @@ def test_inter_node_blocks_with_several_hosts():
 
 def test_placement_of_launches_on_several_nodes():
     def launch(bench, path, ranks=2):
-        return campaign.Launch("i", "l", bench, "host:host", "", ranks, 1, [bench], {}, path, None, 10)
+        return Launch("i", "l", bench, "host:host", "", ranks, 1, [bench], {}, path, None, 10)
 
-    assert campaign.placement(launch("bw", "inter-node"), None, None) == (None, 1)  # hostfile: ppr 1 per node
-    assert campaign.placement(launch("bw", "inter-node"), 4, 4) == (2, 1)  # srun: 2 nodes, one rank each
-    assert campaign.placement(launch("bw", "host"), 4, 4) == (1, None)  # meant for one node: stays there
-    assert campaign.placement(launch("bw", None), 4, 4) == (2, 1)  # no path: one rank per node (as before)
-    assert campaign.placement(launch("coll", None, 16), 4, 4) == (4, 4)
-    assert campaign.placement(launch("bw", "host"), None, None) == (None, None)
+    assert execute.placement(launch("bw", "inter-node"), None, None) == (None, 1)  # hostfile: ppr 1 per node
+    assert execute.placement(launch("bw", "inter-node"), 4, 4) == (2, 1)  # srun: 2 nodes, one rank each
+    assert execute.placement(launch("bw", "host"), 4, 4) == (1, None)  # meant for one node: stays there
+    assert execute.placement(launch("bw", None), 4, 4) == (2, 1)  # no path: one rank per node (as before)
+    assert execute.placement(launch("coll", None, 16), 4, 4) == (4, 4)
+    assert execute.placement(launch("bw", "host"), None, None) == (None, None)
 
 
 def test_name_checks():
     c = Campaign("c", [Block(["latency", "bww"], libraries=["a"])], libraries=["*"])
     with pytest.raises(CampaignError, match="unknown benchmark 'bww'; did you mean 'bw'"):
-        campaign.check_benchmark_names(c, {"a": HOST_CAPS})
+        spec.check_benchmark_names(c, {"a": HOST_CAPS})
     c.blocks[0].benchmarks = ["latency", "nbc", "newbench"]  # nbc: the engine has it; newbench: an engine lists it
-    campaign.check_benchmark_names(c, {"a": {**HOST_CAPS, "benchmarks": [{"name": "newbench"}]}})
+    spec.check_benchmark_names(c, {"a": {**HOST_CAPS, "benchmarks": [{"name": "newbench"}]}})
     with pytest.raises(CampaignError, match="unknown benchmark 'newbench'"):
-        campaign.check_benchmark_names(c, {})
-    campaign.check_library_names(c, ["a", "b"])
+        spec.check_benchmark_names(c, {})
+    spec.check_library_names(c, ["a", "b"])
     c.libraries = ["a", "c"]
     with pytest.raises(CampaignError, match=r"\[campaign\] libraries: unknown library 'c'.*found or declared: a, b"):
-        campaign.check_library_names(c, ["a", "b"])
+        spec.check_library_names(c, ["a", "b"])
 
 
 def test_sizes_as_a_number_and_shipped_campaigns_still_load():
@@ -250,11 +251,12 @@ def test_sizes_as_a_number_and_shipped_campaigns_still_load():
     for f in sorted((Path(__file__).parents[2] / "campaigns").glob("*.toml")):
         if f.name != "tolerances.example.toml":
             c = load_campaign(f)
-            campaign.check_benchmark_names(c)
+            spec.check_benchmark_names(c)
 
 
 def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch, capsys):
-    from gmb import cli, doctor
+    from gmb import doctor
+    from gmb.engines import doctor_libraries
 
     verdicts = {"m1": {"gpu_awareness": {"verdict": "aware", "summary": "proved"}},
                 "m2": {"crashed": True, "gpu_awareness": {"verdict": "not aware", "summary": "crashed (signal 11)"}},
@@ -271,7 +273,7 @@ def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch,
     monkeypatch.setattr(doctor, "engine_doctor", fake)
     libs = [lib("m1"), lib("m2"), lib("m3"), lib("known", aware=False)]
     engines = {x.name: "/e" for x in libs}
-    found = cli._doctor_libraries(libs, engines, {x.name: CAPS for x in libs}, TOPO2)
+    found = doctor_libraries(libs, engines, {x.name: CAPS for x in libs}, TOPO2)
     assert [x.cuda_aware for x in libs] == [True, False, None, False]
     assert "m3: CUDA awareness unknown" in capsys.readouterr().err
     # m2, not aware as configured, gets its family's GPU settings tried one at a time; m3 (no answer) and "known"
@@ -281,7 +283,7 @@ def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch,
     assert [(f["setting"], f["kind"]) for f in m2["findings"]] == [("UCX_MEMTYPE_CACHE=n", "remedy")]
     assert m2["findings"][0]["effect"] == "makes it work: with it the doctor says aware (proved)"
     asked.clear()
-    assert cli._doctor_libraries([lib("m4")], {"m4": "/e"}, {"m4": CAPS}, Topology()) == []  # no GPU: nothing
+    assert doctor_libraries([lib("m4")], {"m4": "/e"}, {"m4": CAPS}, Topology()) == []  # no GPU: nothing
     assert asked == []
 
 
@@ -318,7 +320,7 @@ def test_settings_that_matter_ablates_each_setting(monkeypatch):
 def test_damaged_plan_is_a_campaign_error(tmp_path):
     (tmp_path / "plan.json").write_text('{"campaign": "x", "engines": {}, "libraries": [], "launches": [{"a": 1}]}')
     with pytest.raises(CampaignError, match="launch #1 must be an object with the keys"):
-        campaign.read_plan(tmp_path)
+        read_plan(tmp_path)
 
 
 LOGS = Path(__file__).parent / "data" / "h200-x2" / "logs"
@@ -327,11 +329,11 @@ LOGS = Path(__file__).parent / "data" / "h200-x2" / "logs"
 def test_failed_launch_reason_names_engine_and_library_errors():
     """Real logs of the 2 x H200 campaign (trimmed): the reason is the engine's FATAL line with the library's first
     error (the cause), not Open MPI's closing banner; an unsupported launch gives the engine record's reason."""
-    why = campaign._last_error(LOGS / "ucx-bw-device-failed.log")
+    why = execute._last_error(LOGS / "ucx-bw-device-failed.log")
     assert why.startswith("gmb-bench: FATAL on host vm rank 1 at /work/main/src/core/transfer.cpp:80: MPI_Waitall(")
     assert why.endswith("MPI_ERR_IN_STATUS: error code in status [first library error: cuda_ipc_cache.c:288  UCX  "
                         "ERROR cuIpcOpenMemHandle() failed: operation not permitted]")
-    why = campaign._last_error(LOGS / "ob1-nbc-unsupported.log")
+    why = execute._last_error(LOGS / "ob1-nbc-unsupported.log")
     assert why.startswith("nbc allreduce: Open MPI 5.0.7 applies the reduction of MPI_Iallreduce on the CPU")
     assert "prterun" not in why and "Exit code" not in why
 
@@ -340,8 +342,8 @@ def test_failed_launch_reason_without_engine_words(tmp_path):
     log = tmp_path / "x.log"
     log.write_text("$ mpirun -np 2 gmb-bench bw\n[host:123] *** Process received signal ***\n"
                    "[host:123] Signal: Segmentation fault (11)\n-----\nprterun noticed that process rank 0 exited\n")
-    assert campaign._last_error(log) == "Signal: Segmentation fault (11)"
+    assert execute._last_error(log) == "Signal: Segmentation fault (11)"
     log.write_text('$ mpirun\n{"type":"result","status":"ok","bytes":1}\nmpirun: exiting\n')
-    assert campaign._last_error(log) == "mpirun: exiting"
+    assert execute._last_error(log) == "mpirun: exiting"
     log.write_text("$ mpirun\n")
-    assert campaign._last_error(log) == ""
+    assert execute._last_error(log) == ""

@@ -449,9 +449,9 @@ def test_hostfile_with_two_hosts_adds_inter_node_blocks(fake_setup, tmp_path, mo
 
 def test_slurm_sweep_goes_on_after_a_failed_node_count(tmp_path):
     """The batch script runs `gmb run` for every node count, even after one exits 1, and exits 1 at the end."""
-    from gmb import campaign, slurm
+    from gmb import slurm, spec
 
-    c = campaign.load_campaign(Path(__file__).parents[2] / "campaigns" / "scaling.toml")
+    c = spec.load_campaign(Path(__file__).parents[2] / "campaigns" / "scaling.toml")
     fake = tmp_path / "gmb"
     fake.write_text('#!/bin/bash\necho "$@" >> "$GMB_FAKE_LOG"\n'
                     'for a in "$@"; do [ "$prev" = --nodes ] && n=$a; prev=$a; done\n'

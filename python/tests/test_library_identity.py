@@ -10,8 +10,7 @@ import pytest
 
 from gmb import build, doctor, identity, mpilibs
 from gmb.cli import main
-from gmb.synth import context
-
+from synth import context
 from test_cli import run_gmb
 
 
@@ -35,9 +34,9 @@ def test_the_library_planned_passes():
 
 
 def test_another_installation_of_the_same_soname_is_named_with_both():
-    c = ctx_loading("/opt/lab/ompi/lib/libmpi.so.40", "Open MPI v5.0.7, package: Open MPI lab")
+    c = ctx_loading("/opt/cuda-mpi/ompi/lib/libmpi.so.40", "Open MPI v5.0.7, package: Open MPI lab")
     why = identity.mismatch(lib(), c)
-    assert why.startswith("expected Open MPI 4.1.6 from /usr, loaded /opt/lab/ompi/lib/libmpi.so.40")
+    assert why.startswith("expected Open MPI 4.1.6 from /usr, loaded /opt/cuda-mpi/ompi/lib/libmpi.so.40")
     assert "does not say 4.1.6" in why and "(Open MPI v5.0.7, package: Open MPI lab)" in why
 
 
@@ -103,19 +102,19 @@ def test_wrapper_directories_from_showme_and_show(tmp_path):
 
 def test_each_library_runs_without_the_other_installations_directories(monkeypatch):
     system = lib("ompi-4", dirs=["/usr/lib/x86_64-linux-gnu/openmpi/lib", "/usr/lib/x86_64-linux-gnu"])
-    lab = lib("ompi-5", version="5.0.7", prefix="/opt/lab/ompi", dirs=["/opt/lab/ompi/lib"])
-    ucx = lib("ompi-5-ucx", version="5.0.7", prefix="/opt/lab/ompi", dirs=["/opt/lab/ompi/lib"])  # same install
+    lab = lib("ompi-5", version="5.0.7", prefix="/opt/cuda-mpi/ompi", dirs=["/opt/cuda-mpi/ompi/lib"])
+    ucx = lib("ompi-5-ucx", version="5.0.7", prefix="/opt/cuda-mpi/ompi", dirs=["/opt/cuda-mpi/ompi/lib"])  # same install
     identity.isolate([system, lab, ucx])
-    assert system.isolate_from == ["/opt/lab/ompi/lib", "/opt/lab/ompi/bin"]
+    assert system.isolate_from == ["/opt/cuda-mpi/ompi/lib", "/opt/cuda-mpi/ompi/bin"]
     assert set(lab.isolate_from) == {"/usr/lib/x86_64-linux-gnu/openmpi/lib", "/usr/lib/x86_64-linux-gnu"}
     assert "/usr/bin" not in lab.isolate_from  # never a system bin directory
-    base = {"LD_LIBRARY_PATH": "/opt/lab/ompi/lib:/opt/lab/ucx/lib:/usr/lib/x86_64-linux-gnu", "PATH":
-            "/opt/lab/ompi/bin:/usr/bin:/bin"}
+    base = {"LD_LIBRARY_PATH": "/opt/cuda-mpi/ompi/lib:/opt/cuda-mpi/ucx/lib:/usr/lib/x86_64-linux-gnu", "PATH":
+            "/opt/cuda-mpi/ompi/bin:/usr/bin:/bin"}
     env = system.process_env(base)
-    assert env["LD_LIBRARY_PATH"] == "/opt/lab/ucx/lib:/usr/lib/x86_64-linux-gnu"
+    assert env["LD_LIBRARY_PATH"] == "/opt/cuda-mpi/ucx/lib:/usr/lib/x86_64-linux-gnu"
     assert env["PATH"] == "/usr/bin:/bin"
     env = lab.process_env(base)
-    assert env["LD_LIBRARY_PATH"] == "/opt/lab/ompi/lib:/opt/lab/ucx/lib" and env["PATH"] == base["PATH"]
+    assert env["LD_LIBRARY_PATH"] == "/opt/cuda-mpi/ompi/lib:/opt/cuda-mpi/ucx/lib" and env["PATH"] == base["PATH"]
     assert ucx.process_env(base)["LD_LIBRARY_PATH"] == env["LD_LIBRARY_PATH"]
 
 
@@ -218,15 +217,16 @@ def test_engine_crash_after_swap_is_a_wrong_library_launch(fake_setup, tmp_path,
                       "echo 'gmb-bench: warning: MPI library swapped: running /x/libmpi.so.40 but built against "
                       "/y/libmpi.so.40.30.4 (LD_LIBRARY_PATH=/x); figures belong to the library running' >&2\n"
                       "kill -SEGV $$\n")
-    from gmb import campaign
+    from gmb import execute
+    from gmb.plan import Launch
     from gmb.store import Store
 
-    x = campaign.Launch("l1", "fakempi-a", "latency", "host:host", "", 2, 1, ["latency"], {}, None, None, 10)
+    x = Launch("l1", "fakempi-a", "latency", "host:host", "", 2, 1, ["latency"], {}, None, None, 10)
     lib_a = mpilibs.MpiLibrary("fakempi-a", "openmpi", "9.9.0", str(tmp_path), str(fake_setup["bindir"] / "mpirun"),
                                launcher="mpirun")
     st = Store(":memory:")
     (tmp_path / "out").mkdir()
-    campaign.run_launches(tmp_path / "out", [x], {"fakempi-a": lib_a}, {"fakempi-a": str(engine)}, st, "c",
+    execute.run_launches(tmp_path / "out", [x], {"fakempi-a": lib_a}, {"fakempi-a": str(engine)}, st, "c",
                           progress=False)
     (row,) = st.launches()
     assert row["status"] == "wrong-library"

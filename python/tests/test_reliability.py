@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 from realmpi import debian_library, have_debian
+import synth
 
-from gmb import locks, outputs, synth
+from gmb import locks, outputs
 from gmb.cli import main
 from gmb.store import Store
 

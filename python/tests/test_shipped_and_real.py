@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gmb.campaign import load_campaign, plan
+from gmb.plan import plan
+from gmb.spec import load_campaign
 from gmb.cli import main
 from gmb.mpilibs import MpiLibrary
 from gmb.records import read_records

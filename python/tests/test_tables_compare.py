@@ -3,8 +3,9 @@ import json
 
 import pytest
 from conftest import DATA
+import synth
 
-from gmb import compare, peaks, records, synth, tables
+from gmb import compare, peaks, records, tables
 from gmb.store import Store
 
 

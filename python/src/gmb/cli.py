@@ -1,5 +1,6 @@
-"""The `gmb` command line. Exit status: 0 ok, 1 failure (a launch failed, a regression found, a file or store that
-could not be written), 2 bad input or a refusal (nothing done), 128+N stopped by signal N (130: SIGINT)."""
+"""The `gmb` command line: its arguments, and a call per command. Exit status: 0 ok, 1 failure (a launch failed, a
+regression found, a file or store that could not be written), 2 bad input or a refusal (nothing done), 128+N
+stopped by signal N (130: SIGINT)."""
 
 from __future__ import annotations
 
@@ -9,58 +10,17 @@ import os
 import sqlite3
 import sys
 import traceback
-from dataclasses import replace
 from pathlib import Path
 
-from . import __version__
+from . import __version__, engines, session
+from .errors import UsageError
 from .outputs import OutputError, disk_full, os_cause, write_new
-from .tomlcheck import array_of_tables
-
-
-class UsageError(Exception):
-    """Bad input from the user: message printed, exit status 2."""
-
-
-def _check_launcher(name: str | None, what: str = "--launcher"):
-    from . import launchers
-
-    if name is not None and name not in launchers.REGISTRY:
-        raise UsageError(f"{what}: unknown launcher {name!r} (accepted: {', '.join(sorted(launchers.REGISTRY))})")
-
-
-def _libraries(args, need=True):
-    """Found and declared libraries, restricted by --library; ``args.all_library_names`` keeps every name (a
-    campaign may name a library that --library leaves out: that is a skip, not an error)."""
-    from . import mpilibs
-
-    _check_launcher(getattr(args, "launcher", None))
-    try:
-        libs = mpilibs.all_libraries(getattr(args, "config", None), detect_libs=not getattr(args, "no_detect", False))
-    except mpilibs.ConfigError as exc:
-        raise UsageError(str(exc)) from None
-    args.all_library_names = [lib.name for lib in libs]
-    if getattr(args, "no_isolation", False):
-        for lib in libs:
-            lib.isolate_from = []
-    wanted = getattr(args, "library", None)
-    if wanted:
-        names = {lib.name for lib in libs}
-        unknown = [w for w in wanted if w not in names]
-        if unknown:
-            raise UsageError(f"unknown library {', '.join(unknown)} (found: {', '.join(sorted(names)) or 'none'})")
-        libs = [lib for lib in libs if lib.name in wanted]
-    if need and not libs:
-        raise UsageError("no MPI library found or declared (see `gmb doctor`)")
-    for lib in libs:
-        if getattr(args, "launcher", None):
-            lib.launcher = args.launcher
-    return libs
 
 
 def cmd_libs(args):
     from .mpilibs import cuda_aware_static
 
-    libs = _libraries(args, need=False)
+    libs = session.libraries(args, need=False)
     for lib in libs:
         if lib.cuda_aware is None and lib.transport == "mpi":
             lib.cuda_aware = cuda_aware_static(lib)
@@ -78,22 +38,17 @@ def cmd_libs(args):
 def cmd_doctor(args):
     from . import doctor
 
-    rep = doctor.diagnose(_libraries(args, need=False), run_engine_doctor=not args.no_engine,
+    rep = doctor.diagnose(session.libraries(args, need=False), run_engine_doctor=not args.no_engine,
                           check_settings=True if args.settings else None)
     print(json.dumps(rep, indent=1, default=str) if args.json else doctor.format_text(rep))
     return 0
-
-
-def _build_options(args) -> dict:
-    return dict(cuda=getattr(args, "cuda", None), cuda_arch=getattr(args, "cuda_arch", None),
-                cmake_args=getattr(args, "cmake_arg", None) or None, jobs=getattr(args, "jobs", None))
 
 
 def cmd_build(args):
     from . import build
 
     rc = 0
-    results = build.build_all(_libraries(args), force=args.force, **_build_options(args))
+    results = build.build_all(session.libraries(args), force=args.force, **engines.build_options(args))
     for name, result in results.items():
         if isinstance(result, build.BuildError):
             print(f"gmb build: {result}", file=sys.stderr)
@@ -101,370 +56,12 @@ def cmd_build(args):
     return rc
 
 
-def _engines_and_caps(libs, do_build: bool, build_options: dict | None = None):
-    """Engines (built when ``do_build``) and their capabilities per library; a library whose engine cannot be
-    had, or loads another MPI library than the planned one in the library's environment, is skipped with the
-    reason."""
-    from . import build, identity, mpilibs
-
-    engines, caps, skipped = {}, {}, []
-    for lib in libs:
-        if lib.cuda_aware is None and lib.transport == "mpi":
-            lib.cuda_aware = mpilibs.cuda_aware_static(lib)
-    built = build.build_all([lib for lib in libs if not lib.engine], log=lambda m: print(m, file=sys.stderr),
-                            **(build_options or {})) if do_build else {}
-    for lib in libs:
-        try:
-            path = built.get(lib.name) or build.engine_path(lib)
-            if isinstance(path, build.BuildError):
-                raise path
-            if not Path(path).exists():
-                raise build.BuildError(f"engine {path} does not exist (run `gmb build`)")
-            caps[lib.name] = build.engine_capabilities(path, env=lib.process_env())
-            wrong = identity.check_engine(lib, caps[lib.name])
-            if wrong:
-                raise build.BuildError(f"its engine {path} does not run this library: {wrong}")
-            engines[lib.name] = str(Path(path).resolve())
-        except build.BuildError as exc:
-            skipped.append((lib.name, "all", str(exc)))
-    return engines, caps, skipped
-
-
-def _doctor_libraries(libs, engines, caps, topo) -> list[dict]:
-    """On a machine with GPUs, each MPI library with a CUDA engine gets its engine's doctor (a 2-rank launch that
-    proves CUDA awareness and checks device buffers freed and allocated again), and the doctor again without each
-    of the library's settings (or, when it is not aware, with its family's GPU settings): which settings its GPU
-    support depends on (doctor.settings_that_matter), for the report. A library whose awareness is unknown (no
-    declared answer, no ompi_info: e.g. MPICH) is planned as not aware unless this doctor says aware."""
-    from . import doctor
-
-    if not topo.gpus:
-        return []
-    found = []
-    for lib in libs:
-        if lib.transport != "mpi" or lib.name not in engines:
-            continue
-        if not caps.get(lib.name, {}).get("features", {}).get("cuda"):
-            continue
-        engine = Path(engines[lib.name])
-        verdict = doctor.engine_doctor(lib, engine, timeout=60)
-        settings = doctor.settings_that_matter(lib, engine, timeout=60, baseline=verdict)  # before cuda_aware is refined
-        for f in settings["findings"]:
-            print(f"gmb: {lib.name}: setting that matters: {f['setting']}: {f['effect']}", file=sys.stderr)
-        found.append(settings)
-        if lib.cuda_aware is None:
-            aware = (verdict.get("gpu_awareness") or {}).get("verdict")
-            if aware in ("aware", "not aware"):
-                lib.cuda_aware = aware == "aware"
-            summary = (verdict.get("gpu_awareness") or {}).get("summary") or verdict.get("error") or ""
-            print(f"gmb: {lib.name}: CUDA awareness unknown; the engine's doctor says: {aware or 'no verdict'}"
-                  + (f" ({summary})" if summary else "") + ("" if aware in ("aware", "not aware") else
-                                                            " (planned as not aware)"), file=sys.stderr)
-    return found
-
-
-def _with_nccl(args, libs, engines, caps, topo):
-    """A generated campaign on a GPU machine gets an NCCL library when an engine was built with NCCL."""
-    from . import campaign
-
-    if args.campaign:
-        return libs
-    lib, why = campaign.add_nccl_library(libs, caps, engines, topo)
-    print(f"gmb: {why}", file=sys.stderr)
-    return libs + [lib] if lib else libs
-
-
-def _load_campaign(args):
-    """The campaign file (None: generated), checked before anything is built or run: values of the wrong type and
-    libraries that are neither found nor declared are errors."""
-    from . import campaign
-
-    if not args.campaign:
-        return None
-    if not Path(args.campaign).is_file():
-        raise UsageError(f"{args.campaign}: no such campaign file")
-    c = campaign.load_campaign(args.campaign)
-    try:
-        campaign.check_library_names(c, getattr(args, "all_library_names", []))
-    except campaign.CampaignError as exc:
-        raise UsageError(f"{args.campaign}: {exc}") from None
-    return c
-
-
-def _hosts(args) -> int | None:
-    """How many hosts the launches may use: --nodes, else the hostfile's hosts, else None (unknown)."""
-    if getattr(args, "nodes", None):
-        return args.nodes
-    hostfile = getattr(args, "hostfile", None)
-    if not hostfile:
-        return None
-    try:
-        text = Path(hostfile).read_text()
-    except OSError as exc:
-        raise UsageError(f"--hostfile {hostfile}: {exc.strerror or exc}") from None
-    hosts = []
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:  # Open MPI: "host slots=N"; Hydra: "host:N"
-            hosts.append(line.split()[0].split(":")[0])
-    if not hosts:
-        raise UsageError(f"--hostfile {hostfile}: no host in it")
-    return len(dict.fromkeys(hosts))
-
-
-def _campaign(args, libs, caps, topo, loaded=None):
-    from . import campaign
-
-    if loaded is not None:
-        c = loaded
-    else:
-        c = campaign.default_campaign(topo, libs, caps, quick=args.quick, hosts=_hosts(args) or 1)
-    try:
-        campaign.check_benchmark_names(c, caps)
-        campaign.check_against_engines(c, caps)
-    except campaign.CampaignError as exc:
-        raise UsageError(f"{args.campaign}: {exc}" if args.campaign else str(exc)) from None
-    if args.repetitions is not None:
-        c.repetitions = args.repetitions
-    if args.timeout is not None:
-        c.timeout_s = args.timeout
-    if args.seed is not None:
-        c.seed = args.seed
-    if c.seed is None:
-        c.seed = int.from_bytes(os.urandom(4), "little")
-    if args.name:
-        c.name = args.name
-    if getattr(args, "nodes", None):
-        rpn = args.ranks_per_node or 1
-        for b in c.blocks:
-            if not set(b.benchmarks) & campaign.PT2PT:
-                b.ranks = [args.nodes * rpn]
-    return c
-
-
-def _topology(args):
-    from . import topology
-
-    if getattr(args, "topology", None):
-        try:
-            return topology.from_json(Path(args.topology).read_text())
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"--topology {args.topology}: {exc}") from None
-    return topology.discover()
-
-
 def cmd_plan(args):
-    from . import campaign, estimate
-
-    if getattr(args, "resume", None):
-        raise UsageError("--dry-run with --resume: the plan of a results directory is its plan.json")
-    if args.campaign and not Path(args.campaign).is_file():
-        raise UsageError(f"{args.campaign}: no such campaign file")
-    libs = _libraries(args)
-    loaded = _load_campaign(args)
-    engines, caps, skipped = _engines_and_caps(libs, do_build=False)
-    topo = _topology(args)
-    libs = _with_nccl(args, libs, engines, caps, topo)
-    c = _campaign(args, libs, caps, topo, loaded)
-    launches, sk = campaign.plan(c, libs, caps, hosts=_hosts(args))
-    for x in launches:
-        print(f"{x.launch_id:<60} {' '.join(x.engine_args)}" + (f"  env {x.env}" if x.env else ""))
-    for lib, what, why in skipped + sk:
-        print(f"skip {lib}: {what}: {why}")
-    print(f"{len(launches)} launches, {len(skipped) + len(sk)} skipped", file=sys.stderr)
-    print(f"gmb plan: {estimate.summary(launches)}", file=sys.stderr)
-    over = estimate.over_timeout(launches)
-    if over:
-        x, t = max(over, key=lambda o: o[1])
-        print(f"gmb plan: warning: {len(over)} launches are estimated to take longer than their timeout (longest: "
-              f"{x.launch_id}, about {t:.0f} s > {x.timeout_s:g} s)", file=sys.stderr)
-    return 0
-
-
-def _resume_engines(planned: dict[str, str], libs: dict, used: set[str], args) -> dict[str, str]:
-    """The engines a resumed campaign runs: the planned ones, and where one is gone (the campaign moved to a fresh
-    node, the cache was cleared) the same library's engine built again from this source tree. Every record names
-    the engine's source revision, so launches run before and after the rebuild stay told apart."""
-    from . import build
-
-    engines = dict(planned)
-    gone = sorted({planned[name] for name in used if name in planned and not Path(planned[name]).exists()})
-    if not gone:
-        return engines
-    if args.no_build:
-        raise UsageError(f"cannot resume with --no-build: engine(s) {', '.join(gone)} no longer exist; "
-                         f"leave out --no-build to build them again")
-    for path in gone:
-        names = sorted(name for name in used if planned.get(name) == path)
-        lib = libs[names[0]]
-        result = build.build_all([lib], log=lambda m: print(m, file=sys.stderr), **_build_options(args))[lib.name]
-        if isinstance(result, build.BuildError):
-            raise UsageError(f"cannot resume: the engine of {', '.join(names)} ({path}) is gone and building it "
-                             f"again failed: {result}")
-        if not Path(result).exists():  # a declared engine (`engine = ...` in the config) is not built by gmb
-            raise UsageError(f"cannot resume: the engine of {', '.join(names)} ({path}) is gone and gmb does not "
-                             f"build it (declared in the library's config); restore it or fix `engine`")
-        print(f"gmb: engine {path} of {', '.join(names)} was gone: built again at {result}", file=sys.stderr)
-        for name in names:
-            engines[name] = str(Path(result).resolve())
-    return engines
+    return session.plan_only(args)
 
 
 def cmd_run(args):
-    from . import campaign
-
-    if args.dry_run:
-        return cmd_plan(args)
-    if args.topology:
-        raise UsageError("--topology plans for another machine: use it with `gmb plan` or --dry-run")
-    with campaign.stop_on_signals():
-        try:
-            return _run(args)
-        except campaign.Stopped as exc:
-            print(f"\ngmb: stopped by {exc}", file=sys.stderr)
-            return 128 + exc.signum
-
-
-def _run(args):
-    """`gmb run`: plan (or read the plan to resume), hold the results directory, run, report. Stopped by a signal,
-    the launch running is ended and marked interrupted and the resume command printed."""
-    from . import campaign, identity, locks
-
-    run = _resume_setup(args) if args.resume else _fresh_setup(args)
-    if run is None:
-        return 1
-    outdir, st, lock = run["outdir"], run["store"], run["lock"]
-    node = locks.NodeCampaigns(outdir)
-    others = node.join()
-    for other in others:
-        print(f"gmb: warning: another gmb campaign runs on this node ({locks.describe_campaign(other)}): both "
-              f"share its GPUs and cores, and each lowers the other's figures", file=sys.stderr)
-    if others:
-        st.set_meta("concurrent_campaigns", json.dumps(others))
-    print(f"gmb: results in {outdir}", file=sys.stderr)
-    try:
-        counts = campaign.run_launches(outdir, run["launches"], run["libs"], run["engines"], st, run["name"],
-                                       hostfile=args.hostfile, progress=not args.no_progress, nodes=args.nodes,
-                                       ranks_per_node=args.ranks_per_node, stop_library_after=run["stop_after"],
-                                       lock=lock)
-    except (KeyboardInterrupt, campaign.Stopped) as exc:
-        print(f"\ngmb: interrupted; continue with `gmb run --resume {outdir}`", file=sys.stderr)
-        if isinstance(exc, campaign.Stopped):
-            raise
-        return 130
-    finally:
-        node.leave()
-        lock.release()
-    print(f"gmb: launches: {counts or 'none left to run'}; results in {outdir}", file=sys.stderr)
-    for r in st.rows("SELECT library, COUNT(*) AS n, MIN(reason) AS reason FROM launches WHERE status = ? "
-                     "GROUP BY library", (identity.WRONG_LIBRARY,)):
-        print(f"gmb: {r['library']}: {r['n']} launch(es) ran another MPI library; their figures were not stored: "
-              f"{r['reason']}", file=sys.stderr)
-    if not args.no_report:
-        from . import report
-
-        out = outdir / "report.html"
-        if not out.exists():
-            report.write_report(st, out, title=f"gmb report: {run['name']}")
-            print(f"gmb: report {out}")
-    print(str(outdir))
-    return 0 if not counts or set(counts) <= {"ok", "unsupported"} else 1
-
-
-def _hold(outdir: Path, command: str):
-    """The results directory's lock, and the stopping of what a dead previous owner left running."""
-    from . import locks
-
-    lock = locks.ResultsLock(outdir, command)
-    try:
-        previous = lock.acquire()
-    except locks.ResultsBusy as exc:
-        raise UsageError(str(exc)) from None
-    done = locks.stop_leftovers(previous)
-    if done:
-        print(f"gmb: {done}", file=sys.stderr)
-    return lock
-
-
-def _resume_setup(args) -> dict:
-    from . import campaign, store
-
-    if args.campaign:
-        raise UsageError(f"--resume {args.resume} takes no campaign file ({args.campaign}): the campaign comes "
-                         f"from {args.resume} (its plan.json)")
-    given = [opt for opt, v in (("--quick", args.quick), ("--repetitions", args.repetitions),
-                                ("--seed", args.seed), ("--name", args.name)) if v not in (None, False)]
-    if given:
-        raise UsageError(f"--resume {args.resume}: {', '.join(given)} cannot change a campaign already planned "
-                         f"(it comes from {args.resume}/plan.json)")
-    outdir = Path(args.resume)
-    plan = campaign.read_plan(outdir)
-    libs_all = {lib.name: lib for lib in _libraries(args)}
-    for d in plan["libraries"]:  # NCCL libraries the generated campaign added
-        if d["name"] not in libs_all and d.get("transport") == "nccl" and d.get("via") in libs_all:
-            from .mpilibs import nccl_library
-
-            libs_all[d["name"]] = nccl_library(libs_all[d["via"]], d["name"])
-    missing = [d["name"] for d in plan["libraries"] if d["name"] not in libs_all]
-    if missing:
-        raise UsageError(f"cannot resume: libraries {', '.join(missing)} no longer found")
-    launches = plan["launches"]
-    for lib in libs_all.values():
-        if lib.name in {x.library for x in launches}:
-            _check_launcher(lib.launcher, f"library {lib.name}")
-    engines = _resume_engines(plan["engines"], libs_all, {x.library for x in launches}, args)
-    lock = _hold(outdir, "gmb run --resume")
-    try:
-        st = store.Store(outdir / "store.sqlite")
-    except BaseException:
-        lock.release()
-        raise
-    return dict(outdir=outdir, store=st, lock=lock, launches=launches, libs=libs_all, engines=engines,
-                name=plan["campaign"], stop_after=plan.get("stop_library_after", 3))
-
-
-def _fresh_setup(args) -> dict | None:
-    from . import campaign, store
-
-    if args.campaign and not Path(args.campaign).is_file():
-        raise UsageError(f"{args.campaign}: no such campaign file")
-    results = Path(args.results)
-    if results.exists() and not results.is_dir():
-        raise UsageError(f"--results {results}: exists and is not a directory (it is the parent directory of "
-                         f"the results directories; choose a directory)")
-    libs = _libraries(args)
-    loaded = _load_campaign(args)
-    hosts = _hosts(args)
-    engines, caps, skipped = _engines_and_caps(libs, do_build=not args.no_build, build_options=_build_options(args))
-    topo = _topology(args)
-    settings = _doctor_libraries(libs, engines, caps, topo)
-    libs = _with_nccl(args, libs, engines, caps, topo)
-    runnable = [lib for lib in libs if lib.name in engines]
-    c = _campaign(args, runnable, caps, topo, loaded)
-    launches, sk = campaign.plan(c, runnable, caps, hosts=hosts)
-    skipped += sk
-    for lib, what, why in skipped:
-        print(f"gmb: skipping {lib}: {what}: {why}", file=sys.stderr)
-    if not launches:
-        print("gmb run: nothing to run", file=sys.stderr)
-        return None
-    outdir = campaign.new_results_dir(results, c.name)
-    lock = _hold(outdir, "gmb run")
-    try:
-        campaign.write_plan(outdir, c, launches, skipped, libs, engines)
-        if args.campaign:
-            campaign.copy_campaign_file(Path(args.campaign), outdir)
-        st = store.Store(outdir / "store.sqlite")
-        st.set_meta("campaign", c.name)
-        st.set_meta("topology", topo.summary())
-        st.set_meta("settings_that_matter", json.dumps(settings))
-        for lib, what, why in skipped:
-            st.record_skip(c.name, lib, what, why)
-    except BaseException:
-        lock.release()
-        raise
-    return dict(outdir=outdir, store=st, lock=lock, launches=launches, libs={lib.name: lib for lib in libs},
-                engines=engines, name=c.name, stop_after=c.stop_library_after)
+    return session.run(args)
 
 
 def _open(path):
@@ -508,52 +105,12 @@ def cmd_tables(args):
     return 0
 
 
-TOLERANCE_KEYS = {"max_regression_pct"}
-RULE_KEYS = {"benchmark": str, "memory": str, "operation": str, "min_bytes": int, "max_bytes": int,
-             "max_regression_pct": (int, float)}
-
-
-def _check_tolerances(tol: dict, path) -> None:
-    """The reference file of `gmb compare`: [default] max_regression_pct and [[rule]] entries, values of the
-    right type (a tolerance is a number of percent)."""
-    def number(v):
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-    unknown = set(tol) - {"default", "rule"}
-    if unknown:
-        raise UsageError(f"{path}: unknown keys {sorted(unknown)} (accepted: [default], [[rule]])")
-    default = tol.get("default", {})
-    if not isinstance(default, dict):
-        raise UsageError(f"{path}: default must be a [default] table")
-    if set(default) - TOLERANCE_KEYS:
-        raise UsageError(f"{path}: [default]: unknown keys {sorted(set(default) - TOLERANCE_KEYS)} "
-                         f"(accepted: max_regression_pct)")
-    if "max_regression_pct" in default and not number(default["max_regression_pct"]):
-        raise UsageError(f"{path}: [default] max_regression_pct must be a number of percent "
-                         f"(got {default['max_regression_pct']!r})")
-    rules = array_of_tables(tol, "rule", path, UsageError)
-    for i, r in enumerate(rules):
-        unknown = set(r) - set(RULE_KEYS)
-        if unknown:
-            raise UsageError(f"{path}: [[rule]] #{i + 1}: unknown keys {sorted(unknown)} "
-                             f"(accepted: {', '.join(RULE_KEYS)})")
-        for k, v in r.items():
-            ok = number(v) if k == "max_regression_pct" else (isinstance(v, RULE_KEYS[k]) and
-                                                              not isinstance(v, bool))
-            if not ok:
-                want = "a number of percent" if k == "max_regression_pct" else \
-                    "an integer" if RULE_KEYS[k] is int else "a string"
-                raise UsageError(f"{path}: [[rule]] #{i + 1}: {k} must be {want} (got {v!r})")
-
-
 def cmd_compare(args):
     from . import compare, tables
 
     a, b = _open(args.a), _open(args.b)
     try:
         tol = compare.load_tolerances(args.reference) if args.reference else None
-        if tol is not None:
-            _check_tolerances(tol, args.reference)
         rows = compare.compare(a, b, args.a_library, args.b_library)
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from None
@@ -573,9 +130,9 @@ def cmd_compare(args):
 
 
 def cmd_slurm(args):
-    from . import campaign, slurm
+    from . import slurm, spec
 
-    c = campaign.load_campaign(args.campaign)
+    c = spec.load_campaign(args.campaign)
     out = Path(args.output)
     if out.exists():
         raise UsageError(f"{out} exists; not overwriting")
@@ -768,7 +325,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
-    from .campaign import CampaignError
+    from .spec import CampaignError
     from .records import RecordError
     from .store import StoreError
 

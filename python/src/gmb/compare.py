@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .store import Store
+from .tomlcheck import array_of_tables
 from .tables import HIGHER_IS_BETTER, Point, Table, combine, size_label
 
 
@@ -83,11 +84,51 @@ def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | N
 
 
 def load_tolerances(path: str | Path) -> dict:
+    """A reference file's tolerances, checked (check_tolerances)."""
     with open(path, "rb") as f:
         data = tomllib.load(f)
     if "default" not in data and "rule" not in data:
         raise ValueError(f"{path}: expected a [default] table and/or [[rule]] entries")
+    check_tolerances(data, path)
     return data
+
+
+TOLERANCE_KEYS = {"max_regression_pct"}
+RULE_KEYS = {"benchmark": str, "memory": str, "operation": str, "min_bytes": int, "max_bytes": int,
+             "max_regression_pct": (int, float)}
+
+
+def check_tolerances(tol: dict, path) -> None:
+    """The reference file of `gmb compare`: [default] max_regression_pct and [[rule]] entries, values of the
+    right type (a tolerance is a number of percent); ValueError naming what is wrong."""
+    def number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    unknown = set(tol) - {"default", "rule"}
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {sorted(unknown)} (accepted: [default], [[rule]])")
+    default = tol.get("default", {})
+    if not isinstance(default, dict):
+        raise ValueError(f"{path}: default must be a [default] table")
+    if set(default) - TOLERANCE_KEYS:
+        raise ValueError(f"{path}: [default]: unknown keys {sorted(set(default) - TOLERANCE_KEYS)} "
+                         f"(accepted: max_regression_pct)")
+    if "max_regression_pct" in default and not number(default["max_regression_pct"]):
+        raise ValueError(f"{path}: [default] max_regression_pct must be a number of percent "
+                         f"(got {default['max_regression_pct']!r})")
+    rules = array_of_tables(tol, "rule", path, ValueError)
+    for i, r in enumerate(rules):
+        unknown = set(r) - set(RULE_KEYS)
+        if unknown:
+            raise ValueError(f"{path}: [[rule]] #{i + 1}: unknown keys {sorted(unknown)} "
+                             f"(accepted: {', '.join(RULE_KEYS)})")
+        for k, v in r.items():
+            ok = number(v) if k == "max_regression_pct" else (isinstance(v, RULE_KEYS[k]) and
+                                                              not isinstance(v, bool))
+            if not ok:
+                want = "a number of percent" if k == "max_regression_pct" else \
+                    "an integer" if RULE_KEYS[k] is int else "a string"
+                raise ValueError(f"{path}: [[rule]] #{i + 1}: {k} must be {want} (got {v!r})")
 
 
 def tolerance_for(row: Row, tol: dict) -> float | None:

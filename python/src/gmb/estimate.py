@@ -14,7 +14,8 @@ measured (ob1's host<->device path ran at about 2.6 GB/s); staged strategies are
 
 from __future__ import annotations
 
-from .campaign import Launch, parse_size, parse_sizes
+from .plan import Launch
+from .spec import parse_size, parse_sizes
 
 START_S = 2.3
 PER_RANK_S = 0.3
@@ -31,13 +32,15 @@ UM_ITER_US = 700.0
 NCCL_INIT_S = 1.5  # communicator creation over MPI
 BETA_GBPS = {"host": 10.0, "cross-socket": 6.0, "host-device": 2.5, "nvlink": 300.0, "pcie": 20.0,
              "same-gpu": 1000.0, "inter-node": 10.0, "managed": 0.3}
-COLL_GBPS = 0.4  # a CUDA-aware MPI's allreduce on device buffers can be this slow (issue 8)
+COLL_GBPS = 0.4  # a CUDA-aware MPI's allreduce on device buffers can be this slow, hundreds of times below NCCL
 STAGED_GBPS = 4.0
 FIXED_S = {"halo": 4.0, "doctor": 2.0}  # halo: 128^3 per rank, 10 steps per strategy
 PEAKS_S_PER_COPY_SAMPLE = 0.1  # ~40 ceilings x one 64 MiB copy (peaks: --samples x --copies each)
 NBC_CALLS = 3  # nbc: pure, then overall with compute of about the pure time (per iteration)
 DEFAULTS = {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "large-size": 1 << 20,
             "window": 64}
+
+
 def _options(args: list[str]) -> dict[str, str]:
     out, i = {}, 0
     while i < len(args):
@@ -96,10 +99,6 @@ def launch_seconds(x: Launch) -> float:
 def over_timeout(launches: list[Launch], margin: float = 1.0) -> list[tuple[Launch, float]]:
     """Launches whose estimate (times ``margin``) exceeds their timeout: (launch, estimated seconds)."""
     return [(x, t) for x in launches if (t := launch_seconds(x)) * margin > x.timeout_s]
-
-
-def campaign_seconds(launches: list[Launch]) -> float:
-    return sum(launch_seconds(x) for x in launches)
 
 
 def summary(launches: list[Launch]) -> str:

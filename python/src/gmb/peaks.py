@@ -47,8 +47,6 @@ _CEILING_BY_PATH = {
 
 # paths whose two directions use separate resources: bibw may reach twice the one-way ceiling
 DUPLEX_PATHS = {"nvlink", "pcie", "peer", "host-device", "inter-node"}
-# paths whose two directions share one memory: bibw is bounded by the one-way ceiling itself
-SHARED_PATHS = {"same-gpu", "host", "cross-socket"}
 
 HOST_KINDS = ("host", "pinned", "managed:host")
 # strategies whose data crosses host memory on a device:device transfer, with the kind of host buffer used

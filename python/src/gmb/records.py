@@ -14,7 +14,6 @@ from pathlib import Path
 
 from . import SCHEMA_ID
 
-STAT_FIELDS = ("n", "min", "median", "mean", "p5", "p95", "max", "cv", "ci95_low", "ci95_high")
 STAT_OBJECTS = ("time_us", "bandwidth_GBps", "busbw_GBps", "message_rate_Mps")
 
 

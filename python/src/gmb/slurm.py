@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shlex
 
-from .campaign import Campaign
+from .spec import Campaign
 
 
 def batch_script(campaign_file: str, c: Campaign, nodes: list[int], ranks_per_node: int, gpus_per_node: int,

@@ -23,7 +23,6 @@ METRIC_OF = {"latency": "t", "bw": "bw", "bibw": "bw", "mbw": "bw", "coll": "bus
 HIGHER_IS_BETTER = {"bw", "busbw", "rate"}
 # above this share of a measured ceiling an MPI figure is not plausible: the row says the ceiling is suspect
 SUSPECT_PCT = 105
-UNIT_OF = {"t": "us", "bw": "GB/s", "busbw": "GB/s", "rate": "M msg/s"}
 
 
 @dataclass

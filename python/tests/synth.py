@@ -10,7 +10,7 @@ import json
 import random
 from pathlib import Path
 
-from . import SCHEMA_ID
+from gmb import SCHEMA_ID
 
 # path class -> (alpha us, beta GB/s, nominal GB/s per direction, link)
 PATH_MODEL = {

@@ -1,0 +1,298 @@
+"""Running planned launches: each in a process session of its own, with a timeout, its records checked for the
+library that ran and stored; signals stop the launch running and mark it interrupted; a failed launch's log says
+why (the engine's last word and the library's first error); a progress line on stderr."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import identity, launchers, locks
+from .mpilibs import MpiLibrary
+from .plan import Launch
+from .records import read_records
+from .spec import PT2PT
+from .store import Store
+
+EXIT_STATUS = {0: "ok", 1: "failed", 2: "bad-input", 3: "unsupported", 4: "validation-failed"}
+
+
+def placement(x: Launch, nodes: int | None, ranks_per_node: int | None) -> tuple[int | None, int | None]:
+    """(nodes, ranks per node) given to the launcher for one launch. Path "inter-node": one rank per node (on
+    ``min(nodes, ranks)`` nodes under srun; mpirun/mpiexec with a hostfile: ppr 1 / -ppn 1). With several nodes,
+    a point-to-point launch meant for a path inside a node (host, nvlink, same-gpu, ...) stays on one node, and one
+    with no planned path gets one rank per node; everything else runs on all nodes, ``ranks_per_node`` each."""
+    if x.planned_path == "inter-node":
+        return (min(nodes, x.ranks) if nodes else None), 1
+    if nodes and nodes > 1 and x.benchmark in PT2PT:
+        return (1, None) if x.planned_path else (min(nodes, x.ranks), 1)
+    return nodes, ranks_per_node
+
+
+def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrary], engines: dict[str, str],
+                 store: Store, campaign_name: str, hostfile: str | None = None, progress: bool = True,
+                 stream=None, nodes: int | None = None, ranks_per_node: int | None = None,
+                 stop_library_after: int = 3, lock: locks.ResultsLock | None = None) -> dict[str, int]:
+    """Run the launches not finished yet. After ``stop_library_after`` failed or timed-out launches of one library
+    in a row (0: never), its remaining launches are recorded as "skipped" with the reason, not run. ``lock`` (the
+    results directory's) is told which launch runs, for a successor should this process die. A launch running
+    when gmb is stopped (KeyboardInterrupt, Stopped) is ended and marked "interrupted", and the exception goes on."""
+    raw, logs = outdir / "raw", outdir / "logs"
+    raw.mkdir(exist_ok=True)
+    logs.mkdir(exist_ok=True)
+    finished = store.finished_launches()
+    todo = [x for x in launches if x.launch_id not in finished]
+    bar = Progress(len(todo), stream) if progress else None
+    counts: dict[str, int] = {}
+    failures_in_a_row: dict[str, int] = {}
+    for x in todo:
+        lib = libs[x.library]
+        if stop_library_after and failures_in_a_row.get(x.library, 0) >= stop_library_after:
+            store.record_launch(launch_id=x.launch_id, campaign=campaign_name, library=x.library,
+                                benchmark=x.benchmark, repetition=x.repetition, memory=x.memory, strategy=x.strategy,
+                                ranks=x.ranks, planned_path=x.planned_path, status="skipped",
+                                reason=f"not run: the library's last {stop_library_after} launches failed")
+            counts["skipped"] = counts.get("skipped", 0) + 1
+            if bar:
+                bar.update("skipped", x.launch_id)
+            continue
+        out = raw / f"{x.launch_id}.jsonl"
+        log = logs / f"{x.launch_id}.log"
+        _set_aside(out)
+        _set_aside(log)
+        launcher = launchers.get(lib.launcher)
+        spec = launchers.LaunchSpec(ranks=x.ranks, program=[engines[x.library], *x.engine_args, "--out", str(out),
+                                                            "--format", "json"],
+                                    hostfile=hostfile, bind=x.bind, env=x.env,
+                                    **dict(zip(("nodes", "ranks_per_node"), placement(x, nodes, ranks_per_node))))
+        argv = launcher.argv(lib, spec)
+        env = launcher.environment(lib, spec)
+        started = datetime.now(timezone.utc).isoformat()
+        row = dict(launch_id=x.launch_id, campaign=campaign_name, library=x.library, benchmark=x.benchmark,
+                   repetition=x.repetition, memory=x.memory, strategy=x.strategy, ranks=x.ranks,
+                   planned_path=x.planned_path, argv=argv, started_utc=started, raw_file=str(out.relative_to(outdir)),
+                   log_file=str(log.relative_to(outdir)))
+        store.forget_launch(x.launch_id)
+        store.record_launch(**row, status="running")
+        if bar:
+            bar.update(current=x.launch_id)
+        t0 = time.monotonic()
+        try:
+            status, rc, reason = _execute(argv, env, log, x.timeout_s, started=lambda pid: lock and lock.running(
+                x.launch_id, session=pid, record_file=str(out.resolve())))
+        except (KeyboardInterrupt, Stopped) as exc:
+            store.record_launch(**row, status="interrupted", wall_s=round(time.monotonic() - t0, 3),
+                                reason=f"gmb was stopped ({_stop_signal(exc)})")
+            raise
+        finally:
+            if lock:
+                lock.running(None)
+        wall = time.monotonic() - t0
+        with store.transaction(f"the records of launch {x.launch_id}"):  # figures and "finished" go together
+            status, reason = _store_records(store, out, log, lib, x, status, reason)
+            store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3))
+        failures_in_a_row[x.library] = failures_in_a_row.get(x.library, 0) + 1 \
+            if status in ("failed", "timeout", identity.WRONG_LIBRARY) else 0
+        counts[status] = counts.get(status, 0) + 1
+        if bar:
+            bar.update(status, x.launch_id)
+    if bar:
+        bar.close()
+    return counts
+
+
+def _set_aside(path: Path):
+    """Keep an interrupted launch's partial output under a new name (nothing is overwritten)."""
+    if not path.exists():
+        return
+    n = 1
+    while (path.with_name(f"{path.name}.interrupted-{n}")).exists():
+        n += 1
+    path.rename(path.with_name(f"{path.name}.interrupted-{n}"))
+
+
+def _store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launch, status: str, reason: str
+                   ) -> tuple[str, str]:
+    """Store what a launch wrote, after checking that it ran the planned library: a launch whose records name
+    another MPI library (identity.mismatch) is "wrong-library" and none of its figures are stored (its raw file
+    stays). Returns the launch's (status, reason)."""
+    records = None
+    if out.exists():
+        try:
+            records = read_records(out)
+        except Exception as exc:  # a broken record file is a failed launch, not a crashed campaign
+            return "failed", f"records unreadable: {exc}"
+        wrong = next((why for why in (identity.mismatch(lib, ctx) for ctx in records.contexts) if why), None)
+        if wrong:
+            return identity.WRONG_LIBRARY, f"{wrong}; its figures were not stored (raw file kept)"
+    if status != "ok" and not (records and records.contexts):  # died before saying what it ran
+        swapped = _swapped_library(log)
+        if swapped:
+            return identity.WRONG_LIBRARY, swapped
+    if records is None:
+        return ("failed", "engine wrote no record file") if status == "ok" else (status, reason)
+    n = store.ingest(records, library=x.library, repetition=x.repetition, launch_id=x.launch_id)
+    if n == 0 and status == "ok":
+        return "failed", "engine wrote no result records"
+    return status, reason
+
+
+class Stopped(Exception):
+    """gmb was told to stop (SIGTERM, SIGHUP) by a user, a batch system or `timeout`."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _stop_signal(exc: BaseException) -> str:
+    """The signal that stopped gmb: Stopped names its own; KeyboardInterrupt is SIGINT."""
+    return "SIGINT" if isinstance(exc, KeyboardInterrupt) else str(exc)
+
+
+@contextmanager
+def stop_on_signals():
+    """SIGTERM and SIGHUP raise Stopped (SIGINT raises KeyboardInterrupt) wherever gmb is, so that the launch
+    running is stopped with everything it started and marked interrupted; signals that follow while it stops are
+    ignored, so the stopping itself is not cut short."""
+    def stop(signum, frame):
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
+        raise Stopped(signum)
+
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -> tuple[str, int | None, str]:
+    """Run one launch in a session of its own (``started`` is told its id: the launcher's pid), wait for it at most
+    ``timeout_s``; a timeout or gmb being stopped ends every process of the session."""
+    with open(log, "x") as lf:
+        lf.write("$ " + " ".join(argv) + "\n")
+        lf.flush()
+        try:
+            proc = subprocess.Popen(argv, stdout=lf, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        except OSError as exc:
+            lf.write(f"gmb: cannot start: {exc}\n")
+            return "failed", None, f"cannot start {argv[0]}: {exc}"
+        try:
+            started(proc.pid)
+            rc = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _stop_launch(proc)
+            lf.write(f"\ngmb: killed after {timeout_s:g} s (timeout)\n")
+            return "timeout", None, f"killed after {timeout_s:g} s"
+        except (KeyboardInterrupt, Stopped) as exc:
+            _stop_launch(proc)
+            lf.write(f"\ngmb: stopped ({_stop_signal(exc)}): launch ended\n")
+            raise
+        # A launcher that died (killed, crashed) may leave ranks running; they would share the next launch's cores.
+        outlived = locks.stop_session(proc.pid)
+        if outlived:
+            lf.write(f"\ngmb: {len(outlived)} process(es) of the launch outlived its launcher (pids "
+                     f"{', '.join(map(str, sorted(outlived)))}): stopped\n")
+    status = EXIT_STATUS.get(rc, "failed")
+    reason = "" if rc == 0 else _last_error(log) or f"exit status {rc}"
+    return status, rc, reason
+
+
+def _stop_launch(proc: subprocess.Popen):
+    """End the launcher and everything it started: every process of its session, even those that left its
+    process group or outlived the launcher."""
+    locks.stop_session(proc.pid)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _swapped_library(log: Path) -> str:
+    """The engine's start-up warning that it runs another MPI library than it was built against (printed before
+    MPI_Init, so it survives a crash inside the swapped library), or ""."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return ""
+    m = re.search(r"gmb-bench: warning: MPI library swapped: ([^\n]*)", text)
+    return f"the engine ran another MPI library than it was built for: {m.group(1)}" if m else ""
+
+
+# A library's own diagnostic among a failed launch's output (UCX "UCX  ERROR", Open MPI "[host:pid] ... error",
+# signals); the launcher's closing banner ("prterun detected that one or more processes exited ...") is not one.
+_LIBRARY_ERROR = re.compile(r"\bERROR\b|\berror\b|Segmentation fault|\bSIG(SEGV|BUS|ABRT|ILL|FPE)\b|Killed")
+_LOG_PREFIX = re.compile(r"^(\[[^\]]*\]\s*)+")  # "[1795408113.106396] [vm:15516:0]" time and process stamps
+
+
+def _last_error(log: Path) -> str:
+    """Why a launch did not end well, from its log: the engine's own last word (a "gmb-bench:" line, or the reason
+    of its last unsupported/failed record), followed by the first error the library printed, which is usually the
+    cause (e.g. "MPI_Waitall failed: MPI_ERR_IN_STATUS" after "UCX ERROR cuMemcpyDtoDAsync ... invalid argument").
+    Without either: the last line that is not launcher decoration."""
+    lines = [ln.strip() for ln in log.read_text(errors="replace").replace("\0", "").splitlines() if ln.strip()]
+    engine = ""
+    for ln in reversed(lines):
+        if ln.startswith("gmb-bench:"):
+            engine = ln
+            break
+        if ln.startswith("{") and '"reason"' in ln:  # an engine record (--format json): its reason, not the JSON
+            try:
+                rec = json.loads(ln)
+            except ValueError:
+                rec = None
+            if isinstance(rec, dict) and rec.get("reason") and rec.get("status") != "ok":
+                what = " ".join(str(rec[k]) for k in ("benchmark", "operation") if rec.get(k))
+                engine = f"{what}: {rec['reason']}" if what else str(rec["reason"])
+                break
+    cause = next((_LOG_PREFIX.sub("", ln) for ln in lines
+                  if not ln.startswith(("gmb-bench:", "$ ", "{")) and _LIBRARY_ERROR.search(ln)), "")
+    if engine and cause and cause not in engine:
+        return f"{engine} [first library error: {cause}]"[:500]
+    if engine or cause:
+        return (engine or cause)[:500]
+    for ln in reversed(lines):
+        if not ln.startswith(("$ ", "{")) and not set(ln) <= set("-=*"):
+            return ln[:300]
+    return ""
+
+
+class Progress:
+    def __init__(self, total: int, stream=None):
+        self.total, self.done, self.t0 = total, 0, time.monotonic()
+        self.stream = stream or sys.stderr
+        self.counts: dict[str, int] = {}
+
+    def update(self, status: str | None = None, current: str = ""):
+        if status:
+            self.done += 1
+            self.counts[status] = self.counts.get(status, 0) + 1
+        el = time.monotonic() - self.t0
+        eta = el / self.done * (self.total - self.done) if self.done else 0
+        width = 24
+        fill = int(width * self.done / max(1, self.total))
+        counts = " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
+        self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} "
+                          f"elapsed {_hms(el)} ETA {_hms(eta) if self.done else '?'} {counts} {current[:40]:<40}")
+        self.stream.flush()
+
+    def close(self):
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def _hms(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"

@@ -1,0 +1,301 @@
+"""A `gmb run` or `gmb plan` session: the libraries, their engines, the campaign (a file, or generated), the plan;
+for a run, the results directory held, the launches run (a resume: the unfinished ones of its plan.json), the
+report written. Stopped by a signal, the launch running is ended and marked interrupted and the resume command
+printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import estimate, identity, launchers, locks, mpilibs, spec, store, topology
+from .defaults import default_campaign
+from .engines import build_options, doctor_libraries, engines_and_capabilities, resume_engines, with_nccl
+from .errors import UsageError
+from .execute import Stopped, run_launches, stop_on_signals
+from .plan import copy_campaign_file, new_results_dir, plan, read_plan, write_plan
+
+
+def check_launcher(name: str | None, what: str = "--launcher"):
+    """UsageError unless ``name`` is a registered launcher (None: none asked for)."""
+    if name is not None and name not in launchers.REGISTRY:
+        raise UsageError(f"{what}: unknown launcher {name!r} (accepted: {', '.join(sorted(launchers.REGISTRY))})")
+
+
+def libraries(args, need=True):
+    """Found and declared libraries, restricted by --library; ``args.all_library_names`` keeps every name (a
+    campaign may name a library that --library leaves out: that is a skip, not an error)."""
+    check_launcher(getattr(args, "launcher", None))
+    try:
+        libs = mpilibs.all_libraries(getattr(args, "config", None), detect_libs=not getattr(args, "no_detect", False))
+    except mpilibs.ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    args.all_library_names = [lib.name for lib in libs]
+    if getattr(args, "no_isolation", False):
+        for lib in libs:
+            lib.isolate_from = []
+    wanted = getattr(args, "library", None)
+    if wanted:
+        names = {lib.name for lib in libs}
+        unknown = [w for w in wanted if w not in names]
+        if unknown:
+            raise UsageError(f"unknown library {', '.join(unknown)} (found: {', '.join(sorted(names)) or 'none'})")
+        libs = [lib for lib in libs if lib.name in wanted]
+    if need and not libs:
+        raise UsageError("no MPI library found or declared (see `gmb doctor`)")
+    for lib in libs:
+        if getattr(args, "launcher", None):
+            lib.launcher = args.launcher
+    return libs
+
+
+def _load_campaign(args):
+    """The campaign file (None: generated), checked before anything is built or run: values of the wrong type and
+    libraries that are neither found nor declared are errors."""
+    if not args.campaign:
+        return None
+    if not Path(args.campaign).is_file():
+        raise UsageError(f"{args.campaign}: no such campaign file")
+    c = spec.load_campaign(args.campaign)
+    try:
+        spec.check_library_names(c, getattr(args, "all_library_names", []))
+    except spec.CampaignError as exc:
+        raise UsageError(f"{args.campaign}: {exc}") from None
+    return c
+
+
+def _hosts(args) -> int | None:
+    """How many hosts the launches may use: --nodes, else the hostfile's hosts, else None (unknown)."""
+    if getattr(args, "nodes", None):
+        return args.nodes
+    hostfile = getattr(args, "hostfile", None)
+    if not hostfile:
+        return None
+    try:
+        text = Path(hostfile).read_text()
+    except OSError as exc:
+        raise UsageError(f"--hostfile {hostfile}: {exc.strerror or exc}") from None
+    hosts = launchers.hostfile_hosts(text)
+    if not hosts:
+        raise UsageError(f"--hostfile {hostfile}: no host in it")
+    return len(dict.fromkeys(hosts))
+
+
+def _topology(args):
+    """The machine's topology, or the one of --topology (planning for another machine)."""
+    if getattr(args, "topology", None):
+        try:
+            return topology.from_json(Path(args.topology).read_text())
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--topology {args.topology}: {exc}") from None
+    return topology.discover()
+
+
+def _campaign(args, libs, caps, topo, loaded=None):
+    """The campaign to plan (the file's, else generated), checked against the engines, with the command line's
+    repetitions, timeout, seed, name and node count applied."""
+    if loaded is not None:
+        c = loaded
+    else:
+        c = default_campaign(topo, libs, caps, quick=args.quick, hosts=_hosts(args) or 1)
+    try:
+        spec.check_benchmark_names(c, caps)
+        spec.check_against_engines(c, caps)
+    except spec.CampaignError as exc:
+        raise UsageError(f"{args.campaign}: {exc}" if args.campaign else str(exc)) from None
+    if args.repetitions is not None:
+        c.repetitions = args.repetitions
+    if args.timeout is not None:
+        c.timeout_s = args.timeout
+    if args.seed is not None:
+        c.seed = args.seed
+    if c.seed is None:
+        c.seed = int.from_bytes(os.urandom(4), "little")
+    if args.name:
+        c.name = args.name
+    if getattr(args, "nodes", None):
+        rpn = args.ranks_per_node or 1
+        for b in c.blocks:
+            if not set(b.benchmarks) & spec.PT2PT:
+                b.ranks = [args.nodes * rpn]
+    return c
+
+
+def plan_only(args):
+    """`gmb plan` (`gmb run --dry-run`): the launches, the skipped points with reasons and the estimate."""
+    if getattr(args, "resume", None):
+        raise UsageError("--dry-run with --resume: the plan of a results directory is its plan.json")
+    if args.campaign and not Path(args.campaign).is_file():
+        raise UsageError(f"{args.campaign}: no such campaign file")
+    libs = libraries(args)
+    loaded = _load_campaign(args)
+    engines, caps, skipped = engines_and_capabilities(libs, do_build=False)
+    topo = _topology(args)
+    libs = libs if args.campaign else with_nccl(libs, engines, caps, topo)
+    c = _campaign(args, libs, caps, topo, loaded)
+    launches, sk = plan(c, libs, caps, hosts=_hosts(args))
+    for x in launches:
+        print(f"{x.launch_id:<60} {' '.join(x.engine_args)}" + (f"  env {x.env}" if x.env else ""))
+    for lib, what, why in skipped + sk:
+        print(f"skip {lib}: {what}: {why}")
+    print(f"{len(launches)} launches, {len(skipped) + len(sk)} skipped", file=sys.stderr)
+    print(f"gmb plan: {estimate.summary(launches)}", file=sys.stderr)
+    over = estimate.over_timeout(launches)
+    if over:
+        x, t = max(over, key=lambda o: o[1])
+        print(f"gmb plan: warning: {len(over)} launches are estimated to take longer than their timeout (longest: "
+              f"{x.launch_id}, about {t:.0f} s > {x.timeout_s:g} s)", file=sys.stderr)
+    return 0
+
+
+def run(args):
+    """`gmb run` (and `--resume`); the exit status: 0 ok, 1 a launch failed, 128+N stopped by signal N."""
+    if args.dry_run:
+        return plan_only(args)
+    if args.topology:
+        raise UsageError("--topology plans for another machine: use it with `gmb plan` or --dry-run")
+    with stop_on_signals():
+        try:
+            return _run(args)
+        except Stopped as exc:
+            print(f"\ngmb: stopped by {exc}", file=sys.stderr)
+            return 128 + exc.signum
+
+
+def _run(args):
+    """`gmb run`: plan (or read the plan to resume), hold the results directory, run, report. Stopped by a signal,
+    the launch running is ended and marked interrupted and the resume command printed."""
+    run = _resume_setup(args) if args.resume else _fresh_setup(args)
+    if run is None:
+        return 1
+    outdir, st, lock = run["outdir"], run["store"], run["lock"]
+    node = locks.NodeCampaigns(outdir)
+    others = node.join()
+    for other in others:
+        print(f"gmb: warning: another gmb campaign runs on this node ({locks.describe_campaign(other)}): both "
+              f"share its GPUs and cores, and each lowers the other's figures", file=sys.stderr)
+    if others:
+        st.set_meta("concurrent_campaigns", json.dumps(others))
+    print(f"gmb: results in {outdir}", file=sys.stderr)
+    try:
+        counts = run_launches(outdir, run["launches"], run["libs"], run["engines"], st, run["name"],
+                                       hostfile=args.hostfile, progress=not args.no_progress, nodes=args.nodes,
+                                       ranks_per_node=args.ranks_per_node, stop_library_after=run["stop_after"],
+                                       lock=lock)
+    except (KeyboardInterrupt, Stopped) as exc:
+        print(f"\ngmb: interrupted; continue with `gmb run --resume {outdir}`", file=sys.stderr)
+        if isinstance(exc, Stopped):
+            raise
+        return 130
+    finally:
+        node.leave()
+        lock.release()
+    print(f"gmb: launches: {counts or 'none left to run'}; results in {outdir}", file=sys.stderr)
+    for r in st.rows("SELECT library, COUNT(*) AS n, MIN(reason) AS reason FROM launches WHERE status = ? "
+                     "GROUP BY library", (identity.WRONG_LIBRARY,)):
+        print(f"gmb: {r['library']}: {r['n']} launch(es) ran another MPI library; their figures were not stored: "
+              f"{r['reason']}", file=sys.stderr)
+    if not args.no_report:
+        from . import report  # matplotlib and the figures only when a report is written
+
+        out = outdir / "report.html"
+        if not out.exists():
+            report.write_report(st, out, title=f"gmb report: {run['name']}")
+            print(f"gmb: report {out}")
+    print(str(outdir))
+    return 0 if not counts or set(counts) <= {"ok", "unsupported"} else 1
+
+
+def _hold(outdir: Path, command: str):
+    """The results directory's lock, and the stopping of what a dead previous owner left running."""
+    lock = locks.ResultsLock(outdir, command)
+    try:
+        previous = lock.acquire()
+    except locks.ResultsBusy as exc:
+        raise UsageError(str(exc)) from None
+    done = locks.stop_leftovers(previous)
+    if done:
+        print(f"gmb: {done}", file=sys.stderr)
+    return lock
+
+
+def _resume_setup(args) -> dict:
+    """What a resume runs: the plan of the results directory, its libraries and engines, the directory held."""
+    if args.campaign:
+        raise UsageError(f"--resume {args.resume} takes no campaign file ({args.campaign}): the campaign comes "
+                         f"from {args.resume} (its plan.json)")
+    given = [opt for opt, v in (("--quick", args.quick), ("--repetitions", args.repetitions),
+                                ("--seed", args.seed), ("--name", args.name)) if v not in (None, False)]
+    if given:
+        raise UsageError(f"--resume {args.resume}: {', '.join(given)} cannot change a campaign already planned "
+                         f"(it comes from {args.resume}/plan.json)")
+    outdir = Path(args.resume)
+    planned = read_plan(outdir)
+    libs_all = {lib.name: lib for lib in libraries(args)}
+    for d in planned["libraries"]:  # NCCL libraries the generated campaign added
+        if d["name"] not in libs_all and d.get("transport") == "nccl" and d.get("via") in libs_all:
+            libs_all[d["name"]] = mpilibs.nccl_library(libs_all[d["via"]], d["name"])
+    missing = [d["name"] for d in planned["libraries"] if d["name"] not in libs_all]
+    if missing:
+        raise UsageError(f"cannot resume: libraries {', '.join(missing)} no longer found")
+    launches = planned["launches"]
+    for lib in libs_all.values():
+        if lib.name in {x.library for x in launches}:
+            check_launcher(lib.launcher, f"library {lib.name}")
+    engines = resume_engines(planned["engines"], libs_all, {x.library for x in launches}, args.no_build,
+                             build_options(args))
+    lock = _hold(outdir, "gmb run --resume")
+    try:
+        st = store.Store(outdir / "store.sqlite")
+    except BaseException:
+        lock.release()
+        raise
+    return dict(outdir=outdir, store=st, lock=lock, launches=launches, libs=libs_all, engines=engines,
+                name=planned["campaign"], stop_after=planned.get("stop_library_after", 3))
+
+
+def _fresh_setup(args) -> dict | None:
+    """What a new run runs: engines built, campaign planned, results directory made and held (None: nothing to
+    run)."""
+    if args.campaign and not Path(args.campaign).is_file():
+        raise UsageError(f"{args.campaign}: no such campaign file")
+    results = Path(args.results)
+    if results.exists() and not results.is_dir():
+        raise UsageError(f"--results {results}: exists and is not a directory (it is the parent directory of "
+                         f"the results directories; choose a directory)")
+    libs = libraries(args)
+    loaded = _load_campaign(args)
+    hosts = _hosts(args)
+    engines, caps, skipped = engines_and_capabilities(libs, do_build=not args.no_build,
+                                                       build_options=build_options(args))
+    topo = _topology(args)
+    settings = doctor_libraries(libs, engines, caps, topo)
+    libs = libs if args.campaign else with_nccl(libs, engines, caps, topo)
+    runnable = [lib for lib in libs if lib.name in engines]
+    c = _campaign(args, runnable, caps, topo, loaded)
+    launches, sk = plan(c, runnable, caps, hosts=hosts)
+    skipped += sk
+    for lib, what, why in skipped:
+        print(f"gmb: skipping {lib}: {what}: {why}", file=sys.stderr)
+    if not launches:
+        print("gmb run: nothing to run", file=sys.stderr)
+        return None
+    outdir = new_results_dir(results, c.name)
+    lock = _hold(outdir, "gmb run")
+    try:
+        write_plan(outdir, c, launches, skipped, libs, engines)
+        if args.campaign:
+            copy_campaign_file(Path(args.campaign), outdir)
+        st = store.Store(outdir / "store.sqlite")
+        st.set_meta("campaign", c.name)
+        st.set_meta("topology", topo.summary())
+        st.set_meta("settings_that_matter", json.dumps(settings))
+        for lib, what, why in skipped:
+            st.record_skip(c.name, lib, what, why)
+    except BaseException:
+        lock.release()
+        raise
+    return dict(outdir=outdir, store=st, lock=lock, launches=launches, libs={lib.name: lib for lib in libs},
+                engines=engines, name=c.name, stop_after=c.stop_library_after)
