@@ -9,6 +9,7 @@
 
 #include "gmb/benchmark.hpp"
 #include "gmb/crash_report.hpp"
+#include "gmb/description.hpp"
 #include "gmb/error.hpp"
 #include "gmb/mpi_library.hpp"
 #include "gmb/placement.hpp"
@@ -28,13 +29,6 @@ void print_usage() {
   std::printf("\nexit status: 0 ok, 1 runtime failure, 2 bad input, 3 unsupported configuration, 4 validation failed\n");
 }
 
-// `list` starts no MPI job: the version is asked before MPI_Init.
-std::string library_version_text() {
-  std::string text;
-  if (gmb::mpi_library_version(text) != MPI_SUCCESS) return "unknown (MPI_Get_library_version failed)";
-  return text;
-}
-
 std::string first_line(const std::string& text) {
   const std::size_t start = text.find_first_not_of(" \n");
   if (start == std::string::npos) return "";
@@ -52,42 +46,7 @@ int list_command(const std::vector<std::string>& args) {
   register_modules(platform);
   const BuildInfo& build = build_info();
   if (json) {
-    Json benchmarks = Json::array(), kinds = Json::array();
-    for (const auto& b : Registry::instance().all())
-      benchmarks.push(Json::object()
-                          .set("name", b.name)
-                          .set("summary", b.summary)
-                          .set("min_ranks", b.min_ranks)
-                          .set("max_ranks", b.max_ranks)
-                          .set("even_ranks", b.even_ranks));
-    auto add_kind = [&](const MemoryKind& k, const std::string& name, const std::string& description) {
-      Json kind = Json::object().set("name", name).set("description", description).set("available", k.available());
-      if (!k.available()) kind.set("reason", k.unavailable_reason);
-      kinds.push(kind);
-    };
-    for (const auto& k : platform.memory.all()) {
-      add_kind(k, k.name, k.description);
-      // Placed variants are what --send/--recv/--mem accept: "managed:host", "managed:device".
-      if (k.placeable) {
-        add_kind(k, k.name + ":host", k.description + ", on the host (CPU touch) when MPI is called");
-        add_kind(k, k.name + ":device", k.description + ", on the device (kernel touch) when MPI is called");
-      }
-    }
-    Json features = Json::object().set("cuda", build.cuda).set("nccl", build.nccl).set("gpu_usable", platform.gpu_unavailable_reason.empty());
-    if (!platform.gpu_unavailable_reason.empty()) features.set("gpu_reason", platform.gpu_unavailable_reason);
-    if (platform.nccl.available()) features.set("nccl_version", platform.nccl.version);
-    else features.set("nccl_reason", platform.nccl.unavailable_reason);
-    std::printf("%s\n", Json::object()
-                            .set("version", build.version)
-                            .set("git_revision", build.git_revision)
-                            .set("mpi", Json::object()
-                                            .set("library_version", library_version_text())
-                                            .set("library_object", loaded_mpi_library().to_json()))
-                            .set("benchmarks", benchmarks)
-                            .set("memory_kinds", kinds)
-                            .set("features", features)
-                            .dump()
-                            .c_str());
+    std::printf("%s\n", engine_description(platform).dump().c_str());
     return kExitOk;
   }
   std::printf("gmb-bench %s (%s), CUDA module: %s, NCCL transport: %s\n", build.version.c_str(),
@@ -95,7 +54,7 @@ int list_command(const std::vector<std::string>& args) {
               platform.nccl.available() ? ("NCCL " + platform.nccl.version).c_str()
                                         : ("unavailable: " + platform.nccl.unavailable_reason).c_str());
   const MpiLibraryObject mpi = loaded_mpi_library();
-  std::printf("MPI library: %s\n  loaded %s\n  built against %s%s\n\nbenchmarks:\n", first_line(library_version_text()).c_str(),
+  std::printf("MPI library: %s\n  loaded %s\n  built against %s%s\n\nbenchmarks:\n", first_line(mpi_library_version_text()).c_str(),
               mpi.loaded.empty() ? ("unknown: " + mpi.lookup_error).c_str() : mpi.loaded.c_str(), mpi.linked.c_str(),
               mpi.mismatch().empty() ? "" : ("\n  WARNING: " + mpi.mismatch()).c_str());
   for (const auto& b : Registry::instance().all()) std::printf("  %-10s %s\n", b.name.c_str(), b.summary.c_str());
@@ -258,6 +217,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   sink_error = agree_on_reason(MPI_COMM_WORLD, sink_error);
   if (!sink_error.empty()) return usage_failure(sink_error);
   sink->set_columns(bench->columns());
+  if (info.records.headline) sink->set_headline(statistic_name(*info.records.headline));
 
   BufferPool buffers(settings.fresh_buffers ? BufferAllocation::fresh_per_size : BufferAllocation::once_per_launch);
   const AwarenessReport awareness = detect_gpu_awareness(MPI_COMM_WORLD, platform, buffers);

@@ -1,9 +1,10 @@
 // The benchmark registry and the two shapes a benchmark can take.
 //
-// A benchmark declares its name, summary, rank bounds and options, and supplies only setup, one
-// iteration and derived metrics (SizeSweep); the runner owns sizes, warm-up, iteration counts,
-// synchronisation, statistics and output. Tools that are not size sweeps (doctor, peaks) implement
-// Benchmark::run directly. Adding a benchmark touches one file: it registers itself.
+// A benchmark declares its name, summary, rank bounds, options and what its records are (RecordShape),
+// and supplies only setup, one iteration and derived metrics (SizeSweep); the runner owns sizes,
+// warm-up, iteration counts, synchronisation, statistics and output. Tools that are not size sweeps
+// (doctor, peaks) implement Benchmark::run directly. Adding a benchmark touches one file: it registers
+// itself.
 #pragma once
 
 #include <mpi.h>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -177,6 +179,34 @@ int record_unsupported(const Context& ctx, RecordSink& sink, std::size_t bytes, 
 int record_unsupported_sweep(const Context& ctx, RecordSink& sink, const std::vector<std::uint64_t>& sizes,
                              const std::string& reason, const std::function<void(Json& record)>& describe);
 
+// What kind of measurement a benchmark is, for whoever groups its records.
+enum class Family {
+  pt2pt,       // one pair of ranks (latency, bw, bibw)
+  multi_pair,  // ranks/2 pairs at once (mbw, mlat)
+  collective,  // blocking collectives (coll)
+  nbc,         // non-blocking collectives and overlap
+  managed,     // managed-memory placements (um)
+  halo,
+  peaks,
+  doctor,
+};
+const char* family_name(Family family);  // "pt2pt", "multi-pair", "collective", ...
+
+// The statistics objects result records carry (docs/records.md), in the order descriptions list them.
+enum class Statistic { time_us, bandwidth_GBps, busbw_GBps, message_rate_Mps };
+const char* statistic_name(Statistic statistic);  // "time_us", ...
+const std::vector<Statistic>& all_statistics();
+
+// What a benchmark's result records are, declared where it registers and described by
+// `gmb-bench list --format json` (docs/records.md "The engine's description").
+struct RecordShape {
+  Family family = Family::pt2pt;
+  std::vector<Statistic> metrics;        // the statistics objects its result records carry, in Statistic order
+  std::optional<Statistic> headline;     // the one tables and plots rank it by; none for a record without figures
+  std::vector<std::string> transports = {"mpi"};  // the --transport values it accepts
+  bool operations = false;               // takes collective operation names (coll OP, nbc OP)
+};
+
 struct BenchmarkInfo {
   std::string name;
   std::string summary;
@@ -184,6 +214,7 @@ struct BenchmarkInfo {
   int max_ranks = 0;  // 0: no upper bound
   bool even_ranks = false;
   std::function<std::unique_ptr<Benchmark>()> make;
+  RecordShape records;
 };
 
 class Registry {

@@ -1,9 +1,11 @@
 // Collectives as data (METHODOLOGY "Collectives" and "Non-blocking collectives and overlap").
 //
 // One table row per operation: how many elements each rank sends and receives for a size (v-variants
-// with unequal counts), the blocking call, the non-blocking start, the bus-bandwidth factor and where
-// every received element comes from (for --validate). The blocking benchmark (`coll`) and the
-// non-blocking/overlap benchmark (`nbc`) iterate the same table; adding an operation is one row.
+// with unequal counts), the blocking call, the non-blocking start, the bus-bandwidth factor, what NCCL
+// offers for it and where every received element comes from (for --validate). The blocking benchmark
+// (`coll`) and the non-blocking/overlap benchmark (`nbc`) iterate the same table, and
+// `gmb-bench list --format json` describes it; adding an operation is one row (and, for a new NCCL
+// call, its dispatch in src/nccl/nccl_module.cpp).
 // Example followed: nccl-tests src/common.h (struct testColl) and doc/PERFORMANCE.md.
 #pragma once
 
@@ -66,16 +68,29 @@ struct CallArgs {
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 
+// nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md): busbw = algbw * factor(ranks).
+struct BusBandwidth {
+  const char* formula;  // the factor as nccl-tests writes it, "2(n-1)/n"; nullptr: no bandwidth (no data)
+  double (*factor)(int ranks);
+};
+
+// What NCCL offers for an operation (the NCCL transport, --transport nccl).
+struct NcclMapping {
+  const char* call;     // "ncclAllReduce", "ncclSend/ncclRecv (grouped)"; nullptr when NCCL has none
+  bool in_place;        // NCCL's in-place form means what MPI_IN_PLACE means for this operation
+  const char* missing;  // why NCCL cannot run it, when call is nullptr
+};
+
 struct Collective {
   const char* name;             // "allreduce"
   const char* blocking_name;    // "MPI_Allreduce"
-  const char* nonblocking_name; // "MPI_Iallreduce"
+  const char* nonblocking_name; // "MPI_Iallreduce"; nullptr when MPI has none
   bool reduction;
   bool rooted;
   bool has_data;  // false for barrier
   InPlace in_place;
-  // nccl-tests bus-bandwidth factor for `ranks` ranks: busbw = algbw * factor.
-  double (*busbw_factor)(int ranks);
+  BusBandwidth busbw;
+  NcclMapping nccl;
   // The layout of `rank` for `total` elements (total = floor(bytes / element size)).
   Layout (*layout)(std::uint64_t total, int rank, int ranks, int root, bool in_place);
   // What `rank`'s receive buffer holds after the call (checked by --validate).

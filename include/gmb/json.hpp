@@ -55,6 +55,7 @@ class Json {
   double as_number() const;  // 0 when not a number
   const std::string* as_string() const;
   const Object* as_object() const;
+  const Array* as_array() const;
 
   std::string dump() const;  // compact, one line
 

@@ -64,23 +64,13 @@ struct NcclSupport {
 // src/nonccl/nccl_module.cpp (unavailable, saying why). Called by register_modules.
 void register_nccl(Platform& platform);
 
-// What NCCL offers for each operation of the collectives table (one place, used by the checks and
-// by the records' metrics.call).
-struct NcclCoverage {
-  const char* operation;  // table name, e.g. "allreduce"
-  const char* call;       // "ncclAllReduce", "ncclSend/ncclRecv (grouped)"; nullptr when NCCL has none
-  bool in_place;          // NCCL's in-place form has MPI's meaning for this operation
-  const char* missing;    // why not, when call is nullptr
-};
-const NcclCoverage& nccl_coverage(const coll::Collective& op);
-
 // The transports a benchmark can use; "mpi" is the default.
 const std::vector<std::string>& transport_names();
 
 // Why NCCL cannot move this rank's `kind` of memory in `ctx`, or "": NCCL must be built
 // and loadable, buffers must be GPU memory, and every rank needs a GPU of its own.
 std::string nccl_problem(const Context& ctx, const MemoryKind& kind);
-// Why NCCL cannot run the collective `op` (with `in_place` asked for), or "".
+// Why NCCL cannot run the collective `op` (with `in_place` asked for), or "": the table row's NCCL mapping.
 std::string nccl_collective_problem(const coll::Collective& op, bool in_place);
 
 }  // namespace gmb

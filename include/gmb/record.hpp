@@ -31,6 +31,9 @@ class RecordSink {
   RecordSink& operator=(const RecordSink&) = delete;
 
   void set_columns(std::vector<TableColumn> columns) { columns_ = std::move(columns); }
+  // The statistic the benchmark's description ranks it by ("time_us", ...): a result record that carries
+  // that statistics object says so in "headline". Empty: none (a benchmark without figures).
+  void set_headline(std::string statistic) { headline_ = std::move(statistic); }
   void write_context(const Json& context);
   void write_result(const Json& result);
   // A line of commentary for the table view (ignored in JSON view).
@@ -43,6 +46,7 @@ class RecordSink {
   StdoutFormat format_;
   std::string out_path_;  // named when a write fails (a full disk)
   std::vector<TableColumn> columns_;
+  std::string headline_;
   bool header_printed_ = false;
 };
 

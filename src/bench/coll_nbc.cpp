@@ -445,9 +445,9 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
       if (op.has_data) {
         const double op_bytes = operands_.op_bytes();
         metrics.set("op_bytes", op_bytes)
-            .set("busbw_factor", op.busbw_factor(ranks_))
+            .set("busbw_factor", op.busbw.factor(ranks_))
             .set("pure_algbw_GBps", pure_median > 0 ? op_bytes / pure_median / 1e9 : 0.0)
-            .set("pure_busbw_GBps", pure_median > 0 ? op_bytes / pure_median / 1e9 * op.busbw_factor(ranks_) : 0.0);
+            .set("pure_busbw_GBps", pure_median > 0 ? op_bytes / pure_median / 1e9 * op.busbw.factor(ranks_) : 0.0);
       }
       if (sweep_) metrics.set("curve", curve);
       record.set("metrics", metrics);
@@ -469,7 +469,8 @@ int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
 }
 
 const Registration nbc_registration({"nbc", "non-blocking collectives and overlap: nbc OP|OP,OP|all (MPI_Iallreduce, ...)", 1, 0,
-                                     false, [] { return std::make_unique<NonBlockingCollective>(); }});
+                                     false, [] { return std::make_unique<NonBlockingCollective>(); },
+                                     {Family::nbc, {Statistic::time_us}, Statistic::time_us, {"mpi"}, /*operations*/ true}});
 
 }  // namespace
 

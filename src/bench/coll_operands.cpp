@@ -259,7 +259,7 @@ void Operands::complete() const {
 }
 
 std::string Operands::call_name() const {
-  return transport_ == "nccl" && nccl_coverage(*op_).call ? nccl_coverage(*op_).call : op_->blocking_name;
+  return transport_ == "nccl" && op_->nccl.call ? op_->nccl.call : op_->blocking_name;
 }
 
 void Operands::upload(Buffer& b, const std::vector<unsigned char>& image) const {

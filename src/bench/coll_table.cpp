@@ -45,6 +45,19 @@ double factor_ring(int n) { return n > 0 ? static_cast<double>(n - 1) / n : 0.0;
 double factor_allreduce(int n) { return n > 0 ? 2.0 * (n - 1) / n : 0.0; }
 double factor_none(int) { return 0.0; }
 
+// nccl-tests' bus-bandwidth factors, with the formula as its doc/PERFORMANCE.md writes it.
+constexpr BusBandwidth kBusbwOne{"1", factor_one};
+constexpr BusBandwidth kBusbwRing{"(n-1)/n", factor_ring};
+constexpr BusBandwidth kBusbwAllreduce{"2(n-1)/n", factor_allreduce};
+constexpr BusBandwidth kBusbwNone{nullptr, factor_none};
+
+// What NCCL offers. Its in-place forms (sendbuff == recvbuff, or the rank's block of recvbuff for
+// allgather) mean what MPI_IN_PLACE means only where `in_place` says so; elsewhere the data sits at other
+// offsets. Operations without an NCCL call run as one group of ncclSend/ncclRecv (as nccl-tests' alltoall).
+constexpr NcclMapping nccl_call(const char* call, bool in_place) { return {call, in_place, nullptr}; }
+constexpr NcclMapping kNcclGrouped{"ncclSend/ncclRecv (grouped)", false, nullptr};
+constexpr NcclMapping nccl_none(const char* why) { return {nullptr, false, why}; }
+
 const void* send_or_in_place(const CallArgs& a) { return a.in_place ? MPI_IN_PLACE : a.send; }
 void* recv_or_in_place(const CallArgs& a) { return a.in_place ? MPI_IN_PLACE : a.recv; }
 
@@ -445,36 +458,39 @@ void blocking(const CallArgs& a) {
 const std::vector<Collective>& collectives() {
   // clang-format off
   static const std::vector<Collective> table = {
-    // name, blocking, non-blocking, reduction, rooted, has_data, in-place, busbw factor, layout, received, initial, calls
-    {"bcast", "MPI_Bcast", "MPI_Ibcast", false, true, true, InPlace::never, factor_one,
+    // name, blocking, non-blocking, reduction, rooted, has_data, in-place, busbw factor, NCCL,
+    //   layout, received, initial, calls
+    {"bcast", "MPI_Bcast", "MPI_Ibcast", false, true, true, InPlace::never, kBusbwOne, nccl_call("ncclBroadcast", false),
      layout_bcast, recv_bcast, init_bcast, GMB_COLL_CALLS(bcast)},
-    {"reduce", "MPI_Reduce", "MPI_Ireduce", true, true, true, InPlace::root_only, factor_one,
+    {"reduce", "MPI_Reduce", "MPI_Ireduce", true, true, true, InPlace::root_only, kBusbwOne, nccl_call("ncclReduce", true),
      layout_reduce, recv_reduce, init_reduce, GMB_COLL_CALLS(reduce)},
-    {"allreduce", "MPI_Allreduce", "MPI_Iallreduce", true, false, true, InPlace::all, factor_allreduce,
-     layout_allreduce, recv_allreduce, init_allreduce, GMB_COLL_CALLS(allreduce)},
-    {"gather", "MPI_Gather", "MPI_Igather", false, true, true, InPlace::root_only, factor_ring,
+    {"allreduce", "MPI_Allreduce", "MPI_Iallreduce", true, false, true, InPlace::all, kBusbwAllreduce,
+     nccl_call("ncclAllReduce", true), layout_allreduce, recv_allreduce, init_allreduce, GMB_COLL_CALLS(allreduce)},
+    {"gather", "MPI_Gather", "MPI_Igather", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
      layout_gather, recv_gather, init_gather, GMB_COLL_CALLS(gather)},
-    {"gatherv", "MPI_Gatherv", "MPI_Igatherv", false, true, true, InPlace::root_only, factor_ring,
+    {"gatherv", "MPI_Gatherv", "MPI_Igatherv", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
      layout_gatherv, recv_gatherv, init_gatherv, GMB_COLL_CALLS(gatherv)},
-    {"allgather", "MPI_Allgather", "MPI_Iallgather", false, false, true, InPlace::all, factor_ring,
-     layout_allgather, recv_allgather, init_allgather, GMB_COLL_CALLS(allgather)},
-    {"allgatherv", "MPI_Allgatherv", "MPI_Iallgatherv", false, false, true, InPlace::all, factor_ring,
+    {"allgather", "MPI_Allgather", "MPI_Iallgather", false, false, true, InPlace::all, kBusbwRing,
+     nccl_call("ncclAllGather", true), layout_allgather, recv_allgather, init_allgather, GMB_COLL_CALLS(allgather)},
+    {"allgatherv", "MPI_Allgatherv", "MPI_Iallgatherv", false, false, true, InPlace::all, kBusbwRing, kNcclGrouped,
      layout_allgatherv, recv_allgatherv, init_allgatherv, GMB_COLL_CALLS(allgatherv)},
-    {"scatter", "MPI_Scatter", "MPI_Iscatter", false, true, true, InPlace::root_only, factor_ring,
+    {"scatter", "MPI_Scatter", "MPI_Iscatter", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
      layout_scatter, recv_scatter, none, GMB_COLL_CALLS(scatter)},
-    {"scatterv", "MPI_Scatterv", "MPI_Iscatterv", false, true, true, InPlace::root_only, factor_ring,
+    {"scatterv", "MPI_Scatterv", "MPI_Iscatterv", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
      layout_scatterv, recv_scatterv, none, GMB_COLL_CALLS(scatterv)},
-    {"alltoall", "MPI_Alltoall", "MPI_Ialltoall", false, false, true, InPlace::all, factor_ring,
+    {"alltoall", "MPI_Alltoall", "MPI_Ialltoall", false, false, true, InPlace::all, kBusbwRing, kNcclGrouped,
      layout_alltoall, recv_alltoall, init_alltoall, GMB_COLL_CALLS(alltoall)},
-    {"alltoallv", "MPI_Alltoallv", "MPI_Ialltoallv", false, false, true, InPlace::all, factor_ring,
+    {"alltoallv", "MPI_Alltoallv", "MPI_Ialltoallv", false, false, true, InPlace::all, kBusbwRing, kNcclGrouped,
      layout_alltoallv, recv_alltoallv, init_whole_input, GMB_COLL_CALLS(alltoallv)},
-    {"reduce_scatter", "MPI_Reduce_scatter", "MPI_Ireduce_scatter", true, false, true, InPlace::all, factor_ring,
+    {"reduce_scatter", "MPI_Reduce_scatter", "MPI_Ireduce_scatter", true, false, true, InPlace::all, kBusbwRing,
+     nccl_none("NCCL has no reduce-scatter with unequal counts (ncclReduceScatter gives every rank the same count: "
+               "use reduce_scatter_block)"),
      layout_reduce_scatter, recv_reduce_scatter, init_whole_input, GMB_COLL_CALLS(reduce_scatter)},
     {"reduce_scatter_block", "MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block", true, false, true, InPlace::all,
-     factor_ring, layout_reduce_scatter_block, recv_reduce_scatter_block, init_reduce_scatter_block,
-     GMB_COLL_CALLS(reduce_scatter_block)},
-    {"barrier", "MPI_Barrier", "MPI_Ibarrier", false, false, false, InPlace::never, factor_none,
-     layout_barrier, none, none, GMB_COLL_CALLS(barrier)},
+     kBusbwRing, nccl_call("ncclReduceScatter", false), layout_reduce_scatter_block, recv_reduce_scatter_block,
+     init_reduce_scatter_block, GMB_COLL_CALLS(reduce_scatter_block)},
+    {"barrier", "MPI_Barrier", "MPI_Ibarrier", false, false, false, InPlace::never, kBusbwNone,
+     nccl_none("NCCL has no barrier"), layout_barrier, none, none, GMB_COLL_CALLS(barrier)},
   };
   // clang-format on
   return table;

@@ -86,7 +86,7 @@ class BlockingCollective final : public SizeSweep {
                                : "time per call, slowest rank");
     if (op.has_data) {
       const double bytes = operands_.op_bytes();
-      const double factor = op.busbw_factor(ranks_);
+      const double factor = op.busbw.factor(ranks_);
       record.set("bandwidth_GBps", summarize_transformed(seconds, [&](double s) { return bytes / s / 1e9; }).to_json());
       record.set("busbw_GBps", summarize_transformed(seconds, [&](double s) { return bytes / s / 1e9 * factor; }).to_json());
       metrics.set("op_bytes", bytes)
@@ -104,7 +104,9 @@ class BlockingCollective final : public SizeSweep {
 };
 
 const Registration coll_registration({"coll", "blocking collectives: coll OP|OP,OP|all (bcast, allreduce, alltoall(v), ...)", 1, 0,
-                                      false, [] { return std::make_unique<BlockingCollective>(); }});
+                                      false, [] { return std::make_unique<BlockingCollective>(); },
+                                      {Family::collective, {Statistic::time_us, Statistic::bandwidth_GBps, Statistic::busbw_GBps},
+                                       Statistic::busbw_GBps, {"mpi", "nccl"}, /*operations*/ true}});
 
 }  // namespace
 

@@ -77,7 +77,8 @@ class Doctor final : public Benchmark {
 };
 
 const Registration doctor_registration({"doctor", "GPU awareness of the MPI library (static answers + proof), kinds, GPU paths",
-                                        1, 0, false, [] { return std::make_unique<Doctor>(); }});
+                                        1, 0, false, [] { return std::make_unique<Doctor>(); },
+                                        {Family::doctor, {}, std::nullopt}});
 
 }  // namespace
 

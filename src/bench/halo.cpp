@@ -741,7 +741,8 @@ int Halo::run(Context& ctx, RecordSink& sink) {
 }
 
 const Registration halo_registration({"halo", "halo-exchange mini-app: Jacobi stencil on a Cartesian grid of ranks, per strategy",
-                                      1, 0, false, [] { return std::make_unique<Halo>(); }});
+                                      1, 0, false, [] { return std::make_unique<Halo>(); },
+                                      {Family::halo, {Statistic::time_us}, Statistic::time_us}});
 
 }  // namespace
 

@@ -475,7 +475,8 @@ class Peaks final : public Benchmark {
 };
 
 const Registration peaks_registration({"peaks", "native copy ceilings: host<->device, device, peer (CE, SM, IPC), host memory",
-                                       1, 0, false, [] { return std::make_unique<Peaks>(); }});
+                                       1, 0, false, [] { return std::make_unique<Peaks>(); },
+                                       {Family::peaks, {Statistic::time_us, Statistic::bandwidth_GBps}, Statistic::bandwidth_GBps}});
 
 }  // namespace
 

@@ -14,10 +14,10 @@ namespace gmb {
 
 void PointToPoint::add_options(ArgParser& p) {
   p.value({"--send"}, "KIND[:host|device]",
-          "memory of the sending side (rank 0; the first half of the ranks in mbw); managed:host / managed:device "
+          "memory of the sending side (rank 0; the first half of the ranks with several pairs); managed:host / managed:device "
           "place managed memory before the send and after the receive",
           [this](const std::string& v) { send_text_ = v; });
-  p.value({"--recv"}, "KIND[:host|device]", "memory of the receiving side (rank 1; the second half in mbw)",
+  p.value({"--recv"}, "KIND[:host|device]", "memory of the receiving side (rank 1; the second half with several pairs)",
           [this](const std::string& v) { recv_text_ = v; });
   p.flag({"--references"}, "also measure host-host and device-device in this launch (next to managed placements)",
          &references_);
@@ -378,17 +378,29 @@ class MultiPairBandwidth final : public PointToPoint {
   }
 };
 
+// Every point-to-point benchmark takes --transport mpi|nccl (PointToPoint's options).
+const std::vector<std::string> kTransports = {"mpi", "nccl"};
+
 const Registration latency_registration({"latency", "ping-pong one-way latency between 2 ranks", 2, 2, false,
-                                         [] { return std::make_unique<Latency>(); }});
+                                         [] { return std::make_unique<Latency>(); },
+                                         {Family::pt2pt, {Statistic::time_us}, Statistic::time_us, kTransports}});
 const Registration bw_registration({"bw", "uni-directional bandwidth, a window of non-blocking sends", 2, 2, false,
-                                    [] { return std::make_unique<Bandwidth>(); }});
+                                    [] { return std::make_unique<Bandwidth>(); },
+                                    {Family::pt2pt, {Statistic::time_us, Statistic::bandwidth_GBps},
+                                     Statistic::bandwidth_GBps, kTransports}});
 const Registration bibw_registration({"bibw", "bi-directional bandwidth, windows both ways at once", 2, 2, false,
-                                      [] { return std::make_unique<BiBandwidth>(); }});
+                                      [] { return std::make_unique<BiBandwidth>(); },
+                                      {Family::pt2pt, {Statistic::time_us, Statistic::bandwidth_GBps},
+                                       Statistic::bandwidth_GBps, kTransports}});
 const Registration mbw_registration({"mbw", "multi-pair aggregate bandwidth and message rate (ranks/2 pairs)", 2, 0,
-                                     true, [] { return std::make_unique<MultiPairBandwidth>(); }});
+                                     true, [] { return std::make_unique<MultiPairBandwidth>(); },
+                                     {Family::multi_pair,
+                                      {Statistic::time_us, Statistic::bandwidth_GBps, Statistic::message_rate_Mps},
+                                      Statistic::bandwidth_GBps, kTransports}});
 const Registration um_registration({"um", "managed-memory latency per placement (default managed:device both sides), "
                                           "with host-host and device-device references in the same run",
-                                    2, 2, false, [] { return std::make_unique<UnifiedMemoryLatency>(); }});
+                                    2, 2, false, [] { return std::make_unique<UnifiedMemoryLatency>(); },
+                                    {Family::managed, {Statistic::time_us}, Statistic::time_us, kTransports}});
 
 }  // namespace
 

@@ -21,6 +21,36 @@ const BenchmarkInfo* Registry::find(const std::string& name) const {
   return nullptr;
 }
 
+const char* family_name(Family family) {
+  switch (family) {
+    case Family::pt2pt: return "pt2pt";
+    case Family::multi_pair: return "multi-pair";
+    case Family::collective: return "collective";
+    case Family::nbc: return "nbc";
+    case Family::managed: return "managed";
+    case Family::halo: return "halo";
+    case Family::peaks: return "peaks";
+    case Family::doctor: return "doctor";
+  }
+  return "?";
+}
+
+const char* statistic_name(Statistic statistic) {
+  switch (statistic) {
+    case Statistic::time_us: return "time_us";
+    case Statistic::bandwidth_GBps: return "bandwidth_GBps";
+    case Statistic::busbw_GBps: return "busbw_GBps";
+    case Statistic::message_rate_Mps: return "message_rate_Mps";
+  }
+  return "?";
+}
+
+const std::vector<Statistic>& all_statistics() {
+  static const std::vector<Statistic> all = {Statistic::time_us, Statistic::bandwidth_GBps, Statistic::busbw_GBps,
+                                             Statistic::message_rate_Mps};
+  return all;
+}
+
 PathInfo Context::path_between(int rank_a, bool gpu_backed_a, int rank_b, bool gpu_backed_b) const {
   LinkQuery link;
   if (platform && platform->gpu && platform->gpu_unavailable_reason.empty())

@@ -50,6 +50,7 @@ double Json::as_number() const {
 
 const std::string* Json::as_string() const { return std::get_if<std::string>(&value_); }
 const Json::Object* Json::as_object() const { return std::get_if<Object>(&value_); }
+const Json::Array* Json::as_array() const { return std::get_if<Array>(&value_); }
 
 std::string Json::dump() const {
   std::string out;

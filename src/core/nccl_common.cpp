@@ -1,5 +1,6 @@
-// The NCCL transport's rules that need no NCCL headers: which operations NCCL has, what it can
-// move, and the per-communicator cache. The calls themselves are in src/nccl/.
+// The NCCL transport's rules that need no NCCL headers: which operations it runs (the collectives
+// table's NCCL mapping), what it can move, and the per-communicator cache. The calls themselves are in
+// src/nccl/.
 #include <algorithm>
 
 #include "gmb/benchmark.hpp"
@@ -25,43 +26,18 @@ const std::vector<std::string>& transport_names() {
   return names;
 }
 
-namespace {
-constexpr const char* kGrouped = "ncclSend/ncclRecv (grouped)";
-}  // namespace
-
-const NcclCoverage& nccl_coverage(const coll::Collective& op) {
-  // NCCL's in-place forms (sendbuff == recvbuff, or the rank's block of recvbuff for allgather)
-  // mean what MPI_IN_PLACE means only for these three; elsewhere the data sits at other offsets.
-  static const std::vector<NcclCoverage> table = {
-      {"bcast", "ncclBroadcast", false, nullptr},
-      {"reduce", "ncclReduce", true, nullptr},
-      {"allreduce", "ncclAllReduce", true, nullptr},
-      {"gather", kGrouped, false, nullptr},
-      {"gatherv", kGrouped, false, nullptr},
-      {"allgather", "ncclAllGather", true, nullptr},
-      {"allgatherv", kGrouped, false, nullptr},
-      {"scatter", kGrouped, false, nullptr},
-      {"scatterv", kGrouped, false, nullptr},
-      {"alltoall", kGrouped, false, nullptr},
-      {"alltoallv", kGrouped, false, nullptr},
-      {"reduce_scatter", nullptr, false,
-       "NCCL has no reduce-scatter with unequal counts (ncclReduceScatter gives every rank the same count: "
-       "use reduce_scatter_block)"},
-      {"reduce_scatter_block", "ncclReduceScatter", false, nullptr},
-      {"barrier", nullptr, false, "NCCL has no barrier"},
-  };
-  for (const auto& c : table)
-    if (std::string(c.operation) == op.name) return c;
-  static const NcclCoverage unknown = {"", nullptr, false, "the NCCL transport does not know this operation"};
-  return unknown;
-}
-
 std::string nccl_collective_problem(const coll::Collective& op, bool in_place) {
-  const NcclCoverage& c = nccl_coverage(op);
-  if (!c.call) return std::string(op.name) + " under the NCCL transport: " + c.missing;
-  if (in_place && op.in_place != coll::InPlace::never && !c.in_place)
-    return std::string("--in-place with the NCCL transport is supported for reduce, allreduce and allgather only: ") +
-           "NCCL has no in-place form of " + op.name + " that means what MPI_IN_PLACE means";
+  if (!op.nccl.call) return std::string(op.name) + " under the NCCL transport: " + op.nccl.missing;
+  if (in_place && op.in_place != coll::InPlace::never && !op.nccl.in_place) {
+    std::vector<std::string> names;
+    for (const auto& c : coll::collectives())
+      if (c.nccl.call && c.nccl.in_place) names.push_back(c.name);
+    std::string listed;
+    for (std::size_t k = 0; k < names.size(); ++k)
+      listed += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + names[k];
+    return "--in-place with the NCCL transport is supported for " + listed + " only: NCCL has no in-place form of " +
+           op.name + " that means what MPI_IN_PLACE means";
+  }
   return "";
 }
 

@@ -109,7 +109,14 @@ void RecordSink::print_table_row(const Json& result) {
 }
 
 void RecordSink::write_result(const Json& result) {
-  write_line(result);
+  const Json* headline = headline_.empty() ? nullptr : result.find(headline_);
+  if (headline && headline->is_object()) {
+    Json named = result;
+    named.set("headline", headline_);
+    write_line(named);
+  } else {
+    write_line(result);
+  }
   if (format_ == StdoutFormat::table) print_table_row(result);
 }
 

@@ -218,8 +218,9 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
         Json raw = Json::object();
         describe_samples(raw, slowest, by_rank);  // the same figures from the raw samples
         Json compensation = compensation_json(compensated, ctx.launch_cost, compensation_formula());
-        for (const char* key : {"time_us", "bandwidth_GBps", "busbw_GBps", "message_rate_Mps"})
-          if (const Json* value = raw.find(key)) compensation.set(std::string("raw_") + key, *value);
+        for (const Statistic statistic : all_statistics())
+          if (const Json* value = raw.find(statistic_name(statistic)))
+            compensation.set(std::string("raw_") + statistic_name(statistic), *value);
         record.set("compensation", compensation);
       } else {
         describe_samples(record, slowest, by_rank);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs one gmb-bench launch and checks it: exit status, an optional stderr pattern, and every
-record of the output file against the JSON Schema. Used by ctest (tests/CMakeLists.txt).
+record of the output file against the JSON Schema and against the engine's description of the
+benchmark (`gmb-bench list --format json`). Used by ctest (tests/CMakeLists.txt).
 
   run_mpi_test.py --mpiexec M --np N --exit E --schema S --workdir D [--stderr REGEX] [--stdout REGEX]
                   [--expect-status ok|unsupported|failed] [--expect-point BYTES=STATUS[=REASON_REGEX] ...]
@@ -60,6 +61,31 @@ def validate_records(path, schema_path, expect_status):
         if r["status"] == "ok" and r.get("validation") == "failed":
             fail(f"validation failed: {r.get('validation_error')}")
     return records
+
+
+STATISTICS = ("time_us", "bandwidth_GBps", "busbw_GBps", "message_rate_Mps")
+
+
+def check_description(results, engine):
+    """Every result agrees with the engine's description of its benchmark: the statistics objects it
+    carries are described metrics, and it names the described headline exactly when it carries it."""
+    proc = subprocess.run([engine, "list", "--format", "json"], capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        fail(f"{engine} list --format json exited {proc.returncode}: {proc.stderr}")
+    description = json.loads(proc.stdout)
+    benchmarks = {b["name"]: b for b in description["benchmarks"]}
+    for r in results:
+        described = benchmarks.get(r["benchmark"])
+        if described is None:
+            fail(f"benchmark {r['benchmark']} is not in the engine's description")
+        undescribed = [s for s in STATISTICS if s in r and s not in described["metrics"]]
+        if undescribed:
+            fail(f"{r['benchmark']} record carries {undescribed}, not among its described metrics {described['metrics']}")
+        headline = described["headline"]
+        expected = headline if headline is not None and headline in r else None
+        if r.get("headline") != expected:
+            fail(f"{r['benchmark']} record's headline is {r.get('headline')!r}, expected {expected!r} "
+                 f"(described: {headline!r})")
 
 
 def check_points(results, expected_points):
@@ -140,6 +166,7 @@ def main():
     elif "OUT" in args.command:
         if args.expect_exit in (0, 3, 4):
             records = validate_records(out_path, args.schema, args.expect_status)
+            check_description(records[1:], command[0])
             check_points(records[1:], args.expect_point)
             if args.env_invalid_utf8:
                 got = records[0]["environment"].get(args.env_invalid_utf8)

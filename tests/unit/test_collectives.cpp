@@ -116,20 +116,20 @@ TEST(Collectives, EqualBlockSizesFollowTheSizeConvention) {
 }
 
 TEST(Collectives, BusBandwidthFactors) {
-  EXPECT_DOUBLE_EQ(op("allreduce").busbw_factor(4), 1.5);
-  EXPECT_DOUBLE_EQ(op("allreduce").busbw_factor(2), 1.0);
-  EXPECT_DOUBLE_EQ(op("allgather").busbw_factor(4), 0.75);
-  EXPECT_DOUBLE_EQ(op("allgatherv").busbw_factor(4), 0.75);
-  EXPECT_DOUBLE_EQ(op("reduce_scatter").busbw_factor(3), 2.0 / 3);
-  EXPECT_DOUBLE_EQ(op("reduce_scatter_block").busbw_factor(3), 2.0 / 3);
-  EXPECT_DOUBLE_EQ(op("alltoall").busbw_factor(8), 7.0 / 8);
-  EXPECT_DOUBLE_EQ(op("alltoallv").busbw_factor(8), 7.0 / 8);
-  EXPECT_DOUBLE_EQ(op("gather").busbw_factor(3), 2.0 / 3);
-  EXPECT_DOUBLE_EQ(op("scatterv").busbw_factor(3), 2.0 / 3);
-  EXPECT_DOUBLE_EQ(op("bcast").busbw_factor(16), 1.0);
-  EXPECT_DOUBLE_EQ(op("reduce").busbw_factor(16), 1.0);
-  EXPECT_DOUBLE_EQ(op("allreduce").busbw_factor(1), 0.0);
-  EXPECT_DOUBLE_EQ(op("barrier").busbw_factor(4), 0.0);
+  EXPECT_DOUBLE_EQ(op("allreduce").busbw.factor(4), 1.5);
+  EXPECT_DOUBLE_EQ(op("allreduce").busbw.factor(2), 1.0);
+  EXPECT_DOUBLE_EQ(op("allgather").busbw.factor(4), 0.75);
+  EXPECT_DOUBLE_EQ(op("allgatherv").busbw.factor(4), 0.75);
+  EXPECT_DOUBLE_EQ(op("reduce_scatter").busbw.factor(3), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(op("reduce_scatter_block").busbw.factor(3), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(op("alltoall").busbw.factor(8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(op("alltoallv").busbw.factor(8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(op("gather").busbw.factor(3), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(op("scatterv").busbw.factor(3), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(op("bcast").busbw.factor(16), 1.0);
+  EXPECT_DOUBLE_EQ(op("reduce").busbw.factor(16), 1.0);
+  EXPECT_DOUBLE_EQ(op("allreduce").busbw.factor(1), 0.0);
+  EXPECT_DOUBLE_EQ(op("barrier").busbw.factor(4), 0.0);
 }
 
 TEST(Collectives, InPlaceRules) {

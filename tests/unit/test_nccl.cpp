@@ -30,27 +30,25 @@ struct NcclFixture : ::testing::Test {
 }  // namespace
 
 TEST(NcclCoverage, EveryOperationHasACallOrAReason) {
-  for (const auto& c : coll::collectives()) {
-    const NcclCoverage& n = nccl_coverage(c);
-    EXPECT_STREQ(n.operation, c.name);
-    EXPECT_TRUE(n.call != nullptr || (n.missing != nullptr && *n.missing)) << c.name;
-  }
+  for (const auto& c : coll::collectives())
+    EXPECT_TRUE(c.nccl.call != nullptr || (c.nccl.missing != nullptr && *c.nccl.missing)) << c.name;
 }
 
 TEST(NcclCoverage, NativeCallsAndGroupedOnes) {
-  EXPECT_STREQ(nccl_coverage(op("allreduce")).call, "ncclAllReduce");
-  EXPECT_STREQ(nccl_coverage(op("bcast")).call, "ncclBroadcast");
-  EXPECT_STREQ(nccl_coverage(op("reduce_scatter_block")).call, "ncclReduceScatter");
-  EXPECT_STREQ(nccl_coverage(op("alltoall")).call, "ncclSend/ncclRecv (grouped)");
-  EXPECT_EQ(nccl_coverage(op("barrier")).call, nullptr);
-  EXPECT_EQ(nccl_coverage(op("reduce_scatter")).call, nullptr);
+  EXPECT_STREQ(op("allreduce").nccl.call, "ncclAllReduce");
+  EXPECT_STREQ(op("bcast").nccl.call, "ncclBroadcast");
+  EXPECT_STREQ(op("reduce_scatter_block").nccl.call, "ncclReduceScatter");
+  EXPECT_STREQ(op("alltoall").nccl.call, "ncclSend/ncclRecv (grouped)");
+  EXPECT_EQ(op("barrier").nccl.call, nullptr);
+  EXPECT_EQ(op("reduce_scatter").nccl.call, nullptr);
 }
 
 TEST(NcclCoverage, RefusesWhatNcclCannotMeanTheSameWay) {
   EXPECT_EQ(nccl_collective_problem(op("allreduce"), false), "");
   EXPECT_EQ(nccl_collective_problem(op("allreduce"), true), "");
   EXPECT_EQ(nccl_collective_problem(op("allgather"), true), "");
-  EXPECT_NE(nccl_collective_problem(op("alltoall"), true).find("in-place"), std::string::npos);
+  EXPECT_NE(nccl_collective_problem(op("alltoall"), true).find("supported for reduce, allreduce and allgather only"),
+            std::string::npos);
   EXPECT_NE(nccl_collective_problem(op("reduce_scatter_block"), true), "");
   EXPECT_NE(nccl_collective_problem(op("reduce_scatter"), false).find("reduce_scatter_block"), std::string::npos);
   EXPECT_NE(nccl_collective_problem(op("barrier"), false).find("no barrier"), std::string::npos);
@@ -85,11 +83,11 @@ TEST_F(NcclFixture, UnavailableNcclSaysWhy) {
 // Bandwidth under NCCL uses the table's op_bytes and busbw factors, as nccl-tests does.
 TEST(NcclCoverage, SizesAndBusBandwidthMatchNcclTests) {
   // nccl-tests: allreduce busbw = algbw * 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n.
-  EXPECT_DOUBLE_EQ(op("allreduce").busbw_factor(4), 1.5);
-  EXPECT_DOUBLE_EQ(op("allgather").busbw_factor(4), 0.75);
-  EXPECT_DOUBLE_EQ(op("reduce_scatter_block").busbw_factor(4), 0.75);
-  EXPECT_DOUBLE_EQ(op("alltoall").busbw_factor(4), 0.75);
-  EXPECT_DOUBLE_EQ(op("bcast").busbw_factor(4), 1.0);
+  EXPECT_DOUBLE_EQ(op("allreduce").busbw.factor(4), 1.5);
+  EXPECT_DOUBLE_EQ(op("allgather").busbw.factor(4), 0.75);
+  EXPECT_DOUBLE_EQ(op("reduce_scatter_block").busbw.factor(4), 0.75);
+  EXPECT_DOUBLE_EQ(op("alltoall").busbw.factor(4), 0.75);
+  EXPECT_DOUBLE_EQ(op("bcast").busbw.factor(4), 1.0);
   // 1 GiB of floats over 4 ranks: every equal-block operation moves the whole size.
   const std::size_t gib = std::size_t{1} << 30;
   for (const char* name : {"allreduce", "allgather", "reduce_scatter_block", "alltoall", "bcast"})

@@ -36,6 +36,23 @@ TEST(RecordSink, WritesOneLinePerRecordAndFlushesAtOnce) {
   std::remove(path.c_str());
 }
 
+// A result that carries the benchmark's headline statistic names it; one without it (a refused point)
+// does not.
+TEST(RecordSink, ResultsNameTheHeadlineTheyCarry) {
+  const std::string path = temp_path("headline");
+  std::remove(path.c_str());
+  {
+    RecordSink sink(path, StdoutFormat::none);
+    sink.set_headline("busbw_GBps");
+    sink.write_result(Json::object().set("status", "ok").set("busbw_GBps", Json::object().set("median", 1.5)));
+    sink.write_result(Json::object().set("status", "unsupported"));
+  }
+  EXPECT_EQ(read_all(path),
+            "{\"status\":\"ok\",\"busbw_GBps\":{\"median\":1.5},\"headline\":\"busbw_GBps\"}\n"
+            "{\"status\":\"unsupported\"}\n");
+  std::remove(path.c_str());
+}
+
 TEST(RecordSink, NeverOverwritesAnExistingFile) {
   const std::string path = temp_path("exists");
   { std::ofstream(path) << "precious\n"; }

@@ -1,0 +1,97 @@
+#include "gmb/description.hpp"
+
+#include "gmb/benchmark.hpp"
+#include "gmb/collectives.hpp"
+#include "gmb/mpi_library.hpp"
+#include "gmb/platform.hpp"
+#include "gmb/provenance.hpp"
+
+namespace gmb {
+
+namespace {
+
+Json describe_benchmark(const BenchmarkInfo& b) {
+  Json metrics = Json::array();
+  for (const Statistic s : b.records.metrics) metrics.push(statistic_name(s));
+  return Json::object()
+      .set("name", b.name)
+      .set("summary", b.summary)
+      .set("min_ranks", b.min_ranks)
+      .set("max_ranks", b.max_ranks)
+      .set("even_ranks", b.even_ranks)
+      .set("family", family_name(b.records.family))
+      .set("metrics", metrics)
+      .set("headline", b.records.headline ? Json(statistic_name(*b.records.headline)) : Json())
+      .set("transports", Json::array_of(b.records.transports))
+      .set("operations", b.records.operations);
+}
+
+// A kind, or one of its placements ("managed:host"): the placement's base kind's properties.
+Json describe_kind(const MemoryKind& k, Placement placement, const std::string& description) {
+  const bool placed = placement != Placement::none;
+  Json kind = Json::object()
+                  .set("name", placed ? k.name + ":" + placement_name(placement) : k.name)
+                  .set("description", description)
+                  .set("available", k.available());
+  if (!k.available()) kind.set("reason", k.unavailable_reason);
+  return kind.set("gpu_memory", k.gpu_memory)
+      .set("gpu_backed", k.gpu_backed)
+      .set("placeable", k.placeable)
+      .set("host_accessible", k.host_accessible)
+      .set("page_locked", k.page_locked)
+      .set("placement", placed ? Json(placement_name(placement)) : Json())
+      .set("base", k.name);
+}
+
+Json describe_collective(const coll::Collective& c) {
+  return Json::object()
+      .set("name", c.name)
+      .set("mpi_call", c.blocking_name)
+      .set("nonblocking_call", c.nonblocking_name ? Json(c.nonblocking_name) : Json())
+      .set("rooted", c.rooted)
+      .set("reduction", c.reduction)
+      .set("busbw_factor", c.busbw.formula ? Json(c.busbw.formula) : Json())
+      .set("nccl", Json::object()
+                       .set("call", c.nccl.call ? Json(c.nccl.call) : Json())
+                       .set("reason", c.nccl.call ? Json() : Json(c.nccl.missing)));
+}
+
+}  // namespace
+
+std::string mpi_library_version_text() {
+  std::string text;
+  if (mpi_library_version(text) != MPI_SUCCESS) return "unknown (MPI_Get_library_version failed)";
+  return text;
+}
+
+Json engine_description(const Platform& platform) {
+  const BuildInfo& build = build_info();
+  Json benchmarks = Json::array(), kinds = Json::array(), collectives = Json::array();
+  for (const auto& b : Registry::instance().all()) benchmarks.push(describe_benchmark(b));
+  for (const auto& k : platform.memory.all()) {
+    kinds.push(describe_kind(k, Placement::none, k.description));
+    // Placed variants are what --send/--recv/--mem accept: "managed:host", "managed:device".
+    if (k.placeable) {
+      kinds.push(describe_kind(k, Placement::host, k.description + ", on the host (CPU touch) when MPI is called"));
+      kinds.push(describe_kind(k, Placement::device, k.description + ", on the device (kernel touch) when MPI is called"));
+    }
+  }
+  for (const auto& c : coll::collectives()) collectives.push(describe_collective(c));
+  Json features = Json::object().set("cuda", build.cuda).set("nccl", build.nccl).set("gpu_usable", platform.gpu_unavailable_reason.empty());
+  if (!platform.gpu_unavailable_reason.empty()) features.set("gpu_reason", platform.gpu_unavailable_reason);
+  if (platform.nccl.available()) features.set("nccl_version", platform.nccl.version);
+  else features.set("nccl_reason", platform.nccl.unavailable_reason);
+  return Json::object()
+      .set("schema", kDescriptionSchema)
+      .set("version", build.version)
+      .set("git_revision", build.git_revision)
+      .set("mpi", Json::object()
+                      .set("library_version", mpi_library_version_text())
+                      .set("library_object", loaded_mpi_library().to_json()))
+      .set("benchmarks", benchmarks)
+      .set("memory_kinds", kinds)
+      .set("collectives", collectives)
+      .set("features", features);
+}
+
+}  // namespace gmb

@@ -1,0 +1,150 @@
+// The engine's description of itself (gmb-bench list --format json): what the harness groups, ranks
+// and plots by comes from here, so it must be complete and true to the code it describes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "gmb/benchmark.hpp"
+#include "gmb/collectives.hpp"
+#include "gmb/description.hpp"
+#include "gmb/error.hpp"
+#include "gmb/nccl.hpp"
+#include "gmb/platform.hpp"
+
+using namespace gmb;
+
+namespace {
+
+struct DescriptionFixture : ::testing::Test {
+  Platform platform;
+  Json description;
+  void SetUp() override {
+    register_modules(platform);
+    description = engine_description(platform);
+  }
+  const Json::Array& list(const char* key) const { return *description.find(key)->as_array(); }
+  const Json& entry(const char* key, const std::string& name) const {
+    for (const Json& e : list(key))
+      if (*e.find("name")->as_string() == name) return e;
+    throw std::runtime_error(std::string("no ") + key + " entry " + name);
+  }
+};
+
+std::vector<std::string> strings(const Json& array) {
+  std::vector<std::string> out;
+  for (const Json& v : *array.as_array()) out.push_back(*v.as_string());
+  return out;
+}
+
+std::string text(const Json& value) { return value.as_string() ? *value.as_string() : value.dump(); }
+
+}  // namespace
+
+TEST_F(DescriptionFixture, SaysWhatItIs) { EXPECT_EQ(text(*description.find("schema")), "gmb.engine/1"); }
+
+TEST_F(DescriptionFixture, EveryBenchmarkSaysWhatItsRecordsAre) {
+  const std::set<std::string> families = {"pt2pt", "multi-pair", "collective", "nbc", "managed", "halo", "peaks", "doctor"};
+  std::vector<std::string> order;
+  for (Statistic s : all_statistics()) order.push_back(statistic_name(s));
+  ASSERT_EQ(list("benchmarks").size(), Registry::instance().all().size());
+  for (const Json& b : list("benchmarks")) {
+    const std::string name = text(*b.find("name"));
+    for (const char* key : {"family", "metrics", "headline", "transports", "operations"})
+      EXPECT_NE(b.find(key), nullptr) << name << " has no " << key;
+    EXPECT_TRUE(families.count(text(*b.find("family")))) << name;
+    const std::vector<std::string> metrics = strings(*b.find("metrics"));
+    // In the one order the description lists statistics, each once.
+    std::vector<std::string> expected;
+    for (const auto& s : order)
+      if (std::count(metrics.begin(), metrics.end(), s)) expected.push_back(s);
+    EXPECT_EQ(metrics, expected) << name;
+    const Json& headline = *b.find("headline");
+    if (headline.is_null()) {
+      EXPECT_TRUE(metrics.empty()) << name << ": figures without a headline";
+    } else {
+      EXPECT_TRUE(std::count(metrics.begin(), metrics.end(), text(headline))) << name << ": headline not among metrics";
+    }
+    const std::vector<std::string> transports = strings(*b.find("transports"));
+    ASSERT_FALSE(transports.empty()) << name;
+    EXPECT_EQ(transports.front(), "mpi") << name;
+    for (const auto& t : transports)
+      EXPECT_TRUE(std::count(transport_names().begin(), transport_names().end(), t)) << name << ": " << t;
+  }
+}
+
+// The transports a benchmark declares are the ones its options accept.
+TEST_F(DescriptionFixture, TransportsAreWhatTheOptionsAccept) {
+  for (const BenchmarkInfo& info : Registry::instance().all()) {
+    auto bench = info.make();
+    ArgParser parser;
+    bench->add_options(parser);
+    bool accepts_option = true;
+    try {
+      parser.parse({"--transport", "nccl"});
+    } catch (const UsageError&) {
+      accepts_option = false;
+    }
+    const auto& t = info.records.transports;
+    EXPECT_EQ(accepts_option, std::count(t.begin(), t.end(), "nccl") == 1) << info.name;
+  }
+}
+
+TEST_F(DescriptionFixture, KnownBenchmarks) {
+  auto check = [&](const char* name, const char* family, const char* headline, std::vector<std::string> transports) {
+    const Json& b = entry("benchmarks", name);
+    EXPECT_EQ(text(*b.find("family")), family) << name;
+    EXPECT_EQ(text(*b.find("headline")), headline) << name;
+    EXPECT_EQ(strings(*b.find("transports")), transports) << name;
+  };
+  check("latency", "pt2pt", "time_us", {"mpi", "nccl"});
+  check("bw", "pt2pt", "bandwidth_GBps", {"mpi", "nccl"});
+  check("bibw", "pt2pt", "bandwidth_GBps", {"mpi", "nccl"});
+  check("coll", "collective", "busbw_GBps", {"mpi", "nccl"});
+  check("nbc", "nbc", "time_us", {"mpi"});
+  check("halo", "halo", "time_us", {"mpi"});
+  check("peaks", "peaks", "bandwidth_GBps", {"mpi"});
+  EXPECT_TRUE(entry("benchmarks", "doctor").find("headline")->is_null());
+  EXPECT_EQ(entry("benchmarks", "coll").find("operations")->dump(), "true");
+  EXPECT_EQ(entry("benchmarks", "nbc").find("operations")->dump(), "true");
+  EXPECT_EQ(entry("benchmarks", "latency").find("operations")->dump(), "false");
+}
+
+TEST_F(DescriptionFixture, MemoryKindsAndTheirPlacements) {
+  for (const Json& k : list("memory_kinds"))
+    for (const char* key : {"gpu_memory", "gpu_backed", "placeable", "placement", "base", "host_accessible"})
+      EXPECT_NE(k.find(key), nullptr) << text(*k.find("name")) << " has no " << key;
+  EXPECT_TRUE(entry("memory_kinds", "host").find("placement")->is_null());
+  EXPECT_EQ(text(*entry("memory_kinds", "host").find("base")), "host");
+  EXPECT_EQ(entry("memory_kinds", "host").find("host_accessible")->dump(), "true");
+  EXPECT_EQ(entry("memory_kinds", "pinned").find("host_accessible")->dump(), "true");
+  EXPECT_EQ(entry("memory_kinds", "device").find("host_accessible")->dump(), "false");
+  EXPECT_EQ(entry("memory_kinds", "device").find("gpu_memory")->dump(), "true");
+  for (const char* where : {"host", "device"}) {
+    const Json& placed = entry("memory_kinds", std::string("managed:") + where);
+    EXPECT_EQ(text(*placed.find("placement")), where);
+    EXPECT_EQ(text(*placed.find("base")), "managed");
+    EXPECT_EQ(placed.find("host_accessible")->dump(), "true");
+    EXPECT_EQ(placed.find("gpu_backed")->dump(), "true");
+  }
+}
+
+TEST_F(DescriptionFixture, CollectivesAreTheTableWithItsNcclMapping) {
+  const auto& rows = coll::collectives();
+  ASSERT_EQ(list("collectives").size(), rows.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const Json& c = list("collectives")[k];
+    EXPECT_EQ(text(*c.find("name")), rows[k].name);
+    EXPECT_EQ(text(*c.find("mpi_call")), rows[k].blocking_name);
+    // Operations with data have a bus-bandwidth factor; barrier has none.
+    EXPECT_EQ(c.find("busbw_factor")->is_null(), !rows[k].has_data) << rows[k].name;
+    const Json& nccl = *c.find("nccl");
+    EXPECT_NE(nccl.find("call")->is_null(), nccl.find("reason")->is_null()) << rows[k].name << ": a call or a reason";
+  }
+  const Json& allreduce = entry("collectives", "allreduce");
+  EXPECT_EQ(text(*allreduce.find("busbw_factor")), "2(n-1)/n");
+  EXPECT_EQ(text(*allreduce.find("nonblocking_call")), "MPI_Iallreduce");
+  EXPECT_EQ(text(*allreduce.find("nccl")->find("call")), "ncclAllReduce");
+  EXPECT_EQ(text(*entry("collectives", "alltoall").find("nccl")->find("call")), "ncclSend/ncclRecv (grouped)");
+  EXPECT_NE(text(*entry("collectives", "barrier").find("nccl")->find("reason")).find("no barrier"), std::string::npos);
+}
