@@ -3,6 +3,9 @@ gmb_mpi_test(latency_host 2 0 STATUS ok ARGS latency --sizes 0:64K --iters 50 --
 gmb_mpi_test(bw_host 2 0 ARGS bw --sizes 1:4M --iters 10 --warmup 2 --iters-large 4 --warmup-large 1 --validate --out OUT)
 gmb_mpi_test(bibw_host 2 0 ARGS bibw --sizes 1:1M --iters 10 --warmup 2 --window 16 --validate --out OUT)
 gmb_mpi_test(mbw_host_4 4 0 ARGS mbw --sizes 1:64K --iters 10 --warmup 2 --validate --out OUT)
+gmb_mpi_test(mlat_host 2 0 STATUS ok ARGS mlat --sizes 0:64K --iters 50 --warmup 5 --validate --out OUT)
+gmb_mpi_test(mlat_host_4 4 0 STATUS ok STDOUT "\"pairs\":2,.*\"mean_pair_us\":\\{\"n\":"
+             ARGS mlat --sizes 0:64K --iters 50 --warmup 5 --validate --format json --out OUT)
 gmb_mpi_test(latency_omb_spelling 2 0 ARGS latency -m 1:1K -i 20 -x 2 -c H H --out OUT)
 gmb_mpi_test(latency_single_size 2 0 ARGS latency --sizes 16M --iters-large 3 --warmup-large 1 --validate --out OUT)
 gmb_mpi_test(bw_json_stdout 2 0 STDERR "^$" ARGS bw --sizes 8,1K --iters 5 --format json)
@@ -14,6 +17,7 @@ gmb_mpi_test(bad_kind 2 2 STDERR "unknown memory kind 'gpu'.*accepted: host, pin
 gmb_mpi_test(bad_letter 2 2 STDERR "unknown buffer letter 'X'" ARGS latency X H --out OUT)
 gmb_mpi_test(bad_rank_count 3 2 STDERR "latency needs exactly 2 ranks \\(launched with 3\\)" ARGS latency --out OUT)
 gmb_mpi_test(bad_rank_count_mbw 3 2 STDERR "mbw needs an even number of ranks" ARGS mbw --out OUT)
+gmb_mpi_test(bad_rank_count_mlat 3 2 STDERR "mlat needs an even number of ranks" ARGS mlat --out OUT)
 gmb_mpi_test(bad_option 2 2 STDERR "unknown option '--bogus'" ARGS bw --bogus 3 --out OUT)
 gmb_mpi_test(bad_iters 2 2 STDERR "--iters: bad iteration count '0'" ARGS bw --iters 0 --out OUT)
 gmb_mpi_test(missing_value 2 2 STDERR "option --window needs a value" ARGS bw --window)
