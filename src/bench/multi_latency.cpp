@@ -15,10 +15,10 @@ namespace {
 
 class MultiPairLatency final : public PointToPoint {
  public:
+  MultiPairLatency() : PointToPoint(PairPattern::ping_pong) {}
   std::vector<TableColumn> columns() const override {
     return {{"median_us", "time_us.median", 2}, {"mean_pair_us", "metrics.mean_pair_us.median", 2}, {"p95_us", "time_us.p95", 2}};
   }
-  void iterate() override { ping_pong(); }
   void describe_result(Json& record, std::size_t, const std::vector<double>& seconds) override {
     add_path(record);
     set_figures(record, seconds, 0.5, 0);  // one iteration is a round trip
@@ -43,9 +43,6 @@ class MultiPairLatency final : public PointToPoint {
   }
 
  protected:
-  bool windowed() const override { return false; }
-  bool side_receives(bool) const override { return true; }
-  PairPattern pair_pattern() const override { return PairPattern::ping_pong; }
   std::string compensation_formula() const override {
     return "per pair as latency: (round trip - the t_kernel_launch of each rank of the pair placed on the device) / 2, "
            "each rank removing its own and its peer's before the slowest pair (time_us) and the mean over pairs";

@@ -210,9 +210,17 @@ void PointToPoint::settle_received() {
 double PointToPoint::launch_in_my_iteration(std::size_t bytes) const {
   if (bytes == 0 || !launch_cost_.measured()) return 0;
   const MemorySpec& peer_spec = spec_of(peer_, size_);
-  return pair_launch_in_iteration(pair_pattern(), sender_, placement_, peer_spec.placement,
+  return pair_launch_in_iteration(pattern_, sender_, placement_, peer_spec.placement,
                                   launch_cost_.seconds[static_cast<std::size_t>(rank_)],
                                   launch_cost_.seconds[static_cast<std::size_t>(peer_)]);
+}
+
+void PointToPoint::iterate() {
+  switch (pattern_) {
+    case PairPattern::ping_pong: return ping_pong();
+    case PairPattern::one_way_window: return one_way_window();
+    case PairPattern::both_ways_window: return both_ways_window();
+  }
 }
 
 void PointToPoint::ping_pong() {
@@ -280,10 +288,10 @@ namespace {
 
 class Latency : public PointToPoint {
  public:
+  Latency() : PointToPoint(PairPattern::ping_pong) {}
   std::vector<TableColumn> columns() const override {
     return {{"median_us", "time_us.median", 2}, {"min_us", "time_us.min", 2}, {"p95_us", "time_us.p95", 2}};
   }
-  void iterate() override { ping_pong(); }
   void describe_result(Json& record, std::size_t, const std::vector<double>& seconds) override {
     add_path(record);
     // One iteration is a round trip: one-way latency is half of it.
@@ -292,10 +300,7 @@ class Latency : public PointToPoint {
   }
 
  protected:
-  bool windowed() const override { return false; }
-  bool side_receives(bool) const override { return true; }
   // Rank 1 touches after its receive, then replies; rank 0 touches after the reply arrives.
-  PairPattern pair_pattern() const override { return PairPattern::ping_pong; }
   std::string compensation_formula() const override {
     return "time_us = (round trip - the t_kernel_launch of each rank placed on the device, both touch after their "
            "receive; rank 0 waits for rank 1's touch) / 2; MD-MD: (round trip - 2 t_kernel_launch) / 2";
@@ -314,10 +319,10 @@ class UnifiedMemoryLatency final : public Latency {
 
 class Bandwidth final : public PointToPoint {
  public:
+  Bandwidth() : PointToPoint(PairPattern::one_way_window) {}
   std::vector<TableColumn> columns() const override {
     return {{"GB/s", "bandwidth_GBps.median", 3}, {"p5_GB/s", "bandwidth_GBps.p5", 3}, {"window_us", "time_us.median", 2}};
   }
-  void iterate() override { one_way_window(); }
   void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
     add_path(record);
     set_figures(record, seconds, 1, static_cast<double>(bytes) * window_);
@@ -331,13 +336,13 @@ class Bandwidth final : public PointToPoint {
   }
 };
 
+// Both ranks post W receives and W sends, then wait for all, then place what they received.
 class BiBandwidth final : public PointToPoint {
  public:
+  BiBandwidth() : PointToPoint(PairPattern::both_ways_window) {}
   std::vector<TableColumn> columns() const override {
     return {{"GB/s", "bandwidth_GBps.median", 3}, {"p5_GB/s", "bandwidth_GBps.p5", 3}, {"window_us", "time_us.median", 2}};
   }
-  // Both ranks post W receives and W sends, then wait for all, then place what they received.
-  void iterate() override { both_ways_window(); }
   void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
     add_path(record);
     set_figures(record, seconds, 1, 2.0 * static_cast<double>(bytes) * window_);
@@ -345,8 +350,6 @@ class BiBandwidth final : public PointToPoint {
   }
 
  protected:
-  bool side_receives(bool) const override { return true; }
-  PairPattern pair_pattern() const override { return PairPattern::both_ways_window; }
   std::string compensation_formula() const override {
     return "per rank, window time - its own t_kernel_launch when placed on the device (each touches once after the "
            "window, at the same time, waiting for nobody), then the slowest rank; bandwidth_GBps = 2 * bytes * window / "
@@ -356,10 +359,10 @@ class BiBandwidth final : public PointToPoint {
 
 class MultiPairBandwidth final : public PointToPoint {
  public:
+  MultiPairBandwidth() : PointToPoint(PairPattern::one_way_window) {}
   std::vector<TableColumn> columns() const override {
     return {{"GB/s", "bandwidth_GBps.median", 3}, {"Mmsg/s", "message_rate_Mps.median", 3}, {"window_us", "time_us.median", 2}};
   }
-  void iterate() override { one_way_window(); }
   void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) override {
     add_path(record);
     set_figures(record, seconds, 1, static_cast<double>(bytes) * window_ * pairs_);

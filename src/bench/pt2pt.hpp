@@ -1,9 +1,9 @@
 // What the point-to-point benchmarks share (METHODOLOGY "Point to point"): ranks in pairs (rank i of
 // the first half with rank i + ranks/2), buffers per side and memory kind (--send, --recv), managed
 // placements, the transfer strategy or transport, --references, --validate and the records' common
-// fields. A point-to-point benchmark derives from PointToPoint and supplies its iteration (one of the
-// patterns below), its table columns and its figures: one .cpp file in src/bench/ (multi_latency.cpp
-// is the smallest example). Host-only: no CUDA headers.
+// fields. A point-to-point benchmark derives from PointToPoint, names its iteration pattern (a
+// ping-pong, a one-way window or windows both ways) and supplies its table columns and its figures: one
+// .cpp file in src/bench/ (multi_latency.cpp is the smallest example). Host-only: no CUDA headers.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,9 @@ namespace gmb {
 
 class PointToPoint : public SizeSweep {
  public:
+  // One iteration is `pattern`: what is timed, who receives, who waits for whom.
+  explicit PointToPoint(PairPattern pattern) : pattern_(pattern) {}
+
   void add_options(ArgParser& p) override;
   void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) override;
   Json options_json() const override;
@@ -28,6 +31,7 @@ class PointToPoint : public SizeSweep {
   // The memory asked for, then with --references host-host and device-device in the same launch.
   int run(Context& ctx, RecordSink& sink) override;
   void setup(const Context& ctx, std::size_t bytes) override;
+  void iterate() override;
   void prepare(std::uint32_t seed) override;
   std::string verify(std::uint32_t seed) override;
   void teardown() override;
@@ -44,12 +48,10 @@ class PointToPoint : public SizeSweep {
   static constexpr int kAckTag = 101;
 
   // Whether the benchmark sends windows of messages (--window); false for ping-pongs.
-  virtual bool windowed() const { return true; }
-  // Whether a side's receive buffer gets data (checked by --validate; touched when placed).
-  virtual bool side_receives(bool sender_side) const { return !sender_side; }
-  bool receives() const { return side_receives(sender_); }
-  // Who receives and who waits for whom in one iteration (which launches a rank's time contains).
-  virtual PairPattern pair_pattern() const { return PairPattern::one_way_window; }
+  bool windowed() const { return pattern_ != PairPattern::ping_pong; }
+  // Whether this rank's receive buffer gets data (checked by --validate; touched when placed): every
+  // rank but the sender of a one-way window.
+  bool receives() const { return pattern_ != PairPattern::one_way_window || !sender_; }
 
   const MemorySpec& spec_of(int rank, int size) const { return rank < size / 2 ? send_ : recv_; }
   bool placed() const { return send_.placement != Placement::none || recv_.placement != Placement::none; }
@@ -64,14 +66,6 @@ class PointToPoint : public SizeSweep {
   double launch_in_my_iteration(std::size_t bytes) const override;
   bool compensates_launch_cost() const override { return placed(); }
 
-  // The iteration patterns (pair_pattern() says which one an iteration uses):
-  // one round trip with blocking calls: the first half sends then receives, its peer the reverse.
-  void ping_pong();
-  // W non-blocking sends from the first half, W receives on the other, then a 4-byte ack back.
-  void one_way_window();
-  // Both sides post W receives and W sends, then wait for all.
-  void both_ways_window();
-
   void add_path(Json& record) const { record.set("path", path_.to_json()); }
   // time_us (each sample times `time_scale`) and, when `bytes_per_iteration` > 0, bandwidth_GBps.
   void set_figures(Json& record, const std::vector<double>& seconds, double time_scale, double bytes_per_iteration) const;
@@ -85,10 +79,18 @@ class PointToPoint : public SizeSweep {
   bool sender_ = false;  // in the first half of the ranks (rank 0 of a pair)
 
  private:
+  // The iteration patterns:
+  // ping_pong: one round trip with blocking calls: the first half sends then receives, its peer the reverse.
+  void ping_pong();
+  // one_way_window: W non-blocking sends from the first half, W receives on the other, then a 4-byte ack back.
+  void one_way_window();
+  // both_ways_window: both sides post W receives and W sends, then wait for all.
+  void both_ways_window();
   // One sweep of the sizes per chunk count (a single pass unless --chunks lists several).
   int sweep_chunks(Context& ctx, RecordSink& sink);
   static std::vector<int> parse_chunk_list(const std::string& text);
 
+  PairPattern pattern_;
   MemorySpec send_, recv_;
   bool one_iteration_per_sample_ = false;  // references measured next to managed placements
   bool counts_faults_ = false;             // a side uses managed memory

@@ -89,44 +89,39 @@ class PageableHostBuffer final : public Buffer {
   }
 };
 
+// A kind with its name, description and allocator (empty: unavailable, with `unavailable_reason`);
+// the caller sets its properties.
+MemoryKind kind_named(const char* name, const char* description, const std::string& unavailable_reason,
+                      std::function<std::unique_ptr<Buffer>(std::size_t bytes)> allocate) {
+  MemoryKind kind;
+  kind.name = name;
+  kind.description = description;
+  kind.unavailable_reason = unavailable_reason;
+  kind.allocate = std::move(allocate);
+  return kind;
+}
+
 }  // namespace
 
 void register_host_memory(MemoryKinds& kinds) {
-  MemoryKind host;
-  host.name = "host";
-  host.description = "pageable host memory (malloc)";
+  MemoryKind host = kind_named("host", "pageable host memory (malloc)", "", [](std::size_t bytes) -> std::unique_ptr<Buffer> {
+    return std::make_unique<PageableHostBuffer>(bytes);
+  });
   host.host_accessible = true;
-  host.allocate = [](std::size_t bytes) -> std::unique_ptr<Buffer> { return std::make_unique<PageableHostBuffer>(bytes); };
   kinds.add(std::move(host));
 }
 
 void register_gpu_memory_kinds(MemoryKinds& kinds, const std::string& unavailable_reason, const GpuAllocators& allocators) {
-  MemoryKind pinned;
-  pinned.name = "pinned";
-  pinned.description = "page-locked host memory (cudaMallocHost)";
-  pinned.host_accessible = true;
-  pinned.page_locked = true;
-  pinned.unavailable_reason = unavailable_reason;
-  pinned.allocate = allocators.pinned;
+  MemoryKind pinned = kind_named("pinned", "page-locked host memory (cudaMallocHost)", unavailable_reason, allocators.pinned);
+  pinned.host_accessible = pinned.page_locked = true;
   kinds.add(std::move(pinned));
 
-  MemoryKind device;
-  device.name = "device";
-  device.description = "GPU memory (cudaMalloc)";
-  device.gpu_memory = true;
-  device.gpu_backed = true;
-  device.unavailable_reason = unavailable_reason;
-  device.allocate = allocators.device;
+  MemoryKind device = kind_named("device", "GPU memory (cudaMalloc)", unavailable_reason, allocators.device);
+  device.gpu_memory = device.gpu_backed = true;
   kinds.add(std::move(device));
 
-  MemoryKind managed;
-  managed.name = "managed";
-  managed.description = "CUDA unified memory (cudaMallocManaged)";
-  managed.gpu_backed = true;
-  managed.placeable = true;
-  managed.host_accessible = true;
-  managed.unavailable_reason = unavailable_reason;
-  managed.allocate = allocators.managed;
+  MemoryKind managed = kind_named("managed", "CUDA unified memory (cudaMallocManaged)", unavailable_reason, allocators.managed);
+  managed.gpu_backed = managed.placeable = managed.host_accessible = true;
   kinds.add(std::move(managed));
 }
 
