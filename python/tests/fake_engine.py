@@ -1,46 +1,66 @@
-"""A stand-in for gmb-bench: same command line, writes schema-valid synthetic records (gmb.synth).
+"""A stand-in for gmb-bench: same command line, describes itself as the engine does (``list --format json``:
+data/engine/host.json, a host-only build, to the gmb.engine/1 contract) and writes schema-valid synthetic records
+(synth) for every benchmark it describes, shaped by the benchmark's family and headline.
 FAKE_HANG=<benchmark> makes that benchmark hang (timeout tests); FAKE_FAIL=<benchmark> makes it exit 1.
-FAKE_CUDA=1: a CUDA build (device and pinned memory available); FAKE_NCCL=<version>: built with NCCL, which
-makes --transport nccl work as the engine's contract says (device memory only, else status "unsupported" and
-exit 3; every result gets "transport"; the context's options.benchmark.transport, and the context's
-top-level nccl: {available, version} as the engine writes them). FAKE_MPI_LIBRARY=<path>: the MPI library object the
-engine says it loaded (``mpi.library_object``, ``ranks[].mpi_library``, and ``list``'s ``mpi``); unset: an engine
-too old to say."""
+FAKE_CUDA=1: a CUDA build (every memory kind available); FAKE_NCCL=<version>: built with NCCL, which makes
+--transport nccl work as the engine's contract says (device memory only, else status "unsupported" and exit 3;
+every result of a benchmark with the NCCL transport gets "transport"; the context's options.benchmark.transport, and
+the context's top-level nccl: {available, version} as the engine writes them). FAKE_WITHOUT=<name,...>: an older or
+other build that does not list those benchmarks; FAKE_OLD_LIST=1: an engine built before it described itself
+(``list`` without schema, families, kind properties, collectives). FAKE_MPI_LIBRARY=<path>: the MPI library object
+the engine says it loaded (``mpi.library_object``, ``ranks[].mpi_library``, and ``list``'s ``mpi``); unset: an
+engine too old to say."""
 
 import json
 import os
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import synth
 
-LIST = {"benchmarks": [{"name": "latency", "summary": "ping-pong", "min_ranks": 2, "max_ranks": 2},
-                       {"name": "bw", "summary": "windowed bw", "min_ranks": 2, "max_ranks": 2},
-                       {"name": "bibw", "summary": "bidirectional bw", "min_ranks": 2, "max_ranks": 2},
-                       {"name": "coll", "summary": "collectives", "min_ranks": 2},
-                       {"name": "peaks", "summary": "ceilings", "min_ranks": 1}],
-        "memory_kinds": [{"name": "host", "available": True, "reason": ""},
-                         {"name": "pinned", "available": False, "reason": "built without CUDA"},
-                         {"name": "device", "available": False, "reason": "built without CUDA"}],
-        "features": {"cuda": False}}
+from gmb.engine_description import EngineDescription
+
+HOST = Path(__file__).parent / "data" / "engine" / "host.json"
 
 
-NCCL_OPS = {"bcast", "reduce", "allreduce", "allgather", "allgatherv", "gather", "gatherv", "scatter", "scatterv",
-            "alltoall", "alltoallv", "reduce_scatter_block"}
+def description(cuda: bool = False, nccl: str | None = None, without=()) -> dict:
+    """The fake engine's description: host.json, with ``cuda`` a CUDA build (every memory kind available), with
+    ``nccl`` (its version) built with NCCL, ``without`` these benchmarks."""
+    d = json.loads(HOST.read_text())
+    if cuda:
+        for k in d["memory_kinds"]:
+            k["available"] = True
+            k.pop("reason", None)
+        d["features"].update(cuda=True, gpu_usable=True)
+        d["features"].pop("gpu_reason", None)
+    if nccl:
+        d["features"].update(nccl=True, nccl_version=nccl)
+        d["features"].pop("nccl_reason", None)
+    d["benchmarks"] = [b for b in d["benchmarks"] if b["name"] not in without]
+    return d
 
 
-def capabilities():
-    caps = json.loads(json.dumps(LIST))
-    if os.environ.get("FAKE_CUDA"):
-        for k in caps["memory_kinds"]:
-            k.update(available=True, reason="")
-        caps["features"]["cuda"] = True
-    if os.environ.get("FAKE_NCCL"):
-        caps["features"].update(nccl=True, nccl_version=os.environ["FAKE_NCCL"])
-    else:
-        caps["features"]["nccl"] = False
-    return caps
+def describe(cuda: bool = False, nccl: str | None = None, without=()) -> EngineDescription:
+    """description() as the harness reads it."""
+    return EngineDescription(description(cuda, nccl, without), source="the fake engine")
+
+
+def capabilities() -> dict:
+    without = [w for w in os.environ.get("FAKE_WITHOUT", "").split(",") if w]
+    return description(bool(os.environ.get("FAKE_CUDA")), os.environ.get("FAKE_NCCL"), without)
+
+
+def old_description(d: dict) -> dict:
+    """What an engine built before it described itself printed: names, summaries and rank bounds of its benchmarks,
+    its memory kinds without their properties, its features."""
+    return {"version": d["version"], "git_revision": d["git_revision"],
+            "benchmarks": [{k: b[k] for k in ("name", "summary", "min_ranks", "max_ranks", "even_ranks")}
+                           for b in d["benchmarks"]],
+            "memory_kinds": [{k: v for k, v in m.items() if k in ("name", "description", "available", "reason")}
+                             for m in d["memory_kinds"]],
+            "features": d["features"]}
 
 
 def mpi_identity():
@@ -57,12 +77,36 @@ def opt(args, name, default=None):
     return args[args.index(name) + 1] if name in args else default
 
 
+def results(run_id, info, args, send, recv, scale, seed, cuda):
+    """Synthetic results of one launch of the benchmark ``info`` describes (its family and headline)."""
+    bench, family, head = info["name"], info["family"], info["headline"]
+    sizes = synth.pow2_sizes(1, 64 << 10)
+    ops = args[0].split(",") if info["operations"] and args and not args[0].startswith("-") else ["allreduce", "bcast"]
+    if family in ("pt2pt", "multi-pair", "managed"):
+        path = "nvlink" if (send, recv) == ("device", "device") else "host"
+        recs = synth.pt2pt_results(run_id, bench, sizes, send, recv, path, scale=scale, seed=seed, headline=head)
+        if send.startswith("managed") or recv.startswith("managed"):
+            for r in recs:
+                r["placement"] = {side: kind.partition(":")[2] if kind.startswith("managed") else "none"
+                                  for side, kind in (("send", send), ("recv", recv))}
+        return recs
+    if family == "collective":
+        return synth.coll_results(run_id, ops, sizes[2:], 2, scale=scale, memory=opt(args, "--mem", "host"))
+    if family == "nbc":
+        return [r for op in ops for r in synth.nbc_results(run_id, op, sizes[2:])]
+    if family == "peaks":
+        return synth.peaks_results(run_id, cuda=cuda)
+    if family == "halo":
+        return synth.halo_results(run_id, bench, sizes[2:], opt(args, "--mem", "host"), opt(args, "--strategy", "all"))
+    return []  # doctor: a context only
+
+
 def main(argv):
     if argv[:1] == ["list"]:
         caps = capabilities()
         if os.environ.get("FAKE_MPI_LIBRARY"):
             caps["mpi"] = mpi_identity()
-        print(json.dumps(caps))
+        print(json.dumps(old_description(caps) if os.environ.get("FAKE_OLD_LIST") else caps))
         return 0
     bench, args = argv[0], argv[1:]
     if os.environ.get("FAKE_HANG") == bench:
@@ -70,6 +114,11 @@ def main(argv):
     if os.environ.get("FAKE_FAIL") == bench:
         print("gmb-bench: MPI_Send failed (fake)", file=sys.stderr)
         return 1
+    caps = capabilities()
+    info = next((b for b in caps["benchmarks"] if b["name"] == bench), None)
+    if info is None:
+        print(f"gmb-bench: unknown benchmark '{bench}'", file=sys.stderr)
+        return 2
     out = opt(args, "--out")
     if out is None or os.path.exists(out):
         print("gmb-bench: --out missing or exists", file=sys.stderr)
@@ -78,7 +127,6 @@ def main(argv):
     if transport not in ("mpi", "nccl"):
         print(f"gmb-bench: --transport: bad value '{transport}'", file=sys.stderr)
         return 2
-    caps = capabilities()
     run_id = uuid.uuid4().hex
     scale = float(os.environ.get("FAKE_SCALE", "1.0")) * (0.1 if transport == "nccl" else 1.0)
     lib = os.environ.get("FAKE_LIBRARY_VERSION", "Open MPI v9.9.0")
@@ -92,38 +140,33 @@ def main(argv):
     # the engine's layout: benchmark options under options.benchmark, the NCCL run-time version at top level
     ctx["options"] = {"common": dict(ctx["options"]), "benchmark": {"send": opt(args, "--send", "host"),
                                                                    "recv": opt(args, "--recv", "host")}}
-    if bench in ("latency", "bw", "bibw", "coll"):
+    with_transport = "nccl" in info["transports"]
+    if with_transport:
         ctx["options"]["benchmark"]["transport"] = transport
     ctx["nccl"] = ({"available": True, "version": caps["features"]["nccl_version"]} if caps["features"]["nccl"]
                    else {"available": False, "reason": "built without NCCL"})
     recs = [ctx]
-    sizes = synth.pow2_sizes(1, 64 << 10)
     send, recv = opt(args, "--send", "host"), opt(args, "--recv", "host")
-    ops = args[0].split(",") if bench == "coll" and args and not args[0].startswith("-") else ["allreduce", "bcast"]
     unsupported = None
     if transport == "nccl":
         if not caps["features"]["nccl"]:
             unsupported = "built without NCCL"
-        elif bench in ("latency", "bw", "bibw") and (send, recv) != ("device", "device"):
-            unsupported = "NCCL moves device memory only: use --send device --recv device"
-        elif bench == "coll" and opt(args, "--mem", "host") != "device":
-            unsupported = "NCCL moves device memory only: use --mem device"
-        elif bench not in ("latency", "bw", "bibw", "coll"):
+        elif not with_transport:
             unsupported = f"{bench} has no NCCL transport"
+        elif not info["operations"] and (send, recv) != ("device", "device"):
+            unsupported = "NCCL moves device memory only: use --send device --recv device"
+        elif info["operations"] and opt(args, "--mem", "host") != "device":
+            unsupported = "NCCL moves device memory only: use --mem device"
     if unsupported:
-        rec = synth.unsupported(run_id, bench, unsupported, send, recv)
-        recs.append(rec)
-    elif bench in ("latency", "bw", "bibw"):
-        path = "nvlink" if (send, recv) == ("device", "device") else "host"
-        recs += synth.pt2pt_results(run_id, bench, sizes, send, recv, path, scale=scale, seed=hash(out) % 1000)
-    elif bench == "coll":
-        recs += synth.coll_results(run_id, ops, sizes[2:], 2, scale=scale, memory=opt(args, "--mem", "host"))
-    elif bench == "peaks":
-        recs += synth.peaks_results(run_id, cuda=cuda)
+        recs.append(synth.unsupported(run_id, bench, unsupported, send, recv))
+    else:
+        recs += results(run_id, info, args, send, recv, scale, hash(out) % 1000, cuda)
     for rec in recs[1:]:
-        if bench in ("latency", "bw", "bibw", "coll"):
+        if with_transport:
             rec["transport"] = transport
-        if bench == "coll" and transport == "nccl" and rec["status"] == "ok":
+        if info["headline"] in rec and "headline" not in rec:
+            rec["headline"] = info["headline"]
+        if info["operations"] and transport == "nccl" and rec["status"] == "ok":
             rec["metrics"] = {"call": "nccl" + rec["operation"].title().replace("_", "")}
     synth.write_jsonl(out, recs)
     return 3 if unsupported else 0

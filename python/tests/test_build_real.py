@@ -98,8 +98,7 @@ def test_real_build_cached_and_rebuilt(family, real_env, capsys):
     assert _cache_value(bdir, "GMB_BUILD_TESTS") == "OFF"
     stamp = json.loads((bdir / "gmb-build.json").read_text())
     assert stamp["identity"] == lib.identity and stamp["source_hash"] == build.source_hash(src)
-    caps = build.engine_capabilities(engine)
-    assert any(b["name"] == "latency" for b in caps["benchmarks"])
+    assert build.describe_engine(engine).benchmark("latency").family == "pt2pt"
     # linked against the library it was built for
     ldd = subprocess.run(["ldd", str(engine)], capture_output=True, text=True).stdout
     assert ("libmpi.so.40" if family == "openmpi" else "libmpich.so") in ldd
@@ -148,13 +147,15 @@ def test_build_tree_of_moved_sources_is_reconfigured(tmp_path):
 
 
 def test_campaign_gives_coll_an_operation():
+    from fake_engine import describe
+
     from gmb.plan import plan
     from gmb.spec import Block, Campaign
 
     c = Campaign("c", [Block(["coll"], sizes="4:64", ranks=[2], operations=["allreduce", "bcast"]),
                        Block(["latency"], memory=["host:host"])], repetitions=2)
     lib = MpiLibrary("l", "mpich", "4", "/usr", "/usr/bin/mpiexec.mpich", "mpiexec")
-    launches, _ = plan(c, [lib])
+    launches, _ = plan(c, [lib], {"l": describe()})
     coll = [x for x in launches if x.benchmark == "coll"]
     assert sorted(x.engine_args[1] for x in coll) == ["allreduce", "allreduce", "bcast", "bcast"]
     assert len({x.launch_id for x in launches}) == len(launches) == 6

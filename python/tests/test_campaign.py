@@ -7,25 +7,19 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_engine import describe, description
 
 from gmb import defaults, execute, spec
 from gmb.plan import new_results_dir, plan, read_plan, Launch
 from gmb.spec import Block, Campaign, CampaignError, load_campaign, parse_campaign
+from gmb.engine_description import EngineDescription
 from gmb.mpilibs import MpiLibrary
 from gmb.store import Store
 from gmb.topology import Gpu, Topology
 
-CAPS = {"benchmarks": [{"name": n, "summary": "", "min_ranks": 2} for n in
-                       ("latency", "bw", "bibw", "coll", "nbc", "um", "halo", "mbw")] +
-        [{"name": "peaks", "summary": "", "min_ranks": 1}],
-        "memory_kinds": [{"name": "host", "available": True}, {"name": "pinned", "available": True},
-                         {"name": "device", "available": True}, {"name": "managed", "available": True},
-                         {"name": "managed:host", "available": True}, {"name": "managed:device", "available": True}],
-        "features": {"cuda": True}}
-HOST_CAPS = {"benchmarks": [{"name": n, "summary": "", "min_ranks": 2} for n in ("latency", "bw", "bibw", "coll")],
-             "memory_kinds": [{"name": "host", "available": True},
-                              {"name": "device", "available": False, "reason": "built without CUDA"}],
-             "features": {"cuda": False}}
+CUDA_DESC = describe(cuda=True)
+# an engine that lists only the point-to-point benchmarks and coll, built without CUDA
+HOST_DESC = describe(without=("mbw", "mlat", "um", "nbc", "halo", "peaks", "doctor"))
 
 
 def lib(name, aware=None, launcher="mpirun"):
@@ -51,7 +45,7 @@ options = { iters = 10, validate = true, window = 8 }
 """)
     c = load_campaign(f)
     libs = [lib("a", aware=True), lib("b", aware=True)]
-    launches, skipped = plan(c, libs, {"a": CAPS, "b": CAPS})
+    launches, skipped = plan(c, libs, {"a": CUDA_DESC, "b": CUDA_DESC})
     assert len(launches) == 2 * 2 * 2 * 2 * 2  # bench x lib x mem x strategy x reps
     assert not skipped
     ids = [x.launch_id for x in launches]
@@ -61,7 +55,7 @@ options = { iters = 10, validate = true, window = 8 }
     assert "--validate" in x.engine_args and "--window" in x.engine_args
     assert x.env["CUDA_VISIBLE_DEVICES"] == "0,1"
     # randomised but reproducible
-    again, _ = plan(c, libs, {"a": CAPS, "b": CAPS})
+    again, _ = plan(c, libs, {"a": CUDA_DESC, "b": CUDA_DESC})
     assert [y.launch_id for y in again] == ids
     assert ids != sorted(ids)
 
@@ -69,7 +63,7 @@ options = { iters = 10, validate = true, window = 8 }
 def test_skips_with_reasons():
     c = Campaign("s", [Block(["latency", "nbc"], memory=["host:host", "device:device"], strategies=["direct"],
                              libraries=["plain", "ghost"])], repetitions=1, order="sequential")
-    launches, skipped = plan(c, [lib("plain", aware=False)], {"plain": HOST_CAPS})
+    launches, skipped = plan(c, [lib("plain", aware=False)], {"plain": HOST_DESC})
     assert [(x.library, x.benchmark, x.memory) for x in launches] == [("plain", "latency", "host:host")]
     reasons = {(lb, what): why for lb, what, why in skipped}
     assert "library not found" in reasons[("ghost", "block 1")]
@@ -80,7 +74,7 @@ def test_skips_with_reasons():
 def test_direct_device_refused_for_non_cuda_aware():
     c = Campaign("s", [Block(["bw"], memory=["device:device"], strategies=["direct", "staged-pinned"])],
                  repetitions=1)
-    launches, skipped = plan(c, [lib("sys", aware=False)], {"sys": CAPS})
+    launches, skipped = plan(c, [lib("sys", aware=False)], {"sys": CUDA_DESC})
     assert [x.strategy for x in launches] == ["staged-pinned"]
     assert any("not CUDA-aware" in why for _, _, why in skipped)
 
@@ -94,7 +88,7 @@ def test_managed_memory_spec():
 
 def test_ceilings_first():
     c = Campaign("s", [Block(["latency", "bw"], memory=["host:host"]), Block(["peaks"])], repetitions=3, seed=1)
-    launches, _ = plan(c, [lib("a")], {"a": CAPS})
+    launches, _ = plan(c, [lib("a")], {"a": CUDA_DESC})
     assert [x.benchmark for x in launches[:3]] == ["peaks"] * 3
     assert all(x.benchmark != "peaks" for x in launches[3:])
 
@@ -103,7 +97,7 @@ def test_default_campaign_gpu_machine():
     topo = Topology(gpus=[Gpu(0, "H200"), Gpu(1, "H200")], links={(0, 1): "NV18", (1, 0): "NV18"},
                     numa_nodes={0: "0-7"})
     c = defaults.default_campaign(topo, [lib("ucx", aware=True), lib("sys", aware=False)],
-                                  {"ucx": CAPS, "sys": CAPS})
+                                  {"ucx": CUDA_DESC, "sys": CUDA_DESC})
     paths = {(b.libraries[0], b.path) for b in c.blocks}
     assert ("ucx", "ceilings") in paths and ("ucx", "nvlink") in paths and ("ucx", "same-gpu") in paths
     assert ("ucx", "host-device") in paths and ("sys", "host") in paths and ("ucx", "managed") in paths
@@ -112,13 +106,13 @@ def test_default_campaign_gpu_machine():
     assert sys_dd.strategies == ["staged-pinned"]
     um = next(b for b in c.blocks if b.benchmarks == ["um"])
     assert len(um.memory) == 4
-    launches, _ = plan(c, [lib("ucx", aware=True), lib("sys", aware=False)], {"ucx": CAPS, "sys": CAPS})
+    launches, _ = plan(c, [lib("ucx", aware=True), lib("sys", aware=False)], {"ucx": CUDA_DESC, "sys": CUDA_DESC})
     assert not any(x.library == "sys" and x.strategy == "direct" and "device" in x.memory for x in launches)
 
 
 def test_default_quick_host_only():
     topo = Topology(numa_nodes={0: "0-1"})
-    c = defaults.default_campaign(topo, [lib("a"), lib("b")], {"a": HOST_CAPS}, quick=True)
+    c = defaults.default_campaign(topo, [lib("a"), lib("b")], {"a": HOST_DESC}, quick=True)
     assert all(m in ("", "host:host") for b in c.blocks for m in b.memory)
     assert any(lb == "b" and "gmb build" in why for lb, _, why in c.skipped)
     assert {b.benchmarks[0] for b in c.blocks} == {"latency", "coll"}
@@ -169,7 +163,7 @@ def test_unknown_cuda_awareness_is_planned_as_not_aware():
     """cuda_aware None (e.g. MPICH on a GPU machine: no ompi_info) gets staged-pinned, never device pointers, and the
     skip reason says the awareness is unknown (not that the library is not aware)."""
     libs = [lib("mpich", aware=None), lib("sys", aware=False), lib("ucx", aware=True)]
-    caps = {x.name: CAPS for x in libs}
+    caps = {x.name: CUDA_DESC for x in libs}
     c = defaults.default_campaign(TOPO2, libs, caps)
     launches, skipped = plan(c, libs, caps)
     for name in ("mpich", "sys"):
@@ -196,7 +190,7 @@ def test_unknown_cuda_awareness_is_planned_as_not_aware():
 
 def test_inter_node_blocks_with_several_hosts():
     libs = [lib("ucx", aware=True), lib("sys", aware=False)]
-    caps = {x.name: CAPS for x in libs}
+    caps = {x.name: CUDA_DESC for x in libs}
     one = defaults.default_campaign(TOPO2, libs, caps)
     assert not any(b.path == "inter-node" for b in one.blocks)
     two = defaults.default_campaign(TOPO2, libs, caps, hosts=2)
@@ -207,7 +201,7 @@ def test_inter_node_blocks_with_several_hosts():
     assert inter[("ucx", "device:device", ("direct",))].gpus == [0]  # each node's first GPU
     assert any(lb == "sys" and what == "inter-node device:device" for lb, what, _ in two.skipped)
     # without GPUs (or a build without CUDA): host memory only; --quick too
-    host = defaults.default_campaign(Topology(numa_nodes={0: "0-3"}), [lib("a")], {"a": HOST_CAPS}, quick=True,
+    host = defaults.default_campaign(Topology(numa_nodes={0: "0-3"}), [lib("a")], {"a": HOST_DESC}, quick=True,
                                      hosts=3)
     assert [(b.path, b.memory) for b in host.blocks if b.path == "inter-node"] == [("inter-node", ["host:host"])]
     launches, _ = plan(two, libs, caps)
@@ -221,7 +215,8 @@ def test_inter_node_blocks_with_several_hosts():
 
 def test_placement_of_launches_on_several_nodes():
     def launch(bench, path, ranks=2):
-        return Launch("i", "l", bench, "host:host", "", ranks, 1, [bench], {}, path, None, 10)
+        return Launch("i", "l", bench, "host:host", "", ranks, 1, [bench], {}, path, None, 10,
+                      CUDA_DESC.benchmark(bench).family)
 
     assert execute.placement(launch("bw", "inter-node"), None, None) == (None, 1)  # hostfile: ppr 1 per node
     assert execute.placement(launch("bw", "inter-node"), 4, 4) == (2, 1)  # srun: 2 nodes, one rank each
@@ -234,11 +229,14 @@ def test_placement_of_launches_on_several_nodes():
 def test_name_checks():
     c = Campaign("c", [Block(["latency", "bww"], libraries=["a"])], libraries=["*"])
     with pytest.raises(CampaignError, match="unknown benchmark 'bww'; did you mean 'bw'"):
-        spec.check_benchmark_names(c, {"a": HOST_CAPS})
-    c.blocks[0].benchmarks = ["latency", "nbc", "newbench"]  # nbc: the engine has it; newbench: an engine lists it
-    spec.check_benchmark_names(c, {"a": {**HOST_CAPS, "benchmarks": [{"name": "newbench"}]}})
+        spec.check_benchmark_names(c, {"a": HOST_DESC})
+    c.blocks[0].benchmarks = ["latency", "nbc", "newbench"]  # one engine lists nbc, another newbench
+    newer = description()
+    newer["benchmarks"].append({**newer["benchmarks"][0], "name": "newbench"})
+    spec.check_benchmark_names(c, {"a": HOST_DESC, "b": describe(), "c": EngineDescription(newer)})
     with pytest.raises(CampaignError, match="unknown benchmark 'newbench'"):
-        spec.check_benchmark_names(c, {})
+        spec.check_benchmark_names(c, {"a": describe()})
+    spec.check_benchmark_names(c, {})  # no engine described itself: nothing to check against
     spec.check_library_names(c, ["a", "b"])
     c.libraries = ["a", "c"]
     with pytest.raises(CampaignError, match=r"\[campaign\] libraries: unknown library 'c'.*found or declared: a, b"):
@@ -251,7 +249,7 @@ def test_sizes_as_a_number_and_shipped_campaigns_still_load():
     for f in sorted((Path(__file__).parents[2] / "campaigns").glob("*.toml")):
         if f.name != "tolerances.example.toml":
             c = load_campaign(f)
-            spec.check_benchmark_names(c)
+            spec.check_benchmark_names(c, {"a": describe()})
 
 
 def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch, capsys):
@@ -273,7 +271,7 @@ def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch,
     monkeypatch.setattr(doctor, "engine_doctor", fake)
     libs = [lib("m1"), lib("m2"), lib("m3"), lib("known", aware=False)]
     engines = {x.name: "/e" for x in libs}
-    found = doctor_libraries(libs, engines, {x.name: CAPS for x in libs}, TOPO2)
+    found = doctor_libraries(libs, engines, {x.name: CUDA_DESC for x in libs}, TOPO2)
     assert [x.cuda_aware for x in libs] == [True, False, None, False]
     assert "m3: CUDA awareness unknown" in capsys.readouterr().err
     # m2, not aware as configured, gets its family's GPU settings tried one at a time; m3 (no answer) and "known"
@@ -283,7 +281,7 @@ def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch,
     assert [(f["setting"], f["kind"]) for f in m2["findings"]] == [("UCX_MEMTYPE_CACHE=n", "remedy")]
     assert m2["findings"][0]["effect"] == "makes it work: with it the doctor says aware (proved)"
     asked.clear()
-    assert doctor_libraries([lib("m4")], {"m4": "/e"}, {"m4": CAPS}, Topology()) == []  # no GPU: nothing
+    assert doctor_libraries([lib("m4")], {"m4": "/e"}, {"m4": CUDA_DESC}, Topology()) == []  # no GPU: nothing
     assert asked == []
 
 

@@ -203,16 +203,24 @@ def test_unknown_benchmark_or_library_is_an_error(cmd, body, needles, fake_setup
 
 
 def test_benchmark_one_engine_lacks_is_still_a_skip(fake_setup, tmp_path, capsys):
-    """'nbc' exists (the engine registers it) but the fake engine does not list it: skipped with the reason; a
-    library left out by --library is a skip too, not an error."""
+    """'nbc' is listed by one engine (fakempi-b's) and not by the other (an older build): skipped with the reason for
+    that one; a library left out by --library is a skip too, not an error."""
+    cfg = fake_setup["config"]
+    cfg.write_text(cfg.read_text().replace('engine = "', 'env = { FAKE_WITHOUT = "nbc" }\nengine = "', 1))
     c = tmp_path / "c.toml"
     c.write_text('[campaign]\nrepetitions = 1\n[[run]]\nbenchmarks = ["latency", "nbc"]\nmemory = ["host:host"]\n'
                  'sizes = "1:64"\nlibraries = ["fakempi-a", "fakempi-b"]\n')
-    rc = run_gmb("run", c, "--config", fake_setup["config"], "--no-detect", "--results", tmp_path / "res",
-                 "--no-build", "--no-report", "--no-progress", "--library", "fakempi-a")
+    rc = run_gmb("run", c, "--config", cfg, "--no-detect", "--results", tmp_path / "res", "--no-build",
+                 "--no-report", "--no-progress")
     err = capsys.readouterr().err
     assert rc == 0, err
     assert "skipping fakempi-a: nbc: engine does not list this benchmark" in err
+    assert "skipping fakempi-b" not in err
+    c.write_text(c.read_text().replace('["latency", "nbc"]', '["latency"]'))
+    rc = run_gmb("run", c, "--config", cfg, "--no-detect", "--results", tmp_path / "res", "--no-build",
+                 "--no-report", "--no-progress", "--library", "fakempi-a")
+    err = capsys.readouterr().err
+    assert rc == 0, err
     assert "skipping fakempi-b: block 1: library not found or not selected" in err
 
 

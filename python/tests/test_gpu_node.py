@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA
-from test_campaign import CAPS
+from fake_engine import describe
 
 from gmb import build, defaults, estimate, launchers, records, tables
 from gmb.plan import Launch, plan
@@ -24,7 +24,7 @@ from gmb.topology import Gpu, Topology
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "examples" / "libraries-cuda-aware-prefix.toml"
-NCCL_CAPS = {**CAPS, "features": {"cuda": True, "nccl": True, "nccl_version": "2.28.3"}}
+NCCL_DESC = describe(cuda=True, nccl="2.28.3")
 TOPO4 = Topology(gpus=[Gpu(i, "NVIDIA H200") for i in range(4)],
                  links={(i, j): "NV18" for i in range(4) for j in range(4) if i != j}, numa_nodes={0: "0-63"})
 NODE_ENV = {"PATH": "/opt/cuda-mpi/bin:/opt/cuda-mpi/ucx/bin:/usr/local/bin:/usr/bin:/bin",
@@ -132,10 +132,14 @@ def test_build_all_builds_each_installation_once_in_parallel(node_libs, monkeypa
     assert isinstance(out["system-ompi"], build.BuildError)
 
 
+def node_descriptions(node_libs):
+    return {lib.name: NCCL_DESC for lib in node_libs}
+
+
 def node_plan(node_libs):
-    caps = {lib.name: NCCL_CAPS for lib in node_libs}
-    c = defaults.default_campaign(TOPO4, node_libs, caps)
-    return c, *plan(c, node_libs, caps)
+    descs = node_descriptions(node_libs)
+    c = defaults.default_campaign(TOPO4, node_libs, descs)
+    return c, *plan(c, node_libs, descs)
 
 
 def test_default_campaign_on_a_four_gpu_node(node_libs):
@@ -169,9 +173,11 @@ def test_default_campaign_estimate(node_libs, capsys):
     """The default campaign on a 4 x H200 node: its estimate is printed (``gmb plan`` says the same before
     the machine is held) and every launch has a timeout, so a hung one cannot stretch the campaign."""
     _, launches, _ = node_plan(node_libs)
+    descs = node_descriptions(node_libs)
     with capsys.disabled():
-        print(f"\n[default campaign, 4 x H200] {estimate.summary(launches)}")
-    assert 5 * 60 < sum(map(estimate.launch_seconds, launches)) < 30 * 60, estimate.summary(launches)
+        print(f"\n[default campaign, 4 x H200] {estimate.summary(launches, descs)}")
+    assert 5 * 60 < sum(estimate.launch_seconds(x, descs) for x in launches) < 30 * 60, \
+        estimate.summary(launches, descs)
     assert all(x.timeout_s > 0 for x in launches)
 
 
@@ -184,10 +190,11 @@ def test_estimate_matches_a_measured_campaign():
     done = [(Launch(**{"env": {}, "bind": None, **{k: v for k, v in x.items() if k in fields}}), x["wall_s"])
             for x in data["launches"] if x["status"] == "ok"]
     assert len(data["launches"]) == 165 and len(done) == 144
-    estimated = sum(estimate.launch_seconds(x) for x, _ in done)
+    descs = {x.library: NCCL_DESC for x, _ in done}
+    estimated = sum(estimate.launch_seconds(x, descs) for x, _ in done)
     measured = sum(w for _, w in done)
     assert abs(estimated / measured - 1) < 0.10, (estimated, measured)
-    close = [x for x, w in done if 1 / 2.5 < estimate.launch_seconds(x) / w < 2.5]
+    close = [x for x, w in done if 1 / 2.5 < estimate.launch_seconds(x, descs) / w < 2.5]
     assert len(close) >= 0.85 * len(done), len(close)
 
 
@@ -195,16 +202,17 @@ def test_estimate_model():
     assert estimate.parse_sizes("1:8") == [1, 2, 4, 8] and estimate.parse_sizes("1,4K,64M") == [1, 4096, 64 << 20]
     assert estimate.parse_sizes("0:2") == [0, 1, 2]
     slow = Launch("a", "l", "bw", "pinned:device", "direct", 2, 1,
-                           ["bw", "--sizes", "64M", "--iters-large", "100"], {}, "host-device", None, 60)
+                  ["bw", "--sizes", "64M", "--iters-large", "100"], {}, "host-device", None, 60)
     fast = Launch("b", "l", "bw", "device:device", "direct", 2, 1,
-                           ["bw", "--sizes", "64M", "--iters-large", "100"], {}, "nvlink", None, 60)
-    assert estimate.launch_seconds(slow) > 100 > 10 > estimate.launch_seconds(fast)
+                  ["bw", "--sizes", "64M", "--iters-large", "100"], {}, "nvlink", None, 60)
+    descs = {"l": NCCL_DESC}
+    assert estimate.launch_seconds(slow, descs) > 100 > 10 > estimate.launch_seconds(fast, descs)
 
 
 def test_nccl_vs_mpi_campaign_file(node_libs):
     c = load_campaign(REPO / "campaigns" / "nccl-vs-mpi.toml")
-    caps = {lib.name: NCCL_CAPS for lib in node_libs}
-    launches, skipped = plan(c, node_libs, caps)
+    descs = node_descriptions(node_libs)
+    launches, skipped = plan(c, node_libs, descs)
     assert {x.library for x in launches} == {"ompi-ob1", "ompi-ucx", "nccl"}
     assert {x.ranks for x in launches} == {2, 4} and not skipped
     assert all(x.engine_args[1] == "allreduce,allgather,reduce_scatter_block,alltoall,bcast" for x in launches)
@@ -228,7 +236,7 @@ def test_nccl_vs_mpi_campaign_file(node_libs):
         assert estimate.parse_size(opt(x, "--large-size")) <= 64 << 20
         calls = (int(opt(x, "--iters-large")) + int(opt(x, "--warmup-large"))) * 5  # five operations in one launch
         assert calls * 2.2 * (1 + 1 / 2 + 1 / 4 + 1 / 8) < x.timeout_s / 2
-    assert estimate.over_timeout(launches, margin=2) == []  # the model says: every launch within half its timeout
+    assert estimate.over_timeout(launches, descs, margin=2) == []  # the model says: every launch within half its timeout
 
 
 def test_stop_library_after_failures(fake_setup, tmp_path, monkeypatch, capsys):

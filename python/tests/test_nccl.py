@@ -9,7 +9,8 @@ import sys
 import pytest
 import synth
 from conftest import HERE
-from test_campaign import CAPS, lib
+from fake_engine import describe
+from test_campaign import CUDA_DESC, lib
 
 from gmb import build, compare, defaults, records, tables
 from gmb.plan import plan
@@ -19,7 +20,7 @@ from gmb.mpilibs import ConfigError, load_config, nccl_library
 from gmb.store import Store, open_results
 from gmb.topology import Gpu, Topology
 
-NCCL_CAPS = {**CAPS, "features": {"cuda": True, "nccl": True, "nccl_version": "2.28.3"}}
+NCCL_DESC = describe(cuda=True, nccl="2.28.3")
 TOPO4 = Topology(gpus=[Gpu(i, "NVIDIA H200") for i in range(4)],
                  links={(i, j): "NV18" for i in range(4) for j in range(4) if i != j}, numa_nodes={0: "0-63"})
 
@@ -90,7 +91,7 @@ def test_plan_for_nccl_only_device_pt2pt_and_device_collectives():
         Block(["coll"], ranks=[4], operations=["allreduce"]),
         Block(["nbc", "halo", "peaks", "mbw"]),
     ], repetitions=1, order="sequential")
-    launches, skipped = plan(c, [_nccl()], {"nccl": NCCL_CAPS})
+    launches, skipped = plan(c, [_nccl()], {"nccl": NCCL_DESC})
     got = [(x.benchmark, x.memory, x.strategy, x.engine_args[1] if x.benchmark == "coll" else "") for x in launches]
     assert got == [("latency", "device:device", "direct", ""), ("bw", "device:device", "direct", ""),
                    ("bibw", "device:device", "direct", ""), ("coll", "", "", "allreduce"),
@@ -105,14 +106,14 @@ def test_plan_for_nccl_only_device_pt2pt_and_device_collectives():
     for b in ("nbc", "halo", "peaks", "mbw"):
         assert "MPI only" in why[b]
     # an engine without NCCL: nothing planned, one reason per block
-    launches, skipped = plan(c, [_nccl()], {"nccl": CAPS})
+    launches, skipped = plan(c, [_nccl()], {"nccl": CUDA_DESC})
     assert launches == [] and all("without NCCL" in r for _, _, r in skipped)
 
 
 def test_mpi_launches_do_not_name_a_transport_and_joined_operations():
     c = Campaign("n", [Block(["coll"], ranks=[4], operations=["allreduce", "bcast"], join_operations=True,
                              options={"mem": "device"})], repetitions=2)
-    launches, _ = plan(c, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_CAPS, "nccl": NCCL_CAPS})
+    launches, _ = plan(c, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_DESC, "nccl": NCCL_DESC})
     assert len(launches) == 4 and {x.engine_args[1] for x in launches} == {"allreduce,bcast"}
     mpi = [x for x in launches if x.library == "ob1"]
     assert mpi and all("--transport" not in x.engine_args for x in mpi)
@@ -124,19 +125,19 @@ def test_nccl_added_to_the_default_campaign_via_ob1():
     ucx.profile = "openmpi-ucx"
     ob1 = lib("ob1", aware=True)
     ob1.profile = "openmpi-ob1"
-    caps = {"ucx": NCCL_CAPS, "ob1": NCCL_CAPS}
+    descs = {"ucx": NCCL_DESC, "ob1": NCCL_DESC}
     engines = {"ucx": "/e", "ob1": "/e"}
-    added, why = defaults.add_nccl_library([ucx, ob1], caps, engines, TOPO4)
+    added, why = defaults.add_nccl_library([ucx, ob1], descs, engines, TOPO4)
     assert added.name == "nccl" and added.via == "ob1" and "via 'ob1'" in why and "2.28.3" in why
-    assert engines["nccl"] == "/e" and caps["nccl"] is NCCL_CAPS
-    assert defaults.add_nccl_library([ucx], {"ucx": CAPS}, {}, TOPO4)[0] is None  # no engine with NCCL
-    assert defaults.add_nccl_library([ucx], {"ucx": NCCL_CAPS}, {}, Topology())[0] is None  # no GPU
-    assert defaults.add_nccl_library([ucx, added], caps, {}, TOPO4)[0] is None  # declared already
+    assert engines["nccl"] == "/e" and descs["nccl"] is NCCL_DESC
+    assert defaults.add_nccl_library([ucx], {"ucx": CUDA_DESC}, {}, TOPO4)[0] is None  # no engine with NCCL
+    assert defaults.add_nccl_library([ucx], {"ucx": NCCL_DESC}, {}, Topology())[0] is None  # no GPU
+    assert defaults.add_nccl_library([ucx, added], descs, {}, TOPO4)[0] is None  # declared already
 
 
 def test_default_campaign_nccl_blocks():
-    c = defaults.default_campaign(TOPO4, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_CAPS, "nccl": NCCL_CAPS})
-    launches, skipped = plan(c, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_CAPS, "nccl": NCCL_CAPS})
+    c = defaults.default_campaign(TOPO4, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_DESC, "nccl": NCCL_DESC})
+    launches, skipped = plan(c, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_DESC, "nccl": NCCL_DESC})
     nccl = [x for x in launches if x.library == "nccl"]
     assert {(x.benchmark, x.memory) for x in nccl} == {("latency", "device:device"), ("bw", "device:device"),
                                                        ("bibw", "device:device"), ("coll", "")}

@@ -5,6 +5,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from fake_engine import describe
 
 from gmb.plan import plan
 from gmb.spec import load_campaign
@@ -19,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_shipped_campaigns_parse_and_plan(name):
     c = load_campaign(REPO / "campaigns" / f"{name}.toml")
     lib = MpiLibrary("l", "openmpi", "5", "/x", "/x/bin/mpirun", "mpirun")
-    launches, _ = plan(c, [lib])
+    launches, _ = plan(c, [lib], {"l": describe(cuda=True)})
     assert launches and all(x.library == "l" for x in launches)
     assert len({x.launch_id for x in launches}) == len(launches)
 

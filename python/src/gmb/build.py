@@ -26,6 +26,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from .engine_description import EngineDescription
 from .mpilibs import MpiLibrary
 
 SOURCE_GLOBS = ("CMakeLists.txt", "cmake/**/*", "src/**/*", "include/**/*", "apps/**/*", "reference/**/*")
@@ -316,9 +317,10 @@ def build_all(libs: list[MpiLibrary], root: Path | None = None, force: bool = Fa
     return out
 
 
-def engine_capabilities(engine: str | Path, timeout: float = 60, env: dict[str, str] | None = None) -> dict:
-    """``gmb-bench list --format json`` (runs without a launcher: singleton MPI init), in ``env`` (the library's
-    ``process_env``: an engine linked against one Open MPI must not load another one's libmpi)."""
+def describe_engine(engine: str | Path, timeout: float = 60, env: dict[str, str] | None = None) -> EngineDescription:
+    """The engine's description, ``gmb-bench list --format json`` (runs without a launcher: singleton MPI init), in
+    ``env`` (the library's ``process_env``: an engine linked against one Open MPI must not load another one's
+    libmpi). BuildError when it cannot be run; DescriptionError when it was built before it described itself."""
     try:
         p = subprocess.run([str(engine), "list", "--format", "json"], capture_output=True, text=True,
                            timeout=timeout, env=env)
@@ -328,6 +330,7 @@ def engine_capabilities(engine: str | Path, timeout: float = 60, env: dict[str, 
         raise BuildError(f"{engine} list exited {p.returncode}: {p.stderr.strip()[-300:]}")
     try:
         start = p.stdout.index("{")
-        return json.loads(p.stdout[start:])
+        data = json.loads(p.stdout[start:])
     except ValueError:
         raise BuildError(f"{engine} list printed no JSON") from None
+    return EngineDescription(data, source=f"engine {engine}")

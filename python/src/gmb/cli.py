@@ -325,6 +325,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    from .engine_description import DescriptionError
     from .spec import CampaignError
     from .records import RecordError
     from .store import StoreError
@@ -340,7 +341,8 @@ def main(argv=None) -> int:
         _debug_traceback()
         print(f"gmb {args.cmd}: error: {exc}", file=sys.stderr)
         return 1
-    except (UsageError, CampaignError, RecordError, StoreError, FileExistsError, FileNotFoundError) as exc:
+    except (UsageError, CampaignError, DescriptionError, RecordError, StoreError, FileExistsError,
+            FileNotFoundError) as exc:
         _debug_traceback()
         print(f"gmb {args.cmd}: error: {exc}", file=sys.stderr)
         return 2

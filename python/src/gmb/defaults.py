@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 
-from .mpilibs import MpiLibrary
+from .engine_description import EngineDescription
+from .mpilibs import MpiLibrary, nccl_library
 from .plan import not_aware_reason
-from .spec import Block, Campaign, bench_names, kind_ok
+from .spec import Block, Campaign
 from .topology import Topology
 
 # --quick: one operation per collective benchmark
@@ -32,19 +33,20 @@ GPU_PT2PT_OPTIONS = {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large
 HALO_OPTIONS = {"dims": 3, "grid": "128,128,128", "steps": 10, "warmup": 2, "validate": True}
 
 
-def default_campaign(topo: Topology, libs: list[MpiLibrary], caps_by_lib: dict[str, dict], quick: bool = False,
-                     hosts: int = 1) -> Campaign:
-    """A campaign generated from the machine: ceilings first, then per library and path class latency, bw,
-    bibw for HH, DD, HD; collectives; overlap; managed placements; halo; with ``hosts`` > 1 (a hostfile of several
-    hosts, or several Slurm nodes) HH and DD between two nodes (path "inter-node"). What the build or library
-    cannot do is left out with the reason (Campaign.skipped). NCCL libraries (transport "nccl") get DD point to point
-    over each GPU link class and the collectives on device memory."""
+def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[str, EngineDescription],
+                     quick: bool = False, hosts: int = 1) -> Campaign:
+    """A campaign generated from the machine: ceilings first, then per library and path class the point-to-point
+    benchmarks for HH, DD, HD; the multi-pair ones; collectives; overlap; managed placements; halo; with ``hosts``
+    > 1 (a hostfile of several hosts, or several Slurm nodes) HH and DD between two nodes (path "inter-node").
+    Benchmarks are chosen by family from each engine's description, so a new benchmark of a family gets that
+    family's blocks. What the build or library cannot do is left out with the reason (Campaign.skipped). NCCL
+    libraries (transport "nccl") get DD point to point over each GPU link class and the collectives on device
+    memory."""
     skipped: list[tuple[str, str, str]] = []
     blocks: list[Block] = []
     usable = []
     for lib in libs:
-        caps = caps_by_lib.get(lib.name)
-        if caps is None:
+        if lib.name not in descriptions:
             skipped.append((lib.name, "all", "no engine for this library (run `gmb build`)"))
         else:
             usable.append(lib)
@@ -54,126 +56,161 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], caps_by_lib: dict[s
         return Campaign(name=name, blocks=[], skipped=skipped)
 
     first = mpi_libs[0]
-    fcaps = caps_by_lib[first.name]
-    gpus = topo.gpus if fcaps.get("features", {}).get("cuda") else []
-    if "peaks" in bench_names(fcaps):
+    fdesc = descriptions[first.name]
+    gpus = topo.gpus if fdesc.cuda else []
+    ceilings = fdesc.of_family("peaks")
+    if ceilings:
         # 5 samples of 4 copies per ceiling (CVs of copies are well under 1 %), at 1 MiB and 64 MiB: the sizes
         # where MPI figures are put next to them (a fraction of peak compares one size with the same size)
         popts = {} if quick else {"validate": True} if not gpus else {"samples": 5, "copies": 4, "validate": True}
-        blocks.append(Block(["peaks"], ranks=[2], options=popts, libraries=[first.name], path="ceilings",
+        blocks.append(Block(ceilings, ranks=[2], options=popts, libraries=[first.name], path="ceilings",
                             sizes=None if quick else CEILING_SIZES))
     else:
         skipped.append((first.name, "peaks", "engine has no peaks benchmark: no measured ceilings"))
     for lib in mpi_libs:
         if quick or not gpus:
-            blocks += _host_machine_blocks(lib, caps_by_lib[lib.name], topo, gpus, quick, skipped)
+            blocks += _host_machine_blocks(lib, descriptions[lib.name], topo, gpus, quick, skipped)
         else:
-            blocks += _gpu_machine_blocks(lib, caps_by_lib[lib.name], topo, skipped)
+            blocks += _gpu_machine_blocks(lib, descriptions[lib.name], topo, skipped)
     if hosts > 1:
         for lib in mpi_libs:
-            blocks += _inter_node_blocks(lib, caps_by_lib[lib.name], gpus, quick, skipped)
+            blocks += _inter_node_blocks(lib, descriptions[lib.name], gpus, quick, skipped)
     for lib in usable:
         if lib.transport == "nccl":
-            blocks += _nccl_blocks(lib, caps_by_lib[lib.name], topo, quick, skipped)
+            blocks += _nccl_blocks(lib, descriptions[lib.name], topo, quick, skipped)
     return Campaign(name=name, blocks=blocks, skipped=skipped)
 
 
-def _inter_node_blocks(lib, caps, gpus, quick, skipped) -> list[Block]:
-    """Several hosts: latency, bw, bibw between two ranks on two nodes (one rank per node: run_launches places
-    launches of path "inter-node" so), host memory and, with GPUs and a CUDA-aware library, device memory."""
-    names = bench_names(caps)
-    have = [b for b in ("latency", "bw", "bibw") if b in names]
+def _gpu_kind(desc: EngineDescription) -> tuple[str | None, str]:
+    """The kind of GPU memory (cudaMalloc) and whether it is available: (its name, "") or (None, why not)."""
+    k = desc.first_kind(gpu_memory=True, placement=None)
+    if k is None:
+        return None, "the engine lists no GPU memory kind"
+    return (k.name, "") if k.available else (None, k.reason or f"{k.name} memory unavailable")
+
+
+def _host_kind(desc: EngineDescription, page_locked: bool) -> str:
+    """The host memory kind, pageable (malloc) or page-locked (pinned)."""
+    k = desc.first_kind(host_accessible=True, gpu_backed=False, page_locked=page_locked, placement=None)
+    return k.name if k else ("pinned" if page_locked else "host")
+
+
+def _listed(lib, desc, bench: str, operations: list[str] | None, skipped) -> list[str] | None:
+    """The operations of this campaign's policy (QUICK_OPERATIONS, NCCL_DEFAULT_OPERATIONS) that the engine lists;
+    the others are skipped with the reason. None stays None (the planner's DEFAULT_OPERATIONS)."""
+    if operations is None:
+        return None
+    for op in operations:
+        if op not in desc.collectives:
+            skipped.append((lib.name, f"{bench} {op}", "not a collective the engine lists"))
+    return [op for op in operations if op in desc.collectives]
+
+
+def _pt2pt(lib, desc, skipped) -> list[str]:
+    """The point-to-point benchmarks (one pair of ranks) of the engine, in its order."""
+    have = desc.of_family("pt2pt")
+    if not have:
+        skipped.append((lib.name, "point to point", "the engine lists no benchmark of family pt2pt"))
+    return have
+
+
+def _inter_node_blocks(lib, desc, gpus, quick, skipped) -> list[Block]:
+    """Several hosts: the point-to-point benchmarks between two ranks on two nodes (one rank per node:
+    run_launches places launches of path "inter-node" so), host memory and, with GPUs and a CUDA-aware library,
+    device memory."""
+    have = desc.of_family("pt2pt")
     if not have:
         return []
     opts = {"iters": 200, "warmup": 20, "validate": True} if quick else dict(GPU_PT2PT_OPTIONS)
     sizes = "1:1M" if quick else HOST_SIZES
-    blocks = [Block(have, memory=["host:host"], sizes=sizes, ranks=[2], path="inter-node", options=dict(opts),
+    host = _host_kind(desc, False)
+    blocks = [Block(have, memory=[f"{host}:{host}"], sizes=sizes, ranks=[2], path="inter-node", options=dict(opts),
                     libraries=[lib.name])]
     if not gpus:
         return blocks
-    if not kind_ok(caps, "device")[0]:
+    dev, _ = _gpu_kind(desc)
+    if dev is None:
         skipped.append((lib.name, "inter-node device:device", "device memory kind unavailable"))
     elif lib.cuda_aware is not True:
         skipped.append((lib.name, "inter-node device:device", not_aware_reason(lib, short=True)))
     else:
-        blocks.append(Block(have, memory=["device:device"], strategies=["direct"], sizes=sizes, ranks=[2], gpus=[0],
+        blocks.append(Block(have, memory=[f"{dev}:{dev}"], strategies=["direct"], sizes=sizes, ranks=[2], gpus=[0],
                             path="inter-node", options=dict(opts), libraries=[lib.name]))
     return blocks
 
 
-def _pt2pt_have(lib, caps, skipped) -> list[str]:
-    names = bench_names(caps)
-    for b in ("latency", "bw", "bibw"):
-        if b not in names:
-            skipped.append((lib.name, b, "engine does not list this benchmark"))
-    return [b for b in ("latency", "bw", "bibw") if b in names]
-
-
-def _host_machine_blocks(lib, caps, topo, gpus, quick, skipped) -> list[Block]:
+def _host_machine_blocks(lib, desc, topo, gpus, quick, skipped) -> list[Block]:
     """--quick, or a machine (or engine) without GPU: host paths; with --quick and GPUs, a short GPU sweep."""
     blocks = []
     sizes = "1:1M" if quick else "1:64M"
     opts = {"iters": 200, "warmup": 20, "validate": True} if quick else \
         {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "validate": True}
-    names = bench_names(caps)
-    have = _pt2pt_have(lib, caps, skipped)
+    have = _pt2pt(lib, desc, skipped)
+    host = _host_kind(desc, False)
     if have:
-        blocks.append(Block(have, memory=["host:host"], sizes=sizes, path="host", options=dict(opts),
+        blocks.append(Block(have, memory=[f"{host}:{host}"], sizes=sizes, path="host", options=dict(opts),
                             libraries=[lib.name]))
-        blocks += _cross_socket(lib, have, topo, sizes, opts, skipped)
+        blocks += _cross_socket(lib, have, f"{host}:{host}", topo, sizes, opts, skipped)
+    dev, _ = _gpu_kind(desc)
     if not gpus:
         if not quick:
             skipped.append((lib.name, "device memory", "no GPU found (or engine built without CUDA)"))
-    elif have and kind_ok(caps, "device")[0]:
+    elif have and dev:
         strategies = ["direct", "staged-pinned"] if lib.cuda_aware is True else ["staged-pinned"]
         if lib.cuda_aware is not True:
             skipped.append((lib.name, "direct device buffers", not_aware_reason(lib)))
         for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
-            blocks.append(Block(have, memory=["device:device"], strategies=strategies, sizes=sizes, gpus=[i, j],
+            blocks.append(Block(have, memory=[f"{dev}:{dev}"], strategies=strategies, sizes=sizes, gpus=[i, j],
                                 path=cls, options=dict(opts), libraries=[lib.name]))
-    if not quick and "mbw" in names:
-        blocks.append(Block(["mbw"], memory=["host:host"], sizes=sizes, ranks=[4] if (os.cpu_count() or 1) >= 4
+    multi = desc.of_family("multi-pair")
+    if not quick and multi:
+        blocks.append(Block(multi, memory=[f"{host}:{host}"], sizes=sizes, ranks=[4] if (os.cpu_count() or 1) >= 4
                             else [2], options=dict(opts), libraries=[lib.name], path="host"))
-    for coll in ("coll", "nbc", "halo"):
-        if coll not in names:
-            if not quick or coll == "coll":
-                skipped.append((lib.name, coll, "engine does not list this benchmark"))
+    for family in ("collective", "nbc", "halo"):
+        names = desc.of_family(family)
+        if not names:
+            if not quick or family == "collective":
+                skipped.append((lib.name, family, f"the engine lists no benchmark of family {family}"))
             continue
-        if quick and coll != "coll":
+        if quick and family != "collective":
             continue
-        blocks.append(Block([coll], sizes="4:1M" if quick else "4:64M", ranks=[max(2, len(gpus))],
-                            gpus=list(range(len(gpus))) if gpus else None, options=dict(opts), libraries=[lib.name],
-                            operations=QUICK_OPERATIONS.get(coll) if quick else None))
+        for bench in names:
+            blocks.append(Block([bench], sizes="4:1M" if quick else "4:64M", ranks=[max(2, len(gpus))],
+                                gpus=list(range(len(gpus))) if gpus else None, options=dict(opts),
+                                libraries=[lib.name],
+                                operations=_listed(lib, desc, bench, QUICK_OPERATIONS.get(bench) if quick else None,
+                                                   skipped)))
     return blocks
 
 
-def _cross_socket(lib, have, topo, sizes, opts, skipped) -> list[Block]:
+def _cross_socket(lib, have, memory, topo, sizes, opts, skipped) -> list[Block]:
     if len(topo.numa_nodes) <= 1:
         return []
     if lib.launcher != "mpirun":
         skipped.append((lib.name, "cross-socket", f"no NUMA placement rule for launcher {lib.launcher}"))
         return []
-    return [Block(have, memory=["host:host"], sizes=sizes, path="cross-socket", bind="numa", options=dict(opts),
+    return [Block(have, memory=[memory], sizes=sizes, path="cross-socket", bind="numa", options=dict(opts),
                   libraries=[lib.name])]
 
 
-def _gpu_machine_blocks(lib, caps, topo, skipped) -> list[Block]:
+def _gpu_machine_blocks(lib, desc, topo, skipped) -> list[Block]:
     """The full default on a GPU machine: per path class HH, DD (each GPU link class and same GPU),
     HD; collectives, overlap and halo on all GPUs; managed placements. A library that is not CUDA-aware gets
     the staged strategy instead of device pointers."""
     blocks = []
     opts = dict(GPU_PT2PT_OPTIONS)
-    names = bench_names(caps)
-    have = _pt2pt_have(lib, caps, skipped)
+    have = _pt2pt(lib, desc, skipped)
     lib_ = [lib.name]
     ngpu = len(topo.gpus)
+    host = _host_kind(desc, False)
     if have:
-        blocks.append(Block(have, memory=["host:host"], sizes=HOST_SIZES, path="host", options=opts, libraries=lib_))
-        blocks += _cross_socket(lib, have, topo, HOST_SIZES, opts, skipped)
-    dev_ok, why = kind_ok(caps, "device")
-    if not dev_ok:
-        skipped.append((lib.name, "device memory", why or "device memory kind unavailable"))
-        return blocks + _collective_blocks(lib, caps, ngpu, device=False, skipped=skipped)
+        blocks.append(Block(have, memory=[f"{host}:{host}"], sizes=HOST_SIZES, path="host", options=opts,
+                            libraries=lib_))
+        blocks += _cross_socket(lib, have, f"{host}:{host}", topo, HOST_SIZES, opts, skipped)
+    dev, why = _gpu_kind(desc)
+    if dev is None:
+        skipped.append((lib.name, "device memory", why))
+        return blocks + _collective_blocks(lib, desc, ngpu, device=None, skipped=skipped)
     aware = lib.cuda_aware is True
     if not aware:
         skipped.append((lib.name, "direct device buffers", not_aware_reason(lib)))
@@ -181,86 +218,107 @@ def _gpu_machine_blocks(lib, caps, topo, skipped) -> list[Block]:
     dd_sizes = FAST_SIZES if aware else SLOW_SIZES
     if have:
         for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
-            blocks.append(Block(have, memory=["device:device"], strategies=strategy, sizes=dd_sizes, gpus=[i, j],
+            blocks.append(Block(have, memory=[f"{dev}:{dev}"], strategies=strategy, sizes=dd_sizes, gpus=[i, j],
                                 path=cls, options=opts, libraries=lib_))
         if aware:
-            blocks.append(Block(have, memory=["device:device"], strategies=strategy, sizes=dd_sizes, gpus=[0, 0],
+            blocks.append(Block(have, memory=[f"{dev}:{dev}"], strategies=strategy, sizes=dd_sizes, gpus=[0, 0],
                                 path="same-gpu", options=opts, libraries=lib_))
         else:
             skipped.append((lib.name, "same-gpu", "staged through host memory: the same path as between two GPUs"))
         # host <-> device from pinned host memory (pageable: campaigns/gpu-paper.toml; time budget)
-        blocks.append(Block(have, memory=["pinned:device"], strategies=strategy, sizes=SLOW_SIZES, gpus=[0],
-                            path="host-device", options=opts, libraries=lib_))
-    if "um" not in names:
-        skipped.append((lib.name, "um (managed placements)", "engine does not list this benchmark"))
-    elif not aware:
-        skipped.append((lib.name, "um (managed placements)", not_aware_reason(lib, short=True)))
-    else:
-        mok, why = kind_ok(caps, "managed")
-        if mok:
-            pl = [f"managed:{a}:managed:{b}" for a in ("host", "device") for b in ("host", "device")]
-            blocks.append(Block(["um"], memory=pl, sizes=SLOW_SIZES, gpus=[0, 1] if ngpu > 1 else [0, 0],
-                                path="managed", options=opts, libraries=lib_))
-        else:
-            skipped.append((lib.name, "um (managed placements)", why or "managed memory unavailable"))
-    return blocks + _collective_blocks(lib, caps, ngpu, device=aware, skipped=skipped)
+        blocks.append(Block(have, memory=[f"{_host_kind(desc, True)}:{dev}"], strategies=strategy, sizes=SLOW_SIZES,
+                            gpus=[0], path="host-device", options=opts, libraries=lib_))
+    blocks += _managed_blocks(lib, desc, ngpu, aware, skipped)
+    return blocks + _collective_blocks(lib, desc, ngpu, device=dev if aware else None, skipped=skipped)
 
 
-def _collective_blocks(lib, caps, ngpu, device: bool, skipped) -> list[Block]:
-    """coll, nbc and halo across all GPUs: on device memory for a CUDA-aware library, else on host memory (halo:
-    device field exchanged through the staged strategy)."""
-    names = bench_names(caps)
+def _managed_blocks(lib, desc, ngpu, aware, skipped) -> list[Block]:
+    """The managed-memory benchmarks over every placement of a placeable (managed) kind on both sides."""
+    names = desc.of_family("managed")
+    what = f"{'/'.join(names) or 'um'} (managed placements)"
+    if not names:
+        skipped.append((lib.name, what, "the engine lists no benchmark of family managed"))
+        return []
+    if not aware:
+        skipped.append((lib.name, what, not_aware_reason(lib, short=True)))
+        return []
+    base = desc.first_kind(placeable=True, placement=None)
+    if base is None or not base.available:
+        skipped.append((lib.name, what, (base and base.reason) or "managed memory unavailable"))
+        return []
+    placed = [k.name for where in ("host", "device") for k in desc.kinds_where(base=base.name, placement=where)]
+    pl = [f"{a}:{b}" for a in placed for b in placed]
+    return [Block(names, memory=pl, sizes=SLOW_SIZES, gpus=[0, 1] if ngpu > 1 else [0, 0], path="managed",
+                  options=dict(GPU_PT2PT_OPTIONS), libraries=[lib.name])]
+
+
+def _collective_blocks(lib, desc, ngpu, device: str | None, skipped) -> list[Block]:
+    """collectives, non-blocking collectives and halo across all GPUs: on ``device`` memory for a CUDA-aware
+    library, else on host memory (halo: device field exchanged through the staged strategy)."""
     blocks = []
     ranks = [max(2, ngpu)]
     gpus = list(range(ngpu)) or None
-    mem = {"mem": "device"} if device else {}
+    mem = {"mem": device} if device else {}
     common = {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large": 1, "large-size": "64K"}
-    # coll: the default operations in one launch; nbc (pure, then with compute: several times one call): allreduce,
-    # bcast and alltoall in one launch (a library known to crash in one of them on device memory gets it refused
-    # with the reason, and the others still run)
-    for bench, sizes, extra, ops in (("coll", COLL_SIZES, {"validate": True}, None),
-                                     ("nbc", NBC_SIZES, {"iters": 100}, ["allreduce", "bcast", "alltoall"])):
-        if bench not in names:
-            skipped.append((lib.name, bench, "engine does not list this benchmark"))
-            continue
-        blocks.append(Block([bench], sizes=sizes, ranks=ranks, gpus=gpus, options=common | extra | mem,
-                            libraries=[lib.name], join_operations=True, operations=ops))
-    if "halo" not in names:
-        skipped.append((lib.name, "halo", "engine does not list this benchmark"))
+    # collectives: the default operations in one launch; nbc (pure, then with compute: several times one call):
+    # allreduce, bcast and alltoall in one launch (a library known to crash in one of them on device memory gets it
+    # refused with the reason, and the others still run)
+    for family, sizes, extra, ops in (("collective", COLL_SIZES, {"validate": True}, None),
+                                      ("nbc", NBC_SIZES, {"iters": 100}, ["allreduce", "bcast", "alltoall"])):
+        names = desc.of_family(family)
+        if not names:
+            skipped.append((lib.name, family, f"the engine lists no benchmark of family {family}"))
+        for bench in names:
+            blocks.append(Block([bench], sizes=sizes, ranks=ranks, gpus=gpus, options=common | extra | mem,
+                                libraries=[lib.name], join_operations=True,
+                                operations=_listed(lib, desc, bench, ops, skipped)))
+    halo = desc.of_family("halo")
+    if not halo:
+        skipped.append((lib.name, "halo", "the engine lists no benchmark of family halo"))
     elif ngpu:
+        dev, _ = _gpu_kind(desc)
         strategy = "all" if device else "staged"
-        blocks.append(Block(["halo"], ranks=ranks, gpus=gpus, libraries=[lib.name],
-                            options=HALO_OPTIONS | {"mem": "device", "strategy": strategy}))
+        for bench in halo:
+            blocks.append(Block([bench], ranks=ranks, gpus=gpus, libraries=[lib.name],
+                                options=HALO_OPTIONS | {"mem": dev or "device", "strategy": strategy}))
     return blocks
 
 
-def _nccl_blocks(lib, caps, topo, quick, skipped) -> list[Block]:
-    if not caps.get("features", {}).get("nccl"):
+def _nccl_blocks(lib, desc, topo, quick, skipped) -> list[Block]:
+    """An NCCL library: its point-to-point benchmarks on device memory over each GPU link class, its collectives
+    on device memory over all GPUs."""
+    if not desc.nccl:
         skipped.append((lib.name, "all", "the engine was built without NCCL (features.nccl false)"))
         return []
     if not topo.gpus:
         skipped.append((lib.name, "all", "no GPU found"))
         return []
+    dev, _ = _gpu_kind(desc)
+    dev = dev or "device"
     opts = {"iters": 200, "warmup": 20, "validate": True} if quick else dict(GPU_PT2PT_OPTIONS)
     blocks = []
-    for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
-        blocks.append(Block(["latency", "bw", "bibw"], memory=["device:device"], strategies=["direct"],
+    pt2pt = desc.of_family("pt2pt", transport="nccl")
+    for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()) if pt2pt else ():
+        blocks.append(Block(pt2pt, memory=[f"{dev}:{dev}"], strategies=["direct"],
                             sizes="1:1M" if quick else FAST_SIZES, gpus=[i, j], path=cls, options=opts,
                             libraries=[lib.name]))
     skipped.append((lib.name, "same-gpu", "NCCL needs one GPU per rank"))
+    collectives = desc.of_family("collective", transport="nccl")
     if len(topo.gpus) < 2:
         skipped.append((lib.name, "coll", "NCCL collectives need one GPU per rank: fewer than 2 GPUs"))
         return blocks
     common = {"iters": 200, "warmup": 20, "validate": True} if quick else \
         {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large": 1, "large-size": "64K", "validate": True}
-    blocks.append(Block(["coll"], sizes="4:1M" if quick else COLL_SIZES, ranks=[len(topo.gpus)],
-                        gpus=list(range(len(topo.gpus))), options=common | {"mem": "device"},
-                        libraries=[lib.name], operations=["allreduce"] if quick else list(NCCL_DEFAULT_OPERATIONS),
-                        join_operations=True))
+    for bench in collectives:
+        blocks.append(Block([bench], sizes="4:1M" if quick else COLL_SIZES, ranks=[len(topo.gpus)],
+                            gpus=list(range(len(topo.gpus))), options=common | {"mem": dev},
+                            libraries=[lib.name], join_operations=True,
+                            operations=_listed(lib, desc, bench, ["allreduce"] if quick else NCCL_DEFAULT_OPERATIONS,
+                                               skipped)))
     return blocks
 
 
-def add_nccl_library(libs: list[MpiLibrary], caps_by_lib: dict[str, dict], engines: dict[str, str],
+def add_nccl_library(libs: list[MpiLibrary], descriptions: dict[str, EngineDescription], engines: dict[str, str],
                      topo: Topology) -> tuple[MpiLibrary | None, str]:
     """For a generated campaign: when GPUs are present, no NCCL library is declared and the engine of some MPI
     library was built with NCCL, add one named "nccl". Its ``via`` (launcher and engine that bootstrap NCCL) is
@@ -270,18 +328,16 @@ def add_nccl_library(libs: list[MpiLibrary], caps_by_lib: dict[str, dict], engin
         return None, "an NCCL library is declared"
     if not topo.gpus:
         return None, "no GPU: no NCCL library"
-    with_nccl = [lib for lib in libs if lib.transport == "mpi" and
-                 caps_by_lib.get(lib.name, {}).get("features", {}).get("nccl")]
+    with_nccl = [lib for lib in libs if lib.transport == "mpi" and lib.name in descriptions and
+                 descriptions[lib.name].nccl]
     if not with_nccl:
         return None, "no engine was built with NCCL (features.nccl): no NCCL library"
     via = next((lib for lib in with_nccl if lib.profile == "openmpi-ob1"), with_nccl[0])
     name = "nccl" if "nccl" not in {lib.name for lib in libs} else f"nccl-via-{via.name}"
-    from .mpilibs import nccl_library
-
     lib = nccl_library(via, name)
-    caps_by_lib[name] = caps_by_lib[via.name]
+    descriptions[name] = descriptions[via.name]
     if via.name in engines:
         engines[name] = engines[via.name]
-    version = caps_by_lib[via.name].get("features", {}).get("nccl_version")
+    version = descriptions[via.name].nccl_version
     return lib, (f"NCCL library {name!r} added, via {via.name!r} (its engine was built with NCCL"
                  f"{' ' + version if version else ''}; launches use its launcher and environment)")

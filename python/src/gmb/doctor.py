@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import build as build_mod
 from . import identity, launchers, mpilibs, topology
+from .engine_description import DescriptionError
 
 
 def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, check_settings: bool | None = None
@@ -75,17 +76,16 @@ def engine_loads(lib: mpilibs.MpiLibrary, engine: Path) -> dict:
     """What the engine loads in the library's environment (``gmb-bench list --format json``, no launcher):
     {"library_version", "loaded", "linked", "mismatch"} or {"error"}."""
     try:
-        caps = build_mod.engine_capabilities(engine, env=lib.process_env())
-    except build_mod.BuildError as exc:
+        mpi = build_mod.describe_engine(engine, env=lib.process_env()).mpi
+    except (build_mod.BuildError, DescriptionError) as exc:
         return {"error": str(exc)}
-    mpi = caps.get("mpi")
     if not isinstance(mpi, dict):
         return {"error": "the engine does not say (built before gmb-bench named its MPI library: rebuild it)"}
     obj = mpi.get("library_object") or {}
     return {"library_version": identity.first_line(mpi.get("library_version", "")),
             "loaded": obj.get("loaded_realpath") or obj.get("loaded") or f"unknown ({obj.get('lookup_error', '')})",
             "linked": obj.get("linked_realpath") or obj.get("linked") or "unknown",
-            "mismatch": identity.check_engine(lib, caps)}
+            "mismatch": identity.check_engine(lib, mpi)}
 
 
 def engine_doctor(lib: mpilibs.MpiLibrary, engine: Path, timeout: float = 120) -> dict:

@@ -18,11 +18,12 @@ def build_options(args) -> dict:
                 cmake_args=getattr(args, "cmake_arg", None) or None, jobs=getattr(args, "jobs", None))
 
 
-def engines_and_capabilities(libs, do_build: bool, build_options: dict | None = None):
-    """Engines (built when ``do_build``) and their capabilities per library; a library whose engine cannot be
-    had, or loads another MPI library than the planned one in the library's environment, is skipped with the
-    reason."""
-    engines, caps, skipped = {}, {}, []
+def engines_and_descriptions(libs, do_build: bool, build_options: dict | None = None):
+    """Engines (built when ``do_build``) and their descriptions per library: (engines, descriptions, skipped). A
+    library whose engine cannot be had, or loads another MPI library than the planned one in the library's
+    environment, is skipped with the reason; an engine built before it described itself is an error
+    (DescriptionError: rebuild it)."""
+    engines, descriptions, skipped = {}, {}, []
     for lib in libs:
         if lib.cuda_aware is None and lib.transport == "mpi":
             lib.cuda_aware = mpilibs.cuda_aware_static(lib)
@@ -35,17 +36,17 @@ def engines_and_capabilities(libs, do_build: bool, build_options: dict | None = 
                 raise path
             if not Path(path).exists():
                 raise build.BuildError(f"engine {path} does not exist (run `gmb build`)")
-            caps[lib.name] = build.engine_capabilities(path, env=lib.process_env())
-            wrong = identity.check_engine(lib, caps[lib.name])
+            descriptions[lib.name] = build.describe_engine(path, env=lib.process_env())
+            wrong = identity.check_engine(lib, descriptions[lib.name].mpi)
             if wrong:
                 raise build.BuildError(f"its engine {path} does not run this library: {wrong}")
             engines[lib.name] = str(Path(path).resolve())
         except build.BuildError as exc:
             skipped.append((lib.name, "all", str(exc)))
-    return engines, caps, skipped
+    return engines, descriptions, skipped
 
 
-def doctor_libraries(libs, engines, caps, topo) -> list[dict]:
+def doctor_libraries(libs, engines, descriptions, topo) -> list[dict]:
     """On a machine with GPUs, each MPI library with a CUDA engine gets its engine's doctor (a 2-rank launch that
     proves CUDA awareness and checks device buffers freed and allocated again), and the doctor again without each
     of the library's settings (or, when it is not aware, with its family's GPU settings): which settings its GPU
@@ -57,7 +58,7 @@ def doctor_libraries(libs, engines, caps, topo) -> list[dict]:
     for lib in libs:
         if lib.transport != "mpi" or lib.name not in engines:
             continue
-        if not caps.get(lib.name, {}).get("features", {}).get("cuda"):
+        if lib.name not in descriptions or not descriptions[lib.name].cuda:
             continue
         engine = Path(engines[lib.name])
         verdict = doctor.engine_doctor(lib, engine, timeout=60)
@@ -76,9 +77,9 @@ def doctor_libraries(libs, engines, caps, topo) -> list[dict]:
     return found
 
 
-def with_nccl(libs, engines, caps, topo):
+def with_nccl(libs, engines, descriptions, topo):
     """For a generated campaign: on a GPU machine, an NCCL library when an engine was built with NCCL."""
-    lib, why = add_nccl_library(libs, caps, engines, topo)
+    lib, why = add_nccl_library(libs, descriptions, engines, topo)
     print(f"gmb: {why}", file=sys.stderr)
     return libs + [lib] if lib else libs
 

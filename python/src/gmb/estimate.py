@@ -6,14 +6,17 @@ measured, then against the whole default campaign on 2 x H200, 144 finished laun
 measured; a library's slow fallback path takes longer still; see docs/harness.md):
 each launch pays a start-up (launcher, MPI_Init, CUDA context: ``START_S`` + ``PER_RANK_S`` per rank), then per
 message size (warm-up + timed iterations) x the time of one iteration at the path's bandwidth:
-latency 2 x (alpha + bytes / beta), bw a window of W messages (each with a per-message cost on GPU paths), bibw
-both ways, coll one call per operation, um its placement and two references with a placing cost per iteration.
-peaks, nbc and halo get a fixed time. Bandwidths per path class (``BETA_GBPS``) are the low end of what was
+by the benchmark's family and headline (its engine's description): a point-to-point benchmark ranked by time
+(latency, mlat) 2 x (alpha + bytes / beta), one ranked by bandwidth (bw, mbw) a window of W messages (each with a
+per-message cost on GPU paths), bibw both ways; collectives one call per operation (nbc: three); managed
+placements one placement and two references with a placing cost per iteration; peaks by its copies; halo and
+doctor a fixed time. Bandwidths per path class (``BETA_GBPS``) are the low end of what was
 measured (ob1's host<->device path ran at about 2.6 GB/s); staged strategies are capped at ``STAGED_GBPS``.
 """
 
 from __future__ import annotations
 
+from .engine_description import Benchmark, EngineDescription
 from .plan import Launch
 from .spec import parse_size, parse_sizes
 
@@ -34,9 +37,11 @@ BETA_GBPS = {"host": 10.0, "cross-socket": 6.0, "host-device": 2.5, "nvlink": 30
              "same-gpu": 1000.0, "inter-node": 10.0, "managed": 0.3}
 COLL_GBPS = 0.4  # a CUDA-aware MPI's allreduce on device buffers can be this slow, hundreds of times below NCCL
 STAGED_GBPS = 4.0
-FIXED_S = {"halo": 4.0, "doctor": 2.0}  # halo: 128^3 per rank, 10 steps per strategy
+FIXED_S = {"halo": 4.0, "doctor": 2.0}  # by family; halo: 128^3 per rank, 10 steps per strategy
 PEAKS_S_PER_COPY_SAMPLE = 0.1  # ~40 ceilings x one 64 MiB copy (peaks: --samples x --copies each)
 NBC_CALLS = 3  # nbc: pure, then overall with compute of about the pure time (per iteration)
+# bibw's windows go both ways at once: twice the messages of a bw iteration (the description has no field for it)
+BOTH_WAYS = {"bibw"}
 DEFAULTS = {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "large-size": 1 << 20,
             "window": 64}
 
@@ -52,13 +57,16 @@ def _options(args: list[str]) -> dict[str, str]:
     return out
 
 
-def launch_seconds(x: Launch) -> float:
+def launch_seconds(x: Launch, descriptions: dict[str, EngineDescription]) -> float:
     """Estimated wall time of one launch (start-up included)."""
+    desc = descriptions.get(x.library)
+    b = desc.benchmark(x.benchmark) if desc else None
+    family = b.family if b else x.family
     start = START_S + PER_RANK_S * x.ranks + (NCCL_INIT_S if "--transport" in x.engine_args else 0)
-    if x.benchmark in FIXED_S:
-        return start + FIXED_S[x.benchmark]
+    if family in FIXED_S:
+        return start + FIXED_S[family]
     opts = _options(x.engine_args[1:])
-    if x.benchmark == "peaks":
+    if family == "peaks":
         return start + 2 + PEAKS_S_PER_COPY_SAMPLE * int(opts.get("samples", 10)) * int(opts.get("copies", 8))
     num = {k: int(parse_size(opts[k])) if k in opts else v for k, v in DEFAULTS.items()}
     sizes = parse_sizes(opts.get("sizes", "1:4M"))
@@ -66,46 +74,51 @@ def launch_seconds(x: Launch) -> float:
     beta = BETA_GBPS.get(path, 8.0) * 1e3  # bytes per microsecond
     if x.strategy and x.strategy != "direct":
         beta = min(beta, STAGED_GBPS * 1e3)
-    if x.benchmark in ("coll", "nbc"):
+    operations = bool(b and b.operations)
+    if operations:
         beta = COLL_GBPS * 1e3 * (50 if "--transport" in x.engine_args else 1)
-    calls = len(x.engine_args[1].split(",")) if x.benchmark in ("coll", "nbc") and len(x.engine_args) > 1 else 1
-    calls *= NBC_CALLS if x.benchmark == "nbc" else 1
+    calls = len(x.engine_args[1].split(",")) if operations and len(x.engine_args) > 1 else 1
+    calls *= NBC_CALLS if family == "nbc" else 1
     # --batch N: each timed sample is N iterations back to back, so at least N timed iterations per size (without
     # --validate, which times every iteration on its own)
     batch = int(opts["batch"]) if "batch" in opts and "--validate" not in x.engine_args else 1
     alpha = ALPHA_US_OF_PATH.get(path, ALPHA_US)
     msg = WINDOW_MSG_US.get(path, 0.0)
     total_us = 0.0
-    for b in sizes:
-        large = b >= num["large-size"]
+    for nbytes in sizes:
+        large = nbytes >= num["large-size"]
         timed = num["iters-large"] if large else num["iters"]
         timed = -(-timed // batch) * batch
         n = timed + (num["warmup-large"] if large else num["warmup"])
-        one = alpha + b / beta
-        if x.benchmark == "latency":
-            it = 2 * one
-        elif x.benchmark in ("bw", "mbw"):
-            it = alpha + num["window"] * (msg + b / beta)
-        elif x.benchmark == "bibw":
-            it = alpha + 2 * num["window"] * (msg + b / beta)
-        elif x.benchmark == "um":
-            it = UM_CONFIGS * (UM_ITER_US + 2 * one)
-        else:  # coll and anything else: one call per iteration and operation
-            it = calls * one
-        total_us += n * it
+        total_us += n * _iteration_us(b, family, x.benchmark, alpha + nbytes / beta, alpha, msg, nbytes / beta,
+                                      num["window"], calls)
     return start + total_us / 1e6
 
 
-def over_timeout(launches: list[Launch], margin: float = 1.0) -> list[tuple[Launch, float]]:
+def _iteration_us(b: Benchmark | None, family: str | None, name: str, one: float, alpha: float, msg: float,
+                  transfer: float, window: int, calls: int) -> float:
+    """One timed iteration: ``one`` message of ``transfer`` us after ``alpha``; a window of ``window`` of them."""
+    if b is not None and b.point_to_point:
+        if b.headline == "time_us":  # ping-pong
+            return 2 * one
+        return alpha + (2 if name in BOTH_WAYS else 1) * window * (msg + transfer)
+    if family == "managed":
+        return UM_CONFIGS * (UM_ITER_US + 2 * one)
+    return calls * one  # collectives and anything else: one call per iteration and operation
+
+
+def over_timeout(launches: list[Launch], descriptions: dict[str, EngineDescription], margin: float = 1.0
+                 ) -> list[tuple[Launch, float]]:
     """Launches whose estimate (times ``margin``) exceeds their timeout: (launch, estimated seconds)."""
-    return [(x, t) for x in launches if (t := launch_seconds(x)) * margin > x.timeout_s]
+    return [(x, t) for x in launches if (t := launch_seconds(x, descriptions)) * margin > x.timeout_s]
 
 
-def summary(launches: list[Launch]) -> str:
+def summary(launches: list[Launch], descriptions: dict[str, EngineDescription]) -> str:
     """'N launches, about M min' with the three most expensive kinds of launch."""
     by_kind: dict[str, list[float]] = {}
     for x in launches:
-        by_kind.setdefault(f"{x.library} {x.benchmark} {x.planned_path or ''}".strip(), []).append(launch_seconds(x))
+        by_kind.setdefault(f"{x.library} {x.benchmark} {x.planned_path or ''}".strip(), []).append(
+            launch_seconds(x, descriptions))
     total = sum(sum(v) for v in by_kind.values())
     top = sorted(by_kind.items(), key=lambda kv: -sum(kv[1]))[:3]
     parts = ", ".join(f"{k}: {sum(v):.0f} s" for k, v in top)

@@ -15,10 +15,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import identity, launchers, locks
+from .engine_description import POINT_TO_POINT
 from .mpilibs import MpiLibrary
 from .plan import Launch
 from .records import read_records
-from .spec import PT2PT
 from .store import Store
 
 EXIT_STATUS = {0: "ok", 1: "failed", 2: "bad-input", 3: "unsupported", 4: "validation-failed"}
@@ -31,7 +31,7 @@ def placement(x: Launch, nodes: int | None, ranks_per_node: int | None) -> tuple
     with no planned path gets one rank per node; everything else runs on all nodes, ``ranks_per_node`` each."""
     if x.planned_path == "inter-node":
         return (min(nodes, x.ranks) if nodes else None), 1
-    if nodes and nodes > 1 and x.benchmark in PT2PT:
+    if nodes and nodes > 1 and x.family in POINT_TO_POINT:
         return (1, None) if x.planned_path else (min(nodes, x.ranks), 1)
     return nodes, ranks_per_node
 

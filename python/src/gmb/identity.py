@@ -175,10 +175,10 @@ def mismatch(lib, context: dict) -> str | None:
     return f"expected {expected(lib)}, {'; '.join(problems)}" + (f" ({said})" if said else "")
 
 
-def check_engine(lib, capabilities: dict) -> str | None:
-    """The same check on ``gmb-bench list --format json`` run in the library's environment: what the engine will
-    load when launched for ``lib`` (None when it is the library's own, or the engine is too old to say)."""
-    mpi = capabilities.get("mpi")
+def check_engine(lib, mpi: dict | None) -> str | None:
+    """The same check on the ``mpi`` object of ``gmb-bench list --format json`` run in the library's environment:
+    what the engine will load when launched for ``lib`` (None when it is the library's own, or the engine is too old
+    to say)."""
     if not isinstance(mpi, dict):
         return None
     return mismatch(lib, {"mpi": mpi})

@@ -13,14 +13,8 @@ from pathlib import Path
 
 from .mpilibs import MpiLibrary
 from .outputs import write_new
-from .spec import DEFAULT_OPERATIONS, PT2PT, Block, Campaign, CampaignError, bench_names, kind_ok, parse_memory
-
-# What the engine can do with --transport nccl (the engine refuses the rest with status "unsupported").
-NCCL_BENCHMARKS = ("latency", "bw", "bibw", "coll")
-NCCL_OPERATIONS = ("bcast", "reduce", "allreduce", "allgather", "allgatherv", "gather", "gatherv", "scatter",
-                   "scatterv", "alltoall", "alltoallv", "reduce_scatter_block")
-NCCL_NO_OPERATION = {"reduce_scatter": "NCCL reduces-scatters equal counts only: use reduce_scatter_block",
-                     "barrier": "NCCL has no barrier"}
+from .engine_description import Benchmark, EngineDescription
+from .spec import DEFAULT_OPERATIONS, Block, Campaign, CampaignError, parse_memory
 
 
 @dataclass
@@ -37,6 +31,7 @@ class Launch:
     planned_path: str | None
     bind: str | None
     timeout_s: float
+    family: str | None = None  # the benchmark's family (engine description); None in plans of gmb before it
 
 
 def _safe(s: str) -> str:
@@ -45,9 +40,8 @@ def _safe(s: str) -> str:
 
 def engine_args(bench: str, block: Block, memory: str, strategy: str, operation: str | None = None,
                 transport: str = "mpi") -> list[str]:
+    """The engine's command line for one launch (after the engine's path, without --out)."""
     a = [bench]
-    if operation is None and bench in DEFAULT_OPERATIONS:
-        operation = (block.operations or DEFAULT_OPERATIONS[bench])[0]
     if operation:
         a.append(operation)
     if block.sizes:
@@ -81,16 +75,18 @@ def not_aware_reason(lib: MpiLibrary, short: bool = False) -> str:
     return what if short else what + "; device pointers are not handed to it (staged-pinned instead)"
 
 
-def nccl_refusal(bench: str, block: Block, memory: str, strategy: str) -> tuple[str, str] | None:
+def nccl_refusal(desc: EngineDescription, b: Benchmark, block: Block, memory: str, strategy: str
+                 ) -> tuple[str, str] | None:
     """(what, reason) when a point of a block cannot run with --transport nccl, else None."""
-    if bench not in NCCL_BENCHMARKS:
-        return bench, f"runs under MPI only (NCCL transport: {', '.join(NCCL_BENCHMARKS)})"
-    if bench == "coll":
+    bench = b.name
+    if "nccl" not in b.transports:
+        return bench, f"runs under MPI only (NCCL transport: {', '.join(desc.with_transport('nccl'))})"
+    if b.operations:  # memory by role (--mem, --mem-root, --mem-others)
         kinds = {block.options.get(k) for k in ("mem", "mem-root", "mem-others", "mem_root", "mem_others")} - {None}
-        if kinds != {"device"}:
+        if not kinds or not all(desc.gpu_memory(str(k)) for k in kinds):
             return bench, "NCCL moves device memory only (the block needs options mem = \"device\")"
         return None
-    if memory != "device:device":
+    if not memory or not all(desc.gpu_memory(k) for k in parse_memory(memory)):
         return f"{bench} {memory or 'host:host'}", "NCCL moves device memory only (device:device)"
     if strategy not in ("", "direct"):
         return f"{bench} {memory} {strategy}", "NCCL is handed device buffers directly (no staging strategy)"
@@ -99,33 +95,45 @@ def nccl_refusal(bench: str, block: Block, memory: str, strategy: str) -> tuple[
     return None
 
 
-def _operations(bench: str, block: Block, lib: MpiLibrary, name: str, skipped: list) -> list[str | None]:
-    """The operation argument of each launch of ``bench``: one per operation, or one joined list."""
-    if bench not in DEFAULT_OPERATIONS:
+def _operations(desc: EngineDescription, b: Benchmark, block: Block, lib: MpiLibrary, skipped: list
+                ) -> list[str | None]:
+    """The operation argument of each launch of ``b``: one per operation, or one joined list. A block without
+    operations gets DEFAULT_OPERATIONS (those the engine lists)."""
+    if not b.operations:
         return [None]
-    ops = list(block.operations or DEFAULT_OPERATIONS[bench])
+    ops = list(block.operations or ())
+    if not ops:
+        if b.name not in DEFAULT_OPERATIONS:
+            skipped.append((lib.name, b.name, "takes a collective operation: name them in the block (operations = "
+                                              f"[...]; the engine's: {', '.join(desc.collectives)})"))
+            return []
+        for op in [o for o in DEFAULT_OPERATIONS[b.name] if o not in desc.collectives]:
+            skipped.append((lib.name, f"{b.name} {op}", "not a collective the engine lists"))
+        ops = [o for o in DEFAULT_OPERATIONS[b.name] if o in desc.collectives]
     if lib.transport == "nccl":
-        for op in [o for o in ops if o not in NCCL_OPERATIONS]:
-            skipped.append((name, f"{bench} {op}", NCCL_NO_OPERATION.get(op, "no NCCL counterpart")))
-        ops = [o for o in ops if o in NCCL_OPERATIONS]
+        for op in ops:
+            refused = desc.nccl_refusal(op)
+            if refused:
+                skipped.append((lib.name, f"{b.name} {op}", refused))
+        ops = [o for o in ops if not desc.nccl_refusal(o)]
     if block.join_operations and ops:
         return [",".join(ops)]
     return ops
 
 
-def _hands_device_pointers(bench: str, memory: str, strategy: str) -> bool:
-    """A point-to-point point whose device buffers go to MPI as they are (the direct strategy, the engine's default
-    when none is given)."""
-    if strategy == "direct":
-        return "device" in memory
-    return strategy == "" and bench in PT2PT and bool(memory) and "device" in parse_memory(memory)
+def _hands_device_pointers(desc: EngineDescription, b: Benchmark, memory: str, strategy: str) -> bool:
+    """A point whose GPU memory goes to MPI as it is (the direct strategy; for point to point also no strategy,
+    the engine's default being direct)."""
+    if not memory or strategy not in ("direct", "") or (strategy == "" and not b.point_to_point):
+        return False
+    return any(desc.gpu_memory(k) for k in parse_memory(memory))
 
 
-def plan(c: Campaign, libs: list[MpiLibrary], caps_by_lib: dict[str, dict] | None = None, hosts: int | None = None
+def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDescription], hosts: int | None = None
          ) -> tuple[list[Launch], list[tuple[str, str, str]]]:
-    """Expand the matrix. Returns (launches in run order, skipped (library, what, reason)). ``hosts``: how many
-    hosts the launches may use (--nodes, a hostfile's hosts); 1 skips blocks of path "inter-node", None: unknown."""
-    caps_by_lib = caps_by_lib or {}
+    """Expand the matrix. Returns (launches in run order, skipped (library, what, reason)). ``descriptions``: each
+    library's engine description (a library without one is skipped). ``hosts``: how many hosts the launches may use
+    (--nodes, a hostfile's hosts); 1 skips blocks of path "inter-node", None: unknown."""
     by_name = {lib.name: lib for lib in libs}
     skipped = list(c.skipped)
     launches: list[Launch] = []
@@ -141,58 +149,65 @@ def plan(c: Campaign, libs: list[MpiLibrary], caps_by_lib: dict[str, dict] | Non
                 skipped.append((name, f"block {bi + 1}", "library not found or not selected, or it has no engine "
                                                           "(see `gmb libs`, --library)"))
                 continue
-            lib = by_name[name]
-            caps = caps_by_lib.get(name)
-            if lib.transport == "nccl" and caps is not None and not caps.get("features", {}).get("nccl"):
+            lib, desc = by_name[name], descriptions.get(name)
+            if desc is None:
+                skipped.append((name, f"block {bi + 1}", "no engine described itself for this library (run `gmb "
+                                                          "build`)"))
+                continue
+            if lib.transport == "nccl" and not desc.nccl:
                 skipped.append((name, f"block {bi + 1}", "the engine was built without NCCL (features.nccl false)"))
                 continue
             for bench in block.benchmarks:
-                if caps is not None:
-                    info = bench_names(caps).get(bench)
-                    if info is None:
-                        skipped.append((name, bench, "engine does not list this benchmark"))
-                        continue
-                if lib.transport == "nccl" and bench not in NCCL_BENCHMARKS:
-                    skipped.append((name, *nccl_refusal(bench, block, "", "")))
-                    continue
-                ops = _operations(bench, block, lib, name, skipped)
-                for mem in block.memory:
-                    if caps is not None and mem:
-                        bad = [k for k in dict.fromkeys(parse_memory(mem)) if not kind_ok(caps, k)[0]]
-                        if bad:
-                            skipped.append((name, f"{bench} {mem}", f"memory kind {bad[0]} unavailable: "
-                                                                    f"{kind_ok(caps, bad[0])[1]}"))
-                            continue
-                    for strat in block.strategies:
-                        if lib.transport == "nccl":
-                            refused = nccl_refusal(bench, block, mem, strat)
-                            if refused:
-                                skipped.append((name, *refused))
-                                continue
-                        elif lib.cuda_aware is not True and _hands_device_pointers(bench, mem, strat):
-                            skipped.append((name, f"{bench} {mem} {strat or 'direct'}",
-                                            not_aware_reason(lib, short=True)))
-                            continue
-                        for ranks in block.ranks:
-                            min_ranks = (bench_names(caps).get(bench, {}).get("min_ranks") if caps else None) or 1
-                            if ranks < min_ranks:
-                                skipped.append((name, f"{bench} n={ranks}", f"needs at least {min_ranks} ranks"))
-                                continue
-                            env = dict(block.env)
-                            if block.gpus is not None:
-                                env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in dict.fromkeys(block.gpus))
-                            for op, rep in ((o, r) for o in ops for r in range(1, c.repetitions + 1)):
-                                b = f"{bench}-{op.replace(',', '+')}" if op else bench
-                                lid = _safe(f"b{bi + 1}.{name}.{b}.{mem or 'na'}.{strat or 'na'}.n{ranks}.r{rep}")
-                                launches.append(Launch(lid, name, bench, mem, strat, ranks, rep,
-                                                       engine_args(bench, block, mem, strat, op, lib.transport), env,
-                                                       block.path, block.bind, c.timeout_s))
-    peaks = [x for x in launches if x.benchmark == "peaks"]
-    rest = [x for x in launches if x.benchmark != "peaks"]
+                launches += _launches(c, bi, block, lib, desc, bench, skipped)
+    peaks = [x for x in launches if x.family == "peaks"]
+    rest = [x for x in launches if x.family != "peaks"]
     if c.order == "random":
         rng = random.Random(c.seed)
         rng.shuffle(rest)
     return peaks + rest, skipped
+
+
+def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineDescription, bench: str,
+              skipped: list) -> list[Launch]:
+    """The launches of one benchmark of one block for one library, with what cannot run skipped."""
+    name, b = lib.name, desc.benchmark(bench)
+    if b is None:
+        skipped.append((name, bench, "engine does not list this benchmark"))
+        return []
+    if lib.transport == "nccl" and "nccl" not in b.transports:
+        skipped.append((name, *nccl_refusal(desc, b, block, "", "")))
+        return []
+    ops = _operations(desc, b, block, lib, skipped)
+    out = []
+    for mem in block.memory:
+        bad = [k for k in dict.fromkeys(parse_memory(mem)) if not desc.kind_available(k)[0]] if mem else []
+        if bad:
+            skipped.append((name, f"{bench} {mem}", f"memory kind {bad[0]} unavailable: "
+                                                    f"{desc.kind_available(bad[0])[1]}"))
+            continue
+        for strat in block.strategies:
+            if lib.transport == "nccl":
+                refused = nccl_refusal(desc, b, block, mem, strat)
+                if refused:
+                    skipped.append((name, *refused))
+                    continue
+            elif lib.cuda_aware is not True and _hands_device_pointers(desc, b, mem, strat):
+                skipped.append((name, f"{bench} {mem} {strat or 'direct'}", not_aware_reason(lib, short=True)))
+                continue
+            for ranks in block.ranks:
+                if ranks < b.min_ranks:
+                    skipped.append((name, f"{bench} n={ranks}", f"needs at least {b.min_ranks} ranks"))
+                    continue
+                env = dict(block.env)
+                if block.gpus is not None:
+                    env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in dict.fromkeys(block.gpus))
+                for op, rep in ((o, r) for o in ops for r in range(1, c.repetitions + 1)):
+                    label = f"{bench}-{op.replace(',', '+')}" if op else bench
+                    lid = _safe(f"b{bi + 1}.{name}.{label}.{mem or 'na'}.{strat or 'na'}.n{ranks}.r{rep}")
+                    out.append(Launch(lid, name, bench, mem, strat, ranks, rep,
+                                      engine_args(bench, block, mem, strat, op, lib.transport), env, block.path,
+                                      block.bind, c.timeout_s, b.family))
+    return out
 
 
 def new_results_dir(base: str | Path, name: str) -> Path:
@@ -223,7 +238,7 @@ def write_plan(outdir: Path, c: Campaign, launches: list[Launch], skipped, libs:
 
 def read_plan(outdir: Path) -> dict:
     """plan.json of a results directory, checked: a damaged one is a CampaignError naming what is wrong, and
-    ``launches`` holds Launch objects."""
+    ``launches`` holds Launch objects (``family`` None in a plan written before launches carried it)."""
     p = Path(outdir) / "plan.json"
     if not p.is_file():
         raise CampaignError(f"{outdir}: not a campaign results directory (no plan.json)")
@@ -250,7 +265,7 @@ def read_plan(outdir: Path) -> dict:
         problems.append("'launches' must be a list")
     else:
         for i, d in enumerate(launches):
-            if not isinstance(d, dict) or set(d) != fields:
+            if not isinstance(d, dict) or set(d) | {"family"} != fields:  # plans of gmb before families lack it
                 problems.append(f"launch #{i + 1} must be an object with the keys {', '.join(sorted(fields))}")
                 break
             if not (isinstance(d["launch_id"], str) and isinstance(d["library"], str) and

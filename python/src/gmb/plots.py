@@ -18,8 +18,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from .peaks import ceiling_curve, ceilings  # noqa: E402
+from .records import headline, pairwise  # noqa: E402
 from .store import Store  # noqa: E402
-from .tables import Point, combine, size_label  # noqa: E402
+from .tables import (Point, collective_rows, combine, latency_rows, pairwise_time_rows, results_where,  # noqa: E402
+                     size_label)
 
 SMALL_MAX = 8192
 
@@ -63,12 +65,14 @@ def _label(p: Point) -> str:
 
 
 def latency(store: Store, small: bool) -> bytes | None:
-    pts = [p for p in combine(store.results("latency")) if p.bytes > 0 or small]
+    """One-way latency between pairs of ranks (tables.latency_rows), the benchmark named when several measured it."""
+    pts = [p for p in combine(latency_rows(store)) if p.bytes > 0 or small]
     pts = [p for p in pts if (p.bytes <= SMALL_MAX) == small]
     if not pts:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
-    _draw(ax, _series(pts, _label))
+    several = len({p.benchmark for p in pts}) > 1
+    _draw(ax, _series(pts, lambda p: f"{p.benchmark} {_label(p)}" if several else _label(p)))
     _size_axis(ax)
     if not small:
         ax.set_yscale("log")
@@ -87,7 +91,8 @@ def latency_large(store: Store):
 
 
 def bandwidth(store: Store, benchmark: str) -> bytes | None:
-    pts = [p for p in combine(store.results(benchmark)) if p.bytes > 0]
+    """A benchmark of bandwidth between pairs of ranks, its ceilings and the nominal link rates."""
+    pts = [p for p in combine(store.results(benchmark)) if p.bytes > 0 and p.metric == "bw"]
     if not pts:
         return None
     avail = ceilings(store)
@@ -129,7 +134,9 @@ def bibw(store):
 
 
 def message_rate(store: Store):
-    pts = [p for p in combine(store.results("mbw"), metric="rate") if p.bytes > 0]
+    """Every result that carries a message rate (multi-pair bandwidth)."""
+    rows = results_where(store, lambda rec: isinstance(rec.get("message_rate_Mps"), dict))
+    pts = [p for p in combine(rows, metric="rate") if p.bytes > 0]
     if not pts:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -142,7 +149,7 @@ def message_rate(store: Store):
 
 
 def collectives(store: Store):
-    pts = [p for p in combine(store.results("coll")) if p.bytes > 0]
+    pts = [p for p in combine(collective_rows(store)) if p.bytes > 0]
     if not pts:
         return None
     ops = sorted({p.operation or "?" for p in pts})
@@ -164,7 +171,7 @@ def collectives(store: Store):
 
 def scaling(store: Store):
     """Bus bandwidth against rank count at the largest size measured at every count (strong scaling)."""
-    pts = combine(store.results("coll"))
+    pts = combine(collective_rows(store))
     by_op: dict[tuple, list[Point]] = {}
     for p in pts:
         by_op.setdefault((p.library, p.operation, p.memory), []).append(p)
@@ -192,8 +199,9 @@ def scaling(store: Store):
 
 
 def overlap(store: Store):
-    """Overlap % from the non-blocking collective benchmark; one curve per (library, operation[, compute])."""
-    rows = store.results("nbc")
+    """Overlap % of the results that measured it (non-blocking collectives); one curve per (library,
+    operation[, compute])."""
+    rows = results_where(store, lambda rec: "overlap_pct" in (rec.get("metrics") or {}))
     groups: dict[str, dict[int, list[float]]] = {}
     for r in rows:
         m = json.loads(r["metrics"] or "{}")
@@ -218,11 +226,13 @@ def overlap(store: Store):
 
 
 def managed(store: Store):
-    """Managed-memory placements next to host-host and device-device latency."""
-    um = [p for p in combine(store.results("um")) if p.bytes > 0]
+    """Managed-memory placements (the runs that placed them, with the references they measured) next to host-host
+    and device-device latency."""
+    placed_rows, others = pairwise_time_rows(store)
+    um = [p for p in combine(placed_rows) if p.bytes > 0]
     if not um:
         return None
-    ref = [p for p in combine(store.results("latency")) if p.bytes > 0 and p.memory in ("host:host", "device:device")]
+    ref = [p for p in combine(others) if p.bytes > 0 and p.memory in ("host:host", "device:device")]
     fig, ax = plt.subplots(figsize=(7, 4))
     _draw(ax, _series(um + ref, lambda p: f"{p.benchmark} {_label(p)}"))
     _size_axis(ax)
@@ -234,7 +244,9 @@ def managed(store: Store):
 
 
 def halo(store: Store):
-    pts = [p for p in combine(store.results("halo")) if p.bytes > 0]
+    """Halo exchanges (results whose memory is a field's) by strategy."""
+    rows = results_where(store, lambda rec: "field" in (rec.get("memory") or {}))
+    pts = [p for p in combine(rows) if p.bytes > 0]
     if not pts:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -262,5 +274,15 @@ FIGURES = [
 ]
 
 
+def _other_bandwidth(store: Store) -> list[tuple[str, str, object]]:
+    """A figure for each benchmark of bandwidth between pairs of ranks besides bw and bibw (mbw, new ones)."""
+    rows = results_where(store, lambda rec: pairwise(rec) and headline(rec) == "bandwidth_GBps")
+    named = {fid for fid, _, _ in FIGURES}
+    return [(b, f"Bandwidth: {b}", lambda s, b=b: bandwidth(s, b))
+            for b in sorted({r["benchmark"] for r in rows} - named)]
+
+
 def render_all(store: Store) -> list[tuple[str, str, bytes | None]]:
-    return [(fid, title, fn(store)) for fid, title, fn in FIGURES]
+    at = next(i for i, (fid, _, _) in enumerate(FIGURES) if fid == "bibw") + 1  # other bandwidths after bibw's
+    figures = FIGURES[:at] + _other_bandwidth(store) + FIGURES[at:]
+    return [(fid, title, fn(store)) for fid, title, fn in figures]

@@ -15,6 +15,31 @@ from pathlib import Path
 from . import SCHEMA_ID
 
 STAT_OBJECTS = ("time_us", "bandwidth_GBps", "busbw_GBps", "message_rate_Mps")
+# A record written before records named their headline is ranked by the first of these it carries: what those
+# engines' benchmarks were ranked by (coll: busbw; bw, bibw, mbw, peaks: bandwidth; latency, um, halo, nbc: time)
+_HEADLINE_BY_CONTENT = ("busbw_GBps", "bandwidth_GBps", "time_us")
+
+
+def headline(result: dict) -> str:
+    """The statistics object tables, figures and comparisons rank a result by: the record's own ``headline`` (the
+    engine's description of its benchmark says which), else, for a record written before records named it,
+    busbw_GBps if it carries one, else bandwidth_GBps if it carries one, else time_us."""
+    named = result.get("headline")
+    if named in STAT_OBJECTS:
+        return named
+    return next((s for s in _HEADLINE_BY_CONTENT if isinstance(result.get(s), dict)), "time_us")
+
+
+def pairwise(result: dict) -> bool:
+    """A result measured between pairs of ranks (point to point, multi-pair, managed placements): its memory names a
+    send and a receive side (collectives name a root and the others, halo its field, peaks none)."""
+    memory = result.get("memory")
+    return isinstance(memory, dict) and "send" in memory and "recv" in memory
+
+
+def placed(result: dict) -> bool:
+    """A result on managed memory with a placement (host or device) per side."""
+    return isinstance(result.get("placement"), dict)
 
 
 def point_key(result: dict) -> str:

@@ -10,9 +10,9 @@ import os
 import sys
 from pathlib import Path
 
-from . import estimate, identity, launchers, locks, mpilibs, spec, store, topology
+from . import build, estimate, identity, launchers, locks, mpilibs, spec, store, topology
 from .defaults import default_campaign
-from .engines import build_options, doctor_libraries, engines_and_capabilities, resume_engines, with_nccl
+from .engines import build_options, doctor_libraries, engines_and_descriptions, resume_engines, with_nccl
 from .errors import UsageError
 from .execute import Stopped, run_launches, stop_on_signals
 from .plan import copy_campaign_file, new_results_dir, plan, read_plan, write_plan
@@ -93,16 +93,16 @@ def _topology(args):
     return topology.discover()
 
 
-def _campaign(args, libs, caps, topo, loaded=None):
+def _campaign(args, libs, descriptions, topo, loaded=None):
     """The campaign to plan (the file's, else generated), checked against the engines, with the command line's
     repetitions, timeout, seed, name and node count applied."""
     if loaded is not None:
         c = loaded
     else:
-        c = default_campaign(topo, libs, caps, quick=args.quick, hosts=_hosts(args) or 1)
+        c = default_campaign(topo, libs, descriptions, quick=args.quick, hosts=_hosts(args) or 1)
     try:
-        spec.check_benchmark_names(c, caps)
-        spec.check_against_engines(c, caps)
+        spec.check_benchmark_names(c, descriptions)
+        spec.check_against_engines(c, descriptions)
     except spec.CampaignError as exc:
         raise UsageError(f"{args.campaign}: {exc}" if args.campaign else str(exc)) from None
     if args.repetitions is not None:
@@ -118,7 +118,7 @@ def _campaign(args, libs, caps, topo, loaded=None):
     if getattr(args, "nodes", None):
         rpn = args.ranks_per_node or 1
         for b in c.blocks:
-            if not set(b.benchmarks) & spec.PT2PT:
+            if not any(d.point_to_point(n) for n in b.benchmarks for d in descriptions.values()):
                 b.ranks = [args.nodes * rpn]
     return c
 
@@ -131,18 +131,19 @@ def plan_only(args):
         raise UsageError(f"{args.campaign}: no such campaign file")
     libs = libraries(args)
     loaded = _load_campaign(args)
-    engines, caps, skipped = engines_and_capabilities(libs, do_build=False)
+    engines, descriptions, skipped = engines_and_descriptions(libs, do_build=False)
     topo = _topology(args)
-    libs = libs if args.campaign else with_nccl(libs, engines, caps, topo)
-    c = _campaign(args, libs, caps, topo, loaded)
-    launches, sk = plan(c, libs, caps, hosts=_hosts(args))
+    libs = libs if args.campaign else with_nccl(libs, engines, descriptions, topo)
+    runnable = [lib for lib in libs if lib.name in engines]
+    c = _campaign(args, runnable, descriptions, topo, loaded)
+    launches, sk = plan(c, runnable, descriptions, hosts=_hosts(args))
     for x in launches:
         print(f"{x.launch_id:<60} {' '.join(x.engine_args)}" + (f"  env {x.env}" if x.env else ""))
     for lib, what, why in skipped + sk:
         print(f"skip {lib}: {what}: {why}")
     print(f"{len(launches)} launches, {len(skipped) + len(sk)} skipped", file=sys.stderr)
-    print(f"gmb plan: {estimate.summary(launches)}", file=sys.stderr)
-    over = estimate.over_timeout(launches)
+    print(f"gmb plan: {estimate.summary(launches, descriptions)}", file=sys.stderr)
+    over = estimate.over_timeout(launches, descriptions)
     if over:
         x, t = max(over, key=lambda o: o[1])
         print(f"gmb plan: warning: {len(over)} launches are estimated to take longer than their timeout (longest: "
@@ -246,6 +247,7 @@ def _resume_setup(args) -> dict:
             check_launcher(lib.launcher, f"library {lib.name}")
     engines = resume_engines(planned["engines"], libs_all, {x.library for x in launches}, args.no_build,
                              build_options(args))
+    _fill_families(launches, libs_all, engines)
     lock = _hold(outdir, "gmb run --resume")
     try:
         st = store.Store(outdir / "store.sqlite")
@@ -254,6 +256,22 @@ def _resume_setup(args) -> dict:
         raise
     return dict(outdir=outdir, store=st, lock=lock, launches=launches, libs=libs_all, engines=engines,
                 name=planned["campaign"], stop_after=planned.get("stop_library_after", 3))
+
+
+def _fill_families(launches, libs: dict, engines: dict[str, str]) -> None:
+    """Launches of a plan written before they carried their benchmark's family (which decides their placement on
+    several nodes) get it from their engine's description."""
+    described = {}
+    for x in launches:
+        if x.family is None:
+            if x.library not in described:
+                try:
+                    described[x.library] = build.describe_engine(engines[x.library],
+                                                                 env=libs[x.library].process_env())
+                except build.BuildError as exc:
+                    raise UsageError(f"cannot resume: {exc}") from None
+            b = described[x.library].benchmark(x.benchmark)
+            x.family = b.family if b else None
 
 
 def _fresh_setup(args) -> dict | None:
@@ -268,14 +286,14 @@ def _fresh_setup(args) -> dict | None:
     libs = libraries(args)
     loaded = _load_campaign(args)
     hosts = _hosts(args)
-    engines, caps, skipped = engines_and_capabilities(libs, do_build=not args.no_build,
+    engines, descriptions, skipped = engines_and_descriptions(libs, do_build=not args.no_build,
                                                        build_options=build_options(args))
     topo = _topology(args)
-    settings = doctor_libraries(libs, engines, caps, topo)
-    libs = libs if args.campaign else with_nccl(libs, engines, caps, topo)
+    settings = doctor_libraries(libs, engines, descriptions, topo)
+    libs = libs if args.campaign else with_nccl(libs, engines, descriptions, topo)
     runnable = [lib for lib in libs if lib.name in engines]
-    c = _campaign(args, runnable, caps, topo, loaded)
-    launches, sk = plan(c, runnable, caps, hosts=hosts)
+    c = _campaign(args, runnable, descriptions, topo, loaded)
+    launches, sk = plan(c, runnable, descriptions, hosts=hosts)
     skipped += sk
     for lib, what, why in skipped:
         print(f"gmb: skipping {lib}: {what}: {why}", file=sys.stderr)

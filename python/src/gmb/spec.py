@@ -44,10 +44,8 @@ import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .engine_description import EngineDescription, known_benchmarks
 from .tomlcheck import array_of_tables, typename
-
-PT2PT = {"latency", "bw", "bibw", "mbw"}
-
 
 class CampaignError(ValueError):
     """A campaign that cannot be run as written (the message names the block and key)."""
@@ -308,16 +306,14 @@ def load_campaign(path: str | Path) -> Campaign:
     return parse_campaign(data, str(path))
 
 
-def check_against_engines(c: Campaign, caps_by_lib: dict[str, dict]) -> None:
+def check_against_engines(c: Campaign, descriptions: dict[str, EngineDescription]) -> None:
     """What only the engines can say, checked before anything runs: every memory kind a block names is one an
     engine lists (available here or not: an unavailable one is skipped with its reason), and every block's rank
     counts are within its benchmarks' rank bounds (the same in every build)."""
-    if not caps_by_lib:
+    if not descriptions:
         return
-    kinds = {k["name"] for caps in caps_by_lib.values() for k in caps.get("memory_kinds", [])}
-    bounds = {}
-    for caps in caps_by_lib.values():
-        bounds.update(bench_names(caps))
+    kinds = {k for d in descriptions.values() for k in d.kinds}
+    bounds = known_benchmarks(descriptions.values())
     for bi, block in enumerate(c.blocks):
         where = f"[[run]] #{bi + 1}"
         for mem in block.memory:
@@ -327,20 +323,10 @@ def check_against_engines(c: Campaign, caps_by_lib: dict[str, dict]) -> None:
                                     f"SEND:RECV: {', '.join(sorted(kinds))})")
         for bench in block.benchmarks:
             b = bounds.get(bench)
-            if not b:
-                continue
-            lo, hi, even = b.get("min_ranks") or 1, b.get("max_ranks") or 0, b.get("even_ranks", False)
-            for n in block.ranks:
-                if n < lo or (hi and n > hi) or (even and n % 2):
-                    want = (f"exactly {lo}" if lo == hi else f"from {lo} to {hi}" if hi else f"at least {lo}") + \
-                        (", an even number" if even else "")
-                    raise CampaignError(f"{where}: {bench} with ranks = {n}: {bench} runs on {want} ranks")
-
-
-# Every benchmark the engine registers (``gmb-bench list``, whatever the build). A name that neither this list nor
-# any engine's list holds is a mistake in the campaign (an error before anything runs); a name that one engine does
-# not list (an older or other build) is skipped for that engine with the reason.
-KNOWN_BENCHMARKS = ("latency", "bw", "bibw", "mbw", "um", "coll", "nbc", "halo", "peaks", "doctor")
+            for n in block.ranks if b else ():
+                refused = b.ranks_refusal(n)
+                if refused:
+                    raise CampaignError(f"{where}: {bench} with ranks = {n}: {bench} {refused}")
 
 
 def _did_you_mean(name: str, choices) -> str:
@@ -362,25 +348,15 @@ def check_library_names(c: Campaign, library_names) -> None:
                                     f"(found or declared: {', '.join(known) or 'none'}; see `gmb libs`)")
 
 
-def check_benchmark_names(c: Campaign, caps_by_lib: dict[str, dict] | None = None) -> None:
-    """CampaignError when a block names a benchmark that no engine has (a typo such as 'bww'). A benchmark that
-    some engine lists, or that the engine registers in any build, is planned, or skipped with the reason."""
-    known = list(KNOWN_BENCHMARKS)
-    for caps in (caps_by_lib or {}).values():
-        known += [n for n in bench_names(caps or {}) if n not in known]
+def check_benchmark_names(c: Campaign, descriptions: dict[str, EngineDescription]) -> None:
+    """CampaignError when a block names a benchmark that no engine lists (a typo such as 'bww'). A benchmark that
+    some engine lists is planned, or skipped with the reason for an engine that does not. Without any engine
+    description there is nothing to check against (nothing can be planned either)."""
+    known = list(known_benchmarks(descriptions.values()))
+    if not known:
+        return
     for i, b in enumerate(c.blocks):
         for n in b.benchmarks:
             if n not in known:
                 raise CampaignError(f"[[run]] #{i + 1}: unknown benchmark {n!r}{_did_you_mean(n, known)} "
                                     f"(known: {', '.join(known)})")
-
-
-def bench_names(caps: dict) -> dict[str, dict]:
-    return {b["name"]: b for b in caps.get("benchmarks", [])}
-
-
-def kind_ok(caps: dict, kind: str) -> tuple[bool, str]:
-    for k in caps.get("memory_kinds", []):
-        if k["name"] == kind:
-            return bool(k.get("available")), k.get("reason", "") or ""
-    return False, "not listed by the engine"

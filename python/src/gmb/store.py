@@ -22,7 +22,8 @@ from .records import RecordFile, library_label, nccl_label, point_key, read_reco
 
 SCHEMA_VERSION = 1
 
-_STAT_COLS = {"time_us": "t", "bandwidth_GBps": "bw", "busbw_GBps": "busbw", "message_rate_Mps": "rate"}
+# statistics object -> prefix of its columns in the results table (t_median, bw_p5, ...)
+STAT_COLUMNS = {"time_us": "t", "bandwidth_GBps": "bw", "busbw_GBps": "busbw", "message_rate_Mps": "rate"}
 _KEEP_STATS = ("n", "median", "p5", "p95", "ci95_low", "ci95_high", "min", "max", "mean", "cv")
 
 _DDL = f"""
@@ -39,7 +40,7 @@ CREATE TABLE IF NOT EXISTS results (
   id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, launch_id TEXT, library TEXT, repetition INTEGER,
   benchmark TEXT, operation TEXT, status TEXT, reason TEXT, bytes INTEGER, mem_send TEXT, mem_recv TEXT,
   memory TEXT, strategy TEXT, ranks INTEGER, path_class TEXT, path_link TEXT, nominal_GBps REAL,
-  {", ".join(f"{p}_{s} REAL" for p in _STAT_COLS.values() for s in _KEEP_STATS)},
+  {", ".join(f"{p}_{s} REAL" for p in STAT_COLUMNS.values() for s in _KEEP_STATS)},
   metrics TEXT, json TEXT);
 CREATE INDEX IF NOT EXISTS results_key ON results(benchmark, library, bytes);
 CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
@@ -257,7 +258,7 @@ class Store:
                "ranks": res.get("ranks"), "path_class": path.get("class"), "path_link": path.get("link"),
                "nominal_GBps": path.get("nominal_GBps"),
                "metrics": json.dumps(res["metrics"]) if "metrics" in res else None, "json": json.dumps(res)}
-        for key, prefix in _STAT_COLS.items():
+        for key, prefix in STAT_COLUMNS.items():
             st = res.get(key)
             if isinstance(st, dict):
                 for s in _KEEP_STATS:
@@ -284,6 +285,9 @@ class Store:
             params.append(v)
         sql = "SELECT * FROM results" + (" WHERE " + " AND ".join(where) if where else "")
         return self.rows(sql + " ORDER BY library, benchmark, memory, bytes", params)
+
+    def benchmarks(self) -> list[str]:
+        return [r["benchmark"] for r in self.rows("SELECT DISTINCT benchmark FROM results ORDER BY benchmark")]
 
     def contexts(self) -> list[dict]:
         return self.rows("SELECT * FROM contexts ORDER BY library")

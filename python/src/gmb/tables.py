@@ -16,10 +16,9 @@ from statistics import median
 
 from .outputs import write_new
 from .peaks import ceiling_for, ceiling_sizes, ceilings
-from .store import Store
+from .records import headline, pairwise, placed
+from .store import STAT_COLUMNS, Store
 
-METRIC_OF = {"latency": "t", "bw": "bw", "bibw": "bw", "mbw": "bw", "coll": "busbw", "nbc": "t",
-             "peaks": "bw", "halo": "t", "um": "t"}
 HIGHER_IS_BETTER = {"bw", "busbw", "rate"}
 # above this share of a measured ceiling an MPI figure is not plausible: the row says the ceiling is suspect
 SUSPECT_PCT = 105
@@ -78,15 +77,16 @@ def checked_inside_timing(record: dict) -> bool:
 def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
     """Group result rows over repetitions per (library, benchmark, operation, memory, strategy and chunk count,
     buffer allocation, ranks, path class, bytes): device:device between two GPUs and on one GPU are different
-    points, and so are buffers allocated per size (--fresh-buffers) and once. Where a point has records timed with
-    the validation inside (an older engine's, see checked_inside_timing) and records timed back to back, the latter
-    make the point."""
+    points, and so are buffers allocated per size (--fresh-buffers) and once. Each point is of its records'
+    headline statistic (records.headline), or of ``metric`` ("t", "bw", "busbw", "rate") when given. Where a point
+    has records timed with the validation inside (an older engine's, see checked_inside_timing) and records timed
+    back to back, the latter make the point."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
-        m = metric or METRIC_OF.get(r["benchmark"], "t")
+        record = _record(r)
+        m = metric or STAT_COLUMNS[headline(record)]
         if r.get(f"{m}_median") is None:
             continue
-        record = _record(r)
         key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], record.get("chunks"),
                fresh_buffers(record), r["ranks"], r["path_class"], r["bytes"], m)
         groups.setdefault(key, {}).setdefault(checked_inside_timing(record), []).append(r)
@@ -105,6 +105,30 @@ def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
     return out
 
 
+def results_where(store: Store, keep, status: str | None = "ok") -> list[dict]:
+    """The result rows whose record passes ``keep``, benchmark by benchmark in the store's order."""
+    return [r for bench in store.benchmarks() for r in store.results(bench, status=status) if keep(_record(r))]
+
+
+def _pairwise_bandwidth(record: dict) -> bool:
+    """Bandwidth between pairs of ranks (bw, bibw, mbw ...): what ceilings of the same path bound."""
+    return pairwise(record) and headline(record) == "bandwidth_GBps"
+
+
+def pairwise_time_rows(store: Store) -> tuple[list[dict], list[dict]]:
+    """The results ranked by time between pairs of ranks (latency, mlat, managed placements ...), as (those of runs
+    that placed managed memory, with the references those runs measured; the others: one-way latency)."""
+    rows = results_where(store, lambda rec: pairwise(rec) and headline(rec) == "time_us")
+    placed_runs = {r["run_id"] for r in rows if placed(_record(r))}
+    return [r for r in rows if r["run_id"] in placed_runs], [r for r in rows if r["run_id"] not in placed_runs]
+
+
+def latency_rows(store: Store) -> list[dict]:
+    """One-way latency between pairs of ranks; runs that placed managed memory are left to the managed-memory
+    figure."""
+    return pairwise_time_rows(store)[1]
+
+
 @dataclass
 class Table:
     title: str
@@ -121,8 +145,8 @@ class Table:
 
 
 def fraction_of_peak(store: Store) -> Table:
-    """Per library, benchmark (bw, bibw, mbw), memory placement, strategy and path: the peak MPI bandwidth, its
-    share of the measured ceiling and of the nominal link rate.
+    """Per library, benchmark of bandwidth between pairs of ranks (bw, bibw, mbw ...), memory placement, strategy
+    and path: the peak MPI bandwidth, its share of the measured ceiling and of the nominal link rate.
 
     The peak is the best combined median over the sizes at which a ceiling bounding that transfer was measured
     (peaks.ceiling_for: same path class, same message size, strategy-aware), so that a figure is never compared
@@ -131,17 +155,16 @@ def fraction_of_peak(store: Store) -> Table:
     and the row says that there is no ceiling to compare with (no percentage)."""
     avail = ceilings(store)
     groups: dict[tuple, list[Point]] = {}
-    for p in combine([r for b in ("bw", "bibw", "mbw") for r in store.results(b)]):
+    for p in combine(results_where(store, _pairwise_bandwidth)):
         groups.setdefault((p.library, p.benchmark, p.memory, p.strategy, p.chunks, p.fresh, p.path_class), []).append(p)
     # Sizes whose data arrived wrong are not results: the peak is over the sizes that validated, and the
     # table says how many did not (a library that corrupts large messages must not look merely slow).
     failed: dict[tuple, set] = {}
-    for b in ("bw", "bibw", "mbw"):
-        for r in store.results(b, status="failed"):
-            record = _record(r)
-            key = (r["library"], r["benchmark"], r["memory"], r["strategy"], record.get("chunks"),
-                   fresh_buffers(record), r["path_class"])
-            failed.setdefault(key, set()).add(r["bytes"])
+    for r in results_where(store, _pairwise_bandwidth, status="failed"):
+        record = _record(r)
+        key = (r["library"], r["benchmark"], r["memory"], r["strategy"], record.get("chunks"),
+               fresh_buffers(record), r["path_class"])
+        failed.setdefault(key, set()).add(r["bytes"])
     # Launches that died (a crash, a timeout) leave a row with only the sizes before the failure: the row says so.
     broken: dict[tuple, list[str]] = {}
     for launch in store.launches():
@@ -197,7 +220,7 @@ def collectives_table(store: Store, largest: int = 3) -> Table:
     """Bus bandwidth per collective operation, rank count and memory at the largest sizes, one column per library
     (MPI libraries and NCCL side by side), the fastest library and how many times faster it is than the slowest
     one. This is where an MPI allreduce on device buffers that is hundreds of times slower than NCCL's shows."""
-    pts = [p for p in combine(store.results("coll")) if p.bytes > 0]
+    pts = [p for p in combine(collective_rows(store)) if p.bytes > 0]
     libs = sorted({p.library for p in pts})
     groups: dict[tuple, dict[int, dict[str, Point]]] = {}
     for p in pts:
@@ -224,6 +247,11 @@ def collectives_table(store: Store, largest: int = 3) -> Table:
                  "OSU's benchmarks call size / ranks the size of those four.")
 
 
+def collective_rows(store: Store) -> list[dict]:
+    """The results ranked by bus bandwidth: collective operations (barrier, which moves no data, has none)."""
+    return results_where(store, lambda rec: headline(rec) == "busbw_GBps")
+
+
 def ceilings_table(store: Store) -> Table:
     rows = [[op, path or "", _size(nbytes), round(v, 2)]
             for (op, path, nbytes), v in sorted(ceilings(store).items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
@@ -233,14 +261,18 @@ def ceilings_table(store: Store) -> Table:
 
 
 def latency_table(store: Store, sizes=(1, 8, 1024, 65536, 1 << 20)) -> Table:
-    pts = [p for p in combine(store.results("latency")) if p.bytes in sizes]
+    """One-way latency between pairs of ranks at a few sizes; a benchmark column when several benchmarks measured
+    it (latency, mlat ...)."""
+    pts = [p for p in combine(latency_rows(store)) if p.bytes in sizes]
     cols = sorted({p.bytes for p in pts})
+    several = len({p.benchmark for p in pts}) > 1
     rowmap: dict[tuple, dict[int, float]] = {}
     for p in pts:
-        rowmap.setdefault((p.library, p.memory, p.strategy_label, p.path_class or ""), {})[p.bytes] = p.median
+        key = (p.library, *([p.benchmark] if several else []), p.memory, p.strategy_label, p.path_class or "")
+        rowmap.setdefault(key, {})[p.bytes] = p.median
     rows = [[*k, *[round(v[c], 3) if c in v else "" for c in cols]] for k, v in sorted(rowmap.items())]
-    return Table("One-way latency (us, median)", ["library", "memory", "strategy", "path",
-                                                  *[_size(c) for c in cols]], rows)
+    return Table("One-way latency (us, median)", ["library", *(["benchmark"] if several else []), "memory",
+                                                  "strategy", "path", *[_size(c) for c in cols]], rows)
 
 
 def status_table(store: Store) -> Table:

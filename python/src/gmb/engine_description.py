@@ -1,0 +1,212 @@
+"""What an engine says about itself, and the harness's questions about the engine answered from it.
+
+``gmb-bench list --format json`` (docs/records.md, "The engine's description", schema ``gmb.engine/1``) names
+the engine's benchmarks (family, the statistics objects their records carry, the headline one, the transports
+and whether they take collective operations, rank bounds), its memory kinds with their properties and whether
+this build can allocate them, its collectives with their NCCL counterparts, and its features (CUDA, NCCL).
+The harness keeps no list of its own of any of these: a second list drifts, and a missing entry silently
+changes what is planned or how a figure is ranked. It asks an ``EngineDescription``.
+
+An engine built before it described itself so is refused with the advice to rebuild it (``gmb build`` rebuilds
+engines whose sources changed), never planned from guesses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCHEMA = "gmb.engine/1"
+# Families whose launches are pairs of ranks with a send and a receive buffer (memory "send:recv"); with several
+# nodes such a launch is placed by its path, not spread over all nodes
+POINT_TO_POINT = ("pt2pt", "multi-pair")
+
+
+class DescriptionError(ValueError):
+    """An engine description the harness cannot use (an engine built before it described itself: rebuild it)."""
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    summary: str
+    min_ranks: int
+    max_ranks: int  # 0: no upper bound
+    even_ranks: bool
+    family: str
+    metrics: tuple[str, ...]  # the statistics objects its result records carry
+    headline: str | None  # the one tables and plots rank it by (None: its records carry no figures)
+    transports: tuple[str, ...]  # the --transport values it accepts
+    operations: bool  # takes collective operation names (gmb-bench coll allreduce)
+
+    @property
+    def point_to_point(self) -> bool:
+        return self.family in POINT_TO_POINT
+
+    def ranks_refusal(self, ranks: int) -> str | None:
+        """Why this benchmark cannot run on ``ranks`` ranks ("runs on exactly 2 ranks"), None when it can."""
+        lo, hi = self.min_ranks or 1, self.max_ranks or 0
+        if lo <= ranks and (not hi or ranks <= hi) and not (self.even_ranks and ranks % 2):
+            return None
+        want = f"exactly {lo}" if lo == hi else f"from {lo} to {hi}" if hi else f"at least {lo}"
+        return f"runs on {want} ranks" + (", an even number" if self.even_ranks else "")
+
+
+@dataclass(frozen=True)
+class MemoryKind:
+    name: str
+    description: str
+    available: bool
+    reason: str  # why not available ("" when it is)
+    gpu_memory: bool  # a GPU pointer a CUDA-unaware MPI must never get
+    gpu_backed: bool  # memory the GPU owns or migrates (device, managed)
+    placeable: bool  # takes a placement: "managed:host", "managed:device"
+    host_accessible: bool  # the CPU reads and writes it directly
+    page_locked: bool
+    placement: str | None  # "host" or "device" for a placement of a placeable kind
+    base: str  # the kind a placement belongs to ("managed" for "managed:host"), else its own name
+
+
+@dataclass(frozen=True)
+class Collective:
+    name: str
+    mpi_call: str
+    nonblocking_call: str | None
+    rooted: bool
+    reduction: bool
+    busbw_factor: str | None
+    nccl_call: str | None
+    nccl_reason: str | None  # why NCCL cannot run it (None when it can)
+
+
+def _rebuild(source: str, what: str) -> DescriptionError:
+    return DescriptionError(
+        f"{source}: its description (gmb-bench list --format json) {what}: it was built before the engine described "
+        f"its benchmarks, memory kinds and collectives ({SCHEMA}); rebuild it (`gmb build` rebuilds the engines whose "
+        f"sources changed; an engine declared with `engine = ...` is rebuilt by hand)")
+
+
+def _fields(entry, keys: tuple[str, ...], what: str, source: str) -> dict:
+    if not isinstance(entry, dict):
+        raise _rebuild(source, f"lists {what} that is not an object")
+    missing = [k for k in keys if k not in entry]
+    if missing:
+        raise _rebuild(source, f"has no {', '.join(missing)} for {what} {entry.get('name')!r}")
+    return entry
+
+
+_BENCHMARK_KEYS = ("name", "summary", "min_ranks", "max_ranks", "even_ranks", "family", "metrics", "headline",
+                   "transports", "operations")
+_KIND_KEYS = ("name", "available", "gpu_memory", "gpu_backed", "placeable", "host_accessible", "placement", "base")
+_COLLECTIVE_KEYS = ("name", "mpi_call", "nonblocking_call", "rooted", "reduction", "busbw_factor", "nccl")
+
+
+class EngineDescription:
+    """One engine's description (``raw``: the JSON object as the engine printed it), checked when made."""
+
+    def __init__(self, data: dict, source: str = "the engine"):
+        if not isinstance(data, dict):
+            raise DescriptionError(f"{source}: its description is not a JSON object")
+        schema = data.get("schema")
+        if schema is None:
+            raise _rebuild(source, 'has no "schema"')
+        if schema != SCHEMA:
+            raise DescriptionError(f"{source}: describes itself as {schema!r}; this gmb reads {SCHEMA!r} (use a gmb "
+                                   f"and an engine of the same source tree)")
+        for key in ("benchmarks", "memory_kinds", "collectives", "features"):
+            if key not in data:
+                raise _rebuild(source, f"has no {key!r}")
+        self.raw = data
+        self.source = source
+        self.benchmarks: dict[str, Benchmark] = {}
+        for b in data["benchmarks"]:
+            b = _fields(b, _BENCHMARK_KEYS, "benchmark", source)
+            self.benchmarks[b["name"]] = Benchmark(
+                b["name"], b["summary"], int(b["min_ranks"] or 1), int(b["max_ranks"] or 0), bool(b["even_ranks"]),
+                b["family"], tuple(b["metrics"]), b["headline"], tuple(b["transports"]), bool(b["operations"]))
+        self.kinds: dict[str, MemoryKind] = {}
+        for k in data["memory_kinds"]:
+            k = _fields(k, _KIND_KEYS, "memory kind", source)
+            self.kinds[k["name"]] = MemoryKind(
+                k["name"], k.get("description", ""), bool(k["available"]), k.get("reason") or "", bool(k["gpu_memory"]),
+                bool(k["gpu_backed"]), bool(k["placeable"]), bool(k["host_accessible"]), bool(k.get("page_locked")),
+                k["placement"], k["base"])
+        self.collectives: dict[str, Collective] = {}
+        for c in data["collectives"]:
+            c = _fields(c, _COLLECTIVE_KEYS, "collective", source)
+            nccl = c["nccl"] if isinstance(c["nccl"], dict) else {}
+            self.collectives[c["name"]] = Collective(
+                c["name"], c["mpi_call"], c["nonblocking_call"], bool(c["rooted"]), bool(c["reduction"]),
+                c["busbw_factor"], nccl.get("call"), nccl.get("reason"))
+        self.features: dict = dict(data["features"] or {})
+        self.mpi: dict | None = data.get("mpi") if isinstance(data.get("mpi"), dict) else None
+
+    # ---------------------------------------------------------------- benchmarks
+    def benchmark(self, name: str) -> Benchmark | None:
+        return self.benchmarks.get(name)
+
+    def of_family(self, *families: str, transport: str | None = None) -> list[str]:
+        """The benchmarks of these families (in the engine's order), with ``transport`` among their transports."""
+        return [b.name for b in self.benchmarks.values()
+                if b.family in families and (transport is None or transport in b.transports)]
+
+    def with_transport(self, transport: str) -> list[str]:
+        """The benchmarks that accept ``--transport TRANSPORT``, in the engine's order."""
+        return [b.name for b in self.benchmarks.values() if transport in b.transports]
+
+    def point_to_point(self, name: str) -> bool:
+        b = self.benchmarks.get(name)
+        return bool(b and b.point_to_point)
+
+    # ---------------------------------------------------------------- memory kinds
+    def kind_available(self, name: str) -> tuple[bool, str]:
+        """(True, "") when this build can allocate the kind, else (False, why)."""
+        k = self.kinds.get(name)
+        if k is None:
+            return False, "not listed by the engine"
+        return k.available, "" if k.available else k.reason
+
+    def kinds_where(self, **properties) -> list[MemoryKind]:
+        """The kinds with these property values, e.g. ``kinds_where(gpu_memory=True, placement=None)``."""
+        return [k for k in self.kinds.values() if all(getattr(k, p) == v for p, v in properties.items())]
+
+    def first_kind(self, **properties) -> MemoryKind | None:
+        found = self.kinds_where(**properties)
+        return found[0] if found else None
+
+    def gpu_memory(self, name: str) -> bool:
+        """Whether a kind's buffers are GPU pointers that a CUDA-unaware library must never be handed."""
+        k = self.kinds.get(name)
+        return bool(k and k.gpu_memory)
+
+    # ---------------------------------------------------------------- collectives
+    def collective(self, name: str) -> Collective | None:
+        return self.collectives.get(name)
+
+    def nccl_refusal(self, operation: str) -> str | None:
+        """Why NCCL cannot run a collective operation (the engine's reason), None when it can."""
+        c = self.collectives.get(operation)
+        if c is None:
+            return f"not a collective the engine lists ({', '.join(self.collectives)})"
+        return None if c.nccl_call else (c.nccl_reason or "no NCCL counterpart")
+
+    # ---------------------------------------------------------------- features
+    @property
+    def cuda(self) -> bool:
+        return bool(self.features.get("cuda"))
+
+    @property
+    def nccl(self) -> bool:
+        return bool(self.features.get("nccl"))
+
+    @property
+    def nccl_version(self) -> str | None:
+        return self.features.get("nccl_version")
+
+
+def known_benchmarks(descriptions) -> dict[str, Benchmark]:
+    """Every benchmark some engine lists (the first engine's entry for a name several list)."""
+    out: dict[str, Benchmark] = {}
+    for d in descriptions:
+        for name, b in d.benchmarks.items():
+            out.setdefault(name, b)
+    return out
