@@ -43,7 +43,7 @@ def _gmb(fake_setup, *args, env=None, wait=True):
     argv = [sys.executable, "-m", "gmb", *map(str, args), "--config", str(fake_setup["config"]), "--no-detect",
             "--no-progress"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})}, start_new_session=True)
+                            env={**os.environ, "PYTHONFAULTHANDLER": "1", **(env or {})}, start_new_session=True)
     if wait:
         out, err = proc.communicate(timeout=120)
         return proc.returncode, out, err
@@ -114,7 +114,12 @@ def test_signal_ends_the_launch_and_resume_completes(fake_setup, campaign_file, 
     outdir = _results_dir(res)
     launch = _running_launch(outdir)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: where gmb was stuck, every thread's stack
+        _, err = proc.communicate(timeout=30)
+        raise AssertionError(f"gmb still runs 60 s after {sig.name}:\n{err}") from None
     assert proc.returncode == 128 + sig, err
     assert f"gmb run --resume {outdir}" in err
     assert locks.session_members(launch["session"]) == []  # the engine did not outlive gmb
