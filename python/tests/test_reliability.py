@@ -38,16 +38,33 @@ memory = ["host:host"]
 """
 
 
+def _as_from_a_terminal():
+    """SIGINT handled by default and not blocked, as for a command typed at a terminal. A child inherits both from
+    the test process, and a shell starts a script's background job (`cmd &`) with SIGINT ignored, which Python, and
+    so gmb, keeps: in such a run gmb was seen waiting on its launch, untouched by the test's SIGINT."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _gmb(fake_setup, *args, env=None, wait=True):
     """`python -m gmb ARGS` as its own process (so that it can be killed), with the fake libraries."""
     argv = [sys.executable, "-m", "gmb", *map(str, args), "--config", str(fake_setup["config"]), "--no-detect",
             "--no-progress"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONFAULTHANDLER": "1", **(env or {})}, start_new_session=True)
+                            env={**os.environ, "PYTHONFAULTHANDLER": "1", **(env or {})}, start_new_session=True,
+                            preexec_fn=_as_from_a_terminal)
     if wait:
         out, err = proc.communicate(timeout=120)
         return proc.returncode, out, err
     return proc
+
+
+def _signal_state(pid: int) -> str:
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return "no /proc status"
+    return ", ".join(x for x in lines if x.startswith(("SigBlk", "SigIgn", "SigCgt", "SigPnd", "ShdPnd")))
 
 
 def _results_dir(parent: Path, timeout_s: float = 30) -> Path:
@@ -119,7 +136,7 @@ def test_signal_ends_the_launch_and_resume_completes(fake_setup, campaign_file, 
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: where gmb was stuck, every thread's stack
         _, err = proc.communicate(timeout=30)
-        raise AssertionError(f"gmb still runs 60 s after {sig.name}:\n{err}") from None
+        raise AssertionError(f"gmb still runs 60 s after {sig.name} ({_signal_state(proc.pid)}):\n{err}") from None
     assert proc.returncode == 128 + sig, err
     assert f"gmb run --resume {outdir}" in err
     assert locks.session_members(launch["session"]) == []  # the engine did not outlive gmb
