@@ -18,6 +18,9 @@ struct RankFacts {
   int gpu_numa = -1;              // NUMA node the GPU is attached to; -1: unknown
 };
 
+// Two ranks on one GPU (same host, same GPU; two ranks without a GPU on one host count as one GPU too).
+inline bool on_one_gpu(const RankFacts& a, const RankFacts& b) { return a.host == b.host && a.gpu_uuid == b.gpu_uuid; }
+
 struct PathInfo {
   std::string path_class;  // same-gpu, nvlink, pcie, peer, host-device, host, cross-socket, inter-node
   std::string link;        // detail, e.g. "NV18 (NVLink 4)"

@@ -106,7 +106,7 @@ class BlockingCollective final : public SizeSweep {
 const Registration coll_registration({"coll", "blocking collectives: coll OP|OP,OP|all (bcast, allreduce, alltoall(v), ...)", 1, 0,
                                       false, [] { return std::make_unique<BlockingCollective>(); },
                                       {Family::collective, {Statistic::time_us, Statistic::bandwidth_GBps, Statistic::busbw_GBps},
-                                       Statistic::busbw_GBps, {"mpi", "nccl"}, /*operations*/ true}});
+                                       Statistic::busbw_GBps, transport_names(), /*operations*/ true}});
 
 }  // namespace
 

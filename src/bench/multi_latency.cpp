@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "gmb/nccl.hpp"
 #include "gmb/stats.hpp"
 
 namespace gmb {
@@ -51,7 +52,7 @@ class MultiPairLatency final : public PointToPoint {
 
 const Registration mlat_registration({"mlat", "multi-pair latency: ranks/2 pairs ping-pong at once (osu_multi_lat)", 2, 0,
                                       true, [] { return std::make_unique<MultiPairLatency>(); },
-                                      {Family::multi_pair, {Statistic::time_us}, Statistic::time_us, {"mpi", "nccl"}}});
+                                      {Family::multi_pair, {Statistic::time_us}, Statistic::time_us, transport_names()}});
 
 }  // namespace
 

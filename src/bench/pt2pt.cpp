@@ -382,28 +382,26 @@ class MultiPairBandwidth final : public PointToPoint {
 };
 
 // Every point-to-point benchmark takes --transport mpi|nccl (PointToPoint's options).
-const std::vector<std::string> kTransports = {"mpi", "nccl"};
-
 const Registration latency_registration({"latency", "ping-pong one-way latency between 2 ranks", 2, 2, false,
                                          [] { return std::make_unique<Latency>(); },
-                                         {Family::pt2pt, {Statistic::time_us}, Statistic::time_us, kTransports}});
+                                         {Family::pt2pt, {Statistic::time_us}, Statistic::time_us, transport_names()}});
 const Registration bw_registration({"bw", "uni-directional bandwidth, a window of non-blocking sends", 2, 2, false,
                                     [] { return std::make_unique<Bandwidth>(); },
                                     {Family::pt2pt, {Statistic::time_us, Statistic::bandwidth_GBps},
-                                     Statistic::bandwidth_GBps, kTransports}});
+                                     Statistic::bandwidth_GBps, transport_names()}});
 const Registration bibw_registration({"bibw", "bi-directional bandwidth, windows both ways at once", 2, 2, false,
                                       [] { return std::make_unique<BiBandwidth>(); },
                                       {Family::pt2pt, {Statistic::time_us, Statistic::bandwidth_GBps},
-                                       Statistic::bandwidth_GBps, kTransports}});
+                                       Statistic::bandwidth_GBps, transport_names()}});
 const Registration mbw_registration({"mbw", "multi-pair aggregate bandwidth and message rate (ranks/2 pairs)", 2, 0,
                                      true, [] { return std::make_unique<MultiPairBandwidth>(); },
                                      {Family::multi_pair,
                                       {Statistic::time_us, Statistic::bandwidth_GBps, Statistic::message_rate_Mps},
-                                      Statistic::bandwidth_GBps, kTransports}});
+                                      Statistic::bandwidth_GBps, transport_names()}});
 const Registration um_registration({"um", "managed-memory latency per placement (default managed:device both sides), "
                                           "with host-host and device-device references in the same run",
                                     2, 2, false, [] { return std::make_unique<UnifiedMemoryLatency>(); },
-                                    {Family::managed, {Statistic::time_us}, Statistic::time_us, kTransports}});
+                                    {Family::managed, {Statistic::time_us}, Statistic::time_us, transport_names()}});
 
 }  // namespace
 

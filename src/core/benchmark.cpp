@@ -137,7 +137,7 @@ MemoryBudget memory_budget(const Context& ctx) {
   int on_host = 0, on_gpu = 0;
   for (const RankFacts& r : ctx.ranks) {
     on_host += r.host == me.host ? 1 : 0;
-    on_gpu += r.host == me.host && r.gpu_uuid == me.gpu_uuid ? 1 : 0;
+    on_gpu += on_one_gpu(r, me) ? 1 : 0;
   }
   auto sharing = [](int ranks, const std::string& where, std::uint64_t reusable) {
     std::string text = " less a " + std::to_string(kMemoryMarginPercent) + "% margin, shared by " + std::to_string(std::max(ranks, 1)) +

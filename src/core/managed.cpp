@@ -26,9 +26,6 @@ double median_resident_placement(const MemoryKind& kind) {
   return summarize(samples.seconds()).median;
 }
 
-// Two ranks whose managed memory lives on one GPU (same host, same GPU).
-bool on_one_gpu(const RankFacts& a, const RankFacts& b) { return a.host == b.host && a.gpu_uuid == b.gpu_uuid; }
-
 }  // namespace
 
 const char* placement_name(Placement placement) {

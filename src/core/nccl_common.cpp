@@ -51,8 +51,7 @@ std::string nccl_problem(const Context& ctx, const MemoryKind& kind) {
   }
   for (std::size_t a = 0; a < ctx.ranks.size(); ++a)
     for (std::size_t b = a + 1; b < ctx.ranks.size(); ++b)
-      if (ctx.ranks[a].host == ctx.ranks[b].host && !ctx.ranks[a].gpu_uuid.empty() &&
-          ctx.ranks[a].gpu_uuid == ctx.ranks[b].gpu_uuid)
+      if (!ctx.ranks[a].gpu_uuid.empty() && on_one_gpu(ctx.ranks[a], ctx.ranks[b]))
         return "NCCL needs a GPU of its own per rank: ranks " + std::to_string(a) + " and " + std::to_string(b) +
                " both use GPU " + ctx.ranks[a].gpu_uuid + " on " + ctx.ranks[a].host;
   return "";
