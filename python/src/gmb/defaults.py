@@ -8,7 +8,7 @@ import os
 
 from .engine_description import EngineDescription
 from .mpilibs import MpiLibrary, nccl_library
-from .plan import not_aware_reason
+from .plan import listed_operations, not_aware_reason
 from .spec import Block, Campaign
 from .topology import Topology
 
@@ -98,12 +98,7 @@ def _host_kind(desc: EngineDescription, page_locked: bool) -> str:
 def _listed(lib, desc, bench: str, operations: list[str] | None, skipped) -> list[str] | None:
     """The operations of this campaign's policy (QUICK_OPERATIONS, NCCL_DEFAULT_OPERATIONS) that the engine lists;
     the others are skipped with the reason. None stays None (the planner's DEFAULT_OPERATIONS)."""
-    if operations is None:
-        return None
-    for op in operations:
-        if op not in desc.collectives:
-            skipped.append((lib.name, f"{bench} {op}", "not a collective the engine lists"))
-    return [op for op in operations if op in desc.collectives]
+    return None if operations is None else listed_operations(lib, desc, bench, operations, skipped)
 
 
 def _pt2pt(lib, desc, skipped) -> list[str]:

@@ -134,9 +134,8 @@ def _command_line(pid: int) -> str:
 def stop_session(session: int, grace_s: float = 5.0) -> list[int]:
     """SIGTERM to every process of the session, then SIGKILL to what is left after ``grace_s``; waits until they
     are gone (at most a few seconds more). Returns the pids that were found."""
-    found = session_members(session)
+    found = alive = session_members(session)
     for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-        alive = session_members(session)
         if not alive:
             break
         for pid in alive:
@@ -149,7 +148,7 @@ def stop_session(session: int, grace_s: float = 5.0) -> list[int]:
         except OSError:
             pass
         deadline = time.monotonic() + wait_s
-        while session_members(session) and time.monotonic() < deadline:
+        while (alive := session_members(session)) and time.monotonic() < deadline:
             time.sleep(0.1)
     return found
 

@@ -107,18 +107,22 @@ def _operations(desc: EngineDescription, b: Benchmark, block: Block, lib: MpiLib
             skipped.append((lib.name, b.name, "takes a collective operation: name them in the block (operations = "
                                               f"[...]; the engine's: {', '.join(desc.collectives)})"))
             return []
-        for op in [o for o in DEFAULT_OPERATIONS[b.name] if o not in desc.collectives]:
-            skipped.append((lib.name, f"{b.name} {op}", "not a collective the engine lists"))
-        ops = [o for o in DEFAULT_OPERATIONS[b.name] if o in desc.collectives]
+        ops = listed_operations(lib, desc, b.name, DEFAULT_OPERATIONS[b.name], skipped)
     if lib.transport == "nccl":
-        for op in ops:
-            refused = desc.nccl_refusal(op)
-            if refused:
-                skipped.append((lib.name, f"{b.name} {op}", refused))
-        ops = [o for o in ops if not desc.nccl_refusal(o)]
+        refusals = {op: desc.nccl_refusal(op) for op in ops}
+        skipped += [(lib.name, f"{b.name} {op}", why) for op, why in refusals.items() if why]
+        ops = [op for op, why in refusals.items() if not why]
     if block.join_operations and ops:
         return [",".join(ops)]
     return ops
+
+
+def listed_operations(lib: MpiLibrary, desc: EngineDescription, bench: str, operations: list[str],
+                      skipped: list) -> list[str]:
+    """The ``operations`` the engine lists, in order; each other one is skipped with the reason."""
+    skipped += [(lib.name, f"{bench} {op}", "not a collective the engine lists") for op in operations
+                if op not in desc.collectives]
+    return [op for op in operations if op in desc.collectives]
 
 
 def _hands_device_pointers(desc: EngineDescription, b: Benchmark, memory: str, strategy: str) -> bool:
@@ -195,8 +199,9 @@ def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineD
                 skipped.append((name, f"{bench} {mem} {strat or 'direct'}", not_aware_reason(lib, short=True)))
                 continue
             for ranks in block.ranks:
-                if ranks < b.min_ranks:
-                    skipped.append((name, f"{bench} n={ranks}", f"needs at least {b.min_ranks} ranks"))
+                refused = b.ranks_refusal(ranks)
+                if refused:
+                    skipped.append((name, f"{bench} n={ranks}", refused))
                     continue
                 env = dict(block.env)
                 if block.gpus is not None:
