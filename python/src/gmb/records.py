@@ -30,6 +30,14 @@ def headline(result: dict) -> str:
     return next((s for s in _HEADLINE_BY_CONTENT if isinstance(result.get(s), dict)), "time_us")
 
 
+def precision_stop(result: dict) -> str | None:
+    """Why an adaptive engine stopped repeating a point (``precision.stopped``: "converged" when the median's 95 %
+    confidence interval reached the target, "iteration cap" or "time cap" when it did not), or None for a record
+    timed with a fixed number of iterations."""
+    precision = result.get("precision")
+    return precision.get("stopped") if isinstance(precision, dict) else None
+
+
 def pairwise(result: dict) -> bool:
     """A result measured between pairs of ranks (point to point, multi-pair, managed placements): its memory names a
     send and a receive side (collectives name a root and the others, halo its field, peaks none)."""

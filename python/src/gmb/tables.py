@@ -16,7 +16,7 @@ from statistics import median
 
 from .outputs import write_new
 from .peaks import ceiling_for, ceiling_sizes, ceilings
-from .records import headline, pairwise, placed
+from .records import headline, pairwise, placed, precision_stop
 from .store import STAT_COLUMNS, Store
 
 HIGHER_IS_BETTER = {"bw", "busbw", "rate"}
@@ -44,10 +44,24 @@ class Point:
     reps: int
     chunks: int | None = None  # a chunked strategy's chunk count: "pipelined C=4" and "C=16" are two points
     fresh: bool = False  # buffers allocated per size (--fresh-buffers, a stress mode): a point of its own
+    capped: bool = False  # an adaptive launch stopped at its iteration or time cap before reaching its precision
 
     @property
     def strategy_label(self) -> str:
         return strategy_label(self.strategy, self.chunks, self.fresh)
+
+    @property
+    def precision(self) -> float | None:
+        """Half the width of the point's interval, as a fraction of its median (the wider side): 0.03 is +-3 %."""
+        if not self.median:
+            return None
+        return max(self.median - self.low, self.high - self.median) / abs(self.median)
+
+
+def clearly_apart(a: Point, b: Point) -> bool:
+    """Whether two points of one metric differ by more than their precision: their intervals do not overlap. Only
+    then is one of them called faster."""
+    return a.low > b.high or b.low > a.high
 
 
 def strategy_label(strategy: str | None, chunks: int | None, fresh: bool = False) -> str:
@@ -98,8 +112,9 @@ def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
         highs = [r[f"{m}_ci95_high"] if r[f"{m}_ci95_high"] is not None else r[f"{m}_median"] for r in rs]
         p5s = [r[f"{m}_p5"] if r[f"{m}_p5"] is not None else r[f"{m}_median"] for r in rs]
         p95s = [r[f"{m}_p95"] if r[f"{m}_p95"] is not None else r[f"{m}_median"] for r in rs]
+        capped = any(precision_stop(_record(r)) not in (None, "converged") for r in rs)
         out.append(Point(lib, bench, op, mem, strat, ranks, nbytes, rs[0]["path_class"], rs[0]["nominal_GBps"], m,
-                         median(meds), min(lows), max(highs), min(p5s), max(p95s), len(rs), chunks, fresh))
+                         median(meds), min(lows), max(highs), min(p5s), max(p95s), len(rs), chunks, fresh, capped))
     out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy_label, p.ranks or 0,
                             p.path_class or "", p.bytes))
     return out
