@@ -61,7 +61,7 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
                                 reason=f"not run: the library's last {stop_library_after} launches failed")
             counts["skipped"] = counts.get("skipped", 0) + 1
             if bar:
-                bar.update("skipped", x.launch_id)
+                bar.update("skipped", x.launch_id, reason=f"the library's last {stop_library_after} launches failed")
             continue
         out = raw / f"{x.launch_id}.jsonl"
         log = logs / f"{x.launch_id}.log"
@@ -102,7 +102,7 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
             if status in ("failed", "timeout", identity.WRONG_LIBRARY) else 0
         counts[status] = counts.get(status, 0) + 1
         if bar:
-            bar.update(status, x.launch_id)
+            bar.update(status, x.launch_id, wall_s=wall, reason=reason if status != "ok" else "")
     if bar:
         bar.close()
     return counts
@@ -270,27 +270,58 @@ def _last_error(log: Path) -> str:
 
 
 class Progress:
-    def __init__(self, total: int, stream=None):
+    """What runs and what ended, on stderr. On a terminal: one live line (redrawn in place) and a line of its own
+    for every launch that did not end ok. Elsewhere (a batch job's log, a pipe): one plain line per ended launch,
+    no carriage returns, so a log reads top to bottom."""
+
+    def __init__(self, total: int, stream=None, live: bool | None = None):
         self.total, self.done, self.t0 = total, 0, time.monotonic()
         self.stream = stream or sys.stderr
+        self.live = _is_terminal(self.stream) if live is None else live
         self.counts: dict[str, int] = {}
+        self._width = 0  # of the live line last drawn, to blank it before a line of its own
 
-    def update(self, status: str | None = None, current: str = ""):
+    def update(self, status: str | None = None, current: str = "", wall_s: float | None = None, reason: str = ""):
         if status:
             self.done += 1
             self.counts[status] = self.counts.get(status, 0) + 1
         el = time.monotonic() - self.t0
-        eta = el / self.done * (self.total - self.done) if self.done else 0
-        width = 24
-        fill = int(width * self.done / max(1, self.total))
+        eta = _hms(el / self.done * (self.total - self.done)) if self.done else "?"
         counts = " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
-        self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} "
-                          f"elapsed {_hms(el)} ETA {_hms(eta) if self.done else '?'} {counts} {current[:40]:<40}")
+        where = f"{self.done}/{self.total} elapsed {_hms(el)} ETA {eta}"
+        if not self.live:
+            if status:
+                took = f" {wall_s:.1f} s" if wall_s is not None else ""
+                self._line(f"gmb: [{where}] {status:<11} {current}{took}" + (f": {reason}" if reason else ""))
+            return
+        if status and status != "ok":
+            self._line(f"gmb: {status}: {current}" + (f": {reason}" if reason else ""))
+        fill = int(24 * self.done / max(1, self.total))
+        text = f"[{'#' * fill}{'.' * (24 - fill)}] {where} {counts} {current[:40]}"
+        self.stream.write("\r" + text.ljust(self._width))
+        self._width = len(text)
+        self.stream.flush()
+
+    def _line(self, text: str):
+        if self.live and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self._width = 0
+        self.stream.write(text[:300] + "\n")
         self.stream.flush()
 
     def close(self):
-        self.stream.write("\n")
+        if self.live and self._width:
+            self.stream.write("\n")
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(self.counts.items())) or "none"
+        self.stream.write(f"gmb: {self.done} launches in {_hms(time.monotonic() - self.t0)}: {counts}\n")
         self.stream.flush()
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _hms(s: float) -> str:

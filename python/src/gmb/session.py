@@ -193,7 +193,8 @@ def _run(args):
     finally:
         node.leave()
         lock.release()
-    print(f"gmb: launches: {counts or 'none left to run'}; results in {outdir}", file=sys.stderr)
+    ran = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none left to run"
+    print(f"gmb: launches: {ran}; results in {outdir}", file=sys.stderr)
     for r in st.rows("SELECT library, COUNT(*) AS n, MIN(reason) AS reason FROM launches WHERE status = ? "
                      "GROUP BY library", (identity.WRONG_LIBRARY,)):
         print(f"gmb: {r['library']}: {r['n']} launch(es) ran another MPI library; their figures were not stored: "
