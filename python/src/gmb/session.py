@@ -39,16 +39,35 @@ def libraries(args, need=True):
     wanted = getattr(args, "library", None)
     if wanted:
         names = {lib.name for lib in libs}
-        unknown = [w for w in wanted if w not in names]
+        configuration_of = {f"{lib.name}-{pml}": lib.name for lib in libs if lib.family == "openmpi"
+                            for pml in mpilibs.PMLS}
+        unknown = [w for w in wanted if w not in names and w not in configuration_of]
         if unknown:
             raise UsageError(f"unknown library {', '.join(unknown)} (found: {', '.join(sorted(names)) or 'none'})")
-        libs = [lib for lib in libs if lib.name in wanted]
+        libs = [lib for lib in libs if lib.name in wanted or lib.name in {configuration_of.get(w) for w in wanted}]
     if need and not libs:
         raise UsageError("no MPI library found or declared (see `gmb doctor`)")
     for lib in libs:
         if getattr(args, "launcher", None):
             lib.launcher = args.launcher
     return libs
+
+
+def _configurations(args, libs, topo):
+    """A generated campaign on a GPU node measures each pml of an Open MPI found with UCX as a configuration of its
+    own (mpilibs.pml_configurations); --library may name the installation (both) or one configuration."""
+    installation = {f"{lib.name}-{pml}": lib.name for lib in libs for pml in mpilibs.PMLS}
+    wanted = set(getattr(args, "library", None) or ())
+    if args.campaign or not topo.gpus:
+        named = sorted(wanted & set(installation))
+        if named:
+            raise UsageError(f"--library {', '.join(named)}: a pml configuration of a found Open MPI exists in a "
+                             f"campaign generated on a GPU node only; name the installation "
+                             f"({', '.join(sorted({installation[n] for n in named}))}), or declare the "
+                             f"configuration in a libraries file (profile openmpi-ob1 or openmpi-ucx)")
+        return libs
+    return [c for c in mpilibs.pml_configurations(libs)
+            if not wanted or c.name in wanted or installation.get(c.name, c.name) in wanted]
 
 
 def _load_campaign(args):
@@ -131,8 +150,9 @@ def plan_only(args):
         raise UsageError(f"{args.campaign}: no such campaign file")
     libs = libraries(args)
     loaded = _load_campaign(args)
-    engines, descriptions, skipped = engines_and_descriptions(libs, do_build=False)
     topo = _topology(args)
+    libs = _configurations(args, libs, topo)
+    engines, descriptions, skipped = engines_and_descriptions(libs, do_build=False)
     libs = libs if args.campaign else with_nccl(libs, engines, descriptions, topo)
     runnable = [lib for lib in libs if lib.name in engines]
     c = _campaign(args, runnable, descriptions, topo, loaded)
@@ -235,7 +255,8 @@ def _resume_setup(args) -> dict:
                          f"(it comes from {args.resume}/plan.json)")
     outdir = Path(args.resume)
     planned = read_plan(outdir)
-    libs_all = {lib.name: lib for lib in libraries(args)}
+    found = libraries(args)
+    libs_all = {lib.name: lib for lib in [*found, *mpilibs.pml_configurations(found)]}
     for d in planned["libraries"]:  # NCCL libraries the generated campaign added
         if d["name"] not in libs_all and d.get("transport") == "nccl" and d.get("via") in libs_all:
             libs_all[d["name"]] = mpilibs.nccl_library(libs_all[d["via"]], d["name"])
@@ -287,9 +308,10 @@ def _fresh_setup(args) -> dict | None:
     libs = libraries(args)
     loaded = _load_campaign(args)
     hosts = _hosts(args)
-    engines, descriptions, skipped = engines_and_descriptions(libs, do_build=not args.no_build,
-                                                       build_options=build_options(args))
     topo = _topology(args)
+    libs = _configurations(args, libs, topo)
+    engines, descriptions, skipped = engines_and_descriptions(libs, do_build=not args.no_build,
+                                                              build_options=build_options(args))
     settings = doctor_libraries(libs, engines, descriptions, topo)
     libs = libs if args.campaign else with_nccl(libs, engines, descriptions, topo)
     runnable = [lib for lib in libs if lib.name in engines]
