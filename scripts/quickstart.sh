@@ -2,6 +2,8 @@
 # Quick start, from the repository root:   scripts/quickstart.sh [extra `gmb run` arguments]
 #
 #  1. creates .venv (python3 -m venv) unless it exists, installs the harness into it (pip install -e python);
+#     offline (no package index), runs the harness from python/src with python3's own packages when it has
+#     matplotlib;
 #  2. finds the MPI libraries of this machine (PATH, Debian's mpirun.openmpi / mpiexec.mpich, /opt, ...);
 #     when there is none, installs MPICH from PyPI into .venv (pip install mpich: mpiexec, mpicc, headers);
 #  3. gmb run --quick: builds one engine per library (cached in ${GMB_CACHE:-~/.cache/gmb}), runs the quick
@@ -36,15 +38,24 @@ if [[ ! -x "$VENV/bin/python" ]]; then
   fi
 fi
 PY="$VENV/bin/python"
+GMB=("$VENV/bin/gmb")
 if ! "$PY" -c 'import gmb, matplotlib' 2>/dev/null || [[ ! -x "$VENV/bin/gmb" ]]; then
   say "installing the harness (pip install -e python)"
-  "$PY" -m pip install -q --disable-pip-version-check -e "$ROOT/python"
+  if ! "$PY" -m pip install -q --disable-pip-version-check --retries 1 --timeout 15 -e "$ROOT/python"; then
+    # no package index reachable (an offline GPU node): the harness runs from the source tree with the packages of
+    # this Python, when it has what the harness needs
+    "$PYTHON" -c 'import matplotlib' 2>/dev/null \
+      || die "pip could not install the harness and $PYTHON has no matplotlib (offline? pip install matplotlib)"
+    say "pip could not install the harness (offline?): running it from $ROOT/python/src with $PYTHON's packages"
+    PY="$(command -v "$PYTHON")"
+    GMB=("$PY" -m gmb)
+    export PYTHONPATH="$ROOT/python/src${PYTHONPATH:+:$PYTHONPATH}"
+  fi
 fi
-GMB="$VENV/bin/gmb"
 export VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
 
 # 2. an MPI
-libs_json() { "$GMB" libs --json 2>/dev/null || echo '[]'; }
+libs_json() { "${GMB[@]}" libs --json 2>/dev/null || echo '[]'; }
 count_libs() { "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
 run_args=()
 if [[ "${GMB_QUICKSTART_PYPI_MPI:-0}" == 1 ]]; then
@@ -59,21 +70,21 @@ if [[ "$nlibs" == 0 ]]; then
       || die "pip install mpich failed; install an MPI instead (Debian: apt-get install libopenmpi-dev openmpi-bin)"
   fi
   # use the venv's library only
-  name="$("$GMB" libs --json | "$PY" -c '
+  name="$("${GMB[@]}" libs --json | "$PY" -c '
 import json, sys
 venv = sys.argv[1]
 libs = [l for l in json.load(sys.stdin) if l["prefix"] == venv]
 print(libs[0]["name"] if libs else "")' "$VENV")"
-  [[ -n "$name" ]] || die "MPICH from PyPI was installed but gmb does not detect it (see: $GMB libs)"
+  [[ -n "$name" ]] || die "MPICH from PyPI was installed but gmb does not detect it (see: ${GMB[*]} libs)"
   run_args+=(--library "$name")
 fi
 say "MPI libraries:"
-"$GMB" libs >&2
+"${GMB[@]}" libs >&2
 
 # 3. build + quick campaign (a new results directory every time)
 say "gmb run --quick ${run_args[*]:-} $*  (builds one engine per library on first use; takes a few minutes)"
 set +e
-"$GMB" run --quick "${run_args[@]}" "$@" | tee "$VENV/.quickstart-last.out"
+"${GMB[@]}" run --quick "${run_args[@]}" "$@" | tee "$VENV/.quickstart-last.out"
 rc=${PIPESTATUS[0]}
 set -e
 
@@ -82,7 +93,7 @@ outdir="$(tail -n 1 "$VENV/.quickstart-last.out")"
 [[ "$outdir" == /* ]] || outdir="$ROOT/$outdir"
 if [[ -f "$outdir/report.html" ]]; then
   say "report: $outdir/report.html"
-  say "results: $outdir  (tables: $GMB tables $outdir; compare: $GMB compare A B)"
+  say "results: $outdir  (tables: ${GMB[*]} tables $outdir; compare: ${GMB[*]} compare A B)"
 else
   say "no report was written (exit status $rc); see the messages above"
 fi
