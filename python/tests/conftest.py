@@ -66,6 +66,26 @@ def store(ompi_dir, mpich_dir):
 
 
 @pytest.fixture
+def gpu_store():
+    """The real records of the H200 machines (h200-x2, h200-ob1, h200-ucx), labelled by their contexts: Open MPI
+    4.1.6 and 5.0.7, NCCL, with their recorded environments (NVIDIA_REQUIRE_CUDA among them)."""
+    s = Store(":memory:")
+    for d in ("h200-x2", "h200-ob1", "h200-ucx"):
+        for f in sorted((DATA / d).glob("*.jsonl")):
+            s.ingest(f)
+    return s
+
+
+@pytest.fixture
+def host_store(tmp_path):
+    """A host-only result set (engine without CUDA, no GPU), as a CPU machine leaves it."""
+    s = Store(":memory:")
+    for f in sorted(make_results(tmp_path, "MPICH Version: 4.0.2", cuda=False, name="cpu").glob("*.jsonl")):
+        s.ingest(f)
+    return s
+
+
+@pytest.fixture
 def fake_setup(tmp_path, monkeypatch):
     """A libraries config with two fake 'libraries' (fake launcher + fake engine), isolated cache/config."""
     bindir = tmp_path / "bin"

@@ -155,7 +155,7 @@ def test_fraction_of_peak_flags_rows_whose_launches_died():
     col, rows = _rows(tables.fraction_of_peak(st))
     assert rows[("bw", "device:device", "direct", "nvlink")][col["check"]] == \
         "2 launch(es) failed/timeout: sizes after the failure missing (see Not measured)"
-    assert rows[("bw", "device:device", "direct", "same-gpu")][col["check"]] == ""
+    assert rows[("bw", "device:device", "direct", "same-gpu")][col["check"]] == "nothing flagged"
 
 
 def test_fraction_of_peak_compares_at_the_ceilings_size_on_real_records():
@@ -178,7 +178,9 @@ def test_fraction_of_peak_compares_at_the_ceilings_size_on_real_records():
     assert bibw_nv[col["ceiling"]] == "p2p-ipc x2" and bibw_nv[col["% of ceiling"]] == pytest.approx(90.0, abs=0.05)
     bibw_same = rows[("bibw", "device:device", "direct", "same-gpu")]  # one memory for both directions: x1
     assert bibw_same[col["ceiling"]] == "d2d x1" and bibw_same[col["% of ceiling"]] == pytest.approx(82.8, abs=0.05)
-    assert all(r[col["% of ceiling"]] <= 105 and r[col["check"]] == "" for r in t.rows)
+    assert all(r[col["% of ceiling"]] <= 105 for r in t.rows)
+    # nothing to flag in any row: no check column repeating "nothing flagged", the note says so
+    assert "check" not in col and "check (nothing flagged)" in t.note
     ct = tables.ceilings_table(st)
     assert ["d2d", "same-gpu", "1M", 371.11] in ct.rows and ["d2d", "same-gpu", "64M", 1926.2] in ct.rows
 
@@ -187,14 +189,19 @@ def test_fraction_of_peak_without_a_ceiling_at_the_sizes_measured(tmp_path):
     """A library measured at sizes where no ceiling was measured: the row says so, with no percentage, and the
     peak is the best over the validated sizes; a path with no ceiling at all says that."""
     mpi = (synth.pt2pt_results("s", "bw", [4 * M, 8 * M], "device", "device", "nvlink")
-           + synth.pt2pt_results("s", "bw", [M], "device", "device", "pcie"))
-    st = _synthetic(tmp_path, [("p2p-ipc", "nvlink", M, 160.0), ("p2p-ipc", "nvlink", 64 * M, 380.0)], mpi)
+           + synth.pt2pt_results("s", "bw", [M], "device", "device", "pcie")
+           + synth.pt2pt_results("s", "bw", [M], "host", "host", "host"))  # one row with a ceiling
+    st = _synthetic(tmp_path, [("p2p-ipc", "nvlink", M, 160.0), ("p2p-ipc", "nvlink", 64 * M, 380.0),
+                               ("host-copy", "host", M, 40.0)], mpi)
     col, rows = _rows(tables.fraction_of_peak(st))
     nv = rows[("bw", "device:device", "direct", "nvlink")]
-    assert nv[col["% of ceiling"]] == "" and nv[col["ceiling GB/s"]] == ""
+    # no bare empty cell: the cell says why there is no percentage
+    assert nv[col["% of ceiling"]] == nv[col["ceiling GB/s"]] == "no ceiling at 8M"
+    assert isinstance(nv[col["% of ceiling"]], tables.Absent)
     assert nv[col["ceiling"]] == "none at the sizes measured (measured at 1M, 64M)" and nv[col["at size"]] == "8M"
     pcie = rows[("bw", "device:device", "direct", "pcie")]
-    assert pcie[col["% of ceiling"]] == "" and pcie[col["ceiling"]] == "none measured for this path"
+    assert pcie[col["% of ceiling"]] == "no ceiling at 1M" and pcie[col["ceiling"]] == "none measured for this path"
+    assert isinstance(rows[("bw", "host:host", "direct", "host")][col["% of ceiling"]], float)
 
 
 def test_fraction_of_peak_skips_sizes_that_failed_validation_at_ceiling_sizes(tmp_path):
@@ -249,8 +256,11 @@ def test_fraction_of_peak_table_on_synthetic_records(store):
                if p.library == "openmpi-5.0.7" and p.memory == "device:device")
     assert row[col["peak MPI GB/s"]] == pytest.approx(best, abs=1e-3)
     assert row[col["% of nominal"]] == pytest.approx(100 * best / 478.0, abs=0.1)
-    assert row[col["path"]] == "nvlink" and row[col["% of ceiling"]] == ""
-    assert all(r[col["% of ceiling"]] == "" and r[col["ceiling"]].startswith("none") for r in t.rows)
+    assert row[col["path"]] == "nvlink"
+    assert all(r[col["ceiling"]].startswith("none") for r in t.rows)
+    # no row has a ceiling to compare with: the percentage columns are left out, not filled with one reason
+    assert "% of ceiling" not in col and "ceiling GB/s" not in col
+    assert "left out: % of ceiling; ceiling GB/s" in t.note
 
 
 def test_csv_export_and_no_overwrite(store, tmp_path):
@@ -269,7 +279,8 @@ def test_csv_export_and_no_overwrite(store, tmp_path):
 
 def test_status_table_lists_unsupported(store):
     t = tables.status_table(store)
-    assert any(r[4] == "unsupported" and "CUDA-aware" in r[5] for r in t.rows)
+    col = {c: i for i, c in enumerate(t.columns)}
+    assert any(r[col["status"]] == "unsupported" and "CUDA-aware" in r[col["reason"]] for r in t.rows)
 
 
 def _stores(ompi_dir, mpich_dir):
@@ -359,3 +370,168 @@ def test_fresh_buffers_and_old_validated_records_are_kept_apart(tmp_path):
     assert pts["direct (fresh buffers)"].median == pytest.approx(90.0)
     col, rows = _rows(tables.fraction_of_peak(st))
     assert rows[("bw", "device:device", "direct (fresh buffers)", "nvlink")][col["peak MPI GB/s"]] == pytest.approx(90.0)
+
+
+# ------------------------------------------------------------------ every cell says something; precision; flags
+def test_a_column_without_any_value_is_left_out_and_named_in_the_note():
+    t = tables.Table("t", ["a", "b", "c"], [[1, tables.Absent("not measured"), tables.Absent("x")],
+                                            [2, tables.Absent("not measured"), "y"]], "A note.")
+    assert t.columns == ["a", "c"] and t.rows == [[1, "x"], [2, "y"]]
+    assert t.note == "A note. Columns without a value in any row, left out: b (not measured)."
+    assert tables.Table("empty", ["a"], []).columns == ["a"]  # no rows: nothing to judge
+
+
+@pytest.mark.parametrize("which", ["gpu_store", "host_store", "store"])
+def test_no_table_cell_is_empty_and_numbers_stay_numbers(which, request):
+    """GPU and host-only result sets alike: every cell of every table holds a value or says why it has none; the
+    figures are numbers (right-aligned in the report, numbers in the CSV), not text."""
+    st = request.getfixturevalue(which)
+    for t in tables.all_tables(st):
+        for r in t.rows:
+            assert len(r) == len(t.columns), t.title
+            for c, v in zip(t.columns, r):
+                assert v is not None and str(v).strip() != "", (t.title, c, r)
+                assert not isinstance(v, bool), (t.title, c, r)
+    col, rows = _rows(tables.fraction_of_peak(st))
+    for r in rows.values():
+        assert isinstance(r[col["peak MPI GB/s"]], float) and isinstance(r[col["sizes failed validation"]], int)
+        assert isinstance(r[col[tables.PRECISION_COLUMN]], float)
+        if "% of ceiling" in col:
+            assert isinstance(r[col["% of ceiling"]], (float, tables.Absent))
+
+
+def test_empty_cells_say_why_on_real_records(gpu_store):
+    col, rows = _rows(tables.fraction_of_peak(gpu_store))
+    same = next(r for k, r in rows.items() if k[3] == "same-gpu")  # one GPU: no link, no nominal rate
+    assert same[col["% of nominal"]] == same[col["nominal GB/s"]] == "link rate unknown"
+    t = tables.collectives_table(gpu_store)
+    c = {name: i for i, name in enumerate(t.columns)}
+    gather = next(r for r in t.rows if r[c["operation"]] == "allgather")
+    assert gather[c["nccl-2.28.9"]] == "not measured" and isinstance(gather[c["openmpi-5.0.7"]], float)
+    assert gather[c["fastest"]] == "one library measured it"
+
+
+def test_latency_table_says_which_size_was_not_measured(tmp_path):
+    mpi = (synth.pt2pt_results("s", "latency", [1, 1024], "host", "host", "host")
+           + synth.pt2pt_results("s", "latency", [1], "device", "device", "nvlink"))
+    t = tables.latency_table(_synthetic(tmp_path, [], mpi))
+    c = {name: i for i, name in enumerate(t.columns)}
+    dev = next(r for r in t.rows if r[c["memory"]] == "device:device")
+    assert dev[c["1K"]] == "not measured" and isinstance(dev[c["1"]], float)
+
+
+def _coll_store(tmp_path, figures, op_figures=None):
+    """allreduce (and bcast) 1 MiB on 4 ranks, one library per (MPI version string, bus bandwidth median, interval
+    half-width as a fraction, p95/p5)."""
+    st = Store()
+    for i, (version, gbps, half, spread) in enumerate(figures):
+        rid = f"c{i}"
+        recs = synth.coll_results(rid, ["allreduce", "bcast"], [M], 4, memory="device")
+        for rec in recs:
+            g = gbps if rec["operation"] == "allreduce" else (op_figures or {}).get(version, gbps)
+            rec["busbw_GBps"] = {**rec["busbw_GBps"], "median": g, "ci95_low": g * (1 - half),
+                                 "ci95_high": g * (1 + half), "p5": g / spread ** 0.5, "p95": g * spread ** 0.5}
+        st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl",
+                                    [synth.context(rid, "coll", version, world_size=4, cuda=True), *recs]))
+    return st
+
+
+def test_collectives_call_a_library_fastest_only_when_the_intervals_are_apart(tmp_path):
+    """allreduce: 100 and 102 GB/s, each +-5 %: within precision, no fastest and no ratio (a 1.0x ratio is not a
+    win). bcast: 100 against 300 GB/s: mpich is the fastest, 3x."""
+    st = _coll_store(tmp_path, [("Open MPI v5.0.7", 100.0, 0.05, 2), ("MPICH Version: 4.0.2", 102.0, 0.05, 2)],
+                     {"MPICH Version: 4.0.2": 300.0})
+    t = tables.collectives_table(st)
+    c = {name: i for i, name in enumerate(t.columns)}
+    rows = {r[c["operation"]]: r for r in t.rows}
+    assert rows["allreduce"][c["fastest"]] == "within precision"
+    assert rows["allreduce"][c["fastest / slowest"]] == "not significant"
+    assert rows["bcast"][c["fastest"]] == "mpich-4.0.2" and rows["bcast"][c["fastest / slowest"]] == 3.0
+    assert rows["allreduce"][c[f"{tables.PRECISION_COLUMN}, widest"]] == 5.0
+    assert "95 % confidence interval of the median within a launch, enveloped over the repetitions" in t.note
+    # only overlapping rows: the columns would repeat one reason, so they are left out and the note says why
+    (tmp_path / "o").mkdir()
+    t = tables.collectives_table(_coll_store(tmp_path / "o", [("Open MPI v5.0.7", 100.0, 0.05, 2),
+                                                              ("MPICH Version: 4.0.2", 101.0, 0.05, 2)]))
+    assert "fastest" not in t.columns and "fastest (within precision)" in t.note
+
+
+def test_collectives_fastest_of_three_needs_to_be_apart_from_each_other(tmp_path):
+    """300 and 290 GB/s (+-5 %) overlap, both far above 100: the ratio to the slowest is significant, but which of
+    the two is the fastest is not."""
+    st = _coll_store(tmp_path, [("Open MPI v5.0.7", 300.0, 0.05, 2), ("MPICH Version: 4.0.2", 290.0, 0.05, 2),
+                                ("MVAPICH2 Version 2.3.7", 100.0, 0.05, 2)])
+    t = tables.collectives_table(st)
+    c = {name: i for i, name in enumerate(t.columns)}
+    row = next(r for r in t.rows if r[c["operation"]] == "allreduce")
+    assert row[c["fastest"]] == "openmpi-5.0.7 or mpich-4.0.2 (within precision)"
+    assert row[c["fastest / slowest"]] == 3.0
+
+
+def test_collectives_flag_noisy_points(tmp_path):
+    st = _coll_store(tmp_path, [("Open MPI v5.0.7", 100.0, 0.05, 16), ("MPICH Version: 4.0.2", 300.0, 0.05, 2)])
+    t = tables.collectives_table(st)
+    c = {name: i for i, name in enumerate(t.columns)}
+    row = next(r for r in t.rows if r[c["operation"]] == "allreduce")
+    assert row[c["check"]] == "noisy (openmpi-5.0.7): p95/p5 16x"
+
+
+def test_fraction_of_peak_shows_precision_cap_and_noise(tmp_path):
+    """A point whose adaptive launch stopped at its iteration cap, with samples over an order of magnitude
+    (p95/p5 >= 10): its row shows its precision and both flags; a well-behaved row shows its precision only."""
+    (capped,) = synth.pt2pt_results("s", "bw", [M], "device", "device", "nvlink")
+    capped["precision"] = {"target": 0.01, "achieved": 0.04, "stopped": "iteration cap", "max_seconds": 1.0}
+    bw = capped["bandwidth_GBps"]
+    capped["bandwidth_GBps"] = {**bw, "p5": bw["median"] / 4, "p95": bw["median"] * 3}
+    (lat,) = synth.pt2pt_results("s", "latency", [1024], "host", "host", "host")
+    lat["precision"] = {"target": 0.01, "achieved": 0.02, "stopped": "time cap", "max_seconds": 1.0}
+    mpi = [capped, lat, *synth.pt2pt_results("s", "bw", [M], "host", "host", "host")]
+    st = _synthetic(tmp_path, [("p2p-ipc", "nvlink", M, 400.0), ("host-copy", "host", M, 40.0)], mpi)
+    col, rows = _rows(tables.fraction_of_peak(st))
+    (p,) = [p for p in tables.combine(st.results("bw")) if p.path_class == "nvlink"]
+    nv = rows[("bw", "device:device", "direct", "nvlink")]
+    assert nv[col[tables.PRECISION_COLUMN]] == round(100 * p.precision, 1) > 0
+    assert nv[col["check"]] == "cap reached; noisy: p95/p5 12x"
+    assert rows[("bw", "host:host", "direct", "host")][col["check"]] == "nothing flagged"
+    assert "95 % confidence interval of the median within a launch" in tables.fraction_of_peak(st).note
+    t = tables.latency_table(st)
+    c = {name: i for i, name in enumerate(t.columns)}
+    assert t.rows[0][c["check"]] == "cap reached at 1K" and isinstance(t.rows[0][c[f"{tables.PRECISION_COLUMN}, "
+                                                                                    "widest"]], float)
+
+
+def test_status_table_groups_rows_of_one_reason(store):
+    """Twelve launches that died of the same crash are one row with their count and what they cover, not twelve
+    rows repeating the reason; so are the planner's skips and the result points of one reason."""
+    for i in range(12):
+        store.record_launch(launch_id=f"l{i}", library=("ompi-ucx", "ompi-ob1")[i % 2], benchmark="bw",
+                            repetition=i // 2, memory="device:device", strategy="direct", ranks=2,
+                            planned_path="nvlink", status="failed", reason="UCX cuda_ipc: signal 11")
+    store.record_launch(launch_id="t0", library="ompi-ob1", benchmark="nbc", repetition=0, memory="", strategy=None,
+                        ranks=2, planned_path=None, status="timeout", reason=None)
+    for what in ("bw host:host", "latency host:host"):
+        store.record_skip("c", "nccl", what, "NCCL moves device memory only (device:device)")
+    t = tables.status_table(store)
+    c = {name: i for i, name in enumerate(t.columns)}
+    rows = {(r[c["status"]], r[c["reason"]]): r for r in t.rows}
+    assert len(t.rows) == len(rows)  # one row per status and reason
+    crash = rows[("launch failed", "UCX cuda_ipc: signal 11")]
+    assert (crash[c["count"]], crash[c["counted"]]) == (12, "launches")
+    assert crash[c["covers (library benchmark memory strategy)"]] == \
+        "ompi-ob1 bw device:device direct; ompi-ucx bw device:device direct"
+    skip = rows[("skipped", "NCCL moves device memory only (device:device)")]
+    assert (skip[c["count"]], skip[c["covers (library benchmark memory strategy)"]]) == \
+        (2, "nccl bw host:host; nccl latency host:host")
+    unsupported = rows[("unsupported", "library is not CUDA-aware")]
+    assert (unsupported[c["count"]], unsupported[c["counted"]]) == (2, "result points")
+    assert unsupported[c["covers (library benchmark memory strategy)"]] == \
+        "mpich-4.0.2 bw device:device; openmpi-5.0.7 bw device:device"
+    assert rows[("launch timeout", "no reason recorded")][c["covers (library benchmark memory strategy)"]] == \
+        "ompi-ob1 nbc"
+
+
+def test_status_table_names_a_validation_failure(gpu_store):
+    """The engine gives a point whose data arrived wrong no reason (validation_error, per size, says what
+    differed): the row says that the data failed validation."""
+    t = tables.status_table(gpu_store)
+    assert [r[:4] for r in t.rows] == [["failed", "data failed validation", 5, "result points"]]

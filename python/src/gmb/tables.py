@@ -64,6 +64,43 @@ def clearly_apart(a: Point, b: Point) -> bool:
     return a.low > b.high or b.low > a.high
 
 
+# a point whose slow samples (p95) take ten times the fast ones (p5) or more: its median hides an order of magnitude
+NOISY_SPREAD = 10.0
+
+PRECISION_COLUMN = "precision (+- %)"
+PRECISION_NOTE = (f"'{PRECISION_COLUMN}': a figure's precision, half the width of its interval as a % of its median "
+                  "(the wider side); the interval is the 95 % confidence interval of the median within a launch, enveloped over "
+                  "the repetitions (launches). 'check': 'cap reached' when an adaptive launch stopped at its "
+                  "iteration or time cap before its interval reached the target; 'noisy' when p95 / p5 is "
+                  f"{NOISY_SPREAD:g} or more (an order of magnitude between fast and slow samples).")
+
+
+class Absent(str):
+    """A table cell without a value, saying why ("not measured", "link rate unknown"): no cell is a bare empty
+    string. A column whose every cell is one of these is left out of its table (see Table)."""
+
+
+def precision_pct(points: list[Point]) -> float | Absent:
+    """The widest precision of some points in % (one decimal), for a PRECISION_COLUMN cell."""
+    known = [p.precision for p in points if p.precision is not None]
+    return round(100 * max(known), 1) if known else Absent("median is 0")
+
+
+def point_flags(p: Point, where: str = "") -> list[str]:
+    """What a reader should check about a point before trusting its figure: its launch stopped at a cap before
+    reaching its precision, or its samples spread over an order of magnitude. ``where`` (e.g. " at 1M") is appended
+    to each flag."""
+    flags = [f"cap reached{where}"] if p.capped else []
+    if p.p95 > 0 and p.p95 >= NOISY_SPREAD * p.p5:
+        spread = f"{p.p95 / p.p5:.0f}x" if p.p5 > 0 else "unbounded"
+        flags.append(f"noisy{where}: p95/p5 {spread}")
+    return flags
+
+
+def check_cell(flags: list[str]) -> str:
+    return "; ".join(flags) if flags else Absent("nothing flagged")
+
+
 def strategy_label(strategy: str | None, chunks: int | None, fresh: bool = False) -> str:
     label = f"{strategy} C={chunks}" if strategy and chunks and chunks > 1 else (strategy or "")
     return f"{label} (fresh buffers)".strip() if fresh else label
@@ -146,10 +183,25 @@ def latency_rows(store: Store) -> list[dict]:
 
 @dataclass
 class Table:
+    """A titled table. A column whose every cell is Absent is left out (better than the same reason in every
+    row): the note names it, with its reason when all its cells give the same one."""
     title: str
     columns: list[str]
     rows: list[list]
     note: str = ""
+
+    def __post_init__(self):
+        empty = [i for i in range(len(self.columns)) if self.rows and all(isinstance(r[i], Absent) for r in self.rows)]
+        if not empty:
+            return
+        left_out = []
+        for i in empty:
+            reasons = {r[i] for r in self.rows}
+            left_out.append(f"{self.columns[i]} ({reasons.pop()})" if len(reasons) == 1 else self.columns[i])
+        self.columns = [c for i, c in enumerate(self.columns) if i not in empty]
+        self.rows = [[v for i, v in enumerate(r) if i not in empty] for r in self.rows]
+        self.note = " ".join(filter(None, [self.note, f"Columns without a value in any row, left out: "
+                                                      f"{'; '.join(left_out)}."]))
 
     def write_csv(self, path: Path):
         text = io.StringIO(newline="")
@@ -196,28 +248,31 @@ def fraction_of_peak(store: Store) -> Table:
             op, ceil = ceiling_for(bench, path, send, recv, p.bytes, avail, strat)
             if ceil:
                 bounded.append((p, op, ceil))
-        check = ""
+        flags = []
         if bounded:
             p, op, ceil = max(bounded, key=lambda x: x[0].median)
             pct, ceil_cell = round(100 * p.median / ceil, 1), round(ceil, 2)
             if pct > SUSPECT_PCT:  # MPI cannot beat a copy without MPI over the same path: the ceiling is wrong
-                check = "ceiling suspect: MPI above it"
+                flags.append("ceiling suspect: MPI above it")
         else:
             p = max(pts, key=lambda x: x.median)
             at = ceiling_sizes(bench, path, send, recv, avail, strat)
             op = (f"none at the sizes measured (measured at {', '.join(_size(b) for b in at)})" if at
                   else "none measured for this path")
-            pct = ceil_cell = ""
+            pct = ceil_cell = Absent(f"no ceiling at {_size(p.bytes)}")
+        flags += point_flags(p)
         died = broken.get((lib, bench, mem, strat or "direct", path), [])
         if died:
-            check = "; ".join(filter(None, [check, f"{len(died)} launch(es) {'/'.join(sorted(set(died)))}: sizes "
-                                                  f"after the failure missing (see Not measured)"]))
+            flags.append(f"{len(died)} launch(es) {'/'.join(sorted(set(died)))}: sizes after the failure missing "
+                         f"(see Not measured)")
         nominal = p.nominal * (2 if bench == "bibw" else 1) if p.nominal else None
-        rows.append([lib, bench, mem, strategy_label(strat, chunks, fresh), path or "", _size(p.bytes), round(p.median, 3), pct, op,
-                     ceil_cell, round(100 * p.median / nominal, 1) if nominal else "",
-                     nominal if nominal else "", len(failed.get(key, ())) or "", check])
+        no_rate = Absent("link rate unknown")
+        rows.append([lib, bench, mem, strategy_label(strat, chunks, fresh), path or Absent("not recorded"),
+                     _size(p.bytes), round(p.median, 3), precision_pct([p]), pct, op, ceil_cell,
+                     round(100 * p.median / nominal, 1) if nominal else no_rate, nominal or no_rate,
+                     len(failed.get(key, ())), check_cell(flags)])
     return Table("Fraction of peak", ["library", "benchmark", "memory", "strategy", "path", "at size",
-                                      "peak MPI GB/s", "% of ceiling", "ceiling", "ceiling GB/s",
+                                      "peak MPI GB/s", PRECISION_COLUMN, "% of ceiling", "ceiling", "ceiling GB/s",
                                       "% of nominal", "nominal GB/s", "sizes failed validation", "check"], rows,
                  "Peak = best median (median of repetitions) over the validated sizes at which a ceiling of that "
                  "path was measured; 'at size' is that size and the ceiling is the one measured at it, without MPI, "
@@ -227,8 +282,9 @@ def fraction_of_peak(store: Store) -> Table:
                  "directions share one memory (same GPU, host), unless a bidirectional ceiling was measured; nominal "
                  "rate doubled. Without a ceiling at any size measured the row says so and the peak is over all "
                  "validated sizes. 'sizes failed validation': message sizes where the library delivered wrong data "
-                 "(no figure is taken from them). 'check': a figure above the ceiling (by more than "
-                 f"{SUSPECT_PCT - 100} %) means that the ceiling was not measured right at that size.")
+                 "(no figure is taken from them). " + PRECISION_NOTE + " A figure above the ceiling (by more than "
+                 f"{SUSPECT_PCT - 100} %) is flagged too: the ceiling was not measured right at that size; and a row "
+                 "whose launches failed or timed out.")
 
 
 def collectives_table(store: Store, largest: int = 3) -> Table:
@@ -247,19 +303,38 @@ def collectives_table(store: Store, largest: int = 3) -> Table:
         shared = [b for b, per_lib in by_size.items() if len(per_lib) > 1]
         for b in sorted(shared or by_size, reverse=True)[:largest][::-1]:
             per_lib = by_size[b]
-            best = max(per_lib.values(), key=lambda p: p.median)
-            worst = min(per_lib.values(), key=lambda p: p.median)
-            ratio = round(best.median / worst.median, 1) if len(per_lib) > 1 and worst.median > 0 else ""
+            fastest, ratio = _fastest(list(per_lib.values()))
+            flags = [f for lib, p in sorted(per_lib.items()) for f in point_flags(p, f" ({lib})")]
             rows.append([op, ranks, mem, _size(b),
-                         *[round(per_lib[lib].median, 2) if lib in per_lib else "" for lib in libs],
-                         best.library if len(per_lib) > 1 else "", ratio])
+                         *[round(per_lib[lib].median, 2) if lib in per_lib else Absent("not measured")
+                           for lib in libs],
+                         fastest, ratio, precision_pct(list(per_lib.values())), check_cell(flags)])
     return Table("Collectives: bus bandwidth at the largest sizes (GB/s)",
-                 ["operation", "ranks", "memory", "size (total)", *libs, "fastest", "fastest / slowest"], rows,
+                 ["operation", "ranks", "memory", "size (total)", *libs, "fastest", "fastest / slowest",
+                  f"{PRECISION_COLUMN}, widest", "check"], rows,
                  "Bus bandwidth (nccl-tests factors), median of repetitions; the largest sizes that more than one "
-                 "library measured. fastest / slowest: how many times the fastest library's bus bandwidth "
-                 "exceeds the slowest one's. Sizes follow nccl-tests: the operation's whole buffer (alltoall: each "
-                 "rank's send buffer; allgather, gather: the gathered result; scatter: the root's send buffer); "
-                 "OSU's benchmarks call size / ranks the size of those four.")
+                 "library measured. A library is called fastest only when its interval lies above every other "
+                 "library's (else 'within precision'); fastest / slowest: how many times the fastest library's bus "
+                 "bandwidth exceeds the slowest one's, given only when their intervals do not overlap. Sizes follow "
+                 "nccl-tests: the operation's whole buffer (alltoall: each rank's send buffer; allgather, gather: "
+                 "the gathered result; scatter: the root's send buffer); OSU's benchmarks call size / ranks the size "
+                 "of those four. " + PRECISION_NOTE)
+
+
+def _fastest(points: list[Point]) -> tuple[str, float | str]:
+    """(fastest library, fastest / slowest) of one collective point measured by several libraries: a library is the
+    fastest only when its interval lies above every other's (clearly_apart), the ratio only when the fastest and the
+    slowest are apart; otherwise the cells say that the difference is within the figures' precision."""
+    if len(points) < 2:
+        return Absent("one library measured it"), Absent("one library measured it")
+    ranked = sorted(points, key=lambda p: p.median, reverse=True)
+    best, worst = ranked[0], ranked[-1]
+    if not clearly_apart(best, worst):
+        return Absent("within precision"), Absent("not significant")
+    ratio = round(best.median / worst.median, 1) if worst.median > 0 else Absent("slowest measured 0")
+    if all(clearly_apart(best, p) for p in ranked[1:]):
+        return best.library, ratio
+    return f"{best.library} or {ranked[1].library} (within precision)", ratio
 
 
 def collective_rows(store: Store) -> list[dict]:
@@ -268,10 +343,10 @@ def collective_rows(store: Store) -> list[dict]:
 
 
 def ceilings_table(store: Store) -> Table:
-    rows = [[op, path or "", _size(nbytes), round(v, 2)]
+    rows = [[op, path or Absent("not recorded"), _size(nbytes), round(v, 2)]
             for (op, path, nbytes), v in sorted(ceilings(store).items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
                                                                                           kv[0][2]))]
-    return Table("Measured ceilings (no MPI)", ["operation", "path", "size", "GB/s"], rows,
+    return Table("Measured ceilings (no MPI)", ["operation", "path", "size", "GB/s (median)"], rows,
                  "Median over the GPU or NUMA pairs of that path class and the repetitions, per message size.")
 
 
@@ -281,26 +356,53 @@ def latency_table(store: Store, sizes=(1, 8, 1024, 65536, 1 << 20)) -> Table:
     pts = [p for p in combine(latency_rows(store)) if p.bytes in sizes]
     cols = sorted({p.bytes for p in pts})
     several = len({p.benchmark for p in pts}) > 1
-    rowmap: dict[tuple, dict[int, float]] = {}
+    rowmap: dict[tuple, dict[int, Point]] = {}
     for p in pts:
-        key = (p.library, *([p.benchmark] if several else []), p.memory, p.strategy_label, p.path_class or "")
-        rowmap.setdefault(key, {})[p.bytes] = p.median
-    rows = [[*k, *[round(v[c], 3) if c in v else "" for c in cols]] for k, v in sorted(rowmap.items())]
+        key = (p.library, *([p.benchmark] if several else []), p.memory, p.strategy_label or "not recorded",
+               p.path_class or "not recorded")
+        rowmap.setdefault(key, {})[p.bytes] = p
+    rows = [[*k, *[round(v[c].median, 3) if c in v else Absent("not measured") for c in cols],
+             precision_pct(list(v.values())),
+             check_cell([f for c, p in sorted(v.items()) for f in point_flags(p, f" at {_size(c)}")])]
+            for k, v in sorted(rowmap.items())]
     return Table("One-way latency (us, median)", ["library", *(["benchmark"] if several else []), "memory",
-                                                  "strategy", "path", *[_size(c) for c in cols]], rows)
+                                                  "strategy", "path", *[_size(c) for c in cols],
+                                                  f"{PRECISION_COLUMN}, widest", "check"], rows,
+                 "Median of repetitions, in microseconds, at each message size (bytes). " + PRECISION_NOTE)
+
+
+# results that are not "ok", grouped by status and reason; the engine leaves the reason out of a point whose data
+# arrived wrong (it says so in validation_error, which differs per size)
+_NOT_OK = ("SELECT library, benchmark, memory, strategy, status, COALESCE(reason, CASE json_extract(json, "
+           "'$.validation') WHEN 'failed' THEN 'data failed validation' END) AS reason, COUNT(*) AS points "
+           "FROM results WHERE status != 'ok' GROUP BY 1, 2, 3, 4, 5, 6")
 
 
 def status_table(store: Store) -> Table:
-    rows = [[r["library"], r["benchmark"], r["memory"], r["strategy"] or "", r["status"], r["reason"] or "",
-             r["points"]] for r in store.non_ok()]
+    """What was not measured, one row per status and reason: how many (result points, planned runs or launches)
+    and which library / benchmark / memory / strategy it covers, rather than the same reason in dozens of rows."""
+    groups: dict[tuple, tuple[list[int], set]] = {}
+
+    def add(status, reason, count, unit, *what):
+        count_box, covers = groups.setdefault((status, reason or "no reason recorded", unit), ([0], set()))
+        count_box[0] += count
+        covers.add(" ".join(str(w) for w in what if w))
+
+    for r in store.rows(_NOT_OK):
+        add(r["status"], r["reason"], r["points"], "result points", r["library"], r["benchmark"], r["memory"],
+            r["strategy"])
     for s in store.skipped():
-        rows.append([s["library"], s["what"], "", "", "skipped", s["reason"], ""])
+        add("skipped", s["reason"], 1, "planned runs", s["library"], s["what"])
     for launch in store.launches():
-        if launch["status"] not in ("ok",):
-            rows.append([launch["library"], launch["benchmark"], launch["memory"] or "", launch["strategy"] or "",
-                         f"launch {launch['status']}", launch["reason"] or "", launch["launch_id"]])
+        if launch["status"] != "ok":
+            add(f"launch {launch['status']}", launch["reason"], 1, "launches", launch["library"],
+                launch["benchmark"], launch["memory"], launch["strategy"])
+    rows = [[status, reason, count_box[0], unit, "; ".join(sorted(covers))]
+            for (status, reason, unit), (count_box, covers) in sorted(groups.items())]
     return Table("Not measured (unsupported, failed, skipped, timed out)",
-                 ["library", "benchmark", "memory", "strategy", "status", "reason", "points / launch"], rows)
+                 ["status", "reason", "count", "counted", "covers (library benchmark memory strategy)"], rows,
+                 "One row per status and reason; 'count' counts what 'counted' names (result points of a launch, "
+                 "runs the planner left out, or launches).")
 
 
 def all_tables(store: Store) -> list[Table]:
