@@ -1,0 +1,267 @@
+"""The Answers section: which library and settings move GPU data fastest, over which path, how close to the peak."""
+
+import json
+import re
+
+import pytest
+from conftest import DATA
+import synth
+
+from gmb import answers
+from gmb.store import Store
+
+M = 1 << 20
+OB1, UCX, NCCL = "openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx", "nccl"
+UCX_REASON = ("gmb-bench: FATAL on host vm rank 1 at /work/main/src/core/transfer.cpp:80: MPI_Waitall failed: "
+              "MPI_ERR_IN_STATUS [first library error: cuda_ipc_cache.c:288 UCX ERROR cuIpcOpenMemHandle() failed: "
+              "operation not permitted]")
+
+
+def _h200_store() -> Store:
+    """The real records of the 2 x H200 machine: pml ob1 (with the ceilings, strategies and MPI allreduce), NCCL's
+    allreduce, the system Open MPI 4.1.6 (not CUDA-aware: staged-pinned), pml ucx (pinned -> device bibw that
+    delivered wrong data from 64 KiB on), and the failed launches of that campaign."""
+    st = Store()
+    for f in sorted((DATA / "h200-x2").glob("*.jsonl")):
+        st.ingest(f, library=NCCL if f.name.startswith("nccl") else OB1)
+    for f in sorted((DATA / "h200-ob1").glob("*.jsonl")):
+        st.ingest(f, library=None if f.name.startswith("sys") else OB1)  # 4.1.6 labelled from its context
+    for f in sorted((DATA / "h200-ucx").glob("*.jsonl")):
+        st.ingest(f, library=UCX)
+    campaign = json.loads((DATA / "h200-x2" / "campaign-launch-times.json").read_text())
+    for x in campaign["launches"]:
+        if x["status"] != "ok":
+            lib = {"ompi-ucx": UCX, "ompi-ob1": OB1}.get(x["library"], x["library"])
+            reason = UCX_REASON if x["benchmark"] in ("bw", "bibw") else "known library crash (exit 3)"
+            st.record_launch(launch_id=x["launch_id"], campaign="default", library=lib, benchmark=x["benchmark"],
+                             repetition=x["repetition"], memory=x["memory"], strategy=x["strategy"],
+                             ranks=x["ranks"], planned_path=x["planned_path"], status=x["status"], reason=reason)
+    return st
+
+
+@pytest.fixture(scope="module")
+def h200():
+    st = _h200_store()
+    return st, answers.answers(st), answers.answers_text(st), answers.answers_html(st)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_nvlink_pair_best_configuration_and_share_of_ceiling_at_64M(h200):
+    _st, a, text, _html = h200
+    (nv,) = [p for p in a.paths if p.path == "NVLink pair"]
+    assert (nv.benchmark, nv.bytes, nv.ceiling) == ("bw", 64 * M, "p2p-ipc")
+    best = nv.figures[0]
+    assert best.library == OB1 and best.unit == "GB/s" and best.strategy == ""
+    assert best.value == pytest.approx(377, abs=1.5)
+    assert 90 < best.pct_of_ceiling <= 100 and 0 < best.precision < 0.02
+    assert best.latency_bytes == 1 and best.latency_us == pytest.approx(20.3, abs=0.1)  # no 8 B: the nearest, said
+    line = _flat(text)
+    assert re.search(r"NVLink pair \(bw at 64M, ceiling p2p-ipc \d+ GB/s\): only openmpi-5\.0\.7-ob1 377 GB/s "
+                     r"\(\+-0\.\d+ %, 9\d\.\d % of ceiling\), latency 20\.3 us \(\+-[\d.]+ %\) at 1 B \(8 B not "
+                     r"measured\)", line)
+
+
+def test_staged_library_is_answered_through_its_strategy_and_named(h200):
+    """The system Open MPI is not CUDA-aware: its device figure on one GPU comes from staged-pinned, said so; the
+    CUDA-aware ob1 is clearly faster, by how many times."""
+    _st, a, text, _html = h200
+    (same,) = [p for p in a.paths if p.path == "same GPU"]
+    assert same.bytes == 64 * M and same.ceiling == "d2d"
+    assert [(f.library, f.strategy) for f in same.figures] == [(OB1, ""), ("openmpi-4.1.6", "staged-pinned")]
+    assert (same.fastest, same.slowest) == (OB1, "openmpi-4.1.6") and same.ratio == pytest.approx(322, rel=0.01)
+    assert "openmpi-4.1.6 (not CUDA-aware: staged-pinned) 5.64 GB/s" in _flat(text)
+
+
+def test_pipelined_gpu_beats_the_library_on_pinned_host_to_device(h200):
+    _st, a, text, _html = h200
+    (win,) = [s for s in a.strategies if s.beats]
+    assert (win.path, win.library, win.strategy, win.bytes) == ("pinned host -> device", OB1, "pipelined-gpu C=4",
+                                                                64 * M)
+    assert win.strategy_GBps == pytest.approx(53.73, abs=0.01) and win.direct_GBps == pytest.approx(2.614, abs=0.01)
+    assert win.ratio == pytest.approx(20.6, abs=0.05)
+    assert ("pinned host -> device, openmpi-5.0.7-ob1: pipelined-gpu C=4 moves 53.7 GB/s (+-5.3 %) at 64M, 20.6x "
+            "the library's own 2.61 GB/s (+-3.0 %)") in _flat(text)
+    # over NVLink no strategy comes near the library's own path; where the library's own path was not measured,
+    # the strategy's figure is given without a claim
+    (nv,) = [s for s in a.strategies if s.path == "NVLink pair"]
+    assert not nv.beats and nv.ratio and nv.ratio < 0.05
+    assert "not beaten: NVLink pair, openmpi-5.0.7-ob1 (staged-pinned 4.98 vs 377 GB/s at 64M)" in _flat(text)
+    (pageable,) = [s for s in a.strategies if s.path == "pageable host -> device"]
+    assert pageable.direct_GBps is None and pageable.ratio is None and not pageable.beats
+
+
+def test_collectives_put_nccl_next_to_mpi(h200):
+    _st, a, text, html = h200
+    (ar,) = [c for c in a.collectives if c.operation == "allreduce" and c.ranks == 2]
+    assert ar.bytes == 64 * M and ar.memory == "device"
+    assert [f.library for f in ar.figures] == [NCCL, OB1]
+    assert (ar.fastest, ar.slowest) == (NCCL, OB1) and ar.ratio == pytest.approx(771, rel=0.01)
+    assert ("allreduce, 2 ranks, device memory, at 64M: nccl 270 GB/s (+-0.33 %), openmpi-5.0.7-ob1 0.350 GB/s "
+            "(+-19 %); nccl fastest, 771x openmpi-5.0.7-ob1") in _flat(text)
+    # the 4-rank operations only ob1 measured share one line, which says there is no NCCL figure
+    alone = [ln for ln in _flat(text).split("openmpi-5.0.7-ob1, 4 ranks")[1:]]
+    assert len(alone) == 1 and "allgather" in alone[0] and "bcast" in alone[0] and "no NCCL figure" in alone[0]
+    assert 'id="answers-collectives"' in html
+
+
+def test_missing_points_are_grouped_by_cause(h200):
+    """Twelve failed ucx launches on device:device (bw and bibw, two paths, two repetitions) share one cause: one
+    line; data that arrived wrong is said with its sizes."""
+    _st, a, text, _html = h200
+    (ucx,) = [m for m in a.missing if UCX_REASON in m.cause]
+    assert ucx.launches == 12 and len(ucx.subjects) == 4
+    assert {"openmpi-5.0.7-ucx bw NVLink pair", "openmpi-5.0.7-ucx bibw same GPU"} <= set(ucx.subjects)
+    # said once; shortened in the terminal, the library's own first error kept
+    assert text.count("cuIpcOpenMemHandle") == 1
+    assert "12 launches: launch failed: gmb-bench: FATAL" in _flat(text)
+    assert "openmpi-5.0.7-ucx bibw pinned host -> device at 5 sizes (64K to 1M): wrong data received" in _flat(text)
+    (nbc,) = [m for m in a.missing if m.subjects == ["openmpi-5.0.7-ob1 nbc"]]
+    assert nbc.launches == 3 and nbc.cause.startswith("not supported")
+
+
+def test_text_is_for_a_person(h200):
+    _st, _a, text, html = h200
+    lines = text.splitlines()
+    assert lines[0].startswith("== Answers (medians; +-x %: 95 % CI of the median") and 10 <= len(lines) <= 40
+    assert all(len(ln) <= 100 for ln in lines)
+    for raw in ("True", "False", "None", "nan", "e+0", "e-0"):
+        assert raw not in text and raw not in html.replace("None found", "")
+    assert "Settings that mattered: not checked" in text
+
+
+def test_html_fragment(h200):
+    _st, _a, _text, html = h200
+    assert html.startswith('<section id="answers"><h2>Answers</h2>') and html.rstrip().endswith("</section>")
+    assert "95 % CI of the median" in html and "interval over repetitions" in html
+    assert 'id="answers-paths"' in html and "pipelined-gpu C=4" in html
+    # every path's configurations in the table, with numbers
+    assert re.search(r"<td>NVLink pair</td><td>bw</td><td>64M</td><td>openmpi-5\.0\.7-ob1</td>"
+                     r'<td class="num">377</td>', html)
+
+
+def _bw(run_id, gbps, low, high, nbytes, send="device", recv="device", path="nvlink", bench="bw",
+        strategy="direct", **extra):
+    return {"schema": "gmb.record/1", "type": "result", "run_id": run_id, "benchmark": bench, "status": "ok",
+            "bytes": nbytes, "memory": {"send": send, "recv": recv}, "strategy": strategy, "window": 64,
+            "bandwidth_GBps": {**synth.stats(gbps), "median": gbps, "ci95_low": low, "ci95_high": high},
+            "time_us": synth.stats(nbytes / gbps / 1e3 * 64), "validation": "passed",
+            "buffer_allocation": "once-per-launch", "path": {"class": path, "link": path, "nominal_GBps": None},
+            **extra}
+
+
+def _lat(run_id, us, nbytes, path="nvlink"):
+    return {"schema": "gmb.record/1", "type": "result", "run_id": run_id, "benchmark": "latency", "status": "ok",
+            "bytes": nbytes, "memory": {"send": "device", "recv": "device"}, "strategy": "direct",
+            "time_us": {**synth.stats(us), "median": us}, "path": {"class": path, "link": path, "nominal_GBps": None}}
+
+
+def _store(tmp_path, per_lib: dict) -> Store:
+    st = Store()
+    for i, (lib, recs) in enumerate(per_lib.items()):
+        f = synth.write_jsonl(tmp_path / f"{i}.jsonl", [synth.context(f"r{i}", "bw", "Open MPI v5.0.7", cuda=True),
+                                                         *[{**r, "run_id": f"r{i}"} for r in recs]])
+        st.ingest(f, library=lib)
+    return st
+
+
+def test_overlapping_configurations_are_not_called_fastest(tmp_path):
+    st = _store(tmp_path, {"lib-a": [_bw("", 300.0, 290.0, 310.0, 64 * M), _lat("", 2.0, 8)],
+                           "lib-b": [_bw("", 296.0, 280.0, 305.0, 64 * M), _lat("", 2.5, 8)]})
+    (p,) = answers.answers(st).paths
+    assert p.fastest is None and p.slowest is None and p.ratio is None
+    assert p.no_ceiling == "no ceiling measured at 64M" and p.figures[0].pct_of_ceiling is None
+    assert "fastest" not in p.sentence
+    text = _flat(answers.answers_text(st))
+    assert "are within precision of each other" in text and "x the bandwidth" not in text
+    assert "8 B latency 2.00 us" in text and "no ceiling measured at 64M" in text
+    # a third configuration clearly below both: the slowest is named, the best is still not called fastest
+    (tmp_path / "b").mkdir()
+    st = _store(tmp_path / "b", {"lib-a": [_bw("", 300.0, 290.0, 310.0, 64 * M)],
+                                 "lib-b": [_bw("", 296.0, 280.0, 305.0, 64 * M)],
+                                 "lib-c": [_bw("", 100.0, 95.0, 105.0, 64 * M)]})
+    (p,) = answers.answers(st).paths
+    assert p.fastest is None and p.slowest == "lib-c" and p.ratio == pytest.approx(3.0)
+    text = _flat(answers.answers_text(st))
+    assert "best lib-a 300 GB/s" in text and "within precision of lib-b" in text and "slowest lib-c" in text
+
+
+def test_size_is_the_largest_every_configuration_measured_preferring_a_ceiling(tmp_path):
+    """lib-a measured 1M, 16M, 64M; lib-b 1M and 16M; a ceiling at 1M only: the answer is at 1M (both measured
+    it, a ceiling was measured there), with % of that ceiling, and clearly apart: fastest."""
+    peak = {"schema": "gmb.record/1", "type": "result", "benchmark": "peaks", "status": "ok", "bytes": M,
+            "operation": "p2p-ipc", "bandwidth_GBps": {**synth.stats(160.0), "median": 160.0},
+            "path": {"class": "nvlink", "link": "nvlink", "nominal_GBps": None}, "metrics": {"pair": "0-1"}}
+    st = _store(tmp_path, {"lib-a": [_bw("", 150.0, 149.0, 151.0, M), _bw("", 300.0, 299.0, 301.0, 16 * M),
+                                     _bw("", 380.0, 379.0, 381.0, 64 * M), peak],
+                           "lib-b": [_bw("", 100.0, 99.0, 101.0, M), _bw("", 200.0, 199.0, 201.0, 16 * M)]})
+    (p,) = answers.answers(st).paths
+    assert p.bytes == M and p.ceiling == "p2p-ipc" and p.fastest == "lib-a" and p.slowest == "lib-b"
+    assert p.figures[0].pct_of_ceiling == pytest.approx(93.75) and p.ratio == pytest.approx(1.5)
+    assert "fastest lib-a 150 GB/s (+-0.67 %, 93.8 % of ceiling)" in _flat(answers.answers_text(st))
+
+
+def test_managed_placements_are_answered_by_time(tmp_path):
+    def um(placement, us, nbytes):
+        return {"schema": "gmb.record/1", "type": "result", "benchmark": "um", "status": "ok", "bytes": nbytes,
+                "memory": {"send": f"managed:{placement}", "recv": f"managed:{placement}"}, "strategy": "direct",
+                "placement": {"send": placement, "recv": placement},
+                "time_us": {**synth.stats(us, spread=0.01), "median": us},
+                "path": {"class": "nvlink", "link": "nvlink", "nominal_GBps": None}}
+    st = _store(tmp_path, {"lib-a": [um("device", 30.0, 8), um("device", 400.0, M), um("host", 900.0, M)],
+                           "lib-b": [um("device", 31.0, 8), um("device", 800.0, M)]})
+    a = answers.answers(st)
+    (dev,) = [p for p in a.paths if p.memory == "managed:device:managed:device"]
+    assert dev.path == "managed device -> device (NVLink pair)" and dev.bytes == M and dev.benchmark == "um"
+    assert [f.library for f in dev.figures] == ["lib-a", "lib-b"] and dev.figures[0].unit == "us"
+    assert dev.fastest == "lib-a" and dev.ratio == pytest.approx(2.0) and dev.ceiling is None
+    assert dev.figures[0].latency_bytes == 8 and dev.figures[0].latency_us == pytest.approx(30.0)
+    text = _flat(answers.answers_text(st))
+    assert "lib-b takes 2.00x the time of lib-a" in text and "a time figure: no ceiling applies" in text
+    assert any(p.path == "managed host -> host (NVLink pair)" for p in a.paths)
+
+
+def test_settings_that_mattered(tmp_path):
+    st = _store(tmp_path, {"lib-a": [_bw("", 300.0, 290.0, 310.0, 64 * M)]})
+    st.set_meta("settings_that_matter", json.dumps([
+        {"library": "ompi-ucx", "as_configured": "aware", "tried": ["without UCX_MEMTYPE_CACHE=n"],
+         "findings": [{"setting": "UCX_MEMTYPE_CACHE=n", "as_configured": "aware", "changed": "aware",
+                       "kind": "reallocation",
+                       "effect": "decides whether device buffers freed and allocated again move correctly: without "
+                                 "it the check failed, with it passed"}]},
+        {"library": "ompi-ob1", "as_configured": "aware", "tried": ["without --mca pml ob1"], "findings": []}]))
+    a = answers.answers(st)
+    assert [(s.library, s.setting) for s in a.settings] == [("ompi-ucx", "UCX_MEMTYPE_CACHE=n")]
+    assert a.settings_note == "none found for ompi-ob1"
+    text = answers.answers_text(st)
+    assert "ompi-ucx: UCX_MEMTYPE_CACHE=n: decides whether device buffers" in _flat(text)
+    st.set_meta("settings_that_matter", json.dumps([{"library": "ompi-ob1", "as_configured": "aware",
+                                                     "tried": [], "findings": []}]))
+    assert "Settings that mattered: none found: no setting changed the doctor's answer (ompi-ob1)" in \
+        answers.answers_text(st)
+
+
+def test_empty_store_says_why_in_one_line():
+    text = answers.answers_text(Store())
+    assert text == "No answers: this store holds no results (nothing was launched or ingested)."
+    html = answers.answers_html(Store())
+    assert html.startswith('<section id="answers"><h2>Answers</h2>') and "holds no results" in html
+    assert "<table" not in html
+
+
+def test_only_failed_launches_say_why(tmp_path):
+    st = Store()
+    st.record_launch(launch_id="b1.x.bw.r1", library="x", benchmark="bw", repetition=1, memory="host:device",
+                     strategy="direct", ranks=2, planned_path="host-device", status="timeout", reason="no progress")
+    lines = answers.answers_text(st).splitlines()
+    assert lines[0].startswith("No answers: none of the 1 launches")
+    assert lines[1:] == ["  x bw pageable host -> device, 1 launch: timed out: no progress"]
+
+
+def test_html_escapes_every_value(tmp_path):
+    evil = "ompi<b>&"
+    st = _store(tmp_path, {evil: [_bw("", 300.0, 290.0, 310.0, 64 * M)]})
+    html = answers.answers_html(st)
+    assert "ompi&lt;b&gt;&amp;" in html and "ompi<b>" not in html
