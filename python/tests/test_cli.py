@@ -219,9 +219,12 @@ def test_benchmark_one_engine_lacks_is_still_a_skip(fake_setup, tmp_path, capsys
     c.write_text(c.read_text().replace('["latency", "nbc"]', '["latency"]'))
     rc = run_gmb("run", c, "--config", cfg, "--no-detect", "--results", tmp_path / "res", "--no-build",
                  "--no-report", "--no-progress", "--library", "fakempi-a")
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert rc == 0, err
     assert "skipping fakempi-b: block 1: library not found or not selected" in err
+    # the run ends with its answers, then the results directory as the last line
+    assert "answers" in out.lower()
+    assert out.strip().splitlines()[-1].startswith(str(tmp_path / "res"))
 
 
 @pytest.mark.parametrize("body,needles", [

@@ -219,6 +219,9 @@ def _run(args):
                      "GROUP BY library", (identity.WRONG_LIBRARY,)):
         print(f"gmb: {r['library']}: {r['n']} launch(es) ran another MPI library; their figures were not stored: "
               f"{r['reason']}", file=sys.stderr)
+    from .answers import answers_text
+
+    print("\n" + answers_text(st) + "\n")
     if not args.no_report:
         from . import report  # matplotlib and the figures only when a report is written
 
