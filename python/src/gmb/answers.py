@@ -317,10 +317,10 @@ def latency_text(f: Figure) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- answer 1
-def _path_groups(store: Store) -> list[tuple[str, str, str | None, list[Point], bool]]:
+def _path_groups(store: Store) -> list[tuple[str, str, str | None, list[Point], bool | None]]:
     """(benchmark, memory, path class, points, higher is better) per path present: bandwidth between pairs of
-    ranks (bw; bibw or mbw too only where a configuration measured no bw on that path), and the managed placements
-    by time."""
+    ranks (bw; bibw or mbw too only where a configuration measured no bw on that path), the managed placements
+    by time, and paths where only a latency was measured by that latency (higher is better: None)."""
     groups: dict[tuple, list[Point]] = {}
     bw_rows = results_where(store, lambda rec: pairwise(rec) and headline(rec) == "bandwidth_GBps"
                             and not placed(rec))
@@ -344,6 +344,12 @@ def _path_groups(store: Store) -> list[tuple[str, str, str | None, list[Point], 
         if not p.fresh and p.bytes > 0:
             managed.setdefault((p.benchmark, p.memory, p.path_class), []).append(p)
     out += [(bench, memory, path, pts, False) for (bench, memory, path), pts in managed.items()]
+    # paths with a latency and no bandwidth measured: answered by the latency
+    latency_only: dict[tuple, list[Point]] = {}
+    for p in combine(latency_rows(store)):
+        if not p.fresh and p.bytes > 0 and (p.memory, p.path_class) not in groups:
+            latency_only.setdefault((p.benchmark, p.memory, p.path_class), []).append(p)
+    out += [(bench, memory, path, pts, None) for (bench, memory, path), pts in latency_only.items()]
     return out
 
 
@@ -377,7 +383,11 @@ def _path_answers(store: Store) -> tuple[list[PathAnswer], dict]:
         def ceiling_at(b: int):
             return ceiling_for(bench, path, send, recv, b, avail) if higher and send else (None, None)
 
-        size = _pick_size({lib: set(s) for lib, s in per_lib.items()}, lambda b: ceiling_at(b)[1] is not None)
+        sizes = {lib: set(s) for lib, s in per_lib.items()}
+        if higher is None:  # a latency alone: at the smallest message, the size latency is quoted at
+            size = _nearest(set.intersection(*sizes.values()) or set.union(*sizes.values()))
+        else:
+            size = _pick_size(sizes, lambda b: ceiling_at(b)[1] is not None)
         ceil_name, ceil = ceiling_at(size)
         figs = []
         for lib, by_size in per_lib.items():
