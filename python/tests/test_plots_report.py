@@ -4,7 +4,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from gmb import plots, report
+from gmb import plots, report, tables
 from gmb.store import Store
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -87,3 +87,155 @@ def test_report_shows_the_settings_that_matter(store):
     assert "ompi-ob1" in section and "no change to the doctor&#x27;s answer (without --mca pml ob1)" in section
     assert html.index("<h2>Libraries</h2>") < html.index("Settings that matter")
     assert "Settings that matter" not in report.build_html(Store())  # nothing checked: no section
+
+
+# ------------------------------------------------------------------ report hygiene
+def _page_text(html: str) -> str:
+    """The report without its embedded images."""
+    return re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)
+
+
+def _section(html: str, start: str, end: str) -> str:
+    return html[html.index(start):html.index(end, html.index(start))]
+
+
+@pytest.mark.parametrize("which", ["gpu_store", "host_store"])
+def test_report_shows_no_raw_python_values_and_no_empty_cells(which, request):
+    html = _page_text(report.build_html(request.getfixturevalue(which)))
+    assert not re.findall(r"\b(True|False|None)\b", html)
+    assert not re.findall(r"<td[^>]*>\s*</td>", html)  # every cell holds a value or says why not
+    peak = _section(html, "<h3>Fraction of peak</h3>", "</table>")
+    assert "<td" in peak and not re.findall(r"<td[^>]*>\s*</td>", peak)
+    assert "95 % confidence interval of the median within a launch, enveloped over the repetitions" in peak
+    assert "<th>launches (context records)</th>" in html
+
+
+def test_machine_section_in_words(gpu_store, host_store):
+    gpu = _section(report.build_html(gpu_store), "<h2>Machine</h2>", "<h2>Libraries</h2>")
+    assert "CUDA: runtime 13.0, driver 13.0" in gpu and "CUDA build: yes" in gpu
+    host = _section(report.build_html(host_store), "<h2>Machine</h2>", "<h2>Libraries</h2>")
+    assert "CUDA build: no" in host and "CUDA: none (engine built without CUDA)" in host
+    assert "GPUs: none recorded" in host
+
+
+def test_machine_section_says_when_cuda_found_no_driver(tmp_path):
+    """A CUDA build on a machine without a CUDA driver: the engine records driver_version "no driver"."""
+    import synth
+
+    ctx = synth.context("n", "latency", "Open MPI v5.0.7", cuda=True)
+    ctx["cuda"] = {"runtime_version": "12.4", "driver_version": "no driver", "device_count": 0}
+    ctx["tool"]["git_revision"] = None
+    st = Store()
+    st.ingest(synth.write_jsonl(tmp_path / "n.jsonl", [ctx, *synth.pt2pt_results("n", "latency", [1], "host", "host",
+                                                                                 "host")]))
+    machine = _section(report.build_html(st), "<h2>Machine</h2>", "<h2>Libraries</h2>")
+    assert "runtime 12.4, no CUDA driver" in machine and "driver no driver" not in machine
+    assert "(revision not recorded)" in machine and "None" not in machine
+
+
+def test_environment_shows_the_settings_and_folds_the_rest(gpu_store):
+    """The libraries table shows the variables that change MPI/UCX/NCCL/CUDA behaviour; the others (container
+    labels such as NVIDIA_REQUIRE_CUDA, paths) are behind a fold that says how many; launcher wiring is left out."""
+    html = report.build_html(gpu_store)
+    libs = _section(html, "<table id=\"libraries\">", "</table>")
+    row = next(r for r in libs.split("<tr>") if r.startswith("<td>openmpi-4.1.6</td>"))
+    shown, _, folded = row.partition("<details>")
+    assert "NVIDIA_REQUIRE_CUDA=" in folded and "NVIDIA_REQUIRE_CUDA" not in shown
+    assert "LD_LIBRARY_PATH=" in folded
+    for setting in ("OMPI_MCA_hwloc_base_binding_policy=none", "NCCL_NVLS_ENABLE=0", "OMPI_MCA_plm=isolated"):
+        assert setting in shown
+    assert re.search(r"<summary>\d+ other variables</summary>", folded)
+    outside_folds = re.sub(r"<details>.*?</details>", "", html, flags=re.S)
+    assert "NVIDIA_REQUIRE_CUDA" in html and "NVIDIA_REQUIRE_CUDA" not in outside_folds  # only ever inside a fold
+    for wiring in ("OMPI_COMM_WORLD_RANK", "OMPI_ARGV", "OMPI_WORLD_SIZE", "PMIX_"):
+        assert wiring not in libs
+    recent = next(r for r in libs.split("<tr>") if r.startswith("<td>openmpi-5.0.7</td>"))
+    recent_shown, _, recent_folded = recent.partition("<details>")
+    assert "OMPI_MCA_pml=ob1" in recent_shown and "OMPI_MCA_btl=smcuda,self" in recent_shown
+    assert "CUDA_VERSION=" in recent_folded and "CUDA_VERSION" not in recent_shown  # an image's label, no setting
+    assert "OMPI_MCA_PREFIXES" not in libs
+
+
+def test_cpu_lists():
+    assert report.cpu_list("0-3,8,10-11") == {0, 1, 2, 3, 8, 10, 11}
+    assert report.cpu_list("5") == {5}
+    assert report.cpu_list("unknown") is None and report.cpu_list(None) is None
+
+
+def test_oversubscribed_runs_are_warned_about(tmp_path, gpu_store):
+    """Four ranks bound to CPUs 0-1 of one host share them: the report warns. Ranks whose affinity lists together
+    hold at least as many CPUs as there are ranks (the real H200 runs: every rank on 0-63), or whose list is
+    unknown, are not flagged."""
+    import synth
+
+    ctx = synth.context("o", "coll", "Open MPI v5.0.7", world_size=4)
+    for r in ctx["ranks"]:
+        r["cpu_binding"] = "0-1"
+    unknown = synth.context("u", "coll", "Open MPI v5.0.7", world_size=4)
+    unknown["ranks"][0]["cpu_binding"] = "unknown"
+    for r in unknown["ranks"][1:]:
+        r["cpu_binding"] = "0"
+    assert report.oversubscribed(ctx) == [("node0", 4, 2)] and report.oversubscribed(unknown) == []
+    assert report.oversubscribed(synth.context("b", "bw", world_size=2)) == []  # bound to 0 and 1
+    st = Store()
+    for c in (ctx, unknown):
+        st.ingest(synth.write_jsonl(tmp_path / f"{c['run_id']}.jsonl",
+                                    [c, *synth.coll_results(c["run_id"], ["allreduce"], [1024], 4)]))
+    machine = _section(report.build_html(st), "<h2>Machine</h2>", "<h2>Libraries</h2>")
+    assert "Ranks oversubscribed the CPUs" in machine
+    assert "openmpi-5.0.7 coll on node0: 4 ranks on 2 CPU(s), 1 run(s)" in machine
+    assert "oversubscribed" not in report.build_html(gpu_store)
+
+
+def test_build_html_is_a_list_of_sections(gpu_store):
+    """The sections come in order, each its own part: Machine, Libraries, Tables, Figures."""
+    html = report.build_html(gpu_store)
+    at = [html.index(h) for h in ("<h2>Machine</h2>", "<h2>Libraries</h2>", "<h2>Tables</h2>", "<h2>Figures</h2>")]
+    assert at == sorted(at) and html.rstrip().endswith("</body></html>")
+
+
+# ------------------------------------------------------------------ figure axes
+def test_size_axis_range_and_ticks():
+    lo, hi = plots.size_axis_range([1024, 1 << 20])
+    assert 512 < lo < 1024 and (1 << 20) < hi < (2 << 20)  # the sizes drawn, a margin short of the next power
+    assert plots.size_ticks(*plots.size_axis_range([1, 1 << 20])) == [1, 32, 1 << 10, 32 << 10, 1 << 20]
+    assert plots.size_ticks(*plots.size_axis_range([64 << 10, 64 << 20])) == [
+        64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
+    assert plots.size_ticks(*plots.size_axis_range([8, 8])) == [8]
+
+
+def test_bandwidth_axis_ends_where_the_data_ends(tmp_path):
+    """bw measured up to 1 MiB with ceilings measured at 1 MiB and 64 MiB (the real H200 peaks): the x axis ends
+    at 1 MiB, not at the 64 MiB ceiling, and its ticks read 1, 32, 1K, 32K, 1M."""
+    import matplotlib.pyplot as plt
+    import synth
+    from conftest import DATA
+
+    st = Store()
+    st.ingest(DATA / "h200-x2" / "peaks.jsonl")
+    st.ingest(synth.write_jsonl(tmp_path / "bw.jsonl", [
+        synth.context("b", "bw", "Open MPI v5.0.7", cuda=True),
+        *synth.pt2pt_results("b", "bw", synth.pow2_sizes(1, 1 << 20), "device", "device", "nvlink")]))
+    fig = plots.bandwidth(st, "bw")
+    try:
+        (ax,) = fig.axes
+        lo, hi = ax.get_xlim()
+        assert (lo, hi) == pytest.approx(plots.size_axis_range([1, 1 << 20]))
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "32", "1K", "32K", "1M"]
+        assert all(x <= hi for line in ax.get_lines() for x in line.get_xdata())  # no ceiling drawn beyond
+    finally:
+        plt.close(fig)
+
+
+def test_each_collectives_panel_spans_its_own_sizes(store):
+    import matplotlib.pyplot as plt
+
+    fig = plots.collectives(store)
+    try:
+        panels = {ax.get_title(): ax.get_xlim() for ax in fig.axes if ax.get_title()}
+        sizes = {op: [p.bytes for p in tables.combine(tables.collective_rows(store)) if p.operation == op]
+                 for op in panels}
+        for op, lim in panels.items():
+            assert lim == pytest.approx(plots.size_axis_range(sizes[op])), op
+    finally:
+        plt.close(fig)

@@ -1,21 +1,24 @@
-"""Figures, one function per figure. Each takes a Store and returns PNG bytes, or None when the data the
-figure needs is absent (the report then leaves the figure out and says so).
+"""Figures, one function per figure. Each takes a Store and returns a matplotlib Figure, or None when the data
+the figure needs is absent (the report then leaves the figure out and says so); render_all makes them PNG bytes.
 
 Spread is always drawn: a band from the combined interval (tables.combine: envelope of the per-launch 95%
-CIs of the median) and, lighter, p5-p95. Sizes are on a log2 axis.
+CIs of the median) and, lighter, p5-p95. Sizes are on a log2 axis that runs over the sizes the figure's data
+has (size_axis_range), labelled 1, 1K, 1M ...; a 0-byte point has no place on it and is left out.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 from statistics import median
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from .peaks import ceiling_curve, ceilings  # noqa: E402
 from .records import headline, pairwise  # noqa: E402
@@ -24,6 +27,9 @@ from .tables import (Point, collective_rows, combine, latency_rows, pairwise_tim
                      size_label)
 
 SMALL_MAX = 8192
+# the log2 axis reaches this factor beyond the smallest and the largest size, so that end points are not on the frame
+_MARGIN = 2 ** 0.3
+_MAX_TICKS = 9
 
 
 def _png(fig) -> bytes:
@@ -34,9 +40,32 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
-def _size_axis(ax):
+def size_axis_range(sizes) -> tuple[float, float]:
+    """The x range of a log2 axis over these sizes (message sizes, rank counts): the smallest to the largest, with a
+    small margin; nothing beyond the data (a ceiling measured at a larger size does not stretch it)."""
+    lo, hi = min(sizes), max(sizes)
+    return lo / _MARGIN, hi * _MARGIN
+
+
+def size_ticks(lo: float, hi: float, most: int = _MAX_TICKS) -> list[int]:
+    """Powers of two within [lo, hi], every 1st, 2nd, 5th or 10th (the smallest step giving at most ``most`` labels;
+    steps of 5 and 10 fall on 1K, 1M, 1G)."""
+    first, last = math.ceil(math.log2(lo)), math.floor(math.log2(hi))
+    exps = range(max(first, 0), last + 1)
+    step = next((s for s in (1, 2, 5, 10) if len([e for e in exps if e % s == 0]) <= most), 10)
+    return [1 << e for e in exps if e % step == 0] or [1 << e for e in exps]
+
+
+def _size_axis(ax, sizes, most: int = _MAX_TICKS):
+    """A log2 axis over the sizes drawn, ticks labelled 1K, 1M ... (size_label), a minor tick at every power of 2."""
+    lo, hi = size_axis_range(sizes)
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: size_label(int(v)) if v >= 1 else ""))
+    ax.set_xlim(lo, hi)
+    ticks = size_ticks(lo, hi, most)
+    ax.set_xticks(ticks, [size_label(t) for t in ticks])
+    exps = range(max(math.ceil(math.log2(lo)), 0), math.floor(math.log2(hi)) + 1)
+    ax.set_xticks([1 << e for e in exps], minor=True)
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("message size (bytes)")
     ax.grid(True, which="major", alpha=0.3)
 
@@ -64,22 +93,21 @@ def _label(p: Point) -> str:
     return f"{p.library} {p.memory}{extra}{path}"
 
 
-def latency(store: Store, small: bool) -> bytes | None:
+def latency(store: Store, small: bool) -> Figure | None:
     """One-way latency between pairs of ranks (tables.latency_rows), the benchmark named when several measured it."""
-    pts = [p for p in combine(latency_rows(store)) if p.bytes > 0 or small]
-    pts = [p for p in pts if (p.bytes <= SMALL_MAX) == small]
+    pts = [p for p in combine(latency_rows(store)) if p.bytes > 0 and (p.bytes <= SMALL_MAX) == small]
     if not pts:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     several = len({p.benchmark for p in pts}) > 1
     _draw(ax, _series(pts, lambda p: f"{p.benchmark} {_label(p)}" if several else _label(p)))
-    _size_axis(ax)
+    _size_axis(ax, [p.bytes for p in pts])
     if not small:
         ax.set_yscale("log")
     ax.set_ylabel("one-way latency (us)")
     ax.set_title(f"Latency, {'small' if small else 'large'} messages (median, CI band, p5-p95)")
     ax.legend(fontsize=7)
-    return _png(fig)
+    return fig
 
 
 def latency_small(store: Store):
@@ -90,20 +118,23 @@ def latency_large(store: Store):
     return latency(store, False)
 
 
-def bandwidth(store: Store, benchmark: str) -> bytes | None:
+def bandwidth(store: Store, benchmark: str) -> Figure | None:
     """A benchmark of bandwidth between pairs of ranks, its ceilings and the nominal link rates."""
     pts = [p for p in combine(store.results(benchmark)) if p.bytes > 0 and p.metric == "bw"]
     if not pts:
         return None
     avail = ceilings(store)
+    lo, hi = min(p.bytes for p in pts), max(p.bytes for p in pts)
     fig, ax = plt.subplots(figsize=(7, 4))
     _draw(ax, _series(pts, _label))
     drawn, seen = set(), set()
     for p in pts:
-        # ceilings are measured per size and path: dashed segments through the sizes they were measured at
+        # ceilings are measured per size and path: dashed segments through the sizes they were measured at, within
+        # the sizes the libraries measured (a ceiling at another size compares with no point of the figure)
         send, _, recv = p.memory.partition(":")
         transfer = (p.path_class, p.memory, p.strategy)
-        curve = () if transfer in seen else ceiling_curve(benchmark, p.path_class, send, recv, avail, p.strategy)
+        curve = () if transfer in seen else tuple(
+            c for c in ceiling_curve(benchmark, p.path_class, send, recv, avail, p.strategy) if lo <= c[0] <= hi)
         seen.add(transfer)
         if curve and curve not in drawn:
             drawn.add(curve)
@@ -116,13 +147,13 @@ def bandwidth(store: Store, benchmark: str) -> bytes | None:
             drawn.add(("nominal", p.nominal))
             nominal = p.nominal * (2 if benchmark == "bibw" else 1)
             ax.axhline(nominal, linestyle=":", color="black", linewidth=1)
-            ax.annotate(f"nominal {p.path_class}: {nominal:.0f} GB/s", (pts[0].bytes, nominal), fontsize=7,
+            ax.annotate(f"nominal {p.path_class}: {nominal:.0f} GB/s", (lo, nominal), fontsize=7,
                         va="bottom")
-    _size_axis(ax)
+    _size_axis(ax, [p.bytes for p in pts])
     ax.set_ylabel("bandwidth (GB/s)")
     ax.set_title(f"{benchmark}: libraries overlaid, measured ceilings dashed (x: sizes measured)")
     ax.legend(fontsize=7)
-    return _png(fig)
+    return fig
 
 
 def bw(store):
@@ -141,11 +172,11 @@ def message_rate(store: Store):
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     _draw(ax, _series(pts, lambda p: f"{_label(p)} {p.ranks or ''} ranks"))
-    _size_axis(ax)
+    _size_axis(ax, [p.bytes for p in pts])
     ax.set_ylabel("messages / s (millions)")
     ax.set_title("Multi-pair message rate")
     ax.legend(fontsize=7)
-    return _png(fig)
+    return fig
 
 
 def collectives(store: Store):
@@ -159,14 +190,14 @@ def collectives(store: Store):
     for ax, op in zip(axes.flat, ops):
         sel = [p for p in pts if (p.operation or "?") == op]
         _draw(ax, _series(sel, lambda p: f"{p.library} {p.memory} n={p.ranks}"))
-        _size_axis(ax)
+        _size_axis(ax, [p.bytes for p in sel], most=6)  # a narrow panel
         ax.set_title(op, fontsize=9)
         ax.set_ylabel("bus bandwidth (GB/s)")
         ax.legend(fontsize=6)
     for ax in list(axes.flat)[len(ops):]:
         ax.axis("off")
     fig.suptitle("Collectives: bus bandwidth")
-    return _png(fig)
+    return fig
 
 
 def scaling(store: Store):
@@ -190,12 +221,16 @@ def scaling(store: Store):
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     _draw(ax, series, x=lambda p: p.ranks)
+    counts = sorted({p.ranks for ps in series.values() for p in ps})
     ax.set_xscale("log", base=2)
+    ax.set_xlim(*size_axis_range(counts))
+    ax.set_xticks(counts, [str(c) for c in counts])  # the rank counts measured, as numbers
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("ranks")
     ax.set_ylabel("bus bandwidth (GB/s)")
     ax.set_title("Collective scaling at fixed size")
     ax.legend(fontsize=7)
-    return _png(fig)
+    return fig
 
 
 def overlap(store: Store):
@@ -205,7 +240,7 @@ def overlap(store: Store):
     groups: dict[str, dict[int, list[float]]] = {}
     for r in rows:
         m = json.loads(r["metrics"] or "{}")
-        if "overlap_pct" not in m:
+        if "overlap_pct" not in m or not r["bytes"]:
             continue
         frac = m.get("compute_fraction")
         label = f"{r['library']} {r['operation'] or ''}" + (f" compute x{frac}" if frac is not None else "")
@@ -214,15 +249,15 @@ def overlap(store: Store):
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     for label, by_size in sorted(groups.items()):
-        xs = sorted(b for b in by_size if b > 0)
+        xs = sorted(by_size)
         ax.plot(xs, [median(by_size[x]) for x in xs], marker="o", markersize=3, label=label)
         ax.fill_between(xs, [min(by_size[x]) for x in xs], [max(by_size[x]) for x in xs], alpha=0.2)
-    _size_axis(ax)
+    _size_axis(ax, [b for by_size in groups.values() for b in by_size])
     ax.set_ylim(0, 105)
     ax.set_ylabel("overlap (%)")
     ax.set_title("Non-blocking collectives: communication/computation overlap")
     ax.legend(fontsize=7)
-    return _png(fig)
+    return fig
 
 
 def managed(store: Store):
@@ -235,12 +270,12 @@ def managed(store: Store):
     ref = [p for p in combine(others) if p.bytes > 0 and p.memory in ("host:host", "device:device")]
     fig, ax = plt.subplots(figsize=(7, 4))
     _draw(ax, _series(um + ref, lambda p: f"{p.benchmark} {_label(p)}"))
-    _size_axis(ax)
+    _size_axis(ax, [p.bytes for p in um + ref])
     ax.set_yscale("log")
     ax.set_ylabel("latency (us)")
     ax.set_title("Managed memory placements vs host-host / device-device")
     ax.legend(fontsize=7)
-    return _png(fig)
+    return fig
 
 
 def halo(store: Store):
@@ -251,12 +286,12 @@ def halo(store: Store):
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     _draw(ax, _series(pts, lambda p: f"{p.library} {p.memory} {p.strategy_label} {p.operation or ''}"))
-    _size_axis(ax)
+    _size_axis(ax, [p.bytes for p in pts])
     ax.set_yscale("log")
     ax.set_ylabel("time per exchange (us)")
     ax.set_title("Halo exchange by strategy")
     ax.legend(fontsize=7)
-    return _png(fig)
+    return fig
 
 
 # (id, title, function): the report walks this list in order
@@ -282,7 +317,16 @@ def _other_bandwidth(store: Store) -> list[tuple[str, str, object]]:
             for b in sorted({r["benchmark"] for r in rows} - named)]
 
 
+def figures(store: Store) -> list[tuple[str, str, object]]:
+    """(id, title, function) of every figure, in the report's order: other bandwidths after bibw's."""
+    at = next(i for i, (fid, _, _) in enumerate(FIGURES) if fid == "bibw") + 1
+    return FIGURES[:at] + _other_bandwidth(store) + FIGURES[at:]
+
+
 def render_all(store: Store) -> list[tuple[str, str, bytes | None]]:
-    at = next(i for i, (fid, _, _) in enumerate(FIGURES) if fid == "bibw") + 1  # other bandwidths after bibw's
-    figures = FIGURES[:at] + _other_bandwidth(store) + FIGURES[at:]
-    return [(fid, title, fn(store)) for fid, title, fn in figures]
+    """(id, title, PNG bytes or None without data) of every figure."""
+    out = []
+    for fid, title, fn in figures(store):
+        fig = fn(store)
+        out.append((fid, title, _png(fig) if fig is not None else None))
+    return out

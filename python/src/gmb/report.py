@@ -12,7 +12,7 @@ from pathlib import Path
 from . import __version__, identity, locks
 from .outputs import write_new
 from .store import Store
-from .tables import Table, all_tables
+from .tables import Absent, Table, all_tables
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
@@ -22,11 +22,33 @@ th{background:#f0f0f0} td.num{text-align:right;font-variant-numeric:tabular-nums
 img{max-width:100%;border:1px solid #eee} .note{color:#555;font-size:13px}
 figure{margin:1.5em 0} code{background:#f6f6f6;padding:1px 3px}
 .warn{color:#a00;background:#fff3f3;padding:4px 8px;border-left:3px solid #a00}
+td.why{color:#777;font-style:italic} summary{cursor:pointer;color:#555}
 """
 
 
 def _esc(v) -> str:
     return html.escape("" if v is None else str(v))
+
+
+def shown(v) -> str:
+    """A value as the report writes it: never a raw Python True, False or None."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return "not recorded" if v is None or v == "" else str(v)
+
+
+class Markup(str):
+    """A table cell that is HTML already (the environment's fold), written as it is."""
+
+
+def _cell(v) -> str:
+    if isinstance(v, Markup):
+        return f"<td>{v}</td>"
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f'<td class="num">{_esc(v)}</td>'
+    if isinstance(v, Absent):  # no value: the reason, set apart from values
+        return f'<td class="why">{_esc(v)}</td>'
+    return f"<td>{_esc(shown(v))}</td>"
 
 
 def table_html(t: Table, table_id: str = "") -> str:
@@ -39,57 +61,138 @@ def table_html(t: Table, table_id: str = "") -> str:
     out.append(f'<table id="{_esc(table_id)}"><thead><tr>' + "".join(f"<th>{_esc(c)}</th>" for c in t.columns)
                + "</tr></thead><tbody>")
     for r in t.rows:
-        cells = "".join(f'<td class="num">{_esc(v)}</td>' if isinstance(v, (int, float)) else f"<td>{_esc(v)}</td>"
-                        for v in r)
-        out.append(f"<tr>{cells}</tr>")
+        out.append(f"<tr>{''.join(_cell(v) for v in r)}</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 
 
+def _cuda_text(cuda: dict) -> str:
+    """A context's CUDA object in words; the engine writes "no driver" when the runtime finds no CUDA driver."""
+    driver = cuda.get("driver_version")
+    driver = "no CUDA driver" if driver in (None, "", "no driver") else f"driver {driver}"
+    text = f"runtime {shown(cuda.get('runtime_version'))}, {driver}"
+    return f"{text} ({cuda['error']})" if cuda.get("error") else text
+
+
 def _machine_section(store: Store) -> str:
-    ctxs = [json.loads(c["json"]) for c in store.contexts()]
+    rows = store.contexts()
+    ctxs = [json.loads(c["json"]) for c in rows]
     hosts, gpus, cuda, tools = set(), {}, set(), set()
     for c in ctxs:
         for r in c.get("ranks", []):
             hosts.add(r.get("host"))
             g = r.get("gpu")
             if g:
-                gpus[(r.get("host"), g.get("uuid"))] = f"{r.get('host')} GPU {g.get('index')}: {g.get('name')} " \
-                                                      f"({g.get('pci_bus_id')})"
-        if c.get("cuda"):
-            cu = c["cuda"]
-            cuda.add(f"runtime {cu.get('runtime_version')}, driver {cu.get('driver_version')}")
-        t = c.get("tool", {})
-        tools.add(f"{t.get('name')} {t.get('version')} ({t.get('git_revision')}), "
-                  f"CUDA build: {t.get('build', {}).get('cuda')}")
-    items = [f"<li>Hosts: {_esc(', '.join(sorted(h for h in hosts if h)) or 'unknown')}</li>",
+                gpus[(r.get("host"), g.get("uuid"))] = f"{shown(r.get('host'))} GPU {shown(g.get('index'))}: " \
+                                                      f"{shown(g.get('name'))} ({shown(g.get('pci_bus_id'))})"
+        cuda.add(_cuda_text(c["cuda"]) if c.get("cuda") else "none (engine built without CUDA)")
+        t = c.get("tool") or {}
+        tools.add(f"{shown(t.get('name'))} {shown(t.get('version'))} (revision {shown(t.get('git_revision'))}), "
+                  f"CUDA build: {shown((t.get('build') or {}).get('cuda'))}")
+    items = [f"<li>Hosts: {_esc(', '.join(sorted(h for h in hosts if h)) or 'not recorded')}</li>",
              f"<li>GPUs: {_esc('; '.join(sorted(gpus.values())) or 'none recorded')}</li>",
-             f"<li>CUDA: {_esc('; '.join(sorted(cuda)) or 'not used')}</li>",
-             f"<li>Engine: {_esc('; '.join(sorted(tools)))}</li>"]
+             f"<li>CUDA: {_esc('; '.join(sorted(cuda)) or 'not recorded')}</li>",
+             f"<li>Engine: {_esc('; '.join(sorted(tools)) or 'not recorded')}</li>"]
     topo = store.meta("topology")
     if topo:
         items.append(f"<li>Topology at run time: <code>{_esc(topo)}</code></li>")
-    return "<h2>Machine</h2><ul>" + "".join(items) + "</ul>"
+    return "<h2>Machine</h2>" + _oversubscription_warning(rows) + "<ul>" + "".join(items) + "</ul>"
+
+
+def cpu_list(binding) -> set[int] | None:
+    """The CPUs of an affinity list as the engine records a rank's cpu_binding ("0-3,8"), None when it is not one
+    ("unknown": the engine could not read it)."""
+    cpus = set()
+    for part in str(binding or "").split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            return None
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus or None
+
+
+def oversubscribed(context: dict) -> list[tuple[str, int, int]]:
+    """(host, ranks, CPUs) for each host of a run where more ranks ran than they had CPUs. The records carry no core
+    count of the host, but each rank's CPU affinity list (cpu_binding): the union of the lists of a host's ranks is
+    the set of CPUs they could run on, so more ranks than CPUs in that union means that ranks shared a CPU. An
+    unbound rank's list is every CPU it may use on its host, so unbound runs are caught when they have more ranks
+    than the host has CPUs; a host with a rank whose list is unknown is not judged."""
+    by_host: dict[str, list] = {}
+    for r in context.get("ranks") or []:
+        by_host.setdefault(r.get("host") or "not recorded", []).append(cpu_list(r.get("cpu_binding")))
+    out = []
+    for host, lists in sorted(by_host.items()):
+        if all(lists):
+            cpus = set().union(*lists)
+            if len(lists) > len(cpus):
+                out.append((host, len(lists), len(cpus)))
+    return out
+
+
+def _oversubscription_warning(context_rows: list[dict]) -> str:
+    """A warning naming the runs (store.contexts rows) whose ranks oversubscribed a host's CPUs, or nothing."""
+    runs: dict[tuple, int] = {}
+    for row in context_rows:
+        for host, ranks, cpus in oversubscribed(json.loads(row["json"])):
+            key = (row["library"], row["benchmark"] or "not recorded", host, ranks, cpus)
+            runs[key] = runs.get(key, 0) + 1
+    if not runs:
+        return ""
+    items = "".join(f"<li>{_esc(lib)} {_esc(bench)} on {_esc(host)}: {ranks} ranks on {cpus} CPU(s), {n} run(s)</li>"
+                    for (lib, bench, host, ranks, cpus), n in sorted(runs.items()))
+    return ("<div class='warn'><b>Ranks oversubscribed the CPUs</b> (more ranks on a host than CPUs in their affinity "
+            "lists together): ranks sharing a CPU wait for each other, so these runs' figures may be worse than the "
+            f"machine gives.<ul>{items}</ul></div>")
 
 
 # variables every launcher sets for its own wiring: not settings anybody chose, left out of the report's table
-# (they stay in the records)
+# (they stay in the records). Open MPI 5's mpirun (PRRTE) also sets OMPI_WORLD_*, OMPI_TOOL_NAME, OMPI_VERSION,
+# OMPI_LIBDIR_LOC, OMPI_MCA_PREFIXES, OMPI_MCA_num_procs and OMPI_MCA_cpu_type in every process.
 _LAUNCHER_NOISE = re.compile(r"^(PMIX_|PMI_|SLURM_|HYDRA_|OMPI_COMM_WORLD_|OMPI_MCA_(orte|ess|pmix|initial_wdir|shmem|"
-                             r"mpi_oversubscribe)|OMPI_(ARGV|COMMAND|APP_CTX|NUM_APP|UNIVERSE|FIRST_RANKS|FILE_LOCATION)|"
+                             r"mpi_oversubscribe|num_procs$|cpu_type$|PREFIXES$)|OMPI_(ARGV|COMMAND|APP_CTX|NUM_APP|UNIVERSE|"
+                             r"FIRST_RANKS|FILE_LOCATION|WORLD_|TOOL_NAME$|VERSION$|LIBDIR_LOC$)|"
                              r"MPIR_CVAR_CH3_INTERFACE_HOSTNAME$)")
+
+# Prefixes of the variables that change how MPI, UCX, NCCL, CUDA (or gmb) behave: the libraries table shows these and
+# folds every other recorded variable (paths, container labels such as NVIDIA_REQUIRE_CUDA) away
+BEHAVIOUR_PREFIXES = ("OMPI_", "PRTE_MCA_", "UCX_", "NCCL_", "CUDA_", "MPICH_", "MPIR_CVAR_", "MV2_", "I_MPI_",
+                      "FI_", "HCOLL_", "PSM2_", "GMB_")
+# named like settings, but labels of NVIDIA's container images: their values change nothing, so they are folded too
+_IMAGE_LABELS = ("CUDA_VERSION", "NCCL_VERSION")
+
+
+def _behaviour_setting(name: str) -> bool:
+    return name.startswith(BEHAVIOUR_PREFIXES) and name not in _IMAGE_LABELS
+
+
+def environment_cell(environment: dict) -> Markup:
+    """A context's environment for the libraries table: the variables that change MPI/UCX/NCCL/CUDA behaviour, the
+    others behind a fold; launcher wiring left out."""
+    env = sorted((k, v) for k, v in (environment or {}).items() if not _LAUNCHER_NOISE.match(k))
+    if not env:
+        return Markup("none recorded")
+    shown_vars = [f"<code>{_esc(k)}={_esc(v)}</code>" for k, v in env if _behaviour_setting(k)]
+    others = [f"<code>{_esc(k)}={_esc(v)}</code>" for k, v in env if not _behaviour_setting(k)]
+    cell = "<br>".join(shown_vars) or "no MPI, UCX, NCCL or CUDA setting"
+    if others:
+        cell += (f"<details><summary>{len(others)} other variable{'s' if len(others) > 1 else ''}</summary>"
+                 + "<br>".join(others) + "</details>")
+    return Markup(cell)
 
 
 def _libraries_section(store: Store) -> str:
     rows = store.rows("SELECT library, library_version, gpu_awareness, COUNT(*) AS launches, MIN(json) AS j "
                       "FROM contexts GROUP BY library, library_version, gpu_awareness ORDER BY library")
     t = Table("MPI libraries", ["library", "version string", "library object loaded", "GPU awareness (engine verdict)",
-                                "records", "environment (recorded)"],
-              [[r["library"], (r["library_version"] or "").strip().splitlines()[0] if r["library_version"] else "",
+                                "launches (context records)", "environment (recorded, of one launch)"],
+              [[r["library"], (r["library_version"] or "").strip().splitlines()[0] if r["library_version"]
+                else "not recorded",
                 ", ".join(sorted(identity.loaded_objects(json.loads(r["j"])))) or "not recorded",
-                r["gpu_awareness"], r["launches"],
-                " ".join(f"{k}={v}" for k, v in sorted(json.loads(r["j"]).get("environment", {}).items())
-                         if not _LAUNCHER_NOISE.match(k))]
-               for r in rows])
+                r["gpu_awareness"] or "not recorded", r["launches"],
+                environment_cell(json.loads(r["j"]).get("environment"))]
+               for r in rows],
+              "Environment: the variables that change how MPI, UCX, NCCL and CUDA behave (names starting with "
+              f"{', '.join(BEHAVIOUR_PREFIXES)}); the others are folded, the launchers' own wiring left out.")
     wrong = store.rows("SELECT library, COUNT(*) AS n, MIN(reason) AS reason FROM launches WHERE status = ? "
                        "GROUP BY library ORDER BY library", (identity.WRONG_LIBRARY,))
     warning = "".join(f"<p class='warn'><b>{_esc(r['library'])}: {r['n']} launch(es) ran another MPI library</b>; "
@@ -127,25 +230,13 @@ def settings_table(store: Store) -> Table | None:
                  "with each GPU setting of its family.")
 
 
-def build_html(store: Store, title: str = "gmb report") -> str:
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
-             f"<style>{_CSS}</style></head><body><h1>{_esc(title)}</h1>",
-             f"<p class='note'>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by gmb "
-             f"{__version__}. Campaign: {_esc(store.meta('campaign', 'n/a'))}.</p>",
-             _machine_section(store), _libraries_section(store)]
-    settings = settings_table(store)
-    if settings:
-        parts.append(table_html(settings, "settings"))
-    parts.append("<h2>Tables</h2>")
-    for i, t in enumerate(all_tables(store)):
-        parts.append(table_html(t, f"table-{i}"))
-    parts.append("<h2>Figures</h2>")
-    missing = []
+def _figures_section(store: Store) -> str:
+    parts = ["<h2>Figures</h2>"]
     try:
         from . import plots as plots_mod
     except ImportError as exc:  # matplotlib absent (e.g. an offline machine): tables only, and say so
-        parts.append(f"<p class='note'>Figures left out: {_esc(exc)} (pip install matplotlib).</p></body></html>")
-        return "\n".join(parts)
+        return parts[0] + f"<p class='note'>Figures left out: {_esc(exc)} (pip install matplotlib).</p>"
+    missing = []
     for fid, ftitle, png in plots_mod.render_all(store):
         if png is None:
             missing.append(ftitle)
@@ -155,6 +246,22 @@ def build_html(store: Store, title: str = "gmb report") -> str:
                      f"<figcaption>{_esc(ftitle)}</figcaption></figure>")
     if missing:
         parts.append(f"<p class='note'>Figures without data in this result set: {_esc(', '.join(missing))}.</p>")
+    return "\n".join(parts)
+
+
+def build_html(store: Store, title: str = "gmb report") -> str:
+    """The report: a list of sections (each an HTML string) between the page's head and its end."""
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
+             f"<style>{_CSS}</style></head><body><h1>{_esc(title)}</h1>",
+             f"<p class='note'>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by gmb "
+             f"{__version__}. Campaign: {_esc(store.meta('campaign', 'not recorded'))}.</p>",
+             _machine_section(store), _libraries_section(store)]
+    settings = settings_table(store)
+    if settings:
+        parts.append(table_html(settings, "settings"))
+    parts.append("<h2>Tables</h2>")
+    parts += [table_html(t, f"table-{i}") for i, t in enumerate(all_tables(store))]
+    parts.append(_figures_section(store))
     parts.append("</body></html>")
     return "\n".join(parts)
 

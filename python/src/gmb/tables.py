@@ -69,8 +69,8 @@ NOISY_SPREAD = 10.0
 
 PRECISION_COLUMN = "precision (+- %)"
 PRECISION_NOTE = (f"'{PRECISION_COLUMN}': a figure's precision, half the width of its interval as a % of its median "
-                  "(the wider side); the interval is the 95 % confidence interval of the median within a launch, enveloped over "
-                  "the repetitions (launches). 'check': 'cap reached' when an adaptive launch stopped at its "
+                  "(the wider side); the interval is the 95 % confidence interval of the median within a launch, "
+                  "enveloped over the repetitions (launches). 'check': 'cap reached' when an adaptive launch stopped at its "
                   "iteration or time cap before its interval reached the target; 'noisy' when p95 / p5 is "
                   f"{NOISY_SPREAD:g} or more (an order of magnitude between fast and slow samples).")
 
