@@ -70,8 +70,8 @@ NOISY_SPREAD = 10.0
 PRECISION_COLUMN = "precision (+- %)"
 PRECISION_NOTE = (f"'{PRECISION_COLUMN}': a figure's precision, half the width of its interval as a % of its median "
                   "(the wider side); the interval is the 95 % confidence interval of the median within a launch, "
-                  "enveloped over the repetitions (launches). 'check': 'cap reached' when an adaptive launch stopped at its "
-                  "iteration or time cap before its interval reached the target; 'noisy' when p95 / p5 is "
+                  "enveloped over the repetitions (launches). 'check': 'cap reached' when an adaptive launch stopped "
+                  "at its iteration or time cap before its interval reached the target; 'noisy' when p95 / p5 is "
                   f"{NOISY_SPREAD:g} or more (an order of magnitude between fast and slow samples).")
 
 
@@ -267,7 +267,7 @@ def fraction_of_peak(store: Store) -> Table:
                          f"(see Not measured)")
         nominal = p.nominal * (2 if bench == "bibw" else 1) if p.nominal else None
         no_rate = Absent("link rate unknown")
-        rows.append([lib, bench, mem, strategy_label(strat, chunks, fresh), path or Absent("not recorded"),
+        rows.append([lib, bench, mem, strategy_label(strat, chunks, fresh) or "not recorded", path or "not recorded",
                      _size(p.bytes), round(p.median, 3), precision_pct([p]), pct, op, ceil_cell,
                      round(100 * p.median / nominal, 1) if nominal else no_rate, nominal or no_rate,
                      len(failed.get(key, ())), check_cell(flags)])
