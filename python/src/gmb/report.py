@@ -149,8 +149,8 @@ def _oversubscription_warning(context_rows: list[dict]) -> str:
 # (they stay in the records). Open MPI 5's mpirun (PRRTE) also sets OMPI_WORLD_*, OMPI_TOOL_NAME, OMPI_VERSION,
 # OMPI_LIBDIR_LOC, OMPI_MCA_PREFIXES, OMPI_MCA_num_procs and OMPI_MCA_cpu_type in every process.
 _LAUNCHER_NOISE = re.compile(r"^(PMIX_|PMI_|SLURM_|HYDRA_|OMPI_COMM_WORLD_|OMPI_MCA_(orte|ess|pmix|initial_wdir|shmem|"
-                             r"mpi_oversubscribe|num_procs$|cpu_type$|PREFIXES$)|OMPI_(ARGV|COMMAND|APP_CTX|NUM_APP|UNIVERSE|"
-                             r"FIRST_RANKS|FILE_LOCATION|WORLD_|TOOL_NAME$|VERSION$|LIBDIR_LOC$)|"
+                             r"mpi_oversubscribe|num_procs$|cpu_type$|PREFIXES$)|OMPI_(ARGV|COMMAND|APP_CTX|NUM_APP|"
+                             r"UNIVERSE|FIRST_RANKS|FILE_LOCATION|WORLD_|TOOL_NAME$|VERSION$|LIBDIR_LOC$)|"
                              r"MPIR_CVAR_CH3_INTERFACE_HOSTNAME$)")
 
 # Prefixes of the variables that change how MPI, UCX, NCCL, CUDA (or gmb) behave: the libraries table shows these and
