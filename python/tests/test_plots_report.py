@@ -85,7 +85,7 @@ def test_report_shows_the_settings_that_matter(store):
     section = html[html.index("<h3>Settings that matter</h3>"):html.index("<h2>Tables</h2>")]
     assert "UCX_MEMTYPE_CACHE=n" in section and "needed: without it the doctor says not aware" in section
     assert "ompi-ob1" in section and "no change to the doctor&#x27;s answer (without --mca pml ob1)" in section
-    assert html.index("<h2>Libraries</h2>") < html.index("Settings that matter")
+    assert html.index("<h2>Libraries</h2>") < html.index("<h3>Settings that matter</h3>")
     assert "Settings that matter" not in report.build_html(Store())  # nothing checked: no section
 
 
@@ -239,3 +239,11 @@ def test_each_collectives_panel_spans_its_own_sizes(store):
             assert lim == pytest.approx(plots.size_axis_range(sizes[op])), op
     finally:
         plt.close(fig)
+
+
+def test_the_report_opens_with_its_answers(gpu_store):
+    page = report.build_html(gpu_store)
+    body = page.split("<body>", 1)[1]
+    assert body.index('<section id="answers">') < body.index("<h2>Machine</h2>")
+    answers = body.split('<section id="answers">', 1)[1].split("</section>", 1)[0]
+    assert "NVLink pair" in answers and "% of ceiling" in answers.replace("&nbsp;", " ")

@@ -769,8 +769,13 @@ def _e(v) -> str:
     return html.escape("" if v is None else str(v))
 
 
-def _num(v: float | None, suffix: str = "") -> str:
-    return f'<td class="num">{_e(sig3(v) + suffix) if v is not None else ""}</td>'
+def _num(v: float | None, why: str = "not measured") -> str:
+    """A numeric cell, or the reason it holds no number (no cell of the report is left empty)."""
+    return f'<td class="num">{_e(sig3(v))}</td>' if v is not None else f"<td>{_e(why)}</td>"
+
+
+def _text(v: str, why: str) -> str:
+    return f"<td>{_e(v or why)}</td>"
 
 
 def _list(items: list[str]) -> str:
@@ -802,11 +807,12 @@ def answers_html(store: Store) -> str:
                 out.append("<tr>" + "".join([
                     f"<td>{_e(p.path)}</td>", f"<td>{_e(p.benchmark)}</td>", f"<td>{_e(size_label(p.bytes))}</td>",
                     f"<td>{_e(_who(f))}</td>", _num(f.value), f"<td>{_e(f.unit)}</td>",
-                    f"<td>{_e(precision_text(f.precision, f.capped))}</td>",
-                    f'<td class="num">{_e(_pct(f.pct_of_ceiling)) if f.pct_of_ceiling is not None else ""}</td>',
-                    f"<td>{_e(ceiling)}</td>", _num(f.latency_us),
+                    _text(precision_text(f.precision, f.capped), "not known"),
+                    _num(f.pct_of_ceiling, p.no_ceiling or "no ceiling") if f.pct_of_ceiling is None else
+                    f'<td class="num">{_e(_pct(f.pct_of_ceiling))}</td>',
+                    _text(ceiling, "no ceiling"), _num(f.latency_us),
                     f"<td>{_e(size_label(f.latency_bytes) + ' B') if f.latency_bytes else 'not measured'}</td>",
-                    f"<td>{_e(role)}</td>"]) + "</tr>")
+                    _text(role, "in between")]) + "</tr>")
         out.append("</tbody></table>")
     out.append("<h3>Where a gmb strategy beats the library's own path</h3>")
     if a.strategies:
@@ -831,7 +837,7 @@ def answers_html(store: Store) -> str:
                 out.append("<tr>" + "".join([
                     f"<td>{_e(c.operation)}</td>", f'<td class="num">{_e(c.ranks)}</td>', f"<td>{_e(c.memory)}</td>",
                     f"<td>{_e(size_label(c.bytes))}</td>", f"<td>{_e(f.library)}</td>", _num(f.value),
-                    f"<td>{_e(precision_text(f.precision, f.capped))}</td>", f"<td>{_e(role)}</td>"]) + "</tr>")
+                    _text(precision_text(f.precision, f.capped), "not known"), _text(role, "in between")]) + "</tr>")
         out.append("</tbody></table>")
     if a.missing:
         out.append("<h3>Not measured</h3>" + _list([m.sentence for m in a.missing]))

@@ -12,6 +12,7 @@ from pathlib import Path
 from . import __version__, identity, locks
 from .outputs import write_new
 from .store import Store
+from .answers import answers_html
 from .tables import Absent, Table, all_tables
 
 _CSS = """
@@ -255,7 +256,7 @@ def build_html(store: Store, title: str = "gmb report") -> str:
              f"<style>{_CSS}</style></head><body><h1>{_esc(title)}</h1>",
              f"<p class='note'>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by gmb "
              f"{__version__}. Campaign: {_esc(store.meta('campaign', 'not recorded'))}.</p>",
-             _machine_section(store), _libraries_section(store)]
+             answers_html(store), _machine_section(store), _libraries_section(store)]
     settings = settings_table(store)
     if settings:
         parts.append(table_html(settings, "settings"))
