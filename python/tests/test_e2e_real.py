@@ -103,6 +103,35 @@ def test_checker_on_synthetic_reports(store, tmp_path):
     assert not res["ok"] and any("blank" in p for p in res["problems"])
 
 
+@NEED_CHROMIUM
+def test_report_of_recorded_gpu_records_in_chromium(gpu_store, tmp_path):
+    """The report built from real GPU records (the repository's test data) in a real browser: it opens with its
+    Answers, no empty cell, and every row with a measured ceiling gives its % of ceiling."""
+    out = report.write_report(gpu_store, tmp_path / "gpu.html", title="recorded GPU records")
+    res = checkreport.check(out, shot=tmp_path / "gpu.png")
+    assert res["ok"], res["problems"]
+    assert res["dom"]["answers"]["first"] and res["dom"]["answers"]["text_chars"] > 500
+    peak = next(t for t in res["dom"]["tables"] if "% of ceiling" in t["headers"] and "ceiling GB/s" in t["headers"])
+    assert peak["rows"] > 0 and peak["ceiling_without_pct"] == 0
+
+    html = out.read_text()  # no Answers section; a measured ceiling without its % of ceiling; an empty cell
+    html = re.sub(r'<section id="answers">.*?</section>', "", html, count=1, flags=re.S)
+    head = re.search(r"<h3>Fraction of peak</h3>.*?<thead><tr>(.*?)</tr>", html, re.S).group(1)
+    columns = re.findall(r"<th>(.*?)</th>", head)
+    row = re.search(r"(<h3>Fraction of peak</h3>.*?<tbody>\s*<tr>)(.*?)(</tr>)", html, re.S)
+    cells = re.findall(r"<td[^>]*>.*?</td>", row.group(2))
+    cells[columns.index("% of ceiling")] = "<td>gone</td>"
+    cells[0] = "<td></td>"
+    html = html[:row.start(2)] + "".join(cells) + html[row.end(2):]
+    hollow = tmp_path / "hollow.html"
+    hollow.write_text(html)
+    problems = checkreport.check(hollow)["problems"]
+    assert "the report has no Answers section (id 'answers')" in problems
+    assert any("with a measured ceiling and no % of ceiling" in p for p in problems)
+    assert any("1 empty cell(s)" in p for p in problems)
+
+
+
 def test_checker_without_browser(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("GMB_CHROMIUM", raising=False)

@@ -1,4 +1,5 @@
-"""Check a report in a real browser (headless Chromium): it renders, every image loads, the tables hold numbers.
+"""Check a report in a real browser (headless Chromium): it renders, it opens with its Answers, every image loads,
+the tables hold numbers, no table cell is empty, and every row with a measured ceiling gives its % of ceiling.
 
     python -m gmb.checkreport REPORT.html [--screenshot out.png] [--json]
 
@@ -43,9 +44,25 @@ window.addEventListener('load', function () {
       if (isNumCol && s !== '') { numcells++; if (!num.test(s) || !isFinite(parseFloat(s))) bad.push(s); }
       if (num.test(s)) numeric++;
     }
-    out.tables.push({id: tables[t].id, rows: tables[t].querySelectorAll('tbody tr').length, cells: cells.length,
-                     numeric: numeric, num_cells: numcells, bad_numbers: bad.slice(0, 5)});
+    // a row whose ceiling was measured (a number under "ceiling GB/s") must say its "% of ceiling"
+    var heads = Array.prototype.map.call(tables[t].querySelectorAll('thead th'),
+                                         function (h) { return h.textContent.trim(); });
+    var pct = heads.indexOf('% of ceiling'), ceil = heads.indexOf('ceiling GB/s'), unbounded = 0, empty = 0;
+    var rows = tables[t].querySelectorAll('tbody tr');
+    for (var r = 0; r < rows.length; r++) {
+      var tds = rows[r].querySelectorAll('td');
+      for (var d = 0; d < tds.length; d++) if (tds[d].textContent.trim() === '') empty++;
+      if (pct >= 0 && ceil >= 0 && tds.length > Math.max(pct, ceil) && num.test(tds[ceil].textContent.trim()) &&
+          !num.test(tds[pct].textContent.trim())) unbounded++;
+    }
+    out.tables.push({id: tables[t].id, rows: rows.length, cells: cells.length, headers: heads,
+                     numeric: numeric, num_cells: numcells, bad_numbers: bad.slice(0, 5), empty_cells: empty,
+                     ceiling_without_pct: unbounded});
   }
+  var answers = document.getElementById('answers');
+  var firstH2 = document.querySelector('h2');
+  out.answers = {present: !!answers, first: !!answers && firstH2 !== null && answers.contains(firstH2),
+                 text_chars: answers ? (answers.innerText || '').length : 0};
   var pre = document.createElement('pre');
   pre.id = 'gmb-check-result';
   pre.textContent = JSON.stringify(out);
@@ -149,6 +166,18 @@ def check(report: Path, browser: str | None = None, shot: Path | None = None) ->
     for t in tables:
         if t["bad_numbers"]:
             problems.append(f"table {t['id']!r}: numeric cells that are not numbers: {t['bad_numbers']}")
+        if t.get("empty_cells"):
+            problems.append(f"table {t['id']!r}: {t['empty_cells']} empty cell(s) (a cell says why it has no value)")
+        if t.get("ceiling_without_pct"):
+            problems.append(f"table {t['id']!r}: {t['ceiling_without_pct']} row(s) with a measured ceiling and no "
+                            f"% of ceiling")
+    answers = dom.get("answers", {})
+    if not answers.get("present"):
+        problems.append("the report has no Answers section (id 'answers')")
+    elif not answers.get("first"):
+        problems.append("the Answers section is not the report's first section")
+    elif answers.get("text_chars", 0) < 40:
+        problems.append(f"the Answers section is almost empty ({answers.get('text_chars')} characters)")
     # tables of reasons (skipped or failed points) hold only text; the result tables must hold numbers
     data_tables = [t for t in tables if t["id"] != "libraries" and t["num_cells"] > 0]
     if not data_tables:
