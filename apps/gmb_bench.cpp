@@ -97,6 +97,7 @@ void add_common_options(ArgParser& parser, RunSettings& s, bool& help) {
                  s.memory_limit = parse_size(v);
                  if (s.memory_limit == 0) throw UsageError("bad memory limit '" + v + "' (accepted: at least 1 byte, e.g. 512M)");
                });
+  add_precision_options(parser, s);
   parser.value({"--out", "-o"}, "FILE.jsonl", "write records to FILE (never overwrites an existing file)",
                [&](const std::string& v) {
                  if (v.empty()) throw UsageError("empty file name");
@@ -198,6 +199,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
     usage_error = "--fresh-buffers: " + info.name +
                   " does not sweep sizes over buffers it hands to MPI, so it has no per-size allocation to stress "
                   "(accepted by: " + benchmarks_sweeping_pooled_buffers() + ")";
+  if (usage_error.empty()) usage_error = precision_problem(info, *bench, settings);
   if (!usage_error.empty()) return usage_failure(usage_error);
 
   if (local.rank < 0) {

@@ -39,6 +39,10 @@ class ArgParser {
 // Value parsers shared by the families; they throw UsageError naming what is accepted.
 int parse_positive_int(const std::string& text, const std::string& what);
 int parse_nonnegative_int(const std::string& text, const std::string& what);
+// --precision: a fraction above 0 and at most 0.5 ("0.03"), or a percentage ("3%": 0.03).
+double parse_precision(const std::string& text);
+// A finite number of seconds above 0 ("1", "0.25").
+double parse_positive_seconds(const std::string& text, const std::string& what);
 // One of `choices`, exactly.
 std::string parse_choice(const std::string& text, const std::vector<std::string>& choices,
                          const std::string& what);

@@ -39,13 +39,26 @@ struct RunSettings {
   bool validate = false;
   bool fresh_buffers = false;  // stress mode: buffers allocated per size (BufferPool)
   std::uint64_t memory_limit = 0;  // --memory-limit: bytes one rank may use for a size; 0: what is available
+  // Adaptive repetitions (methodology.md "Timing and statistics"): --precision, the relative half-width of
+  // the median's 95% confidence interval at which a size stops (0: fixed iterations, the default); the
+  // iteration counts become caps, and --max-seconds caps a size's timed seconds (0: not given).
+  double precision = 0;
+  double max_seconds = 0;
   std::string out_path;
   StdoutFormat format = StdoutFormat::table;
 
   int iterations_for(std::uint64_t bytes) const { return bytes >= large_size ? iters_large : iters; }
   int warmup_for(std::uint64_t bytes) const { return bytes >= large_size ? warmup_large : warmup; }
+  bool adaptive() const { return precision > 0; }
+  double time_cap() const { return max_seconds > 0 ? max_seconds : kDefaultMaxSeconds; }
   Json to_json() const;
+
+  static constexpr double kDefaultMaxSeconds = 1.0;
 };
+
+// Declares --precision and --max-seconds, which set `settings` (the driver declares them with the other
+// common options).
+void add_precision_options(ArgParser& parser, RunSettings& settings);
 
 struct Context {
   MPI_Comm comm = MPI_COMM_WORLD;
@@ -86,6 +99,9 @@ class Benchmark {
   // Whether --fresh-buffers means something here: the benchmark sweeps sizes over buffers it takes from
   // the pool. Others (one allocation for the whole run, or no MPI buffers) refuse the option.
   virtual bool sweeps_pooled_buffers() const { return false; }
+  // Whether --precision means something here: the benchmark's sizes are repeated by the size-sweep runner,
+  // which stops them adaptively. Others (their own loops) refuse the option.
+  virtual bool takes_precision() const { return false; }
 };
 
 // A benchmark measured over the message sizes of RunSettings.
@@ -93,6 +109,7 @@ class SizeSweep : public Benchmark {
  public:
   int run(Context& ctx, RecordSink& sink) override;  // the runner (src/core/runner.cpp)
   bool sweeps_pooled_buffers() const override { return true; }
+  bool takes_precision() const override { return true; }
 
   // Why this configuration cannot run here, or "". Ranks may answer differently;
   // the runner makes them agree.
@@ -230,6 +247,10 @@ class Registry {
 
 // Checks the world size against the benchmark's bounds; "" when acceptable.
 std::string rank_count_problem(const BenchmarkInfo& info, int world_size);
+
+// Why --precision / --max-seconds cannot be given as parsed (--max-seconds without --precision, or a benchmark
+// whose loop is not the size sweep), or "".
+std::string precision_problem(const BenchmarkInfo& info, const Benchmark& bench, const RunSettings& settings);
 
 struct Registration {
   explicit Registration(BenchmarkInfo info) { Registry::instance().add(std::move(info)); }

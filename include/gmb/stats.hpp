@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "gmb/json.hpp"
@@ -35,5 +36,30 @@ Summary summarize_transformed(const std::vector<double>& samples, F f) {
   for (double s : samples) out.push_back(f(s));
   return summarize(std::move(out));
 }
+
+// Adaptive repetitions (--precision, methodology.md "Timing and statistics"): how far the median's 95%
+// confidence interval reaches from the median, relative to it, on its wider side:
+// max(median - ci95_low, ci95_high - median) / median. 0 for samples that are all 0; infinity for a median
+// of 0 (or below) with some spread, which no target accepts. Throws std::invalid_argument when empty.
+double median_ci_relative_half_width(const std::vector<double>& samples);
+
+// The stop rule of adaptive repetitions, as a pure function so that it is tested apart from MPI. The runner
+// takes samples in rounds and, after each, asks next_round with the slowest rank's samples so far (empty
+// before the first round).
+struct RoundLimits {
+  double target = 0;           // the relative half-width wanted (0.03: +-3%)
+  int min_samples = 10;        // never "converged" on fewer (the interval of up to 10 samples is [min, max])
+  int max_samples = 1;         // the iteration cap, in samples
+  double max_seconds = 1.0;    // the time cap: timed seconds per size
+};
+struct RoundDecision {
+  int samples = 0;      // samples of the next round; 0 when done
+  std::string stopped;  // when done: "converged", "iteration cap" or "time cap"
+};
+// `seconds_so_far`: the timed seconds taken (one rank's clock); `seconds_per_sample`: what a sample is
+// expected to take (0: unknown). The first round takes min_samples (fewer when a cap leaves less room);
+// later rounds double the samples so far, bounded by both caps.
+RoundDecision next_round(const std::vector<double>& samples, const RoundLimits& limits, double seconds_so_far,
+                         double seconds_per_sample);
 
 }  // namespace gmb

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <climits>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 #include "gmb/error.hpp"
@@ -90,6 +91,35 @@ static int parse_int_from(const std::string& text, const std::string& what, int 
 int parse_positive_int(const std::string& text, const std::string& what) { return parse_int_from(text, what, 1); }
 
 int parse_nonnegative_int(const std::string& text, const std::string& what) { return parse_int_from(text, what, 0); }
+
+// A finite decimal number, the whole of `text` (no spaces, no "inf"); false otherwise.
+static bool parse_finite(const std::string& text, double& value) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  return *end == '\0' && errno != ERANGE && std::isfinite(value);
+}
+
+double parse_precision(const std::string& text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  double value = 0;
+  const bool number = parse_finite(percent ? text.substr(0, text.size() - 1) : text, value);
+  if (percent) value /= 100;
+  // Above 0.5 the interval would be allowed to reach from half the median to one and a half times it:
+  // no precision at all, and more likely a percentage written without its "%".
+  if (!number || !(value > 0) || value > 0.5)
+    throw UsageError("bad precision '" + text + "' (accepted: a fraction above 0 and at most 0.5, e.g. 0.03 for "
+                     "+-3%, or a percentage, e.g. 3%)");
+  return value;
+}
+
+double parse_positive_seconds(const std::string& text, const std::string& what) {
+  double value = 0;
+  if (!parse_finite(text, value) || !(value > 0))
+    throw UsageError("bad " + what + " '" + text + "' (accepted: seconds above 0, e.g. 1 or 0.25)");
+  return value;
+}
 
 std::string parse_choice(const std::string& text, const std::vector<std::string>& choices, const std::string& what) {
   for (const auto& c : choices)

@@ -87,6 +87,31 @@ std::string rank_count_problem(const BenchmarkInfo& info, int world_size) {
   return "";
 }
 
+void add_precision_options(ArgParser& parser, RunSettings& settings) {
+  parser.value({"--precision"}, "FRACTION",
+               "adaptive repetitions: stop a size once the 95% confidence interval of its median is within "
+               "+-FRACTION of it (0.03 or 3%), or at a cap: --iters / --iters-large iterations, --max-seconds "
+               "(default: fixed iterations)",
+               [&settings](const std::string& v) { settings.precision = parse_precision(v); });
+  parser.value({"--max-seconds"}, "S",
+               "with --precision: the timed seconds a size may take before it stops unconverged (default 1)",
+               [&settings](const std::string& v) { settings.max_seconds = parse_positive_seconds(v, "time cap"); });
+}
+
+std::string precision_problem(const BenchmarkInfo& info, const Benchmark& bench, const RunSettings& settings) {
+  if (settings.max_seconds > 0 && !settings.adaptive())
+    return "--max-seconds caps adaptive repetitions and needs --precision (without it every size runs its fixed "
+           "--iters / --iters-large iterations)";
+  if (settings.adaptive() && !bench.takes_precision()) {
+    std::string takers;
+    for (const auto& b : Registry::instance().all())
+      if (b.make()->takes_precision()) takers += (takers.empty() ? "" : ", ") + b.name;
+    return "--precision: " + info.name + " does not time its points through the size-sweep runner, the one loop "
+           "that repeats adaptively (accepted by: " + takers + ")";
+  }
+  return "";
+}
+
 Json result_record(const Context& ctx, std::size_t bytes) {
   return Json::object()
       .set("schema", "gmb.record/1")

@@ -23,7 +23,8 @@ Json describe_benchmark(const BenchmarkInfo& b) {
       .set("metrics", metrics)
       .set("headline", b.records.headline ? Json(statistic_name(*b.records.headline)) : Json())
       .set("transports", Json::array_of(b.records.transports))
-      .set("operations", b.records.operations);
+      .set("operations", b.records.operations)
+      .set("adaptive", b.make()->takes_precision());
 }
 
 // A kind, or one of its placements ("managed:host"): the placement's base kind's properties.

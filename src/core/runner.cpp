@@ -6,6 +6,7 @@
 #include "gmb/benchmark.hpp"
 #include "gmb/crash_report.hpp"
 #include "gmb/error.hpp"
+#include "gmb/stats.hpp"
 
 namespace gmb {
 
@@ -34,7 +35,8 @@ Json RunSettings::to_json() const {
       .set("batch", batch)
       .set("validate", validate)
       .set("fresh_buffers", fresh_buffers)
-      .set("memory_limit", memory_limit ? Json(memory_limit) : Json());
+      .set("memory_limit", memory_limit ? Json(memory_limit) : Json())
+      .set("precision", adaptive() ? Json::object().set("target", precision).set("max_seconds", time_cap()) : Json());
 }
 
 int record_unsupported(const Context& ctx, RecordSink& sink, std::size_t bytes, const std::string& reason,
@@ -156,10 +158,46 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
       }
       GMB_MPI_CHECK(MPI_Bcast(&batch, 1, MPI_INT, 0, ctx.comm));
     }
-    const int samples = std::max(1, (iterations + batch - 1) / batch);
-
-    Samples mine(static_cast<std::size_t>(samples));
-    for (int k = 0; k < samples; ++k) mine.add(timed_sample(batch));
+    // Without --precision, a fixed number of samples: the iterations asked for, rounded up to whole samples.
+    const int fixed_samples = std::max(1, (iterations + batch - 1) / batch);
+    Samples mine(settings.adaptive() ? 0 : static_cast<std::size_t>(fixed_samples));
+    RoundDecision adaptive_stop;  // rank 0's, with --precision
+    if (!settings.adaptive()) {
+      for (int k = 0; k < fixed_samples; ++k) mine.add(timed_sample(batch));
+    } else {
+      // Rounds of samples until the slowest rank's median is precise enough or a cap is reached. Only rank 0
+      // decides, on its clock, and broadcasts the next round's size (0: stop), so that every rank takes the same
+      // samples; the reduction and the broadcast fall between samples, never inside one.
+      RoundLimits limits;
+      limits.target = settings.precision;
+      limits.min_samples = kMinSamples;
+      limits.max_samples = std::max(1, iterations / batch);  // whole samples within the iteration cap
+      limits.max_seconds = settings.time_cap();
+      std::vector<double> slowest_so_far;
+      double timed_seconds = 0;  // rank 0's: the sum of its samples' times
+      // Before the first round a sample is expected to take what the warm-up's iterations took.
+      double per_sample = warmup > 0 ? warm_seconds / warmup * batch : 0;
+      int round = ctx.rank == 0 ? next_round(slowest_so_far, limits, 0, per_sample).samples : 0;
+      GMB_MPI_CHECK(MPI_Bcast(&round, 1, MPI_INT, 0, ctx.comm));
+      while (round > 0) {
+        const std::size_t first = mine.size();
+        for (int k = 0; k < round; ++k) {
+          mine.add(timed_sample(batch));
+          timed_seconds += mine.seconds().back() * batch;
+        }
+        const std::vector<double> round_seconds(mine.seconds().begin() + static_cast<std::ptrdiff_t>(first),
+                                                mine.seconds().end());
+        const std::vector<double> round_slowest = slowest_rank(round_seconds, ctx.comm, 0);
+        if (ctx.rank == 0) {
+          slowest_so_far.insert(slowest_so_far.end(), round_slowest.begin(), round_slowest.end());
+          per_sample = timed_seconds / static_cast<double>(slowest_so_far.size());
+          adaptive_stop = next_round(slowest_so_far, limits, timed_seconds, per_sample);
+          round = adaptive_stop.samples;
+        }
+        GMB_MPI_CHECK(MPI_Bcast(&round, 1, MPI_INT, 0, ctx.comm));
+      }
+    }
+    const int samples = static_cast<int>(mine.size());
     if (settings.validate) checked_iteration();
 
     // Each sample is the slowest rank's: ranks run in lockstep, sample k covers the same iterations.
@@ -212,6 +250,13 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
                          "iterations in the sample")
           .set("buffer_allocation", to_string(ctx.buffers->allocation()));
       if (settings.validate) record.set("validated_iterations", checked);
+      if (settings.adaptive()) {
+        record.set("precision", Json::object()
+                                    .set("target", settings.precision)
+                                    .set("achieved", median_ci_relative_half_width(slowest))
+                                    .set("stopped", adaptive_stop.stopped)
+                                    .set("max_seconds", settings.time_cap()));
+      }
       if (compensates_launch_cost()) {
         const Compensated compensated = compensate_per_rank(slowest, slowest_compensated);
         describe_samples(record, compensated.seconds, compensated.applied ? by_rank_compensated : by_rank);

@@ -1,7 +1,9 @@
 #include "gmb/stats.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -60,6 +62,38 @@ Json Summary::to_json() const {
       .set("cv", cv)
       .set("ci95_low", ci95_low)
       .set("ci95_high", ci95_high);
+}
+
+double median_ci_relative_half_width(const std::vector<double>& samples) {
+  const Summary s = summarize(samples);
+  const double half_width = std::max(s.median - s.ci95_low, s.ci95_high - s.median);
+  if (half_width <= 0) return 0;
+  if (s.median <= 0) return std::numeric_limits<double>::infinity();
+  return half_width / s.median;
+}
+
+RoundDecision next_round(const std::vector<double>& samples, const RoundLimits& limits, double seconds_so_far,
+                         double seconds_per_sample) {
+  const long taken = static_cast<long>(samples.size());
+  const long max_samples = std::max(1, limits.max_samples);
+  // The samples that still fit in the time cap, by what one is expected to take (no bound when unknown).
+  const double left = limits.max_seconds - seconds_so_far;
+  long fits = INT_MAX;
+  if (seconds_per_sample > 0)
+    fits = static_cast<long>(std::clamp(std::floor(left / seconds_per_sample), 0.0, static_cast<double>(INT_MAX)));
+  if (taken == 0) {
+    // The first round: a point whose every sample overruns the time cap still takes one.
+    return {static_cast<int>(std::max(1L, std::min({static_cast<long>(limits.min_samples), max_samples, fits}))), ""};
+  }
+  // Up to 10 samples the interval is [min, max], which for fewer than 6 covers the median with less than 95%
+  // probability (3 samples: 75%): a few samples that happen to agree do not count as converged; at least as
+  // many as a fixed-count size has.
+  if (taken >= limits.min_samples && median_ci_relative_half_width(samples) <= limits.target) return {0, "converged"};
+  if (taken >= max_samples) return {0, "iteration cap"};
+  if (left <= 0 || fits < 1) return {0, "time cap"};
+  // Doubling: a point that needs many samples gets them in few rounds (each round costs a reduction and a
+  // broadcast), while one that converges early stops at most twice past where it could have.
+  return {static_cast<int>(std::min({taken, max_samples - taken, fits})), ""};
 }
 
 }  // namespace gmb

@@ -5,7 +5,8 @@ benchmark (`gmb-bench list --format json`). Used by ctest (tests/CMakeLists.txt)
 
   run_mpi_test.py --mpiexec M --np N --exit E --schema S --workdir D [--stderr REGEX] [--stdout REGEX]
                   [--expect-status ok|unsupported|failed] [--expect-point BYTES=STATUS[=REASON_REGEX] ...]
-                  [--max-rss-mb MB] [--env-invalid-utf8 NAME] -- gmb-bench ARGS...
+                  [--max-rss-mb MB] [--env-invalid-utf8 NAME]
+                  [--expect-precision TARGET --max-iterations N] -- gmb-bench ARGS...
 
 The literal argument OUT in ARGS is replaced by a fresh records path inside --workdir; the
 checker then requires that file to hold a valid context line followed by result lines.
@@ -102,6 +103,42 @@ def check_points(results, expected_points):
                 fail(f"{size_text} bytes: reason {r.get('reason', '')!r} does not match /{reason[0]}/")
 
 
+STOPS = ("converged", "iteration cap", "time cap")
+
+
+def check_precision(records, target, max_iterations):
+    """--precision: every measured result says how its repetitions stopped, within the caps, and the context's
+    options say the run was adaptive; without it (target None) no record carries a precision object. Never
+    whether a point converged, nor any timing: host timings on a shared CI machine are noise."""
+    results = records[1:]
+    if target is None:
+        carrying = [r["bytes"] for r in results if "precision" in r]
+        if carrying:
+            fail(f"results of sizes {carrying} carry 'precision' without --precision")
+        return
+    common = records[0]["options"]["common"]
+    if not isinstance(common.get("precision"), dict) or abs(common["precision"]["target"] - target) > 1e-12:
+        fail(f"the context's options.common.precision is {common.get('precision')!r}, expected target {target}")
+    for r in results:
+        if r["status"] != "ok":
+            continue
+        p = r.get("precision")
+        if not isinstance(p, dict):
+            fail(f"{r['bytes']} bytes: no precision object")
+        if abs(p["target"] - target) > 1e-12 or p["stopped"] not in STOPS or not p["max_seconds"] > 0:
+            fail(f"{r['bytes']} bytes: precision {p}")
+        if p["stopped"] == "converged" and not (p["achieved"] is not None and p["achieved"] <= target):
+            fail(f"{r['bytes']} bytes: converged with achieved {p['achieved']} over the target {target}")
+        iterations, batch = r["iterations"], r["batch"]
+        if not 0 < iterations <= max_iterations or iterations % batch:
+            fail(f"{r['bytes']} bytes: {iterations} iterations in batches of {batch}, cap {max_iterations}")
+        samples = r.get("time_us", {}).get("n", iterations // batch)
+        if samples * batch != iterations:
+            fail(f"{r['bytes']} bytes: {samples} samples of {batch} are not the {iterations} iterations recorded")
+        if p["stopped"] == "converged" and samples < 10:
+            fail(f"{r['bytes']} bytes: converged on {samples} samples, fewer than the 10 the rule requires")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpiexec", required=True)
@@ -122,6 +159,10 @@ def main():
                              "the context record must carry it with U+FFFD in its place")
     parser.add_argument("--precreate-out", action="store_true",
                         help="create OUT before the run; it must come out byte-for-byte unchanged")
+    parser.add_argument("--expect-precision", type=float,
+                        help="TARGET: the run used --precision TARGET; every measured result has a precision object")
+    parser.add_argument("--max-iterations", type=int, default=0,
+                        help="with --expect-precision: the iteration cap no measured result may exceed")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
@@ -168,6 +209,7 @@ def main():
             records = validate_records(out_path, args.schema, args.expect_status)
             check_description(records[1:], command[0])
             check_points(records[1:], args.expect_point)
+            check_precision(records, args.expect_precision, args.max_iterations)
             if args.env_invalid_utf8:
                 got = records[0]["environment"].get(args.env_invalid_utf8)
                 if got != "bad\ufffdbyte":

@@ -90,3 +90,25 @@ TEST(Args, HelpListsEveryOption) {
   EXPECT_NE(help.find("--iters, -i N"), std::string::npos);
   EXPECT_NE(help.find("--validate, -c"), std::string::npos);
 }
+
+TEST(Args, PrecisionIsAFractionOrAPercentage) {
+  EXPECT_DOUBLE_EQ(parse_precision("0.03"), 0.03);
+  EXPECT_DOUBLE_EQ(parse_precision("3%"), 0.03);
+  EXPECT_DOUBLE_EQ(parse_precision("0.5"), 0.5);
+  EXPECT_DOUBLE_EQ(parse_precision("50%"), 0.5);
+  EXPECT_DOUBLE_EQ(parse_precision("1e-2"), 0.01);
+  for (const char* bad : {"0", "-0.1", "0.6", "51%", "abc", "", "%", "3%%", " 0.1", "0.1x", "inf", "nan", "1e999"}) {
+    try {
+      parse_precision(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("accepted: a fraction above 0 and at most 0.5"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Args, SecondsArePositive) {
+  EXPECT_DOUBLE_EQ(parse_positive_seconds("1", "time cap"), 1.0);
+  EXPECT_DOUBLE_EQ(parse_positive_seconds("0.25", "time cap"), 0.25);
+  for (const char* bad : {"0", "-1", "x", "", "inf"}) EXPECT_THROW(parse_positive_seconds(bad, "time cap"), UsageError) << bad;
+}

@@ -110,6 +110,28 @@ TEST_F(DescriptionFixture, KnownBenchmarks) {
   EXPECT_EQ(entry("benchmarks", "latency").find("operations")->dump(), "false");
 }
 
+// "adaptive": the benchmark takes --precision, which the size-sweep runner implements and the others refuse.
+TEST_F(DescriptionFixture, AdaptiveIsWhetherTheBenchmarkTakesPrecision) {
+  for (const BenchmarkInfo& info : Registry::instance().all()) {
+    const Json* adaptive = entry("benchmarks", info.name).find("adaptive");
+    ASSERT_NE(adaptive, nullptr) << info.name;
+    const auto bench = info.make();
+    EXPECT_EQ(adaptive->dump(), bench->takes_precision() ? "true" : "false") << info.name;
+    RunSettings settings;
+    settings.precision = 0.03;
+    EXPECT_EQ(precision_problem(info, *bench, settings).empty(), bench->takes_precision()) << info.name;
+  }
+  for (const char* name : {"latency", "bw", "bibw", "mbw", "mlat", "um", "coll"})
+    EXPECT_EQ(entry("benchmarks", name).find("adaptive")->dump(), "true") << name;
+  for (const char* name : {"nbc", "halo", "peaks", "doctor"})
+    EXPECT_EQ(entry("benchmarks", name).find("adaptive")->dump(), "false") << name;
+  // --max-seconds caps adaptive repetitions only.
+  RunSettings capped;
+  capped.max_seconds = 2;
+  const BenchmarkInfo& latency = *Registry::instance().find("latency");
+  EXPECT_NE(precision_problem(latency, *latency.make(), capped).find("needs --precision"), std::string::npos);
+}
+
 TEST_F(DescriptionFixture, MemoryKindsAndTheirPlacements) {
   for (const Json& k : list("memory_kinds"))
     for (const char* key : {"gpu_memory", "gpu_backed", "placeable", "placement", "base", "host_accessible"})
