@@ -42,6 +42,19 @@ def test_benchmarks_by_family_and_what_their_records_are():
     assert (d.cuda, d.nccl, d.nccl_version) == (True, True, "2.28.3")
 
 
+def test_which_benchmarks_take_precision():
+    """"adaptive": the benchmark takes --precision (the size-sweep runner's); an engine built before the description
+    said so has no --precision, and its benchmarks read as not adaptive."""
+    d = describe()
+    assert [b.name for b in d.benchmarks.values() if b.adaptive] == ["latency", "bw", "bibw", "mbw", "mlat", "um",
+                                                                      "coll"]
+    assert not any(d.benchmark(n).adaptive for n in ("nbc", "halo", "peaks", "doctor"))
+    older = description()
+    for b in older["benchmarks"]:
+        del b["adaptive"]
+    assert not any(b.adaptive for b in EngineDescription(older).benchmarks.values())
+
+
 def test_memory_kinds_by_property():
     d = describe(cuda=True)
     assert [k.name for k in d.kinds_where(gpu_memory=True)] == ["device"]

@@ -23,6 +23,7 @@ def test_real_engine_describes_itself_and_the_fake_says_the_same(real_env):
         assert set(b["metrics"]) <= set(STAT_OBJECTS), b
         assert b["headline"] is None if not b["metrics"] else b["headline"] in b["metrics"], b
         assert "mpi" in b["transports"] and isinstance(b["operations"], bool), b
+        assert isinstance(b["adaptive"], bool), b
     for k in raw["memory_kinds"]:
         assert {"gpu_memory", "gpu_backed", "placeable", "host_accessible", "placement", "base"} <= set(k), k
     for c in raw["collectives"]:
@@ -36,8 +37,8 @@ def test_real_engine_describes_itself_and_the_fake_says_the_same(real_env):
     real = {b["name"]: b for b in raw["benchmarks"]}
     for b in description()["benchmarks"]:
         assert b["name"] in real, f"the fake describes {b['name']!r}, which the engine does not list"
-        assert {k: b[k] for k in ("family", "headline", "metrics", "operations")} == \
-            {k: real[b["name"]][k] for k in ("family", "headline", "metrics", "operations")}, b["name"]
+        assert {k: b[k] for k in ("family", "headline", "metrics", "operations", "adaptive")} == \
+            {k: real[b["name"]][k] for k in ("family", "headline", "metrics", "operations", "adaptive")}, b["name"]
     kinds = {k["name"]: k for k in raw["memory_kinds"]}
     properties = ("gpu_memory", "gpu_backed", "placeable", "host_accessible", "page_locked", "placement", "base")
     for k in description()["memory_kinds"]:

@@ -1,8 +1,8 @@
 """What an engine says about itself, and the harness's questions about the engine answered from it.
 
 ``gmb-bench list --format json`` (docs/records.md, "The engine's description", schema ``gmb.engine/1``) names
-the engine's benchmarks (family, the statistics objects their records carry, the headline one, the transports
-and whether they take collective operations, rank bounds), its memory kinds with their properties and whether
+the engine's benchmarks (family, the statistics objects their records carry, the headline one, the transports,
+whether they take collective operations and whether they take ``--precision``, rank bounds), its memory kinds with their properties and whether
 this build can allocate them, its collectives with their NCCL counterparts, and its features (CUDA, NCCL).
 The harness keeps no list of its own of any of these: a second list drifts, and a missing entry silently
 changes what is planned or how a figure is ranked. It asks an ``EngineDescription``.
@@ -37,6 +37,9 @@ class Benchmark:
     headline: str | None  # the one tables and plots rank it by (None: its records carry no figures)
     transports: tuple[str, ...]  # the --transport values it accepts
     operations: bool  # takes collective operation names (gmb-bench coll allreduce)
+    # takes --precision (adaptive repetitions: the size-sweep runner's benchmarks); False from an engine built before
+    # the description said so, which has no --precision at all
+    adaptive: bool = False
 
     @property
     def point_to_point(self) -> bool:
@@ -122,7 +125,8 @@ class EngineDescription:
             b = _fields(b, _BENCHMARK_KEYS, "benchmark", source)
             self.benchmarks[b["name"]] = Benchmark(
                 b["name"], b["summary"], int(b["min_ranks"] or 1), int(b["max_ranks"] or 0), bool(b["even_ranks"]),
-                b["family"], tuple(b["metrics"]), b["headline"], tuple(b["transports"]), bool(b["operations"]))
+                b["family"], tuple(b["metrics"]), b["headline"], tuple(b["transports"]), bool(b["operations"]),
+                bool(b.get("adaptive", False)))
         self.kinds: dict[str, MemoryKind] = {}
         for k in data["memory_kinds"]:
             k = _fields(k, _KIND_KEYS, "memory kind", source)
