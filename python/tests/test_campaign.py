@@ -345,3 +345,50 @@ def test_failed_launch_reason_without_engine_words(tmp_path):
     assert execute._last_error(log) == "mpirun: exiting"
     log.write_text("$ mpirun\n")
     assert execute._last_error(log) == ""
+
+
+def test_quick_campaign_on_a_gpu_node_covers_every_path_and_configuration():
+    """--quick on 2 GPUs: ceilings at every bandwidth size it measures; per CUDA-aware configuration latency and
+    bandwidth over NVLink, on one GPU, host <-> device from pinned and pageable memory and host to host, managed
+    memory device to device, device collectives; a library that is not aware gets the staged path and host
+    collectives with the reasons for the rest; pipelined-gpu beside one library's own path; NCCL; one repetition,
+    each size repeated to +-3 %."""
+    from gmb.mpilibs import nccl_library
+
+    libs = [lib("ob1", aware=True), lib("ucx", aware=True), lib("sys", aware=False)]
+    libs.append(nccl_library(libs[0], "nccl"))
+    descs = {x.name: describe(cuda=True, nccl="2.28.9") for x in libs}
+    c = defaults.default_campaign(TOPO2, libs, descs, quick=True)
+    assert c.repetitions == 1
+    peaks = [b for b in c.blocks if b.path == "ceilings"]
+    assert len(peaks) == 1 and c.blocks[0] is peaks[0]
+    ceiling_sizes = set(spec.parse_sizes(peaks[0].sizes))
+    seen = {}
+    for b in c.blocks[1:]:
+        assert b.options["precision"] == 0.03 and b.options["validate"] is True
+        (bench,) = b.benchmarks
+        seen.setdefault(b.libraries[0], set()).add((bench, b.memory[0], b.strategies[0], b.path))
+        if bench == "bw":
+            assert {s for s in spec.parse_sizes(b.sizes) if s >= 64 << 10} <= ceiling_sizes, b
+        if bench == "latency":
+            assert 8 in spec.parse_sizes(b.sizes)
+    for name in ("ob1", "ucx"):
+        for memory, strategy, path in (("device:device", "direct", "nvlink"), ("device:device", "direct", "same-gpu"),
+                                       ("pinned:device", "direct", "host-device"),
+                                       ("host:device", "direct", "host-device"), ("host:host", "", "host")):
+            assert {("latency", memory, strategy, path), ("bw", memory, strategy, path)} <= seen[name], (name, path)
+        assert ("um", "managed:device:managed:device", "", "managed") in seen[name]
+        coll = next(b for b in c.blocks if b.libraries == [name] and b.benchmarks == ["coll"])
+        assert coll.options["mem"] == "device" and coll.operations == ["allreduce", "bcast", "alltoall"]
+        assert coll.join_operations and coll.gpus == [0, 1]
+    strategies = [(lb, s) for lb, got in seen.items() for (_, _, s, _) in got if s == "pipelined-gpu"]
+    assert strategies == [("ob1", "pipelined-gpu")]
+    assert ("bw", "device:device", "staged-pinned", "nvlink") in seen["sys"]
+    assert not any(m.startswith(("pinned:device", "managed")) or p == "same-gpu" for _, m, _, p in seen["sys"])
+    assert "mem" not in next(b for b in c.blocks if b.libraries == ["sys"] and b.benchmarks == ["coll"]).options
+    why = {(lb, what): reason for lb, what, reason in c.skipped}
+    assert "staged" in why[("sys", "host-device")] and "one GPU per rank" in why[("nccl", "same-gpu")]
+    assert {("latency", "device:device", "direct", "nvlink"), ("bw", "device:device", "direct", "nvlink"),
+            ("coll", "", "", None)} <= seen["nccl"]
+    launches, _ = plan(c, libs, descs)
+    assert all(x.repetition == 1 for x in launches) and len(launches) == len(c.blocks)

@@ -58,13 +58,15 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[
     first = mpi_libs[0]
     fdesc = descriptions[first.name]
     gpus = topo.gpus if fdesc.cuda else []
+    if quick and gpus:
+        return _quick_gpu_campaign(name, topo, mpi_libs, usable, descriptions, skipped)
     ceilings = fdesc.of_family("peaks")
     if ceilings:
         # 5 samples of 4 copies per ceiling (CVs of copies are well under 1 %), at 1 MiB and 64 MiB: the sizes
         # where MPI figures are put next to them (a fraction of peak compares one size with the same size)
         popts = {} if quick else {"validate": True} if not gpus else {"samples": 5, "copies": 4, "validate": True}
         blocks.append(Block(ceilings, ranks=[2], options=popts, libraries=[first.name], path="ceilings",
-                            sizes=None if quick else CEILING_SIZES))
+                            sizes=QUICK_HOST_CEILING_SIZES if quick else CEILING_SIZES))
     else:
         skipped.append((first.name, "peaks", "engine has no peaks benchmark: no measured ceilings"))
     for lib in mpi_libs:
@@ -78,7 +80,165 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[
     for lib in usable:
         if lib.transport == "nccl":
             blocks += _nccl_blocks(lib, descriptions[lib.name], topo, quick, skipped)
-    return Campaign(name=name, blocks=blocks, skipped=skipped)
+    return Campaign(name=name, blocks=blocks, skipped=skipped, repetitions=1 if quick else 3)
+
+
+# --quick on a GPU node answers the question in minutes: per library configuration and path class one latency and
+# one bandwidth launch, device collectives in one launch, managed memory device to device, one repetition. Each size
+# is repeated until its median's 95 % confidence interval is within +-3 % (QUICK_ADAPTIVE), or a cap (iterations,
+# or a second of timed samples) is reached and the record says so. Sizes are few, and the ceilings are measured at
+# every bandwidth size from 64 KiB up, so that every bandwidth row has its ceiling at the size it states.
+# With --precision the iteration counts are caps only: high, so that the time cap (--max-seconds) bounds a size and
+# cheap points are batched into samples of >= 200 us as usual (the engine's batching keeps >= 10 samples under the
+# iteration cap). An engine without adaptive repetitions gets fixed counts.
+QUICK_ADAPTIVE = {"iters": 100000, "warmup": 10, "iters-large": 1000, "warmup-large": 2, "large-size": "1M",
+                  "validate": True, "precision": 0.03, "max-seconds": 1.0}
+QUICK_FIXED = {"iters": 200, "warmup": 20, "iters-large": 20, "warmup-large": 2, "large-size": "1M", "validate": True}
+QUICK_LATENCY_SIZES = "8,1K,64K,1M"
+QUICK_FAST_SIZES = "8,64K,1M,16M,64M"  # device to device buffers handed to the library: NVLink, one GPU
+QUICK_SLOW_SIZES = "8,64K,1M,4M"  # host memory, host <-> device, staged: 2-50 GB/s, a window is 64 messages
+QUICK_CEILING_SIZES = "64K,1M,4M,16M,64M"  # the bandwidth sizes above, from 64 KiB up
+QUICK_COLL_SIZES = "8,64K,1M,16M"
+QUICK_HOST_CEILING_SIZES = "64K,1M"  # --quick without GPUs: host bandwidth sweeps 1 B - 1 MiB
+QUICK_COLL_OPERATIONS = ["allreduce", "bcast", "alltoall"]
+QUICK_MANAGED_SIZES = "8,64K,1M"
+
+
+def _quick_gpu_campaign(name, topo, mpi_libs, usable, descriptions, skipped) -> Campaign:
+    """--quick on a GPU node: ceilings at the sizes measured, then per MPI library configuration latency and bandwidth
+    per path class (device to device per GPU link class and on one GPU, host <-> device from pinned and pageable
+    memory, host), managed memory device to device, device allreduce/bcast/alltoall; the pipelined-gpu strategy next
+    to the first CUDA-aware library's pinned host -> device path; NCCL's point to point and collectives."""
+    first = descriptions[mpi_libs[0].name]
+    blocks = []
+    ceilings = first.of_family("peaks")
+    if ceilings:
+        blocks.append(Block(ceilings, ranks=[2], options={"samples": 5, "copies": 4}, libraries=[mpi_libs[0].name],
+                            path="ceilings", sizes=QUICK_CEILING_SIZES))
+    else:
+        skipped.append((mpi_libs[0].name, "peaks", "engine has no peaks benchmark: no measured ceilings"))
+    strategy_shown = False
+    for lib in mpi_libs:
+        desc = descriptions[lib.name]
+        lib_blocks, aware = _quick_library_blocks(lib, desc, topo, skipped)
+        blocks += lib_blocks
+        bw = _quick_pt2pt(desc, "bandwidth_GBps")
+        dev, _ = _gpu_kind(desc)
+        if aware and bw and dev and not strategy_shown:
+            blocks.append(_quick_block(desc, [bw], lib, memory=f"{_host_kind(desc, True)}:{dev}",
+                                       strategy="pipelined-gpu", sizes=QUICK_SLOW_SIZES, gpus=[0],
+                                       path="host-device"))
+            strategy_shown = True
+    for lib in usable:
+        if lib.transport == "nccl":
+            blocks += _quick_nccl_blocks(lib, descriptions[lib.name], topo, skipped)
+    return Campaign(name=name, blocks=blocks, skipped=skipped, repetitions=1)
+
+
+def _quick_pt2pt(desc: EngineDescription, headline: str) -> str | None:
+    """The first point-to-point benchmark the engine lists with this headline (latency: time_us, bw:
+    bandwidth_GBps)."""
+    return next((n for n in desc.of_family("pt2pt") if desc.benchmark(n).headline == headline), None)
+
+
+def _quick_block(desc, benchmarks, lib, memory="", strategy="", sizes=None, gpus=None, path=None, ranks=None,
+                 options=None, **more) -> Block:
+    """A block of the quick campaign, with quick_options."""
+    return Block(list(benchmarks), memory=[memory], strategies=[strategy], sizes=sizes, gpus=gpus, path=path,
+                 ranks=ranks or [2], options=quick_options(desc, benchmarks) | (options or {}), libraries=[lib.name],
+                 **more)
+
+
+def quick_options(desc: EngineDescription, benchmarks: list[str]) -> dict:
+    """The quick campaign's options: each size repeated until its precision is reached (QUICK_ADAPTIVE) where every
+    benchmark takes --precision, else fixed counts (QUICK_FIXED)."""
+    return dict(QUICK_ADAPTIVE if all(desc.benchmark(b).adaptive for b in benchmarks) else QUICK_FIXED)
+
+
+def _quick_library_blocks(lib, desc, topo, skipped) -> tuple[list[Block], bool]:
+    """One MPI library configuration's quick blocks, and whether its device buffers went to it directly."""
+    lat, bw = _quick_pt2pt(desc, "time_us"), _quick_pt2pt(desc, "bandwidth_GBps")
+    pt2pt = [(b, sizes) for b, sizes in ((lat, QUICK_LATENCY_SIZES), (bw, None)) if b]
+    if not pt2pt:
+        skipped.append((lib.name, "point to point", "the engine lists no latency or bandwidth benchmark"))
+    host = _host_kind(desc, False)
+    blocks = [_quick_block(desc, [b], lib, f"{host}:{host}", sizes=sizes or QUICK_SLOW_SIZES, path="host")
+              for b, sizes in pt2pt]
+    dev, why = _gpu_kind(desc)
+    if dev is None:
+        skipped.append((lib.name, "device memory", why))
+        return blocks + _quick_collectives(lib, desc, topo, None, skipped), False
+    aware = lib.cuda_aware is True
+    pairs = sorted(topo.gpu_pairs_by_class().items())
+    if not aware:
+        skipped.append((lib.name, "direct device buffers", not_aware_reason(lib)))
+        for what in ("same-gpu", "host-device", "managed memory"):
+            skipped.append((lib.name, what, "not CUDA-aware: device buffers only through gmb's staged strategy, "
+                                            "measured between two GPUs"))
+        for cls, (i, j) in pairs[:1]:
+            blocks += [_quick_block(desc, [b], lib, f"{dev}:{dev}", "staged-pinned", sizes or QUICK_SLOW_SIZES,
+                                    [i, j], cls) for b, sizes in pt2pt]
+        return blocks + _quick_collectives(lib, desc, topo, None, skipped), False
+    places = [(cls, [i, j]) for cls, (i, j) in pairs] + [("same-gpu", [0, 0])]
+    for cls, gpus in places:
+        blocks += [_quick_block(desc, [b], lib, f"{dev}:{dev}", "direct", sizes or QUICK_FAST_SIZES, gpus, cls)
+                   for b, sizes in pt2pt]
+    for page_locked in (True, False):
+        blocks += [_quick_block(desc, [b], lib, f"{_host_kind(desc, page_locked)}:{dev}", "direct",
+                                sizes or QUICK_SLOW_SIZES, [0], "host-device") for b, sizes in pt2pt]
+    blocks += _quick_managed(lib, desc, topo, skipped)
+    return blocks + _quick_collectives(lib, desc, topo, dev, skipped), True
+
+
+def _quick_managed(lib, desc, topo, skipped) -> list[Block]:
+    """Managed memory placed on the device on both sides (MD-MD), between two GPUs where there are two."""
+    names = desc.of_family("managed")
+    base = desc.first_kind(placeable=True, placement=None)
+    if not names or base is None or not base.available:
+        skipped.append((lib.name, "managed memory", "the engine lists no managed-memory benchmark" if not names else
+                        (base and base.reason) or "managed memory unavailable"))
+        return []
+    on_device = next((k.name for k in desc.kinds_where(base=base.name, placement="device")), None)
+    if on_device is None:
+        skipped.append((lib.name, "managed memory", f"no placement of {base.name} on the device"))
+        return []
+    return [_quick_block(desc, names, lib, f"{on_device}:{on_device}", sizes=QUICK_MANAGED_SIZES,
+                         gpus=[0, 1] if len(topo.gpus) > 1 else [0, 0], path="managed")]
+
+
+def _quick_collectives(lib, desc, topo, device: str | None, skipped) -> list[Block]:
+    """allreduce, bcast and alltoall in one launch over every GPU: on device memory for a CUDA-aware library, on
+    host memory otherwise."""
+    blocks = []
+    ngpu = len(topo.gpus)
+    for bench in desc.of_family("collective"):
+        ops = _listed(lib, desc, bench, QUICK_COLL_OPERATIONS, skipped)
+        blocks.append(_quick_block(desc, [bench], lib, sizes=QUICK_COLL_SIZES, gpus=list(range(ngpu)),
+                                   ranks=[max(2, ngpu)], options={"mem": device} if device else {},
+                                   operations=ops, join_operations=True))
+    if not blocks:
+        skipped.append((lib.name, "collective", "the engine lists no benchmark of family collective"))
+    return blocks
+
+
+def _quick_nccl_blocks(lib, desc, topo, skipped) -> list[Block]:
+    """NCCL on the quick campaign: latency and bandwidth per GPU link class, the quick collectives."""
+    if not desc.nccl:
+        skipped.append((lib.name, "all", "the engine was built without NCCL (features.nccl false)"))
+        return []
+    dev = _gpu_kind(desc)[0] or "device"
+    blocks = []
+    for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
+        for b in desc.of_family("pt2pt", transport="nccl"):
+            if desc.benchmark(b).headline in ("time_us", "bandwidth_GBps") and \
+                    b in (_quick_pt2pt(desc, "time_us"), _quick_pt2pt(desc, "bandwidth_GBps")):
+                sizes = QUICK_LATENCY_SIZES if desc.benchmark(b).headline == "time_us" else QUICK_FAST_SIZES
+                blocks.append(_quick_block(desc, [b], lib, f"{dev}:{dev}", "direct", sizes, [i, j], cls))
+    skipped.append((lib.name, "same-gpu", "NCCL needs one GPU per rank"))
+    if len(topo.gpus) < 2:
+        skipped.append((lib.name, "coll", "NCCL collectives need one GPU per rank: fewer than 2 GPUs"))
+        return blocks
+    return blocks + _quick_collectives(lib, desc, topo, dev, skipped)
 
 
 def _gpu_kind(desc: EngineDescription) -> tuple[str | None, str]:
@@ -116,7 +276,7 @@ def _inter_node_blocks(lib, desc, gpus, quick, skipped) -> list[Block]:
     have = desc.of_family("pt2pt")
     if not have:
         return []
-    opts = {"iters": 200, "warmup": 20, "validate": True} if quick else dict(GPU_PT2PT_OPTIONS)
+    opts = quick_options(desc, have) if quick else dict(GPU_PT2PT_OPTIONS)
     sizes = "1:1M" if quick else HOST_SIZES
     host = _host_kind(desc, False)
     blocks = [Block(have, memory=[f"{host}:{host}"], sizes=sizes, ranks=[2], path="inter-node", options=dict(opts),
@@ -138,7 +298,7 @@ def _host_machine_blocks(lib, desc, topo, gpus, quick, skipped) -> list[Block]:
     """--quick, or a machine (or engine) without GPU: host paths; with --quick and GPUs, a short GPU sweep."""
     blocks = []
     sizes = "1:1M" if quick else "1:64M"
-    opts = {"iters": 200, "warmup": 20, "validate": True} if quick else \
+    opts = quick_options(desc, desc.of_family("pt2pt")) if quick else \
         {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "validate": True}
     have = _pt2pt(lib, desc, skipped)
     host = _host_kind(desc, False)
@@ -171,7 +331,8 @@ def _host_machine_blocks(lib, desc, topo, gpus, quick, skipped) -> list[Block]:
             continue
         for bench in names:
             blocks.append(Block([bench], sizes="4:1M" if quick else "4:64M", ranks=[max(2, len(gpus))],
-                                gpus=list(range(len(gpus))) if gpus else None, options=dict(opts),
+                                gpus=list(range(len(gpus))) if gpus else None,
+                                options=quick_options(desc, [bench]) if quick else dict(opts),
                                 libraries=[lib.name],
                                 operations=_listed(lib, desc, bench, QUICK_OPERATIONS.get(bench) if quick else None,
                                                    skipped)))

@@ -42,6 +42,7 @@ PEAKS_S_PER_COPY_SAMPLE = 0.1  # ~40 ceilings x one 64 MiB copy (peaks: --sample
 NBC_CALLS = 3  # nbc: pure, then overall with compute of about the pure time (per iteration)
 # bibw's windows go both ways at once: twice the messages of a bw iteration (the description has no field for it)
 BOTH_WAYS = {"bibw"}
+ADAPTIVE_MAX_SECONDS = 1.0  # the engine's --max-seconds when --precision is given without it
 DEFAULTS = {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "large-size": 1 << 20,
             "window": 64}
 
@@ -84,14 +85,18 @@ def launch_seconds(x: Launch, descriptions: dict[str, EngineDescription]) -> flo
     batch = int(opts["batch"]) if "batch" in opts and "--validate" not in x.engine_args else 1
     alpha = ALPHA_US_OF_PATH.get(path, ALPHA_US)
     msg = WINDOW_MSG_US.get(path, 0.0)
+    # --precision: a size's timed samples stop at --max-seconds at the latest (the estimate takes the cap)
+    timed_cap_us = float(opts.get("max-seconds", ADAPTIVE_MAX_SECONDS)) * 1e6 if "precision" in opts else None
     total_us = 0.0
     for nbytes in sizes:
         large = nbytes >= num["large-size"]
         timed = num["iters-large"] if large else num["iters"]
         timed = -(-timed // batch) * batch
-        n = timed + (num["warmup-large"] if large else num["warmup"])
-        total_us += n * _iteration_us(b, family, x.benchmark, alpha + nbytes / beta, alpha, msg, nbytes / beta,
-                                      num["window"], calls)
+        warmup = num["warmup-large"] if large else num["warmup"]
+        one = _iteration_us(b, family, x.benchmark, alpha + nbytes / beta, alpha, msg, nbytes / beta, num["window"],
+                            calls)
+        timed_us = timed * one if timed_cap_us is None else min(timed * one, timed_cap_us)
+        total_us += warmup * one + timed_us
     return start + total_us / 1e6
 
 
