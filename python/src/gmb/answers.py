@@ -606,15 +606,17 @@ def _missing_answers(store: Store) -> list[MissingAnswer]:
             sizes.add(nbytes)
         c["launches"] += launch
 
+    said_by_points = set()  # launches whose own records say why their points were not measured
     for r in store.results(None, status=None):
         if r["status"] == "ok":
             continue
+        said_by_points.add(r["launch_id"])
         why = _RESULT_STATUS.get(r["status"], r["status"])
         cause = f"{why}: {r['reason']}" if r["reason"] else why
         add(cause, (r["library"], r["benchmark"], _where(r["memory"], r["path_class"], r["strategy"])),
             nbytes=r["bytes"] if r["status"] == "failed" else None)
     for x in store.launches():
-        if x["status"] == "ok":
+        if x["status"] == "ok" or (x["status"] == "unsupported" and x["launch_id"] in said_by_points):
             continue
         why = _LAUNCH_STATUS.get(x["status"], x["status"] or "not finished")
         cause = f"{why}: {x['reason']}" if x["reason"] else f"{why} (no reason recorded)"
