@@ -833,7 +833,8 @@ def answers_html(store: Store) -> str:
                                           "bus bandwidth (GB/s)", "precision", "answer")) + "</tr></thead><tbody>")
         for c in a.collectives:
             for f in c.figures:
-                role = ("fastest" if f.library == c.fastest else "slowest" if f.library == c.slowest else "")
+                role = ("fastest" if f.library == c.fastest else "slowest" if f.library == c.slowest else
+                        "within precision of the others" if c.fastest is None else "")
                 if role == "fastest" and c.ratio:
                     role += f", {_times(c.ratio)} the slowest"
                 out.append("<tr>" + "".join([

@@ -35,7 +35,7 @@ _MAX_TICKS = 9
 def _png(fig) -> bytes:
     buf = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=90)
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")  # legends beside the axes included
     plt.close(fig)
     return buf.getvalue()
 
@@ -87,6 +87,15 @@ def _draw(ax, series: dict[str, list[Point]], x=lambda p: p.bytes):
         ax.fill_between(xs, [p.p5 for p in pts], [p.p95 for p in pts], color=line.get_color(), alpha=0.1)
 
 
+def _legend(ax, fontsize: int = 7):
+    """The legend beside the axes when it is long (it would hide the data), inside them otherwise."""
+    entries = len(ax.get_legend_handles_labels()[0])
+    if entries > 4:
+        ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    elif entries:
+        ax.legend(fontsize=fontsize)
+
+
 def _label(p: Point) -> str:
     extra = f" {p.strategy_label}" if p.strategy and p.strategy != "direct" else ""
     path = f" ({p.path_class})" if p.path_class and p.path_class not in ("host", "host-device") else ""
@@ -106,7 +115,7 @@ def latency(store: Store, small: bool) -> Figure | None:
         ax.set_yscale("log")
     ax.set_ylabel("one-way latency (us)")
     ax.set_title(f"Latency, {'small' if small else 'large'} messages (median, CI band, p5-p95)")
-    ax.legend(fontsize=7)
+    _legend(ax)
     return fig
 
 
@@ -150,9 +159,10 @@ def bandwidth(store: Store, benchmark: str) -> Figure | None:
             ax.annotate(f"nominal {p.path_class}: {nominal:.0f} GB/s", (lo, nominal), fontsize=7,
                         va="bottom")
     _size_axis(ax, [p.bytes for p in pts])
+    ax.set_yscale("log")  # host, host-device and NVLink figures differ by orders of magnitude
     ax.set_ylabel("bandwidth (GB/s)")
     ax.set_title(f"{benchmark}: libraries overlaid, measured ceilings dashed (x: sizes measured)")
-    ax.legend(fontsize=7)
+    _legend(ax)
     return fig
 
 
@@ -175,7 +185,7 @@ def message_rate(store: Store):
     _size_axis(ax, [p.bytes for p in pts])
     ax.set_ylabel("messages / s (millions)")
     ax.set_title("Multi-pair message rate")
-    ax.legend(fontsize=7)
+    _legend(ax)
     return fig
 
 
@@ -191,9 +201,10 @@ def collectives(store: Store):
         sel = [p for p in pts if (p.operation or "?") == op]
         _draw(ax, _series(sel, lambda p: f"{p.library} {p.memory} n={p.ranks}"))
         _size_axis(ax, [p.bytes for p in sel], most=6)  # a narrow panel
+        ax.set_yscale("log")  # MPI on device memory and NCCL differ by orders of magnitude
         ax.set_title(op, fontsize=9)
         ax.set_ylabel("bus bandwidth (GB/s)")
-        ax.legend(fontsize=6)
+        _legend(ax, fontsize=6)
     for ax in list(axes.flat)[len(ops):]:
         ax.axis("off")
     fig.suptitle("Collectives: bus bandwidth")
@@ -229,7 +240,7 @@ def scaling(store: Store):
     ax.set_xlabel("ranks")
     ax.set_ylabel("bus bandwidth (GB/s)")
     ax.set_title("Collective scaling at fixed size")
-    ax.legend(fontsize=7)
+    _legend(ax)
     return fig
 
 
@@ -256,7 +267,7 @@ def overlap(store: Store):
     ax.set_ylim(0, 105)
     ax.set_ylabel("overlap (%)")
     ax.set_title("Non-blocking collectives: communication/computation overlap")
-    ax.legend(fontsize=7)
+    _legend(ax)
     return fig
 
 
@@ -274,7 +285,7 @@ def managed(store: Store):
     ax.set_yscale("log")
     ax.set_ylabel("latency (us)")
     ax.set_title("Managed memory placements vs host-host / device-device")
-    ax.legend(fontsize=7)
+    _legend(ax)
     return fig
 
 
@@ -290,7 +301,7 @@ def halo(store: Store):
     ax.set_yscale("log")
     ax.set_ylabel("time per exchange (us)")
     ax.set_title("Halo exchange by strategy")
-    ax.legend(fontsize=7)
+    _legend(ax)
     return fig
 
 

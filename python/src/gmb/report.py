@@ -24,6 +24,7 @@ img{max-width:100%;border:1px solid #eee} .note{color:#555;font-size:13px}
 figure{margin:1.5em 0} code{background:#f6f6f6;padding:1px 3px}
 .warn{color:#a00;background:#fff3f3;padding:4px 8px;border-left:3px solid #a00}
 td.why{color:#777;font-style:italic} summary{cursor:pointer;color:#555}
+td code{display:inline-block;margin:1px 0}
 """
 
 
