@@ -41,12 +41,17 @@ PY="$VENV/bin/python"
 GMB=("$VENV/bin/gmb")
 if ! "$PY" -c 'import gmb, matplotlib' 2>/dev/null || [[ ! -x "$VENV/bin/gmb" ]]; then
   say "installing the harness (pip install -e python)"
-  if ! "$PY" -m pip install -q --disable-pip-version-check --retries 1 --timeout 15 -e "$ROOT/python"; then
+  # (PIP_* in the environment: pip's own subprocess, which installs the build dependencies, retries the same)
+  if ! PIP_RETRIES=1 PIP_TIMEOUT=15 "$PY" -m pip install -q --disable-pip-version-check -e "$ROOT/python" \
+       > "$VENV/.pip-install.log" 2>&1; then
     # no package index reachable (an offline GPU node): the harness runs from the source tree with the packages of
     # this Python, when it has what the harness needs
-    "$PYTHON" -c 'import matplotlib' 2>/dev/null \
-      || die "pip could not install the harness and $PYTHON has no matplotlib (offline? pip install matplotlib)"
-    say "pip could not install the harness (offline?): running it from $ROOT/python/src with $PYTHON's packages"
+    if ! "$PYTHON" -c 'import matplotlib' 2>/dev/null; then
+      tail -n 15 "$VENV/.pip-install.log" >&2
+      die "pip could not install the harness (above; all of it: $VENV/.pip-install.log) and $PYTHON has no matplotlib"
+    fi
+    say "pip could not install the harness (offline? $VENV/.pip-install.log): running it from $ROOT/python/src" \
+        "with $PYTHON's packages"
     PY="$(command -v "$PYTHON")"
     GMB=("$PY" -m gmb)
     export PYTHONPATH="$ROOT/python/src${PYTHONPATH:+:$PYTHONPATH}"
