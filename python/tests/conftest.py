@@ -76,6 +76,29 @@ def gpu_store():
     return s
 
 
+def quick_campaign_store(directory: Path) -> Store:
+    """A store as `gmb run --quick` left it, from a recorded campaign (python/tests/data/h100-quick: each launch's
+    record file, and campaign.json with the launches, the skipped points and the run's meta, e.g. the settings that
+    matter): records ingested under their launch's library configuration."""
+    recorded = json.loads((directory / "campaign.json").read_text())
+    s = Store(":memory:")
+    for key, value in recorded["meta"].items():
+        s.set_meta(key, value)
+    for x in recorded["launches"]:
+        s.record_launch(**{k: v for k, v in x.items() if k != "raw_file"}, repetition=1)
+        s.ingest(directory / Path(x["raw_file"]).name, library=x["library"], repetition=1, launch_id=x["launch_id"])
+    for sk in recorded["skipped"]:
+        s.record_skip(sk["campaign"], sk["library"], sk["what"], sk["reason"])
+    return s
+
+
+@pytest.fixture
+def gpu_quick_store():
+    """The quick campaign of a GPU node (1 x H100; lab Open MPI 5.0.7 pml ob1 and ucx, system Open MPI 4.1.6
+    pml ob1 and ucx), recorded."""
+    return quick_campaign_store(DATA / "h100-quick")
+
+
 @pytest.fixture
 def host_store(tmp_path):
     """A host-only result set (engine without CUDA, no GPU), as a CPU machine leaves it."""

@@ -234,7 +234,7 @@ def test_settings_that_mattered(tmp_path):
         {"library": "ompi-ob1", "as_configured": "aware", "tried": ["without --mca pml ob1"], "findings": []}]))
     a = answers.answers(st)
     assert [(s.library, s.setting) for s in a.settings] == [("ompi-ucx", "UCX_MEMTYPE_CACHE=n")]
-    assert a.settings_note == "none found for ompi-ob1"
+    assert a.settings_note == "no setting changed the doctor's answer for ompi-ob1"
     text = answers.answers_text(st)
     assert "ompi-ucx: UCX_MEMTYPE_CACHE=n: decides whether device buffers" in _flat(text)
     st.set_meta("settings_that_matter", json.dumps([{"library": "ompi-ob1", "as_configured": "aware",

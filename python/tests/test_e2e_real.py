@@ -104,10 +104,10 @@ def test_checker_on_synthetic_reports(store, tmp_path):
 
 
 @NEED_CHROMIUM
-def test_report_of_recorded_gpu_records_in_chromium(gpu_store, tmp_path):
-    """The report built from real GPU records (the repository's test data) in a real browser: it opens with its
-    Answers, no empty cell, and every row with a measured ceiling gives its % of ceiling."""
-    out = report.write_report(gpu_store, tmp_path / "gpu.html", title="recorded GPU records")
+def test_report_of_recorded_gpu_records_in_chromium(gpu_quick_store, tmp_path):
+    """The report of the quick campaign recorded on a GPU node (the repository's test data) in a real browser: it
+    opens with its Answers, no empty cell, and every row with a measured ceiling gives its % of ceiling."""
+    out = report.write_report(gpu_quick_store, tmp_path / "gpu.html", title="recorded GPU records")
     res = checkreport.check(out, shot=tmp_path / "gpu.png")
     assert res["ok"], res["problems"]
     assert res["dom"]["answers"]["first"] and res["dom"]["answers"]["text_chars"] > 500

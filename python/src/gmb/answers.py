@@ -519,7 +519,7 @@ def _settings_answers(store: Store) -> tuple[list[SettingAnswer], str]:
     if not out:
         note = f"none found: no setting changed the doctor's answer ({', '.join(quiet)})"
     elif quiet:
-        note = f"none found for {', '.join(quiet)}"
+        note = f"no setting changed the doctor's answer for {', '.join(quiet)}"
     return out, note
 
 

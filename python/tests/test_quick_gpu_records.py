@@ -1,0 +1,42 @@
+"""The quick campaign of a GPU node, recorded (python/tests/data/h100-quick: 1 x H100, the lab's CUDA-aware Open
+MPI 5.0.7 under pml ob1 and pml ucx, the system's Open MPI 4.1.6 that is not CUDA-aware under both pmls): what its
+answers and its tables say."""
+
+import re
+
+from gmb import answers, tables
+
+
+def test_answers_of_the_recorded_quick_campaign(gpu_quick_store):
+    a = answers.answers(gpu_quick_store)
+    paths = {p.path: p for p in a.paths}
+    assert {"same GPU", "pinned host -> device", "pageable host -> device", "host"} <= set(paths)
+    managed = next(p for p in a.paths if p.path.startswith("managed"))
+    assert managed.benchmark == "um"
+    for label in ("same GPU", "pinned host -> device", "pageable host -> device", "host"):
+        p = paths[label]
+        assert p.ceiling and all(f.pct_of_ceiling is not None for f in p.figures), label  # a ceiling at its size
+        assert all(f.latency_bytes == 8 and f.precision is not None for f in p.figures), label
+    # every pml of the CUDA-aware Open MPI is a configuration of its own, and on one GPU ob1 is the faster one
+    same = paths["same GPU"]
+    assert {f.library for f in same.figures} == {"openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx"}
+    assert same.fastest == "openmpi-5.0.7-ob1" and same.ratio > 2
+    # gmb's pipelined-gpu strategy beats the library's own pinned host -> device path under ob1
+    beat = next(s for s in a.strategies if "pipelined-gpu" in s.sentence)
+    assert "openmpi-5.0.7-ob1" in beat.sentence and re.search(r"\d+(\.\d+)?x the library's own", beat.sentence)
+    # the doctor's findings: pml ucx needs UCX_MEMTYPE_CACHE=n
+    assert any(s.library == "openmpi-5.0.7-ucx" and "UCX_MEMTYPE_CACHE=n" in s.sentence for s in a.settings)
+    # device collectives of both pmls next to each other
+    ops = {(c.operation, c.memory) for c in a.collectives}
+    assert {("allreduce", "device"), ("bcast", "device"), ("alltoall", "device")} <= ops
+    text = answers.answers_text(gpu_quick_store)
+    assert not re.search(r"\b(True|False|None)\b", text)
+
+
+def test_fraction_of_peak_is_filled_in_every_row_of_the_quick_campaign(gpu_quick_store):
+    """The quick campaign measures its ceilings at the sizes it measures: every bandwidth row has one."""
+    t = tables.fraction_of_peak(gpu_quick_store)
+    col = {c: i for i, c in enumerate(t.columns)}
+    assert t.rows
+    for row in t.rows:
+        assert isinstance(row[col["% of ceiling"]], float), row
