@@ -143,11 +143,15 @@ def _recorded_results():
 
 
 def test_headline_rule_on_records_without_it_gives_the_old_mapping():
-    """Every recorded test-data result (written before records named their headline) is ranked by what tables
-    ranked its benchmark by before: busbw if it carries it, else bandwidth, else time."""
+    """Every recorded test-data result written before records named their headline is ranked by what tables
+    ranked its benchmark by before: busbw if it carries it, else bandwidth, else time; records that name it (the
+    recorded quick campaign) name the same one."""
     seen = set()
     for f, r in _recorded_results():
-        assert "headline" not in r
+        if "headline" in r:
+            if r["status"] == "ok" and r["benchmark"] in OLD_METRIC_OF:
+                assert STAT_COLUMNS[r["headline"]] == OLD_METRIC_OF[r["benchmark"]], (f, r["benchmark"])
+            continue
         if r["status"] == "ok":
             assert STAT_COLUMNS[headline(r)] == OLD_METRIC_OF[r["benchmark"]], (f, r["benchmark"])
             seen.add(r["benchmark"])
