@@ -24,6 +24,8 @@ def test_answers_of_the_recorded_quick_campaign(gpu_quick_store):
     # gmb's pipelined-gpu strategy beats the library's own pinned host -> device path under ob1
     beat = next(s for s in a.strategies if "pipelined-gpu" in s.sentence)
     assert "openmpi-5.0.7-ob1" in beat.sentence and re.search(r"\d+(\.\d+)?x the library's own", beat.sentence)
+    # ... and the fastest configuration's own path there (pml ucx)
+    assert re.search(r"\d+(\.\d+)?x the fastest configuration's, openmpi-5.0.7-ucx's own", beat.sentence)
     # the doctor's findings: pml ucx needs UCX_MEMTYPE_CACHE=n
     assert any(s.library == "openmpi-5.0.7-ucx" and "UCX_MEMTYPE_CACHE=n" in s.sentence for s in a.settings)
     # device collectives of both pmls next to each other

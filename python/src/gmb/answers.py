@@ -454,6 +454,14 @@ def _strategy_answers(store: Store, chosen: dict) -> list[StrategyAnswer]:
     for p in combine(rows):
         if not p.fresh and p.bytes > 0:
             groups.setdefault((p.library, p.benchmark, p.memory, p.path_class), []).append(p)
+    # the best library's own path per (benchmark, memory, path, size): a strategy that beats its own library may
+    # or may not beat the best configuration there
+    best_own: dict[tuple, Point] = {}
+    for (_, bench, memory, path), pts in groups.items():
+        for p in pts:
+            key = (bench, memory, path, p.bytes)
+            if _direct(p) and (key not in best_own or p.median > best_own[key].median):
+                best_own[key] = p
     out = []
     for (lib, bench, memory, path), pts in groups.items():
         if bench not in chosen.get((memory, path), {bench}):
@@ -488,6 +496,13 @@ def _strategy_answers(store: Store, chosen: dict) -> list[StrategyAnswer]:
         if beats:
             sentence = (f"{label}, {lib}: {s.strategy_label} moves {sf} at {size_label(size)}, "
                         f"{_times(ratio)} the library's own {df}")
+            best = best_own.get((bench, memory, path, size))
+            if best is not None and best.library != lib:
+                bf = f"{best.library}'s own {sig3(best.median)} GB/s"
+                sentence += (f"; {_times(s.median / best.median)} the fastest configuration's, {bf}"
+                             if clearly_apart(s, best) and s.median > best.median else
+                             f"; below the fastest configuration's, {bf}" if clearly_apart(s, best) else
+                             f"; within precision of the fastest configuration's, {bf}")
         elif apart:
             sentence = (f"{label}, {lib}: the library's own path {df} at {size_label(size)}; best strategy "
                         f"{s.strategy_label} {sf}")
