@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import __version__, engines, session
 from .errors import UsageError
-from .outputs import OutputError, disk_full, os_cause, write_new
+from .outputs import OutputError, disk_full, os_cause
 
 
 def cmd_libs(args):
@@ -130,23 +130,9 @@ def cmd_compare(args):
 
 
 def cmd_slurm(args):
-    from . import slurm, spec
+    from . import slurm
 
-    c = spec.load_campaign(args.campaign)
-    out = Path(args.output)
-    if out.exists():
-        raise UsageError(f"{out} exists; not overwriting")
-    nodes = []
-    for n in args.nodes.split(","):
-        if not n.strip().isdigit() or int(n) < 1:
-            raise UsageError(f"--nodes {args.nodes}: node counts must be integers >= 1, comma-separated "
-                             f"(e.g. 1,2,4,8); got {n.strip()!r}")
-        nodes.append(int(n))
-    text = slurm.batch_script(args.campaign, c, nodes, args.ranks_per_node, args.gpus_per_node, args.time,
-                              args.partition, args.account)
-    write_new(out, text)
-    print(out)
-    return 0
+    return slurm.command(args)
 
 
 def cmd_ingest(args):
@@ -205,6 +191,15 @@ _nonnegative_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
 _positive_seconds = _checked(float, lambda v: 0 < v < float("inf"), "a number of seconds > 0")  # NaN is not
 
 
+class _SetupItem(argparse.Action):
+    """`gmb slurm --setup LINE` / `--setup-file FILE`: one list, in the order given."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = list(getattr(namespace, self.dest, None) or [])
+        items.append(("file" if option_string == "--setup-file" else "line", values))
+        setattr(namespace, self.dest, items)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gmb", description="GPU-aware MPI benchmark harness (drives gmb-bench)")
     p.add_argument("--version", action="version", version=f"gmb {__version__}")
@@ -244,7 +239,8 @@ def parser() -> argparse.ArgumentParser:
     libopts(sp)
     sp.add_argument("--force", action="store_true")
     sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="build the CUDA module (default: "
-                                                                   "$GMB_ENABLE_CUDA, else AUTO)")
+                                                                   "$GMB_ENABLE_CUDA, else AUTO: when nvcc is found, "
+                                                                   "OFF where no NVIDIA driver works)")
     sp.add_argument("--cuda-arch", help="CMAKE_CUDA_ARCHITECTURES, e.g. 90")
     buildopts(sp)
     sp.set_defaults(fn=cmd_build)
@@ -274,7 +270,9 @@ def parser() -> argparse.ArgumentParser:
             sp.add_argument("--no-report", action="store_true")
             sp.add_argument("--dry-run", action="store_true", help="only show the plan (as `gmb plan`)")
             sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="engine builds: the CUDA module "
-                                                                           "(default: $GMB_ENABLE_CUDA, else AUTO)")
+                                                                           "(default: $GMB_ENABLE_CUDA, else AUTO: "
+                                                                           "when nvcc is found, OFF where no NVIDIA "
+                                                                           "driver works)")
             sp.add_argument("--cuda-arch", help="engine builds: CMAKE_CUDA_ARCHITECTURES, e.g. 90")
             buildopts(sp)
 
@@ -299,15 +297,32 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--csv", metavar="DIR")
     sp.set_defaults(fn=cmd_compare)
 
-    sp = sub.add_parser("slurm", help="write a Slurm batch script for a campaign (node-count sweep)")
+    sp = sub.add_parser("slurm", help="write a Slurm batch script for a campaign (node-count sweep); builds its "
+                                      "engines here first")
+    libopts(sp)
     sp.add_argument("campaign")
     sp.add_argument("-o", "--output", default="gmb.sbatch")
     sp.add_argument("--nodes", default="1", help="comma-separated node counts, e.g. 1,2,4,8")
     sp.add_argument("--ranks-per-node", type=_positive_int, default=1)
     sp.add_argument("--gpus-per-node", type=_nonnegative_int, default=0)
-    sp.add_argument("--time", default="01:00:00")
-    sp.add_argument("--partition")
-    sp.add_argument("--account")
+    sp.add_argument("--time", default="01:00:00", help="#SBATCH --time (default 01:00:00)")
+    for opt in ("partition", "account", "qos", "reservation"):
+        sp.add_argument(f"--{opt}", help=f"#SBATCH --{opt}")
+    sp.add_argument("--constraint", help="#SBATCH --constraint (node features: a100&ib, [r1|r2], ...)")
+    sp.add_argument("--exclusive", nargs="?", const="", metavar="user|mcs|topo", help="#SBATCH --exclusive")
+    sp.add_argument("--setup", action=_SetupItem, metavar="LINE",
+                    help="a shell line the job runs first, e.g. 'module load cuda openmpi' (repeatable, in order)")
+    sp.add_argument("--setup-file", action=_SetupItem, dest="setup", metavar="FILE",
+                    help="its lines, as --setup (repeatable; in order with --setup)")
+    sp.add_argument("--no-build", action="store_true",
+                    help="build no engine here (the job never builds): every engine of the campaign must exist")
+    sp.add_argument("--no-engine-check", action="store_true",
+                    help="write the script without building or looking for engines (implies --no-build)")
+    sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="engine builds: the CUDA module (default: "
+                                                                   "$GMB_ENABLE_CUDA, else AUTO with --gpus-per-node, "
+                                                                   "else as gmb build)")
+    sp.add_argument("--cuda-arch", help="engine builds: CMAKE_CUDA_ARCHITECTURES, e.g. 90")
+    buildopts(sp)
     sp.set_defaults(fn=cmd_slurm)
 
     sp = sub.add_parser("ingest", help="add JSONL record files to a store")

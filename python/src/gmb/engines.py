@@ -13,8 +13,13 @@ from .errors import UsageError
 
 
 def build_options(args) -> dict:
-    """The engine build settings a command line asked for (`gmb build`, `gmb run`)."""
-    return dict(cuda=getattr(args, "cuda", None), cuda_arch=getattr(args, "cuda_arch", None),
+    """The engine build settings a command line asked for (`gmb build`, `gmb run`); CUDA: topology.engine_cuda (no
+    NVIDIA driver and nothing asked: built without CUDA)."""
+    from .topology import engine_cuda
+
+    return dict(cuda=engine_cuda(getattr(args, "cuda", None), getattr(args, "cmake_arg", None),
+                                 quiet=getattr(args, "no_build", False)),
+                cuda_arch=getattr(args, "cuda_arch", None),
                 cmake_args=getattr(args, "cmake_arg", None) or None, jobs=getattr(args, "jobs", None))
 
 

@@ -7,10 +7,13 @@ cross-socket, inter-node.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -197,3 +200,74 @@ def _nvlink_p2p(pynvml, a, b) -> bool:
 
 def _s(v) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
+
+
+# Whether CUDA programs can run here, asked the way they ask it: load the driver's libcuda.so.1 and call cuInit(0).
+# libcuda.so.1 comes with the NVIDIA driver, not with the CUDA toolkit (nvcc alone compiles code that cannot run;
+# the toolkit's stubs/libcuda.so is not libcuda.so.1). Weaker tests were passed over: /proc/driver/nvidia shows a
+# host's kernel module in a container that lacks the user-space driver, nvidia-smi may be missing where the driver
+# works (or present where it fails), NVML is another library. cuInit runs in a child process: it starts driver
+# threads in whoever calls it, and a driver in a bad state can hang (the child is given a time limit).
+_CUINIT = r"""
+import ctypes, sys
+try:
+    cuda = ctypes.CDLL("libcuda.so.1")
+except OSError as exc:
+    print(exc)  # "libcuda.so.1: cannot open shared object file: ..."
+    sys.exit(3)
+rc = cuda.cuInit(0)
+name = ctypes.c_char_p()
+if rc and cuda.cuGetErrorName(rc, ctypes.byref(name)) == 0 and name.value:
+    print(f"cuInit failed: {name.value.decode()} ({rc})")
+sys.exit(0 if rc == 0 else 4)
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def nvidia_driver() -> tuple[bool, str]:
+    """(usable, why not): whether an NVIDIA driver that can run CUDA programs (and a GPU) is present. Asked once per
+    process."""
+    try:
+        p = subprocess.run([sys.executable, "-c", _CUINIT], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return False, "cuInit did not answer within 30 s"
+    except OSError as exc:
+        return False, f"cannot ask: {exc}"
+    return p.returncode == 0, (p.stdout.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+
+
+def cuda_compiler() -> str | None:
+    """A CUDA compiler CMake may find (where the engine build's AUTO would enable CUDA), or None. Errs towards
+    finding one: $CUDACXX, nvcc on PATH, $CUDA_PATH/bin, /usr/local/cuda/bin."""
+    for c in (os.environ.get("CUDACXX"), shutil.which("nvcc"),
+              os.path.join(os.environ["CUDA_PATH"], "bin", "nvcc") if os.environ.get("CUDA_PATH") else None,
+              "/usr/local/cuda/bin/nvcc"):
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+_said_no_driver = False
+
+
+def engine_cuda(asked: str | None, cmake_args=(), quiet: bool = False) -> str | None:
+    """The CUDA setting engine builds are given (build.build's ``cuda``). Asked (``--cuda``, or ``--cmake-arg
+    -DGMB_ENABLE_CUDA=...`` which CMake takes last): as asked. $GMB_ENABLE_CUDA set: None (build.build reads and
+    checks it). Nothing asked: None (CMake's AUTO, CUDA when nvcc is found; any cached engine will do) where an
+    NVIDIA driver can run CUDA programs or no CUDA compiler is found (AUTO builds without CUDA then anyway); a CUDA
+    compiler but no usable driver: "OFF", said once (unless ``quiet``), since a CUDA engine takes minutes longer to
+    build and can run no device benchmark here. "OFF" is what the build stamp records, so the cache never takes an
+    engine built with CUDA for one without: one cached with CUDA on this machine before is rebuilt once without it.
+    ``--cuda ON`` (or AUTO) builds it anyway."""
+    global _said_no_driver
+    if asked is not None or "GMB_ENABLE_CUDA" in os.environ or \
+            any(str(a).startswith("-DGMB_ENABLE_CUDA") for a in cmake_args or ()) or cuda_compiler() is None:
+        return asked
+    usable, why = nvidia_driver()
+    if usable:
+        return None
+    if not quiet and not _said_no_driver:
+        _said_no_driver = True
+        print(f"gmb: no NVIDIA driver ({why}): engines built without CUDA; --cuda ON to build it anyway",
+              file=sys.stderr)
+    return "OFF"
