@@ -48,7 +48,7 @@ if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
   echo "== CUDA build (compile only: no GPU here), NCCL $nccl"
   mpicc=$(command -v mpicc.openmpi || command -v mpicc.mpich || command -v mpicc)
   dir=build/test-cuda
-  if cmake -S . -B $dir -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=ON -DGMB_ENABLE_NCCL=$nccl -DGMB_BUILD_TESTS=ON \
+  if cmake -S . -B $dir -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=ON -DGMB_ENABLE_NCCL=$nccl -DBUILD_TESTING=ON \
        -DCMAKE_CUDA_COMPILER="$nvcc" -DMPI_C_COMPILER="$mpicc" -DPython3_EXECUTABLE="$VENV/bin/python" > $dir.configure.log 2>&1 &&
      cmake --build $dir -j "$JOBS" > $dir.build.log 2>&1; then
     if [[ $nccl == ON ]] && ! grep -q "NCCL module ON" $dir.configure.log; then
