@@ -17,7 +17,8 @@ import pytest
 from gmb import mpilibs
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = ("CMakeLists.txt", "cmake", "src", "include", "apps", "reference", "schema")
+# the record schema: CMake's GMB_SCHEMA_FILE (installed to share/gmb/schema; the MPI tests validate against it)
+SOURCES = ("CMakeLists.txt", "cmake", "src", "include", "apps", "reference", "python/src/gmb/schema")
 
 DEBIAN = {  # family -> (mpicc, launcher)
     "openmpi": ("/usr/bin/mpicc.openmpi", "/usr/bin/mpiexec.openmpi"),

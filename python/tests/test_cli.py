@@ -357,6 +357,11 @@ def test_resume_where_the_engine_is_gone(fake_setup, tmp_path, monkeypatch, caps
     _bad(rc, capsys, "cannot resume", "gmb does not build it")
     assert {p: p.stat().st_mtime_ns for p in outdir.rglob("*") if p.suffix != ".sqlite"} == before
 
+    # the library without its declared engine: gmb finds it one (no installed gmb-bench: built from the sources)
+    config = fake_setup["config"]
+    config.write_text(config.read_text().replace(f'engine = "{engine}"\n', ""))
+    monkeypatch.setenv("GMB_SOURCE", str(Path(__file__).resolve().parents[2]))
+    monkeypatch.delenv("GMB_ENGINE", raising=False)
     built = []
     monkeypatch.setattr(build, "build_all", lambda libs, **kw: built.append([x.name for x in libs]) or
                         {x.name: moved for x in libs})

@@ -36,14 +36,43 @@ class BuildError(RuntimeError):
     pass
 
 
+def _is_source_tree(path: Path) -> bool:
+    return (path / "CMakeLists.txt").is_file() and (path / "include" / "gmb").is_dir() and (path / "src").is_dir()
+
+
 def repo_root() -> Path | None:
+    """Where the engine sources are meant to be: ``$GMB_SOURCE``, else the checkout this harness runs from (none for
+    a harness installed with pip). ``source_root`` says whether sources are really there."""
     env = os.environ.get("GMB_SOURCE")
     if env:
         return Path(env)
     for parent in Path(__file__).resolve().parents:
-        if (parent / "CMakeLists.txt").is_file() and (parent / "schema").is_dir():
+        if _is_source_tree(parent):
             return parent
     return None
+
+
+def source_root() -> Path | None:
+    """The engine source tree engines are built from: ``$GMB_SOURCE`` or this harness's checkout, when it holds
+    the sources (a CMakeLists.txt); None otherwise."""
+    root = repo_root()
+    return root if root is not None and (root / "CMakeLists.txt").is_file() else None
+
+
+def no_sources() -> str:
+    """Why there are no engine sources, in words."""
+    env = os.environ.get("GMB_SOURCE")
+    if env:
+        return f"GMB_SOURCE={env} holds no engine sources (no CMakeLists.txt there)"
+    return "no engine sources: this gmb does not run from a checkout and GMB_SOURCE is not set"
+
+
+def no_engine_advice(lib: MpiLibrary | None = None) -> str:
+    """The three ways to give a library an engine when it declares none (gmb build, gmb run)."""
+    built_for = f" built against {lib.family} {lib.version} from {lib.prefix}" if lib is not None else ""
+    return (f"give it an engine: set GMB_ENGINE to a gmb-bench{built_for}; or put such a gmb-bench on PATH "
+            f"(cmake --install, a module or Spack load); or set GMB_SOURCE to the engine sources (a gmb checkout) "
+            f"so that gmb builds one")
 
 
 def cache_dir() -> Path:
@@ -238,7 +267,7 @@ def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: 
         cuda = default_cuda()
     root = root or repo_root()
     if root is None or not (root / "CMakeLists.txt").is_file():
-        raise BuildError("engine sources not found (set GMB_SOURCE to the repository root)")
+        raise BuildError(f"{lib.name}: {no_sources()}; {no_engine_advice(lib)}")
     args = effective_cmake_args(lib, cmake_args)
     why = "forced" if force else needs_build(lib, root, cuda, cuda_arch, cmake_args)
     if why is None:

@@ -45,13 +45,16 @@ def cmd_doctor(args):
 
 
 def cmd_build(args):
-    from . import build
-
+    """Each library's engine as `gmb run` would take it (engines.choose): declared, installed (GMB_ENGINE, PATH) or
+    built from the sources; which one and why is said for every library."""
     rc = 0
-    results = build.build_all(session.libraries(args), force=args.force, **engines.build_options(args))
-    for name, result in results.items():
-        if isinstance(result, build.BuildError):
-            print(f"gmb build: {result}", file=sys.stderr)
+    chosen = engines.choose(session.libraries(args), do_build=True, build_options=engines.build_options(args),
+                            force=args.force, log=print)
+    for name, choice in chosen.items():
+        for line in choice.lines(name):
+            print(f"gmb build: {line}", file=sys.stderr)
+        if choice.error is not None:
+            print(f"gmb build: {choice.error}", file=sys.stderr)
             rc = 1
     return rc
 
@@ -235,7 +238,8 @@ def parser() -> argparse.ArgumentParser:
                          "of them; default: when GPUs are present)")
     sp.set_defaults(fn=cmd_doctor)
 
-    sp = sub.add_parser("build", help="build one engine per MPI library (cached)")
+    sp = sub.add_parser("build", help="build one engine per MPI library (cached), or say which installed one it "
+                                      "uses ($GMB_ENGINE, PATH)")
     libopts(sp)
     sp.add_argument("--force", action="store_true")
     sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="build the CUDA module (default: "
@@ -265,7 +269,8 @@ def parser() -> argparse.ArgumentParser:
             sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
             sp.add_argument("--resume", metavar="RESULTS_DIR", help="continue an interrupted campaign")
             sp.add_argument("--hostfile")
-            sp.add_argument("--no-build", action="store_true", help="use existing engines only")
+            sp.add_argument("--no-build", action="store_true", help="use existing engines only (declared, "
+                                                                    "$GMB_ENGINE, on PATH, or built before)")
             sp.add_argument("--no-progress", action="store_true")
             sp.add_argument("--no-report", action="store_true")
             sp.add_argument("--dry-run", action="store_true", help="only show the plan (as `gmb plan`)")
@@ -333,7 +338,8 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--config", help="libraries TOML, as for gmb libs")
     sp.add_argument("--no-detect", action="store_true", help="only declared libraries")
     sp.add_argument("--no-check", action="store_true", help="store under --library without checking the records")
-    sp.add_argument("--validate", action="store_true", help="check every line against schema/record.v1.json")
+    sp.add_argument("--validate", action="store_true", help="check every line against the record schema (shipped "
+                                                            "with gmb: gmb/schema/record.v1.json; $GMB_SCHEMA: another)")
     sp.set_defaults(fn=cmd_ingest)
     return p
 

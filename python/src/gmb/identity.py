@@ -184,6 +184,26 @@ def check_engine(lib, mpi: dict | None) -> str | None:
     return mismatch(lib, {"mpi": mpi})
 
 
+def installed_engine_mismatch(lib, mpi: dict | None) -> str | None:
+    """Why an installed engine (``$GMB_ENGINE``, a ``gmb-bench`` on PATH) was not built for ``lib`` (None when it
+    was), from the ``mpi`` object of its ``gmb-bench list --format json`` run in the library's environment: the MPI
+    library it was linked against (``library_object.linked``, from its build info) must lie in the library's
+    directories (its prefix when they are unknown), and what it loads there must pass ``check_engine`` (the loaded
+    object, the version string's family and version). An engine that cannot say which MPI it was built against is
+    not taken for any library (declare it with ``engine = ...`` to use it anyway)."""
+    obj = mpi.get("library_object") if isinstance(mpi, dict) else None
+    obj = obj if isinstance(obj, dict) else {}
+    linked = obj.get("linked_realpath") or obj.get("linked")
+    if not linked:
+        return ("it does not say which MPI library it was built against (no mpi.library_object.linked in its "
+                "`list --format json`: an older engine); declare it with engine = \"...\" to use it anyway")
+    allowed = lib.library_dirs or ([lib.prefix] if lib.prefix else [])
+    if allowed and not under(linked, allowed):
+        said = first_line(mpi.get("library_version") or "")
+        return f"built against {linked}, not {expected(lib)}" + (f" ({said})" if said else "")
+    return check_engine(lib, mpi)
+
+
 # --------------------------------------------------------------------------- launcher and wrapper
 def wrapper_says(cc: str, family: str, env: dict[str, str]) -> str:
     """The compiler wrapper's own account of its library: Open MPI's ``-showme:version`` ("mpicc: Open MPI 4.1.4

@@ -1,12 +1,15 @@
 """Reading gmb record files (JSON Lines, schema ``gmb.record/1``).
 
 A record file holds one ``context`` line followed by ``result`` lines. The contract lives in
-``schema/record.v1.json`` at the repository root; validation against it is optional at run time
-(it needs the ``jsonschema`` package) and mandatory in the tests.
+``python/src/gmb/schema/record.v1.json``, shipped inside the package (``gmb/schema/record.v1.json``, found with
+``importlib.resources``; ``$GMB_SCHEMA`` names another file); validation against it is asked for
+(``gmb ingest --validate``) and mandatory in the tests. It needs the ``jsonschema`` package, a dependency of gmb:
+validation asked for without it is an error, never skipped.
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 import os
 from dataclasses import dataclass, field
@@ -68,32 +71,46 @@ class RecordFile:
     results: list[dict] = field(default_factory=list)
 
 
+SCHEMA_RESOURCE = ("schema", "record.v1.json")  # package data of gmb (pyproject.toml: package-data)
+
+
+class MissingDependency(RecordError):
+    """A package validation needs is not installed (exit 2, with how to install it)."""
+
+
 def schema_path() -> Path | None:
-    """Locate schema/record.v1.json: $GMB_SCHEMA, else walk up from this file to the repo root."""
+    """The record schema: ``$GMB_SCHEMA``, else the one shipped in the package (gmb/schema/record.v1.json), as a
+    file path (None when the package's copy is not a plain file, e.g. gmb imported from a zip)."""
     env = os.environ.get("GMB_SCHEMA")
     if env:
         return Path(env)
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        candidate = parent / "schema" / "record.v1.json"
-        if candidate.is_file():
-            return candidate
-    return None
+    resource = importlib.resources.files(__package__).joinpath(*SCHEMA_RESOURCE)
+    return Path(str(resource)) if isinstance(resource, Path) and resource.is_file() else None
 
 
 def load_schema() -> dict:
-    path = schema_path()
-    if path is None or not path.is_file():
-        raise RecordError("schema/record.v1.json not found (set GMB_SCHEMA to its path)")
-    return json.loads(path.read_text())
+    env = os.environ.get("GMB_SCHEMA")
+    if env:
+        if not Path(env).is_file():
+            raise RecordError(f"GMB_SCHEMA={env}: no such file (unset it to use the schema shipped with gmb)")
+        return json.loads(Path(env).read_text())
+    resource = importlib.resources.files(__package__).joinpath(*SCHEMA_RESOURCE)
+    if not resource.is_file():
+        raise RecordError(f"the record schema is missing from the gmb package ({__package__}/"
+                          f"{'/'.join(SCHEMA_RESOURCE)}): reinstall gmb (pip install ./python), or set GMB_SCHEMA "
+                          f"to its path")
+    return json.loads(resource.read_text(encoding="utf-8"))
 
 
 def validator():
-    """A jsonschema validator for one record line, or None when jsonschema is not installed."""
+    """A jsonschema validator for one record line. MissingDependency when jsonschema is not installed: validation
+    that was asked for is never skipped."""
     try:
         import jsonschema
     except ImportError:
-        return None
+        raise MissingDependency("validating records needs the jsonschema package, which is not installed: "
+                                "pip install 'jsonschema>=4' (a dependency of gmb: reinstalling gmb with pip "
+                                "installs it)") from None
     schema = load_schema()
     cls = jsonschema.validators.validator_for(schema)
     return cls(schema)
