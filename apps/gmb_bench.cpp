@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,23 +67,50 @@ int list_command(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
-// Options every benchmark shares (OMB spellings as aliases).
-void add_common_options(ArgParser& parser, RunSettings& s, bool& help) {
-  parser.value({"--sizes", "-m"}, "SIZES", "message sizes: MIN:MAX (doubling), a list 1,8,4K, or one size; K/M/G suffixes",
+// What OMB's spellings asked for (docs/omb.md), read once the benchmark is known (apply_omb_options).
+struct OmbOptions {
+  std::string message_size;      // -m / --message-size, as given
+  std::string accelerator;       // -d / --accelerator: "cuda" or "managed"
+  bool full = false;             // bare -f / --full
+  int iterations = 0;            // -i / --iterations: every size (0: not given)
+  int warmup = -1;               // -x: every size (-1: not given)
+  bool iters_large_given = false, warmup_large_given = false;
+};
+
+// Options every benchmark shares, gmb's long names and OMB's letters (with OMB's meaning: docs/omb.md).
+void add_common_options(ArgParser& parser, RunSettings& s, OmbOptions& omb, bool& help) {
+  parser.value({"--sizes"}, "SIZES", "message sizes: MIN:MAX (doubling), a list 1,8,4K, or one size; K/M/G suffixes",
                [&](const std::string& v) { s.sizes = parse_sizes(v); });
-  parser.value({"--iters", "-i"}, "N", "timed iterations per size (default 1000)",
+  parser.value({"-m", "--message-size"}, "[MIN:]MAX",
+               "OMB's message sizes: MAX from OMB's minimum for this benchmark, MIN:MAX, MIN: up to OMB's maximum "
+               "(4M point to point, 1M collectives), :MAX; doubling steps",
+               [&](const std::string& v) {
+                 if (v.empty()) throw UsageError("empty message size (accepted: [MIN:]MAX, e.g. 4194304 or 2:)");
+                 omb.message_size = v;
+               });
+  parser.value({"--iters"}, "N", "timed iterations per size below --large-size (default 1000)",
                [&](const std::string& v) { s.iters = parse_positive_int(v, "iteration count"); });
-  parser.value({"--warmup", "-x"}, "N", "warm-up iterations per size (default 100)",
+  parser.value({"-i", "--iterations"}, "N", "OMB's iterations: timed iterations at every size (--iters and --iters-large)",
+               [&](const std::string& v) { s.iters = omb.iterations = parse_positive_int(v, "iteration count"); });
+  parser.value({"--warmup"}, "N", "warm-up iterations per size below --large-size (default 100)",
                [&](const std::string& v) { s.warmup = parse_nonnegative_int(v, "warm-up count"); });
+  parser.value({"-x"}, "N", "OMB's warm-up: warm-up iterations at every size (--warmup and --warmup-large)",
+               [&](const std::string& v) { s.warmup = omb.warmup = parse_nonnegative_int(v, "warm-up count"); });
   parser.value({"--iters-large"}, "N", "timed iterations for sizes >= --large-size (default 100)",
-               [&](const std::string& v) { s.iters_large = parse_positive_int(v, "iteration count"); });
+               [&](const std::string& v) {
+                 s.iters_large = parse_positive_int(v, "iteration count");
+                 omb.iters_large_given = true;
+               });
   parser.value({"--warmup-large"}, "N", "warm-up iterations for sizes >= --large-size (default 10)",
-               [&](const std::string& v) { s.warmup_large = parse_nonnegative_int(v, "warm-up count"); });
+               [&](const std::string& v) {
+                 s.warmup_large = parse_nonnegative_int(v, "warm-up count");
+                 omb.warmup_large_given = true;
+               });
   parser.value({"--large-size"}, "BYTES", "where large-message counts start (default 1M)",
                [&](const std::string& v) { s.large_size = parse_size(v); });
   parser.value({"--batch"}, "N", "iterations per timed sample, each sample after a barrier (default: automatic, samples of >= 200 us)",
                [&](const std::string& v) { s.batch = parse_positive_int(v, "batch"); });
-  parser.flag({"--validate", "-c"},
+  parser.flag({"--validate", "-c", "--validation"},
               "check every received byte (device buffers too) of extra, untimed iterations before and after the timed "
               "ones; a mismatch fails the run",
               &s.validate);
@@ -90,7 +118,7 @@ void add_common_options(ArgParser& parser, RunSettings& s, bool& help) {
               "stress mode: allocate buffers for every size and free them after it (default: once per launch, reused "
               "across sizes, as applications do)",
               &s.fresh_buffers);
-  parser.value({"--memory-limit"}, "BYTES",
+  parser.value({"--memory-limit", "-M", "--mem-limit"}, "BYTES",
                "the most memory (host and device together) one rank may use for a size, e.g. 512M; sizes needing more "
                "are recorded unsupported, as are sizes over what the host or GPU has available (default: that alone)",
                [&](const std::string& v) {
@@ -103,11 +131,97 @@ void add_common_options(ArgParser& parser, RunSettings& s, bool& help) {
                  if (v.empty()) throw UsageError("empty file name");
                  s.out_path = v;
                });
-  parser.value({"--format", "-f"}, "table|json", "stdout: a human table (default) or the JSON records",
-               [&](const std::string& v) {
-                 s.format = parse_choice(v, {"table", "json"}, "format") == "json" ? StdoutFormat::json : StdoutFormat::table;
-               });
+  auto set_format = [&](const std::string& v) {
+    s.format = parse_choice(v, {"table", "json"}, "format") == "json" ? StdoutFormat::json : StdoutFormat::table;
+  };
+  parser.value({"--format"}, "table|json", "stdout: a human table (default) or the JSON records", set_format);
+  parser.optional_value({"-f"}, "table|json",
+                        "-f table / -f json: --format; a bare -f: OMB's full statistics (the table adds min, max and "
+                        "iterations)",
+                        [](const std::string& next) { return next == "table" || next == "json"; },
+                        [&, set_format](const std::string& v) {
+                          if (v.empty()) omb.full = true;
+                          else set_format(v);
+                        });
+  parser.flag({"--full"}, "OMB's full statistics: the table adds min, max and iterations", &omb.full);
+  parser.value({"-d", "--accelerator"}, "cuda|managed",
+               "OMB's accelerator: point to point, the buffer letters (D, MH, MD) place the buffers and -d names "
+               "the API (without letters both sides stay host, as OMB); coll, nbc: every rank's buffers device "
+               "(cuda) or managed",
+               [&](const std::string& v) { omb.accelerator = parse_omb_accelerator(v); });
   parser.flag({"--help", "-h"}, "show this help", &help);
+}
+
+// Reads OMB's spellings once the benchmark and its positionals are known: settles sizes, counts and memory
+// (the collectives' --mem through the benchmark's own option), and returns the lines rank 0 says on stderr
+// (how an OMB option was read where gmb would read it otherwise). Fills `reading` with what the context
+// records. Throws UsageError.
+std::vector<std::string> apply_omb_options(const BenchmarkInfo& info, const ArgParser& parser, const OmbOptions& omb,
+                                           const std::vector<std::string>& positionals, RunSettings& settings,
+                                           Json& reading) {
+  std::vector<std::string> warnings;
+  const auto counterpart = omb_counterpart(info.name);
+  if (!omb.message_size.empty()) {
+    if (!counterpart)
+      throw UsageError("-m is OMB's --message-size, and " + info.name + " has no OMB counterpart: give --sizes");
+    if (parser.given("--sizes"))
+      throw UsageError("give either -m (OMB's [MIN:]MAX) or --sizes (gmb's sizes), not both");
+    OmbMessageSizes m;
+    try {
+      m = parse_omb_message_sizes(omb.message_size, *counterpart);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("-m: ") + e.what());
+    }
+    settings.sizes = m.sizes;
+    reading.set("message_size", "-m " + omb.message_size + ": " + m.reading + ", as in " + counterpart->program);
+    if (!m.warning.empty()) warnings.push_back(m.warning);
+  }
+  // OMB's -i and -x set the small- and the large-message counts alike; an explicit --iters-large/--warmup-large stays.
+  if (omb.iterations > 0 && !omb.iters_large_given) settings.iters_large = omb.iterations;
+  if (omb.warmup >= 0 && !omb.warmup_large_given) settings.warmup_large = omb.warmup;
+  if (omb.full) reading.set("full", true);
+  if (!omb.accelerator.empty()) {
+    if (!counterpart)
+      throw UsageError("-d is OMB's --accelerator, and " + info.name + " has no OMB counterpart: give --mem");
+    reading.set("accelerator", omb.accelerator);
+    if (counterpart->collective) {
+      // OMB allocates every collective buffer with the accelerator's allocator: cudaMalloc, cudaMallocManaged.
+      if (parser.given("--mem"))
+        throw UsageError("-d " + omb.accelerator + " and --mem both set every rank's memory: give one");
+      parser.apply("--mem", omb.accelerator == "cuda" ? "device" : "managed");
+    } else {
+      const std::string line = omb_pt2pt_accelerator_warning(omb.accelerator, counterpart->program, positionals,
+                                                             parser.given("--send") || parser.given("--recv") ||
+                                                                 !counterpart->host_by_default);
+      if (!line.empty()) warnings.push_back(line);
+    }
+  }
+  return warnings;
+}
+
+// The statistic OMB's full listing (-f) gives the min and max of: the time (OMB's "Min/Max Latency"), the
+// headline of the bandwidth benchmarks (OMB has no -f there).
+std::optional<Statistic> full_statistic(const BenchmarkInfo& info) {
+  if (info.records.family == Family::collective || info.records.family == Family::nbc) return Statistic::time_us;
+  return info.records.headline;
+}
+
+// The table of OMB's full listing (-f): min and max of full_statistic and the timed iterations, each unless the
+// benchmark's table has it already.
+std::vector<TableColumn> full_columns(const BenchmarkInfo& info, std::vector<TableColumn> columns) {
+  std::vector<TableColumn> extra;
+  if (const auto statistic = full_statistic(info)) {
+    const std::string stat = statistic_name(*statistic);
+    const bool time = *statistic == Statistic::time_us;
+    const std::string unit = time ? "us" : stat == "message_rate_Mps" ? "Mmsg/s" : "GB/s";
+    extra.push_back({"min_" + unit, stat + ".min", time ? 2 : 3});
+    extra.push_back({"max_" + unit, stat + ".max", time ? 2 : 3});
+  }
+  extra.push_back({"iterations", "iterations", 0});
+  for (const auto& c : extra)
+    if (std::none_of(columns.begin(), columns.end(), [&](const TableColumn& have) { return have.path == c.path; }))
+      columns.push_back(c);
+  return columns;
 }
 
 // "latency, bw, ...": the benchmarks that take --fresh-buffers.
@@ -140,22 +254,27 @@ void warn_if_mpi_library_swapped(const LocalRank& local) {
 int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& args, const std::vector<std::string>& argv_all) {
   // Parse first: --help needs no MPI.
   RunSettings settings;
+  OmbOptions omb;
   bool help = false;
   auto bench = info.make();
   settings.sizes = parse_sizes(bench->default_sizes());
   ArgParser parser;
-  add_common_options(parser, settings, help);
+  add_common_options(parser, settings, omb, help);
   bench->add_options(parser);
-  std::vector<std::string> positionals;
+  add_omb_refusals(parser);
+  std::vector<std::string> positionals, omb_warnings;
+  Json omb_reading = Json::object();
   std::string usage_error;
   try {
     positionals = parser.parse(args);
+    if (!help) omb_warnings = apply_omb_options(info, parser, omb, positionals, settings, omb_reading);
   } catch (const UsageError& e) {
     usage_error = e.what();
   }
   if (help) {
-    std::printf("usage: mpirun -np N gmb-bench %s [options]\n%s\n\noptions:\n%s", info.name.c_str(), info.summary.c_str(),
-                parser.help().c_str());
+    std::printf("usage: mpirun -np N gmb-bench %s [options]\n%s\n\noptions:\n%s\nOSU Micro-Benchmarks' letters mean "
+                "what they mean in OMB (docs/omb.md); gmb's long names keep gmb's meaning.\n",
+                info.name.c_str(), info.summary.c_str(), parser.help().c_str());
     return kExitOk;
   }
 
@@ -201,6 +320,8 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
                   "(accepted by: " + benchmarks_sweeping_pooled_buffers() + ")";
   if (usage_error.empty()) usage_error = precision_problem(info, *bench, settings);
   if (!usage_error.empty()) return usage_failure(usage_error);
+  if (ctx.rank == 0)
+    for (const auto& w : omb_warnings) std::fprintf(stderr, "gmb-bench %s: warning: %s\n", info.name.c_str(), w.c_str());
 
   if (local.rank < 0) {
     local = local_rank_from_shared_memory_split(MPI_COMM_WORLD);
@@ -218,7 +339,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   }
   sink_error = agree_on_reason(MPI_COMM_WORLD, sink_error);
   if (!sink_error.empty()) return usage_failure(sink_error);
-  sink->set_columns(bench->columns());
+  sink->set_columns(omb.full ? full_columns(info, bench->columns()) : bench->columns());
   if (info.records.headline) sink->set_headline(statistic_name(*info.records.headline));
 
   BufferPool buffers(settings.fresh_buffers ? BufferAllocation::fresh_per_size : BufferAllocation::once_per_launch);
@@ -230,8 +351,14 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   ctx.run_id = make_run_id(MPI_COMM_WORLD);
   ctx.ranks = gather_rank_facts(MPI_COMM_WORLD, platform);
   ctx.launch_cost = measure_launch_cost(MPI_COMM_WORLD, platform, ctx.ranks, ctx.rank);
-  const Json context = build_context(ctx, argv_all, local, bench->options_json());
+  Json options = bench->options_json();
+  if (!omb_reading.as_object()->empty()) options.set("omb", omb_reading);
+  const Json context = build_context(ctx, argv_all, local, options);
   if (ctx.rank == 0) sink->write_context(context);
+  if (omb.full)
+    sink->note("full statistics (OMB's -f): min and max of the " +
+               std::string(full_statistic(info) ? statistic_name(*full_statistic(info)) : "figures") +
+               " samples and the timed iterations per size; OMB's average is the records' mean");
 
   const int code = bench->run(ctx, *sink);
   sink.reset();

@@ -17,6 +17,19 @@ class ArgParser {
   void value(std::vector<std::string> names, std::string metavar, std::string help, Setter set);
   // An option without a value.
   void flag(std::vector<std::string> names, std::string help, bool* target);
+  // An option whose value is optional: the next argument is its value when `takes(next)` says so,
+  // otherwise `set` gets "" (OMB's bare -f next to gmb's -f table|json).
+  void optional_value(std::vector<std::string> names, std::string metavar, std::string help,
+                      std::function<bool(const std::string& next)> takes, Setter set);
+  // A name that is not an option here, with why (OMB letters gmb does not have): parse() throws
+  // UsageError with `reason` instead of "unknown option". Not listed in help(); a declared option wins.
+  void refuse(std::vector<std::string> names, std::string reason);
+  // Whether `name` is declared as an option (not a refusal).
+  bool declares(const std::string& name) const;
+  // Whether the last parse() met `name` (any of its option's names counts).
+  bool given(const std::string& name) const;
+  // Sets option `name` to `value` as if the command line gave it (UsageError as parse() words it).
+  void apply(const std::string& name, const std::string& value) const;
 
   // Parses args (no program or subcommand name). Returns the positional arguments in order.
   // Throws UsageError for unknown options or missing values.
@@ -31,9 +44,17 @@ class ArgParser {
     std::string metavar;  // empty for flags
     std::string help;
     Setter set;
+    std::function<bool(const std::string&)> takes;  // optional values only
+  };
+  struct Refusal {
+    std::vector<std::string> names;
+    std::string reason;
   };
   const Spec* lookup(const std::string& name) const;
+  void set_value(const Spec& spec, const std::string& name, const std::string& value) const;
   std::vector<Spec> specs_;
+  std::vector<Refusal> refusals_;
+  mutable std::vector<const Spec*> given_;
 };
 
 // Value parsers shared by the families; they throw UsageError naming what is accepted.
@@ -46,5 +67,19 @@ double parse_positive_seconds(const std::string& text, const std::string& what);
 // One of `choices`, exactly.
 std::string parse_choice(const std::string& text, const std::vector<std::string>& choices,
                          const std::string& what);
+
+// ---- OSU Micro-Benchmarks (OMB) spellings (docs/omb.md) -------------------------------------------------
+// OMB's -d/--accelerator TYPE: "cuda" or "managed" (any case, as OMB compares); openacc, rocm and sycl are
+// refused (gmb-bench measures CUDA devices only), anything else too, each naming what is accepted.
+std::string parse_omb_accelerator(const std::string& text);
+// What -d means to a point-to-point benchmark (OMB `program`) given its buffer letters, where a user could
+// expect otherwise: the line rank 0 says on stderr, or "". OMB places pt2pt buffers by the letters alone
+// (H host, D device, MH/MD managed): -d without letters leaves both sides on the host, and D stays device
+// memory under -d managed. `sides_given`: gmb's --send/--recv chose the memory instead of letters.
+std::string omb_pt2pt_accelerator_warning(const std::string& accelerator, const std::string& program,
+                                          const std::vector<std::string>& letters, bool sides_given);
+// Refusals, each saying what OMB means by the letter and what gmb has instead, for OMB's short options that
+// `parser` does not declare (called after the benchmark declared its own options).
+void add_omb_refusals(ArgParser& parser);
 
 }  // namespace gmb

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,5 +14,32 @@ std::uint64_t parse_size(const std::string& text);
 std::vector<std::uint64_t> parse_sizes(const std::string& text);
 // "4 KiB"-style label used in tables.
 std::string format_size(std::uint64_t bytes);
+
+// ---- OSU Micro-Benchmarks (OMB) -m (docs/omb.md) --------------------------------------------------------
+// The OMB program a gmb benchmark stands for, and the message sizes that program sweeps by default
+// (OMB 7.x, c/util/osu_util.c process_options: point to point MIN_MESSAGE_SIZE 1 B, 0 B for the latency
+// benchmarks, up to MAX_MESSAGE_SIZE 4 MiB; collectives 1 B up to MAX_MSG_SIZE_COLL 1 MiB).
+struct OmbCounterpart {
+  std::string program;  // "osu_bw", "the OMB collectives" ...
+  std::uint64_t min_size = 1, max_size = 0;
+  bool collective = false;  // coll, nbc: -d places every rank's buffers; point to point: the letters do
+  bool host_by_default = true;  // without letters both sides are host memory (um: managed:device)
+};
+// nullopt for benchmarks OMB has no counterpart of (halo, peaks, doctor).
+std::optional<OmbCounterpart> omb_counterpart(const std::string& benchmark);
+
+// OMB's -m [MIN:]MAX: "MAX" (from the program's minimum), "MIN:MAX", "MIN:" (up to its default maximum),
+// ":MAX"; sizes doubling from MIN while <= MAX, as OMB's loops step. K/M/G suffixes are accepted (OMB reads
+// digits only). A list is refused (that is --sizes). Throws UsageError saying what is accepted.
+struct OmbMessageSizes {
+  std::vector<std::uint64_t> sizes;
+  std::uint64_t min = 0, max = 0;
+  bool bare_max = false;  // "-m N": gmb's --sizes N would measure N alone
+  std::string reading;    // "sizes 1 B to 4 MiB in doubling steps (23 sizes)"
+  // Where gmb's --sizes would read the same text otherwise (a bare MAX that is not the only size): the line
+  // rank 0 says on stderr, with how to get gmb's meaning; "" otherwise.
+  std::string warning;
+};
+OmbMessageSizes parse_omb_message_sizes(const std::string& text, const OmbCounterpart& counterpart);
 
 }  // namespace gmb

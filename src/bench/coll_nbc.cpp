@@ -107,9 +107,9 @@ class NonBlockingCollective final : public Benchmark {
  public:
   void add_options(ArgParser& p) override {
     operands_.add_options(p);
-    p.value({"--compute"}, "cpu|gpu|both", "dummy compute: a calibrated CPU loop, a GPU kernel calibrated by elapsed time, or both at once (default cpu)",
+    p.value({"--compute", "-r", "--cuda-target"}, "cpu|gpu|both", "dummy compute: a calibrated CPU loop, a GPU kernel calibrated by elapsed time, or both at once (default cpu)",
             [this](const std::string& v) { compute_ = parse_choice(v, {"cpu", "gpu", "both"}, "compute"); });
-    p.value({"--tests"}, "K", "MPI_Test calls spread evenly through the dummy compute (default 0, as OMB)",
+    p.value({"--tests", "-t", "--num-test-calls"}, "K", "MPI_Test calls spread evenly through the dummy compute (default 0, as OMB)",
             [this](const std::string& v) { tests_ = parse_nonnegative_int(v, "test count"); });
     p.flag({"--dummy-copies"}, "during compute, host->device and device->host copies of the message size on their own streams (GPU)",
            &dummy_copies_);

@@ -38,9 +38,26 @@ void Operands::add_options(ArgParser& p) {
           [this](const std::string& v) { mem_others_explicit_ = v; });
   p.value({"--root"}, "R", "root rank of rooted operations, and the rank --mem-root applies to (default 0)",
           [this](const std::string& v) { root_ = parse_nonnegative_int(v, "root rank"); });
-  p.flag({"--in-place"}, "pass MPI_IN_PLACE where the standard allows it for the operation", &in_place_);
+  p.flag({"--in-place", "-l"}, "pass MPI_IN_PLACE where the standard allows it for the operation", &in_place_);
   p.value({"--dtype"}, "float|double|int", "element type of reductions, summed with MPI_SUM (default float)",
           [this](const std::string& v) { dtype_text_ = parse_choice(v, {"float", "double", "int"}, "data type"); });
+  // OMB's spellings (docs/omb.md): -k fixed:R (OMB's --root-rank; its rotating root is not measured here),
+  // -T MPI_INT|MPI_FLOAT (OMB's --type; gmb reduces float, double or int and moves bytes otherwise).
+  p.value({"-k", "--root-rank"}, "fixed:R", "OMB's root rank: fixed:R is --root R",
+          [this](const std::string& v) {
+            if (v.rfind("fixed:", 0) == 0) root_ = parse_nonnegative_int(v.substr(6), "root rank");
+            else if (v == "rotate")
+              throw UsageError("OMB's rotating root is not measured by gmb (accepted: fixed:R, or --root R)");
+            else throw UsageError("bad root rank '" + v + "' (accepted: fixed:R, e.g. fixed:1, or --root R)");
+          });
+  p.value({"-T", "--type"}, "MPI_INT|MPI_FLOAT", "OMB's data type of reductions: --dtype int|float",
+          [this](const std::string& v) {
+            if (v == "MPI_INT") dtype_text_ = "int";
+            else if (v == "MPI_FLOAT") dtype_text_ = "float";
+            else
+              throw UsageError("data type '" + v + "' has no gmb counterpart: gmb reduces float, double or int and "
+                               "moves bytes otherwise (accepted: MPI_INT, MPI_FLOAT, or --dtype float|double|int)");
+          });
   p.flag({"--run-known-crashes"},
          "run calls this MPI library is known to crash in (refused by default, with the reason: docs/collectives.md)",
          &run_known_crashes_);

@@ -35,7 +35,7 @@ void PointToPoint::add_options(ArgParser& p) {
             if (transfer_.chunk_size == 0) throw UsageError("chunk size must be at least 1 byte");
           });
   if (windowed()) {
-    p.value({"--window", "-W"}, "W", "messages in flight per window (default 64)",
+    p.value({"--window", "-W", "--window-size"}, "W", "messages in flight per window (default 64)",
             [this](const std::string& v) { window_ = parse_positive_int(v, "window"); });
   }
 }

@@ -1,5 +1,6 @@
 #include "gmb/args.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cctype>
@@ -11,11 +12,20 @@
 namespace gmb {
 
 void ArgParser::value(std::vector<std::string> names, std::string metavar, std::string help, Setter set) {
-  specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(set)});
+  specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(set), nullptr});
 }
 
 void ArgParser::flag(std::vector<std::string> names, std::string help, bool* target) {
-  specs_.push_back({std::move(names), "", std::move(help), [target](const std::string&) { *target = true; }});
+  specs_.push_back({std::move(names), "", std::move(help), [target](const std::string&) { *target = true; }, nullptr});
+}
+
+void ArgParser::optional_value(std::vector<std::string> names, std::string metavar, std::string help,
+                               std::function<bool(const std::string& next)> takes, Setter set) {
+  specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(set), std::move(takes)});
+}
+
+void ArgParser::refuse(std::vector<std::string> names, std::string reason) {
+  refusals_.push_back({std::move(names), std::move(reason)});
 }
 
 const ArgParser::Spec* ArgParser::lookup(const std::string& name) const {
@@ -25,8 +35,30 @@ const ArgParser::Spec* ArgParser::lookup(const std::string& name) const {
   return nullptr;
 }
 
+bool ArgParser::declares(const std::string& name) const { return lookup(name) != nullptr; }
+
+bool ArgParser::given(const std::string& name) const {
+  const Spec* spec = lookup(name);
+  return spec && std::find(given_.begin(), given_.end(), spec) != given_.end();
+}
+
+void ArgParser::set_value(const Spec& spec, const std::string& name, const std::string& value) const {
+  try {
+    spec.set(value);
+  } catch (const UsageError& e) {
+    throw UsageError(name + ": " + e.what());
+  }
+}
+
+void ArgParser::apply(const std::string& name, const std::string& value) const {
+  const Spec* spec = lookup(name);
+  if (!spec) throw UsageError("unknown option '" + name + "'");
+  set_value(*spec, name, value);
+}
+
 std::vector<std::string> ArgParser::parse(const std::vector<std::string>& args) const {
   std::vector<std::string> positionals;
+  given_.clear();
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string& arg = args[k];
     // A lone "-" or a negative-looking number is positional; options start with a letter.
@@ -42,7 +74,13 @@ std::vector<std::string> ArgParser::parse(const std::vector<std::string>& args) 
       has_inline = true;
     }
     const Spec* spec = lookup(name);
-    if (!spec) throw UsageError("unknown option '" + name + "' (see --help for the options this benchmark accepts)");
+    if (!spec) {
+      for (const auto& refusal : refusals_)
+        if (std::find(refusal.names.begin(), refusal.names.end(), name) != refusal.names.end())
+          throw UsageError(name + ": " + refusal.reason);
+      throw UsageError("unknown option '" + name + "' (see --help for the options this benchmark accepts)");
+    }
+    given_.push_back(spec);
     if (spec->metavar.empty()) {
       if (has_inline) throw UsageError("option " + name + " takes no value");
       spec->set("");
@@ -51,15 +89,13 @@ std::vector<std::string> ArgParser::parse(const std::vector<std::string>& args) 
     std::string value;
     if (has_inline) {
       value = inline_value;
+    } else if (spec->takes) {
+      if (k + 1 < args.size() && spec->takes(args[k + 1])) value = args[++k];
     } else {
       if (k + 1 >= args.size()) throw UsageError("option " + name + " needs a value (" + spec->metavar + ")");
       value = args[++k];
     }
-    try {
-      spec->set(value);
-    } catch (const UsageError& e) {
-      throw UsageError(name + ": " + e.what());
-    }
+    set_value(*spec, name, value);
   }
   return positionals;
 }
@@ -69,7 +105,7 @@ std::string ArgParser::help() const {
   for (const auto& spec : specs_) {
     std::string left = "  ";
     for (std::size_t k = 0; k < spec.names.size(); ++k) left += (k ? ", " : "") + spec.names[k];
-    if (!spec.metavar.empty()) left += " " + spec.metavar;
+    if (!spec.metavar.empty()) left += spec.takes ? " [" + spec.metavar + "]" : " " + spec.metavar;
     if (left.size() < 30) left.resize(30, ' ');
     else left += "\n" + std::string(30, ' ');
     out += left + spec.help + "\n";
@@ -127,6 +163,65 @@ std::string parse_choice(const std::string& text, const std::vector<std::string>
   std::string accepted;
   for (const auto& c : choices) accepted += (accepted.empty() ? "" : ", ") + c;
   throw UsageError("unknown " + what + " '" + text + "' (accepted: " + accepted + ")");
+}
+
+std::string parse_omb_accelerator(const std::string& text) {
+  std::string lower = text;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "cuda" || lower == "managed") return lower;
+  if (lower == "openacc" || lower == "rocm" || lower == "sycl")
+    throw UsageError("accelerator '" + text + "' is not supported: gmb-bench measures CUDA devices only (accepted: cuda, "
+                     "managed)");
+  throw UsageError("unknown accelerator '" + text + "' (accepted: cuda, managed)");
+}
+
+std::string omb_pt2pt_accelerator_warning(const std::string& accelerator, const std::string& program,
+                                          const std::vector<std::string>& letters, bool sides_given) {
+  if (letters.empty() && !sides_given)
+    return "-d " + accelerator + " without buffer letters: both buffers in host memory, as in " + program +
+           " (OMB's default H H); give D D for device buffers";
+  if (accelerator == "managed" && std::find(letters.begin(), letters.end(), "D") != letters.end())
+    return "-d managed with D: D is device memory, as OMB allocates it (cudaMalloc); managed memory is MH or MD "
+           "(managed, placed on the host or on the device)";
+  return "";
+}
+
+void add_omb_refusals(ArgParser& parser) {
+  // OMB 7.x's letters (c/util/osu_util.c process_options, osu_util_options.h) with no counterpart in the
+  // benchmark at hand. Options gmb has under OMB's letter (-m -i -x -c -f -d -M -W -t -r -l -k -T) are declared
+  // by the driver or by the benchmark; where a benchmark lacks one, its refusal says where it applies.
+  const std::vector<std::pair<std::string, std::string>> refusals = {
+      {"-v", "OMB's --version; gmb-bench prints its version with 'gmb-bench list'"},
+      {"-W", "OMB's --window-size applies to the windowed bandwidth benchmarks: bw, bibw, mbw"},
+      {"-t", "OMB's -t is the MPI_Test calls of the non-blocking collectives (gmb: nbc -t/--tests) or the threads "
+             "or processes of osu_latency_mt/osu_latency_mp, which gmb does not have"},
+      {"-r", "OMB's --cuda-target (cpu|gpu|both) is the dummy compute of the non-blocking collectives: nbc -r/--compute"},
+      {"-a", "OMB's --array-size sizes the arrays of its GPU dummy compute; gmb calibrates its GPU compute by time "
+             "(nbc --compute gpu) and has no array size"},
+      {"-s", "OMB's --sync-option belongs to the one-sided (RMA) benchmarks, which gmb does not have"},
+      {"-w", "OMB's --win-options belongs to the one-sided (RMA) benchmarks, which gmb does not have"},
+      {"-R", "OMB's --print-rate of osu_mbw_mr: gmb's mbw always records the message rate (message_rate_Mps)"},
+      {"-p", "OMB's --num-pairs of osu_mbw_mr: gmb's mbw and mlat pair all ranks (ranks/2 pairs); launch 2 x PAIRS "
+             "ranks"},
+      {"-V", "OMB's --vary-window of osu_mbw_mr: gmb measures one window per run (bw, bibw, mbw -W W)"},
+      {"-b", "OMB's --buffer-num (single|multiple buffers per window): gmb uses one send and one receive buffer"},
+      {"-u", "OMB's --validation-warmup: gmb's -c checks one extra iteration before the warm-up and one after the "
+             "timed ones, a fixed count"},
+      {"-G", "OMB's --graph (tty, png, pdf): gmb draws its figures in 'gmb report'"},
+      {"-P", "OMB's --papi: gmb does not read PAPI counters"},
+      {"-D", "OMB's --ddt (derived datatypes): gmb sends contiguous bytes only"},
+      {"-N", "OMB's --nhbr (neighbourhood collectives): gmb has none"},
+      {"-T", "OMB's --type (MPI_CHAR, MPI_INT, MPI_FLOAT) applies to the collectives: coll, nbc (-T or --dtype)"},
+      {"-I", "OMB's --session (MPI sessions): gmb initialises MPI with MPI_Init"},
+      {"-l", "OMB's --in-place applies to the collectives: coll, nbc (-l or --in-place)"},
+      {"-z", "OMB's --tail-lat percentiles: gmb records carry p5, p95, min and max of every statistic; no other "
+             "percentiles"},
+      {"-q", "OMB's --partitions belongs to partitioned point-to-point (osu_partitioned_latency), which gmb does not "
+             "have"},
+      {"-k", "OMB's --root-rank applies to rooted collectives: coll, nbc (-k fixed:R or --root R)"},
+  };
+  for (const auto& [name, reason] : refusals)
+    if (!parser.declares(name)) parser.refuse({name}, reason);
 }
 
 }  // namespace gmb

@@ -13,6 +13,17 @@ const char* const kAccepted =
     "accepted: a byte count with optional K, M or G suffix (powers of 1024), e.g. 8, 4K, 1M; "
     "a range MIN:MAX in doubling steps, e.g. 1:4M; or a list, e.g. 1,8,4K";
 
+// MIN, 2 MIN, ... while <= MAX; 0 first and then doubling from 1 when MIN is 0 (OMB's convention).
+std::vector<std::uint64_t> doubling(std::uint64_t lo, std::uint64_t hi) {
+  std::vector<std::uint64_t> sizes;
+  if (lo == 0) sizes.push_back(0);
+  for (std::uint64_t s = lo == 0 ? 1 : lo; s <= hi; s *= 2) {
+    sizes.push_back(s);
+    if (s > hi / 2) break;
+  }
+  return sizes;
+}
+
 std::string trim(const std::string& s) {
   std::size_t b = 0, e = s.size();
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
@@ -59,13 +70,7 @@ std::vector<std::uint64_t> parse_sizes(const std::string& text) {
     const std::uint64_t hi = parse_size(text.substr(colon + 1));
     if (lo > hi)
       throw UsageError("size range '" + text + "' has MIN greater than MAX (" + kAccepted + ")");
-    // OMB's convention: 0 is measured, then doubling from 1.
-    if (lo == 0) sizes.push_back(0);
-    for (std::uint64_t s = lo == 0 ? 1 : lo; s <= hi; s *= 2) {
-      sizes.push_back(s);
-      if (s > hi / 2) break;
-    }
-    return sizes;
+    return doubling(lo, hi);  // OMB's convention: 0 is measured, then doubling from 1
   }
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -89,6 +94,66 @@ std::string format_size(std::uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
   return buf;
+}
+
+std::optional<OmbCounterpart> omb_counterpart(const std::string& benchmark) {
+  constexpr std::uint64_t kPt2ptMax = 1ull << 22;  // MAX_MESSAGE_SIZE
+  constexpr std::uint64_t kCollMax = 1ull << 20;   // MAX_MSG_SIZE_COLL
+  // Latency-type point to point starts at 0 bytes (process_options: LAT with PT2PT sets min_message_size 0).
+  if (benchmark == "latency") return OmbCounterpart{"osu_latency", 0, kPt2ptMax, false};
+  if (benchmark == "um") return OmbCounterpart{"osu_latency", 0, kPt2ptMax, false, false};
+  if (benchmark == "mlat") return OmbCounterpart{"osu_multi_lat", 0, kPt2ptMax, false};
+  if (benchmark == "bw") return OmbCounterpart{"osu_bw", 1, kPt2ptMax, false};
+  if (benchmark == "bibw") return OmbCounterpart{"osu_bibw", 1, kPt2ptMax, false};
+  if (benchmark == "mbw") return OmbCounterpart{"osu_mbw_mr", 1, kPt2ptMax, false};
+  if (benchmark == "coll") return OmbCounterpart{"the OMB collectives", 1, kCollMax, true};
+  if (benchmark == "nbc") return OmbCounterpart{"the OMB non-blocking collectives", 1, kCollMax, true};
+  return std::nullopt;
+}
+
+OmbMessageSizes parse_omb_message_sizes(const std::string& text, const OmbCounterpart& counterpart) {
+  const char* const accepted =
+      "accepted: OMB's [MIN:]MAX in bytes, K/M/G suffixes allowed: MAX (from the default minimum), MIN:MAX, MIN: "
+      "(up to the default maximum) or :MAX; a list of sizes, or one size alone, is --sizes";
+  if (text.find(',') != std::string::npos)
+    throw UsageError("bad message size '" + text + "': -m is OMB's [MIN:]MAX, not a list (" + accepted + ")");
+  const auto colon = text.find(':');
+  if (colon != std::string::npos && text.find(':', colon + 1) != std::string::npos)
+    throw UsageError("bad message size '" + text + "' (" + accepted + ")");
+  OmbMessageSizes out;
+  out.min = counterpart.min_size;
+  out.max = counterpart.max_size;
+  auto size_of = [&](const std::string& part) {
+    try {
+      return parse_size(part);
+    } catch (const UsageError&) {
+      throw UsageError("bad message size '" + text + "' (" + accepted + ")");
+    }
+  };
+  if (colon == std::string::npos) {
+    out.max = size_of(text);
+    out.bare_max = true;
+  } else {
+    const std::string lo = trim(text.substr(0, colon)), hi = trim(text.substr(colon + 1));
+    if (lo.empty() && hi.empty()) throw UsageError("bad message size '" + text + "' (" + accepted + ")");
+    if (!lo.empty()) out.min = size_of(lo);
+    if (!hi.empty()) out.max = size_of(hi);
+  }
+  if (out.min > out.max)
+    throw UsageError("message size '" + text + "': MIN " + format_size(out.min) + " is greater than MAX " +
+                     format_size(out.max) +
+                     (colon == std::string::npos || trim(text.substr(0, colon)).empty()
+                          ? " (the default minimum of " + counterpart.program + ")"
+                          : trim(text.substr(colon + 1)).empty() ? " (the default maximum of " + counterpart.program + ")"
+                                                                 : "") +
+                     " (" + accepted + ")");
+  out.sizes = doubling(out.min, out.max);
+  out.reading = "sizes " + format_size(out.min) + " to " + format_size(out.sizes.back()) + " in doubling steps (" +
+                std::to_string(out.sizes.size()) + (out.sizes.size() == 1 ? " size)" : " sizes)");
+  if (out.bare_max && out.sizes != std::vector<std::uint64_t>{out.max})
+    out.warning = "-m " + text + " read as OMB's [MIN:]MAX, as in " + counterpart.program + ": " + out.reading +
+                  "; for " + text + " bytes alone give --sizes " + text;
+  return out;
 }
 
 }  // namespace gmb

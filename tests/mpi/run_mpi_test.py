@@ -5,7 +5,7 @@ benchmark (`gmb-bench list --format json`). Used by ctest (tests/CMakeLists.txt)
 
   run_mpi_test.py --mpiexec M --np N --exit E --schema S --workdir D [--stderr REGEX] [--stdout REGEX]
                   [--expect-status ok|unsupported|failed] [--expect-point BYTES=STATUS[=REASON_REGEX] ...]
-                  [--max-rss-mb MB] [--env-invalid-utf8 NAME]
+                  [--max-rss-mb MB] [--env-invalid-utf8 NAME] [--expect-sizes B,B,...]
                   [--expect-precision TARGET --max-iterations N] -- gmb-bench ARGS...
 
 The literal argument OUT in ARGS is replaced by a fresh records path inside --workdir; the
@@ -103,6 +103,20 @@ def check_points(results, expected_points):
                 fail(f"{size_text} bytes: reason {r.get('reason', '')!r} does not match /{reason[0]}/")
 
 
+def check_sizes(records, expected):
+    """The sizes measured (the results' bytes, in order) and the context's options.common.sizes are `expected`."""
+    sizes = [int(s) for s in expected.split(",")]
+    common = records[0]["options"]["common"].get("sizes")
+    if common != sizes:
+        fail(f"the context's options.common.sizes is {common}, expected {sizes}")
+    measured = []
+    for r in records[1:]:
+        if not measured or measured[-1] != r["bytes"]:
+            measured.append(r["bytes"])
+    if measured != sizes:
+        fail(f"the result records' sizes are {measured}, expected {sizes}")
+
+
 STOPS = ("converged", "iteration cap", "time cap")
 
 
@@ -163,6 +177,8 @@ def main():
                         help="TARGET: the run used --precision TARGET; every measured result has a precision object")
     parser.add_argument("--max-iterations", type=int, default=0,
                         help="with --expect-precision: the iteration cap no measured result may exceed")
+    parser.add_argument("--expect-sizes",
+                        help="B,B,...: the result records' sizes in order, and the context's options.common.sizes")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
@@ -210,6 +226,8 @@ def main():
             check_description(records[1:], command[0])
             check_points(records[1:], args.expect_point)
             check_precision(records, args.expect_precision, args.max_iterations)
+            if args.expect_sizes:
+                check_sizes(records, args.expect_sizes)
             if args.env_invalid_utf8:
                 got = records[0]["environment"].get(args.env_invalid_utf8)
                 if got != "bad\ufffdbyte":

@@ -112,3 +112,154 @@ TEST(Args, SecondsArePositive) {
   EXPECT_DOUBLE_EQ(parse_positive_seconds("0.25", "time cap"), 0.25);
   for (const char* bad : {"0", "-1", "x", "", "inf"}) EXPECT_THROW(parse_positive_seconds(bad, "time cap"), UsageError) << bad;
 }
+
+// ---- OSU Micro-Benchmarks spellings (docs/omb.md) ----------------------------------------------------------
+
+namespace {
+struct Formats {
+  std::string format;
+  bool full = false;
+};
+// The driver's -f: "-f table|json" is the format, a bare -f OMB's full statistics.
+ArgParser make_format_parser(Formats& f, Parsed& p) {
+  ArgParser parser = make_parser(p);
+  parser.optional_value({"-f"}, "table|json", "format or full", [](const std::string& next) { return next == "table" || next == "json"; },
+                        [&](const std::string& v) {
+                          if (v.empty()) f.full = true;
+                          else f.format = v;
+                        });
+  return parser;
+}
+}  // namespace
+
+TEST(Args, OptionalValueTakesOnlyWhatItAccepts) {
+  Parsed p;
+  Formats f;
+  auto parser = make_format_parser(f, p);
+  parser.parse({"-f", "json"});
+  EXPECT_EQ(f.format, "json");
+  EXPECT_FALSE(f.full);
+  parser.parse({"-f", "table"});
+  EXPECT_EQ(f.format, "table");
+  EXPECT_FALSE(f.full);
+  // Bare: at the end, before another option, before a positional (OMB's `-f D D`).
+  for (const auto& args : std::vector<std::vector<std::string>>{{"-f"}, {"-f", "-i", "3"}, {"D", "-f", "H"}}) {
+    Formats g;
+    Parsed q;
+    const auto pos = make_format_parser(g, q).parse(args);
+    EXPECT_TRUE(g.full) << args.size();
+    EXPECT_EQ(g.format, "") << args.size();
+    for (const auto& a : pos) EXPECT_NE(a, "-f");
+  }
+  Formats g;
+  Parsed q;
+  EXPECT_EQ(make_format_parser(g, q).parse({"-f", "H", "D"}), (std::vector<std::string>{"H", "D"}));
+  EXPECT_TRUE(g.full);
+  EXPECT_NE(make_format_parser(g, q).help().find("-f [table|json]"), std::string::npos);
+}
+
+TEST(Args, RefusalsSayWhyAndADeclaredOptionWins) {
+  Parsed p;
+  auto parser = make_parser(p);
+  parser.refuse({"-z"}, "OMB's tail latency: not here");
+  parser.refuse({"-i"}, "never seen: -i is declared");
+  try {
+    parser.parse({"-z"});
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "-z: OMB's tail latency: not here");
+  }
+  parser.parse({"-i", "4"});
+  EXPECT_EQ(p.iters, 4);
+  EXPECT_EQ(parser.help().find("-z"), std::string::npos);  // refusals are not options
+  EXPECT_TRUE(parser.declares("-i"));
+  EXPECT_FALSE(parser.declares("-z"));
+}
+
+TEST(Args, GivenAndApply) {
+  Parsed p;
+  auto parser = make_parser(p);
+  parser.parse({"-i", "3"});
+  EXPECT_TRUE(parser.given("--iters"));  // any name of the option
+  EXPECT_TRUE(parser.given("-i"));
+  EXPECT_FALSE(parser.given("--send"));
+  parser.apply("--send", "device");
+  EXPECT_EQ(p.kind, "device");
+  EXPECT_FALSE(parser.given("--send"));  // applied, not given
+  parser.parse({});
+  EXPECT_FALSE(parser.given("--iters"));  // the last parse only
+  try {
+    parser.apply("--iters", "0");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--iters: bad iteration count '0'", 0), 0u) << e.what();
+  }
+}
+
+TEST(Args, OmbAcceleratorIsCudaOrManaged) {
+  EXPECT_EQ(parse_omb_accelerator("cuda"), "cuda");
+  EXPECT_EQ(parse_omb_accelerator("CUDA"), "cuda");  // OMB compares without case
+  EXPECT_EQ(parse_omb_accelerator("managed"), "managed");
+  for (const char* other : {"openacc", "rocm", "ROCm", "sycl"}) {
+    try {
+      parse_omb_accelerator(other);
+      ADD_FAILURE() << other;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), "accelerator '" + std::string(other) +
+                                           "' is not supported: gmb-bench measures CUDA devices only (accepted: cuda, managed)");
+    }
+  }
+  try {
+    parse_omb_accelerator("gpu");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "unknown accelerator 'gpu' (accepted: cuda, managed)");
+  }
+}
+
+TEST(Args, OmbAcceleratorWarningsOnPointToPoint) {
+  // Without letters OMB keeps both sides on the host.
+  EXPECT_EQ(omb_pt2pt_accelerator_warning("cuda", "osu_bw", {}, false),
+            "-d cuda without buffer letters: both buffers in host memory, as in osu_bw (OMB's default H H); give D D "
+            "for device buffers");
+  EXPECT_EQ(omb_pt2pt_accelerator_warning("cuda", "osu_bw", {}, true), "");  // --send/--recv chose
+  EXPECT_EQ(omb_pt2pt_accelerator_warning("cuda", "osu_bw", {"D", "D"}, false), "");
+  EXPECT_EQ(omb_pt2pt_accelerator_warning("cuda", "osu_bw", {"MD", "MH"}, false), "");
+  // OMB allocates D with cudaMalloc whatever -d says; managed memory is MH/MD.
+  EXPECT_NE(omb_pt2pt_accelerator_warning("managed", "osu_latency", {"D", "H"}, false).find("D is device memory"),
+            std::string::npos);
+  EXPECT_EQ(omb_pt2pt_accelerator_warning("managed", "osu_latency", {"MD", "MD"}, false), "");
+}
+
+TEST(Args, OmbLettersGmbLacksAreRefusedWithTheirMeaning) {
+  Parsed p;
+  auto parser = make_parser(p);
+  parser.value({"--tests", "-t"}, "K", "MPI_Test calls", [](const std::string&) {});
+  add_omb_refusals(parser);
+  parser.parse({"-t", "5"});  // declared by this benchmark (nbc): not refused
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"-W", "windowed bandwidth benchmarks: bw, bibw, mbw"}, {"-a", "array-size"},   {"-s", "one-sided"},
+      {"-w", "one-sided"},   {"-R", "message rate"},  {"-p", "ranks/2 pairs"},  {"-V", "vary-window"},
+      {"-b", "buffer-num"},  {"-u", "validation-warmup"}, {"-G", "graph"},   {"-P", "papi"},
+      {"-D", "derived datatypes"}, {"-N", "neighbourhood"}, {"-T", "coll, nbc"}, {"-I", "MPI sessions"},
+      {"-l", "coll, nbc"},   {"-z", "tail-lat"},      {"-q", "partitions"},   {"-k", "coll, nbc"},
+      {"-v", "gmb-bench list"}, {"-r", "nbc -r/--compute"}};
+  for (const auto& [letter, says] : expected) {
+    try {
+      parser.parse({letter, "1"});
+      ADD_FAILURE() << letter << " accepted";
+    } catch (const UsageError& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind(letter + ": OMB's", 0), 0u) << message;
+      EXPECT_NE(message.find(says), std::string::npos) << message;
+    }
+  }
+  ArgParser plain;
+  add_omb_refusals(plain);
+  try {
+    plain.parse({"-t", "4"});
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("nbc -t/--tests"), std::string::npos) << e.what();
+  }
+}
