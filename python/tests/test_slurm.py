@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gmb import build, slurm, spec
+from gmb import build, engines, slurm, spec
 from gmb.cli import main
 
 CAMPAIGN = """
@@ -121,31 +121,31 @@ def test_bad_setup_refused(args, needle, camp, tmp_path, fake_setup, capsys):
 def test_engines_built_before_the_job(camp, tmp_path, fake_setup, monkeypatch, capsys):
     """The campaign's libraries only (fakempi-a), with the build options; the job never builds."""
     calls = []
-    real = build.build_all
+    real = engines.choose
 
-    def recording(libs, **kw):
-        calls.append(([lib.name for lib in libs], kw))
-        return real(libs, **kw)
-    monkeypatch.setattr(build, "build_all", recording)
+    def recording(libs, do_build, build_options=None, **kw):
+        calls.append(([lib.name for lib in libs], do_build, build_options))
+        return real(libs, do_build, build_options, **kw)
+    monkeypatch.setattr(engines, "choose", recording)
     monkeypatch.delenv("GMB_ENABLE_CUDA", raising=False)
     out = tmp_path / "job.sbatch"
     assert gmb_slurm(camp, out, "--config", fake_setup["config"], "--no-detect", "--gpus-per-node", "4",
                      "-j", "3") == 0
-    assert [names for names, _ in calls] == [["fakempi-a"]]
-    kw = calls[0][1]
+    assert [(names, do_build) for names, do_build, _ in calls] == [(["fakempi-a"], True)]
+    kw = calls[0][2]
     assert kw["cuda"] == "AUTO" and kw["jobs"] == 3  # for the GPU nodes: not this node's driver
     text = out.read_text()
     runs = [ln for ln in text.splitlines() if re.search(r"\brun\b", ln) and "cmd=(" in ln]
     assert runs and all(ln.rstrip(")").split()[-1] == "--no-build" or "--no-build" in ln.split() for ln in runs)
     assert f"--config {fake_setup['config']}" in runs[0] and "--no-detect" in runs[0]
-    assert f"fakempi-a: {fake_setup['bindir'] / 'gmb-bench-a'}" in text  # recorded
+    assert f"fakempi-a: {fake_setup['bindir'] / 'gmb-bench-a'} (declared" in text  # recorded
     assert f"export GMB_CACHE={Path(os.environ['GMB_CACHE']).resolve()}" in text
     bash_n(out)
 
 
 def test_failed_build_writes_nothing(camp, tmp_path, fake_setup, monkeypatch, capsys):
-    monkeypatch.setattr(build, "build_all", lambda libs, **kw: {lib.name: build.BuildError(f"{lib.name}: boom")
-                                                                 for lib in libs})
+    monkeypatch.setattr(engines, "choose", lambda libs, *a, **kw: {
+        lib.name: engines.EngineChoice(None, "built", "", error=build.BuildError(f"{lib.name}: boom")) for lib in libs})
     out = tmp_path / "job.sbatch"
     assert gmb_slurm(camp, out, "--config", fake_setup["config"], "--no-detect") == 1
     err = capsys.readouterr().err
@@ -154,6 +154,7 @@ def test_failed_build_writes_nothing(camp, tmp_path, fake_setup, monkeypatch, ca
 
 def test_no_build_checks_engines(camp, tmp_path, fake_setup, monkeypatch, capsys):
     monkeypatch.setattr(build, "build_all", lambda *a, **k: pytest.fail("--no-build built"))
+    monkeypatch.delenv("GMB_ENGINE", raising=False)
     out = tmp_path / "job.sbatch"
     assert gmb_slurm(camp, out, "--config", fake_setup["config"], "--no-detect", "--no-build") == 0
     assert "found on" in out.read_text()

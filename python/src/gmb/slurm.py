@@ -172,7 +172,7 @@ def setup_lines(items) -> list[str]:
 def _engines(args, c) -> tuple[list[str], int]:
     """The campaign's engines, built here unless --no-build (then looked for: missing ones refused unless
     --no-engine-check): (comment lines naming them, exit status: 1 when a build failed)."""
-    from . import build, engines, session, spec
+    from . import engines, session, spec
 
     if args.no_engine_check:
         return ["engines: not looked for (--no-engine-check); the job skips a library without one"], 0
@@ -182,27 +182,25 @@ def _engines(args, c) -> tuple[list[str], int]:
     if not libs:
         raise UsageError(f"{args.campaign}: names no library found or declared here (--library leaves them out?)")
     host = socket.gethostname()
-    if args.no_build:
-        missing = [f"{lib.name} ({build.engine_path(lib)})" for lib in libs if not build.engine_path(lib).exists()]
-        if missing:
-            raise UsageError(f"--no-build: no engine for {', '.join(missing)}: the job would skip it. Build it "
-                             f"first (gmb build --library NAME), leave out --no-build, or --no-engine-check to "
-                             f"write the script anyway")
-        return [f"engines (found on {host}; the job runs them with --no-build):",
-                *(f"  {lib.name}: {build.engine_path(lib)}" for lib in libs)], 0
-    if args.cuda is None and args.gpus_per_node and "GMB_ENABLE_CUDA" not in os.environ:
+    if args.cuda is None and args.gpus_per_node and "GMB_ENABLE_CUDA" not in os.environ and not args.no_build:
         args.cuda = "AUTO"  # the compute nodes' GPUs decide, not this node's driver: CUDA when nvcc is found
-    results = build.build_all(libs, log=lambda m: print(f"gmb slurm: {m}", file=sys.stderr),
-                              **engines.build_options(args))
-    failed = [r for r in results.values() if isinstance(r, build.BuildError)]
-    for err in dict.fromkeys(map(str, failed)):
+    # as gmb build (and, with --no-build, as the job's gmb run --no-build) takes them: engines.choose
+    chosen = engines.choose(libs, do_build=not args.no_build, build_options=engines.build_options(args),
+                            log=lambda m: print(f"gmb slurm: {m}", file=sys.stderr))
+    failed = {name: ch.error or f"engine {ch.path} does not exist" for name, ch in chosen.items()
+              if ch.error is not None or ch.path is None or not Path(ch.path).exists()}
+    if failed and args.no_build:
+        raise UsageError(f"--no-build: no engine for {', '.join(failed)} ({'; '.join(map(str, failed.values()))}): "
+                         f"the job would skip it. Build it first (gmb build --library NAME), leave out --no-build, "
+                         f"or --no-engine-check to write the script anyway")
+    for err in dict.fromkeys(map(str, failed.values())):
         print(f"gmb slurm: {err}", file=sys.stderr)
     if failed:
         print("gmb slurm: no script written: an engine failed to build (--library to leave its library out)",
               file=sys.stderr)
         return [], 1
-    return [f"engines (built on {host} before the job; it runs them with --no-build):",
-            *(f"  {name}: {path}" for name, path in results.items())], 0
+    return [f"engines ({'found' if args.no_build else 'built or found'} on {host} before the job; it runs them "
+            f"with --no-build):", *(f"  {name}: {ch.path} ({ch.why})" for name, ch in chosen.items())], 0
 
 
 def command(args) -> int:
