@@ -4,7 +4,9 @@
 #  2. the engine built once per MPI library found (Debian's Open MPI and MPICH), each with its ctest suite:
 #     unit tests and `mpiexec -n 2|3|4` runs on host memory, records checked against the schema;
 #  3. the CUDA build compiled (not run) when nvcc is present, with the NCCL transport when nccl.h is there;
-#  4. the harness's pytest suite (real builds, campaigns, report in Chromium, Slurm where present).
+#  4. the harness's pytest suite (real builds, campaigns, report in Chromium, Slurm where present);
+#  5. the install: the engine by `cmake --install`, the harness by pip (not editable), a campaign run on them from an
+#     empty directory (scripts/test-install.sh).
 # Build trees go to build/test-*; they are reused between runs.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -63,6 +65,9 @@ fi
 
 echo "== harness tests"
 "$VENV/bin/python" -m pytest python/tests -q -rs || failed+=("harness pytest")
+
+echo "== install: cmake --install, pip install ./python, a campaign on the installed engine, no checkout"
+PYTHON="$PYTHON" bash "$ROOT/scripts/test-install.sh" || failed+=("install")
 
 if (( ${#failed[@]} )); then
   printf 'FAILED: %s\n' "${failed[@]}"
