@@ -37,8 +37,29 @@ def test_no_driver_builds_without_cuda_and_says_so_once(machine, capsys):
 
 def test_driver_present_leaves_cmake_auto(machine, capsys):
     machine(True)
-    assert topology.engine_cuda(None) is None  # build.build: $GMB_ENABLE_CUDA, else AUTO
+    assert topology.engine_cuda(None) == "AUTO"
     assert capsys.readouterr().err == ""
+
+
+def test_a_gpu_node_does_not_take_an_engine_cached_without_cuda(tmp_path, monkeypatch):
+    """A cache shared with a login node without a driver holds an engine built OFF: a GPU node (AUTO) rebuilds it,
+    and takes one built ON or AUTO."""
+    import json
+
+    from gmb import build
+    from gmb.mpilibs import MpiLibrary
+
+    monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "CMakeLists.txt").write_text("")
+    lib = MpiLibrary("x", "openmpi", "4.1.6", str(tmp_path), str(tmp_path / "mpirun"), "mpirun")
+    bdir = build.build_dir(lib, root)
+    bdir.mkdir(parents=True)
+    (bdir / "gmb-bench").write_text("")
+    for cached, rebuilt in (("OFF", "CUDA setting changed"), ("ON", None), ("AUTO", None)):
+        (bdir / "gmb-build.json").write_text(json.dumps(build._stamp(lib, root, cached, None)))
+        assert build.needs_build(lib, root, cuda="AUTO") == rebuilt, cached
 
 
 @pytest.mark.parametrize("asked", ["ON", "AUTO", "OFF"])
@@ -119,11 +140,11 @@ def test_cmake_gets_off_without_driver_and_auto_with_one(machine, fake_cmake, ca
     assert "no NVIDIA driver" in capsys.readouterr().err
     # the resolved choice is what the cache compares: asked again, the OFF engine is current
     assert fake_cmake() == (0, [], "OFF")
-    # a driver now (the same cache on a GPU node), nothing asked: any cached engine will do, as before
+    # a driver now (the same cache on a GPU node), nothing asked: the engine built without CUDA is not taken, it is
+    # rebuilt with CMake's AUTO (CUDA when nvcc is found), and then current
     machine(True)
-    assert fake_cmake() == (0, [], "OFF")
-    # forced: CMake's AUTO (CUDA when nvcc is found)
-    assert fake_cmake("--force") == (0, ["-DGMB_ENABLE_CUDA=AUTO"], "AUTO")
+    assert fake_cmake() == (0, ["-DGMB_ENABLE_CUDA=AUTO"], "AUTO")
+    assert fake_cmake() == (0, [], "AUTO")
     # that engine (maybe with CUDA) is not taken for the OFF one when the driver is gone again: rebuilt once
     machine(False)
     assert fake_cmake() == (0, ["-DGMB_ENABLE_CUDA=OFF"], "OFF")

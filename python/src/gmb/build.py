@@ -181,7 +181,10 @@ def needs_build(lib: MpiLibrary, root: Path, cuda: str | None = None, cuda_arch:
     if cuda_arch is not None:
         keys.append(("cuda_arch", "CUDA architectures changed"))
     for key, why in keys:
-        if data.get(key, {"cuda_arch": "", "cmake_args": []}.get(key)) != want[key]:
+        have = data.get(key, {"cuda_arch": "", "cmake_args": []}.get(key))
+        if key == "cuda" and want[key] == "AUTO" and have == "ON":
+            continue  # AUTO on a machine that can build CUDA builds what ON built
+        if have != want[key]:
             return why
     return None
 

@@ -253,8 +253,9 @@ _said_no_driver = False
 def engine_cuda(asked: str | None, cmake_args=(), quiet: bool = False) -> str | None:
     """The CUDA setting engine builds are given (build.build's ``cuda``). Asked (``--cuda``, or ``--cmake-arg
     -DGMB_ENABLE_CUDA=...`` which CMake takes last): as asked. $GMB_ENABLE_CUDA set: None (build.build reads and
-    checks it). Nothing asked: None (CMake's AUTO, CUDA when nvcc is found; any cached engine will do) where an
-    NVIDIA driver can run CUDA programs or no CUDA compiler is found (AUTO builds without CUDA then anyway); a CUDA
+    checks it). Nothing asked: None (CMake's AUTO; any cached engine will do) where no CUDA compiler is found; "AUTO"
+    where an NVIDIA driver can run CUDA programs (a cached engine built with CUDA OFF, e.g. from a login node sharing
+    the cache, is rebuilt: build.needs_build takes one built ON or AUTO); a CUDA
     compiler but no usable driver: "OFF", said once (unless ``quiet``), since a CUDA engine takes minutes longer to
     build and can run no device benchmark here. "OFF" is what the build stamp records, so the cache never takes an
     engine built with CUDA for one without: one cached with CUDA on this machine before is rebuilt once without it.
@@ -264,8 +265,8 @@ def engine_cuda(asked: str | None, cmake_args=(), quiet: bool = False) -> str | 
             any(str(a).startswith("-DGMB_ENABLE_CUDA") for a in cmake_args or ()) or cuda_compiler() is None:
         return asked
     usable, why = nvidia_driver()
-    if usable:
-        return None
+    if usable:  # AUTO builds with CUDA here; a cached engine built without it (OFF, e.g. on a login node) is not taken
+        return "AUTO"
     if not quiet and not _said_no_driver:
         _said_no_driver = True
         print(f"gmb: no NVIDIA driver ({why}): engines built without CUDA; --cuda ON to build it anyway",
