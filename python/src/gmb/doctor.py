@@ -28,6 +28,9 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, che
         report["missing"].append("No MPI library found. Install one (apt-get install openmpi-bin libopenmpi-dev, "
                                  "or mpich libmpich-dev), or `pip install mpich` into this venv, or declare one "
                                  "in ~/.config/gmb/libraries.toml.")
+    from .engines import choose  # engines uses the doctor too
+
+    chosen = choose(libs, do_build=False, log=lambda message: None)  # nothing built: what each library would use
     for lib in libs:
         entry = lib.describe()
         if lib.cuda_aware is None and lib.transport == "mpi":  # a declared answer stands
@@ -42,16 +45,20 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, che
             report["missing"].append(f"{lib.name}: launcher and compiler wrapper belong to different installations "
                                      f"({mixed}): its engine would be built for one MPI and launched by another; "
                                      f"declare the library with launcher_path and cc of one installation.")
-        engine = build_mod.engine_path(lib)
-        entry["engine"] = str(engine) if engine.exists() else None
-        if engine.exists():
+        choice = chosen[lib.name]
+        engine = choice.path if choice.path is not None and choice.path.exists() else None
+        entry["engine"] = str(engine) if engine else None
+        entry["engine_found"] = choice.why if engine else None
+        if engine:
             entry["engine_loads"] = engine_loads(lib, engine)
             if entry["engine_loads"].get("mismatch"):
                 report["missing"].append(f"{lib.name}: its engine does not run this library: "
                                          f"{entry['engine_loads']['mismatch']}; its launches will fail as "
                                          f"{identity.WRONG_LIBRARY} (rebuild it: gmb build --force --library {lib.name}).")
-        if not engine.exists():
-            report["missing"].append(f"{lib.name}: engine not built: run `gmb build --library {lib.name}`.")
+        if not engine:
+            report["missing"].append(f"{choice.error}" if choice.error and str(choice.error).startswith(lib.name)
+                                     else f"{lib.name}: no engine ({choice.error or 'not built'}): run "
+                                          f"`gmb build --library {lib.name}`.")
         elif run_engine_doctor and lib.transport == "mpi":  # an NCCL library's engine is its via library's
             entry["engine_doctor"] = engine_doctor(lib, engine)
             if check_settings or (check_settings is None and topo.gpus):
