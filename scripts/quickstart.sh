@@ -10,7 +10,7 @@
 #     campaign into a new results/quick-<UTC time>/ and writes report.html there;
 #  4. prints where the report is.
 # Running it again reuses .venv and the engines and makes a new results directory (nothing is overwritten).
-# Needs: python3 (>= 3.11, with venv: Debian's python3-venv), cmake (>= 3.24), a C and C++ compiler (g++).
+# Needs: python3 (>= 3.11, with venv: Debian's python3-venv), cmake (>= 3.22), a C and C++ compiler (g++).
 # Environment: PYTHON (default python3), GMB_QUICKSTART_PYPI_MPI=1 installs and uses the PyPI MPICH even
 # when a system MPI exists (tests the fallback), GMB_CACHE (engine cache).
 set -euo pipefail

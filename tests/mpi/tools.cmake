@@ -7,3 +7,6 @@ gmb_mpi_test(peaks_host_only 2 3 STDOUT "host-copy, median GB/s" ARGS peaks --si
 gmb_mpi_test(peaks_bad_option 1 2 STDERR "peaks takes no positional arguments" ARGS peaks extra)
 # The doctor's fresh-buffer check runs only for a library proven CUDA-aware; it says so otherwise.
 gmb_mpi_test(doctor_fresh_check_not_run 2 0 STATUS ok STDOUT "device buffers freed and allocated again: not run \\(only for a library proven CUDA-aware" ARGS doctor --out OUT)
+# --version: what a site's module or package check asks (no MPI started: the checker's mpiexec is not used)
+add_test(NAME cli.version COMMAND ${GMB_BIN} --version)
+set_tests_properties(cli.version PROPERTIES PASS_REGULAR_EXPRESSION "^gmb-bench ${PROJECT_VERSION} \\(revision ")

@@ -214,7 +214,7 @@ def cmake_argv(lib: MpiLibrary, root: Path, bdir: Path, cuda: str = "AUTO", cuda
     return configure, ["cmake", "--build", str(bdir), "--target", "gmb-bench", "-j", str(jobs or os.cpu_count() or 2)]
 
 
-CMAKE_MIN = (3, 24)
+CMAKE_MIN = (3, 22)
 
 
 def check_tools(lib: MpiLibrary) -> None:
