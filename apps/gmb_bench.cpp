@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // gmb-bench: the one driver. `gmb-bench list`, `gmb-bench <benchmark> [options]`.
 #include <mpi.h>
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Decide whether the CUDA module is built. AUTO builds it when a CUDA compiler is found.
 # The default architectures need no GPU at configure time (never "native"): override with
 # -DCMAKE_CUDA_ARCHITECTURES=90 on the machine that runs the code.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Which static GPU-support queries this MPI offers. Used only by src/core/gpu_awareness.cpp.
 include(CheckCSourceCompiles)
 set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)

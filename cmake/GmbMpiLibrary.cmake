@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The MPI library the engine links, and a run path that keeps it.
 #
 # Several MPI installations share a soname (Open MPI's libmpi.so.40, MPICH's libmpi.so.12). A run path

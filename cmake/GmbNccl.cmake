@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Decide whether the NCCL module (src/nccl/) is built. AUTO builds it when CUDA is built and NCCL's
 # header and library are found; ON makes a missing NCCL an error. Where NCCL is looked for, in order:
 #   NCCL_ROOT (CMake or environment variable), NCCL_HOME, the CUDA toolkit, then the NVIDIA Python

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The git revision is read at configure time; "unknown" outside a checkout.
 execute_process(COMMAND git -C "${CMAKE_SOURCE_DIR}" describe --always --dirty --abbrev=12
                 OUTPUT_VARIABLE GMB_GIT_REVISION OUTPUT_STRIP_TRAILING_WHITESPACE

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """gmb-bench against the reference program (reference/reference.c): the same operations, sizes, iteration counts and
 launch options, and the ratio of their times per (benchmark, memory, size, library configuration).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Puts gmb-bench's collective bus bandwidth next to NCCL's own tests (nccl-tests) on the same machine.
 
     nccl_tests_compare.py --nccl-tests all_reduce=ar.txt --nccl-tests all_gather=ag.txt ...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Opens a gmb report in headless Chromium and checks that it renders (the screenshot is not blank), that every
 # <img> loaded (naturalWidth > 0) and that the result tables hold numbers.
 #   scripts/check-report.sh REPORT.html [--screenshot OUT.png] [--json]

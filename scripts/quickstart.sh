@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Quick start, from the repository root:   scripts/quickstart.sh [extra `gmb run` arguments]
 #
 #  1. creates .venv (python3 -m venv) unless it exists, installs the harness into it (pip install -e python);

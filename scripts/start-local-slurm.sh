@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Starts a one-node Slurm on this machine (slurmctld + slurmd on localhost, munge for authentication), for
 # testing gmb's srun launcher. Idempotent: what already runs is left alone; a slurm.conf not written by this
 # script is never replaced. Installs nothing: needs Debian's slurm-wlm and munge (apt-get install slurm-wlm

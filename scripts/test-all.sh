@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs every test:   scripts/test-all.sh
 #  1. the harness's Python environment (.venv, also the interpreter the MPI tests validate records with);
 #  2. the engine built once per MPI library found (Debian's Open MPI and MPICH), each with its ctest suite:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs the harness test suite:   scripts/test-harness.sh [pytest arguments]
 # Uses .venv (created, and the harness + its test extras installed, when missing). Tests that need real tools
 # (cmake + Debian's Open MPI / MPICH, chromium, a running Slurm) run when those are present and are skipped

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The engine and the harness as a site installs them, used with no checkout around:
 #   scripts/test-install.sh
 #  1. the engine configured without tests, built and installed with `cmake --install` into a fresh prefix

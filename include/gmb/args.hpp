@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A declarative command-line parser: each benchmark family declares its own options, so there is
 // no global options struct. Accepts "--name value", "--name=value" and short aliases ("-m 1:4K").
 #pragma once

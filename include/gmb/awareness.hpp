@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Is the MPI library GPU (CUDA) aware? Static answers are recorded as evidence; a functional proof
 // (a validated device-to-device exchange) is run only when the static answers allow it, because a
 // CUDA-unaware library handed a device pointer may crash the job.

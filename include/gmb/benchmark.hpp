@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The benchmark registry and the two shapes a benchmark can take.
 //
 // A benchmark declares its name, summary, rank bounds, options and what its records are (RecordShape),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The buffers of one launch. Benchmarks take their buffers from the pool instead of allocating them.
 //
 // By default memory is allocated once per launch and reused across sizes, as applications (and OMB,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Collectives as data (METHODOLOGY "Collectives" and "Non-blocking collectives and overlap").
 //
 // One table row per operation: how many elements each rank sends and receives for a size (v-variants

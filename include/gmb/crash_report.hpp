@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a crash report says: installed after MPI_Init (so that it runs before the MPI library's own
 // handler, which it then calls), and told by the runner what is being measured.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine describes itself (`gmb-bench list --format json`, docs/records.md "The engine's
 // description"): its build, its MPI library, every benchmark with what its records are (family,
 // statistics, headline, transports), every memory kind with its properties, and the collectives table

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Errors and exit codes. Every MPI/CUDA failure goes through fatal(): it names the call, file:line,
 // host and rank, then calls MPI_Abort so that no peer waits forever.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the engine needs from a GPU runtime, without CUDA headers. The CUDA module provides the
 // implementation; a host-only build has none (Platform::gpu is null) and benchmarks that need it
 // report "unsupported" with Platform::gpu_unavailable_reason.

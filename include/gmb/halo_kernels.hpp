@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The halo mini-app's data layout and its kernels: pack / unpack of a face (a box of the padded
 // field) and the Jacobi star stencil over a box, on the host (always) and on the GPU (CUDA module
 // only; a host-only build's factory throws Unsupported with the reason). No CUDA headers here.

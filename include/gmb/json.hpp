@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A small JSON value used to build records. Objects keep insertion order so that records read
 // in the order they were written. Writing only: the engine never parses JSON.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Defects of MPI libraries that kill the process (a crash inside the library, not a slow or wrong
 // result), as data: gmb refuses such a configuration with the reason (status unsupported, exit 3)
 // instead of running it into a segfault, unless --run-known-crashes asks to try it anyway (e.g. to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Managed (unified) memory measurements (METHODOLOGY "Unified (managed) memory placements";
 // docs/methodology.md "Managed memory placements"): where a buffer is when MPI touches it, the
 // kernel-launch cost removed from timings that contain a device touch, and the page faults counted

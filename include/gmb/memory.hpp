@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Memory kinds as a table of allocators. Core registers "host" (pageable); the CUDA module registers
 // "pinned", "device" and "managed" at start-up, or they are registered unavailable with the reason.
 // Benchmarks never test for CUDA: they ask the table for a kind and get a buffer or Unsupported.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which MPI library this process is running: the shared object the dynamic loader picked for the MPI
 // symbols, next to the one the engine was linked against when it was built. Several MPI installations
 // can share a soname (Open MPI's libmpi.so.40, MPICH's libmpi.so.12), so LD_LIBRARY_PATH can swap one

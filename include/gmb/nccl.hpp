@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // NCCL as a second transport (`--transport nccl`): the same benchmarks, records and statistics as
 // MPI, with NCCL moving the data. Core and the benchmarks see only this interface; the NCCL module
 // (src/nccl/, built when CMake finds NCCL) implements it, and a build without NCCL registers it

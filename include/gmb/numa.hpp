@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // NUMA layout of this host from sysfs (no libnuma): which CPUs and memory each node has, which node a
 // rank's CPU binding or a GPU belongs to, and binding memory and threads to a node. Used to classify
 // host paths (same node or cross-socket) and to measure host memory bandwidth within and across nodes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which path a pair of ranks' buffers communicate over (METHODOLOGY "Native ceilings"): every
 // result is classified so it can be put next to the ceiling of the same path.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where two PCI devices (GPUs) meet in the PCIe tree: what NVML's common-ancestor query reports, and
 // the same answer read from sysfs when NVML is absent. Host-only: used by the CUDA module's link
 // classification and unit-tested on recorded trees.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which local rank this process is, and so which GPU it uses (METHODOLOGY "Placement").
 #pragma once
 

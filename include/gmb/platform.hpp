@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What this build and machine offer: memory kinds and, with the CUDA module, a GPU runtime.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The context record: everything needed to reproduce a run (METHODOLOGY "Statistics and trust").
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Records: rank 0 writes one JSON object per line to the --out file (created exclusively: an
 // existing file is never overwritten) and flushes each line as it is produced, so an interrupted
 // run keeps what it measured. stdout gets a human table or the same JSON lines.

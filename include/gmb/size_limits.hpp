@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Whether a size can be measured here, decided before anything is allocated for it: the count one
 // MPI-3 call can carry (a C int) and the memory each rank needs against what it may use. A size
 // beyond either limit becomes an unsupported record with the reason; the others are measured.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Message-size syntax: "8", "4K", "1M", "2G" (powers of 1024, optional trailing B/iB),
 // ranges "MIN:MAX" in doubling steps (OMB's -m), lists "1,8,4K".
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Order statistics of timing samples (METHODOLOGY "Statistics and trust").
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every timed measurement shares (methodology.md "Timing and statistics"): one host clock, a
 // rank's samples, the slowest rank per sample, and ranks agreeing on what is refused. The size sweep
 // (runner), nbc, halo, peaks and the launch-cost calibration all time through these.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How a message moves between a rank's buffer and the MPI library: a transfer strategy
 // (METHODOLOGY "Transfer strategies"). Point-to-point benchmarks and the halo mini-app call these
 // instead of MPI so the strategy is a parameter, not a copy of the benchmark.

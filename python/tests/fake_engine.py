@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A stand-in for gmb-bench: same command line, describes itself as the engine does (``list --format json``:
 data/engine/host.json, a host-only build, to the gmb.engine/1 contract) and writes schema-valid synthetic records
 (synth) for every benchmark it describes, shaped by the benchmark's family and headline.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A stand-in for mpirun/mpiexec: drops launcher options, runs the program once (rank 0 only)."""
 
 import os

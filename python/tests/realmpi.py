@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Helpers for the tests that use real tools (CMake, Debian's MPIs, Chromium, Slurm). Each such test is skipped,
 with the reason, when what it needs is not installed.
 

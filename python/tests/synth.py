@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Synthetic, schema-valid gmb records: for tests, demos and fake engines.
 
 The numbers follow a simple model (latency = alpha + bytes / beta) with a per-library scale, so that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The Answers section: which library and settings move GPU data fastest, over which path, how close to the peak."""
 
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`gmb build`: CMake against the real Debian MPIs (skipped when cmake / mpicc are absent), plus the error paths."""
 
 import json

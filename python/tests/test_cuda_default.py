@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The engine builds' CUDA default (topology.engine_cuda): nothing asked, a CUDA compiler present and no NVIDIA
 driver, engines are built without CUDA (said once); with a driver, CMake's AUTO; whatever is asked wins. The driver
 probe is faked; CMake is a fake that records its arguments."""

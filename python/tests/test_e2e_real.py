@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """End to end with the real engine: `gmb run --quick` with Debian's Open MPI and MPICH (host memory), one report
 comparing both, and that report checked in headless Chromium. Skipped, with the reason, when cmake, one of the
 two libraries or chromium is missing. Also: the Chromium checker itself, on a synthetic report."""

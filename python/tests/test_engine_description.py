@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The engine's description (gmb-bench list --format json, gmb.engine/1) as the harness reads it, on the fake
 engine's description (data/engine/host.json), and what follows from it: benchmarks chosen by family, records ranked
 by their headline."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The real engine's description against the contract (gmb.engine/1), and the fake engine's against the real one's,
 so that what the fake the other tests run on says stays true of the engine."""
 

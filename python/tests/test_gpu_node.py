@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A GPU node with a CUDA-aware MPI in its own prefix beside the system's CUDA-unaware one (the example config
 docs/examples/libraries-cuda-aware-prefix.toml): environment isolation, engine builds with CMake arguments, the
 generated campaign on 4 x H200 and its time estimate against a measured campaign, and the fraction-of-peak table

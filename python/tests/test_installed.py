@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The harness without a checkout: an installed engine ($GMB_ENGINE, a gmb-bench on PATH) used for the library it
 was built for and refused, with the reason, for another; no engine and no sources: the three ways named; the record
 schema read from the package's data; validation asked for without jsonschema: an error, never a skip."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The MPI library a launch ran is the one its figures are stored under: the check on records, the isolation of
 each library's environment, the launch-time and ingest-time refusals (fake engines; test_identity_real.py runs the
 same with real MPIs that share a soname)."""

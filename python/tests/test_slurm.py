@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`gmb slurm`: the site's #SBATCH options as given (values that could break the script refused), the setup block
 before anything runs, engines built before the job (the job runs `gmb run --no-build`), and the script run by bash
 with a fake gmb."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The srun launcher against a real Slurm (scripts/start-local-slurm.sh: slurmctld + slurmd on localhost).
 Skipped, with the reason, when Slurm is not up or the Debian MPIs / cmake are missing."""
 

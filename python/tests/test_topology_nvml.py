@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """GPU links from NVML, with a stand-in pynvml: direct NVLinks name the peer, NVSwitch links do not."""
 import sys
 import types

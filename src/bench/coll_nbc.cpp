@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Non-blocking collectives and overlap (METHODOLOGY "Non-blocking collectives and overlap"):
 // `gmb-bench nbc OP`. Per size: pure = start + wait; then, per compute point, start (init), dummy
 // compute of a fraction of the pure time with K MPI_Test calls spread through it (compute, test),

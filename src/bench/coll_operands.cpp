@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Operands of a collective (shared by `coll` and `nbc`): options, memory kinds per role, buffers,
 // and validation images written and read through the host.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The collectives table (include/gmb/collectives.hpp): counts, calls, bus-bandwidth factors and
 // expected data, one row per operation. Size convention (docs/collectives.md): `total` elements is
 // the operation's size S as nccl-tests defines it; blocks are total / ranks, v-variants split total

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Blocking collectives (METHODOLOGY "Collectives (blocking)"): `gmb-bench coll OP`. One iteration is
 // one call of the table row's blocking function; the runner times it (slowest rank per sample).
 #include <algorithm>

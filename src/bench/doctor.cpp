@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // gmb-bench doctor: is this MPI library GPU-aware (static answers and the proof), does it survive device
 // buffers freed and allocated again, what memory kinds and GPUs each rank has, and over which path each
 // pair of ranks' GPUs talk.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The halo-exchange mini-app (docs/halo.md defines every number it reports).
 //
 // A 2D or 3D Jacobi star stencil on a Cartesian grid of ranks: each step exchanges the faces of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Host side of the halo mini-app: layout helpers, host pack / unpack / stencil and the
 // single-domain reference (include/gmb/halo_kernels.hpp says what each computes).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // mlat: multi-pair latency, as osu_multi_lat measures it (METHODOLOGY "Point to point"). The ranks form
 // ranks/2 pairs (rank i with rank i + ranks/2, as mbw pairs them) and every pair ping-pongs at the same
 // time. time_us is the slowest pair's one-way latency (per sample, the slowest rank's round trip / 2, as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // gmb-bench peaks: native copy ceilings without MPI data movement (MPI only coordinates), the
 // "achievable peak" every MPI figure is compared with. Copies are timed with GPU events while a
 // busy kernel holds the stream, so that the copies are all queued before the clock starts and

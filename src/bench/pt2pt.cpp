@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Point-to-point benchmarks (METHODOLOGY "Point to point"): latency, bw, bibw, mbw, and um (latency
 // on managed memory with the host and device references in the same run), over what PointToPoint
 // (pt2pt.hpp) shares; each benchmark supplies its iteration and its derived metrics.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the point-to-point benchmarks share (METHODOLOGY "Point to point"): ranks in pairs (rank i of
 // the first half with rank i + ranks/2), buffers per side and memory kind (--send, --recv), managed
 // placements, the transfer strategy or transport, --references, --validate and the records' common

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) names what was being measured and shows the
 // stack, whose frames name the library the fault happened in: a crash inside the MPI library or the
 // CUDA driver must not look like gmb's, and the user needs the configuration to report it. The

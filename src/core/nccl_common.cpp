@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The NCCL transport's rules that need no NCCL headers: which operations it runs (the collectives
 // table's NCCL mapping), what it can move, and the per-communicator cache. The calls themselves are in
 // src/nccl/.

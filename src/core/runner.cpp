@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The size-sweep runner: warm-up, batching, timing, cross-rank reduction, validation, records.
 #include <algorithm>
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CUDA error checking for the CUDA module: every runtime call goes through GMB_CUDA_CHECK.
 #pragma once
 

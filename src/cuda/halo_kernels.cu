@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // GPU kernels of the halo mini-app: pack / unpack of a face (a strided box of the padded field
 // into a contiguous buffer) and the Jacobi star stencil over a box. The arithmetic repeats
 // stencil_typed in src/bench/halo_host.cpp term for term, so GPU and host agree bit for bit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // GPU memory kinds: pinned host, device and managed buffers (RAII), registered in the table.
 #include <cuda_runtime.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The module table of a CUDA build: host kinds from core, GPU kinds and the runtime from here.
 #include "gmb/platform.hpp"
 #include "gpu_runtime.hpp"

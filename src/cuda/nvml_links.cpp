@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "nvml_links.hpp"
 
 #include "gmb/pci_topology.hpp"

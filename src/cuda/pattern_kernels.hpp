@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kernels that write and check the validation pattern in device-accessible memory, so that
 // validating device buffers needs no host copies. Same pattern as gmb::pattern_byte.
 #pragma once

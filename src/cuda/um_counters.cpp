@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "um_counters.hpp"
 
 #include <cuda_runtime.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CUPTI's unified-memory counters (GPU and CPU page faults, bytes migrated each way). libcupti is
 // opened at run time, so gmb-bench runs where CUPTI is absent and reports why it cannot count.
 #pragma once

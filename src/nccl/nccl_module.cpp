@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The NCCL module: NcclComm over the NCCL library, built when CMake finds NCCL (cmake/GmbNccl.cmake).
 // Point-to-point calls map to ncclSend/ncclRecv; collectives to NCCL's own calls where it has them
 // and to grouped ncclSend/ncclRecv otherwise (as nccl-tests does for alltoall), as each row of the

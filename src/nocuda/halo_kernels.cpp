@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Host-only build: the halo mini-app's GPU kernels do not exist; device and managed fields are
 // reported unsupported with this reason (never a crash).
 #include "gmb/error.hpp"

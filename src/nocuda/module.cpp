@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The module table of a host-only build: the GPU kinds exist, unavailable, with the reason.
 #include "gmb/platform.hpp"
 

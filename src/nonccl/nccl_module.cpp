@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A build without the NCCL module: the transport exists, unavailable, with the reason CMake gave.
 #include "gmb/nccl.hpp"
 #include "gmb/platform.hpp"

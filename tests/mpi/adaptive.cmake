@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Adaptive repetitions (--precision): every measured size says how its repetitions stopped (converged, iteration
 # cap, time cap) within the caps. Host timings on a shared CI machine are noise: these tests never assert a
 # timing, nor that a point converged; run_mpi_test.py checks the precision objects (PRECISION, MAX_ITERATIONS).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Collectives (coll) and non-blocking collectives with overlap (nbc) on host memory: every operation
 # validated on 2, 3 and 4 ranks (odd counts matter for the v-variants and reduce_scatter), records
 # checked against the schema; then in-place, roots, data types, and bad input.

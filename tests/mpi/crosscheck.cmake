@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # gmb-bench against the independently written reference program on host memory (reference/crosscheck.py): the
 # same operations, sizes and launches, both validated; the ratio of their times is reported and must lie
 # within a bound. This machine may be 2 busy virtual cores, where launches of one program fall into a fast

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The halo mini-app on host memory: 1, 2 and 4 ranks, 2D and 3D, validated against the
 # single-rank reference; records checked against the schema. Small grids, few steps.
 gmb_mpi_test(halo_2d_1rank 1 0 STATUS ok ARGS halo --dims 2 --grid 16,12 --steps 5 --warmup 2 --validate --out OUT)

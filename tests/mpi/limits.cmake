@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sizes beyond a limit are refused before anything is allocated for them: an unsupported record with the
 # reason, the other sizes measured, exit status 3. No test here lets a process grow beyond 256 MB.
 

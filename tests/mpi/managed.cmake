@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Managed (unified) memory placements. A host-only build has no managed memory: every placement is
 # refused with the reason (status unsupported, exit 3), for point to point, OMB's letters and
 # collectives; um still measures its host-host reference. Bad placements are usage errors in any build.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The NCCL transport on a machine without a GPU: every request is a clean refusal (status
 # unsupported with the reason, exit 3), and bad combinations are exit 2. The NCCL calls themselves
 # need GPUs: run `gmb-bench ... --transport nccl` on a GPU machine (docs/nccl.md).

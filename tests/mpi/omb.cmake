@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # OSU Micro-Benchmarks (OMB) command lines mean what they mean in OMB (docs/omb.md): -m [MIN:]MAX from OMB's
 # defaults, -d cuda|managed, a bare -f for the full table, OMB's letters gmb lacks refused with their meaning.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Point-to-point benchmarks on host memory, validated, records checked against the schema.
 gmb_mpi_test(latency_host 2 0 STATUS ok ARGS latency --sizes 0:64K --iters 50 --warmup 5 --validate --out OUT)
 gmb_mpi_test(bw_host 2 0 ARGS bw --sizes 1:4M --iters 10 --warmup 2 --iters-large 4 --warmup-large 1 --validate --out OUT)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs one gmb-bench launch and checks it: exit status, an optional stderr pattern, and every
 record of the output file against the JSON Schema and against the engine's description of the
 benchmark (`gmb-bench list --format json`). Used by ctest (tests/CMakeLists.txt).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # doctor: Debian's Open MPI and MPICH are not CUDA-aware, and doctor must say so from their own
 # queries (no device pointer is ever handed to them).
 gmb_mpi_test(doctor_not_aware 2 0 STATUS ok STDOUT "GPU awareness: not aware \\(the library's own queries say it has no CUDA support\\)" ARGS doctor --out OUT)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The collectives table: counts (v-variants on odd rank counts), bus-bandwidth factors, expected
 // data, and the overlap arithmetic on known timings.
 #include <gtest/gtest.h>

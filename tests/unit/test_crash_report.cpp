@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A crash names what was being measured and still ends the process by the signal.
 #include <gtest/gtest.h>
 #include <signal.h>

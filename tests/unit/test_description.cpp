@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine's description of itself (gmb-bench list --format json): what the harness groups, ranks
 // and plots by comes from here, so it must be complete and true to the code it describes.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The halo mini-app's host kernels, box decomposition and single-domain reference.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Managed placements: parsing KIND[:placement] and OMB letters, and the launch-cost compensation.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The NCCL transport's rules that need no GPU: which operations it runs, what it refuses and why,
 // and that its byte counts are the MPI table's (one arithmetic for both transports).
 #include <gtest/gtest.h>

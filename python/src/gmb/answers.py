@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Answers: what a person choosing an MPI library (and its settings) for GPU data wants to know, from a store.
 
 The report's first section, also printed at the end of `gmb run`. Five answers, each a short sentence or table

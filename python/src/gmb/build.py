@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Engine builds: one gmb-bench per MPI installation, cached by the library's identity.
 
 Cache layout: ``$GMB_CACHE`` (default ``~/.cache/gmb``) ``/engines/<family>-<version>-<key>/`` holding

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Check a report in a real browser (headless Chromium): it renders, it opens with its Answers, every image loads,
 the tables hold numbers, no table cell is empty, and every row with a measured ceiling gives its % of ceiling.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The `gmb` command line: its arguments, and a call per command. Exit status: 0 ok, 1 failure (a launch failed, a
 regression found, a file or store that could not be written), 2 bad input or a refusal (nothing done), 128+N
 stopped by signal N (130: SIGINT)."""

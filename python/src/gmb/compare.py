@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Compare two result sets: ratio of medians per (benchmark, operation, memory, strategy, ranks, path class, size).
 
 Each side's value per point is combined over repetitions (tables.combine): median of medians, interval =

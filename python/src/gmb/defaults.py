@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The campaign generated from the machine when no campaign file is given (`gmb run`, `gmb plan`): what each
 library's engine can do on this topology, sized to take minutes; what cannot run is left out with the reason.
 NCCL libraries get what NCCL can do, and a generated campaign gets an NCCL library when an engine has NCCL."""

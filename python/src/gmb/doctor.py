@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`gmb doctor`: what the machine has, what each MPI library can do, what is missing and how to fix it."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What an engine says about itself, and the harness's questions about the engine answered from it.
 
 ``gmb-bench list --format json`` (docs/records.md, "The engine's description", schema ``gmb.engine/1``) names

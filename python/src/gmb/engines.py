@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The engine each library runs and what it says about itself: found or built (``choose``, the one place that
 decides which engine a library uses), asked for its description (``gmb-bench list --format json``) in the
 library's environment, checked for the MPI library it loads, its doctor asked for the library's CUDA awareness; on

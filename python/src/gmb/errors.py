@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Errors that mean the user asked for something that cannot be done as asked."""
 
 

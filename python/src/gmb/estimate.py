@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A rough duration estimate of planned launches, so that a campaign can be fitted into a time budget
 before the machine is held (``gmb plan`` prints it).
 

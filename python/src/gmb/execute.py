@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Running planned launches: each in a process session of its own, with a timeout, its records checked for the
 library that ran and stored; signals stop the launch running and mark it interrupted; a failed launch's log says
 why (the engine's last word and the library's first error); a progress line on stderr."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Which MPI library a launch really ran, and keeping each library's launches to their own library.
 
 Several MPI installations can share a soname (Open MPI's ``libmpi.so.40``, MPICH's ``libmpi.so.12``), so an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Launchers registered by name. Each turns (library, ranks, hosts, binding, env, program argv) into an argv
 and an environment for subprocess. Add one by subclassing Launcher and decorating it with @register."""
 

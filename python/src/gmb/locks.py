@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Who is using a results directory, what a dead user left running, and which campaigns share this node.
 
 A results directory holds ``gmb.lock`` while a run or a resume uses it: an flock (released by the kernel when its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """MPI libraries: detection, identification, declared libraries and GPU profiles.
 
 A *library* here is an MPI installation plus how to run it (launcher, launcher arguments, environment).

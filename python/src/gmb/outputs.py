@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Files gmb writes (report, CSV tables, plan, batch scripts): complete or absent, never overwritten.
 
 Each file is written under a temporary name in its own directory, flushed to disk, then given its final name

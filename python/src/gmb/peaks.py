@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Measured ceilings ("achievable peak") and which one bounds a given MPI transfer.
 
 The engine's ``peaks`` benchmark writes one result per copy kind (operation), GPU pair or NUMA pair and size,

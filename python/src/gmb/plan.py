@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Planning: a campaign expanded into engine launches (one per block, benchmark, library, memory, strategy, ranks,
 operation and repetition), with what cannot run skipped and the reason; the results directory and its plan file
 (``plan.json``, what a resume runs from)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Figures, one function per figure. Each takes a Store and returns a matplotlib Figure, or None when the data
 the figure needs is absent (the report then leaves the figure out and says so); render_all makes them PNG bytes.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Reading gmb record files (JSON Lines, schema ``gmb.record/1``).
 
 A record file holds one ``context`` line followed by ``result`` lines. The contract lives in

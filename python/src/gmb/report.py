@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """One self-contained HTML report: machine and libraries, tables, figures embedded as base64 PNG."""
 
 from __future__ import annotations

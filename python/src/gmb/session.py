@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A `gmb run` or `gmb plan` session: the libraries, their engines, the campaign (a file, or generated), the plan;
 for a run, the results directory held, the launches run (a resume: the unfinished ones of its plan.json), the
 report written. Stopped by a signal, the launch running is ended and marked interrupted and the resume command

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`gmb slurm CAMPAIGN`: a batch script that runs a campaign inside a Slurm allocation, optionally sweeping
 node counts (strong scaling: same sizes at every count; weak scaling: sizes given per node count).
 

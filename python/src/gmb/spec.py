@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The campaign spec: a campaign file (TOML) read and checked, before anything is built or run.
 
 Campaign file::

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """SQLite store of gmb records.
 
 One database per results directory (``store.sqlite``). Tables:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Tables derived from the store: combined repetitions, fraction of peak, non-ok points. CSV export.
 
 Combining repetitions (separate launches of the same point): the point's value is the median of the

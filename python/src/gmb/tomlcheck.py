@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shape checks shared by the harness's TOML readers (campaign files, library configs, compare tolerances)."""
 
 from __future__ import annotations

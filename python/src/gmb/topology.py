@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the machine looks like: GPUs and their link matrix, NUMA nodes, and the path classes present.
 
 GPU discovery: NVML through nvidia-ml-py when importable, else ``nvidia-smi topo -m`` parsed, else no GPU.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The Spack package of gmb (docs/install.md, "Spack"). Add this repository with
 #   spack repo add <gmb checkout>/packaging/spack
 # then e.g. `spack install gmb@main +cuda +nccl cuda_arch=90`.
