@@ -2,54 +2,31 @@
 # OSU Micro-Benchmarks (OMB) command lines mean what they mean in OMB (docs/omb.md): -m [MIN:]MAX from OMB's
 # defaults, -d cuda|managed, a bare -f for the full table, OMB's letters gmb lacks refused with their meaning.
 
-# gmb_omb_sizes_test(NAME NP EXPECT_EXIT SIZES [STATUS s] [STDERR regex] [STDOUT regex] ARGS ...): gmb_mpi_test
-# that also asserts the sizes measured: the result records' bytes in order and the context's
-# options.common.sizes are SIZES (comma-separated bytes).
-function(gmb_omb_sizes_test name np expect_exit sizes)
-  cmake_parse_arguments(T "" "STDERR;STDOUT;STATUS" "ARGS" ${ARGN})
-  set(extra --expect-sizes ${sizes})
-  if(T_STATUS)
-    list(APPEND extra --expect-status ${T_STATUS})
-  endif()
-  if(T_STDERR)
-    list(APPEND extra --stderr "${T_STDERR}")
-  endif()
-  if(T_STDOUT)
-    list(APPEND extra --stdout "${T_STDOUT}")
-  endif()
-  add_test(NAME mpi.${name}
-           COMMAND ${Python3_EXECUTABLE} ${GMB_RUN_MPI} --mpiexec ${MPIEXEC_EXECUTABLE} --np ${np}
-                   --exit ${expect_exit} --schema ${GMB_SCHEMA_FILE}
-                   --workdir ${CMAKE_CURRENT_BINARY_DIR}/mpi-work/${name} ${extra}
-                   -- ${GMB_BIN} ${T_ARGS})
-  set_tests_properties(mpi.${name} PROPERTIES ENVIRONMENT "${GMB_MPI_TEST_ENV}" LABELS mpi TIMEOUT 300)
-endfunction()
-
 set(GMB_OMB_1_TO_4M "1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384,32768,65536,131072,262144,524288,1048576,2097152,4194304")
 set(GMB_OMB_2_TO_4M "2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384,32768,65536,131072,262144,524288,1048576,2097152,4194304")
 
 # `osu_bw -m 4194304` is OMB's 1 B .. 4 MiB (its -m MAX keeps the minimum); rank 0 says how -m was read.
-gmb_omb_sizes_test(omb_bw_max_only 2 0 "${GMB_OMB_1_TO_4M}" STATUS ok
+gmb_mpi_test(omb_bw_max_only 2 0 SIZES "${GMB_OMB_1_TO_4M}" STATUS ok
                    STDERR "gmb-bench bw: warning: -m 4194304 read as OMB's \\[MIN:\\]MAX, as in osu_bw: sizes 1 B to 4 MiB in doubling steps \\(23 sizes\\); for 4194304 bytes alone give --sizes 4194304"
                    ARGS bw -m 4194304 -i 4 -x 1 -W 8 H H --out OUT)
 # --sizes keeps gmb's meaning: one size.
-gmb_omb_sizes_test(omb_sizes_keeps_gmb_meaning 2 0 "4194304" STATUS ok STDERR "^$"
+gmb_mpi_test(omb_sizes_keeps_gmb_meaning 2 0 SIZES "4194304" STATUS ok STDERR "^$"
                    ARGS bw --sizes 4194304 --iters-large 4 --warmup-large 1 -W 8 --out OUT)
 # -m MIN: goes up to OMB's default maximum (4 MiB point to point); nothing to warn about.
-gmb_omb_sizes_test(omb_latency_min_only 2 0 "${GMB_OMB_2_TO_4M}" STATUS ok STDERR "^$"
+gmb_mpi_test(omb_latency_min_only 2 0 SIZES "${GMB_OMB_2_TO_4M}" STATUS ok STDERR "^$"
                    ARGS latency -m 2: -i 4 -x 1 --out OUT)
 # -m :MAX from OMB's minimum: 0 B for osu_latency.
-gmb_omb_sizes_test(omb_latency_max_only_from_zero 2 0 "0,1,2,4,8,16" STATUS ok
+gmb_mpi_test(omb_latency_max_only_from_zero 2 0 SIZES "0,1,2,4,8,16" STATUS ok
                    STDERR "^$" ARGS latency -m :16 -i 4 -x 1 --out OUT)
 # Collectives: OMB's default maximum is 1 MiB.
-gmb_omb_sizes_test(omb_coll_min_only 2 0 "262144,524288,1048576" STATUS ok STDERR "^$"
+gmb_mpi_test(omb_coll_min_only 2 0 SIZES "262144,524288,1048576" STATUS ok STDERR "^$"
                    ARGS coll allreduce -m 256K: -i 3 -x 1 --out OUT)
 # -i / -x are OMB's: every size, the large ones too (iterations recorded per size).
-gmb_omb_sizes_test(omb_iterations_every_size 2 0 "1048576,2097152" STATUS ok
+gmb_mpi_test(omb_iterations_every_size 2 0 SIZES "1048576,2097152" STATUS ok
                    STDOUT "\"bytes\":2097152,.*\"iterations\":3,\"warmup\":1,"
                    ARGS bw -m 1M:2M -i 3 -x 1 -W 4 --format json --out OUT)
 # OMB's `-d cuda ... D D` on this GPU-less machine: every size refused as unsupported (exit 3), never a crash.
-gmb_omb_sizes_test(omb_bw_cuda_device_unsupported 2 3 "${GMB_OMB_1_TO_4M}" STATUS unsupported
+gmb_mpi_test(omb_bw_cuda_device_unsupported 2 3 SIZES "${GMB_OMB_1_TO_4M}" STATUS unsupported
                    STDERR "unsupported: (memory kind 'device' is not available|no usable CUDA device|refusing to hand device memory)"
                    ARGS bw -d cuda -m 4194304 D D -i 2 -x 1 --out OUT)
 
