@@ -134,6 +134,12 @@ def test_nccl_added_to_the_default_campaign_via_ob1():
     assert defaults.add_nccl_library([ucx], {"ucx": CUDA_DESC}, {}, TOPO4)[0] is None  # no engine with NCCL
     assert defaults.add_nccl_library([ucx], {"ucx": NCCL_DESC}, {}, Topology())[0] is None  # no GPU
     assert defaults.add_nccl_library([ucx, added], descs, {}, TOPO4)[0] is None  # declared already
+    # a CUDA-aware configuration before one that is not (a system Open MPI found first under pml ob1)
+    system = lib("system-ob1", aware=False)
+    system.profile = "openmpi-ob1"
+    descs["system-ob1"] = NCCL_DESC
+    assert defaults.add_nccl_library([system, ucx, ob1], descs, {}, TOPO4)[0].via == "ob1"
+    assert defaults.add_nccl_library([system, ucx], descs, {}, TOPO4)[0].via == "ucx"
 
 
 def test_default_campaign_nccl_blocks():

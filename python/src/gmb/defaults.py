@@ -479,8 +479,8 @@ def add_nccl_library(libs: list[MpiLibrary], descriptions: dict[str, EngineDescr
                      topo: Topology) -> tuple[MpiLibrary | None, str]:
     """For a generated campaign: when GPUs are present, no NCCL library is declared and the engine of some MPI
     library was built with NCCL, add one named "nccl". Its ``via`` (launcher and engine that bootstrap NCCL) is
-    the first such library with the ob1 profile (Open MPI's own transports: the most robust bootstrap), else the
-    first such library. Returns (library or None, what was decided)."""
+    the first such library that is CUDA-aware, with the ob1 profile before others (Open MPI's own transports: the
+    most robust bootstrap), else the first with the ob1 profile, else the first. Returns (library or None, what was decided)."""
     if any(lib.transport == "nccl" for lib in libs):
         return None, "an NCCL library is declared"
     if not topo.gpus:
@@ -489,7 +489,8 @@ def add_nccl_library(libs: list[MpiLibrary], descriptions: dict[str, EngineDescr
                  descriptions[lib.name].nccl]
     if not with_nccl:
         return None, "no engine was built with NCCL (features.nccl): no NCCL library"
-    via = next((lib for lib in with_nccl if lib.profile == "openmpi-ob1"), with_nccl[0])
+    # a CUDA-aware library first: NCCL needs none, but its launches then run the library a GPU node is measured with
+    via = min(with_nccl, key=lambda lib: (lib.cuda_aware is not True, lib.profile != "openmpi-ob1"))
     name = "nccl" if "nccl" not in {lib.name for lib in libs} else f"nccl-via-{via.name}"
     lib = nccl_library(via, name)
     descriptions[name] = descriptions[via.name]
