@@ -29,11 +29,11 @@ import textwrap
 from dataclasses import dataclass, field
 
 from .peaks import ceiling_for, ceilings
-from .records import headline, pairwise, placed, transport_of
+from .records import placed, transport_of
 from .spec import parse_memory
 from .store import Store
-from .tables import Point, clearly_apart, collective_rows, combine, latency_rows, pairwise_time_rows, \
-    results_where, size_label
+from .tables import Point, clearly_apart, collective_rows, combine, latency_rows, pairwise_bandwidth, \
+    pairwise_time_rows, results_where, size_label
 
 WIDTH = 100  # text columns
 LATENCY_BYTES = 8
@@ -264,12 +264,21 @@ def _nearest(sizes, target: int = LATENCY_BYTES) -> int:
     return min(sizes, key=lambda b: (abs(math.log2(b / target)), b))
 
 
-def _latencies(store: Store) -> dict[tuple, dict[int, Point]]:
+def _measured(points: list[Point]) -> list[Point]:
+    """The points the answers compare: buffers allocated once per launch (not the --fresh-buffers stress mode),
+    messages of at least one byte."""
+    return [p for p in points if not p.fresh and p.bytes > 0]
+
+
+def _bandwidth_points(store: Store) -> list[Point]:
+    """Bandwidth between pairs of ranks outside managed placements: what answers 1 and 2 rank."""
+    return _measured(combine(results_where(store, lambda rec: pairwise_bandwidth(rec) and not placed(rec))))
+
+
+def _latencies(latency: list[Point]) -> dict[tuple, dict[int, Point]]:
     """One-way latency points by (library, memory, path class, strategy or "" for the library's own path)."""
     out: dict[tuple, dict[int, Point]] = {}
-    for p in combine(latency_rows(store)):
-        if p.fresh or p.bytes <= 0:
-            continue
+    for p in latency:
         key = (p.library, p.memory, p.path_class, "" if _direct(p) else p.strategy_label)
         out.setdefault(key, {})[p.bytes] = p
     return out
@@ -318,16 +327,14 @@ def latency_text(f: Figure) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- answer 1
-def _path_groups(store: Store) -> list[tuple[str, str, str | None, list[Point], bool | None]]:
+def _path_groups(store: Store, bandwidth: list[Point], latency: list[Point]
+                 ) -> list[tuple[str, str, str | None, list[Point], bool | None]]:
     """(benchmark, memory, path class, points, higher is better) per path present: bandwidth between pairs of
     ranks (bw; bibw or mbw too only where a configuration measured no bw on that path), the managed placements
     by time, and paths where only a latency was measured by that latency (higher is better: None)."""
     groups: dict[tuple, list[Point]] = {}
-    bw_rows = results_where(store, lambda rec: pairwise(rec) and headline(rec) == "bandwidth_GBps"
-                            and not placed(rec))
-    for p in combine(bw_rows):
-        if not p.fresh and p.bytes > 0:
-            groups.setdefault((p.memory, p.path_class), []).append(p)
+    for p in bandwidth:
+        groups.setdefault((p.memory, p.path_class), []).append(p)
     out = []
     for (memory, path), pts in groups.items():
         libs = {}
@@ -341,25 +348,24 @@ def _path_groups(store: Store) -> list[tuple[str, str, str | None, list[Point], 
                 out.append((bench, memory, path, [p for p in pts if p.benchmark == bench], True))
     managed: dict[tuple, list[Point]] = {}
     placed_rows = [r for r in pairwise_time_rows(store)[0] if placed(json.loads(r["json"] or "{}"))]
-    for p in combine(placed_rows):
-        if not p.fresh and p.bytes > 0:
-            managed.setdefault((p.benchmark, p.memory, p.path_class), []).append(p)
+    for p in _measured(combine(placed_rows)):
+        managed.setdefault((p.benchmark, p.memory, p.path_class), []).append(p)
     out += [(bench, memory, path, pts, False) for (bench, memory, path), pts in managed.items()]
     # paths with a latency and no bandwidth measured: answered by the latency
     latency_only: dict[tuple, list[Point]] = {}
-    for p in combine(latency_rows(store)):
-        if not p.fresh and p.bytes > 0 and (p.memory, p.path_class) not in groups:
+    for p in latency:
+        if (p.memory, p.path_class) not in groups:
             latency_only.setdefault((p.benchmark, p.memory, p.path_class), []).append(p)
     out += [(bench, memory, path, pts, None) for (bench, memory, path), pts in latency_only.items()]
     return out
 
 
-def _path_answers(store: Store) -> tuple[list[PathAnswer], dict]:
+def _path_answers(store: Store, bandwidth: list[Point], latency: list[Point]) -> tuple[list[PathAnswer], dict]:
     avail = ceilings(store)
     not_aware = _not_aware(store)
-    lat = _latencies(store)
+    lat = _latencies(latency)
     answers, chosen = [], {}
-    for bench, memory, path, pts, higher in _path_groups(store):
+    for bench, memory, path, pts, higher in _path_groups(store, bandwidth, latency):
         label = path_label(memory, path)
         chosen.setdefault((memory, path), set()).add(bench)
         try:
@@ -447,14 +453,11 @@ def _path_verdict(head, figs, fastest, slowest, ratio, leaders, higher, fig) -> 
 
 
 # ---------------------------------------------------------------------------------------------------- answer 2
-def _strategy_answers(store: Store, chosen: dict) -> list[StrategyAnswer]:
+def _strategy_answers(store: Store, chosen: dict, bandwidth: list[Point]) -> list[StrategyAnswer]:
     not_aware = _not_aware(store)
-    rows = results_where(store, lambda rec: pairwise(rec) and headline(rec) == "bandwidth_GBps"
-                         and not placed(rec))
     groups: dict[tuple, list[Point]] = {}
-    for p in combine(rows):
-        if not p.fresh and p.bytes > 0:
-            groups.setdefault((p.library, p.benchmark, p.memory, p.path_class), []).append(p)
+    for p in bandwidth:
+        groups.setdefault((p.library, p.benchmark, p.memory, p.path_class), []).append(p)
     # the best library's own path per (benchmark, memory, path, size): a strategy that beats its own library may
     # or may not beat the best configuration there
     best_own: dict[tuple, Point] = {}
@@ -543,9 +546,8 @@ def _settings_answers(store: Store) -> tuple[list[SettingAnswer], str]:
 def _collective_answers(store: Store) -> list[CollectiveAnswer]:
     nccl = _nccl_libraries(store)
     groups: dict[tuple, list[Point]] = {}
-    for p in combine(collective_rows(store)):
-        if not p.fresh and p.bytes > 0:
-            groups.setdefault((p.operation or "", p.ranks or 0, p.memory), []).append(p)
+    for p in _measured(combine(collective_rows(store))):
+        groups.setdefault((p.operation or "", p.ranks or 0, p.memory), []).append(p)
     out = []
     for (op, ranks, memory), pts in groups.items():
         per_lib: dict[str, dict[int, Point]] = {}
@@ -663,8 +665,9 @@ def _missing_answers(store: Store) -> list[MissingAnswer]:
 # ---------------------------------------------------------------------------------------------------- entry points
 def answers(store: Store) -> Answers:
     """The answers of a store (see the module's doc)."""
-    paths, chosen = _path_answers(store)
-    strategies = _strategy_answers(store, chosen)
+    bandwidth, latency = _bandwidth_points(store), _measured(combine(latency_rows(store)))
+    paths, chosen = _path_answers(store, bandwidth, latency)
+    strategies = _strategy_answers(store, chosen, bandwidth)
     settings, settings_note = _settings_answers(store)
     collectives = _collective_answers(store)
     missing = _missing_answers(store)

@@ -163,7 +163,7 @@ def results_where(store: Store, keep, status: str | None = "ok") -> list[dict]:
     return [r for bench in store.benchmarks() for r in store.results(bench, status=status) if keep(_record(r))]
 
 
-def _pairwise_bandwidth(record: dict) -> bool:
+def pairwise_bandwidth(record: dict) -> bool:
     """Bandwidth between pairs of ranks (bw, bibw, mbw ...): what ceilings of the same path bound."""
     return pairwise(record) and headline(record) == "bandwidth_GBps"
 
@@ -223,12 +223,12 @@ def fraction_of_peak(store: Store) -> Table:
     and the row says that there is no ceiling to compare with (no percentage)."""
     avail = ceilings(store)
     groups: dict[tuple, list[Point]] = {}
-    for p in combine(results_where(store, _pairwise_bandwidth)):
+    for p in combine(results_where(store, pairwise_bandwidth)):
         groups.setdefault((p.library, p.benchmark, p.memory, p.strategy, p.chunks, p.fresh, p.path_class), []).append(p)
     # Sizes whose data arrived wrong are not results: the peak is over the sizes that validated, and the
     # table says how many did not (a library that corrupts large messages must not look merely slow).
     failed: dict[tuple, set] = {}
-    for r in results_where(store, _pairwise_bandwidth, status="failed"):
+    for r in results_where(store, pairwise_bandwidth, status="failed"):
         record = _record(r)
         key = (r["library"], r["benchmark"], r["memory"], r["strategy"], record.get("chunks"),
                fresh_buffers(record), r["path_class"])
