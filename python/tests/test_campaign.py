@@ -393,3 +393,7 @@ def test_quick_campaign_on_a_gpu_node_covers_every_path_and_configuration():
             ("coll", "", "", None)} <= seen["nccl"]
     launches, _ = plan(c, libs, descs)
     assert all(x.repetition == 1 for x in launches) and len(launches) == len(c.blocks)
+    # with several hosts the quick campaign also measures between two nodes
+    two = defaults.default_campaign(TOPO2, libs, descs, quick=True, hosts=2)
+    inter = {(b.libraries[0], b.memory[0]) for b in two.blocks if b.path == "inter-node"}
+    assert {("ob1", "host:host"), ("ob1", "device:device"), ("sys", "host:host")} <= inter

@@ -60,21 +60,22 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[
     fdesc = descriptions[first.name]
     gpus = topo.gpus if fdesc.cuda else []
     if quick and gpus:
-        return _quick_gpu_campaign(name, topo, mpi_libs, usable, descriptions, skipped)
-    ceilings = fdesc.of_family("peaks")
-    if ceilings:
-        # 5 samples of 4 copies per ceiling (CVs of copies are well under 1 %), at 1 MiB and 64 MiB: the sizes
-        # where MPI figures are put next to them (a fraction of peak compares one size with the same size)
-        popts = {} if quick else {"validate": True} if not gpus else {"samples": 5, "copies": 4, "validate": True}
-        blocks.append(Block(ceilings, ranks=[2], options=popts, libraries=[first.name], path="ceilings",
-                            sizes=QUICK_HOST_CEILING_SIZES if quick else CEILING_SIZES))
+        blocks += _quick_gpu_blocks(topo, mpi_libs, descriptions, skipped)
     else:
-        skipped.append((first.name, "peaks", "engine has no peaks benchmark: no measured ceilings"))
-    for lib in mpi_libs:
-        if quick or not gpus:
-            blocks += _host_machine_blocks(lib, descriptions[lib.name], topo, gpus, quick, skipped)
+        ceilings = fdesc.of_family("peaks")
+        if ceilings:
+            # 5 samples of 4 copies per ceiling (CVs of copies are well under 1 %), at 1 MiB and 64 MiB: the sizes
+            # where MPI figures are put next to them (a fraction of peak compares one size with the same size)
+            popts = {} if quick else {"validate": True} if not gpus else {"samples": 5, "copies": 4, "validate": True}
+            blocks.append(Block(ceilings, ranks=[2], options=popts, libraries=[first.name], path="ceilings",
+                                sizes=QUICK_HOST_CEILING_SIZES if quick else CEILING_SIZES))
         else:
-            blocks += _gpu_machine_blocks(lib, descriptions[lib.name], topo, skipped)
+            skipped.append((first.name, "peaks", "engine has no peaks benchmark: no measured ceilings"))
+        for lib in mpi_libs:
+            if gpus:
+                blocks += _gpu_machine_blocks(lib, descriptions[lib.name], topo, skipped)
+            else:
+                blocks += _host_machine_blocks(lib, descriptions[lib.name], topo, quick, skipped)
     if hosts > 1:
         for lib in mpi_libs:
             blocks += _inter_node_blocks(lib, descriptions[lib.name], gpus, quick, skipped)
@@ -105,11 +106,11 @@ QUICK_COLL_OPERATIONS = ["allreduce", "bcast", "alltoall"]
 QUICK_MANAGED_SIZES = "8,64K,1M"
 
 
-def _quick_gpu_campaign(name, topo, mpi_libs, usable, descriptions, skipped) -> Campaign:
+def _quick_gpu_blocks(topo, mpi_libs, descriptions, skipped) -> list[Block]:
     """--quick on a GPU node: ceilings at the sizes measured, then per MPI library configuration latency and bandwidth
     per path class (device to device per GPU link class and on one GPU, host <-> device from pinned and pageable
     memory, host), managed memory device to device, device allreduce/bcast/alltoall; the pipelined-gpu strategy next
-    to the first CUDA-aware library's pinned host -> device path; NCCL's point to point and collectives."""
+    to the first CUDA-aware library's pinned host -> device path (NCCL's blocks: _nccl_blocks)."""
     first = descriptions[mpi_libs[0].name]
     blocks = []
     ceilings = first.of_family("peaks")
@@ -130,16 +131,20 @@ def _quick_gpu_campaign(name, topo, mpi_libs, usable, descriptions, skipped) -> 
                                        strategy="pipelined-gpu", sizes=QUICK_SLOW_SIZES, gpus=[0],
                                        path="host-device"))
             strategy_shown = True
-    for lib in usable:
-        if lib.transport == "nccl":
-            blocks += _quick_nccl_blocks(lib, descriptions[lib.name], topo, skipped)
-    return Campaign(name=name, blocks=blocks, skipped=skipped, repetitions=1)
+    return blocks
 
 
 def _quick_pt2pt(desc: EngineDescription, headline: str) -> str | None:
     """The first point-to-point benchmark the engine lists with this headline (latency: time_us, bw:
     bandwidth_GBps)."""
     return next((n for n in desc.of_family("pt2pt") if desc.benchmark(n).headline == headline), None)
+
+
+def _quick_latency_and_bandwidth(desc: EngineDescription, transport: str = "mpi") -> list[tuple[str, str | None]]:
+    """(benchmark, sizes) of the quick campaign's latency and bandwidth benchmarks that take ``transport``: the
+    latency's sizes, None for the bandwidth (its sizes depend on the path)."""
+    picked = ((_quick_pt2pt(desc, "time_us"), QUICK_LATENCY_SIZES), (_quick_pt2pt(desc, "bandwidth_GBps"), None))
+    return [(b, sizes) for b, sizes in picked if b and transport in desc.benchmark(b).transports]
 
 
 def _quick_block(desc, benchmarks, lib, memory="", strategy="", sizes=None, gpus=None, path=None, ranks=None,
@@ -158,8 +163,7 @@ def quick_options(desc: EngineDescription, benchmarks: list[str]) -> dict:
 
 def _quick_library_blocks(lib, desc, topo, skipped) -> tuple[list[Block], bool]:
     """One MPI library configuration's quick blocks, and whether its device buffers went to it directly."""
-    lat, bw = _quick_pt2pt(desc, "time_us"), _quick_pt2pt(desc, "bandwidth_GBps")
-    pt2pt = [(b, sizes) for b, sizes in ((lat, QUICK_LATENCY_SIZES), (bw, None)) if b]
+    pt2pt = _quick_latency_and_bandwidth(desc)
     if not pt2pt:
         skipped.append((lib.name, "point to point", "the engine lists no latency or bandwidth benchmark"))
     host = _host_kind(desc, False)
@@ -222,26 +226,6 @@ def _quick_collectives(lib, desc, topo, device: str | None, skipped) -> list[Blo
     return blocks
 
 
-def _quick_nccl_blocks(lib, desc, topo, skipped) -> list[Block]:
-    """NCCL on the quick campaign: latency and bandwidth per GPU link class, the quick collectives."""
-    if not desc.nccl:
-        skipped.append((lib.name, "all", "the engine was built without NCCL (features.nccl false)"))
-        return []
-    dev = _gpu_kind(desc)[0] or "device"
-    blocks = []
-    for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
-        for b in desc.of_family("pt2pt", transport="nccl"):
-            if desc.benchmark(b).headline in ("time_us", "bandwidth_GBps") and \
-                    b in (_quick_pt2pt(desc, "time_us"), _quick_pt2pt(desc, "bandwidth_GBps")):
-                sizes = QUICK_LATENCY_SIZES if desc.benchmark(b).headline == "time_us" else QUICK_FAST_SIZES
-                blocks.append(_quick_block(desc, [b], lib, f"{dev}:{dev}", "direct", sizes, [i, j], cls))
-    skipped.append((lib.name, "same-gpu", "NCCL needs one GPU per rank"))
-    if len(topo.gpus) < 2:
-        skipped.append((lib.name, "coll", "NCCL collectives need one GPU per rank: fewer than 2 GPUs"))
-        return blocks
-    return blocks + _quick_collectives(lib, desc, topo, dev, skipped)
-
-
 def _gpu_kind(desc: EngineDescription) -> tuple[str | None, str]:
     """The kind of GPU memory (cudaMalloc) and whether it is available: (its name, "") or (None, why not)."""
     k = desc.first_kind(gpu_memory=True, placement=None)
@@ -295,8 +279,8 @@ def _inter_node_blocks(lib, desc, gpus, quick, skipped) -> list[Block]:
     return blocks
 
 
-def _host_machine_blocks(lib, desc, topo, gpus, quick, skipped) -> list[Block]:
-    """--quick, or a machine (or engine) without GPU: host paths; with --quick and GPUs, a short GPU sweep."""
+def _host_machine_blocks(lib, desc, topo, quick, skipped) -> list[Block]:
+    """A machine (or engine) without GPU: host paths (--quick: a short sweep of them)."""
     blocks = []
     sizes = "1:1M" if quick else "1:64M"
     opts = quick_options(desc, desc.of_family("pt2pt")) if quick else \
@@ -307,17 +291,8 @@ def _host_machine_blocks(lib, desc, topo, gpus, quick, skipped) -> list[Block]:
         blocks.append(Block(have, memory=[f"{host}:{host}"], sizes=sizes, path="host", options=dict(opts),
                             libraries=[lib.name]))
         blocks += _cross_socket(lib, have, f"{host}:{host}", topo, sizes, opts, skipped)
-    dev, _ = _gpu_kind(desc)
-    if not gpus:
-        if not quick:
-            skipped.append((lib.name, "device memory", "no GPU found (or engine built without CUDA)"))
-    elif have and dev:
-        strategies = ["direct", "staged-pinned"] if lib.cuda_aware is True else ["staged-pinned"]
-        if lib.cuda_aware is not True:
-            skipped.append((lib.name, "direct device buffers", not_aware_reason(lib)))
-        for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()):
-            blocks.append(Block(have, memory=[f"{dev}:{dev}"], strategies=strategies, sizes=sizes, gpus=[i, j],
-                                path=cls, options=dict(opts), libraries=[lib.name]))
+    if not quick:
+        skipped.append((lib.name, "device memory", "no GPU found (or engine built without CUDA)"))
     multi = desc.of_family("multi-pair")
     if not quick and multi:
         blocks.append(Block(multi, memory=[f"{host}:{host}"], sizes=sizes, ranks=[4] if (os.cpu_count() or 1) >= 4
@@ -331,8 +306,7 @@ def _host_machine_blocks(lib, desc, topo, gpus, quick, skipped) -> list[Block]:
         if quick and family != "collective":
             continue
         for bench in names:
-            blocks.append(Block([bench], sizes="4:1M" if quick else "4:64M", ranks=[max(2, len(gpus))],
-                                gpus=list(range(len(gpus))) if gpus else None,
+            blocks.append(Block([bench], sizes="4:1M" if quick else "4:64M", ranks=[2],
                                 options=quick_options(desc, [bench]) if quick else dict(opts),
                                 libraries=[lib.name],
                                 operations=_listed(lib, desc, bench, QUICK_OPERATIONS.get(bench) if quick else None,
@@ -443,35 +417,34 @@ def _collective_blocks(lib, desc, ngpu, device: str | None, skipped) -> list[Blo
 
 def _nccl_blocks(lib, desc, topo, quick, skipped) -> list[Block]:
     """An NCCL library: its point-to-point benchmarks on device memory over each GPU link class, its collectives
-    on device memory over all GPUs."""
+    on device memory over all GPUs (--quick: the quick campaign's latency, bandwidth and collectives)."""
     if not desc.nccl:
         skipped.append((lib.name, "all", "the engine was built without NCCL (features.nccl false)"))
         return []
     if not topo.gpus:
         skipped.append((lib.name, "all", "no GPU found"))
         return []
-    dev, _ = _gpu_kind(desc)
-    dev = dev or "device"
-    opts = {"iters": 200, "warmup": 20, "validate": True} if quick else dict(GPU_PT2PT_OPTIONS)
+    dev = _gpu_kind(desc)[0] or "device"
     blocks = []
     pt2pt = desc.of_family("pt2pt", transport="nccl")
     for cls, (i, j) in sorted(topo.gpu_pairs_by_class().items()) if pt2pt else ():
-        blocks.append(Block(pt2pt, memory=[f"{dev}:{dev}"], strategies=["direct"],
-                            sizes="1:1M" if quick else FAST_SIZES, gpus=[i, j], path=cls, options=opts,
-                            libraries=[lib.name]))
+        if quick:  # latency and bandwidth, as for the MPI libraries
+            blocks += [_quick_block(desc, [b], lib, f"{dev}:{dev}", "direct", sizes or QUICK_FAST_SIZES, [i, j], cls)
+                       for b, sizes in _quick_latency_and_bandwidth(desc, transport="nccl")]
+        else:
+            blocks.append(Block(pt2pt, memory=[f"{dev}:{dev}"], strategies=["direct"], sizes=FAST_SIZES, gpus=[i, j],
+                                path=cls, options=dict(GPU_PT2PT_OPTIONS), libraries=[lib.name]))
     skipped.append((lib.name, "same-gpu", "NCCL needs one GPU per rank"))
-    collectives = desc.of_family("collective", transport="nccl")
     if len(topo.gpus) < 2:
         skipped.append((lib.name, "coll", "NCCL collectives need one GPU per rank: fewer than 2 GPUs"))
         return blocks
-    common = {"iters": 200, "warmup": 20, "validate": True} if quick else \
-        {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large": 1, "large-size": "64K", "validate": True}
-    for bench in collectives:
-        blocks.append(Block([bench], sizes="4:1M" if quick else COLL_SIZES, ranks=[len(topo.gpus)],
-                            gpus=list(range(len(topo.gpus))), options=common | {"mem": dev},
-                            libraries=[lib.name], join_operations=True,
-                            operations=_listed(lib, desc, bench, ["allreduce"] if quick else NCCL_DEFAULT_OPERATIONS,
-                                               skipped)))
+    if quick:
+        return blocks + _quick_collectives(lib, desc, topo, dev, skipped)
+    common = {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large": 1, "large-size": "64K", "validate": True}
+    for bench in desc.of_family("collective", transport="nccl"):
+        blocks.append(Block([bench], sizes=COLL_SIZES, ranks=[len(topo.gpus)], gpus=list(range(len(topo.gpus))),
+                            options=common | {"mem": dev}, libraries=[lib.name], join_operations=True,
+                            operations=_listed(lib, desc, bench, NCCL_DEFAULT_OPERATIONS, skipped)))
     return blocks
 
 
