@@ -109,15 +109,29 @@ def host_store(tmp_path):
     return s
 
 
+def write_fake_launcher(bindir: Path) -> Path:
+    """bindir/mpirun: the fake launcher (fake_mpirun.py) as an executable."""
+    bindir.mkdir(parents=True, exist_ok=True)
+    launcher = bindir / "mpirun"
+    launcher.write_text(f"#!{sys.executable}\n" + (HERE / "fake_mpirun.py").read_text())
+    launcher.chmod(0o755)
+    return launcher
+
+
+def write_fake_engine(path: Path, env: str = "") -> Path:
+    """An executable gmb-bench at ``path`` running the fake engine (fake_engine.py), with ``env`` ("NAME=value ...")
+    set for it. The fake launcher looks for fake_engine.py in argv, hence a shim and not a copy."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{env + ' ' if env else ''}exec {sys.executable} {HERE / 'fake_engine.py'} \"$@\"\n")
+    path.chmod(0o755)
+    return path
+
+
 @pytest.fixture
 def fake_setup(tmp_path, monkeypatch):
     """A libraries config with two fake 'libraries' (fake launcher + fake engine), isolated cache/config."""
     bindir = tmp_path / "bin"
-    bindir.mkdir()
-    launcher = bindir / "mpirun"
-    launcher.write_text(f"#!{sys.executable}\n" + (HERE / "fake_mpirun.py").read_text())
-    launcher.chmod(0o755)
-    engine = HERE / "fake_engine.py"
+    launcher = write_fake_launcher(bindir)
     cfg = tmp_path / "libs.toml"
     cfg.write_text(f"""
 [[library]]
@@ -138,10 +152,7 @@ engine = "{bindir / 'gmb-bench-b'}"
 env = {{ FAKE_SCALE = "1.4", FAKE_LIBRARY_VERSION = "MPICH Version: 1.0" }}
 """)
     for suffix in ("a", "b"):
-        e = bindir / f"gmb-bench-{suffix}"
-        # engine wrapper: the fake launcher looks for fake_engine.py in argv, so wrap via a tiny shim
-        e.write_text(f"#!/bin/sh\nexec {sys.executable} {engine} \"$@\"\n")
-        e.chmod(0o755)
+        write_fake_engine(bindir / f"gmb-bench-{suffix}")
     monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[1] / "src"))

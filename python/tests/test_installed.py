@@ -18,6 +18,7 @@ import gmb
 from gmb import engines, identity, records
 from gmb.cli import main
 from gmb.mpilibs import MpiLibrary
+from conftest import write_fake_engine, write_fake_launcher
 
 HERE = Path(__file__).parent
 PYTHON = HERE.parent
@@ -44,11 +45,7 @@ def installed(tmp_path, monkeypatch):
     """Two declared libraries without an engine (fakempi-a: Open MPI 9.9.0 under ompi/, fakempi-b: MPICH 1.0 under
     mpich/), the fake engine installed as engine/gmb-bench (not on PATH yet) built against fakempi-a's libmpi, no
     engine sources (GMB_SOURCE points nowhere), and an empty working directory."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    launcher = bindir / "mpirun"
-    launcher.write_text(f"#!{sys.executable}\n" + (HERE / "fake_mpirun.py").read_text())
-    launcher.chmod(0o755)
+    launcher = write_fake_launcher(tmp_path / "bin")
     for prefix, so in (("ompi", "libmpi.so.40"), ("mpich", "libmpich.so.12")):
         (tmp_path / prefix / "lib").mkdir(parents=True)
         (tmp_path / prefix / "lib" / so).write_text("")
@@ -70,10 +67,7 @@ prefix = "{tmp_path / 'mpich'}"
 launcher = "mpiexec"
 launcher_path = "{launcher}"
 """)
-    engine = tmp_path / "engine" / "gmb-bench"
-    engine.parent.mkdir()
-    engine.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'fake_engine.py'} \"$@\"\n")
-    engine.chmod(0o755)
+    engine = write_fake_engine(tmp_path / "engine" / "gmb-bench")
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -152,12 +146,9 @@ def test_engine_of_another_library_is_refused(installed, monkeypatch, capsys):
 def test_the_first_installed_engine_built_for_the_library_is_taken(installed, monkeypatch, capsys):
     """GMB_ENGINE comes before PATH, but one built for another library is passed over (the reason said) for the
     next: here one on PATH that says it is fakempi-b's (another version string, its library object)."""
-    mpich = installed["tmp"] / "mpich-engine" / "gmb-bench"
-    mpich.parent.mkdir()
-    mpich.write_text(f"#!/bin/sh\nFAKE_LIBRARY_VERSION='MPICH Version: 1.0' "
-                     f"FAKE_MPI_LIBRARY={installed['tmp'] / 'mpich' / 'lib' / 'libmpich.so.12'} "
-                     f"exec {sys.executable} {HERE / 'fake_engine.py'} \"$@\"\n")
-    mpich.chmod(0o755)
+    mpich = write_fake_engine(installed["tmp"] / "mpich-engine" / "gmb-bench",
+                              env=f"FAKE_LIBRARY_VERSION='MPICH Version: 1.0' "
+                                  f"FAKE_MPI_LIBRARY={installed['tmp'] / 'mpich' / 'lib' / 'libmpich.so.12'}")
     monkeypatch.setenv("GMB_ENGINE", str(installed["engine"]))
     _on_path(monkeypatch, mpich.parent)
     from gmb import mpilibs
