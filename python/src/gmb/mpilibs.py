@@ -223,6 +223,15 @@ def ompi_components(lib: MpiLibrary) -> dict[str, set[str]]:
 PMLS = ("ob1", "ucx")
 
 
+def configuration_names(libs: list[MpiLibrary]) -> dict[str, str]:
+    """The names pml_configurations may give (configuration name -> the installation's name), for each Open MPI."""
+    return {_configuration_name(lib, pml): lib.name for lib in libs if lib.family == "openmpi" for pml in PMLS}
+
+
+def _configuration_name(lib: MpiLibrary, pml: str) -> str:
+    return f"{lib.name}-{pml}"
+
+
 def pml_configurations(libs: list[MpiLibrary]) -> list[MpiLibrary]:
     """Each Open MPI found on this machine (not declared, no profile) that has the UCX pml becomes two
     configurations measured under names of their own, "<name>-ob1" (Open MPI's own transports: profile
@@ -237,7 +246,7 @@ def pml_configurations(libs: list[MpiLibrary]) -> list[MpiLibrary]:
             out.append(lib)
             continue
         for pml in PMLS:
-            conf = apply_profile(replace(lib, name=f"{lib.name}-{pml}"), f"openmpi-{pml}")
+            conf = apply_profile(replace(lib, name=_configuration_name(lib, pml)), f"openmpi-{pml}")
             conf.launcher_args = _btl_present(conf.launcher_args, components.get("btl", set()))
             out.append(conf)
     return out

@@ -40,8 +40,7 @@ def libraries(args, need=True):
     wanted = getattr(args, "library", None)
     if wanted:
         names = {lib.name for lib in libs}
-        configuration_of = {f"{lib.name}-{pml}": lib.name for lib in libs if lib.family == "openmpi"
-                            for pml in mpilibs.PMLS}
+        configuration_of = mpilibs.configuration_names(libs)
         unknown = [w for w in wanted if w not in names and w not in configuration_of]
         if unknown:
             raise UsageError(f"unknown library {', '.join(unknown)} (found: {', '.join(sorted(names)) or 'none'})")
@@ -57,7 +56,7 @@ def libraries(args, need=True):
 def _configurations(args, libs, topo):
     """A generated campaign on a GPU node measures each pml of an Open MPI found with UCX as a configuration of its
     own (mpilibs.pml_configurations); --library may name the installation (both) or one configuration."""
-    installation = {f"{lib.name}-{pml}": lib.name for lib in libs for pml in mpilibs.PMLS}
+    installation = mpilibs.configuration_names(libs)
     wanted = set(getattr(args, "library", None) or ())
     if args.campaign or not topo.gpus:
         named = sorted(wanted & set(installation))
