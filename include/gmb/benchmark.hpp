@@ -204,6 +204,8 @@ enum class Family {
   collective,  // blocking collectives (coll)
   nbc,         // non-blocking collectives and overlap
   managed,     // managed-memory placements (um)
+  rma,         // one-sided communication between a pair of ranks (rma_latency, rma_bw, rma_bibw)
+  partitioned, // MPI-4 partitioned point-to-point (part_latency, part_bw, part_overlap)
   halo,
   peaks,
   doctor,

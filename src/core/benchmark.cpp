@@ -29,6 +29,8 @@ const char* family_name(Family family) {
     case Family::collective: return "collective";
     case Family::nbc: return "nbc";
     case Family::managed: return "managed";
+    case Family::rma: return "rma";
+    case Family::partitioned: return "partitioned";
     case Family::halo: return "halo";
     case Family::peaks: return "peaks";
     case Family::doctor: return "doctor";

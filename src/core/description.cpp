@@ -3,6 +3,7 @@
 
 #include "gmb/benchmark.hpp"
 #include "gmb/collectives.hpp"
+#include "gmb/mpi_features.hpp"
 #include "gmb/mpi_library.hpp"
 #include "gmb/platform.hpp"
 #include "gmb/provenance.hpp"
@@ -89,7 +90,8 @@ Json engine_description(const Platform& platform) {
       .set("git_revision", build.git_revision)
       .set("mpi", Json::object()
                       .set("library_version", mpi_library_version_text())
-                      .set("library_object", loaded_mpi_library().to_json()))
+                      .set("library_object", loaded_mpi_library().to_json())
+                      .set("features", mpi_features_json()))
       .set("benchmarks", benchmarks)
       .set("memory_kinds", kinds)
       .set("collectives", collectives)

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "gmb/error.hpp"
+#include "gmb/mpi_features.hpp"
 #include "gmb/mpi_library.hpp"
 #include "gmb/numa.hpp"
 
@@ -226,6 +227,7 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                       .set("library_version", library_version)
                       .set("standard_version", std::to_string(major) + "." + std::to_string(minor))
                       .set("library_object", mpi_library.to_json())
+                      .set("features", mpi_features_json())
                       .set("gpu_awareness", Json::object()
                                                 .set("verdict", to_string(ctx.awareness->verdict))
                                                 .set("summary", ctx.awareness->summary)

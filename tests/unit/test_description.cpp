@@ -45,7 +45,7 @@ std::string text(const Json& value) { return value.as_string() ? *value.as_strin
 TEST_F(DescriptionFixture, SaysWhatItIs) { EXPECT_EQ(text(*description.find("schema")), "gmb.engine/1"); }
 
 TEST_F(DescriptionFixture, EveryBenchmarkSaysWhatItsRecordsAre) {
-  const std::set<std::string> families = {"pt2pt", "multi-pair", "collective", "nbc", "managed", "halo", "peaks", "doctor"};
+  const std::set<std::string> families = {"pt2pt", "multi-pair", "collective", "nbc", "managed", "rma", "partitioned", "halo", "peaks", "doctor"};
   std::vector<std::string> order;
   for (Statistic s : all_statistics()) order.push_back(statistic_name(s));
   ASSERT_EQ(list("benchmarks").size(), Registry::instance().all().size());
