@@ -100,6 +100,12 @@ struct Collective {
   std::vector<Segment> (*initial)(std::uint64_t total, int rank, int ranks, int root, bool in_place);
   void (*call)(const CallArgs& a);
   void (*start)(const CallArgs& a, MPI_Request* request);
+  // The MPI-4.0 persistent initialiser ("MPI_Allreduce_init"; every operation has one) and the function making
+  // it with MPI_INFO_NULL (coll --persistent). `init` returns MPI's code instead of checking it, so that a library
+  // refusing it is reported (mpi_refusal), not fatal; nullptr where the engine was built without persistent
+  // collectives (GMB_HAVE_MPI_PERSISTENT_COLLECTIVES, gmb/mpi_features.hpp).
+  const char* persistent_name;
+  int (*init)(const CallArgs& a, MPI_Request* request);
 };
 
 const std::vector<Collective>& collectives();
@@ -181,6 +187,9 @@ class Operands {
   void call() const;
   void complete() const;
   void start(MPI_Request* request) const { op_->start(args_, request); }
+  // The persistent request of the current operation over this size's buffers (coll --persistent): MPI's code,
+  // for mpi_refusal. The row must have an initialiser (op().init).
+  int init(MPI_Request* request) const { return op_->init(args_, request); }
   // The function a call makes, as records name it ("MPI_Allreduce", "ncclAllReduce").
   std::string call_name() const;
 

@@ -81,4 +81,14 @@ std::string strategy_problem(const TransferConfig& config, const MemoryKind& kin
 std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm comm, const Platform& platform,
                                         BufferPool& buffers, const MemoryKind& kind, std::size_t max_bytes, int window);
 
+// The persistent form of the direct strategy (--persistent; METHODOLOGY "Persistent communication"): the
+// messages of an iteration are persistent requests built here, once, over the buffers, peer and tag the
+// regular form uses (MPI_Send_init/MPI_Recv_init): `window` sends of `bytes` from `send` and `window` receives
+// into `recv`. send()/recv() start one and wait for it (MPI_Start, MPI_Wait); a window's start_send() and
+// start_recv() calls are started together by complete_all() (MPI_Startall, receives first) and completed
+// (MPI_Waitall). Every call must name the buffer, size, peer and tag the requests were built with (anything
+// else is a benchmark bug, fatal). The requests are freed with the transfer (MPI_Request_free).
+std::unique_ptr<Transfer> make_persistent_transfer(MPI_Comm comm, const Buffer& send, Buffer& recv, std::size_t bytes,
+                                                   int peer, int tag, int window);
+
 }  // namespace gmb

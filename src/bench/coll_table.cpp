@@ -454,50 +454,134 @@ void blocking(const CallArgs& a) {
 
 #define GMB_COLL_CALLS(f) blocking<f<false>>, f<true>
 
+// Persistent initialisers (MPI-4.0, coll --persistent): the non-blocking call's arguments and MPI_INFO_NULL.
+// They return MPI's code: the caller makes them with errors returned (mpi_refusal), so that a library that
+// refuses one is recorded unsupported with its words. The count and displacement arrays stay in the Layout,
+// untouched until the request is freed, as MPI requires of persistent requests.
+#if GMB_HAVE_MPI_PERSISTENT_COLLECTIVES
+int bcast_init(const CallArgs& a, MPI_Request* r) {
+  return MPI_Bcast_init(a.recv, a.layout->recv_count, a.type, a.root, a.comm, MPI_INFO_NULL, r);
+}
+int reduce_init(const CallArgs& a, MPI_Request* r) {
+  return MPI_Reduce_init(send_or_in_place(a), a.recv, a.layout->send_count, a.type, MPI_SUM, a.root, a.comm,
+                         MPI_INFO_NULL, r);
+}
+int allreduce_init(const CallArgs& a, MPI_Request* r) {
+  return MPI_Allreduce_init(send_or_in_place(a), a.recv, a.layout->recv_count, a.type, MPI_SUM, a.comm, MPI_INFO_NULL, r);
+}
+int gather_init(const CallArgs& a, MPI_Request* r) {
+  const Layout& l = *a.layout;
+  return MPI_Gather_init(send_or_in_place(a), l.send_count, a.type, a.recv, l.recv_count, a.type, a.root, a.comm,
+                         MPI_INFO_NULL, r);
+}
+int gatherv_init(const CallArgs& a, MPI_Request* r) {
+  const Layout& l = *a.layout;
+  return MPI_Gatherv_init(send_or_in_place(a), l.send_count, a.type, a.recv, l.recv_counts.data(), l.recv_displs.data(),
+                          a.type, a.root, a.comm, MPI_INFO_NULL, r);
+}
+int allgather_init(const CallArgs& a, MPI_Request* r) {
+  const Layout& l = *a.layout;
+  return MPI_Allgather_init(send_or_in_place(a), l.send_count, a.type, a.recv, l.recv_count, a.type, a.comm,
+                            MPI_INFO_NULL, r);
+}
+int allgatherv_init(const CallArgs& a, MPI_Request* r) {
+  const Layout& l = *a.layout;
+  return MPI_Allgatherv_init(send_or_in_place(a), l.send_count, a.type, a.recv, l.recv_counts.data(),
+                             l.recv_displs.data(), a.type, a.comm, MPI_INFO_NULL, r);
+}
+int scatter_init(const CallArgs& a, MPI_Request* r) {
+  const Layout& l = *a.layout;
+  return MPI_Scatter_init(a.send, l.send_count, a.type, recv_or_in_place(a), l.recv_count, a.type, a.root, a.comm,
+                          MPI_INFO_NULL, r);
+}
+int scatterv_init(const CallArgs& a, MPI_Request* r) {
+  const Layout& l = *a.layout;
+  return MPI_Scatterv_init(a.send, l.send_counts.data(), l.send_displs.data(), a.type, recv_or_in_place(a), l.recv_count,
+                           a.type, a.root, a.comm, MPI_INFO_NULL, r);
+}
+int alltoall_init(const CallArgs& a, MPI_Request* r) {
+  const Layout& l = *a.layout;
+  return MPI_Alltoall_init(send_or_in_place(a), l.send_count, a.type, a.recv, l.recv_count, a.type, a.comm,
+                           MPI_INFO_NULL, r);
+}
+int alltoallv_init(const CallArgs& a, MPI_Request* r) {
+  const Layout& l = *a.layout;
+  return MPI_Alltoallv_init(send_or_in_place(a), l.send_counts.data(), l.send_displs.data(), a.type, a.recv,
+                            l.recv_counts.data(), l.recv_displs.data(), a.type, a.comm, MPI_INFO_NULL, r);
+}
+int reduce_scatter_init(const CallArgs& a, MPI_Request* r) {
+  return MPI_Reduce_scatter_init(send_or_in_place(a), a.recv, a.layout->recv_counts.data(), a.type, MPI_SUM, a.comm,
+                                 MPI_INFO_NULL, r);
+}
+int reduce_scatter_block_init(const CallArgs& a, MPI_Request* r) {
+  return MPI_Reduce_scatter_block_init(send_or_in_place(a), a.recv, a.layout->recv_count, a.type, MPI_SUM, a.comm,
+                                       MPI_INFO_NULL, r);
+}
+int barrier_init(const CallArgs& a, MPI_Request* r) { return MPI_Barrier_init(a.comm, MPI_INFO_NULL, r); }
+#define GMB_COLL_INIT(name, f) name, f
+#else
+#define GMB_COLL_INIT(name, f) name, nullptr
+#endif
+
 }  // namespace
 
 const std::vector<Collective>& collectives() {
   // clang-format off
   static const std::vector<Collective> table = {
     // name, blocking, non-blocking, reduction, rooted, has_data, in-place, busbw factor, NCCL,
-    //   layout, received, initial, calls
+    //   layout, received, initial, calls, persistent initialiser
     {"bcast", "MPI_Bcast", "MPI_Ibcast", false, true, true, InPlace::never, kBusbwOne, nccl_call("ncclBroadcast", false),
-     layout_bcast, recv_bcast, init_bcast, GMB_COLL_CALLS(bcast)},
+     layout_bcast, recv_bcast, init_bcast, GMB_COLL_CALLS(bcast),
+     GMB_COLL_INIT("MPI_Bcast_init", bcast_init)},
     {"reduce", "MPI_Reduce", "MPI_Ireduce", true, true, true, InPlace::root_only, kBusbwOne, nccl_call("ncclReduce", true),
-     layout_reduce, recv_reduce, init_reduce, GMB_COLL_CALLS(reduce)},
+     layout_reduce, recv_reduce, init_reduce, GMB_COLL_CALLS(reduce),
+     GMB_COLL_INIT("MPI_Reduce_init", reduce_init)},
     {"allreduce", "MPI_Allreduce", "MPI_Iallreduce", true, false, true, InPlace::all, kBusbwAllreduce,
-     nccl_call("ncclAllReduce", true), layout_allreduce, recv_allreduce, init_allreduce, GMB_COLL_CALLS(allreduce)},
+     nccl_call("ncclAllReduce", true), layout_allreduce, recv_allreduce, init_allreduce, GMB_COLL_CALLS(allreduce),
+     GMB_COLL_INIT("MPI_Allreduce_init", allreduce_init)},
     {"gather", "MPI_Gather", "MPI_Igather", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
-     layout_gather, recv_gather, init_gather, GMB_COLL_CALLS(gather)},
+     layout_gather, recv_gather, init_gather, GMB_COLL_CALLS(gather),
+     GMB_COLL_INIT("MPI_Gather_init", gather_init)},
     {"gatherv", "MPI_Gatherv", "MPI_Igatherv", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
-     layout_gatherv, recv_gatherv, init_gatherv, GMB_COLL_CALLS(gatherv)},
+     layout_gatherv, recv_gatherv, init_gatherv, GMB_COLL_CALLS(gatherv),
+     GMB_COLL_INIT("MPI_Gatherv_init", gatherv_init)},
     {"allgather", "MPI_Allgather", "MPI_Iallgather", false, false, true, InPlace::all, kBusbwRing,
-     nccl_call("ncclAllGather", true), layout_allgather, recv_allgather, init_allgather, GMB_COLL_CALLS(allgather)},
+     nccl_call("ncclAllGather", true), layout_allgather, recv_allgather, init_allgather, GMB_COLL_CALLS(allgather),
+     GMB_COLL_INIT("MPI_Allgather_init", allgather_init)},
     {"allgatherv", "MPI_Allgatherv", "MPI_Iallgatherv", false, false, true, InPlace::all, kBusbwRing, kNcclGrouped,
-     layout_allgatherv, recv_allgatherv, init_allgatherv, GMB_COLL_CALLS(allgatherv)},
+     layout_allgatherv, recv_allgatherv, init_allgatherv, GMB_COLL_CALLS(allgatherv),
+     GMB_COLL_INIT("MPI_Allgatherv_init", allgatherv_init)},
     {"scatter", "MPI_Scatter", "MPI_Iscatter", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
-     layout_scatter, recv_scatter, none, GMB_COLL_CALLS(scatter)},
+     layout_scatter, recv_scatter, none, GMB_COLL_CALLS(scatter),
+     GMB_COLL_INIT("MPI_Scatter_init", scatter_init)},
     {"scatterv", "MPI_Scatterv", "MPI_Iscatterv", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
-     layout_scatterv, recv_scatterv, none, GMB_COLL_CALLS(scatterv)},
+     layout_scatterv, recv_scatterv, none, GMB_COLL_CALLS(scatterv),
+     GMB_COLL_INIT("MPI_Scatterv_init", scatterv_init)},
     {"alltoall", "MPI_Alltoall", "MPI_Ialltoall", false, false, true, InPlace::all, kBusbwRing, kNcclGrouped,
-     layout_alltoall, recv_alltoall, init_alltoall, GMB_COLL_CALLS(alltoall)},
+     layout_alltoall, recv_alltoall, init_alltoall, GMB_COLL_CALLS(alltoall),
+     GMB_COLL_INIT("MPI_Alltoall_init", alltoall_init)},
     {"alltoallv", "MPI_Alltoallv", "MPI_Ialltoallv", false, false, true, InPlace::all, kBusbwRing, kNcclGrouped,
-     layout_alltoallv, recv_alltoallv, init_whole_input, GMB_COLL_CALLS(alltoallv)},
+     layout_alltoallv, recv_alltoallv, init_whole_input, GMB_COLL_CALLS(alltoallv),
+     GMB_COLL_INIT("MPI_Alltoallv_init", alltoallv_init)},
     {"reduce_scatter", "MPI_Reduce_scatter", "MPI_Ireduce_scatter", true, false, true, InPlace::all, kBusbwRing,
      nccl_none("NCCL has no reduce-scatter with unequal counts (ncclReduceScatter gives every rank the same count: "
                "use reduce_scatter_block)"),
-     layout_reduce_scatter, recv_reduce_scatter, init_whole_input, GMB_COLL_CALLS(reduce_scatter)},
+     layout_reduce_scatter, recv_reduce_scatter, init_whole_input, GMB_COLL_CALLS(reduce_scatter),
+     GMB_COLL_INIT("MPI_Reduce_scatter_init", reduce_scatter_init)},
     {"reduce_scatter_block", "MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block", true, false, true, InPlace::all,
      kBusbwRing, nccl_call("ncclReduceScatter", false), layout_reduce_scatter_block, recv_reduce_scatter_block,
-     init_reduce_scatter_block, GMB_COLL_CALLS(reduce_scatter_block)},
+     init_reduce_scatter_block, GMB_COLL_CALLS(reduce_scatter_block),
+     GMB_COLL_INIT("MPI_Reduce_scatter_block_init", reduce_scatter_block_init)},
     {"barrier", "MPI_Barrier", "MPI_Ibarrier", false, false, false, InPlace::never, kBusbwNone,
-     nccl_none("NCCL has no barrier"), layout_barrier, none, none, GMB_COLL_CALLS(barrier)},
+     nccl_none("NCCL has no barrier"), layout_barrier, none, none, GMB_COLL_CALLS(barrier),
+     GMB_COLL_INIT("MPI_Barrier_init", barrier_init)},
   };
   // clang-format on
   return table;
 }
 
 #undef GMB_COLL_CALLS
+#undef GMB_COLL_INIT
 
 const Collective* find_collective(const std::string& name) {
   for (const auto& c : collectives())

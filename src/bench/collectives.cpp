@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Blocking collectives (METHODOLOGY "Collectives (blocking)"): `gmb-bench coll OP`. One iteration is
-// one call of the table row's blocking function; the runner times it (slowest rank per sample).
+// one call of the table row's blocking function; the runner times it (slowest rank per sample). With
+// --persistent, each operation is then measured again as the row's persistent request (MPI_<op>_init, built
+// once per size), started and waited for every iteration (METHODOLOGY "Persistent communication").
 #include <algorithm>
 
 #include "gmb/collectives.hpp"
 #include "gmb/error.hpp"
+#include "gmb/mpi_features.hpp"
 #include "gmb/stats.hpp"
+#include "persistent_form.hpp"
 
 namespace gmb {
 
@@ -16,14 +20,27 @@ class BlockingCollective final : public SizeSweep {
   void add_options(ArgParser& p) override {
     operands_.add_options(p);
     operands_.add_transport_option(p);
+    persistent_.add_option(p, "MPI_<op>_init, then MPI_Start/MPI_Wait per call; MPI-4.0");
   }
 
   void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) override {
     operands_.configure(positionals, world_size, platform, "coll");
     ranks_ = world_size;
+    // The persistent form is MPI's own request; it is timed as the regular form is, which the managed placements'
+    // protocol (one call per sample, launch-cost compensation) is not.
+    if (persistent_.requested() && operands_.transport() != "mpi")
+      throw UsageError("--persistent is accepted with --transport mpi only (MPI-4.0 persistent collectives, "
+                       "MPI_<op>_init): NCCL has no persistent requests");
+    if (persistent_.requested() && operands_.placed())
+      throw UsageError("--persistent does not measure managed placements (KIND:host, KIND:device); accepted: kinds "
+                       "without a placement (host, pinned, device, managed)");
   }
 
-  Json options_json() const override { return operands_.options_json(); }
+  Json options_json() const override {
+    Json o = operands_.options_json();
+    if (persistent_.requested()) o.set("persistent", true);
+    return o;
+  }
 
   std::vector<TableColumn> columns() const override {
     if (!operands_.any_data()) return {{"median_us", "time_us.median", 2}, {"min_us", "time_us.min", 2}, {"p95_us", "time_us.p95", 2}};
@@ -43,30 +60,55 @@ class BlockingCollective final : public SizeSweep {
       if (!operands_.op().has_data) once.sizes = {0};
       Context op_ctx = ctx;
       op_ctx.settings = &once;
-      exit_code = std::max(exit_code, SizeSweep::run(op_ctx, sink));
+      exit_code = std::max(exit_code, persistent_.run(op_ctx, sink, operands_.op().persistent_name,
+                                                      [&] { return SizeSweep::run(op_ctx, sink); }));
     }
     return exit_code;
   }
 
-  std::string unsupported_reason(const Context& ctx) override { return operands_.unsupported_reason(ctx); }
+  std::string unsupported_reason(const Context& ctx) override {
+    if (persistent_.active() && !operands_.op().init) return mpi_feature_problem(MpiFeature::persistent_collectives);
+    return operands_.unsupported_reason(ctx);
+  }
   SizeNeeds needs(const Context& ctx, std::size_t bytes) const override { return operands_.needs(ctx, bytes); }
+  // The persistent form's request is built here, untimed, over this size's buffers. A library that refuses it
+  // (an error code) leaves the size unsupported with MPI's words, never an abort.
   void setup(const Context& ctx, std::size_t bytes) override {
     operands_.setup(ctx, bytes);
     launch_cost_ = ctx.launch_cost;
+    if (!persistent_.active()) return;
+    const std::string refusal = mpi_refusal(ctx.comm, operands_.op().persistent_name,
+                                            [&] { return operands_.init(&request_); });
+    if (!refusal.empty()) {
+      request_ = MPI_REQUEST_NULL;  // what a failed call leaves there is no request to free
+      throw Unsupported(refusal);
+    }
   }
   void prepare(std::uint32_t seed) override { operands_.prepare(seed); }
   // Managed placements: placed before every call (untimed); receivers place what arrived (timed).
   bool needs_pre_iteration() const override { return operands_.placed(); }
   void pre_iteration() override { operands_.place_buffers(); }
   void iterate() override {
-    operands_.call();
+    if (persistent_.active()) {
+      GMB_MPI_CHECK(MPI_Start(&request_));
+      GMB_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+    } else {
+      operands_.call();
+    }
     operands_.settle_received();
   }
   void complete() override { operands_.complete(); }
   bool counts_page_faults() const override { return operands_.uses_managed(); }
   std::string verify(std::uint32_t seed) override { return operands_.verify(seed); }
-  void teardown() override { operands_.teardown(); }
-  void describe_configuration(Json& record) const override { operands_.describe_configuration(record, ranks_); }
+  // The request goes before the buffers and counts it was built over.
+  void teardown() override {
+    if (request_ != MPI_REQUEST_NULL) GMB_MPI_CHECK(MPI_Request_free(&request_));
+    operands_.teardown();
+  }
+  void describe_configuration(Json& record) const override {
+    operands_.describe_configuration(record, ranks_);
+    persistent_.describe(record);
+  }
 
   // Managed placements: each receiving rank placed on the device touches what it received, at the
   // same time as the others and waiting for nobody: its own launch is in its time, no one else's.
@@ -80,7 +122,7 @@ class BlockingCollective final : public SizeSweep {
   void describe_result(Json& record, std::size_t, const std::vector<double>& seconds) override {
     const coll::Collective& op = operands_.op();
     record.set("time_us", summarize_transformed(seconds, [](double s) { return s * 1e6; }).to_json());
-    Json metrics = Json::object().set("call", operands_.call_name());
+    Json metrics = Json::object().set("call", persistent_.active() ? op.persistent_name : operands_.call_name());
     metrics.set("time_us", operands_.transport() == "nccl"
                                ? "time per call, slowest rank; a sample's calls are stream-ordered and synchronised "
                                  "once at its end (as nccl-tests times them)"
@@ -96,10 +138,14 @@ class BlockingCollective final : public SizeSweep {
           .set("busbw_GBps", "algbw * busbw_factor (nccl-tests factors)");
     }
     record.set("metrics", metrics);
+    // Called once per record: --persistent refuses the placements, whose raw figures would come through here too.
+    persistent_.add_figures(record);
   }
 
  private:
   coll::Operands operands_;
+  PersistentForm persistent_;              // --persistent: which form is measured, and their comparison
+  MPI_Request request_ = MPI_REQUEST_NULL;  // the persistent form's, from setup to teardown
   int ranks_ = 1;
   LaunchCost launch_cost_;
 };

@@ -13,6 +13,13 @@
 
 namespace gmb {
 
+namespace {
+
+// What the persistent form of a point-to-point benchmark calls (--persistent, records' persistent.call).
+constexpr const char* kPersistentCalls = "MPI_Send_init/MPI_Recv_init";
+
+}  // namespace
+
 void PointToPoint::add_options(ArgParser& p) {
   p.value({"--send"}, "KIND[:host|device]",
           "memory of the sending side (rank 0; the first half of the ranks with several pairs); managed:host / managed:device "
@@ -22,6 +29,8 @@ void PointToPoint::add_options(ArgParser& p) {
           [this](const std::string& v) { recv_text_ = v; });
   p.flag({"--references"}, "also measure host-host and device-device in this launch (next to managed placements)",
          &references_);
+  persistent_.add_option(p, std::string(kPersistentCalls) + ", MPI_Startall/MPI_Waitall per window, MPI_Start/MPI_Wait "
+                                                           "per ping-pong message; --transport mpi --strategy direct");
   p.value({"--transport"}, "mpi|nccl", "who moves the data: the MPI library (default) or NCCL (device buffers)",
           [this](const std::string& v) { transfer_.transport = v; });
   std::string names;
@@ -65,6 +74,21 @@ void PointToPoint::configure(const std::vector<std::string>& positionals, int wo
     throw UsageError("give either --chunks or --chunk-size, not both");
   if (chunk_sweep_.empty()) chunk_sweep_.push_back(transfer_.chunks);
   pairs_ = world_size / 2;
+  // The persistent form is MPI's own requests on the buffers themselves: staging copies and NCCL have none. Its
+  // comparison is of the memory asked for, timed as the regular form is: not the references, nor the managed
+  // placements' protocol (one iteration per sample, launch-cost compensation).
+  if (persistent_.requested()) {
+    if (transfer_.transport != "mpi" || transfer_.strategy != "direct")
+      throw UsageError("--persistent is accepted with --transport mpi --strategy direct only (" + std::string(kPersistentCalls) +
+                       " on the buffers themselves), not with --transport " + transfer_.transport + " --strategy " +
+                       transfer_.strategy);
+    if (references_)
+      throw UsageError("--persistent compares the two forms of the memory asked for; it does not combine with the host "
+                       "and device references (--references, which um always measures)");
+    if (placed())
+      throw UsageError("--persistent does not measure managed placements (--send " + send_.text() + " --recv " +
+                       recv_.text() + "); accepted: kinds without a placement (host, pinned, device, managed)");
+  }
 }
 
 Json PointToPoint::options_json() const {
@@ -74,6 +98,7 @@ Json PointToPoint::options_json() const {
                .set("transport", transfer_.transport)
                .set("strategy", transfer_.strategy);
   if (references_) o.set("references", true);
+  if (persistent_.requested()) o.set("persistent", true);
   if (transfer_.chunked()) {
     if (transfer_.chunk_size) o.set("chunk_size", transfer_.chunk_size);
     else o.set("chunks", Json::array_of(chunk_sweep_));
@@ -96,6 +121,7 @@ void PointToPoint::describe_configuration(Json& record) const {
   }
   if (windowed()) record.set("window", window_);
   record.set("pairs", pairs_);
+  persistent_.describe(record);
 }
 
 std::string PointToPoint::unsupported_reason(const Context& ctx) {
@@ -132,13 +158,14 @@ SizeNeeds PointToPoint::needs(const Context& ctx, std::size_t bytes) const {
   // Unchunked direct ping-pongs are blocking calls; everything else is started and waited for.
   const bool blocking = !windowed() && !staged && transfer_.chunks_for(bytes) == 1;
   n.check_count(transfer_.chunk_bytes(bytes), 1,
-                std::string(blocking ? "MPI_Send/MPI_Recv" : "MPI_Isend/MPI_Irecv") + " with MPI_BYTE" +
+                std::string(persistent_.active() ? kPersistentCalls : blocking ? "MPI_Send/MPI_Recv" : "MPI_Isend/MPI_Irecv") +
+                    " with MPI_BYTE" +
                     (transfer_.chunked() ? ", one chunk per call" : ""));
   return n;
 }
 
 int PointToPoint::run(Context& ctx, RecordSink& sink) {
-  int exit_code = sweep_chunks(ctx, sink);
+  int exit_code = persistent_.run(ctx, sink, kPersistentCalls, [&] { return sweep_chunks(ctx, sink); });
   if (!references_) return exit_code;
   const MemorySpec measured_send = send_, measured_recv = recv_;
   const bool measured_faults = counts_faults_;
@@ -177,7 +204,10 @@ void PointToPoint::setup(const Context& ctx, std::size_t bytes) {
   const MemoryKind* send = ctx.platform->memory.find(send_.kind);
   const MemoryKind* recv = ctx.platform->memory.find(recv_.kind);
   path_ = ctx.path_between(0, send->gpu_backed, ctx.size / 2, recv->gpu_backed);
-  channel_ = make_transfer(transfer_, ctx.comm, *ctx.platform, *ctx.buffers, kind, bytes, windowed() ? window_ : 1);
+  const int window = windowed() ? window_ : 1;
+  channel_ = persistent_.active()
+                 ? make_persistent_transfer(ctx.comm, *send_buffer_, *recv_buffer_, bytes, peer_, kDataTag, window)
+                 : make_transfer(transfer_, ctx.comm, *ctx.platform, *ctx.buffers, kind, bytes, window);
 }
 
 void PointToPoint::pre_iteration() {
@@ -257,11 +287,13 @@ void PointToPoint::both_ways_window() {
 }
 
 void PointToPoint::set_figures(Json& record, const std::vector<double>& seconds, double time_scale,
-                               double bytes_per_iteration) const {
+                               double bytes_per_iteration) {
   record.set("time_us", summarize_transformed(seconds, [&](double s) { return s * time_scale * 1e6; }).to_json());
   if (bytes_per_iteration > 0)
     record.set("bandwidth_GBps",
                summarize_transformed(seconds, [&](double s) { return bytes_per_iteration / s / 1e9; }).to_json());
+  // Called once per record: --persistent refuses the placements, whose raw figures would come through here too.
+  persistent_.add_figures(record);
 }
 
 int PointToPoint::sweep_chunks(Context& ctx, RecordSink& sink) {

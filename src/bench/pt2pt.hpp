@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What the point-to-point benchmarks share (METHODOLOGY "Point to point"): ranks in pairs (rank i of
 // the first half with rank i + ranks/2), buffers per side and memory kind (--send, --recv), managed
-// placements, the transfer strategy or transport, --references, --validate and the records' common
-// fields. A point-to-point benchmark derives from PointToPoint, names its iteration pattern (a
+// placements, the transfer strategy or transport, --references, --persistent, --validate and the records'
+// common fields. A point-to-point benchmark derives from PointToPoint, names its iteration pattern (a
 // ping-pong, a one-way window or windows both ways) and supplies its table columns and its figures: one
 // .cpp file in src/bench/ (multi_latency.cpp is the smallest example). Host-only: no CUDA headers.
 #pragma once
@@ -15,6 +15,7 @@
 #include "gmb/benchmark.hpp"
 #include "gmb/managed.hpp"
 #include "gmb/transfer.hpp"
+#include "persistent_form.hpp"
 
 namespace gmb {
 
@@ -29,7 +30,8 @@ class PointToPoint : public SizeSweep {
   void describe_configuration(Json& record) const override;
   std::string unsupported_reason(const Context& ctx) override;
   SizeNeeds needs(const Context& ctx, std::size_t bytes) const override;
-  // The memory asked for, then with --references host-host and device-device in the same launch.
+  // The memory asked for, then with --references host-host and device-device, or with --persistent its
+  // persistent form, in the same launch.
   int run(Context& ctx, RecordSink& sink) override;
   void setup(const Context& ctx, std::size_t bytes) override;
   void iterate() override;
@@ -68,8 +70,9 @@ class PointToPoint : public SizeSweep {
   bool compensates_launch_cost() const override { return placed(); }
 
   void add_path(Json& record) const { record.set("path", path_.to_json()); }
-  // time_us (each sample times `time_scale`) and, when `bytes_per_iteration` > 0, bandwidth_GBps.
-  void set_figures(Json& record, const std::vector<double>& seconds, double time_scale, double bytes_per_iteration) const;
+  // time_us (each sample times `time_scale`) and, when `bytes_per_iteration` > 0, bandwidth_GBps; with
+  // --persistent, the persistent form's comparison with the regular form.
+  void set_figures(Json& record, const std::vector<double>& seconds, double time_scale, double bytes_per_iteration);
 
   std::string send_text_ = "host", recv_text_ = "host";  // as given; parsed by configure()
   bool references_ = false;
@@ -96,6 +99,7 @@ class PointToPoint : public SizeSweep {
   bool one_iteration_per_sample_ = false;  // references measured next to managed placements
   bool counts_faults_ = false;             // a side uses managed memory
   TransferConfig transfer_;
+  PersistentForm persistent_;  // --persistent: which form is measured, and their comparison
   std::vector<int> chunk_sweep_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   Placement placement_ = Placement::none;  // this rank's

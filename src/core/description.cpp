@@ -51,6 +51,7 @@ Json describe_collective(const coll::Collective& c) {
       .set("name", c.name)
       .set("mpi_call", c.blocking_name)
       .set("nonblocking_call", c.nonblocking_name ? Json(c.nonblocking_name) : Json())
+      .set("persistent_call", c.init ? Json(c.persistent_name) : Json())  // null: built without persistent collectives
       .set("rooted", c.rooted)
       .set("reduction", c.reduction)
       .set("busbw_factor", c.busbw.formula ? Json(c.busbw.formula) : Json())

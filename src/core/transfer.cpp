@@ -89,6 +89,65 @@ class DirectTransfer final : public Transfer {
   std::vector<MPI_Request> requests_;
 };
 
+// The persistent form of DirectTransfer (make_persistent_transfer): the same MPI calls' arguments, bound once.
+class PersistentTransfer final : public Transfer {
+ public:
+  PersistentTransfer(MPI_Comm comm, const Buffer& send, Buffer& recv, std::size_t bytes, int peer, int tag, int window)
+      : send_data_(send.data()), recv_data_(recv.data()), bytes_(bytes), peer_(peer), tag_(tag) {
+    const int count = count_of(bytes);  // may throw Unsupported: before any request exists
+    sends_.assign(static_cast<std::size_t>(window), MPI_REQUEST_NULL);
+    recvs_.assign(static_cast<std::size_t>(window), MPI_REQUEST_NULL);
+    for (auto& r : sends_) GMB_MPI_CHECK(MPI_Send_init(send_data_, count, MPI_BYTE, peer, tag, comm, &r));
+    for (auto& r : recvs_) GMB_MPI_CHECK(MPI_Recv_init(recv_data_, count, MPI_BYTE, peer, tag, comm, &r));
+  }
+
+  ~PersistentTransfer() override {
+    for (auto* requests : {&sends_, &recvs_})
+      for (auto& r : *requests) GMB_MPI_CHECK(MPI_Request_free(&r));
+  }
+
+  void send(const Buffer& b, std::size_t bytes, int peer, int tag) override {
+    expect(b.data() == send_data_, bytes, peer, tag);
+    GMB_MPI_CHECK(MPI_Start(&sends_.front()));
+    GMB_MPI_CHECK(MPI_Wait(&sends_.front(), MPI_STATUS_IGNORE));
+  }
+  void recv(Buffer& b, std::size_t bytes, int peer, int tag) override {
+    expect(b.data() == recv_data_, bytes, peer, tag);
+    GMB_MPI_CHECK(MPI_Start(&recvs_.front()));
+    GMB_MPI_CHECK(MPI_Wait(&recvs_.front(), MPI_STATUS_IGNORE));
+  }
+  void start_send(const Buffer& b, std::size_t bytes, int peer, int tag) override {
+    expect(b.data() == send_data_ && started_sends_ < sends_.size(), bytes, peer, tag);
+    ++started_sends_;
+  }
+  void start_recv(Buffer& b, std::size_t bytes, int peer, int tag) override {
+    expect(b.data() == recv_data_ && started_recvs_ < recvs_.size(), bytes, peer, tag);
+    ++started_recvs_;
+  }
+  void complete_all() override {
+    const int recvs = static_cast<int>(started_recvs_), sends = static_cast<int>(started_sends_);
+    if (recvs) GMB_MPI_CHECK(MPI_Startall(recvs, recvs_.data()));
+    if (sends) GMB_MPI_CHECK(MPI_Startall(sends, sends_.data()));
+    if (recvs) GMB_MPI_CHECK(MPI_Waitall(recvs, recvs_.data(), MPI_STATUSES_IGNORE));
+    if (sends) GMB_MPI_CHECK(MPI_Waitall(sends, sends_.data(), MPI_STATUSES_IGNORE));
+    started_recvs_ = started_sends_ = 0;
+  }
+
+ private:
+  void expect(bool same_buffer_within_window, std::size_t bytes, int peer, int tag) const {
+    if (!same_buffer_within_window || bytes != bytes_ || peer != peer_ || tag != tag_)
+      GMB_FATAL("a message the persistent requests were not built for (other buffer, size, peer or tag, or more than "
+                "the window of " + std::to_string(sends_.size()) + "): a benchmark bug");
+  }
+
+  const void* send_data_;
+  void* recv_data_;
+  std::size_t bytes_;
+  int peer_, tag_;
+  std::vector<MPI_Request> sends_, recvs_;
+  std::size_t started_sends_ = 0, started_recvs_ = 0;
+};
+
 // Messages copied through staging buffers, in C chunks per message (staged-*: C = 1): device data
 // through host memory (staged-*, pipelined) or host data through the rank's GPU (pipelined-gpu).
 // Send side: chunk copies into staging are queued on one stream; each chunk's MPI_Isend is posted
@@ -336,6 +395,11 @@ std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm c
   if (!platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, AwarenessReport{}));
   return std::make_unique<StagedTransfer>(comm, *platform.gpu, buffers, platform.memory.require(strategy->staging_kind),
                                           config, max_bytes, window);
+}
+
+std::unique_ptr<Transfer> make_persistent_transfer(MPI_Comm comm, const Buffer& send, Buffer& recv, std::size_t bytes,
+                                                   int peer, int tag, int window) {
+  return std::make_unique<PersistentTransfer>(comm, send, recv, bytes, peer, tag, window);
 }
 
 }  // namespace gmb

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <string>
 
 #include "gmb/collectives.hpp"
 
@@ -30,6 +31,16 @@ TEST(Collectives, TableHasEveryOperationOnce) {
   EXPECT_EQ(collectives().size(), std::size(names));
   for (const char* n : names) EXPECT_NE(find_collective(n), nullptr) << n;
   EXPECT_EQ(find_collective("allreduce_v"), nullptr);
+}
+
+// Every operation names its MPI-4.0 persistent initialiser (the blocking call's name and "_init"), and the
+// engine can make it exactly when it was built with persistent collectives.
+TEST(Collectives, EveryOperationHasItsPersistentInitialiser) {
+  for (const auto& c : collectives()) {
+    ASSERT_NE(c.persistent_name, nullptr) << c.name;
+    EXPECT_EQ(std::string(c.persistent_name), std::string(c.blocking_name) + "_init") << c.name;
+    EXPECT_EQ(c.init != nullptr, GMB_HAVE_MPI_PERSISTENT_COLLECTIVES != 0) << c.name;
+  }
 }
 
 TEST(Collectives, UnequalSplitSumsToTotalAndGrows) {
