@@ -83,6 +83,12 @@ class GpuRuntime {
   virtual void busy_kernel(double seconds, GpuStream stream) = 0;
   // An empty kernel (launch-cost measurement).
   virtual void empty_kernel(GpuStream stream) = 0;
+  // A kernel producing a partitioned send buffer: one block per partition, partitions finishing in order
+  // over about `seconds`; block p writes partition p of `data` (`bytes` split into `partitions` equal parts,
+  // the validation pattern for `seed`), makes it visible to the system, then sets flags[p] = epoch. `flags`
+  // is page-locked host memory the host polls to ready each partition as its block finishes.
+  virtual void partition_producer(void* data, std::size_t bytes, int partitions, double seconds, std::uint32_t seed,
+                                  std::uint32_t* flags, std::uint32_t epoch, GpuStream stream) = 0;
   // A grid-stride copy kernel on the current device (the SM copy path, as opposed to copy engines).
   virtual void sm_copy(void* dst, const void* src, std::size_t bytes, GpuStream stream) = 0;
 

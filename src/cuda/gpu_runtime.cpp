@@ -124,6 +124,11 @@ void CudaRuntime::copy_async(void* dst, const void* src, std::size_t bytes, GpuS
 }
 void CudaRuntime::busy_kernel(double seconds, GpuStream stream) { launch_busy(seconds, as_stream(stream)); }
 void CudaRuntime::empty_kernel(GpuStream stream) { launch_empty(as_stream(stream)); }
+void CudaRuntime::partition_producer(void* data, std::size_t bytes, int partitions, double seconds, std::uint32_t seed,
+                                     std::uint32_t* flags, std::uint32_t epoch, GpuStream stream) {
+  launch_partition_producer(data, bytes, partitions, seconds, seed, flags, epoch, as_stream(stream));
+}
+
 void CudaRuntime::sm_copy(void* dst, const void* src, std::size_t bytes, GpuStream stream) {
   launch_sm_copy(dst, src, bytes, as_stream(stream));
 }

@@ -30,6 +30,8 @@ class CudaRuntime final : public GpuRuntime {
   void copy_async(void* dst, const void* src, std::size_t bytes, GpuStream stream) override;
   void busy_kernel(double seconds, GpuStream stream) override;
   void empty_kernel(GpuStream stream) override;
+  void partition_producer(void* data, std::size_t bytes, int partitions, double seconds, std::uint32_t seed,
+                          std::uint32_t* flags, std::uint32_t epoch, GpuStream stream) override;
   void sm_copy(void* dst, const void* src, std::size_t bytes, GpuStream stream) override;
   bool enable_peer_access(int from, int to) override;
   std::string ipc_export(void* device_pointer) override;

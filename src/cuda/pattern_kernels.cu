@@ -38,6 +38,39 @@ __global__ void busy_kernel(long long cycles) {
 
 __global__ void empty_kernel() {}
 
+__device__ __forceinline__ unsigned long long global_nanoseconds() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void partition_producer_kernel(std::uint8_t* data, std::size_t partition_bytes, unsigned long long span_ns,
+                                          int partitions, std::uint32_t seed, volatile std::uint32_t* flags,
+                                          std::uint32_t epoch) {
+  const std::size_t p = blockIdx.x;
+  if (threadIdx.x == 0) {
+    // The global timer, not the SM clock: it counts nanoseconds whatever clock the SM runs at.
+    const unsigned long long until = global_nanoseconds() + span_ns * (p + 1) / static_cast<unsigned>(partitions);
+    while (global_nanoseconds() < until) {
+    }
+  }
+  __syncthreads();
+  const std::size_t begin = p * partition_bytes, end = begin + partition_bytes;
+  if (begin % 8 == 0 && partition_bytes % 8 == 0) {
+    for (std::size_t k = begin + 8 * threadIdx.x; k < end; k += 8 * static_cast<std::size_t>(blockDim.x)) {
+      std::uint64_t word = 0;
+      for (int b = 0; b < 8; ++b) word |= static_cast<std::uint64_t>(device_pattern_byte(k + b, seed)) << (8 * b);
+      *reinterpret_cast<std::uint64_t*>(data + k) = word;
+    }
+  } else {
+    for (std::size_t k = begin + threadIdx.x; k < end; k += blockDim.x) data[k] = device_pattern_byte(k, seed);
+  }
+  // Every thread's writes are visible to the host and to other devices before the flag says so.
+  __threadfence_system();
+  __syncthreads();
+  if (threadIdx.x == 0) flags[p] = epoch;
+}
+
 __global__ void copy16_kernel(uint4* dst, const uint4* src, std::size_t words) {
   for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < words;
        k += static_cast<std::size_t>(gridDim.x) * blockDim.x)
@@ -105,6 +138,14 @@ void launch_busy(double seconds, cudaStream_t stream) {
 void launch_empty(cudaStream_t stream) {
   empty_kernel<<<1, 1, 0, stream>>>();
   GMB_CUDA_CHECK_LAUNCH("empty_kernel");
+}
+
+void launch_partition_producer(void* data, std::size_t bytes, int partitions, double seconds, std::uint32_t seed,
+                               std::uint32_t* flags, std::uint32_t epoch, cudaStream_t stream) {
+  const auto span_ns = static_cast<unsigned long long>(seconds > 0 ? seconds * 1e9 : 0);
+  partition_producer_kernel<<<static_cast<unsigned>(partitions), 512, 0, stream>>>(
+      static_cast<std::uint8_t*>(data), bytes / static_cast<std::size_t>(partitions), span_ns, partitions, seed, flags, epoch);
+  GMB_CUDA_CHECK_LAUNCH("partition_producer_kernel");
 }
 
 void launch_sm_copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
