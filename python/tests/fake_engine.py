@@ -10,7 +10,11 @@ the context's top-level nccl: {available, version} as the engine writes them). F
 other build that does not list those benchmarks; FAKE_OLD_LIST=1: an engine built before it described itself
 (``list`` without schema, families, kind properties, collectives). FAKE_MPI_LIBRARY=<path>: the MPI library object
 the engine says it loaded (``mpi.library_object``, ``ranks[].mpi_library``, and ``list``'s ``mpi``); unset: an
-engine too old to say."""
+engine too old to say. FAKE_MPI3=1: an engine built against an MPI-3 library (``mpi.features`` unavailable, with the
+engine's reasons): partitioned points and persistent collectives are "unsupported" with the reason.
+RMA (family rma) takes --op/--sync/--win; partitioned ones --partitions, part_overlap --ready and --compute-sweep
+(and a GPU: unsupported on a host-only build); latency, bw, bibw, mbw and coll take --persistent (the regular form,
+then the persistent one)."""
 
 import json
 import os
@@ -26,10 +30,14 @@ from gmb.engine_description import EngineDescription
 HOST = Path(__file__).parent / "data" / "engine" / "host.json"
 
 
-def description(cuda: bool = False, nccl: str | None = None, without=()) -> dict:
+def description(cuda: bool = False, nccl: str | None = None, without=(), mpi3: bool = False) -> dict:
     """The fake engine's description: host.json, with ``cuda`` a CUDA build (every memory kind available), with
-    ``nccl`` (its version) built with NCCL, ``without`` these benchmarks."""
+    ``nccl`` (its version) built with NCCL, ``without`` these benchmarks, with ``mpi3`` built against an MPI-3
+    library (no partitioned communication, no persistent collectives)."""
     d = json.loads(HOST.read_text())
+    if mpi3:
+        for name, feature in d["mpi"]["features"].items():
+            feature.update(available=False, reason=synth.MPI3_REASONS[name])
     if cuda:
         for k in d["memory_kinds"]:
             k["available"] = True
@@ -43,14 +51,15 @@ def description(cuda: bool = False, nccl: str | None = None, without=()) -> dict
     return d
 
 
-def describe(cuda: bool = False, nccl: str | None = None, without=()) -> EngineDescription:
+def describe(cuda: bool = False, nccl: str | None = None, without=(), mpi3: bool = False) -> EngineDescription:
     """description() as the harness reads it."""
-    return EngineDescription(description(cuda, nccl, without), source="the fake engine")
+    return EngineDescription(description(cuda, nccl, without, mpi3), source="the fake engine")
 
 
 def capabilities() -> dict:
     without = [w for w in os.environ.get("FAKE_WITHOUT", "").split(",") if w]
-    return description(bool(os.environ.get("FAKE_CUDA")), os.environ.get("FAKE_NCCL"), without)
+    return description(bool(os.environ.get("FAKE_CUDA")), os.environ.get("FAKE_NCCL"), without,
+                       bool(os.environ.get("FAKE_MPI3")))
 
 
 def old_description(d: dict) -> dict:
@@ -78,13 +87,52 @@ def opt(args, name, default=None):
     return args[args.index(name) + 1] if name in args else default
 
 
-def results(run_id, info, args, send, recv, scale, seed, cuda):
-    """Synthetic results of one launch of the benchmark ``info`` describes (its family and headline)."""
+# the calls --persistent measures, by family
+PERSISTENT_CALLS = {"pt2pt": "MPI_Send_init/MPI_Recv_init", "multi-pair": "MPI_Send_init/MPI_Recv_init",
+                    "collective": "MPI_Allreduce_init"}
+
+
+def results(run_id, info, args, send, recv, scale, seed, cuda, features):
+    """Synthetic results of one launch of the benchmark ``info`` describes (its family and headline); with
+    --persistent the regular records, then the persistent form's."""
+    regular = _regular_results(run_id, info, args, send, recv, scale, seed, cuda, features)
+    if "--persistent" not in args:
+        return regular
+    if info["family"] == "collective" and not features["persistent_collectives"]["available"]:
+        reason = features["persistent_collectives"]["reason"]
+        return regular + [{"schema": synth.SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": info["name"],
+                           "status": "unsupported", "reason": reason, "bytes": 0, "operation": op,
+                           "variant": "persistent"} for op in sorted({r["operation"] for r in regular})]
+    return regular + synth.persistent_results(regular, PERSISTENT_CALLS[info["family"]])
+
+
+def _path(send, recv):
+    return "nvlink" if (send, recv) == ("device", "device") else "host"
+
+
+def _regular_results(run_id, info, args, send, recv, scale, seed, cuda, features):
     bench, family, head = info["name"], info["family"], info["headline"]
     sizes = synth.pow2_sizes(1, 64 << 10)
     ops = args[0].split(",") if info["operations"] and args and not args[0].startswith("-") else ["allreduce", "bcast"]
+    if family == "rma":
+        return synth.rma_results(run_id, bench, sizes, send, recv, _path(send, recv), opt(args, "--op", "put"),
+                                 opt(args, "--sync", "flush"), opt(args, "--win", "create"), scale, seed, head)
+    if family == "partitioned":
+        partitions = [int(p) for p in opt(args, "--partitions", "1,4,16").split(",")]
+        if not features["partitioned"]["available"]:
+            return [synth.unsupported(run_id, bench, features["partitioned"]["reason"], send, recv)]
+        if bench != "part_overlap":
+            return synth.partitioned_results(run_id, bench, sizes, send, recv, _path(send, recv), partitions, seed,
+                                             head)
+        if not cuda:
+            return [synth.unsupported(run_id, bench, "needs a GPU runtime: this gmb-bench was built without CUDA",
+                                      send, recv)]
+        ready = opt(args, "--ready", "both")
+        modes = ["after-kernel", "per-block"] if ready == "both" else [ready]
+        return synth.part_overlap_results(run_id, sizes[10:], send, recv, _path(send, recv), partitions, modes,
+                                          "--compute-sweep" in args, seed)
     if family in ("pt2pt", "multi-pair", "managed"):
-        path = "nvlink" if (send, recv) == ("device", "device") else "host"
+        path = _path(send, recv)
         recs = synth.pt2pt_results(run_id, bench, sizes, send, recv, path, scale=scale, seed=seed, headline=head)
         if send.startswith("managed") or recv.startswith("managed"):
             for r in recs:
@@ -106,7 +154,7 @@ def main(argv):
     if argv[:1] == ["list"]:
         caps = capabilities()
         if os.environ.get("FAKE_MPI_LIBRARY"):
-            caps["mpi"] = mpi_identity()
+            caps["mpi"].update(mpi_identity())
         print(json.dumps(old_description(caps) if os.environ.get("FAKE_OLD_LIST") else caps))
         return 0
     bench, args = argv[0], argv[1:]
@@ -161,7 +209,7 @@ def main(argv):
     if unsupported:
         recs.append(synth.unsupported(run_id, bench, unsupported, send, recv))
     else:
-        recs += results(run_id, info, args, send, recv, scale, hash(out) % 1000, cuda)
+        recs += results(run_id, info, args, send, recv, scale, hash(out) % 1000, cuda, caps["mpi"]["features"])
     for rec in recs[1:]:
         if with_transport:
             rec["transport"] = transport
@@ -170,7 +218,8 @@ def main(argv):
         if info["operations"] and transport == "nccl" and rec["status"] == "ok":
             rec["metrics"] = {"call": "nccl" + rec["operation"].title().replace("_", "")}
     synth.write_jsonl(out, recs)
-    return 3 if unsupported else 0
+    # the engine's exit status: 3 when nothing it was asked could run here
+    return 3 if unsupported or (len(recs) > 1 and all(r["status"] == "unsupported" for r in recs[1:])) else 0
 
 
 if __name__ == "__main__":

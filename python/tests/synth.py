@@ -7,7 +7,9 @@ tables, plots and comparisons have something realistic-looking to work on. They 
 
 from __future__ import annotations
 
+import copy
 import json
+import math
 import random
 from pathlib import Path
 
@@ -89,7 +91,7 @@ def pt2pt_results(run_id: str, benchmark: str, sizes: list[int], send: str = "ho
         if time_only:
             rec["time_us"] = stats(t, rng=rng)
         else:
-            factor = 2.0 if benchmark == "bibw" else 1.0
+            factor = 2.0 if benchmark.endswith("bibw") else 1.0
             # windowed: per-message overhead amortised over the window
             t_win = alpha / 4 + b / (beta * 1e3)
             gbps = factor * pairs * b / (t_win * 1e3) if b else 0.0
@@ -100,6 +102,103 @@ def pt2pt_results(run_id: str, benchmark: str, sizes: list[int], send: str = "ho
                 rec["pairs"] = pairs
                 rec["message_rate_Mps"] = stats(pairs / t_win, rng=rng)
         out.append(rec)
+    return out
+
+
+# one-sided operations: (call, datatype, element bytes, single element, cost relative to put)
+RMA_OPERATIONS = {"put": ("MPI_Put", "byte", 1, False, 1.0), "get": ("MPI_Get", "byte", 1, False, 1.2),
+                  "acc": ("MPI_Accumulate", "int", 4, False, 1.6), "get_acc": ("MPI_Get_accumulate", "int", 4, False, 1.9),
+                  "fop": ("MPI_Fetch_and_op", "int64", 8, True, 1.5), "cas": ("MPI_Compare_and_swap", "int64", 8, True, 1.5)}
+# the engine's reasons where an MPI-3 library lacks an MPI-4 interface (src/core/mpi_features.cpp)
+MPI3_REASONS = {
+    "partitioned": "the engine's MPI library, Open MPI v4.1.4 (MPI 3.1), has no MPI_Psend_init/MPI_Precv_init/"
+                   "MPI_Pready/MPI_Parrived (MPI-4.0 partitioned communication): they did not compile and link when "
+                   "the engine was built",
+    "persistent_collectives": "the engine's MPI library, Open MPI v4.1.4 (MPI 3.1), has no MPI_Allreduce_init, "
+                              "MPI_Bcast_init, ... (MPI_<op>_init) (MPI-4.0 persistent collectives): they did not "
+                              "compile and link when the engine was built"}
+
+
+def rma_results(run_id: str, benchmark: str, sizes: list[int], send: str, recv: str, path_class: str,
+                operation: str = "put", sync: str = "flush", window_creation: str = "create", scale: float = 1.0,
+                seed: int = 0, headline: str | None = None) -> list[dict]:
+    """One-sided results as rma_latency / rma_bw / rma_bibw write them: pt2pt's fields plus the operation, the
+    variant (synchronisation and window creation) and the rma object; fop and cas measure their one element only,
+    integer operations whole elements."""
+    call, datatype, element, single, cost = RMA_OPERATIONS[operation]
+    sizes = [element] if single else [b for b in sizes if b >= element and b % element == 0]
+    recs = pt2pt_results(run_id, benchmark, sizes, send, recv, path_class, scale=scale * cost, seed=seed,
+                         headline=headline)
+    for r in recs:
+        r.update(transport="mpi", operation=operation, variant=f"{sync} {window_creation}",
+                 rma={"operation": operation, "call": call, "sync": sync, "window_creation": window_creation,
+                      "datatype": datatype})
+    return recs
+
+
+def persistent_results(regular: list[dict], call: str, speedup: float = 1.15) -> list[dict]:
+    """The persistent form's records of a launch that measured ``regular`` first: the same points, ``speedup``
+    times faster, with the variant and the regular figure they are compared with."""
+    out = []
+    for r in regular:
+        if r["status"] != "ok":
+            continue
+        p = copy.deepcopy(r)
+        for key in ("time_us", "bandwidth_GBps", "busbw_GBps", "message_rate_Mps"):
+            if key in p:
+                factor = 1 / speedup if key == "time_us" else speedup
+                p[key] = {k: v if k in ("n", "cv") else v * factor for k, v in p[key].items()}
+        p["variant"] = "persistent"
+        p["persistent"] = {"call": call, "regular_time_us": r["time_us"]["median"],
+                           "speedup": r["time_us"]["median"] / p["time_us"]["median"]}
+        out.append(p)
+    return out
+
+
+def partitioned_results(run_id: str, benchmark: str, sizes: list[int], send: str, recv: str, path_class: str,
+                        partitions: list[int], seed: int = 0, headline: str | None = None) -> list[dict]:
+    """part_latency / part_bw: pt2pt's fields per partition count, partitions readied by the host."""
+    out = []
+    for parts in partitions:
+        recs = pt2pt_results(run_id, benchmark, [b for b in sizes if b >= parts], send, recv, path_class,
+                             scale=1.0 + 0.02 * parts, seed=seed + parts, headline=headline)
+        for r in recs:
+            r.update(transport="mpi", partitions=parts, variant=f"P={parts}", ready="host")
+        out += recs
+    return out
+
+
+def part_overlap_results(run_id: str, sizes: list[int], send: str, recv: str, path_class: str, partitions: list[int],
+                         ready_modes: list[str], sweep: bool, seed: int = 0) -> list[dict]:
+    """part_overlap: per partition count and ready mode the nbc overlap figures (compute about the pure time), and
+    with ``sweep`` the curve over compute fractions 0, 0.25 ... 2; per-block readying overlaps more with more
+    partitions, after-kernel hardly at all."""
+    rng = random.Random(seed)
+    alpha, beta, nominal, link = PATH_MODEL[path_class]
+    out = []
+    for parts in partitions:
+        for ready in ready_modes:
+            hidden = min(0.9, 0.3 + 0.1 * math.log2(parts)) if ready == "per-block" else 0.05
+            for b in sizes:
+                pure = alpha + b / (beta * 1e3)
+
+                def figures(fraction: float) -> dict:
+                    compute = fraction * pure
+                    overlap_us = hidden * min(pure, compute) if compute else 0.0
+                    overall = pure + compute - overlap_us
+                    return {"pure_us": pure, "compute_us": compute, "overall_us": overall,
+                            "overhead_us": overall - compute, "overlap_pct": 100.0 * overlap_us / pure}
+
+                metrics = figures(1.0)
+                if sweep:
+                    metrics["curve"] = [{"compute_fraction": 0.25 * k, **figures(0.25 * k)} for k in range(9)]
+                out.append({"schema": SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": "part_overlap",
+                            "status": "ok", "bytes": b, "memory": {"send": send, "recv": recv},
+                            "size_convention": "message", "transport": "mpi", "strategy": "direct", "ranks": 2,
+                            "partitions": parts, "variant": f"P={parts} {ready}", "ready": ready,
+                            "path": {"class": path_class, "link": link, "nominal_GBps": nominal},
+                            "headline": "time_us", "time_us": stats(metrics["overall_us"], rng=rng),
+                            "metrics": metrics})
     return out
 
 

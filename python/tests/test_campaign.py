@@ -366,8 +366,9 @@ def test_quick_campaign_on_a_gpu_node_covers_every_path_and_configuration():
     ceiling_sizes = set(spec.parse_sizes(peaks[0].sizes))
     seen = {}
     for b in c.blocks[1:]:
-        assert b.options["precision"] == 0.03 and b.options["validate"] is True
         (bench,) = b.benchmarks
+        adaptive = descs[b.libraries[0]].benchmark(bench).adaptive  # part_overlap: fixed counts
+        assert b.options.get("precision") == (0.03 if adaptive else None) and b.options["validate"] is True
         seen.setdefault(b.libraries[0], set()).add((bench, b.memory[0], b.strategies[0], b.path))
         if bench == "bw":
             assert {s for s in spec.parse_sizes(b.sizes) if s >= 64 << 10} <= ceiling_sizes, b

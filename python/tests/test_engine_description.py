@@ -48,8 +48,9 @@ def test_which_benchmarks_take_precision():
     said so has no --precision, and its benchmarks read as not adaptive."""
     d = describe()
     assert [b.name for b in d.benchmarks.values() if b.adaptive] == ["latency", "bw", "bibw", "mbw", "mlat", "um",
-                                                                      "coll"]
-    assert not any(d.benchmark(n).adaptive for n in ("nbc", "halo", "peaks", "doctor"))
+                                                                      "rma_latency", "rma_bw", "rma_bibw",
+                                                                      "part_latency", "part_bw", "coll"]
+    assert not any(d.benchmark(n).adaptive for n in ("part_overlap", "nbc", "halo", "peaks", "doctor"))
     older = description()
     for b in older["benchmarks"]:
         del b["adaptive"]

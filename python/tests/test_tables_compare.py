@@ -518,16 +518,16 @@ def test_status_table_groups_rows_of_one_reason(store):
     assert len(t.rows) == len(rows)  # one row per status and reason
     crash = rows[("launch failed", "UCX cuda_ipc: signal 11")]
     assert (crash[c["count"]], crash[c["counted"]]) == (12, "launches")
-    assert crash[c["covers (library benchmark memory strategy)"]] == \
+    assert crash[c["covers (library benchmark operation memory strategy)"]] == \
         "ompi-ob1 bw device:device direct; ompi-ucx bw device:device direct"
     skip = rows[("skipped", "NCCL moves device memory only (device:device)")]
-    assert (skip[c["count"]], skip[c["covers (library benchmark memory strategy)"]]) == \
+    assert (skip[c["count"]], skip[c["covers (library benchmark operation memory strategy)"]]) == \
         (2, "nccl bw host:host; nccl latency host:host")
     unsupported = rows[("unsupported", "library is not CUDA-aware")]
     assert (unsupported[c["count"]], unsupported[c["counted"]]) == (2, "result points")
-    assert unsupported[c["covers (library benchmark memory strategy)"]] == \
+    assert unsupported[c["covers (library benchmark operation memory strategy)"]] == \
         "mpich-4.0.2 bw device:device; openmpi-5.0.7 bw device:device"
-    assert rows[("launch timeout", "no reason recorded")][c["covers (library benchmark memory strategy)"]] == \
+    assert rows[("launch timeout", "no reason recorded")][c["covers (library benchmark operation memory strategy)"]] == \
         "ompi-ob1 nbc"
 
 

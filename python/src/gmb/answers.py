@@ -11,6 +11,9 @@ row with numbers:
 3. The settings that mattered (the doctor's findings, `meta.settings_that_matter`).
 4. Collectives: bus bandwidth per operation and rank count, MPI configurations next to NCCL.
 5. What was not measured, and why, a cause repeated over many points said once.
+6. Where measured: the best one-sided (RMA) configuration per path, the range of the persistent calls' speedup
+   over the regular ones, and the overlap partitioned communication buys by marking partitions ready per block of
+   the kernel rather than after it.
 
 Rules. Figures are the combined points of tables.combine (median over repetitions, interval over repetitions).
 A configuration is called fastest (or a strategy said to beat the library) only when its interval does not
@@ -27,13 +30,14 @@ import json
 import math
 import textwrap
 from dataclasses import dataclass, field
+from statistics import median
 
-from .peaks import ceiling_for, ceilings
-from .records import placed, transport_of
+from .peaks import bidirectional, ceiling_for, ceilings
+from .records import one_sided, placed, transport_of
 from .spec import parse_memory
 from .store import Store
 from .tables import Point, clearly_apart, collective_rows, combine, latency_rows, pairwise_bandwidth, \
-    pairwise_time_rows, results_where, size_label
+    pairwise_time_rows, partitioned_overlap, persistent_pairs, results_where, size_label
 
 WIDTH = 100  # text columns
 LATENCY_BYTES = 8
@@ -143,6 +147,19 @@ class MissingAnswer:
 
 
 @dataclass
+class FeatureAnswer:
+    """Answer 6: one line on one-sided, persistent or partitioned communication."""
+    topic: str  # one of FEATURE_TOPICS
+    sentence: str
+
+
+# answer 6's topics, in the order and under the headings the answers show them
+FEATURE_TOPICS = {"one-sided": "One-sided communication (RMA), best per path",
+                  "persistent": "Persistent calls against the regular ones",
+                  "partitioned": "Partitioned communication: overlap per-block vs after the kernel"}
+
+
+@dataclass
 class Answers:
     paths: list[PathAnswer]
     strategies: list[StrategyAnswer]
@@ -151,6 +168,7 @@ class Answers:
     collectives: list[CollectiveAnswer]
     missing: list[MissingAnswer]
     empty: str = ""  # the one-line statement why there is no answer at all ("" when there are figures)
+    features: list[FeatureAnswer] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------------- formatting
@@ -270,9 +288,15 @@ def _measured(points: list[Point]) -> list[Point]:
     return [p for p in points if not p.fresh and p.bytes > 0]
 
 
+def _two_sided(points: list[Point]) -> list[Point]:
+    """The regular two-sided points (no one-sided operation, persistent form or partitions: answer 6 has those)."""
+    return [p for p in points if not p.operation]
+
+
 def _bandwidth_points(store: Store) -> list[Point]:
     """Bandwidth between pairs of ranks outside managed placements: what answers 1 and 2 rank."""
-    return _measured(combine(results_where(store, lambda rec: pairwise_bandwidth(rec) and not placed(rec))))
+    return _two_sided(_measured(combine(results_where(store, lambda rec: pairwise_bandwidth(rec)
+                                                      and not placed(rec)))))
 
 
 def _latencies(latency: list[Point]) -> dict[tuple, dict[int, Point]]:
@@ -582,6 +606,109 @@ def _collective_answers(store: Store) -> list[CollectiveAnswer]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------------- answer 6
+def _ranked_text(points: list[Point], higher: bool, unit: str, avail=None) -> str:
+    """The best configuration (library and operation) of some points of one size, with its precision and % of
+    ceiling, and whether it is clearly ahead of the next one."""
+    ranked = sorted(points, key=lambda p: -p.median if higher else p.median)
+    best = ranked[0]
+    parts = [precision_text(best.precision, best.capped)]
+    if avail is not None:
+        send, _, recv = best.memory.partition(":")
+        name, ceil = ceiling_for(best.benchmark, best.path_class, send, recv, best.bytes, avail, best.strategy)
+        parts.append(f"{_pct(100 * best.median / ceil)} of ceiling {name}" if ceil else
+                     f"no ceiling measured at {size_label(best.bytes)}")
+    text = f"{best.library} {best.operation} {sig3(best.median)} {unit} ({', '.join(parts)})"
+    if len(ranked) == 1:
+        return text + ", the only one measured"
+    second = ranked[1]
+    if clearly_apart(best, second):
+        return text + f", fastest of {len(ranked)}; next {second.library} {second.operation} {sig3(second.median)} {unit}"
+    return text + f", within precision of {second.library} {second.operation}"
+
+
+def _one_sided_answers(store: Store) -> list[FeatureAnswer]:
+    """Per path, the best one-sided configuration (library, operation, synchronisation, window creation) by one-way
+    bandwidth at the largest size all measured (preferring one with a ceiling), and by latency at 8 B."""
+    avail = ceilings(store)
+    points = _measured(combine(results_where(store, one_sided)))
+    by_path: dict[tuple, dict[str, list[Point]]] = {}
+    for p in points:
+        kind = "bandwidth" if p.metric == "bw" and not bidirectional(p.benchmark) else "latency" if p.metric == "t" \
+            else None
+        if kind:
+            by_path.setdefault((p.memory, p.path_class), {}).setdefault(kind, []).append(p)
+    out = []
+    for (memory, path), kinds in by_path.items():
+        said = []
+        bandwidth = kinds.get("bandwidth", [])
+        if bandwidth:
+            sizes: dict[str, set[int]] = {}
+            for p in bandwidth:
+                sizes.setdefault(f"{p.library} {p.operation}", set()).add(p.bytes)
+            send, _, recv = memory.partition(":")
+            size = _pick_size(sizes, lambda b: ceiling_for(bandwidth[0].benchmark, path, send, recv, b, avail)[1]
+                              is not None)
+            said.append(f"bandwidth at {size_label(size)}: "
+                        + _ranked_text([p for p in bandwidth if p.bytes == size], True, "GB/s", avail))
+        latency = kinds.get("latency", [])
+        if latency:
+            size = _nearest({p.bytes for p in latency})
+            said.append(f"latency at {size_label(size)} B: "
+                        + _ranked_text([p for p in latency if p.bytes == size], False, "us"))
+        out.append(FeatureAnswer("one-sided", f"{path_label(memory, path)}: {'; '.join(said)}"))
+    out.sort(key=lambda a: _order(a.sentence.partition(":")[0]))
+    return out
+
+
+def _persistent_answers(store: Store) -> list[FeatureAnswer]:
+    """Per library, the range of the persistent calls' speedup over the regular calls of the same launches, and at how
+    many points either form is clearly faster."""
+    by_lib: dict[str, list] = {}
+    for pair in persistent_pairs(store):
+        if pair.speedup is not None and pair.persistent.bytes > 0:
+            by_lib.setdefault(pair.persistent.library, []).append(pair)
+    out = []
+    for lib, pairs in sorted(by_lib.items()):
+        speedups = [x.speedup for x in pairs]
+        apart = [x for x in pairs if clearly_apart(x.persistent, x.regular)]
+        faster = sum(x.speedup > 1 for x in apart)
+        what = sorted({" ".join(filter(None, [x.persistent.benchmark, x.operation])) for x in pairs})
+        out.append(FeatureAnswer("persistent", (
+            f"{lib} ({', '.join(what)}): persistent calls {_times(min(speedups))} to {_times(max(speedups))} the "
+            f"speed of the regular ones over {len(pairs)} points; clearly faster at {faster}, clearly slower at "
+            f"{len(apart) - faster}, within precision at {len(pairs) - len(apart)}")))
+    return out
+
+
+def _partitioned_answers(store: Store) -> list[FeatureAnswer]:
+    """Per library, memory and path, at the largest size measured: the overlap % with partitions marked ready per
+    block of the kernel against after it, per partition count (medians over repetitions: the engine gives the
+    overlap no interval, so no "faster" is said)."""
+    figures: dict[tuple, dict[int, dict[str, float]]] = {}
+    largest: dict[tuple, int] = {}
+    groups = partitioned_overlap(store)
+    for lib, memory, path, nbytes, _parts, _ready in groups:
+        largest[(lib, memory, path)] = max(largest.get((lib, memory, path), 0), nbytes)
+    for (lib, memory, path, nbytes, parts, ready), metrics in groups.items():
+        if nbytes == largest[(lib, memory, path)]:
+            overlaps = [m["overlap_pct"] for m in metrics]
+            figures.setdefault((lib, memory, path), {}).setdefault(parts, {})[str(ready)] = median(overlaps)
+    out = []
+    for (lib, memory, path), by_parts in sorted(figures.items()):
+        per = []
+        for parts, by_ready in sorted(by_parts.items()):
+            block, after = by_ready.get("per-block"), by_ready.get("after-kernel")
+            if block is not None and after is not None:
+                per.append(f"P={parts} {block:.0f} % vs {after:.0f} % ({block - after:+.0f} points)")
+            else:
+                per.append(f"P={parts} " + ", ".join(f"{ready} {v:.0f} %" for ready, v in sorted(by_ready.items())))
+        out.append(FeatureAnswer("partitioned", (
+            f"{lib}, {path_label(memory, path)}, at {size_label(largest[(lib, memory, path)])}: overlap per-block vs "
+            f"after-kernel: {'; '.join(per)}")))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------- answer 5
 _LAUNCH_STATUS = {"failed": "launch failed", "timeout": "timed out", "unsupported": "not supported",
                   "validation-failed": "wrong data received", "bad-input": "arguments refused",
@@ -665,14 +792,15 @@ def _missing_answers(store: Store) -> list[MissingAnswer]:
 # ---------------------------------------------------------------------------------------------------- entry points
 def answers(store: Store) -> Answers:
     """The answers of a store (see the module's doc)."""
-    bandwidth, latency = _bandwidth_points(store), _measured(combine(latency_rows(store)))
+    bandwidth, latency = _bandwidth_points(store), _two_sided(_measured(combine(latency_rows(store))))
     paths, chosen = _path_answers(store, bandwidth, latency)
     strategies = _strategy_answers(store, chosen, bandwidth)
     settings, settings_note = _settings_answers(store)
     collectives = _collective_answers(store)
     missing = _missing_answers(store)
+    features = _one_sided_answers(store) + _persistent_answers(store) + _partitioned_answers(store)
     empty = ""
-    if not (paths or strategies or collectives):
+    if not (paths or strategies or collectives or features):
         n_results = store.rows("SELECT COUNT(*) AS n FROM results")[0]["n"]
         launches = store.launches()
         if not n_results and not launches and not store.skipped():
@@ -683,7 +811,7 @@ def answers(store: Store) -> Answers:
         else:
             empty = ("No answers: no figure of data moved between ranks (point to point or collectives) in this "
                      "store" + (" (see Not measured)." if missing else "."))
-    return Answers(paths, strategies, settings, settings_note, collectives, missing, empty)
+    return Answers(paths, strategies, settings, settings_note, collectives, missing, empty, features)
 
 
 _GLUED = (" %", " GB/s", " us", " B ", " B)", " B,", " B;")
@@ -728,6 +856,11 @@ def answers_text(store: Store) -> str:
     if a.collectives:
         lines.append("Collectives (bus bandwidth):")
         lines += [line for text in _collective_lines(a.collectives) for line in _wrap(text)]
+    for topic, heading in FEATURE_TOPICS.items():
+        said = [f.sentence for f in a.features if f.topic == topic]
+        if said:
+            lines.append(f"{heading}:")
+            lines += [line for text in said for line in _wrap(text)]
     if a.missing:
         lines.append("Not measured:")
         for m in a.missing:
@@ -861,6 +994,10 @@ def answers_html(store: Store) -> str:
                     f"<td>{_e(size_label(c.bytes))}</td>", f"<td>{_e(f.library)}</td>", _num(f.value),
                     _text(precision_text(f.precision, f.capped), "not known"), _text(role, "in between")]) + "</tr>")
         out.append("</tbody></table>")
+    for topic, heading in FEATURE_TOPICS.items():
+        said = [f.sentence for f in a.features if f.topic == topic]
+        if said:
+            out.append(f"<h3>{_e(heading)}</h3>" + _list(said))
     if a.missing:
         out.append("<h3>Not measured</h3>" + _list([m.sentence for m in a.missing]))
     out.append("</section>")

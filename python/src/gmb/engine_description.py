@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SCHEMA = "gmb.engine/1"
-# Families whose launches are pairs of ranks with a send and a receive buffer (memory "send:recv"); with several
-# nodes such a launch is placed by its path, not spread over all nodes
-POINT_TO_POINT = ("pt2pt", "multi-pair")
+# Families whose launches are pairs of ranks with a send and a receive buffer (memory "send:recv"; one-sided: origin
+# and target); with several nodes such a launch is placed by its path, not spread over all nodes
+POINT_TO_POINT = ("pt2pt", "multi-pair", "rma", "partitioned")
 
 
 class DescriptionError(ValueError):
@@ -195,6 +195,18 @@ class EngineDescription:
         return None if c.nccl_call else (c.nccl_reason or "no NCCL counterpart")
 
     # ---------------------------------------------------------------- features
+    def mpi_feature(self, name: str) -> tuple[bool, str] | None:
+        """Whether the engine's MPI library has an MPI-4 interface (``mpi.features``: "partitioned",
+        "persistent_collectives"): (True, "") or (False, the engine's reason); None from an engine built before it
+        described them (which also predates the benchmarks that use them)."""
+        features = (self.mpi or {}).get("features")
+        entry = features.get(name) if isinstance(features, dict) else None
+        if not isinstance(entry, dict):
+            return None
+        if entry.get("available"):
+            return True, ""
+        return False, entry.get("reason") or f"the engine's MPI library has no {entry.get('calls') or name}"
+
     @property
     def cuda(self) -> bool:
         return bool(self.features.get("cuda"))

@@ -11,13 +11,17 @@ by the benchmark's family and headline (its engine's description): a point-to-po
 (latency, mlat) 2 x (alpha + bytes / beta), one ranked by bandwidth (bw, mbw) a window of W messages (each with a
 per-message cost on GPU paths), bibw both ways; collectives one call per operation (nbc: three); managed
 placements one placement and two references with a placing cost per iteration; peaks by its copies; halo and
-doctor a fixed time. Bandwidths per path class (``BETA_GBPS``) are the low end of what was
+doctor a fixed time. One-sided (rma) and partitioned transfers as point to point (ranked by time: a ping-pong;
+by bandwidth: a window), once per partition count swept; part_overlap as nbc (pure, then with compute: three calls
+per iteration, nineteen with --compute-sweep's nine compute fractions), once per ready mode and partition count;
+--persistent measures everything twice (the regular form, then the persistent one). Bandwidths per path class (``BETA_GBPS``) are the low end of what was
 measured (ob1's host<->device path ran at about 2.6 GB/s); staged strategies are capped at ``STAGED_GBPS``.
 """
 
 from __future__ import annotations
 
 from .engine_description import Benchmark, EngineDescription
+from .peaks import bidirectional
 from .plan import Launch
 from .spec import parse_size, parse_sizes
 
@@ -41,8 +45,10 @@ STAGED_GBPS = 4.0
 FIXED_S = {"halo": 4.0, "doctor": 2.0}  # by family; halo: 128^3 per rank, 10 steps per strategy
 PEAKS_S_PER_COPY_SAMPLE = 0.1  # ~40 ceilings x one 64 MiB copy (peaks: --samples x --copies each)
 NBC_CALLS = 3  # nbc: pure, then overall with compute of about the pure time (per iteration)
-# bibw's windows go both ways at once: twice the messages of a bw iteration (the description has no field for it)
-BOTH_WAYS = {"bibw"}
+# --compute-sweep: pure, then overall at compute 0, 0.25 ... 2 x pure: 1 + sum(1 + f) = 19 calls' time
+SWEEP_CALLS = 19
+# benchmarks measuring overlap with compute as nbc does (the description has no field for it)
+OVERLAP = {"part_overlap"}
 ADAPTIVE_MAX_SECONDS = 1.0  # the engine's --max-seconds when --precision is given without it
 DEFAULTS = {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "large-size": 1 << 20,
             "window": 64}
@@ -80,7 +86,11 @@ def launch_seconds(x: Launch, descriptions: dict[str, EngineDescription]) -> flo
     if operations:
         beta = COLL_GBPS * 1e3 * (50 if "--transport" in x.engine_args else 1)
     calls = len(x.engine_args[1].split(",")) if operations and len(x.engine_args) > 1 else 1
-    calls *= NBC_CALLS if family == "nbc" else 1
+    if family == "nbc" or x.benchmark in OVERLAP:
+        calls *= SWEEP_CALLS if "--compute-sweep" in x.engine_args else NBC_CALLS
+    # what one launch measures several times over: each partition count swept, each ready mode, the persistent form
+    sweeps = len(opts.get("partitions", "1").split(",")) * (2 if opts.get("ready") == "both" else 1) * (
+        2 if "--persistent" in x.engine_args else 1)
     # --batch N: each timed sample is N iterations back to back, so at least N timed iterations per size (without
     # --validate, which times every iteration on its own)
     batch = int(opts["batch"]) if "batch" in opts and "--validate" not in x.engine_args else 1
@@ -97,17 +107,17 @@ def launch_seconds(x: Launch, descriptions: dict[str, EngineDescription]) -> flo
         one = _iteration_us(b, family, x.benchmark, alpha + nbytes / beta, alpha, msg, nbytes / beta, num["window"],
                             calls)
         timed_us = timed * one if timed_cap_us is None else min(timed * one, timed_cap_us)
-        total_us += warmup * one + timed_us
+        total_us += sweeps * (warmup * one + timed_us)
     return start + total_us / 1e6
 
 
 def _iteration_us(b: Benchmark | None, family: str | None, name: str, one: float, alpha: float, msg: float,
                   transfer: float, window: int, calls: int) -> float:
     """One timed iteration: ``one`` message of ``transfer`` us after ``alpha``; a window of ``window`` of them."""
-    if b is not None and b.point_to_point:
+    if b is not None and b.point_to_point and name not in OVERLAP:
         if b.headline == "time_us":  # ping-pong
             return 2 * one
-        return alpha + (2 if name in BOTH_WAYS else 1) * window * (msg + transfer)
+        return alpha + (2 if bidirectional(name) else 1) * window * (msg + transfer)
     if family == "managed":
         return UM_CONFIGS * (UM_ITER_US + 2 * one)
     return calls * one  # collectives and anything else: one call per iteration and operation

@@ -20,7 +20,7 @@ Which ceiling bounds a transfer (``bound_terms``):
   * pipelined-gpu: a host-memory side relays through its own GPU (copy to the GPU, device-to-device MPI, copy
     back), bounded by that side's copy: h2d-X when the sender's data is on the host, d2h-X when the receiver's
     is (X = the host buffer's kind); host:host relayed both ways: min of the two.
-Bidirectional bandwidth (bibw) is compared with twice the one-way ceiling where the two directions use separate
+Bidirectional bandwidth (bibw, rma_bibw: ``bidirectional``) is compared with twice the one-way ceiling where the two directions use separate
 resources (nvlink, pcie, peer, host-device, inter-node: full-duplex links and separate copy engines), and with
 the one-way ceiling itself (x1) where they share one memory (same-gpu, host, cross-socket). A measured
 bidirectional ceiling (operation name ending in ``-bidir``) wins over either.
@@ -50,6 +50,12 @@ _CEILING_BY_PATH = {
 DUPLEX_PATHS = {"nvlink", "pcie", "peer", "host-device", "inter-node"}
 
 HOST_KINDS = ("host", "pinned", "managed:host")
+
+
+def bidirectional(benchmark: str) -> bool:
+    """A benchmark whose figure counts both directions at once (bibw, rma_bibw): compared with twice a one-way
+    ceiling on duplex paths, with a doubled nominal rate, and estimated with windows both ways."""
+    return benchmark.endswith("bibw")
 # strategies whose data crosses host memory on a device:device transfer, with the kind of host buffer used
 _HOST_STAGED = {"staged-pageable": "pageable", "staged-pinned": "pinned", "pipelined": "pinned"}
 
@@ -121,11 +127,11 @@ def _copy_candidates(direction: str, kind: str) -> list[tuple[str, str]]:
 
 def _term_at(term, benchmark: str, nbytes: int, available) -> tuple[str, float] | None:
     for op, path in term:
-        if benchmark == "bibw" and (op + "-bidir", path, nbytes) in available:
+        if bidirectional(benchmark) and (op + "-bidir", path, nbytes) in available:
             return op + "-bidir", available[(op + "-bidir", path, nbytes)]
         if (op, path, nbytes) in available:
             v = available[(op, path, nbytes)]
-            if benchmark == "bibw":
+            if bidirectional(benchmark):
                 return (op + " x2", 2 * v) if path in DUPLEX_PATHS else (op + " x1", v)
             return op, v
     return None

@@ -21,8 +21,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-from .peaks import ceiling_curve, ceilings  # noqa: E402
-from .records import headline, pairwise  # noqa: E402
+from .peaks import bidirectional, ceiling_curve, ceilings  # noqa: E402
+from .records import headline, overlap as measures_overlap, pairwise, partitioned  # noqa: E402
 from .store import Store  # noqa: E402
 from .tables import (Point, collective_rows, combine, latency_rows, pairwise_time_rows, results_where,  # noqa: E402
                      size_label)
@@ -98,9 +98,12 @@ def _legend(ax, fontsize: int = 7):
 
 
 def _label(p: Point) -> str:
+    """A series' label: library, memory, the operation or variant it measured (one-sided operation, persistent,
+    partitions), strategy and path where they say something."""
+    operation = f" {p.operation}" if p.operation else ""
     extra = f" {p.strategy_label}" if p.strategy and p.strategy != "direct" else ""
     path = f" ({p.path_class})" if p.path_class and p.path_class not in ("host", "host-device") else ""
-    return f"{p.library} {p.memory}{extra}{path}"
+    return f"{p.library} {p.memory}{operation}{extra}{path}"
 
 
 def latency(store: Store, small: bool) -> Figure | None:
@@ -155,7 +158,7 @@ def bandwidth(store: Store, benchmark: str) -> Figure | None:
                         ha="right")
         if p.nominal and ("nominal", p.nominal) not in drawn:
             drawn.add(("nominal", p.nominal))
-            nominal = p.nominal * (2 if benchmark == "bibw" else 1)
+            nominal = p.nominal * (2 if bidirectional(benchmark) else 1)
             ax.axhline(nominal, linestyle=":", color="black", linewidth=1)
             ax.annotate(f"nominal {p.path_class}: {nominal:.0f} GB/s", (lo, nominal), fontsize=7,
                         va="bottom")
@@ -246,9 +249,9 @@ def scaling(store: Store):
 
 
 def overlap(store: Store):
-    """Overlap % of the results that measured it (non-blocking collectives); one curve per (library,
-    operation[, compute])."""
-    rows = results_where(store, lambda rec: "overlap_pct" in (rec.get("metrics") or {}))
+    """Overlap % by size of the results that measured it (non-blocking collectives, partitioned overlap); one curve
+    per (library, operation or partitions and ready mode[, compute])."""
+    rows = results_where(store, measures_overlap)
     groups: dict[str, dict[int, list[float]]] = {}
     for r in rows:
         m = json.loads(r["metrics"] or "{}")
@@ -267,7 +270,38 @@ def overlap(store: Store):
     _size_axis(ax, [b for by_size in groups.values() for b in by_size])
     ax.set_ylim(0, 105)
     ax.set_ylabel("overlap (%)")
-    ax.set_title("Non-blocking collectives: communication/computation overlap")
+    ax.set_title("Communication/computation overlap (non-blocking collectives, partitioned)")
+    _legend(ax)
+    return fig
+
+
+def partitioned_overlap(store: Store):
+    """Partitioned overlap against the compute time (the --compute-sweep curve: compute as a fraction of the pure
+    transfer time), at the largest size measured, one line per library, memory, partition count and ready mode."""
+    rows = results_where(store, lambda rec: partitioned(rec) and "curve" in (rec.get("metrics") or {}))
+    largest: dict[tuple, int] = {}
+    for r in rows:
+        key = (r["library"], r["memory"])
+        largest[key] = max(largest.get(key, 0), r["bytes"])
+    lines: dict[str, dict[float, list[float]]] = {}
+    for r in rows:
+        if r["bytes"] != largest[(r["library"], r["memory"])]:
+            continue
+        label = f"{r['library']} {r['memory']} {r['operation']} at {size_label(r['bytes'])}"
+        for point in json.loads(r["metrics"])["curve"]:
+            lines.setdefault(label, {}).setdefault(point["compute_fraction"], []).append(point["overlap_pct"])
+    if not lines:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for label, by_fraction in sorted(lines.items()):
+        xs = sorted(by_fraction)
+        ax.plot(xs, [median(by_fraction[x]) for x in xs], marker="o", markersize=3, label=label)
+        ax.fill_between(xs, [min(by_fraction[x]) for x in xs], [max(by_fraction[x]) for x in xs], alpha=0.2)
+    ax.set_xlabel("compute time / pure transfer time")
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("overlap (%)")
+    ax.set_title("Partitioned communication: overlap against compute (median, band: repetitions)")
+    ax.grid(True, alpha=0.3)
     _legend(ax)
     return fig
 
@@ -316,6 +350,7 @@ FIGURES = [
     ("coll", "Collectives", collectives),
     ("scaling", "Collective scaling", scaling),
     ("overlap", "Overlap curves", overlap),
+    ("partitioned-overlap", "Partitioned overlap against compute", partitioned_overlap),
     ("managed", "Managed memory placements", managed),
     ("halo", "Halo exchange", halo),
 ]

@@ -49,6 +49,39 @@ def pairwise(result: dict) -> bool:
     return isinstance(memory, dict) and "send" in memory and "recv" in memory
 
 
+def operation_label(result: dict) -> str | None:
+    """What a result measured within its benchmark, as one label: its operation and its variant ("put flush create"
+    for one-sided put under flush on a window MPI_Win_create made, "allreduce persistent", "persistent", "P=16",
+    "P=16 per-block"); None for a record with neither (two-sided latency, bw ...). Records of one benchmark that
+    differ here are different points: the store keeps this label in its operation column, so every table, figure
+    and comparison that keys on the operation keeps them apart."""
+    parts = [str(result[k]) for k in ("operation", "variant") if result.get(k)]
+    return " ".join(parts) or None
+
+
+def overlap(result: dict) -> bool:
+    """A result of a communication/computation overlap measurement (non-blocking collectives, partitioned overlap):
+    its metrics hold an overlap %, and its time is the overall time with compute, not a latency."""
+    metrics = result.get("metrics")
+    return isinstance(metrics, dict) and "overlap_pct" in metrics
+
+
+def one_sided(result: dict) -> bool:
+    """A one-sided (RMA) result: it names its call, synchronisation and window creation (``rma``)."""
+    return isinstance(result.get("rma"), dict)
+
+
+def persistent(result: dict) -> bool:
+    """A result of the persistent form of a call (MPI_Send_init ..., MPI_Allreduce_init): it names the call and the
+    regular form's figure of the same launch (``persistent``)."""
+    return isinstance(result.get("persistent"), dict)
+
+
+def partitioned(result: dict) -> bool:
+    """A result of MPI-4 partitioned communication: it names its partition count."""
+    return "partitions" in result
+
+
 def placed(result: dict) -> bool:
     """A result on managed memory with a placement (host or device) per side."""
     return isinstance(result.get("placement"), dict)

@@ -7,7 +7,9 @@ One database per results directory (``store.sqlite``). Tables:
             validation-failed, interrupted)
   skipped   points the planner decided not to run, with the reason
   contexts  one row per context record (the full JSON kept in ``json``)
-  results   one row per result record: the columns the tables and plots need plus the full JSON
+  results   one row per result record: the columns the tables and plots need plus the full JSON; its
+            ``operation`` is the record's operation and variant as one label (records.operation_label: "put flush
+            create", "persistent", "P=16"), so that records of one benchmark that differ by either are never merged
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .outputs import OutputError, disk_full
-from .records import RecordFile, library_label, nccl_label, point_key, read_records
+from .records import RecordFile, library_label, nccl_label, operation_label, point_key, read_records
 
 SCHEMA_VERSION = 1
 
@@ -253,7 +255,7 @@ class Store:
         mem = res.get("memory") or {}
         path = res.get("path") or {}
         row = {"run_id": res.get("run_id"), "launch_id": launch_id, "library": library, "repetition": repetition,
-               "benchmark": res.get("benchmark"), "operation": res.get("operation"), "status": res.get("status"),
+               "benchmark": res.get("benchmark"), "operation": operation_label(res), "status": res.get("status"),
                "reason": res.get("reason"), "bytes": res.get("bytes"), "mem_send": mem.get("send"),
                "mem_recv": mem.get("recv"), "memory": memory_label(mem), "strategy": res.get("strategy"),
                "ranks": res.get("ranks"), "path_class": path.get("class"), "path_link": path.get("link"),

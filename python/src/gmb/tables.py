@@ -16,8 +16,9 @@ from pathlib import Path
 from statistics import median
 
 from .outputs import write_new
-from .peaks import ceiling_for, ceiling_sizes, ceilings
-from .records import headline, pairwise, placed, precision_stop
+from .peaks import bidirectional, ceiling_for, ceiling_sizes, ceilings
+from .records import (headline, one_sided, operation_label, overlap, pairwise, partitioned, persistent, placed,
+                      precision_stop)
 from .store import STAT_COLUMNS, Store
 
 HIGHER_IS_BETTER = {"bw", "busbw", "rate"}
@@ -79,6 +80,13 @@ PRECISION_NOTE = (f"'{PRECISION_COLUMN}': a figure's precision, half the width o
 class Absent(str):
     """A table cell without a value, saying why ("not measured", "link rate unknown"): no cell is a bare empty
     string. A column whose every cell is one of these is left out of its table (see Table)."""
+
+
+# the operation cell of a record that names neither an operation nor a variant (two-sided latency, bw ...)
+NO_OPERATION = Absent("none")
+OPERATION_NOTE = ("'operation': what the benchmark measured where it names it (records.operation_label): the one-sided "
+                  "operation, synchronisation and window creation ('put flush create'), 'persistent' (requests made "
+                  "once, started every iteration), the partition count ('P=16').")
 
 
 def precision_pct(points: list[Point]) -> float | Absent:
@@ -169,9 +177,10 @@ def pairwise_bandwidth(record: dict) -> bool:
 
 
 def pairwise_time_rows(store: Store) -> tuple[list[dict], list[dict]]:
-    """The results ranked by time between pairs of ranks (latency, mlat, managed placements ...), as (those of runs
-    that placed managed memory, with the references those runs measured; the others: one-way latency)."""
-    rows = results_where(store, lambda rec: pairwise(rec) and headline(rec) == "time_us")
+    """The results ranked by time between pairs of ranks (latency, mlat, rma_latency, part_latency, managed placements
+    ...), as (those of runs that placed managed memory, with the references those runs measured; the others: one-way
+    latency). Overlap measurements (part_overlap: an overall time with compute) are not latencies."""
+    rows = results_where(store, lambda rec: pairwise(rec) and headline(rec) == "time_us" and not overlap(rec))
     placed_runs = {r["run_id"] for r in rows if placed(_record(r))}
     return [r for r in rows if r["run_id"] in placed_runs], [r for r in rows if r["run_id"] not in placed_runs]
 
@@ -224,13 +233,14 @@ def fraction_of_peak(store: Store) -> Table:
     avail = ceilings(store)
     groups: dict[tuple, list[Point]] = {}
     for p in combine(results_where(store, pairwise_bandwidth)):
-        groups.setdefault((p.library, p.benchmark, p.memory, p.strategy, p.chunks, p.fresh, p.path_class), []).append(p)
+        groups.setdefault((p.library, p.benchmark, p.operation, p.memory, p.strategy, p.chunks, p.fresh, p.path_class),
+                          []).append(p)
     # Sizes whose data arrived wrong are not results: the peak is over the sizes that validated, and the
     # table says how many did not (a library that corrupts large messages must not look merely slow).
     failed: dict[tuple, set] = {}
     for r in results_where(store, pairwise_bandwidth, status="failed"):
         record = _record(r)
-        key = (r["library"], r["benchmark"], r["memory"], r["strategy"], record.get("chunks"),
+        key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], record.get("chunks"),
                fresh_buffers(record), r["path_class"])
         failed.setdefault(key, set()).add(r["bytes"])
     # Launches that died (a crash, a timeout) leave a row with only the sizes before the failure: the row says so.
@@ -240,9 +250,10 @@ def fraction_of_peak(store: Store) -> Table:
             key = (launch["library"], launch["benchmark"], launch["memory"], launch["strategy"] or "direct",
                    launch["planned_path"])
             broken.setdefault(key, []).append(launch["status"])
+    operations = any(key[2] for key in groups)  # an operation column where some row names one
     rows = []
     for key, pts in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
-        lib, bench, mem, strat, chunks, fresh, path = key
+        lib, bench, operation, mem, strat, chunks, fresh, path = key
         send, _, recv = mem.partition(":")
         bounded = []
         for p in pts:
@@ -266,13 +277,14 @@ def fraction_of_peak(store: Store) -> Table:
         if died:
             flags.append(f"{len(died)} launch(es) {'/'.join(sorted(set(died)))}: sizes after the failure missing "
                          f"(see Not measured)")
-        nominal = p.nominal * (2 if bench == "bibw" else 1) if p.nominal else None
+        nominal = p.nominal * (2 if bidirectional(bench) else 1) if p.nominal else None
         no_rate = Absent("link rate unknown")
-        rows.append([lib, bench, mem, strategy_label(strat, chunks, fresh) or "not recorded", path or "not recorded",
+        rows.append([lib, bench, *([operation or NO_OPERATION] if operations else []), mem, strategy_label(strat, chunks, fresh) or "not recorded", path or "not recorded",
                      _size(p.bytes), round(p.median, 3), precision_pct([p]), pct, op, ceil_cell,
                      round(100 * p.median / nominal, 1) if nominal else no_rate, nominal or no_rate,
                      len(failed.get(key, ())), check_cell(flags)])
-    return Table("Fraction of peak", ["library", "benchmark", "memory", "strategy", "path", "at size",
+    return Table("Fraction of peak", ["library", "benchmark", *(["operation"] if operations else []), "memory",
+                                      "strategy", "path", "at size",
                                       "peak MPI GB/s", PRECISION_COLUMN, "% of ceiling", "ceiling", "ceiling GB/s",
                                       "% of nominal", "nominal GB/s", "sizes failed validation", "check"], rows,
                  "Peak = best median (median of repetitions) over the validated sizes at which a ceiling of that "
@@ -282,7 +294,7 @@ def fraction_of_peak(store: Store) -> Table:
                  "ceiling (x2) on links with separate resources per direction, the one-way ceiling (x1) where both "
                  "directions share one memory (same GPU, host), unless a bidirectional ceiling was measured; nominal "
                  "rate doubled. Without a ceiling at any size measured the row says so and the peak is over all "
-                 "validated sizes. 'sizes failed validation': message sizes where the library delivered wrong data "
+                 "validated sizes. " + (OPERATION_NOTE + " " if operations else "") + "'sizes failed validation': message sizes where the library delivered wrong data "
                  "(no figure is taken from them). " + PRECISION_NOTE + " A figure above the ceiling (by more than "
                  f"{SUSPECT_PCT - 100} %) is flagged too: the ceiling was not measured right at that size; and a row "
                  "whose launches failed or timed out.")
@@ -353,30 +365,189 @@ def ceilings_table(store: Store) -> Table:
 
 def latency_table(store: Store, sizes=(1, 8, 1024, 65536, 1 << 20)) -> Table:
     """One-way latency between pairs of ranks at a few sizes; a benchmark column when several benchmarks measured
-    it (latency, mlat ...)."""
+    it (latency, mlat, rma_latency ...), an operation column when some name one (one-sided operations, persistent,
+    partitions)."""
     pts = [p for p in combine(latency_rows(store)) if p.bytes in sizes]
     cols = sorted({p.bytes for p in pts})
     several = len({p.benchmark for p in pts}) > 1
+    operations = any(p.operation for p in pts)
     rowmap: dict[tuple, dict[int, Point]] = {}
     for p in pts:
-        key = (p.library, *([p.benchmark] if several else []), p.memory, p.strategy_label or "not recorded",
-               p.path_class or "not recorded")
+        key = (p.library, *([p.benchmark] if several else []), *([p.operation or NO_OPERATION] if operations else []),
+               p.memory, p.strategy_label or "not recorded", p.path_class or "not recorded")
         rowmap.setdefault(key, {})[p.bytes] = p
     rows = [[*k, *[round(v[c].median, 3) if c in v else Absent("not measured") for c in cols],
              precision_pct(list(v.values())),
              check_cell([f for c, p in sorted(v.items()) for f in point_flags(p, f" at {_size(c)}")])]
             for k, v in sorted(rowmap.items())]
-    return Table("One-way latency (us, median)", ["library", *(["benchmark"] if several else []), "memory",
-                                                  "strategy", "path", *[_size(c) for c in cols],
-                                                  f"{PRECISION_COLUMN}, widest", "check"], rows,
-                 "Median of repetitions, in microseconds, at each message size (bytes). " + PRECISION_NOTE)
+    return Table("One-way latency (us, median)", ["library", *(["benchmark"] if several else []),
+                                                  *(["operation"] if operations else []), "memory", "strategy", "path",
+                                                  *[_size(c) for c in cols], f"{PRECISION_COLUMN}, widest", "check"],
+                 rows, "Median of repetitions, in microseconds, at each message size (bytes). "
+                 + (OPERATION_NOTE + " " if operations else "") + PRECISION_NOTE)
+
+
+# sizes the persistent table quotes (where a launch measured none of them: its smallest and largest)
+PERSISTENT_SIZES = (8, 1 << 10, 64 << 10, 1 << 20, 16 << 20)
+RMA_LATENCY_BYTES = 8
+
+
+@dataclass
+class PersistentPair:
+    """A persistent point (time) and the regular point it is measured against, of the same launches."""
+    persistent: Point
+    regular: Point | None  # None: the regular form was not measured at that size
+    operation: str | None  # the regular records' label (a collective's operation; None for point to point)
+
+    @property
+    def speedup(self) -> float | None:
+        """Regular / persistent time: above 1 where the persistent form is faster."""
+        if self.regular is None or self.persistent.median <= 0:
+            return None
+        return self.regular.median / self.persistent.median
+
+
+def persistent_pairs(store: Store) -> list[PersistentPair]:
+    """Every persistent point (by time, whatever the benchmark's headline) with the regular point of the same
+    library, benchmark, operation, memory, strategy, ranks, path and size."""
+    persistent_rows = results_where(store, persistent)
+    # the label of the regular records each persistent label is measured against ("allreduce persistent" ->
+    # "allreduce", "persistent" -> None)
+    regular_label = {r["operation"]: operation_label({"operation": _record(r).get("operation")})
+                     for r in persistent_rows}
+    benchmarks = {r["benchmark"] for r in persistent_rows}
+    regular = {(p.library, p.benchmark, p.operation, p.memory, p.strategy_label, p.ranks, p.path_class, p.bytes): p
+               for p in combine(results_where(store, lambda rec: rec.get("benchmark") in benchmarks
+                                              and not persistent(rec)), metric="t")}
+    out = []
+    for p in combine(persistent_rows, metric="t"):
+        base = regular_label[p.operation]
+        out.append(PersistentPair(p, regular.get((p.library, p.benchmark, base, p.memory, p.strategy_label, p.ranks,
+                                                  p.path_class, p.bytes)), base))
+    return out
+
+
+def persistent_table(store: Store) -> Table:
+    """Per library, benchmark (and collective operation), memory, path, ranks and size: the regular calls' median
+    time next to the persistent form's, both from the same launches, how many times faster the persistent form is
+    and whether the two differ by more than their precision (clearly_apart)."""
+    columns = ["library", "benchmark", "operation", "memory", "path", "ranks", "size", "regular (us)",
+               "persistent (us)", "speedup (regular / persistent)", "difference", f"{PRECISION_COLUMN}, widest",
+               "check"]
+    groups: dict[tuple, list[PersistentPair]] = {}
+    for pair in persistent_pairs(store):
+        p = pair.persistent
+        groups.setdefault((p.library, p.benchmark, pair.operation or "", p.memory, p.strategy_label, p.ranks or 0,
+                           p.path_class or ""), []).append(pair)
+    rows = []
+    for (lib, bench, operation, mem, _strategy, ranks, path), pairs in sorted(groups.items()):
+        sizes = sorted(pair.persistent.bytes for pair in pairs)
+        quoted = [b for b in sizes if b in PERSISTENT_SIZES] or sorted({sizes[0], sizes[-1]})
+        for pair in sorted((x for x in pairs if x.persistent.bytes in quoted), key=lambda x: x.persistent.bytes):
+            p, q = pair.persistent, pair.regular
+            if q is None:
+                regular_cell = speedup = difference = Absent("regular form not measured at this size")
+            else:
+                regular_cell = round(q.median, 3)
+                speedup = round(pair.speedup, 2) if pair.speedup is not None else Absent("persistent time 0")
+                difference = (("persistent faster" if p.median < q.median else "regular faster")
+                              if clearly_apart(p, q) else Absent("within precision"))
+            both = [p] + ([q] if q else [])
+            rows.append([lib, bench, operation or NO_OPERATION, mem, path or "not recorded",
+                         ranks or Absent("not recorded"), _size(p.bytes), regular_cell, round(p.median, 3), speedup,
+                         difference, precision_pct(both), check_cell([f for x in both for f in point_flags(x)])])
+    return Table("Persistent vs regular calls (time, us)", columns, rows,
+                 "The same launch measures the regular calls, then their persistent form (MPI_Send_init/MPI_Recv_init, "
+                 "MPI_Allreduce_init ...: requests made once, started every iteration); medians of repetitions in "
+                 "microseconds (bw, bibw, mbw: the time of a window). 'speedup': regular / persistent time, above 1 "
+                 "where the persistent form is faster; 'difference' names the faster form only where the two "
+                 "intervals do not overlap. " + PRECISION_NOTE)
+
+
+def one_sided_table(store: Store) -> Table:
+    """Per library, one-sided operation, synchronisation, window creation, memory and path: the latency at 8 B and
+    the one-way bandwidth at the largest size with a measured ceiling (else the largest size), with its % of that
+    ceiling (peaks.ceiling_for, as for two-sided bandwidth)."""
+    rows_ = results_where(store, one_sided)
+    rma = {r["operation"]: _record(r)["rma"] for r in rows_}
+    avail = ceilings(store)
+    groups: dict[tuple, dict[str, dict[int, Point]]] = {}
+    for p in combine(rows_):
+        kind = "latency" if p.metric == "t" else "bandwidth" if p.metric == "bw" and not bidirectional(p.benchmark) \
+            else None
+        if kind:
+            key = (p.library, p.operation, p.memory, p.strategy, p.path_class)
+            groups.setdefault(key, {}).setdefault(kind, {})[p.bytes] = p
+    rows = []
+    for (lib, label, mem, strat, path), kinds in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        about = rma.get(label) or {}
+        lat = kinds.get("latency", {}).get(RMA_LATENCY_BYTES)
+        bw = kinds.get("bandwidth", {})
+        send, _, recv = mem.partition(":")
+        shown = [x for x in [lat] if x]
+        if bw:
+            bounded = [b for b in bw if ceiling_for(bw[b].benchmark, path, send, recv, b, avail, strat)[1]]
+            size = max(bounded or bw)
+            p = bw[size]
+            shown.append(p)
+            name, ceil = ceiling_for(p.benchmark, path, send, recv, size, avail, strat)
+            bw_cells = [_size(size), round(p.median, 3), round(100 * p.median / ceil, 1) if ceil else
+                        Absent(f"no ceiling at {_size(size)}"), name or Absent("none measured for this path"),
+                        round(ceil, 2) if ceil else Absent(f"no ceiling at {_size(size)}")]
+        else:
+            bw_cells = [Absent("bandwidth not measured")] * 5
+        call = about.get("call")
+        rows.append([lib, f"{about.get('operation', label)}" + (f" ({call})" if call else ""),
+                     about.get("sync") or Absent("not recorded"), about.get("window_creation") or Absent("not recorded"),
+                     mem, path or "not recorded",
+                     round(lat.median, 3) if lat else Absent(f"{RMA_LATENCY_BYTES} B not measured"), *bw_cells,
+                     precision_pct(shown), check_cell([f for x in shown for f in point_flags(x)])])
+    return Table("One-sided communication (RMA)",
+                 ["library", "operation", "synchronisation", "window creation", "memory", "path",
+                  f"latency at {RMA_LATENCY_BYTES} B (us)", "bandwidth at size", "bandwidth GB/s", "% of ceiling",
+                  "ceiling", "ceiling GB/s", f"{PRECISION_COLUMN}, widest", "check"], rows,
+                 "Origin rank 0, target rank 1 (memory: origin:target). Latency: median time of one operation and its "
+                 "synchronisation; bandwidth: a window of operations per synchronisation, at the largest size at which "
+                 "a ceiling of that path was measured (the ceiling as in Fraction of peak). " + PRECISION_NOTE)
+
+
+def partitioned_overlap(store: Store) -> dict[tuple, list[dict]]:
+    """The metrics of partitioned overlap results (one per repetition) by (library, memory, path class, bytes,
+    partitions, ready mode)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in results_where(store, lambda rec: partitioned(rec) and overlap(rec)):
+        rec = _record(r)
+        key = (r["library"], r["memory"], r["path_class"] or "not recorded", r["bytes"], rec["partitions"],
+               rec.get("ready") or Absent("not recorded"))
+        groups.setdefault(key, []).append(rec["metrics"])
+    return groups
+
+
+def partitioned_overlap_table(store: Store) -> Table:
+    """Partitioned communication overlapped with compute: per library, memory, path, size, partition count and
+    ready mode (partitions marked ready per block of the kernel, or after the kernel) the pure, compute and
+    overall times and the overlap %, medians of repetitions."""
+    figures = ("pure_us", "compute_us", "overall_us", "overhead_us", "overlap_pct")
+    rows = []
+    for (lib, mem, path, nbytes, parts, ready), metrics in sorted(partitioned_overlap(store).items(),
+                                                                  key=lambda kv: str(kv[0])):
+        values = [round(median(m[f] for m in metrics if f in m), 2) if any(f in m for m in metrics)
+                  else Absent("not recorded") for f in figures]
+        rows.append([lib, mem, path, _size(nbytes), parts, ready, *values, len(metrics)])
+    return Table("Partitioned communication overlapped with compute",
+                 ["library", "memory", "path", "size", "partitions", "ready", "pure (us)", "compute (us)",
+                  "overall (us)", "overhead (us)", "overlap (%)", "repetitions"], rows,
+                 "pure: the transfer alone; compute: the kernel alone (about the pure time); overall: both, partitions "
+                 "marked ready per block of the kernel as it finishes them (per-block) or all after it (after-kernel); "
+                 "overlap % (the engine's, as for non-blocking collectives) = 100 x (1 - (overall - compute) / pure): "
+                 "the share of the transfer hidden behind the kernel; medians of repetitions.")
 
 
 # results that are not "ok", grouped by status and reason; the engine leaves the reason out of a point whose data
 # arrived wrong (it says so in validation_error, which differs per size)
-_NOT_OK = ("SELECT library, benchmark, memory, strategy, status, COALESCE(reason, CASE json_extract(json, "
+_NOT_OK = ("SELECT library, benchmark, operation, memory, strategy, status, COALESCE(reason, CASE json_extract(json, "
            "'$.validation') WHEN 'failed' THEN 'data failed validation' END) AS reason, COUNT(*) AS points "
-           "FROM results WHERE status != 'ok' GROUP BY 1, 2, 3, 4, 5, 6")
+           "FROM results WHERE status != 'ok' GROUP BY 1, 2, 3, 4, 5, 6, 7")
 
 
 def status_table(store: Store) -> Table:
@@ -390,8 +561,8 @@ def status_table(store: Store) -> Table:
         covers.add(" ".join(str(w) for w in what if w))
 
     for r in store.rows(_NOT_OK):
-        add(r["status"], r["reason"], r["points"], "result points", r["library"], r["benchmark"], r["memory"],
-            r["strategy"])
+        add(r["status"], r["reason"], r["points"], "result points", r["library"], r["benchmark"], r["operation"],
+            r["memory"], r["strategy"])
     for s in store.skipped():
         add("skipped", s["reason"], 1, "planned runs", s["library"], s["what"])
     for launch in store.launches():
@@ -401,14 +572,18 @@ def status_table(store: Store) -> Table:
     rows = [[status, reason, count_box[0], unit, "; ".join(sorted(covers))]
             for (status, reason, unit), (count_box, covers) in sorted(groups.items())]
     return Table("Not measured (unsupported, failed, skipped, timed out)",
-                 ["status", "reason", "count", "counted", "covers (library benchmark memory strategy)"], rows,
+                 ["status", "reason", "count", "counted", "covers (library benchmark operation memory strategy)"], rows,
                  "One row per status and reason; 'count' counts what 'counted' names (result points of a launch, "
                  "runs the planner left out, or launches).")
 
 
 def all_tables(store: Store) -> list[Table]:
-    return [fraction_of_peak(store), ceilings_table(store), latency_table(store), collectives_table(store),
-            status_table(store)]
+    """The report's tables; those of one-sided, persistent and partitioned communication only where the store holds
+    such results."""
+    measured = [t for t in (one_sided_table(store), persistent_table(store), partitioned_overlap_table(store))
+                if t.rows]
+    return [fraction_of_peak(store), ceilings_table(store), latency_table(store), *measured,
+            collectives_table(store), status_table(store)]
 
 
 def export_csv(tables: list[Table], outdir: str | Path) -> list[Path]:
