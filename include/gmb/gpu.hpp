@@ -83,10 +83,11 @@ class GpuRuntime {
   virtual void busy_kernel(double seconds, GpuStream stream) = 0;
   // An empty kernel (launch-cost measurement).
   virtual void empty_kernel(GpuStream stream) = 0;
-  // A kernel producing a partitioned send buffer: one block per partition, partitions finishing in order
-  // over about `seconds`; block p writes partition p of `data` (`bytes` split into `partitions` equal parts,
-  // the validation pattern for `seed`), makes it visible to the system, then sets flags[p] = epoch. `flags`
-  // is page-locked host memory the host polls to ready each partition as its block finishes.
+  // A kernel producing a partitioned send buffer: an equal share of the device's blocks per partition,
+  // partitions finishing in order over about `seconds`. The blocks of partition p write it in `data` (`bytes`
+  // split into `partitions` equal parts; the validation pattern for `seed`) and make it visible to the
+  // system; the last of them sets flags[p] = epoch. `flags` is page-locked host memory the host polls to ready
+  // each partition as soon as it is written.
   virtual void partition_producer(void* data, std::size_t bytes, int partitions, double seconds, std::uint32_t seed,
                                   std::uint32_t* flags, std::uint32_t epoch, GpuStream stream) = 0;
   // A grid-stride copy kernel on the current device (the SM copy path, as opposed to copy engines).

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
+#include <algorithm>
+
 #include "cuda_check.hpp"
 #include "pattern_kernels.hpp"
 
@@ -44,10 +46,13 @@ __device__ __forceinline__ unsigned long long global_nanoseconds() {
   return t;
 }
 
-__global__ void partition_producer_kernel(std::uint8_t* data, std::size_t partition_bytes, unsigned long long span_ns,
-                                          int partitions, std::uint32_t seed, volatile std::uint32_t* flags,
-                                          std::uint32_t epoch) {
-  const std::size_t p = blockIdx.x;
+// Blocks [p * per_partition, (p + 1) * per_partition) produce partition p, each a slice of it, so that
+// writing a large partition takes the SMs a partition's share of the device, not one SM. The last of them
+// to finish (per-partition counters, zeroed before the launch) sets the partition's flag.
+__global__ void partition_producer_kernel(std::uint8_t* data, std::size_t partition_bytes, unsigned per_partition,
+                                          unsigned long long span_ns, int partitions, std::uint32_t seed,
+                                          unsigned* finished, volatile std::uint32_t* flags, std::uint32_t epoch) {
+  const std::size_t p = blockIdx.x / per_partition, slice = blockIdx.x % per_partition;
   if (threadIdx.x == 0) {
     // The global timer, not the SM clock: it counts nanoseconds whatever clock the SM runs at.
     const unsigned long long until = global_nanoseconds() + span_ns * (p + 1) / static_cast<unsigned>(partitions);
@@ -55,20 +60,23 @@ __global__ void partition_producer_kernel(std::uint8_t* data, std::size_t partit
     }
   }
   __syncthreads();
-  const std::size_t begin = p * partition_bytes, end = begin + partition_bytes;
-  if (begin % 8 == 0 && partition_bytes % 8 == 0) {
-    for (std::size_t k = begin + 8 * threadIdx.x; k < end; k += 8 * static_cast<std::size_t>(blockDim.x)) {
+  const std::size_t slice_bytes = (partition_bytes + per_partition - 1) / per_partition;
+  const std::size_t begin = p * partition_bytes + slice * slice_bytes;
+  const std::size_t end = min(begin + slice_bytes, (p + 1) * partition_bytes);
+  if (begin < end) {
+    const std::size_t aligned_begin = min(end, (begin + 7) / 8 * 8), aligned_end = max(aligned_begin, end / 8 * 8);
+    for (std::size_t k = begin + threadIdx.x; k < aligned_begin; k += blockDim.x) data[k] = device_pattern_byte(k, seed);
+    for (std::size_t k = aligned_begin + 8 * threadIdx.x; k < aligned_end; k += 8 * static_cast<std::size_t>(blockDim.x)) {
       std::uint64_t word = 0;
       for (int b = 0; b < 8; ++b) word |= static_cast<std::uint64_t>(device_pattern_byte(k + b, seed)) << (8 * b);
       *reinterpret_cast<std::uint64_t*>(data + k) = word;
     }
-  } else {
-    for (std::size_t k = begin + threadIdx.x; k < end; k += blockDim.x) data[k] = device_pattern_byte(k, seed);
+    for (std::size_t k = aligned_end + threadIdx.x; k < end; k += blockDim.x) data[k] = device_pattern_byte(k, seed);
   }
   // Every thread's writes are visible to the host and to other devices before the flag says so.
   __threadfence_system();
   __syncthreads();
-  if (threadIdx.x == 0) flags[p] = epoch;
+  if (threadIdx.x == 0 && atomicAdd(&finished[p], 1u) + 1 == per_partition) flags[p] = epoch;
 }
 
 __global__ void copy16_kernel(uint4* dst, const uint4* src, std::size_t words) {
@@ -142,9 +150,29 @@ void launch_empty(cudaStream_t stream) {
 
 void launch_partition_producer(void* data, std::size_t bytes, int partitions, double seconds, std::uint32_t seed,
                                std::uint32_t* flags, std::uint32_t epoch, cudaStream_t stream) {
+  // Per-device counters of finished blocks per partition, kept between launches (grown when more partitions
+  // are asked for) and zeroed on the stream before each launch.
+  struct Counters {
+    unsigned* finished = nullptr;
+    int capacity = 0, sms = 0;
+  };
+  static thread_local Counters by_device[64];
+  int device = 0;
+  GMB_CUDA_CHECK(cudaGetDevice(&device));
+  Counters& c = by_device[device % 64];
+  if (c.sms == 0) GMB_CUDA_CHECK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, device));
+  if (c.capacity < partitions) {
+    if (c.finished) GMB_CUDA_CHECK(cudaFree(c.finished));
+    GMB_CUDA_CHECK(cudaMalloc(&c.finished, sizeof(unsigned) * static_cast<std::size_t>(partitions)));
+    c.capacity = partitions;
+  }
+  GMB_CUDA_CHECK(cudaMemsetAsync(c.finished, 0, sizeof(unsigned) * static_cast<std::size_t>(partitions), stream));
+  // About two blocks per SM over the whole grid: every partition gets its share of the device.
+  const unsigned per_partition = static_cast<unsigned>(std::max(1, (2 * c.sms + partitions - 1) / partitions));
   const auto span_ns = static_cast<unsigned long long>(seconds > 0 ? seconds * 1e9 : 0);
-  partition_producer_kernel<<<static_cast<unsigned>(partitions), 512, 0, stream>>>(
-      static_cast<std::uint8_t*>(data), bytes / static_cast<std::size_t>(partitions), span_ns, partitions, seed, flags, epoch);
+  partition_producer_kernel<<<static_cast<unsigned>(partitions) * per_partition, 512, 0, stream>>>(
+      static_cast<std::uint8_t*>(data), bytes / static_cast<std::size_t>(partitions), per_partition, span_ns, partitions,
+      seed, c.finished, flags, epoch);
   GMB_CUDA_CHECK_LAUNCH("partition_producer_kernel");
 }
 
