@@ -107,8 +107,10 @@ def pt2pt_results(run_id: str, benchmark: str, sizes: list[int], send: str = "ho
 
 # one-sided operations: (call, datatype, element bytes, single element, cost relative to put)
 RMA_OPERATIONS = {"put": ("MPI_Put", "byte", 1, False, 1.0), "get": ("MPI_Get", "byte", 1, False, 1.2),
-                  "acc": ("MPI_Accumulate", "int", 4, False, 1.6), "get_acc": ("MPI_Get_accumulate", "int", 4, False, 1.9),
-                  "fop": ("MPI_Fetch_and_op", "int64", 8, True, 1.5), "cas": ("MPI_Compare_and_swap", "int64", 8, True, 1.5)}
+                  "acc": ("MPI_Accumulate", "int", 4, False, 1.6),
+                  "get_acc": ("MPI_Get_accumulate", "int", 4, False, 1.9),
+                  "fop": ("MPI_Fetch_and_op", "int64", 8, True, 1.5),
+                  "cas": ("MPI_Compare_and_swap", "int64", 8, True, 1.5)}
 # the engine's reasons where an MPI-3 library lacks an MPI-4 interface (src/core/mpi_features.cpp)
 MPI3_REASONS = {
     "partitioned": "the engine's MPI library, Open MPI v4.1.4 (MPI 3.1), has no MPI_Psend_init/MPI_Precv_init/"

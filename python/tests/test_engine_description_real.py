@@ -9,7 +9,7 @@ from gmb import build
 from gmb.engine_description import SCHEMA
 from gmb.records import STAT_OBJECTS
 
-FAMILIES = {"pt2pt", "multi-pair", "collective", "nbc", "managed", "halo", "peaks", "doctor"}
+FAMILIES = {"pt2pt", "multi-pair", "rma", "partitioned", "collective", "nbc", "managed", "halo", "peaks", "doctor"}
 
 
 @skip_unless_debian("openmpi")

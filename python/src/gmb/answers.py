@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Answers: what a person choosing an MPI library (and its settings) for GPU data wants to know, from a store.
 
-The report's first section, also printed at the end of `gmb run`. Five answers, each a short sentence or table
+The report's first section, also printed at the end of `gmb run`. Six answers, each a short sentence or table
 row with numbers:
 
 1. Per path present (an NVLink or PCIe pair of GPUs, one GPU, host -> device pinned or pageable and back, host,
@@ -623,7 +623,8 @@ def _ranked_text(points: list[Point], higher: bool, unit: str, avail=None) -> st
         return text + ", the only one measured"
     second = ranked[1]
     if clearly_apart(best, second):
-        return text + f", fastest of {len(ranked)}; next {second.library} {second.operation} {sig3(second.median)} {unit}"
+        return text + (f", fastest of {len(ranked)}; next {second.library} {second.operation} "
+                       f"{sig3(second.median)} {unit}")
     return text + f", within precision of {second.library} {second.operation}"
 
 

@@ -14,8 +14,9 @@ placements one placement and two references with a placing cost per iteration; p
 doctor a fixed time. One-sided (rma) and partitioned transfers as point to point (ranked by time: a ping-pong;
 by bandwidth: a window), once per partition count swept; part_overlap as nbc (pure, then with compute: three calls
 per iteration, nineteen with --compute-sweep's nine compute fractions), once per ready mode and partition count;
---persistent measures everything twice (the regular form, then the persistent one). Bandwidths per path class (``BETA_GBPS``) are the low end of what was
-measured (ob1's host<->device path ran at about 2.6 GB/s); staged strategies are capped at ``STAGED_GBPS``.
+--persistent measures everything twice (the regular form, then the persistent one). Bandwidths per path class
+(``BETA_GBPS``) are the low end of what was measured (ob1's host<->device path ran at about 2.6 GB/s); staged
+strategies are capped at ``STAGED_GBPS``.
 """
 
 from __future__ import annotations

@@ -248,6 +248,19 @@ def scaling(store: Store):
     return fig
 
 
+def _overlap_lines(lines: dict[str, dict[float, list[float]]]):
+    """A figure of overlap % lines ({label: {x: the repetitions' overlap %}}): the median, and a band from the
+    smallest to the largest repetition (the engine gives an overlap no interval)."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for label, by_x in sorted(lines.items()):
+        xs = sorted(by_x)
+        ax.plot(xs, [median(by_x[x]) for x in xs], marker="o", markersize=3, label=label)
+        ax.fill_between(xs, [min(by_x[x]) for x in xs], [max(by_x[x]) for x in xs], alpha=0.2)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("overlap (%)")
+    return fig, ax
+
+
 def overlap(store: Store):
     """Overlap % by size of the results that measured it (non-blocking collectives, partitioned overlap); one curve
     per (library, operation or partitions and ready mode[, compute])."""
@@ -262,14 +275,8 @@ def overlap(store: Store):
         groups.setdefault(label, {}).setdefault(r["bytes"], []).append(m["overlap_pct"])
     if not groups:
         return None
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for label, by_size in sorted(groups.items()):
-        xs = sorted(by_size)
-        ax.plot(xs, [median(by_size[x]) for x in xs], marker="o", markersize=3, label=label)
-        ax.fill_between(xs, [min(by_size[x]) for x in xs], [max(by_size[x]) for x in xs], alpha=0.2)
+    fig, ax = _overlap_lines(groups)
     _size_axis(ax, [b for by_size in groups.values() for b in by_size])
-    ax.set_ylim(0, 105)
-    ax.set_ylabel("overlap (%)")
     ax.set_title("Communication/computation overlap (non-blocking collectives, partitioned)")
     _legend(ax)
     return fig
@@ -292,14 +299,8 @@ def partitioned_overlap(store: Store):
             lines.setdefault(label, {}).setdefault(point["compute_fraction"], []).append(point["overlap_pct"])
     if not lines:
         return None
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for label, by_fraction in sorted(lines.items()):
-        xs = sorted(by_fraction)
-        ax.plot(xs, [median(by_fraction[x]) for x in xs], marker="o", markersize=3, label=label)
-        ax.fill_between(xs, [min(by_fraction[x]) for x in xs], [max(by_fraction[x]) for x in xs], alpha=0.2)
+    fig, ax = _overlap_lines(lines)
     ax.set_xlabel("compute time / pure transfer time")
-    ax.set_ylim(0, 105)
-    ax.set_ylabel("overlap (%)")
     ax.set_title("Partitioned communication: overlap against compute (median, band: repetitions)")
     ax.grid(True, alpha=0.3)
     _legend(ax)

@@ -498,7 +498,8 @@ def one_sided_table(store: Store) -> Table:
             bw_cells = [Absent("bandwidth not measured")] * 5
         call = about.get("call")
         rows.append([lib, f"{about.get('operation', label)}" + (f" ({call})" if call else ""),
-                     about.get("sync") or Absent("not recorded"), about.get("window_creation") or Absent("not recorded"),
+                     about.get("sync") or Absent("not recorded"),
+                     about.get("window_creation") or Absent("not recorded"),
                      mem, path or "not recorded",
                      round(lat.median, 3) if lat else Absent(f"{RMA_LATENCY_BYTES} B not measured"), *bw_cells,
                      precision_pct(shown), check_cell([f for x in shown for f in point_flags(x)])])
@@ -530,7 +531,7 @@ def partitioned_overlap_table(store: Store) -> Table:
     figures = ("pure_us", "compute_us", "overall_us", "overhead_us", "overlap_pct")
     rows = []
     for (lib, mem, path, nbytes, parts, ready), metrics in sorted(partitioned_overlap(store).items(),
-                                                                  key=lambda kv: str(kv[0])):
+                                                                  key=lambda kv: (*kv[0][:5], str(kv[0][5]))):
         values = [round(median(m[f] for m in metrics if f in m), 2) if any(f in m for m in metrics)
                   else Absent("not recorded") for f in figures]
         rows.append([lib, mem, path, _size(nbytes), parts, ready, *values, len(metrics)])
