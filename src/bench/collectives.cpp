@@ -20,7 +20,7 @@ class BlockingCollective final : public SizeSweep {
   void add_options(ArgParser& p) override {
     operands_.add_options(p);
     operands_.add_transport_option(p);
-    persistent_.add_option(p, "MPI_<op>_init, then MPI_Start/MPI_Wait per call; MPI-4.0");
+    persistent_.add_option(p, "MPI_<op>_init, MPI-4.0; --transport mpi");
   }
 
   void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) override {

@@ -23,8 +23,8 @@ std::uint64_t bytes_of(const Json& record) {
 
 void PersistentForm::add_option(ArgParser& p, const std::string& what) {
   p.flag({"--persistent"},
-         "then measure the same sizes with persistent requests (" + what +
-             ", built once per size) and compare them with the regular calls",
+         "then measure the same sizes with persistent requests built once per size (" + what +
+             ") and compare them with the regular calls",
          &requested_);
 }
 

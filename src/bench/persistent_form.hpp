@@ -17,7 +17,7 @@ namespace gmb {
 
 class PersistentForm {
  public:
-  // Declares --persistent.
+  // Declares --persistent; `what` names the persistent calls and where they apply, for --help.
   void add_option(ArgParser& p, const std::string& what);
   bool requested() const { return requested_; }
   // Whether the sweep under way measures the persistent form.

@@ -29,8 +29,7 @@ void PointToPoint::add_options(ArgParser& p) {
           [this](const std::string& v) { recv_text_ = v; });
   p.flag({"--references"}, "also measure host-host and device-device in this launch (next to managed placements)",
          &references_);
-  persistent_.add_option(p, std::string(kPersistentCalls) + ", MPI_Startall/MPI_Waitall per window, MPI_Start/MPI_Wait "
-                                                           "per ping-pong message; --transport mpi --strategy direct");
+  persistent_.add_option(p, std::string(kPersistentCalls) + "; --transport mpi --strategy direct");
   p.value({"--transport"}, "mpi|nccl", "who moves the data: the MPI library (default) or NCCL (device buffers)",
           [this](const std::string& v) { transfer_.transport = v; });
   std::string names;
