@@ -243,7 +243,8 @@ class OneSided : public SizeSweep {
 
   void check_rma(int rc, const char* call, const char* file, int line);
   // Window creation, collective and with errors returned; throws Unsupported (every rank agreeing) on a refusal.
-  void create_window(const MemoryKind& kind, BufferPool& buffers);
+  void create_window();
+  void write_initial_data();
   // The untimed first iteration, errors returned: throws Unsupported (every rank agreeing) on a failed call.
   void probe();
   // Operation `index` of this rank's iteration, at displacement index * bytes of the peer's window.
@@ -274,7 +275,8 @@ class OneSided : public SizeSweep {
   int rank_ = 0, peer_ = 1;
   std::size_t bytes_ = 0;
   const Platform* platform_ = nullptr;
-  bool host_accessible_ = true;         // this rank's memory kind
+  std::string kind_name_;               // this rank's memory kind
+  bool host_accessible_ = true;         // its buffers'
   bool window_host_accessible_ = true;  // its window: the kind's, or the library's host memory
   std::unique_ptr<Buffer> origin_, result_, compare_, window_memory_;
   MPI_Win win_ = MPI_WIN_NULL;
@@ -412,35 +414,29 @@ void OneSided::setup(const Context& ctx, std::size_t bytes) {
   peer_ = 1 - ctx.rank;
   bytes_ = bytes;
   platform_ = ctx.platform;
-  const MemoryKind& kind = ctx.platform->memory.require(spec_of(rank_).kind);
-  host_accessible_ = kind.host_accessible;
-  const std::size_t elements = span() / op().element_bytes;
-  // The data exists before timing starts: the origin's pattern (put, get) or operands, the target's values.
-  if (is_origin(rank_)) {
-    origin_ = ctx.buffers->take(kind, span());
-    if (op().element_bytes == 1) {
-      origin_->fill(span(), seed_of(rank_, 0));
-    } else {
-      upload(*origin_, host_accessible_, integer_image(elements, op().element_bytes, [&](std::size_t k) {
-               return rma::operand_value(k, seed_of(rank_, 0));
-             }));
+  // Every rank takes its buffers before the collective window creation: a rank whose memory is refused must not
+  // leave its peer waiting in MPI_Win_create.
+  std::string refusal;
+  try {
+    const MemoryKind& kind = ctx.platform->memory.require(spec_of(rank_).kind);
+    kind_name_ = kind.name;
+    host_accessible_ = kind.host_accessible;
+    if (is_origin(rank_)) {
+      origin_ = ctx.buffers->take(kind, span());
+      if (op().has_result_buffer) result_ = ctx.buffers->take(kind, span());
+      if (op_ == Op::cas) compare_ = ctx.buffers->take(kind, op().element_bytes);
     }
-    if (op().has_result_buffer) result_ = ctx.buffers->take(kind, span());
-    if (op_ == Op::cas) {
-      compare_ = ctx.buffers->take(kind, op().element_bytes);
-      upload(*compare_, host_accessible_, integer_image(1, 8, [&](std::size_t) { return rma::initial_target_value(0, seed_of(peer_, 0)); }));
+    if (is_target(rank_) && creation_ == WindowCreation::create) {
+      window_memory_ = ctx.buffers->take(kind, span());
+      window_host_accessible_ = kind.host_accessible;
     }
+  } catch (const Unsupported& e) {
+    refusal = e.what();
   }
-  create_window(kind, *ctx.buffers);
-  if (is_target(rank_)) {
-    if (op().element_bytes == 1) {
-      window_memory_->fill(span(), seed_of(rank_, 0));
-    } else {
-      upload(*window_memory_, window_host_accessible_, integer_image(elements, op().element_bytes, [&](std::size_t k) {
-               return rma::initial_target_value(k, seed_of(rank_, 0));
-             }));
-    }
-  }
+  refusal = agree_on_reason(comm_, refusal);
+  if (!refusal.empty()) throw Unsupported(refusal);
+  create_window();
+  write_initial_data();
   if (sync_ == Sync::pscw) {
     MPI_Group world_group;
     GMB_MPI_CHECK(MPI_Comm_group(comm_, &world_group));
@@ -453,15 +449,37 @@ void OneSided::setup(const Context& ctx, std::size_t bytes) {
   probe();
 }
 
-void OneSided::create_window(const MemoryKind& kind, BufferPool& buffers) {
+// The data exists before timing starts: the origin's pattern (put, get) or operands, the target's values.
+void OneSided::write_initial_data() {
+  const std::size_t element = op().element_bytes, elements = span() / element;
+  if (is_origin(rank_)) {
+    if (element == 1) {
+      origin_->fill(span(), seed_of(rank_, 0));
+    } else {
+      upload(*origin_, host_accessible_,
+             integer_image(elements, element, [&](std::size_t k) { return rma::operand_value(k, seed_of(rank_, 0)); }));
+    }
+    if (compare_)
+      upload(*compare_, host_accessible_,
+             integer_image(1, element, [&](std::size_t) { return rma::initial_target_value(0, seed_of(peer_, 0)); }));
+  }
+  if (!is_target(rank_)) return;
+  if (element == 1) {
+    window_memory_->fill(span(), seed_of(rank_, 0));
+  } else {
+    upload(*window_memory_, window_host_accessible_, integer_image(elements, element, [&](std::size_t k) {
+             return rma::initial_target_value(k, seed_of(rank_, 0));
+           }));
+  }
+}
+
+void OneSided::create_window() {
   const std::size_t window_bytes = is_target(rank_) ? span() : 0;
-  const auto size = static_cast<MPI_Aint>(window_bytes);
   std::string refusal;
   if (creation_ == WindowCreation::create) {
-    if (window_bytes > 0) window_memory_ = buffers.take(kind, window_bytes);
     void* base = window_memory_ ? window_memory_->data() : nullptr;
-    window_host_accessible_ = kind.host_accessible;
-    refusal = mpi_refusal(comm_, "MPI_Win_create over " + kind.name + " memory",
+    const auto size = static_cast<MPI_Aint>(window_bytes);
+    refusal = mpi_refusal(comm_, "MPI_Win_create over " + kind_name_ + " memory",
                           [&] { return MPI_Win_create(base, size, 1, MPI_INFO_NULL, comm_, &win_); });
   } else {
     void* base = nullptr;
@@ -472,14 +490,13 @@ void OneSided::create_window(const MemoryKind& kind, BufferPool& buffers) {
     refusal = mpi_refusal(comm_, "MPI_Win_allocate",
                           [&] { return MPI_Win_allocate(padded, 1, MPI_INFO_NULL, comm_, &base, &win_); });
     window_host_accessible_ = true;
-    if (refusal.empty() && window_bytes > 0) window_memory_ = std::make_unique<LibraryWindowMemory>(base, window_bytes);
+    if (refusal.empty() && is_target(rank_)) window_memory_ = std::make_unique<LibraryWindowMemory>(base, window_bytes);
   }
   refusal = agree_on_reason(comm_, refusal);
   if (!refusal.empty()) {
     // Freeing a window is collective: one created here while a peer's creation failed cannot be freed, and is
     // left to MPI_Finalize.
     win_ = MPI_WIN_NULL;
-    window_memory_.reset();
     throw Unsupported(refusal);
   }
   // Errors come back to us, as on MPI_COMM_WORLD, so that a failed RMA call is reported with host, rank and call
