@@ -438,13 +438,14 @@ def _collective_blocks(lib, desc, ngpu, device: str | None, skipped) -> list[Blo
 # kind of operation under flush (passive target: one lock per size, MPI_Win_flush per operation) and the bandwidth
 # of put and get under flush and under fence (active target); host to host and host to device beside GPUs, put and
 # get under flush (each variant is a launch of its own: the campaign has to stay within half an hour);
-# --quick: put's latency and put's and get's bandwidth under flush. Windows made by MPI_Win_create (the engine's
+# --quick: put's bandwidth on every path and put's latency between GPUs, under flush (the quick campaign answers
+# in about two minutes: each launch costs seconds of start-up). Windows made by MPI_Win_create (the engine's
 # default), over the benchmark's buffers of any memory kind.
 RMA_LATENCY_OPERATIONS = ["put", "get", "acc", "fop", "cas"]
 RMA_BANDWIDTH = [("put", "flush"), ("get", "flush"), ("put", "fence"), ("get", "fence")]
 RMA_LATENCY_OPERATIONS_BESIDE, RMA_BANDWIDTH_BESIDE = ["put", "get"], [("put", "flush"), ("get", "flush")]
 QUICK_RMA_LATENCY_OPERATIONS = ["put"]
-QUICK_RMA_BANDWIDTH = [("put", "flush"), ("get", "flush")]
+QUICK_RMA_BANDWIDTH = [("put", "flush")]
 # fop and cas move one 8-byte element, whatever the size asked; the integer operations whole elements
 RMA_SINGLE_ELEMENT_SIZES = "8"
 # partition counts swept in one launch (--partitions); part_overlap: both ready modes and the compute sweep, in one
@@ -495,7 +496,7 @@ def mpi4_and_rma_blocks(lib, desc: EngineDescription, places: list[Place], devic
     measure (host memory first, then device memory where it takes device pointers); ``device``: its device:device
     place (None: none, and part_overlap is skipped with the reason); ``gpus``: all GPUs (collectives), None without;
     ``options_for(benchmarks)``: the campaign's options for a block (quick_options, or the full campaign's counts).
-    --quick: one-sided put and get, persistent point to point on device memory, part_overlap. Each part only where
+    --quick: one-sided put (bandwidth on every place, latency between GPUs) and part_overlap. Each part only where
     the engine lists its benchmarks and its MPI library has the interface (mpi.features), else skipped with the
     engine's reason."""
     def block(benchmarks, place, sizes, extra):
@@ -511,19 +512,19 @@ def mpi4_and_rma_blocks(lib, desc: EngineDescription, places: list[Place], devic
         operations, syncs = ((QUICK_RMA_LATENCY_OPERATIONS, QUICK_RMA_BANDWIDTH) if quick else
                              (RMA_LATENCY_OPERATIONS, RMA_BANDWIDTH) if place.every_variant else
                              (RMA_LATENCY_OPERATIONS_BESIDE, RMA_BANDWIDTH_BESIDE))
-        for op in operations if latency else ():
+        for op in operations if latency and (place.every_variant or not quick) else ():
             sizes = RMA_SINGLE_ELEMENT_SIZES if op in ("fop", "cas") else _rma_sizes(place.latency_sizes)
             blocks.append(block([latency], place, sizes, {"op": op, "sync": "flush"}))
         for op, sync in syncs if bandwidth else ():
             blocks.append(block([bandwidth], place, _rma_sizes(place.sizes), {"op": op, "sync": sync}))
     # persistent: the regular and the persistent form in one launch; point-to-point latency and bandwidth (host and
-    # device memory; --quick: device memory), the collective allreduce where the library has persistent collectives
+    # device memory), the collective allreduce where the library has persistent collectives; not in --quick
     collectives = desc.mpi_feature("persistent_collectives")
     if collectives is None:
         skipped.append((lib.name, "persistent", f"the engine does not describe its MPI-4 interfaces ({NO_FEATURES})"))
     else:
         latency, bandwidth = _by_headline(desc, "pt2pt")
-        for place in [p for p in ([] if quick else places[:1]) + [device] if p]:
+        for place in [p for p in ([] if quick else places[:1] + [device]) if p]:
             blocks += [block([b], place, sizes, {"persistent": True})
                        for b, sizes in ((latency, place.latency_sizes), (bandwidth, place.sizes)) if b]
         if not collectives[0]:
