@@ -190,8 +190,11 @@ class Operands {
   // The persistent request of the current operation over this size's buffers (coll --persistent): MPI's code,
   // for mpi_refusal. The row must have an initialiser (op().init).
   int init(MPI_Request* request) const { return op_->init(args_, request); }
-  // The function a call makes, as records name it ("MPI_Allreduce", "ncclAllReduce").
+  // The function a call makes, as records name it ("MPI_Allreduce", "ncclAllReduce", "MPI_Iallreduce" in nbc,
+  // "MPI_Allreduce_init" in coll's persistent form).
   std::string call_name() const;
+  // Whether the calls are the persistent form (coll --persistent, from setup on: known crashes are those of it).
+  void set_persistent(bool persistent) { persistent_ = persistent; }
 
   // Managed placements (coll --mem managed:device; docs/collectives.md): buffers are placed before
   // every call (untimed), and ranks that receive place what arrived after the call (timed).
@@ -227,6 +230,7 @@ class Operands {
   int root_ = 0;
   bool in_place_ = false;
   bool nonblocking_ = false;         // the nbc benchmark: calls start requests
+  bool persistent_ = false;          // coll --persistent, while its persistent form is measured
   bool run_known_crashes_ = false;   // --run-known-crashes
   std::string dtype_text_;
   Dtype dtype_ = Dtype::byte;

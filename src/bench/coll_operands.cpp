@@ -195,7 +195,7 @@ std::string Operands::known_crash_here(const Context& ctx, std::size_t bytes) co
     return parse_library_version(text);
   }();
   CollectiveCallFacts call;
-  call.call = nonblocking_ ? op_->nonblocking_name : op_->blocking_name;
+  call.call = call_name();
   call.nonblocking = nonblocking_;
   call.reduction = op_->reduction;
   call.device_memory = op_->has_data && (ctx.platform->memory.known(spec_root_.kind).gpu_memory ||
@@ -220,7 +220,7 @@ SizeNeeds Operands::needs(const Context& ctx, std::size_t bytes) const {
   try {
     l = op_->layout(bytes / dtype_size(dtype_), ctx.rank, ctx.size, root_, in_place_);
   } catch (const Unsupported& e) {
-    n.refuse(std::string(e.what()) + " (" + (nonblocking_ ? op_->nonblocking_name : call_name()) + ")");
+    n.refuse(std::string(e.what()) + " (" + call_name() + ")");
     return n;
   }
   const MemoryKind& kind = ctx.platform->memory.known(my_spec(ctx.rank).kind);
@@ -277,6 +277,8 @@ void Operands::complete() const {
 }
 
 std::string Operands::call_name() const {
+  if (nonblocking_) return op_->nonblocking_name;
+  if (persistent_) return op_->persistent_name;
   return transport_ == "nccl" && op_->nccl.call ? op_->nccl.call : op_->blocking_name;
 }
 

@@ -60,8 +60,10 @@ class BlockingCollective final : public SizeSweep {
       if (!operands_.op().has_data) once.sizes = {0};
       Context op_ctx = ctx;
       op_ctx.settings = &once;
-      exit_code = std::max(exit_code, persistent_.run(op_ctx, sink, operands_.op().persistent_name,
-                                                      [&] { return SizeSweep::run(op_ctx, sink); }));
+      exit_code = std::max(exit_code, persistent_.run(op_ctx, sink, operands_.op().persistent_name, [&] {
+        operands_.set_persistent(persistent_.active());
+        return SizeSweep::run(op_ctx, sink);
+      }));
     }
     return exit_code;
   }
@@ -122,7 +124,7 @@ class BlockingCollective final : public SizeSweep {
   void describe_result(Json& record, std::size_t, const std::vector<double>& seconds) override {
     const coll::Collective& op = operands_.op();
     record.set("time_us", summarize_transformed(seconds, [](double s) { return s * 1e6; }).to_json());
-    Json metrics = Json::object().set("call", persistent_.active() ? op.persistent_name : operands_.call_name());
+    Json metrics = Json::object().set("call", operands_.call_name());
     metrics.set("time_us", operands_.transport() == "nccl"
                                ? "time per call, slowest rank; a sample's calls are stream-ordered and synchronised "
                                  "once at its end (as nccl-tests times them)"

@@ -37,6 +37,14 @@ std::string known_crash(const LibraryVersion& library, const CollectiveCallFacts
     return version + " crashes in MPI_Reduce with MPI_IN_PLACE at a root other than 0 from 4 KiB on (it copies from "
            "the MPI_IN_PLACE address; seen with Debian's MPICH 4.0.2, ch4:ucx). Use --root 0, no --in-place, or "
            "--run-known-crashes to try it anyway";
+  // MPICH 4.0: a persistent scatter's second MPI_Start fails in MPI_Wait ("Invalid communicator"), and an
+  // MPI error ends the job.
+  if (library.family == "MPICH" && library.major == 4 && library.minor == 0 && call.call == "MPI_Scatter_init" &&
+      call.bytes > 0)
+    return version + " fails the second start of a persistent MPI_Scatter_init request (MPI_Wait: \"Invalid "
+           "communicator\" in MPIDU_Sched_progress_state; the job aborts; seen with Debian's MPICH 4.0.2, reproduced "
+           "with a 30-line C program). Use coll scatter without --persistent, scatterv, or --run-known-crashes to try "
+           "it anyway";
   return "";
 }
 

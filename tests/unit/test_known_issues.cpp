@@ -75,3 +75,18 @@ TEST(KnownIssues, MpichInPlaceReduceAtAnotherRoot) {
   EXPECT_EQ(known_crash(parse_library_version("MPICH Version: 4.1.2"), c), "");
   EXPECT_EQ(known_crash(parse_library_version("Open MPI v4.1.4"), c), "");
 }
+
+TEST(KnownIssues, MpichPersistentScatter) {
+  const LibraryVersion mpich = parse_library_version("MPICH Version:\t4.0.2");
+  CollectiveCallFacts c;
+  c.call = "MPI_Scatter_init";
+  c.bytes = 7;
+  EXPECT_NE(known_crash(mpich, c).find("persistent MPI_Scatter_init"), std::string::npos);
+  c.bytes = 0;  // nothing to scatter: it runs
+  EXPECT_EQ(known_crash(mpich, c), "");
+  c.bytes = 7;
+  c.call = "MPI_Scatter";
+  EXPECT_EQ(known_crash(mpich, c), "");
+  c.call = "MPI_Scatter_init";
+  EXPECT_EQ(known_crash(parse_library_version("MPICH Version: 4.1.2"), c), "");
+}
