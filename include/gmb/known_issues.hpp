@@ -21,6 +21,7 @@ LibraryVersion parse_library_version(const std::string& text);
 struct CollectiveCallFacts {
   std::string call;       // "MPI_Iallreduce"
   bool nonblocking = false;
+  bool persistent = false;     // an MPI-4 persistent collective (MPI_Allreduce_init ...), started and waited for
   bool reduction = false;
   bool device_memory = false;  // some rank hands the library device memory
   bool in_place = false;       // --in-place asked for

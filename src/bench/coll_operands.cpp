@@ -197,6 +197,7 @@ std::string Operands::known_crash_here(const Context& ctx, std::size_t bytes) co
   CollectiveCallFacts call;
   call.call = call_name();
   call.nonblocking = nonblocking_;
+  call.persistent = persistent_;
   call.reduction = op_->reduction;
   call.device_memory = op_->has_data && (ctx.platform->memory.known(spec_root_.kind).gpu_memory ||
                                          ctx.platform->memory.known(spec_others_.kind).gpu_memory);

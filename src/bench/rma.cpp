@@ -141,29 +141,49 @@ class LibraryWindowMemory final : public Buffer {
   }
 };
 
-// Where this MPI library is known to crash in a configuration (refused with the reason unless --run-known-crashes),
-// or "". Open MPI 4.1's osc/rdma (its default one-sided component on one host when btl/vader has a single-copy
-// mechanism) faults in the target's progress (mca_btl_vader_poll_handle_frag) on MPI_Compare_and_swap into an
-// MPI_Win_allocate window: a ten-line program does the same (Debian's 4.1.4); osc/ucx and osc/pt2pt swap correctly.
-std::string known_rma_crash(Op op, WindowCreation creation) {
-  if (op != Op::cas || creation != WindowCreation::allocate) return "";
+// Where this MPI library is known to crash or hang in a configuration (refused with the reason unless
+// --run-known-crashes), or "". `device_memory`: a rank hands the library device memory (origin or window).
+std::string known_rma_crash(Op op, WindowCreation creation, bool device_memory) {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
   int length = 0;
   GMB_MPI_CHECK(MPI_Get_library_version(text, &length));
   const LibraryVersion library = parse_library_version(text);
-  if (library.family != "Open MPI" || library.major != 4 || library.minor != 1) return "";
-  // OMPI_MCA_osc chooses the component: a list without rdma, or one excluding it (^rdma,...), avoids it.
-  const char* osc = std::getenv("OMPI_MCA_osc");
-  if (osc && *osc) {
-    const std::string chosen = osc;
-    const bool names_rdma = chosen.find("rdma") != std::string::npos;
-    if (chosen[0] == '^' ? names_rdma : !names_rdma) return "";
-  }
-  return "Open MPI " + std::to_string(library.major) + "." + std::to_string(library.minor) + "." +
-         std::to_string(library.patch) +
-         "'s osc/rdma segfaults the target (in mca_btl_vader_poll_handle_frag) on MPI_Compare_and_swap into an "
-         "MPI_Win_allocate window (seen with Debian's 4.1.4, 2 ranks on one host; osc/ucx and osc/pt2pt swap correctly). "
-         "Use --win create, OMPI_MCA_osc=ucx or pt2pt, or --run-known-crashes to try it anyway";
+  if (library.family != "Open MPI") return "";
+  const std::string version = "Open MPI " + std::to_string(library.major) + "." + std::to_string(library.minor) + "." +
+                              std::to_string(library.patch);
+  // OMPI_MCA_<framework> (mpirun --mca passes its parameters so) chooses components: whether `name` may be chosen.
+  auto may_choose = [](const char* framework, const std::string& name) {
+    const char* chosen = std::getenv(framework);
+    if (!chosen || !*chosen) return true;
+    const std::string list = chosen;
+    const bool named = list.find(name) != std::string::npos;
+    return list[0] == '^' ? !named : named;
+  };
+  // Another pml asked for by name (ob1, cm); without one, Open MPI picks ucx where UCX can run.
+  const char* pml = std::getenv("OMPI_MCA_pml");
+  const bool pml_not_ucx = pml && *pml && std::string(pml) != "ucx";
+  // Open MPI 5.0: osc/ucx, the default one-sided component wherever UCX is built in, runs its own UCX endpoints;
+  // under pml ob1 they fail (ucp_atomic_post failed: Connection reset by remote peer) and a PSCW epoch hangs.
+  if (library.major == 5 && library.minor == 0 && pml_not_ucx && may_choose("OMPI_MCA_osc", "ucx"))
+    return version + "'s osc/ucx fails outside pml ucx: MPI_Win_lock / MPI_Win_unlock fail with \"ucp_atomic_post "
+           "failed: Connection reset by remote peer\" and a PSCW epoch hangs (seen with 5.0.7 and UCX 1.22, pml ob1, "
+           "btl smcuda, on H100). Use --mca pml ucx, another osc component (--mca osc ^ucx), or --run-known-crashes";
+  // Open MPI 5.0's osc/ucx applies accumulate-type operations on the CPU, reading the origin buffer as host memory.
+  if (library.major == 5 && library.minor == 0 && device_memory && op != Op::put && op != Op::get)
+    return version + "'s osc/ucx applies MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op and "
+           "MPI_Compare_and_swap on the CPU, which reads device memory as host memory: the origin dies with SIGSEGV "
+           "in ompi_osc_ucx_accumulate (seen with 5.0.7 and UCX 1.22, pml ucx, on H100). Use host or pinned buffers, "
+           "or --run-known-crashes to try it anyway";
+  // Open MPI 4.1's osc/rdma (its default one-sided component on one host when btl/vader has a single-copy
+  // mechanism) faults in the target's progress (mca_btl_vader_poll_handle_frag) on MPI_Compare_and_swap into an
+  // MPI_Win_allocate window: a ten-line program does the same (Debian's 4.1.4); osc/ucx and osc/pt2pt swap correctly.
+  if (library.major == 4 && library.minor == 1 && op == Op::cas && creation == WindowCreation::allocate &&
+      may_choose("OMPI_MCA_osc", "rdma"))
+    return version +
+           "'s osc/rdma segfaults the target (in mca_btl_vader_poll_handle_frag) on MPI_Compare_and_swap into an "
+           "MPI_Win_allocate window (seen with Debian's 4.1.4, 2 ranks on one host; osc/ucx and osc/pt2pt swap "
+           "correctly). Use --win create, OMPI_MCA_osc=ucx or pt2pt, or --run-known-crashes to try it anyway";
+  return "";
 }
 
 // MPI_Win_allocate sizes are whole multiples of this (create_window says why).
@@ -375,8 +395,11 @@ std::string OneSided::unsupported_reason(const Context& ctx) {
                " window needs --win create";
     }
   }
-  if (!run_known_crashes_)
-    if (std::string crash = known_rma_crash(op_, creation_); !crash.empty()) return crash;
+  if (!run_known_crashes_) {
+    bool device_memory = false;
+    for (int rank : {0, 1}) device_memory = device_memory || ctx.platform->memory.known(spec_of(rank).kind).gpu_memory;
+    if (std::string crash = known_rma_crash(op_, creation_, device_memory); !crash.empty()) return crash;
+  }
   const std::string& mine = spec_of(ctx.rank).kind;
   const MemoryKind* kind = ctx.platform->memory.find(mine);
   if (!kind->available()) return "memory kind '" + mine + "' is not available: " + kind->unavailable_reason;
@@ -507,11 +530,16 @@ void OneSided::create_window() {
 void OneSided::probe() {
   tolerating_ = true;
   first_failure_.clear();
-  if (sync_ == Sync::flush && is_origin(rank_)) {
+  // Flush mode holds one lock for the whole size: the probe takes and releases it once around its iteration
+  // (a library may fail only at the unlock), then takes it for the timed iterations.
+  const bool holds_lock = sync_ == Sync::flush && is_origin(rank_);
+  if (holds_lock) GMB_RMA_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, peer_, 0, win_));
+  iterate();
+  if (holds_lock) {
+    GMB_RMA_CHECK(MPI_Win_unlock(peer_, win_));
     GMB_RMA_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, peer_, 0, win_));
     locked_ = true;
   }
-  iterate();
   tolerating_ = false;
   const std::string failure = agree_on_reason(comm_, first_failure_);
   if (!failure.empty()) {

@@ -23,13 +23,14 @@ LibraryVersion parse_library_version(const std::string& text) {
 std::string known_crash(const LibraryVersion& library, const CollectiveCallFacts& call) {
   const std::string version = library.family + " " + std::to_string(library.major) + "." + std::to_string(library.minor) +
                               "." + std::to_string(library.patch);
-  // Open MPI up to 5.0: non-blocking collectives go through coll/libnbc, which applies reductions on
-  // the CPU; coll/accelerator stages device buffers for the blocking reductions only.
+  // Open MPI up to 5.0: non-blocking and persistent collectives go through coll/libnbc, which applies
+  // reductions on the CPU; coll/accelerator stages device buffers for the blocking reductions only.
   if (library.family == "Open MPI" && (library.major < 5 || (library.major == 5 && library.minor == 0)) &&
-      call.nonblocking && call.reduction && call.device_memory && !call.ucc_enabled)
+      (call.nonblocking || call.persistent) && call.reduction && call.device_memory && !call.ucc_enabled)
     return version + " applies the reduction of " + call.call +
            " on the CPU (coll/libnbc), which reads device memory as host memory: the process dies with SIGSEGV in "
-           "NBC_Progress (seen with Open MPI 5.0.7, pml ob1 and ucx, on H200). Use pinned or host buffers, "
+           "NBC_Progress (seen with Open MPI 5.0.7, pml ob1 and ucx, on H200 for MPI_Iallreduce and on H100 for "
+           "MPI_Allreduce_init). Use pinned or host buffers, "
            "OMPI_MCA_coll_ucc_enable=1 where Open MPI has UCC, or --run-known-crashes to try it anyway";
   // MPICH 4.0: MPI_Reduce with MPI_IN_PLACE at a root other than 0 reads from the MPI_IN_PLACE address.
   if (library.family == "MPICH" && library.major == 4 && library.minor == 0 && call.call == "MPI_Reduce" &&

@@ -43,6 +43,9 @@ TEST(KnownIssues, OpenMpiNonBlockingReductionOnDevice) {
   c = iallreduce_on_device();
   c.nonblocking = false;  // MPI_Allreduce: coll/accelerator stages it
   EXPECT_EQ(known_crash(v507, c), "");
+  c.call = "MPI_Allreduce_init";  // persistent: coll/libnbc again
+  c.persistent = true;
+  EXPECT_NE(known_crash(v507, c).find("applies the reduction of MPI_Allreduce_init on the CPU"), std::string::npos);
   c = iallreduce_on_device();
   c.ucc_enabled = true;
   EXPECT_EQ(known_crash(v507, c), "");
