@@ -306,14 +306,15 @@ class PartitionedOverlap final : public Benchmark {
             {"overlap_%", "metrics.overlap_pct", 1}};
   }
 
+  // One sweep of the sizes per partition count; each size measures pure and compute once and every ready mode
+  // against them, so that the modes are compared on the same pure and compute times.
   int run(Context& ctx, RecordSink& sink) override {
     int exit_code = kExitOk;
-    for (int partitions : pair_.partition_counts())
-      for (Ready mode : modes_) {
-        partitions_ = partitions;
-        mode_ = mode;
-        exit_code = std::max(exit_code, run_point(ctx, sink));
-      }
+    for (int partitions : pair_.partition_counts()) {
+      partitions_ = partitions;
+      mode_ = modes_.front();
+      exit_code = std::max(exit_code, run_partitions(ctx, sink));
+    }
     stream_.reset();
     return exit_code;
   }
@@ -404,7 +405,7 @@ class PartitionedOverlap final : public Benchmark {
     return median;
   }
 
-  int run_point(Context& ctx, RecordSink& sink);
+  int run_partitions(Context& ctx, RecordSink& sink);
 
   PartitionedPair pair_;
   std::string ready_text_ = "both";
@@ -424,11 +425,17 @@ class PartitionedOverlap final : public Benchmark {
   std::optional<PartitionedRequest> send_, recv_;
 };
 
-int PartitionedOverlap::run_point(Context& ctx, RecordSink& sink) {
+int PartitionedOverlap::run_partitions(Context& ctx, RecordSink& sink) {
   const RunSettings& settings = *ctx.settings;
   auto describe_record = [this](Json& record) { describe(record); };
   const std::string refusal = agree_on_reason(ctx.comm, unsupported_reason(ctx));
-  if (!refusal.empty()) return record_unsupported_sweep(ctx, sink, settings.sizes, refusal, describe_record);
+  if (!refusal.empty()) {
+    for (Ready mode : modes_) {
+      mode_ = mode;
+      record_unsupported_sweep(ctx, sink, settings.sizes, refusal, describe_record);
+    }
+    return kExitUnsupported;
+  }
 
   ctx_ = &ctx;
   sender_ = ctx.rank == 0;
@@ -471,76 +478,93 @@ int PartitionedOverlap::run_point(Context& ctx, RecordSink& sink) {
     flags_.reset();
   };
   steps.measure = [&](std::size_t index, std::size_t bytes) {
-    // --validate: untimed transfers whose partitions the kernel writes for a seed and rank 1 checks, one
-    // before the warm-up and one after the last compute point, in the mode measured.
+    // --validate: untimed transfers whose partitions the kernel writes for a seed and rank 1 checks, in every
+    // mode, before the warm-up and after the last compute point.
     std::string validation_error;
     int checked = 0;
-    auto checked_transfer = [&] {
-      const std::uint32_t seed = seed_of(0, validation_seed(index, checked++));
-      if (!sender_) recv_buffer_->poison(bytes, seed);
-      overall_once(0, seed);
-      if (!sender_)
-        if (auto bad = recv_buffer_->first_mismatch(bytes, seed); bad && validation_error.empty())
-          validation_error = "rank 1 received wrong data from rank 0's kernel: first bad byte at offset " +
-                             std::to_string(*bad) + " of " + std::to_string(bytes) + " (" + std::to_string(partitions_) +
-                             " partitions, " + ready_name(mode_) + ")";
+    auto checked_transfers = [&] {
+      for (Ready mode : modes_) {
+        mode_ = mode;
+        const std::uint32_t seed = seed_of(0, validation_seed(index, checked++));
+        if (!sender_) recv_buffer_->poison(bytes, seed);
+        overall_once(0, seed);
+        if (!sender_)
+          if (auto bad = recv_buffer_->first_mismatch(bytes, seed); bad && validation_error.empty())
+            validation_error = "rank 1 received wrong data from rank 0's kernel: first bad byte at offset " +
+                               std::to_string(*bad) + " of " + std::to_string(bytes) + " (" +
+                               std::to_string(partitions_) + " partitions, " + ready_name(mode) + ")";
+      }
     };
-    if (settings.validate) checked_transfer();
+    if (settings.validate) checked_transfers();
 
     const int warmup = settings.warmup_for(bytes), iterations = settings.iterations_for(bytes);
-    for (int k = 0; k < warmup; ++k) pure_once(), overall_once(0);
+    for (int k = 0; k < warmup; ++k) {
+      pure_once();
+      for (Ready mode : modes_) mode_ = mode, overall_once(0);
+    }
     Samples pure_samples(static_cast<std::size_t>(iterations));
     for (int k = 0; k < iterations; ++k) pure_samples.add(pure_once());
     std::vector<double> pure_slowest;
     const double pure = slowest_median(pure_samples, &pure_slowest);
 
-    Json curve = Json::array();
-    coll::OverlapFigures headline;
-    std::vector<double> headline_overall;
+    // Per mode: the curve, and the figures and overall samples at compute = pure.
+    struct ModeFigures {
+      Json curve = Json::array();
+      coll::OverlapFigures headline;
+      std::vector<double> headline_overall;
+    };
+    std::vector<ModeFigures> by_mode(modes_.size());
     for (double fraction : fractions) {
       const double target = fraction * pure;
-      Samples compute_samples(static_cast<std::size_t>(iterations)), overall_samples(static_cast<std::size_t>(iterations));
+      Samples compute_samples(static_cast<std::size_t>(iterations));
       for (int k = 0; k < iterations; ++k) compute_samples.add(compute_once(target));
-      for (int k = 0; k < iterations; ++k) overall_samples.add(overall_once(target));
       const double compute = slowest_median(compute_samples);
-      std::vector<double> overall_slowest;
-      const double overall = slowest_median(overall_samples, &overall_slowest);
-      coll::OverlapFigures f;
-      f.pure_us = pure * 1e6;
-      f.compute_us = compute * 1e6;
-      f.overall_us = overall * 1e6;
-      f.overhead_us = coll::overhead(overall, pure) * 1e6;
-      f.overlap_pct = coll::overlap_percent(overall, compute, pure);
-      curve.push(Json::object()
-                     .set("compute_fraction", fraction)
-                     .set("compute_target_us", target * 1e6)
-                     .set("pure_us", f.pure_us)
-                     .set("compute_us", f.compute_us)
-                     .set("overall_us", f.overall_us)
-                     .set("overhead_us", f.overhead_us)
-                     .set("overlap_pct", f.overlap_pct));
-      if (fraction == 1.0) {
-        headline = f;
-        headline_overall = std::move(overall_slowest);
+      for (std::size_t m = 0; m < modes_.size(); ++m) {
+        mode_ = modes_[m];
+        Samples overall_samples(static_cast<std::size_t>(iterations));
+        for (int k = 0; k < iterations; ++k) overall_samples.add(overall_once(target));
+        std::vector<double> overall_slowest;
+        const double overall = slowest_median(overall_samples, &overall_slowest);
+        coll::OverlapFigures f;
+        f.pure_us = pure * 1e6;
+        f.compute_us = compute * 1e6;
+        f.overall_us = overall * 1e6;
+        f.overhead_us = coll::overhead(overall, pure) * 1e6;
+        f.overlap_pct = coll::overlap_percent(overall, compute, pure);
+        by_mode[m].curve.push(Json::object()
+                                  .set("compute_fraction", fraction)
+                                  .set("compute_target_us", target * 1e6)
+                                  .set("pure_us", f.pure_us)
+                                  .set("compute_us", f.compute_us)
+                                  .set("overall_us", f.overall_us)
+                                  .set("overhead_us", f.overhead_us)
+                                  .set("overlap_pct", f.overlap_pct));
+        if (fraction == 1.0) {
+          by_mode[m].headline = f;
+          by_mode[m].headline_overall = std::move(overall_slowest);
+        }
       }
     }
-    if (settings.validate) checked_transfer();
+    if (settings.validate) checked_transfers();
     validation_error = agree_on_reason(ctx.comm, validation_error);
     steps.teardown();
 
-    if (ctx.rank == 0) {
+    for (std::size_t m = 0; m < modes_.size() && ctx.rank == 0; ++m) {
+      mode_ = modes_[m];
+      const coll::OverlapFigures& headline = by_mode[m].headline;
       Json record = result_record(ctx, bytes);
       describe(record);
       record.set("iterations", iterations)
           .set("warmup", warmup)
           .set("batch", 1)
           .set("timing",
-               "host clock; one transfer per sample after a barrier; per sample the slowest rank; pure, compute and "
-               "overall are each the median of their own samples")
+               "host clock; one transfer per sample after a barrier; per sample the slowest rank; pure and compute "
+               "measured once per size and partition count for every ready mode; each figure the median of its own "
+               "samples")
           .set("buffer_allocation", to_string(ctx.buffers->allocation()))
           .set("path", path.to_json());
       if (settings.validate) record.set("validated_iterations", checked);
-      record.set("time_us", summarize_transformed(headline_overall, [](double s) { return s * 1e6; }).to_json());
+      record.set("time_us", summarize_transformed(by_mode[m].headline_overall, [](double s) { return s * 1e6; }).to_json());
       Json metrics = Json::object()
                          .set("pure_us", headline.pure_us)
                          .set("compute_us", headline.compute_us)
@@ -554,7 +578,7 @@ int PartitionedOverlap::run_point(Context& ctx, RecordSink& sink) {
                                           : "cudaStreamSynchronize, then MPI_Pready of every partition")
                          .set("pure_time_us", summarize_transformed(pure_slowest, [](double s) { return s * 1e6; }).to_json())
                          .set("formula", "overlap % = max(0, 100 - 100 * (overall - compute) / pure); overhead = overall - pure");
-      if (sweep_) metrics.set("curve", curve);
+      if (sweep_) metrics.set("curve", by_mode[m].curve);
       record.set("metrics", metrics);
       set_validation(record, settings.validate, validation_error, std::to_string(bytes) + " bytes");
       sink.write_result(record);
@@ -562,7 +586,7 @@ int PartitionedOverlap::run_point(Context& ctx, RecordSink& sink) {
         std::string text = "overlap curve at " + std::to_string(bytes) + " B, P=" + std::to_string(partitions_) + " " +
                            ready_name(mode_) + " (compute/pure: overlap %):";
         char item[48];
-        for (const Json& point : *curve.as_array()) {
+        for (const Json& point : *by_mode[m].curve.as_array()) {
           std::snprintf(item, sizeof item, " %.2f:%.1f", point.find("compute_fraction")->as_number(),
                         point.find("overlap_pct")->as_number());
           text += item;
@@ -570,6 +594,7 @@ int PartitionedOverlap::run_point(Context& ctx, RecordSink& sink) {
         sink.note(text);
       }
     }
+    mode_ = modes_.front();  // refused sizes are recorded under the first mode
     return validation_error.empty() ? kExitOk : kExitValidationFailed;
   };
   return sweep_sizes(ctx, sink, settings.sizes, steps);
