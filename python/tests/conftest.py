@@ -101,6 +101,12 @@ def gpu_quick_store():
 
 
 @pytest.fixture
+def gpu_quick_mpi4_store():
+    """The same quick campaign with its one-sided and partitioned blocks (1 x H100, 2026-11-25), recorded."""
+    return quick_campaign_store(DATA / "h100-quick-mpi4")
+
+
+@pytest.fixture
 def host_store(tmp_path):
     """A host-only result set (engine without CUDA, no GPU), as a CPU machine leaves it."""
     s = Store(":memory:")

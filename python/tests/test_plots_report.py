@@ -100,7 +100,7 @@ def _section(html: str, start: str, end: str) -> str:
     return html[html.index(start):html.index(end, html.index(start))]
 
 
-@pytest.mark.parametrize("which", ["gpu_store", "host_store", "gpu_quick_store"])
+@pytest.mark.parametrize("which", ["gpu_store", "host_store", "gpu_quick_store", "gpu_quick_mpi4_store"])
 def test_report_shows_no_raw_python_values_and_no_empty_cells(which, request):
     html = _page_text(report.build_html(request.getfixturevalue(which)))
     assert not re.findall(r"\b(True|False|None)\b", html)
