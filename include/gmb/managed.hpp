@@ -40,6 +40,15 @@ MemorySpec parse_memory_spec(const std::string& text, const MemoryKinds& kinds);
 // memory placed on the host / device. Throws UsageError for anything else.
 std::string memory_spec_from_omb_letters(const std::string& letters);
 
+// The memory of a pair's two sides: OMB's two buffer letters when the positionals are two ("D H"), else
+// `send_text` / `recv_text` (--send, --recv). Throws UsageError for any other count of positionals, an unknown
+// letter or kind.
+struct PairMemory {
+  MemorySpec send, recv;
+};
+PairMemory parse_pair_memory(const std::vector<std::string>& positionals, const std::string& send_text,
+                             const std::string& recv_text, const MemoryKinds& kinds);
+
 // The cost of one device placement that migrates nothing: Buffer::place(device) of a one-page
 // managed buffer already resident on the GPU (kernel launch + stream synchronisation). Measured
 // once per rank at start; this is the `t_kernel_launch` of METHODOLOGY's compensation.

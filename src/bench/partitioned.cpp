@@ -43,15 +43,9 @@ class PartitionedPair {
   }
 
   void configure(const std::vector<std::string>& positionals, const Platform& platform) {
-    if (positionals.size() == 2) {
-      send_text_ = memory_spec_from_omb_letters(positionals[0]);
-      recv_text_ = memory_spec_from_omb_letters(positionals[1]);
-    } else if (!positionals.empty()) {
-      throw UsageError("expected two buffer letters such as 'D D' or 'H D', or none, got " +
-                       std::to_string(positionals.size()) + " positional arguments");
-    }
-    send_ = parse_memory_spec(send_text_, platform.memory);
-    recv_ = parse_memory_spec(recv_text_, platform.memory);
+    const PairMemory memory = parse_pair_memory(positionals, send_text_, recv_text_, platform.memory);
+    send_ = memory.send;
+    recv_ = memory.recv;
     if (send_.placement != Placement::none || recv_.placement != Placement::none)
       throw UsageError("managed placements (managed:host, managed:device) apply to latency, bw, bibw, mbw and um; "
                        "partitioned benchmarks take managed memory where it is");

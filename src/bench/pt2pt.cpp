@@ -50,15 +50,9 @@ void PointToPoint::add_options(ArgParser& p) {
 }
 
 void PointToPoint::configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) {
-  if (positionals.size() == 2) {
-    send_text_ = memory_spec_from_omb_letters(positionals[0]);
-    recv_text_ = memory_spec_from_omb_letters(positionals[1]);
-  } else if (!positionals.empty()) {
-    throw UsageError("expected two buffer letters such as 'D H' or 'MD MH', or none, got " +
-                     std::to_string(positionals.size()) + " positional arguments");
-  }
-  send_ = parse_memory_spec(send_text_, platform.memory);
-  recv_ = parse_memory_spec(recv_text_, platform.memory);
+  const PairMemory memory = parse_pair_memory(positionals, send_text_, recv_text_, platform.memory);
+  send_ = memory.send;
+  recv_ = memory.recv;
   counts_faults_ = platform.memory.known(send_.kind).placeable || platform.memory.known(recv_.kind).placeable;
   parse_choice(transfer_.transport, transport_names(), "transport");
   std::vector<std::string> names;

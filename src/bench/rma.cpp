@@ -270,6 +270,9 @@ class OneSided : public SizeSweep {
   // Operation `index` of this rank's iteration, at displacement index * bytes of the peer's window.
   void issue(int index);
   void issue_all();
+  void passive_iteration();
+  void access_epoch();
+  void exposure_epoch();
   void latency_iteration();
   void one_way_iteration();
   void both_ways_iteration();
@@ -336,15 +339,9 @@ void OneSided::add_options(ArgParser& p) {
 }
 
 void OneSided::configure(const std::vector<std::string>& positionals, int, const Platform& platform) {
-  if (positionals.size() == 2) {
-    send_text_ = memory_spec_from_omb_letters(positionals[0]);
-    recv_text_ = memory_spec_from_omb_letters(positionals[1]);
-  } else if (!positionals.empty()) {
-    throw UsageError("expected two buffer letters such as 'D D' or 'H D', or none, got " +
-                     std::to_string(positionals.size()) + " positional arguments");
-  }
-  send_ = parse_memory_spec(send_text_, platform.memory);
-  recv_ = parse_memory_spec(recv_text_, platform.memory);
+  const PairMemory memory = parse_pair_memory(positionals, send_text_, recv_text_, platform.memory);
+  send_ = memory.send;
+  recv_ = memory.recv;
   for (const MemorySpec* spec : {&send_, &recv_})
     if (spec->placement != Placement::none)
       throw UsageError("memory '" + spec->text() +
@@ -590,21 +587,36 @@ void OneSided::iterate() {
   }
 }
 
+// The passive modes: rank 0's operations and their synchronisation (flush: MPI_Win_flush under the size's lock;
+// lock: MPI_Win_lock and MPI_Win_unlock around them); rank 1 makes no call.
+void OneSided::passive_iteration() {
+  if (rank_ != 0) return;
+  if (sync_ == Sync::lock) GMB_RMA_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, peer_, 0, win_));
+  issue_all();
+  if (sync_ == Sync::lock) GMB_RMA_CHECK(MPI_Win_unlock(peer_, win_));
+  else GMB_RMA_CHECK(MPI_Win_flush(peer_, win_));
+}
+
+// PSCW: this rank's access epoch on its peer's window (its operations between MPI_Win_start and
+// MPI_Win_complete), and the exposure epoch of its own window to the peer (MPI_Win_post, MPI_Win_wait).
+void OneSided::access_epoch() {
+  GMB_RMA_CHECK(MPI_Win_start(peer_group_, 0, win_));
+  issue_all();
+  GMB_RMA_CHECK(MPI_Win_complete(win_));
+}
+
+void OneSided::exposure_epoch() {
+  GMB_RMA_CHECK(MPI_Win_post(peer_group_, 0, win_));
+  GMB_RMA_CHECK(MPI_Win_wait(win_));
+}
+
 // OMB's osu_*_latency: passive modes time rank 0's operation and its synchronisation (rank 1 makes no call);
 // fence and pscw are round trips, rank 0's operation in one epoch and rank 1's in the next.
 void OneSided::latency_iteration() {
   switch (sync_) {
     case Sync::flush:
-      if (rank_ != 0) return;
-      issue_all();
-      GMB_RMA_CHECK(MPI_Win_flush(peer_, win_));
-      return;
     case Sync::lock:
-      if (rank_ != 0) return;
-      GMB_RMA_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, peer_, 0, win_));
-      issue_all();
-      GMB_RMA_CHECK(MPI_Win_unlock(peer_, win_));
-      return;
+      return passive_iteration();
     case Sync::fence:
       GMB_RMA_CHECK(MPI_Win_fence(0, win_));
       if (rank_ == 0) issue_all();
@@ -614,17 +626,11 @@ void OneSided::latency_iteration() {
       return;
     case Sync::pscw:
       if (rank_ == 0) {
-        GMB_RMA_CHECK(MPI_Win_start(peer_group_, 0, win_));
-        issue_all();
-        GMB_RMA_CHECK(MPI_Win_complete(win_));
-        GMB_RMA_CHECK(MPI_Win_post(peer_group_, 0, win_));
-        GMB_RMA_CHECK(MPI_Win_wait(win_));
+        access_epoch();
+        exposure_epoch();
       } else {
-        GMB_RMA_CHECK(MPI_Win_post(peer_group_, 0, win_));
-        GMB_RMA_CHECK(MPI_Win_wait(win_));
-        GMB_RMA_CHECK(MPI_Win_start(peer_group_, 0, win_));
-        issue_all();
-        GMB_RMA_CHECK(MPI_Win_complete(win_));
+        exposure_epoch();
+        access_epoch();
       }
       return;
   }
@@ -634,31 +640,15 @@ void OneSided::latency_iteration() {
 void OneSided::one_way_iteration() {
   switch (sync_) {
     case Sync::flush:
-      if (rank_ != 0) return;
-      issue_all();
-      GMB_RMA_CHECK(MPI_Win_flush(peer_, win_));
-      return;
     case Sync::lock:
-      if (rank_ != 0) return;
-      GMB_RMA_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, peer_, 0, win_));
-      issue_all();
-      GMB_RMA_CHECK(MPI_Win_unlock(peer_, win_));
-      return;
+      return passive_iteration();
     case Sync::fence:
       GMB_RMA_CHECK(MPI_Win_fence(0, win_));
       if (rank_ == 0) issue_all();
       GMB_RMA_CHECK(MPI_Win_fence(0, win_));
       return;
     case Sync::pscw:
-      if (rank_ == 0) {
-        GMB_RMA_CHECK(MPI_Win_start(peer_group_, 0, win_));
-        issue_all();
-        GMB_RMA_CHECK(MPI_Win_complete(win_));
-      } else {
-        GMB_RMA_CHECK(MPI_Win_post(peer_group_, 0, win_));
-        GMB_RMA_CHECK(MPI_Win_wait(win_));
-      }
-      return;
+      return rank_ == 0 ? access_epoch() : exposure_epoch();
   }
 }
 

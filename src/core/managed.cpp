@@ -75,6 +75,17 @@ std::string memory_spec_from_omb_letters(const std::string& letters) {
                    "' (accepted: H host, P pinned, D device, M managed, MH managed on the host, MD managed on the device)");
 }
 
+PairMemory parse_pair_memory(const std::vector<std::string>& positionals, const std::string& send_text,
+                             const std::string& recv_text, const MemoryKinds& kinds) {
+  if (positionals.size() == 2)
+    return {parse_memory_spec(memory_spec_from_omb_letters(positionals[0]), kinds),
+            parse_memory_spec(memory_spec_from_omb_letters(positionals[1]), kinds)};
+  if (!positionals.empty())
+    throw UsageError("expected two buffer letters such as 'D H' or 'MD MH', or none, got " +
+                     std::to_string(positionals.size()) + " positional arguments");
+  return {parse_memory_spec(send_text, kinds), parse_memory_spec(recv_text, kinds)};
+}
+
 Json LaunchCost::to_json() const {
   if (!measured()) return Json::object().set("status", "unsupported").set("reason", reason);
   Json per_rank = Json::array();
