@@ -184,6 +184,7 @@ def test_quick_gpu_campaign_adds_one_sided_put_and_part_overlap():
                    ("rma_latency", "device:device", "put")}
     assert all(b.libraries == ["ob1"] and b.options["sync"] == "flush" for b in c.blocks
                if b.benchmarks[0].startswith("rma"))
+    assert all(b.options["window"] == defaults.QUICK_RMA_WINDOW for b in c.blocks if b.benchmarks[0] == "rma_bw")
     assert not [b for b in c.blocks if b.options.get("persistent")]
     (overlap,) = _blocks(c, "ob1", "part_overlap")
     assert overlap.options["ready"] == "both" and overlap.options["compute-sweep"] is True
