@@ -142,8 +142,9 @@ class LibraryWindowMemory final : public Buffer {
 };
 
 // Where this MPI library is known to crash or hang in a configuration (refused with the reason unless
-// --run-known-crashes), or "". `device_memory`: a rank hands the library device memory (origin or window).
-std::string known_rma_crash(Op op, WindowCreation creation, bool device_memory) {
+// --run-known-crashes), or "". `device_memory`: a rank hands the library device memory (origin or window);
+// `device_only`: every buffer of both ranks is device memory.
+std::string known_rma_crash(Op op, WindowCreation creation, bool device_memory, bool device_only) {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
   int length = 0;
   GMB_MPI_CHECK(MPI_Get_library_version(text, &length));
@@ -162,12 +163,18 @@ std::string known_rma_crash(Op op, WindowCreation creation, bool device_memory) 
   // Another pml asked for by name (ob1, cm); without one, Open MPI picks ucx where UCX can run.
   const char* pml = std::getenv("OMPI_MCA_pml");
   const bool pml_not_ucx = pml && *pml && std::string(pml) != "ucx";
-  // Open MPI 5.0: osc/ucx, the default one-sided component wherever UCX is built in, runs its own UCX endpoints;
-  // under pml ob1 they fail (ucp_atomic_post failed: Connection reset by remote peer) and a PSCW epoch hangs.
-  if (library.major == 5 && library.minor == 0 && pml_not_ucx && may_choose("OMPI_MCA_osc", "ucx"))
-    return version + "'s osc/ucx fails outside pml ucx: MPI_Win_lock / MPI_Win_unlock fail with \"ucp_atomic_post "
-           "failed: Connection reset by remote peer\" and a PSCW epoch hangs (seen with 5.0.7 and UCX 1.22, pml ob1, "
-           "btl smcuda, on H100). Use --mca pml ucx, another osc component (--mca osc ^ucx), or --run-known-crashes";
+  // Open MPI 5.0: osc/ucx, the default one-sided component wherever UCX is built in, runs its own UCX endpoints.
+  // Under another pml they work for device windows only with UCX's memory-type cache off; otherwise locks fail
+  // (device memory) or epochs hang (host memory).
+  const char* memtype_cache = std::getenv("UCX_MEMTYPE_CACHE");
+  const bool cache_off = memtype_cache && (std::string(memtype_cache) == "n" || std::string(memtype_cache) == "no");
+  if (library.major == 5 && library.minor == 0 && pml_not_ucx && may_choose("OMPI_MCA_osc", "ucx") &&
+      !(device_only && cache_off))
+    return version + "'s osc/ucx outside pml ucx moves device windows only with UCX_MEMTYPE_CACHE=n and device "
+           "memory on both sides: without it MPI_Win_lock / MPI_Win_unlock fail (\"ucp_atomic_post failed\"), and "
+           "host-memory windows hang in flush and PSCW epochs (seen with 5.0.7 and UCX 1.22, pml ob1, btl smcuda, on "
+           "H100). Use -x UCX_MEMTYPE_CACHE=n with device buffers, --mca pml ucx, another osc component "
+           "(--mca osc ^ucx), or --run-known-crashes";
   // Open MPI 5.0's osc/ucx applies accumulate-type operations on the CPU, reading the origin buffer as host memory.
   if (library.major == 5 && library.minor == 0 && device_memory && op != Op::put && op != Op::get)
     return version + "'s osc/ucx applies MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op and "
@@ -393,9 +400,13 @@ std::string OneSided::unsupported_reason(const Context& ctx) {
     }
   }
   if (!run_known_crashes_) {
-    bool device_memory = false;
-    for (int rank : {0, 1}) device_memory = device_memory || ctx.platform->memory.known(spec_of(rank).kind).gpu_memory;
-    if (std::string crash = known_rma_crash(op_, creation_, device_memory); !crash.empty()) return crash;
+    bool device_memory = false, device_only = creation_ == WindowCreation::create;
+    for (int rank : {0, 1}) {
+      const bool gpu = ctx.platform->memory.known(spec_of(rank).kind).gpu_memory;
+      device_memory = device_memory || gpu;
+      device_only = device_only && gpu;
+    }
+    if (std::string crash = known_rma_crash(op_, creation_, device_memory, device_only); !crash.empty()) return crash;
   }
   const std::string& mine = spec_of(ctx.rank).kind;
   const MemoryKind* kind = ctx.platform->memory.find(mine);
