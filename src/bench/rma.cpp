@@ -290,6 +290,12 @@ class OneSided : public SizeSweep {
   void with_own_window(Body&& body);
   void upload(Buffer& b, bool host_accessible, const std::vector<unsigned char>& image) const;
   std::vector<unsigned char> download(const Buffer& b, bool host_accessible, std::size_t bytes) const;
+  // Which part of an integer operation's outcome a buffer holds: the target's new value or the value fetched.
+  enum class Result { target, fetched };
+  // "" when every element of `buffer` is that part of the outcome of rank `operand_rank`'s operands applied to rank
+  // `target_rank`'s initial values for `seed`; else the first wrong element, after `where`.
+  std::string check_elements(const Buffer& buffer, bool buffer_host_accessible, int operand_rank, int target_rank,
+                             Result result, std::uint32_t seed, const std::string& where);
   std::string check_window(std::uint32_t seed);
   std::string check_fetched(std::uint32_t seed);
 
@@ -757,6 +763,22 @@ std::string OneSided::verify(std::uint32_t seed) {
   return error;
 }
 
+std::string OneSided::check_elements(const Buffer& buffer, bool buffer_host_accessible, int operand_rank,
+                                     int target_rank, Result result, std::uint32_t seed, const std::string& where) {
+  const std::size_t element = op().element_bytes, elements = span() / element;
+  const std::vector<unsigned char> image = download(buffer, buffer_host_accessible, span());
+  for (std::size_t k = 0; k < elements; ++k) {
+    const rma::Expected outcome = rma::expected_after(op_, rma::operand_value(k, seed_of(operand_rank, seed)),
+                                                     rma::initial_target_value(k, seed_of(target_rank, seed)));
+    const std::int64_t want = result == Result::target ? outcome.target : outcome.fetched;
+    const std::int64_t got = element_of(image, element, k);
+    if (got != want)
+      return where + "element " + std::to_string(k) + " of " + std::to_string(elements) + " is " + std::to_string(got) +
+             ", expected " + std::to_string(want);
+  }
+  return "";
+}
+
 std::string OneSided::check_window(std::uint32_t seed) {
   const std::string where = "rank " + std::to_string(rank_) + "'s window after " + op().call + " from rank " +
                             std::to_string(peer_) + ": ";
@@ -767,18 +789,7 @@ std::string OneSided::check_window(std::uint32_t seed) {
       return where + "first bad byte at offset " + std::to_string(*bad) + " of " + std::to_string(span());
     return "";
   }
-  const std::size_t element = op().element_bytes, elements = span() / element;
-  const std::vector<unsigned char> image = download(*window_memory_, window_host_accessible_, span());
-  for (std::size_t k = 0; k < elements; ++k) {
-    const std::int64_t want = rma::expected_after(op_, rma::operand_value(k, seed_of(peer_, seed)),
-                                                  rma::initial_target_value(k, seed_of(rank_, seed)))
-                                  .target;
-    const std::int64_t got = element_of(image, element, k);
-    if (got != want)
-      return where + "element " + std::to_string(k) + " of " + std::to_string(elements) + " is " + std::to_string(got) +
-             ", expected " + std::to_string(want);
-  }
-  return "";
+  return check_elements(*window_memory_, window_host_accessible_, peer_, rank_, Result::target, seed, where);
 }
 
 std::string OneSided::check_fetched(std::uint32_t seed) {
@@ -790,18 +801,7 @@ std::string OneSided::check_fetched(std::uint32_t seed) {
     return "";
   }
   if (!op().has_result_buffer) return "";
-  const std::size_t element = op().element_bytes, elements = span() / element;
-  const std::vector<unsigned char> image = download(*result_, host_accessible_, span());
-  for (std::size_t k = 0; k < elements; ++k) {
-    const std::int64_t want = rma::expected_after(op_, rma::operand_value(k, seed_of(rank_, seed)),
-                                                  rma::initial_target_value(k, seed_of(peer_, seed)))
-                                  .fetched;
-    const std::int64_t got = element_of(image, element, k);
-    if (got != want)
-      return where + "element " + std::to_string(k) + " of " + std::to_string(elements) + " is " + std::to_string(got) +
-             ", expected " + std::to_string(want);
-  }
-  return "";
+  return check_elements(*result_, host_accessible_, rank_, peer_, Result::fetched, seed, where);
 }
 
 void OneSided::teardown() {
