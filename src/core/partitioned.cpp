@@ -9,20 +9,27 @@
 
 namespace gmb {
 
-namespace {
-
 #if GMB_HAVE_MPI_PARTITIONED
-constexpr bool kBuilt = true;
-#else
-constexpr bool kBuilt = false;
-#endif
+namespace {
 
 int partition_count(std::size_t bytes, int partitions) {
   if (std::string problem = partition_split_problem(bytes, partitions); !problem.empty()) throw Unsupported(problem);
   return static_cast<int>(bytes / static_cast<std::size_t>(partitions));
 }
 
+// The request `init(count per partition, &request)` makes (MPI_Psend_init or MPI_Precv_init, named `call`), with
+// errors returned: a size that does not split, or the library's refusal, throws Unsupported with the reason.
+template <typename Init>
+MPI_Request initialised(const char* call, std::size_t bytes, int partitions, MPI_Comm comm, Init&& init) {
+  const int count = partition_count(bytes, partitions);
+  MPI_Request request = MPI_REQUEST_NULL;
+  const std::string refusal = mpi_refusal(comm, call, [&] { return init(count, &request); });
+  if (!refusal.empty()) throw Unsupported(refusal);
+  return request;
+}
+
 }  // namespace
+#endif
 
 std::string partition_split_problem(std::size_t bytes, int partitions) {
   if (partitions < 1) return "the partition count must be at least 1";
@@ -37,34 +44,32 @@ std::string partition_split_problem(std::size_t bytes, int partitions) {
 
 PartitionedRequest PartitionedRequest::send(const void* buffer, std::size_t bytes, int partitions, int peer, int tag,
                                             MPI_Comm comm) {
-  if (!kBuilt) throw Unsupported(mpi_feature_problem(MpiFeature::partitioned));
-  const int count = partition_count(bytes, partitions);
-  MPI_Request request = MPI_REQUEST_NULL;
 #if GMB_HAVE_MPI_PARTITIONED
-  const std::string refusal = mpi_refusal(comm, "MPI_Psend_init", [&] {
-    return MPI_Psend_init(buffer, partitions, count, MPI_BYTE, peer, tag, comm, MPI_INFO_NULL, &request);
-  });
-  if (!refusal.empty()) throw Unsupported(refusal);
+  return PartitionedRequest(initialised("MPI_Psend_init", bytes, partitions, comm,
+                                        [&](int count, MPI_Request* request) {
+                                          return MPI_Psend_init(buffer, partitions, count, MPI_BYTE, peer, tag, comm,
+                                                                MPI_INFO_NULL, request);
+                                        }),
+                            partitions);
 #else
-  (void)buffer, (void)count, (void)peer, (void)tag, (void)comm;
+  (void)buffer, (void)bytes, (void)partitions, (void)peer, (void)tag, (void)comm;
+  throw Unsupported(mpi_feature_problem(MpiFeature::partitioned));
 #endif
-  return PartitionedRequest(request, partitions);
 }
 
 PartitionedRequest PartitionedRequest::recv(void* buffer, std::size_t bytes, int partitions, int peer, int tag,
                                             MPI_Comm comm) {
-  if (!kBuilt) throw Unsupported(mpi_feature_problem(MpiFeature::partitioned));
-  const int count = partition_count(bytes, partitions);
-  MPI_Request request = MPI_REQUEST_NULL;
 #if GMB_HAVE_MPI_PARTITIONED
-  const std::string refusal = mpi_refusal(comm, "MPI_Precv_init", [&] {
-    return MPI_Precv_init(buffer, partitions, count, MPI_BYTE, peer, tag, comm, MPI_INFO_NULL, &request);
-  });
-  if (!refusal.empty()) throw Unsupported(refusal);
+  return PartitionedRequest(initialised("MPI_Precv_init", bytes, partitions, comm,
+                                        [&](int count, MPI_Request* request) {
+                                          return MPI_Precv_init(buffer, partitions, count, MPI_BYTE, peer, tag, comm,
+                                                                MPI_INFO_NULL, request);
+                                        }),
+                            partitions);
 #else
-  (void)buffer, (void)count, (void)peer, (void)tag, (void)comm;
+  (void)buffer, (void)bytes, (void)partitions, (void)peer, (void)tag, (void)comm;
+  throw Unsupported(mpi_feature_problem(MpiFeature::partitioned));
 #endif
-  return PartitionedRequest(request, partitions);
 }
 
 PartitionedRequest::PartitionedRequest(PartitionedRequest&& other) noexcept
