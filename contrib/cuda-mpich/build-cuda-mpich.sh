@@ -14,7 +14,8 @@
 # the CUDA toolkit (default: the directory above `nvcc` on PATH). --ucx: a UCX built with CUDA (cuda_copy,
 # cuda_ipc); default: MPICH's embedded UCX, which then needs CUDA found at its configure. --sm: the GPU
 # architectures yaksa compiles its kernels for (default 90; "all" takes much longer). Logs go to PREFIX.build/.
-# Then: `gmb-bench doctor` against it (cmake -DMPI_C_COMPILER=PREFIX/bin/mpicc), with MPIR_CVAR_ENABLE_GPU=1.
+# Only shared libraries are built (libtool would compile every source twice for a static libmpi.a; gmb-bench links
+# the shared one). Then: `gmb-bench doctor` against it (cmake -DMPI_C_COMPILER=PREFIX/bin/mpicc), with MPIR_CVAR_ENABLE_GPU=1.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -67,7 +68,7 @@ done
 # 3. configure (out of tree), build, install
 mkdir -p "$work/obj" && cd "$work/obj"
 options=(--prefix="$prefix" --with-device=ch4:ucx --with-cuda="$cuda" --with-cuda-sm="$sm" --with-pm=hydra
-         --disable-fortran --enable-fast=O2)
+         --disable-fortran --enable-fast=O2 --disable-static)
 # The UCX given is linked with a run path: without it the loader takes whatever libucp.so.0 comes first, e.g. a
 # distribution's UCX without CUDA transports, and device buffers then crash in its shared-memory transport.
 [[ -n $ucx ]] && options+=(--with-ucx="$ucx" LDFLAGS="-Wl,-rpath,$ucx/lib")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fake_engine import describe, description
 
-from gmb import defaults, execute, spec
+from gmb import defaults, execute, mpilibs, spec
 from gmb.plan import new_results_dir, plan, read_plan, Launch
 from gmb.spec import Block, Campaign, CampaignError, load_campaign, parse_campaign
 from gmb.engine_description import EngineDescription
@@ -314,6 +314,41 @@ def test_settings_that_matter_ablates_each_setting(monkeypatch):
                                             "without it the check passed, with it failed")
     assert out["as_configured"] == ("aware (proved); device buffers freed and allocated again: failed (2-byte window: "
                                     "wrong data)")
+
+
+def test_mpich_needing_two_settings_at_once_gets_them_tried_together(monkeypatch):
+    """An MPICH built with CUDA, found without its GPU profile: GPU support on alone crashes (UCX's memory-type
+    cache), the cache off alone changes nothing; only both together prove it aware, and that is the remedy reported.
+    A library that one setting fixes is not also tried with all of them."""
+    from gmb import doctor
+
+    mpich = MpiLibrary(name="mpich-4.0.2", family="mpich", version="4.0.2", prefix="/m", launcher_path="/m/bin/mpiexec",
+                       launcher="mpiexec")
+    asked = []
+
+    def fake(lib, engine, timeout=120):
+        asked.append(dict(lib.env))
+        if lib.env.get("MPIR_CVAR_ENABLE_GPU") == "1" and lib.env.get("UCX_MEMTYPE_CACHE") == "n":
+            return {"gpu_awareness": {"verdict": "aware", "summary": "proved"}}
+        if lib.env.get("MPIR_CVAR_ENABLE_GPU") == "1":
+            return {"crashed": True, "signal": 11, "gpu_awareness": {"verdict": "not aware", "summary": "crashed"}}
+        return {"gpu_awareness": {"verdict": "not aware", "summary": "MPIX_GPU_query_support says no"}}
+
+    monkeypatch.setattr(doctor, "engine_doctor", fake)
+    out = doctor.settings_that_matter(mpich, Path("/e"))
+    assert out["tried"] == ["with MPIR_CVAR_ENABLE_GPU=1", "with UCX_MEMTYPE_CACHE=n",
+                            "with UCX_WARN_UNUSED_ENV_VARS=n",
+                            "with MPIR_CVAR_ENABLE_GPU=1 UCX_MEMTYPE_CACHE=n UCX_WARN_UNUSED_ENV_VARS=n"]
+    assert [(f["setting"], f["kind"]) for f in out["findings"]] == [
+        ("MPIR_CVAR_ENABLE_GPU=1 UCX_MEMTYPE_CACHE=n UCX_WARN_UNUSED_ENV_VARS=n", "remedy")]
+    assert out["findings"][0]["effect"] == "makes it work: with it the doctor says aware (proved)"
+    # with its profile (what a GPU node runs) it is aware, and each of the two settings is needed
+    asked.clear()
+    profiled = mpilibs.with_gpu_support(mpich)
+    out = doctor.settings_that_matter(profiled, Path("/e"))
+    assert [(f["setting"], f["kind"]) for f in out["findings"]] == [("MPIR_CVAR_ENABLE_GPU=1", "needed"),
+                                                                    ("UCX_MEMTYPE_CACHE=n", "needed")]
+    assert "crashed: signal 11" in out["findings"][1]["effect"]
 
 
 def test_damaged_plan_is_a_campaign_error(tmp_path):

@@ -339,23 +339,47 @@ def _fake_openmpi(tmp_path, pmls: str, btls: str) -> MpiLibrary:
     return MpiLibrary("openmpi-5.0.7", "openmpi", "5.0.7", str(tmp_path / "ompi"), str(bindir / "mpirun"), "mpirun")
 
 
-def test_an_open_mpi_with_ucx_is_measured_as_two_pml_configurations(tmp_path):
-    from gmb.mpilibs import pml_configurations
+def test_an_open_mpi_with_ucx_is_measured_as_two_gpu_configurations(tmp_path):
+    from gmb.mpilibs import gpu_configurations
 
     lib = _fake_openmpi(tmp_path, "cm ob1 ucx", "self smcuda sm tcp")
-    ob1, ucx = pml_configurations([lib])
+    ob1, ucx = gpu_configurations([lib])
     assert (ob1.name, ob1.profile, ucx.name, ucx.profile) == ("openmpi-5.0.7-ob1", "openmpi-ob1",
                                                               "openmpi-5.0.7-ucx", "openmpi-ucx")
     assert ob1.launcher_args == ["--mca", "pml", "ob1", "--mca", "btl", "smcuda,self,tcp"]
     assert ucx.launcher_args == ["--mca", "pml", "ucx"] and ucx.env["UCX_MEMTYPE_CACHE"] == "n"
     assert ob1.build_hash == ucx.build_hash == lib.build_hash  # one installation, one engine
     # a build without smcuda (not CUDA-aware) gets the BTLs it has; declared or profiled libraries stay as they are
-    (plain,) = pml_configurations([_fake_openmpi(tmp_path / "old", "ob1", "self vader")])
+    (plain,) = gpu_configurations([_fake_openmpi(tmp_path / "old", "ob1", "self vader")])
     assert plain.name == "openmpi-5.0.7" and plain.profile is None
-    host_only = pml_configurations([_fake_openmpi(tmp_path / "v4", "ob1 ucx", "self vader tcp")])[0]
+    host_only = gpu_configurations([_fake_openmpi(tmp_path / "v4", "ob1 ucx", "self vader tcp")])[0]
     assert host_only.launcher_args[-1] == "vader,self,tcp"
     declared = dataclasses.replace(lib, source="declared")
-    assert pml_configurations([declared]) == [declared]
+    assert gpu_configurations([declared]) == [declared]
+
+
+def test_an_mpich_found_on_a_gpu_node_runs_with_its_gpu_profile(tmp_path):
+    """An MPICH built with CUDA refuses device memory until its GPU support is switched on, and its UCX crashes on
+    device buffers with the memory-type cache on: a GPU node runs it with both, under the name it was found as; a
+    declared MPICH (its settings are the user's) stays as declared."""
+    from gmb.mpilibs import gpu_configurations
+
+    found = MpiLibrary("mpich-4.0.2", "mpich", "4.0.2", "/opt/mpich-cuda", "/opt/mpich-cuda/bin/mpiexec", "mpiexec",
+                       env={"MPIR_CVAR_CH4_NETMOD": "ucx"})
+    (gpu,) = gpu_configurations([found])
+    assert (gpu.name, gpu.profile, gpu.build_hash) == ("mpich-4.0.2", "mpich", found.build_hash)
+    assert gpu.env == {"MPIR_CVAR_ENABLE_GPU": "1", "UCX_MEMTYPE_CACHE": "n", "UCX_WARN_UNUSED_ENV_VARS": "n",
+                       "MPIR_CVAR_CH4_NETMOD": "ucx"}
+    declared = dataclasses.replace(found, source="declared")
+    assert gpu_configurations([declared]) == [declared]
+    # a resume finds again the one the plan ran: with the GPU profile (a GPU node's plan) or without (a host's)
+    from gmb.session import planned_libraries
+
+    for planned_profile in ("mpich", None):
+        again = planned_libraries([{"name": "mpich-4.0.2", "profile": planned_profile},
+                                   {"name": "nccl", "transport": "nccl", "via": "mpich-4.0.2"}], [found])
+        assert again["mpich-4.0.2"].profile == planned_profile
+        assert (again["nccl"].transport, again["nccl"].env) == ("nccl", again["mpich-4.0.2"].env)
 
 
 def test_library_option_names_an_installation_or_one_of_its_configurations(tmp_path, monkeypatch):

@@ -20,6 +20,8 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, che
     """What the machine has and each library can do. With the engine's doctor, and GPUs present (or
     ``check_settings``), also the settings each library's GPU support depends on (settings_that_matter)."""
     topo = topology.discover()
+    if topo.gpus:  # what a campaign on this node runs
+        libs = [mpilibs.with_gpu_support(lib) for lib in libs]
     report = {"topology": {"source": topo.source, "gpus": [g.__dict__ for g in topo.gpus],
                            "links": {f"{i}-{j}": v for (i, j), v in topo.links.items()},
                            "numa_nodes": topo.numa_nodes, "path_classes": topo.path_classes(),
@@ -193,14 +195,29 @@ def _settings(lib: mpilibs.MpiLibrary) -> list[tuple[str, dict]]:
 
 def _remedies(lib: mpilibs.MpiLibrary) -> list[tuple[str, dict]]:
     """Settings that make GPU memory work for the library's family (the environment of its family's built-in GPU
-    profiles, mpilibs.PROFILES) that the library does not set: what to try when its doctor says not aware."""
+    profiles, mpilibs.PROFILES) that the library does not set, one at a time: what to try when its doctor says not
+    aware."""
     out = []
-    for profile in mpilibs.PROFILES.values():
-        if profile["family"] != lib.family:
-            continue
+    for profile in _family_profiles(lib):
         for name, value in profile["env"].items():
             if name not in lib.env and not any(setting == f"{name}={value}" for setting, _ in out):
                 out.append((f"{name}={value}", {"env": {**lib.env, name: value}}))
+    return out
+
+
+def _family_profiles(lib: mpilibs.MpiLibrary) -> list[dict]:
+    return [profile for profile in mpilibs.PROFILES.values() if profile["family"] == lib.family]
+
+
+def _remedies_together(lib: mpilibs.MpiLibrary) -> list[tuple[str, dict]]:
+    """Each GPU profile of the library's family with all the settings the library lacks at once (MPICH built with
+    CUDA needs two: its GPU support on, UCX's memory-type cache off): tried when no setting alone made it work."""
+    out = []
+    for profile in _family_profiles(lib):
+        missing = {name: value for name, value in profile["env"].items() if name not in lib.env}
+        together = " ".join(f"{name}={value}" for name, value in missing.items())
+        if len(missing) > 1 and not any(setting == together for setting, _ in out):
+            out.append((together, {"env": {**lib.env, **missing}}))
     return out
 
 
@@ -216,9 +233,12 @@ def settings_that_matter(lib: mpilibs.MpiLibrary, engine: Path, timeout: float =
     aware = _verdict(base) == "aware"
     # Remedies are tried for a "not aware" answer (not for a doctor that could not run at all), and not for a
     # library built without CUDA support (its static answer): no setting would change that.
-    candidates = (_settings(lib) if aware else
-                  _remedies(lib) if _verdict(base) == "not aware" and lib.cuda_aware is not False else [])
-    for setting, fields in candidates:
+    remedies = _verdict(base) == "not aware" and lib.cuda_aware is not False
+    candidates = _settings(lib) if aware else _remedies(lib) if remedies else []
+    together = _remedies_together(lib) if remedies else []
+    for setting, fields in [*candidates, *together]:
+        if out["findings"] and (setting, fields) in together:
+            break  # a setting alone made it work
         out["tried"].append(("without " if aware else "with ") + setting)
         ed = engine_doctor(replace(lib, **fields), engine, timeout)
         if _verdict(ed) != _verdict(base):

@@ -36,7 +36,11 @@ PROFILES: dict[str, dict] = {
                     "env": {"UCX_MEMTYPE_CACHE": "n", "UCX_WARN_UNUSED_ENV_VARS": "n"}},
     "openmpi-ob1": {"family": "openmpi", "launcher_args": ["--mca", "pml", "ob1", "--mca", "btl", "smcuda,self,vader"],
                     "env": {}},
-    "mpich": {"family": "mpich", "launcher_args": [], "env": {"MPIR_CVAR_ENABLE_GPU": "1"}},
+    # MPICH (ch4:ucx) built with CUDA moves device memory only with its GPU support switched on, and crashes in
+    # UCX's shared-memory transport on device buffers while UCX's memory-type cache is on (as Open MPI's pml ucx
+    # does); both settings are harmless for an MPICH without CUDA or without UCX.
+    "mpich": {"family": "mpich", "launcher_args": [],
+              "env": {"MPIR_CVAR_ENABLE_GPU": "1", "UCX_MEMTYPE_CACHE": "n", "UCX_WARN_UNUSED_ENV_VARS": "n"}},
     "mvapich2-gdr": {"family": "mvapich", "launcher_args": [], "env": {"MV2_USE_CUDA": "1"}},
     "cray-mpich": {"family": "cray-mpich", "launcher_args": [], "env": {"MPICH_GPU_SUPPORT_ENABLED": "1"}},
 }
@@ -224,7 +228,7 @@ PMLS = ("ob1", "ucx")
 
 
 def configuration_names(libs: list[MpiLibrary]) -> dict[str, str]:
-    """The names pml_configurations may give (configuration name -> the installation's name), for each Open MPI."""
+    """The names gpu_configurations may give (configuration name -> the installation's name), for each Open MPI."""
     return {_configuration_name(lib, pml): lib.name for lib in libs if lib.family == "openmpi" for pml in PMLS}
 
 
@@ -232,16 +236,20 @@ def _configuration_name(lib: MpiLibrary, pml: str) -> str:
     return f"{lib.name}-{pml}"
 
 
-def pml_configurations(libs: list[MpiLibrary]) -> list[MpiLibrary]:
-    """Each Open MPI found on this machine (not declared, no profile) that has the UCX pml becomes two
-    configurations measured under names of their own, "<name>-ob1" (Open MPI's own transports: profile
-    openmpi-ob1, its BTL list cut to the components this build has) and "<name>-ucx" (profile openmpi-ucx): left
-    to itself the library picks one pml, and which one moves GPU data faster, or moves it at all, is what a GPU
-    node's campaign is for. Both share one engine (one installation). Other libraries are kept as they are."""
+def gpu_configurations(libs: list[MpiLibrary]) -> list[MpiLibrary]:
+    """The configurations a GPU node's generated campaign measures, from the libraries found there (not declared, no
+    profile): each Open MPI that has the UCX pml becomes two, measured under names of their own, "<name>-ob1" (Open
+    MPI's own transports: profile openmpi-ob1, its BTL list cut to the components this build has) and "<name>-ucx"
+    (profile openmpi-ucx): left to itself the library picks one pml, and which one moves GPU data faster, or moves it
+    at all, is what a GPU node's campaign is for; both share one engine (one installation). Each MPICH runs with its
+    GPU profile (mpich: GPU support switched on), under its own name: without it even an MPICH built with CUDA
+    refuses device memory. Other libraries are kept as they are."""
     out = []
     for lib in libs:
-        components = ompi_components(lib) if lib.family == "openmpi" and lib.source == "detected" and \
-            not lib.profile and lib.transport == "mpi" else {}
+        if lib.family == "mpich":
+            out.append(with_gpu_support(lib))
+            continue
+        components = ompi_components(lib) if lib.family == "openmpi" and _found_as_is(lib) else {}
         if "ucx" not in components.get("pml", set()):
             out.append(lib)
             continue
@@ -250,6 +258,16 @@ def pml_configurations(libs: list[MpiLibrary]) -> list[MpiLibrary]:
             conf.launcher_args = _btl_present(conf.launcher_args, components.get("btl", set()))
             out.append(conf)
     return out
+
+
+def with_gpu_support(lib: MpiLibrary) -> MpiLibrary:
+    """A GPU node's MPICH found as is (not declared, no profile): with its GPU profile, under the same name. Others
+    as they are."""
+    return apply_profile(lib, "mpich") if lib.family == "mpich" and _found_as_is(lib) else lib
+
+
+def _found_as_is(lib: MpiLibrary) -> bool:
+    return lib.source == "detected" and not lib.profile and lib.transport == "mpi"
 
 
 def _btl_present(launcher_args: list[str], btls: set[str]) -> list[str]:

@@ -54,8 +54,9 @@ def libraries(args, need=True):
 
 
 def _configurations(args, libs, topo):
-    """A generated campaign on a GPU node measures each pml of an Open MPI found with UCX as a configuration of its
-    own (mpilibs.pml_configurations); --library may name the installation (both) or one configuration."""
+    """On a GPU node each MPICH found runs with its GPU profile, and a generated campaign measures each pml of an Open
+    MPI found with UCX as a configuration of its own (mpilibs.gpu_configurations); --library may name the
+    installation (both pml configurations) or one configuration."""
     installation = mpilibs.configuration_names(libs)
     wanted = set(getattr(args, "library", None) or ())
     if args.campaign or not topo.gpus:
@@ -65,8 +66,8 @@ def _configurations(args, libs, topo):
                              f"campaign generated on a GPU node only; name the installation "
                              f"({', '.join(sorted({installation[n] for n in named}))}), or declare the "
                              f"configuration in a libraries file (profile openmpi-ob1 or openmpi-ucx)")
-        return libs
-    return [c for c in mpilibs.pml_configurations(libs)
+        return [mpilibs.with_gpu_support(lib) for lib in libs] if topo.gpus else libs
+    return [c for c in mpilibs.gpu_configurations(libs)
             if not wanted or c.name in wanted or installation.get(c.name, c.name) in wanted]
 
 
@@ -246,6 +247,21 @@ def _hold(outdir: Path, command: str):
     return lock
 
 
+def planned_libraries(planned: list[dict], found: list) -> dict:
+    """The libraries a plan names (its ``libraries``: describe() of each), found again by name: installations, their
+    GPU configurations, and the NCCL libraries a generated campaign added. A found MPICH keeps its name with its GPU
+    profile on; the plan's profile says which of the two was planned."""
+    profile_of = {d["name"]: d.get("profile") for d in planned}
+    libs_all = {}
+    for lib in [*found, *mpilibs.gpu_configurations(found)]:
+        if lib.name not in libs_all or lib.profile == profile_of.get(lib.name):
+            libs_all[lib.name] = lib
+    for d in planned:
+        if d["name"] not in libs_all and d.get("transport") == "nccl" and d.get("via") in libs_all:
+            libs_all[d["name"]] = mpilibs.nccl_library(libs_all[d["via"]], d["name"])
+    return libs_all
+
+
 def _resume_setup(args) -> dict:
     """What a resume runs: the plan of the results directory, its libraries and engines, the directory held."""
     if args.campaign:
@@ -258,11 +274,7 @@ def _resume_setup(args) -> dict:
                          f"(it comes from {args.resume}/plan.json)")
     outdir = Path(args.resume)
     planned = read_plan(outdir)
-    found = libraries(args)
-    libs_all = {lib.name: lib for lib in [*found, *mpilibs.pml_configurations(found)]}
-    for d in planned["libraries"]:  # NCCL libraries the generated campaign added
-        if d["name"] not in libs_all and d.get("transport") == "nccl" and d.get("via") in libs_all:
-            libs_all[d["name"]] = mpilibs.nccl_library(libs_all[d["via"]], d["name"])
+    libs_all = planned_libraries(planned["libraries"], libraries(args))
     missing = [d["name"] for d in planned["libraries"] if d["name"] not in libs_all]
     if missing:
         raise UsageError(f"cannot resume: libraries {', '.join(missing)} no longer found")
