@@ -372,6 +372,16 @@ def test_failed_launch_reason_names_engine_and_library_errors():
     assert "prterun" not in why and "Exit code" not in why
 
 
+def test_failed_launch_reason_of_a_pml_that_could_not_be_opened():
+    """Real logs of a 1 x H100 quick campaign: Open MPI's pml ucx finding no usable UCX. The cause is the UCX of the
+    wrong version it loaded, or the pml that could not be selected, never Open MPI's note about its help messages."""
+    why = execute._last_error(LOGS / "ucx-pml-wrong-ucx.log")
+    assert why.startswith("ucp_context.c:2137 UCX  WARN  UCP API version is incompatible: required >= 1.22, "
+                          "actual 1.16.0 (loaded from /lib/x86_64-linux-gnu/libucp.so.0)")
+    why = execute._last_error(LOGS / "ucx-pml-not-selected.log")
+    assert why == "No components were able to be opened in the pml framework."
+
+
 def test_failed_launch_reason_without_engine_words(tmp_path):
     log = tmp_path / "x.log"
     log.write_text("$ mpirun -np 2 gmb-bench bw\n[host:123] *** Process received signal ***\n"

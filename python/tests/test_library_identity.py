@@ -81,6 +81,13 @@ def test_library_dirs_follow_links_to_where_libmpi_lives(tmp_path):
     assert identity.library_dirs([str(wrapper_dir)], "/usr") == [str(wrapper_dir), str(top)]
     (tmp_path / "p" / "lib").mkdir(parents=True)
     assert identity.library_dirs([], str(tmp_path / "p")) == [str(tmp_path / "p" / "lib")]
+    # an MPICH built against a UCX elsewhere: its wrapper names that UCX's lib/, a dependency other installations use
+    # too (kept out of their environments, an Open MPI that finds the same UCX through LD_LIBRARY_PATH would lose it)
+    mpich_lib, ucx_lib = tmp_path / "mpich" / "lib", tmp_path / "ucx" / "lib"
+    for d, name in ((mpich_lib, "libmpi.so.12"), (ucx_lib, "libucp.so.0")):
+        d.mkdir(parents=True)
+        (d / name).write_text("")
+    assert identity.library_dirs([str(mpich_lib), str(ucx_lib)], str(tmp_path / "mpich")) == [str(mpich_lib)]
 
 
 def _script(path, text):

@@ -183,6 +183,16 @@ def test_engine_doctor_crash_is_a_not_aware_verdict(tmp_path):
     lib = _fake_launcher(tmp_path, "kill -SEGV $$\n")
     ed = doctor.engine_doctor(lib, tmp_path / "gmb-bench")
     assert ed["gpu_awareness"] == {"verdict": "not aware", "summary": "the awareness proof crashed (signal 11)"}
+    # MPICH's Hydra: exit status 11 and its banner on standard output (seen with MPICH 4.0.2 on device memory)
+    lib = _fake_launcher(tmp_path, 'echo "gmb-bench: FATAL on host vm rank 0: signal Segmentation fault while running: '
+                                   'the GPU awareness proof" >&2\n'
+                                   'echo "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault '
+                                   '(signal 11)"\nexit 11\n')
+    ed = doctor.engine_doctor(lib, tmp_path / "gmb-bench")
+    assert ed["crashed"] and ed["signal"] == 11 and ed["gpu_awareness"]["verdict"] == "not aware"
+    # exit 11 without Hydra's words is an ordinary failure
+    lib = _fake_launcher(tmp_path, "echo 'exit eleven' >&2\nexit 11\n")
+    assert doctor.engine_doctor(lib, tmp_path / "gmb-bench") == {"error": "exit 11: exit eleven"}
     # an ordinary failure stays an error
     lib = _fake_launcher(tmp_path, "echo 'cannot start' >&2\nexit 1\n")
     assert doctor.engine_doctor(lib, tmp_path / "gmb-bench") == {"error": "exit 1: cannot start"}

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -127,7 +128,7 @@ def engine_doctor(lib: mpilibs.MpiLibrary, engine: Path, timeout: float = 120) -
         ctx = next((r for r in recs if r.get("type") == "context"), {})
         results = [r for r in recs if r.get("type") == "result"]
         verdict = (ctx.get("mpi") or {}).get("gpu_awareness")
-        signal = _signal_of(p.returncode)
+        signal = _signal_of(p.returncode, p.stdout or "")
         if signal is not None:
             fatal = _fatal_line((p.stderr or "") + "\n" + (p.stdout or ""))
             if verdict and "fresh-buffer check" in fatal:
@@ -256,12 +257,20 @@ def settings_that_matter(lib: mpilibs.MpiLibrary, engine: Path, timeout: float =
     return out
 
 
-def _signal_of(returncode: int) -> int | None:
-    """The signal that ended a launch: -N from subprocess, 128+N from a launcher or shell (mpirun: 139 = SIGSEGV)."""
+# MPICH's Hydra exits with a killed rank's raw wait status (11 for SIGSEGV) and says so on its standard output
+_HYDRA_SIGNAL = re.compile(r"TERMINATED WITH THE EXIT STRING: .*\(signal (\d+)\)")
+
+
+def _signal_of(returncode: int, stdout: str = "") -> int | None:
+    """The signal that ended a launch: -N from subprocess, 128+N from a launcher or shell (mpirun: 139 = SIGSEGV),
+    or N with Hydra's "(signal N)" on the launcher's standard output."""
     if returncode < 0:
         return -returncode
     if 128 < returncode < 128 + 65:
         return returncode - 128
+    m = _HYDRA_SIGNAL.search(stdout)
+    if returncode and m and int(m.group(1)) == returncode:
+        return returncode
     return None
 
 

@@ -233,8 +233,12 @@ def _swapped_library(log: Path) -> str:
 
 
 # A library's own diagnostic among a failed launch's output (UCX "UCX  ERROR", Open MPI "[host:pid] ... error",
-# signals); the launcher's closing banner ("prterun detected that one or more processes exited ...") is not one.
-_LIBRARY_ERROR = re.compile(r"\bERROR\b|\berror\b|Segmentation fault|\bSIG(SEGV|BUS|ABRT|ILL|FPE)\b|Killed")
+# signals, a component that could not be opened or selected, a dependency of the wrong version); the launcher's
+# closing banner ("prterun detected that one or more processes exited ...") is not one.
+_LIBRARY_ERROR = re.compile(r"\bERROR\b|\berror\b|Segmentation fault|\bSIG(SEGV|BUS|ABRT|ILL|FPE)\b|Killed|"
+                            r"No components were able to be opened|cannot be selected|\bincompatible\b")
+# Open MPI's notes about its help messages, never a cause
+_LAUNCHER_NOTE = re.compile(r"orte_base_help_aggregate|more process(es)? ha(s|ve) sent help message")
 _LOG_PREFIX = re.compile(r"^(\[[^\]]*\]\s*)+")  # "[1795408113.106396] [vm:15516:0]" time and process stamps
 
 
@@ -243,7 +247,8 @@ def _last_error(log: Path) -> str:
     of its last unsupported/failed record), followed by the first error the library printed, which is usually the
     cause (e.g. "MPI_Waitall failed: MPI_ERR_IN_STATUS" after "UCX ERROR cuMemcpyDtoDAsync ... invalid argument").
     Without either: the last line that is not launcher decoration."""
-    lines = [ln.strip() for ln in log.read_text(errors="replace").replace("\0", "").splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in log.read_text(errors="replace").replace("\0", "").splitlines()
+             if ln.strip() and not _LAUNCHER_NOTE.search(ln)]
     engine = ""
     for ln in reversed(lines):
         if ln.startswith("gmb-bench:"):

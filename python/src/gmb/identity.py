@@ -78,16 +78,20 @@ def wrapper_library_dirs(cc: str | None, family: str, env: dict[str, str]) -> li
 def library_dirs(wrapper_dirs: list[str], prefix: str) -> list[str]:
     """Where an installation's MPI library files are: the wrapper's directories (else ``prefix``/lib, lib64), each
     as given and with links resolved, and the directory every ``libmpi*.so*`` in them really lives in (Debian's
-    ``openmpi/lib`` holds links into ``/usr/lib/x86_64-linux-gnu``)."""
+    ``openmpi/lib`` holds links into ``/usr/lib/x86_64-linux-gnu``). A wrapper directory without an MPI library file
+    is a dependency's (an MPICH built against a UCX elsewhere names that UCX's lib/ too), shared with other
+    installations, and left out: each installation's processes are kept away from the others' directories, and an Open
+    MPI that finds its UCX through LD_LIBRARY_PATH would lose it. Where none holds one, all of them count."""
     dirs = list(wrapper_dirs) or [str(Path(prefix) / d) for d in ("lib", "lib64") if (Path(prefix) / d).is_dir()]
-    out: list[str] = []
+    found: dict[str, list[str]] = {}
     for d in dirs:
-        if not os.path.isdir(d):
-            continue
-        out += [os.path.normpath(d), _real(d)]
-        for f in sorted(os.listdir(d)):
-            if MPI_LIBRARY_FILE.match(f):
-                out.append(os.path.dirname(_real(os.path.join(d, f))))
+        if os.path.isdir(d):
+            found[d] = [os.path.dirname(_real(os.path.join(d, f))) for f in sorted(os.listdir(d))
+                        if MPI_LIBRARY_FILE.match(f)]
+    holding = [d for d, files in found.items() if files] or list(found)
+    out: list[str] = []
+    for d in holding:
+        out += [os.path.normpath(d), _real(d), *found[d]]
     return list(dict.fromkeys(out))
 
 
