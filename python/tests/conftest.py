@@ -107,6 +107,12 @@ def gpu_quick_mpi4_store():
 
 
 @pytest.fixture
+def gpu_quick_mpich_store():
+    """The quick campaign with a CUDA-aware MPICH beside Open MPI (1 x H100, 2026-11-25), recorded."""
+    return quick_campaign_store(DATA / "h100-quick-mpich")
+
+
+@pytest.fixture
 def host_store(tmp_path):
     """A host-only result set (engine without CUDA, no GPU), as a CPU machine leaves it."""
     s = Store(":memory:")

@@ -317,9 +317,10 @@ def test_settings_that_matter_ablates_each_setting(monkeypatch):
 
 
 def test_mpich_needing_two_settings_at_once_gets_them_tried_together(monkeypatch):
-    """An MPICH built with CUDA, found without its GPU profile: GPU support on alone crashes (UCX's memory-type
-    cache), the cache off alone changes nothing; only both together prove it aware, and that is the remedy reported.
-    A library that one setting fixes is not also tried with all of them."""
+    """An MPICH built with CUDA on a site that turned its GPU support off (MPIR_CVAR_ENABLE_GPU=0 in the
+    environment), found without its GPU profile: GPU support on alone crashes (UCX's memory-type cache), the cache
+    off alone changes nothing; only both together prove it aware, and that is the remedy reported. A library that
+    one setting fixes is not also tried with all of them."""
     from gmb import doctor
 
     mpich = MpiLibrary(name="mpich-4.0.2", family="mpich", version="4.0.2", prefix="/m", launcher_path="/m/bin/mpiexec",
@@ -342,7 +343,7 @@ def test_mpich_needing_two_settings_at_once_gets_them_tried_together(monkeypatch
     assert [(f["setting"], f["kind"]) for f in out["findings"]] == [
         ("MPIR_CVAR_ENABLE_GPU=1 UCX_MEMTYPE_CACHE=n UCX_WARN_UNUSED_ENV_VARS=n", "remedy")]
     assert out["findings"][0]["effect"] == "makes it work: with it the doctor says aware (proved)"
-    # with its profile (what a GPU node runs) it is aware, and each of the two settings is needed
+    # with its profile (what a GPU node runs) it is aware, and on that site each of the two settings is needed
     asked.clear()
     profiled = mpilibs.with_gpu_support(mpich)
     out = doctor.settings_that_matter(profiled, Path("/e"))

@@ -211,8 +211,9 @@ def _family_profiles(lib: mpilibs.MpiLibrary) -> list[dict]:
 
 
 def _remedies_together(lib: mpilibs.MpiLibrary) -> list[tuple[str, dict]]:
-    """Each GPU profile of the library's family with all the settings the library lacks at once (MPICH built with
-    CUDA needs two: its GPU support on, UCX's memory-type cache off): tried when no setting alone made it work."""
+    """Each GPU profile of the library's family with all the settings the library lacks at once, tried when no
+    setting alone made it work (e.g. an MPICH built with CUDA where the site turned its GPU support off: it needs
+    that back on and UCX's memory-type cache off)."""
     out = []
     for profile in _family_profiles(lib):
         missing = {name: value for name, value in profile["env"].items() if name not in lib.env}

@@ -36,9 +36,9 @@ PROFILES: dict[str, dict] = {
                     "env": {"UCX_MEMTYPE_CACHE": "n", "UCX_WARN_UNUSED_ENV_VARS": "n"}},
     "openmpi-ob1": {"family": "openmpi", "launcher_args": ["--mca", "pml", "ob1", "--mca", "btl", "smcuda,self,vader"],
                     "env": {}},
-    # MPICH (ch4:ucx) built with CUDA moves device memory only with its GPU support switched on, and crashes in
-    # UCX's shared-memory transport on device buffers while UCX's memory-type cache is on (as Open MPI's pml ucx
-    # does); both settings are harmless for an MPICH without CUDA or without UCX.
+    # MPICH (ch4:ucx) built with CUDA crashes in UCX's shared-memory transport on device buffers while UCX's
+    # memory-type cache is on (as Open MPI's pml ucx does). Its GPU support is on by default; the profile says so
+    # for a site that turns it off. Both settings are harmless for an MPICH without CUDA or without UCX.
     "mpich": {"family": "mpich", "launcher_args": [],
               "env": {"MPIR_CVAR_ENABLE_GPU": "1", "UCX_MEMTYPE_CACHE": "n", "UCX_WARN_UNUSED_ENV_VARS": "n"}},
     "mvapich2-gdr": {"family": "mvapich", "launcher_args": [], "env": {"MV2_USE_CUDA": "1"}},
@@ -242,8 +242,8 @@ def gpu_configurations(libs: list[MpiLibrary]) -> list[MpiLibrary]:
     MPI's own transports: profile openmpi-ob1, its BTL list cut to the components this build has) and "<name>-ucx"
     (profile openmpi-ucx): left to itself the library picks one pml, and which one moves GPU data faster, or moves it
     at all, is what a GPU node's campaign is for; both share one engine (one installation). Each MPICH runs with its
-    GPU profile (mpich: GPU support switched on), under its own name: without it even an MPICH built with CUDA
-    refuses device memory. Other libraries are kept as they are."""
+    GPU profile (mpich), under its own name: without it an MPICH built with CUDA over UCX crashes on device memory.
+    Other libraries are kept as they are."""
     out = []
     for lib in libs:
         if lib.family == "mpich":
