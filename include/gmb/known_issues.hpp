@@ -24,6 +24,11 @@ struct CollectiveCallFacts {
   bool persistent = false;     // an MPI-4 persistent collective (MPI_Allreduce_init ...), started and waited for
   bool reduction = false;
   bool device_memory = false;  // some rank hands the library device memory
+  bool device_memory_off_root = false;  // the ranks other than the root hand it device memory
+  int ranks = 0;
+  std::uint64_t block_bytes = 0;  // each rank's block of an equal-block operation (gather: what each rank sends)
+  // MPICH's MPIR_CVAR_GATHER_VSMALL_MSG_SIZE as this process sees it (MPICH's default 1024 where unset)
+  std::uint64_t mpich_gather_vsmall_msg_size = 1024;
   bool in_place = false;       // --in-place asked for
   int root = 0;
   std::uint64_t bytes = 0;

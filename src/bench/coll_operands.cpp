@@ -201,9 +201,14 @@ std::string Operands::known_crash_here(const Context& ctx, std::size_t bytes) co
   call.reduction = op_->reduction;
   call.device_memory = op_->has_data && (ctx.platform->memory.known(spec_root_.kind).gpu_memory ||
                                          ctx.platform->memory.known(spec_others_.kind).gpu_memory);
+  call.device_memory_off_root = op_->has_data && ctx.platform->memory.known(spec_others_.kind).gpu_memory;
   call.in_place = in_place_;
   call.root = root_;
   call.bytes = bytes;
+  call.ranks = ctx.size;
+  call.block_bytes = ctx.size > 0 ? bytes / dtype_size(dtype_) / static_cast<std::uint64_t>(ctx.size) * dtype_size(dtype_) : 0;
+  if (const char* vsmall = std::getenv("MPIR_CVAR_GATHER_VSMALL_MSG_SIZE"))
+    call.mpich_gather_vsmall_msg_size = std::strtoull(vsmall, nullptr, 10);
   const char* ucc = std::getenv("OMPI_MCA_coll_ucc_enable");
   call.ucc_enabled = ucc && std::string(ucc) == "1";
   return known_crash(library, call);

@@ -46,6 +46,19 @@ std::string known_crash(const LibraryVersion& library, const CollectiveCallFacts
            "communicator\" in MPIDU_Sched_progress_state; the job aborts; seen with Debian's MPICH 4.0.2, reproduced "
            "with a 30-line C program). Use coll scatter without --persistent, scatterv, or --run-known-crashes to try "
            "it anyway";
+  // MPICH 4.0 built with CUDA: in its binomial gather every non-root rank with children in the tree (there is one
+  // from 4 ranks on) sends its own block and its children's as one struct datatype spanning the device send buffer
+  // and a host temporary buffer, once a block reaches MPIR_CVAR_GATHER_VSMALL_MSG_SIZE; MPICH packs that struct on
+  // the CPU and dies reading device memory.
+  if (library.family == "MPICH" && library.major == 4 && library.minor == 0 &&
+      (call.call == "MPI_Gather" || call.call == "MPI_Igather" || call.call == "MPI_Gather_init") &&
+      call.device_memory_off_root && call.ranks >= 4 && call.block_bytes >= call.mpich_gather_vsmall_msg_size)
+    return version + " dies with SIGSEGV in " + call.call + " on device memory from 4 ranks on once each rank's block "
+           "reaches MPIR_CVAR_GATHER_VSMALL_MSG_SIZE (" + std::to_string(call.mpich_gather_vsmall_msg_size) +
+           " B): its binomial gather sends a struct datatype spanning the device send buffer and a host temporary "
+           "buffer, and packs it on the CPU (seen with MPICH 4.0.2 built with CUDA, ch4:ucx, UCX 1.22, on H100: 4 ranks, "
+           "1 KiB blocks; 2 and 3 ranks pass). Use gatherv, fewer ranks, host or pinned buffers, or "
+           "--run-known-crashes to try it anyway";
   return "";
 }
 

@@ -93,3 +93,36 @@ TEST(KnownIssues, MpichPersistentScatter) {
   c.call = "MPI_Scatter_init";
   EXPECT_EQ(known_crash(parse_library_version("MPICH Version: 4.1.2"), c), "");
 }
+
+TEST(KnownIssues, MpichBinomialGatherOnDeviceFromFourRanks) {
+  const LibraryVersion mpich = parse_library_version("MPICH Version:\t4.0.2");
+  CollectiveCallFacts c;
+  c.call = "MPI_Gather";
+  c.device_memory = c.device_memory_off_root = true;
+  c.ranks = 4;
+  c.bytes = 4096;
+  c.block_bytes = 1024;
+  EXPECT_NE(known_crash(mpich, c).find("MPICH 4.0.2 dies with SIGSEGV in MPI_Gather on device memory from 4 ranks on"),
+            std::string::npos);
+  for (const char* call : {"MPI_Igather", "MPI_Gather_init"}) {
+    c.call = call;
+    EXPECT_NE(known_crash(mpich, c), "") << call;
+  }
+  c.call = "MPI_Gatherv";  // linear: passes
+  EXPECT_EQ(known_crash(mpich, c), "");
+  c.call = "MPI_Gather";
+  c.block_bytes = 1023;  // under MPIR_CVAR_GATHER_VSMALL_MSG_SIZE: copied into the temporary buffer, passes
+  EXPECT_EQ(known_crash(mpich, c), "");
+  c.block_bytes = 1 << 20;
+  c.mpich_gather_vsmall_msg_size = 2u << 20;  // the threshold as the process sees it
+  EXPECT_EQ(known_crash(mpich, c), "");
+  c.mpich_gather_vsmall_msg_size = 1024;
+  c.ranks = 3;  // no rank but the root has children in the tree
+  EXPECT_EQ(known_crash(mpich, c), "");
+  c.ranks = 8;
+  c.device_memory_off_root = false;  // only the root's buffers on the device
+  EXPECT_EQ(known_crash(mpich, c), "");
+  c.device_memory_off_root = true;
+  EXPECT_EQ(known_crash(parse_library_version("MPICH Version: 4.1.2"), c), "");
+  EXPECT_EQ(known_crash(parse_library_version("Open MPI v5.0.7"), c), "");
+}
