@@ -57,7 +57,8 @@ std::string known_crash(const LibraryVersion& library, const CollectiveCallFacts
            "reaches MPIR_CVAR_GATHER_VSMALL_MSG_SIZE (" + std::to_string(call.mpich_gather_vsmall_msg_size) +
            " B): its binomial gather sends a struct datatype spanning the device send buffer and a host temporary "
            "buffer, and packs it on the CPU (seen with MPICH 4.0.2 built with CUDA, ch4:ucx, UCX 1.22, on H100: 4 ranks, "
-           "1 KiB blocks; 2 and 3 ranks pass). Use gatherv, fewer ranks, host or pinned buffers, or "
+           "1 KiB blocks; 2 and 3 ranks pass). Set MPIR_CVAR_GATHER_VSMALL_MSG_SIZE above the block (it then copies "
+           "into the temporary buffer: 1 GiB passed every size), use gatherv, host or pinned buffers, or "
            "--run-known-crashes to try it anyway";
   return "";
 }
