@@ -216,7 +216,7 @@ class Operands {
  private:
   const MemorySpec& my_spec(int rank) const { return rank == root_ ? spec_root_ : spec_others_; }
   void describe_size(Json& record, int world_size) const;
-  // Why this library is known to crash in the current operation at `bytes`, or "".
+  // Why this library is known to crash in the current operation at `bytes` (laid out in layout_), or "".
   std::string known_crash_here(const Context& ctx, std::size_t bytes) const;
   void upload(Buffer& b, const std::vector<unsigned char>& image) const;
   void download(std::vector<unsigned char>& image, const Buffer& b) const;

@@ -26,7 +26,7 @@ struct CollectiveCallFacts {
   bool device_memory = false;  // some rank hands the library device memory
   bool device_memory_off_root = false;  // the ranks other than the root hand it device memory
   int ranks = 0;
-  std::uint64_t block_bytes = 0;  // each rank's block of an equal-block operation (gather: what each rank sends)
+  std::uint64_t block_bytes = 0;  // Layout::block_elems in bytes (gather: what each rank sends); 0 for the others
   // MPICH's MPIR_CVAR_GATHER_VSMALL_MSG_SIZE as this process sees it (MPICH's default 1024 where unset)
   std::uint64_t mpich_gather_vsmall_msg_size = 1024;
   bool in_place = false;       // --in-place asked for

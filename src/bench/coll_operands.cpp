@@ -206,7 +206,7 @@ std::string Operands::known_crash_here(const Context& ctx, std::size_t bytes) co
   call.root = root_;
   call.bytes = bytes;
   call.ranks = ctx.size;
-  call.block_bytes = ctx.size > 0 ? bytes / dtype_size(dtype_) / static_cast<std::uint64_t>(ctx.size) * dtype_size(dtype_) : 0;
+  call.block_bytes = layout_.block_elems * dtype_size(dtype_);
   if (const char* vsmall = std::getenv("MPIR_CVAR_GATHER_VSMALL_MSG_SIZE"))
     call.mpich_gather_vsmall_msg_size = std::strtoull(vsmall, nullptr, 10);
   const char* ucc = std::getenv("OMPI_MCA_coll_ucc_enable");

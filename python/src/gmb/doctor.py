@@ -236,11 +236,13 @@ def settings_that_matter(lib: mpilibs.MpiLibrary, engine: Path, timeout: float =
     # Remedies are tried for a "not aware" answer (not for a doctor that could not run at all), and not for a
     # library built without CUDA support (its static answer): no setting would change that.
     remedies = _verdict(base) == "not aware" and lib.cuda_aware is not False
-    candidates = _settings(lib) if aware else _remedies(lib) if remedies else []
-    together = _remedies_together(lib) if remedies else []
-    for setting, fields in [*candidates, *together]:
-        if out["findings"] and (setting, fields) in together:
-            break  # a setting alone made it work
+
+    def candidates():
+        yield from _settings(lib) if aware else _remedies(lib) if remedies else []
+        if remedies and not out["findings"]:  # no setting alone made it work
+            yield from _remedies_together(lib)
+
+    for setting, fields in candidates():
         out["tried"].append(("without " if aware else "with ") + setting)
         ed = engine_doctor(replace(lib, **fields), engine, timeout)
         if _verdict(ed) != _verdict(base):

@@ -246,12 +246,9 @@ def gpu_configurations(libs: list[MpiLibrary]) -> list[MpiLibrary]:
     Other libraries are kept as they are."""
     out = []
     for lib in libs:
-        if lib.family == "mpich":
-            out.append(with_gpu_support(lib))
-            continue
         components = ompi_components(lib) if lib.family == "openmpi" and _found_as_is(lib) else {}
         if "ucx" not in components.get("pml", set()):
-            out.append(lib)
+            out.append(with_gpu_support(lib))
             continue
         for pml in PMLS:
             conf = apply_profile(replace(lib, name=_configuration_name(lib, pml)), f"openmpi-{pml}")
