@@ -398,11 +398,13 @@ def _path_answers(store: Store, bandwidth: list[Point], latency: list[Point]) ->
             send = recv = None
         # each library's figures by size: its own path; a library that is not CUDA-aware: its best strategy
         per_lib: dict[str, dict[int, Point]] = {}
+        staged: set[str] = set()  # not CUDA-aware: figures of gmb's strategies
         for lib in sorted({p.library for p in pts}):
             mine = [p for p in pts if p.library == lib]
             own = [p for p in mine if _direct(p)]
             if not own and lib in not_aware and _has_device(memory):
                 own = mine
+                staged.add(lib)
             by_size: dict[int, list[Point]] = {}
             for p in own:
                 by_size.setdefault(p.bytes, []).append(p)
@@ -415,6 +417,11 @@ def _path_answers(store: Store, bandwidth: list[Point], latency: list[Point]) ->
             return ceiling_for(bench, path, send, recv, b, avail) if higher and send else (None, None)
 
         sizes = {lib: set(s) for lib, s in per_lib.items()}
+        # The size is that of the configurations moving device memory themselves: a staged one is measured over
+        # fewer, smaller sizes (campaigns keep its slow large messages out) and would hold the answer below the
+        # sizes where the link's rate is reached; it is named as not measured at that size.
+        if set(sizes) - staged:
+            sizes = {lib: s for lib, s in sizes.items() if lib not in staged}
         if higher is None:  # a latency alone: at the smallest message, the size latency is quoted at
             size = _nearest(set.intersection(*sizes.values()) or set.union(*sizes.values()))
         else:
