@@ -113,6 +113,12 @@ def gpu_quick_mpich_store():
 
 
 @pytest.fixture
+def gpu_x2_quick_mpich_store():
+    """The same libraries and NCCL on two GPUs joined by NVLink (2 x H200, 2026-11-25), recorded."""
+    return quick_campaign_store(DATA / "h200-x2-quick-mpich")
+
+
+@pytest.fixture
 def host_store(tmp_path):
     """A host-only result set (engine without CUDA, no GPU), as a CPU machine leaves it."""
     s = Store(":memory:")
