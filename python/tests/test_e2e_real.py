@@ -60,6 +60,20 @@ def test_quick_run_both_libraries(quick_run):
 
 
 @NEED_BOTH
+def test_host_copy_ceiling_is_the_fastest_thread_count(quick_run):
+    """The host-memory ceiling keeps the fastest of 1, 2, 4, ... threads (waking many threads costs more than a small
+    copy takes, which left the ceiling below a single MPI copy at 1 MiB) and names the count it kept."""
+    db = sqlite3.connect(quick_run["dir"] / "store.sqlite")
+    timings = [r[0] for r in db.execute("SELECT json_extract(json, '$.timing') FROM results "
+                                        "WHERE operation = 'host-copy' AND status = 'ok'")]
+    assert timings
+    for timing in timings:
+        assert re.search(r"memcpy by \d+ threads? bound to NUMA node \d+", timing), timing
+        if (os.cpu_count() or 1) > 1:
+            assert "(the fastest of 1, 2" in timing, timing
+
+
+@NEED_BOTH
 def test_compare_the_two_libraries(quick_run, capsys):
     d = quick_run["dir"]
     ompi, mpich = quick_run["libs"]
