@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import synth
 
+from gmb import checkreport
 from gmb.store import Store
 
 HERE = Path(__file__).parent
@@ -75,6 +76,16 @@ def gpu_store():
         for f in sorted((DATA / d).glob("*.jsonl")):
             s.ingest(f)
     return s
+
+
+def check_report_in_chromium(html: str, tmp_path: Path) -> None:
+    """A report's HTML opened in headless Chromium passes gmb's report check; skipped without Chromium."""
+    if checkreport.find_browser() is None:
+        pytest.skip("no Chromium for the report check")
+    report = tmp_path / "report.html"
+    report.write_text(html)
+    res = checkreport.check(report)
+    assert res["ok"], res["problems"]
 
 
 def quick_campaign_store(directory: Path) -> Store:

@@ -8,9 +8,10 @@ from dataclasses import replace
 
 import pytest
 import synth
+from conftest import check_report_in_chromium
 from fake_engine import describe, description
 
-from gmb import answers, checkreport, defaults, estimate, plots, tables
+from gmb import answers, defaults, estimate, plots, tables
 from gmb.cli import main
 from gmb.engine_description import EngineDescription
 from gmb.mpilibs import MpiLibrary
@@ -161,12 +162,7 @@ def test_report_has_the_new_tables_and_figure(mpi4_store, tmp_path):
     for title in ("One-sided communication (RMA)", "Persistent vs regular calls", "Partitioned communication "
                   "overlapped with compute", "fig-partitioned-overlap"):
         assert title in html
-    if checkreport.find_browser() is None:
-        pytest.skip("no Chromium for the report check")
-    report = tmp_path / "report.html"
-    report.write_text(html)
-    res = checkreport.check(report)
-    assert res["ok"], res["problems"]
+    check_report_in_chromium(html, tmp_path)
 
 
 # ---------------------------------------------------------------------------------------------------- campaign

@@ -4,9 +4,9 @@
 the system's Open MPI 4.1.6, NCCL 2.28.3): three CUDA-aware configurations beside NCCL, what the answers say per
 path and per collective, and that every figure stays under the copy ceiling of its path."""
 
-import pytest
+from conftest import check_report_in_chromium
 
-from gmb import answers, checkreport, tables
+from gmb import answers, tables
 from gmb.report import build_html
 
 AWARE = {"openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx", "mpich-4.0.2"}
@@ -76,9 +76,4 @@ def test_settings_and_refusals_of_the_run(gpu_x2_quick_mpich_store):
 def test_report_of_the_two_gpu_run(gpu_x2_quick_mpich_store, tmp_path):
     html = build_html(gpu_x2_quick_mpich_store)
     assert "NVLink pair" in html and "nccl" in html
-    if checkreport.find_browser() is None:
-        pytest.skip("no Chromium for the report check")
-    report = tmp_path / "report.html"
-    report.write_text(html)
-    res = checkreport.check(report)
-    assert res["ok"], res["problems"]
+    check_report_in_chromium(html, tmp_path)
