@@ -363,6 +363,7 @@ class Peaks final : public Benchmark {
     std::memset(a.data, 1, length);  // first touch of every page (placed by the binding above)
     // Per thread count, the samples; the ceiling is the count whose median copy is fastest.
     std::vector<double> best;
+    double best_median = 0;
     int best_threads = 0;
     for (const int threads : thread_counts) {
       HostCopyCrew crew(threads, cpus, b.data, a.data, bytes_);
@@ -373,8 +374,10 @@ class Peaks final : public Benchmark {
       }
       Samples per_copy(static_cast<std::size_t>(samples_));
       for (int s = 0; s < samples_; ++s) per_copy.time([&] { crew.copy(copies_); }, copies_);
-      if (best.empty() || summarize(per_copy.seconds()).median < summarize(best).median) {
+      const double median = summarize(per_copy.seconds()).median;
+      if (best.empty() || median < best_median) {
         best = per_copy.seconds();
+        best_median = median;
         best_threads = threads;
       }
     }
