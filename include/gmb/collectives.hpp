@@ -162,6 +162,12 @@ class Operands {
   void add_options(ArgParser& p);
   // `--transport mpi|nccl` (blocking collectives only: NCCL has no request to test).
   void add_transport_option(ArgParser& p);
+  // `--rotate-offsets` (blocking collectives): each call at the next offset of buffers sized for the sweep's largest
+  // size, as nccl-tests does, so that no call reads what an earlier one left in a cache.
+  void add_rotation_option(ArgParser& p);
+  bool rotates_offsets() const { return rotate_offsets_; }
+  // How many offsets the calls of the current size cycle through (1: every call on the same buffers).
+  std::size_t offset_positions() const { return offsets_; }
   // Takes OP from the positionals (one name, a comma-separated list, or "all") and checks the
   // combination for every operation; throws UsageError. Selects the first operation.
   void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform,
@@ -183,8 +189,9 @@ class Operands {
   std::string verify(std::uint32_t seed);
   void teardown();
 
-  // One blocking call; under NCCL, enqueued on the stream (complete() waits for it).
-  void call() const;
+  // One blocking call; under NCCL, enqueued on the stream (complete() waits for it). With --rotate-offsets each
+  // call moves to the next offset (prepare() goes back to the first, where validation writes and reads).
+  void call();
   void complete() const;
   void start(MPI_Request* request) const { op_->start(args_, request); }
   // The persistent request of the current operation over this size's buffers (coll --persistent): MPI's code,
@@ -216,6 +223,9 @@ class Operands {
  private:
   const MemorySpec& my_spec(int rank) const { return rank == root_ ? spec_root_ : spec_others_; }
   void describe_size(Json& record, int world_size) const;
+  // --rotate-offsets: this rank's layout at the largest size of the sweep that can be laid out (what the
+  // buffers span).
+  Layout rotation_span(const Context& ctx) const;
   // Why this library is known to crash in the current operation at `bytes` (laid out in layout_), or "".
   std::string known_crash_here(const Context& ctx, std::size_t bytes) const;
   void upload(Buffer& b, const std::vector<unsigned char>& image) const;
@@ -235,6 +245,7 @@ class Operands {
   std::string dtype_text_;
   Dtype dtype_ = Dtype::byte;
   std::string transport_ = "mpi";
+  bool rotate_offsets_ = false;      // --rotate-offsets
   std::shared_ptr<NcclComm> nccl_;  // under --transport nccl, from setup on
   std::optional<PathInfo> path_;    // among all ranks, from the first setup on (kinds are fixed)
 
@@ -246,6 +257,9 @@ class Operands {
   Layout layout_;
   std::unique_ptr<Buffer> send_, recv_;
   bool receives_ = false;  // whether this rank's receive buffer gets data
+  // --rotate-offsets: calls cycle through `offsets_` positions `offset_stride_` bytes apart; `next_offset_` is the
+  // position of the next call.
+  std::size_t offsets_ = 1, offset_stride_ = 0, next_offset_ = 0;
   CallArgs args_;
   std::vector<unsigned char> scratch_;
 };

@@ -2,6 +2,7 @@
 // Operands of a collective (shared by `coll` and `nbc`): options, memory kinds per role, buffers,
 // and validation images written and read through the host.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -67,6 +68,13 @@ void Operands::add_options(ArgParser& p) {
 void Operands::add_transport_option(ArgParser& p) {
   p.value({"--transport"}, "mpi|nccl", "who runs the collective: the MPI library (default) or NCCL (device buffers)",
           [this](const std::string& v) { transport_ = v; });
+}
+
+void Operands::add_rotation_option(ArgParser& p) {
+  p.flag({"--rotate-offsets"},
+         "each call at the next offset of buffers sized for the largest size, as nccl-tests does: no call reads what "
+         "an earlier one left in a cache (default: every call on the same buffers, as OSU and most applications)",
+         &rotate_offsets_);
 }
 
 void Operands::configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform,
@@ -142,7 +150,8 @@ Json Operands::options_json() const {
                .set("root", root_)
                .set("in_place", in_place_)
                .set("dtype", dtype_text_.empty() ? "float" : dtype_text_.c_str())
-               .set("transport", transport_);
+               .set("transport", transport_)
+               .set("rotate_offsets", rotate_offsets_);
   return o;
 }
 
@@ -156,6 +165,7 @@ void Operands::describe_configuration(Json& record, int world_size) const {
   if (op_->rooted) record.set("root", root_);
   if (op_->in_place != InPlace::never) record.set("in_place", in_place_);
   if (op_->has_data) record.set("dtype", dtype_name(dtype_));
+  if (op_->has_data) record.set("buffer_offsets", rotate_offsets_ ? "rotating" : "fixed");
   if (op_->has_data && path_) record.set("path", path_->to_json());
   if (op_->has_data) describe_size(record, world_size);
 }
@@ -231,8 +241,9 @@ SizeNeeds Operands::needs(const Context& ctx, std::size_t bytes) const {
   }
   const MemoryKind& kind = ctx.platform->memory.known(my_spec(ctx.rank).kind);
   const std::uint64_t es = dtype_size(dtype_), send_bytes = l.send_elems * es, recv_bytes = l.recv_elems * es;
-  n.add("send", send_bytes, kind);
-  n.add("recv", recv_bytes, kind);
+  const Layout span = rotate_offsets_ ? rotation_span(ctx) : l;
+  n.add("send", std::max(send_bytes, span.send_elems * es), kind);
+  n.add("recv", std::max(recv_bytes, span.recv_elems * es), kind);
   // prepare() builds the send image, then the receive image, on the host: one at a time.
   n.add("input image", std::max(send_bytes, recv_bytes), MemorySide::host);
   if (ctx.settings->validate) n.add("received copy", recv_bytes, MemorySide::host);
@@ -265,17 +276,52 @@ void Operands::setup(const Context& ctx, std::size_t bytes) {
   kind_ = &ctx.platform->memory.require(my_spec(rank_).kind);
   receives_ = !op_->received(total_, rank_, ranks_, root_, in_place_).empty();
   const std::size_t es = dtype_size(dtype_);
-  send_ = ctx.buffers->take(*kind_, layout_.send_elems * es);
-  recv_ = ctx.buffers->take(*kind_, layout_.recv_elems * es);
+  const std::size_t send_bytes = layout_.send_elems * es, recv_bytes = layout_.recv_elems * es;
+  // --rotate-offsets: buffers of the largest size, the calls cycling through positions one call's bytes apart
+  // (aligned as allocations are), nccl-tests' way of keeping a call from reading what an earlier one cached.
+  const Layout span = rotate_offsets_ ? rotation_span(ctx) : layout_;
+  const std::size_t send_span = std::max<std::size_t>(send_bytes, span.send_elems * es);
+  const std::size_t recv_span = std::max<std::size_t>(recv_bytes, span.recv_elems * es);
+  send_ = ctx.buffers->take(*kind_, send_span);
+  recv_ = ctx.buffers->take(*kind_, recv_span);
+  constexpr std::size_t kAlignment = 256;
+  offset_stride_ = (std::max(send_bytes, recv_bytes) + kAlignment - 1) / kAlignment * kAlignment;
+  offsets_ = 1;
+  if (rotate_offsets_ && offset_stride_ > 0) {
+    std::size_t fit = SIZE_MAX;
+    if (send_bytes) fit = std::min(fit, (send_span - send_bytes) / offset_stride_ + 1);
+    if (recv_bytes) fit = std::min(fit, (recv_span - recv_bytes) / offset_stride_ + 1);
+    offsets_ = fit == SIZE_MAX ? 1 : fit;
+  }
+  next_offset_ = 0;
   args_.send = send_->data();
   args_.recv = recv_->data();
   // The inputs exist before timing starts, and typed inputs are numbers (never NaN or denormals).
   prepare(0);
 }
 
-void Operands::call() const {
+void Operands::call() {
+  if (offsets_ > 1) {
+    const std::size_t shift = next_offset_ * offset_stride_;
+    args_.send = static_cast<const char*>(send_->data()) + shift;
+    args_.recv = static_cast<char*>(recv_->data()) + shift;
+    next_offset_ = (next_offset_ + 1) % offsets_;
+  }
   if (nccl_) nccl_->collective(*op_, args_, dtype_);
   else op_->call(args_);
+}
+
+Layout Operands::rotation_span(const Context& ctx) const {
+  std::vector<std::uint64_t> sizes = ctx.settings->sizes;
+  std::sort(sizes.rbegin(), sizes.rend());
+  for (const std::uint64_t bytes : sizes) {
+    try {
+      return op_->layout(bytes / dtype_size(dtype_), ctx.rank, ctx.size, root_, in_place_);
+    } catch (const Unsupported&) {
+      // a size whose counts exceed int is refused on its own; the span is the largest size that can be laid out
+    }
+  }
+  return Layout{};
 }
 
 void Operands::complete() const {
@@ -302,6 +348,7 @@ void Operands::download(std::vector<unsigned char>& image, const Buffer& b) cons
 
 void Operands::prepare(std::uint32_t seed) {
   if (!op_->has_data) return;
+  next_offset_ = 0;  // the next call works on what is written here
   upload(*send_, make_send_image(*op_, layout_, dtype_, rank_, seed));
   upload(*recv_, make_recv_image(*op_, layout_, dtype_, total_, rank_, ranks_, root_, in_place_, seed));
 }

@@ -20,6 +20,7 @@ class BlockingCollective final : public SizeSweep {
   void add_options(ArgParser& p) override {
     operands_.add_options(p);
     operands_.add_transport_option(p);
+    operands_.add_rotation_option(p);
     persistent_.add_option(p, "MPI_<op>_init, MPI-4.0; --transport mpi");
   }
 
@@ -31,6 +32,12 @@ class BlockingCollective final : public SizeSweep {
     if (persistent_.requested() && operands_.transport() != "mpi")
       throw UsageError("--persistent is accepted with --transport mpi only (MPI-4.0 persistent collectives, "
                        "MPI_<op>_init): NCCL has no persistent requests");
+    if (operands_.rotates_offsets() && persistent_.requested())
+      throw UsageError("--rotate-offsets with --persistent: a persistent request is bound to its buffers, so its calls "
+                       "cannot move to other offsets (accepted: either option alone)");
+    if (operands_.rotates_offsets() && operands_.placed())
+      throw UsageError("--rotate-offsets does not measure managed placements (each call's buffers are placed before "
+                       "it); accepted: kinds without a placement (host, pinned, device, managed)");
     if (persistent_.requested() && operands_.placed())
       throw UsageError("--persistent does not measure managed placements (KIND:host, KIND:device); accepted: kinds "
                        "without a placement (host, pinned, device, managed)");
@@ -139,9 +146,24 @@ class BlockingCollective final : public SizeSweep {
           .set("bandwidth_GBps", "algbw = op_bytes / time (docs/collectives.md: size convention)")
           .set("busbw_GBps", "algbw * busbw_factor (nccl-tests factors)");
     }
+    if (operands_.rotates_offsets()) record.set("offset_positions", operands_.offset_positions());
     record.set("metrics", metrics);
     // Called once per record: --persistent refuses the placements, whose raw figures would come through here too.
     persistent_.add_figures(record);
+  }
+
+  // Beside the slowest rank's time (the headline), the mean of the ranks' times per call: nccl-tests' figure, and with
+  // it how far the ranks' times spread.
+  bool gathers_every_rank() const override { return true; }
+  void describe_every_rank(Json& record, std::size_t, const std::vector<std::vector<double>>& seconds_by_rank) override {
+    std::vector<double> mean(seconds_by_rank.front().size(), 0.0);
+    for (const auto& rank : seconds_by_rank)
+      for (std::size_t k = 0; k < mean.size(); ++k) mean[k] += rank[k] / static_cast<double>(seconds_by_rank.size());
+    Json metrics = record.find("metrics") ? *record.find("metrics") : Json::object();
+    metrics.set("rank_mean_time_us", summarize_transformed(mean, [](double s) { return s * 1e6; }).to_json())
+        .set("rank_mean", "per sample, the mean over ranks of each rank's time per call (nccl-tests reports this mean); "
+                          "time_us is the slowest rank's");
+    record.set("metrics", metrics);
   }
 
  private:

@@ -36,6 +36,10 @@ gmb_mpi_test(coll_allreduce_single_size 2 0 STATUS ok ARGS coll allreduce --size
 gmb_mpi_test(coll_json_stdout 2 0 STDERR "^$" ARGS coll alltoall --sizes 8,1K --iters 3 --format json)
 # Overlap options on the CPU: MPI_Test calls through the compute, the compute sweep.
 gmb_mpi_test(nbc_allreduce_tests_sweep 2 0 STATUS ok ARGS nbc allreduce --tests 8 --compute-sweep --sizes 1K,64K --iters 2 --warmup 1 --validate --out OUT)
+# --rotate-offsets (nccl-tests' protocol): every call at the next offset of buffers sized for the largest size;
+# validation still checks the first offset's data.
+gmb_mpi_test(coll_rotate_offsets_3 3 0 STATUS ok ARGS coll allreduce,bcast,alltoall,gatherv --rotate-offsets --sizes 1536,96K --iters 4 --warmup 1 --validate --out OUT)
+gmb_mpi_test(coll_rotate_offsets_persistent 2 2 STDERR "--rotate-offsets with --persistent" ARGS coll allreduce --rotate-offsets --persistent --sizes 8)
 
 # Bad input: exit 2 with a clear message.
 gmb_mpi_test(coll_bad_op 2 2 STDERR "unknown collective 'allreduce_v' \\(accepted: bcast, reduce" ARGS coll allreduce_v --out OUT)
