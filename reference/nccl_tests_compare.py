@@ -2,15 +2,22 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Puts gmb-bench's collective bus bandwidth next to NCCL's own tests (nccl-tests) on the same machine.
 
-    nccl_tests_compare.py --nccl-tests all_reduce=ar.txt --nccl-tests all_gather=ag.txt ...
-                          --records coll-nccl.jsonl coll-mpi.jsonl [--min-bytes 64M] [--tolerance 5]
+    nccl_tests_compare.py --nccl-tests all_reduce@4=ar4.txt --nccl-tests broadcast@4=bc4.txt ...
+                          --records coll-nccl.jsonl coll-mpi.jsonl [--min-bytes 1M] [--tolerance 5]
+                          [--offsets rotating|fixed]
 
-nccl-tests files are the perf binaries' standard output (all_reduce_perf ... > ar.txt); the
-out-of-place busbw column is used. gmb records are `gmb-bench coll` JSON Lines; their transport
-(nccl or mpi) and rank count say which column a result goes to. Prints a Markdown table per rank
-count: size, nccl-tests busbw, gmb NCCL busbw and their ratio, gmb MPI busbw and NCCL/MPI.
-Exit status 1 when a gmb NCCL figure at or above --min-bytes differs from nccl-tests by more than
---tolerance percent; 2 on bad input.
+nccl-tests files are the perf binaries' standard output (all_reduce_perf ... > ar.txt). Like is compared with like:
+- in place or not: gmb's NCCL figure is set beside nccl-tests' out-of-place busbw, or its in-place busbw where gmb's
+  call is in place (bcast always: MPI_Bcast has one buffer, which gmb hands to ncclBroadcast as both; the others
+  where the record says in_place);
+- buffers: nccl-tests moves every call to the next offset of its buffers (no call reads what an earlier one left
+  in the GPU's cache); gmb does so with `coll --rotate-offsets` (records: buffer_offsets "rotating"). --offsets
+  chooses which gmb records are judged (default rotating); the other kind, where present, is shown beside them.
+gmb records are `gmb-bench coll` JSON Lines; their transport (nccl or mpi) and rank count say which column a result
+goes to. Prints a Markdown table per rank count: size, nccl-tests busbw, gmb NCCL busbw (the slowest rank's time per
+call, gmb's figure) and their ratio, gmb's busbw from the mean of the ranks' times (nccl-tests' averaging), gmb MPI
+busbw and NCCL/MPI. Exit status 1 when a judged gmb NCCL figure at or above --min-bytes differs from nccl-tests by
+more than --tolerance percent (or is missing); 2 on bad input.
 """
 import argparse
 import json
@@ -23,6 +30,10 @@ from pathlib import Path
 OPERATIONS = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce_scatter_block",
               "alltoall": "alltoall", "broadcast": "bcast", "reduce": "reduce", "gather": "gather",
               "scatter": "scatter"}
+# gmb operations whose call is in place whatever the options (MPI defines them over one buffer)
+IN_PLACE_BY_NATURE = {"bcast"}
+# a result line: size count type redop root, then time algbw busbw #wrong out of place, the same in place
+OUT_OF_PLACE_BUSBW, IN_PLACE_BUSBW = 7, 11
 
 
 def parse_size(text: str) -> int:
@@ -33,23 +44,30 @@ def parse_size(text: str) -> int:
     return int(text)
 
 
-def read_nccl_tests(path: Path) -> dict[int, float]:
-    """size in bytes -> out-of-place busbw (GB/s) from a perf binary's standard output."""
-    out = {}
+def read_nccl_tests(path: Path) -> dict[bool, dict[int, float]]:
+    """{in place: {size in bytes: busbw (GB/s)}} from a perf binary's standard output."""
+    out = {False: {}, True: {}}
     for line in path.read_text().splitlines():
         fields = line.split()
-        if not fields or fields[0].startswith("#") or not fields[0].isdigit() or len(fields) < 8:
+        if not fields or fields[0].startswith("#") or not fields[0].isdigit() or len(fields) <= OUT_OF_PLACE_BUSBW:
             continue
-        out[int(fields[0])] = float(fields[7])  # size count type redop root time algbw busbw ...
-    if not out:
+        out[False][int(fields[0])] = float(fields[OUT_OF_PLACE_BUSBW])
+        if len(fields) > IN_PLACE_BUSBW:
+            out[True][int(fields[0])] = float(fields[IN_PLACE_BUSBW])
+    if not out[False]:
         raise ValueError(f"{path}: no result lines (is this nccl-tests output?)")
     return out
 
 
-def read_gmb(paths: list[Path]) -> dict[tuple[str, str, int, int], float]:
-    """(transport, operation, ranks, bytes) -> median busbw (GB/s) of ok `coll` results; a point measured in
-    several launches (campaign repetitions) gets the median of their medians."""
-    out = defaultdict(list)
+def in_place(record: dict) -> bool:
+    return record["operation"] in IN_PLACE_BY_NATURE or bool(record.get("in_place"))
+
+
+def read_gmb(paths: list[Path]) -> dict[tuple, dict[str, float]]:
+    """(transport, operation, ranks, bytes, buffer offsets) -> {"busbw": median busbw (GB/s), "mean_busbw": busbw from
+    the mean of the ranks' times, "in_place": 0/1} of ok `coll` results; a point measured in several launches
+    (campaign repetitions) gets the median of their medians."""
+    figures = defaultdict(lambda: defaultdict(list))
     for path in paths:
         for line in path.read_text().splitlines():
             if not line.strip():
@@ -60,8 +78,17 @@ def read_gmb(paths: list[Path]) -> dict[tuple[str, str, int, int], float]:
             busbw = r.get("busbw_GBps", {}).get("median")
             if busbw is None:
                 continue
-            out[(r.get("transport", "mpi"), r["operation"], int(r["ranks"]), int(r["bytes"]))].append(busbw)
-    return {key: statistics.median(values) for key, values in out.items()}
+            key = (r.get("transport", "mpi"), r["operation"], int(r["ranks"]), int(r["bytes"]),
+                   r.get("buffer_offsets", "fixed"))
+            figures[key]["busbw"].append(busbw)
+            figures[key]["in_place"].append(float(in_place(r)))
+            metrics = r.get("metrics") or {}
+            mean_time = (metrics.get("rank_mean_time_us") or {}).get("median")
+            if mean_time:
+                # busbw is proportional to 1 / time: the same factor turns the mean time into its busbw
+                figures[key]["mean_busbw"].append(busbw * r["time_us"]["median"] / mean_time)
+    return {key: {name: statistics.median(values) for name, values in by_name.items()}
+            for key, by_name in figures.items()}
 
 
 def main() -> int:
@@ -69,8 +96,11 @@ def main() -> int:
     ap.add_argument("--nccl-tests", action="append", default=[], metavar="NAME[@RANKS]=FILE",
                     help="a perf binary's output, e.g. all_reduce@4=ar4.txt (RANKS defaults to 2)")
     ap.add_argument("--records", nargs="+", type=Path, required=True, help="gmb-bench coll JSON Lines files")
-    ap.add_argument("--min-bytes", default="64M", help="sizes checked against --tolerance (default 64M)")
+    ap.add_argument("--min-bytes", default="1M", help="sizes checked against --tolerance (default 1M)")
     ap.add_argument("--tolerance", type=float, default=5.0, help="allowed difference in percent (default 5)")
+    ap.add_argument("--offsets", choices=("rotating", "fixed"), default="rotating",
+                    help="which gmb NCCL records are judged: coll --rotate-offsets (rotating, nccl-tests' protocol; "
+                         "default) or every call on the same buffers (fixed)")
     args = ap.parse_args()
     try:
         min_bytes = parse_size(args.min_bytes)
@@ -87,29 +117,41 @@ def main() -> int:
         print(f"nccl_tests_compare: error: {e}", file=sys.stderr)
         return 2
 
+    other = "fixed" if args.offsets == "rotating" else "rotating"
     failures, checked = [], 0
     by_ranks = defaultdict(list)
-    for (op, ranks), sizes in sorted(reference.items()):
-        by_ranks[ranks].append((op, sizes))
+    for (op, ranks), columns in sorted(reference.items()):
+        by_ranks[ranks].append((op, columns))
     for ranks, ops in sorted(by_ranks.items()):
-        print(f"\n### {ranks} ranks (busbw GB/s, medians; nccl-tests: out-of-place)\n")
-        print("| operation | size | nccl-tests | gmb NCCL | gmb/nccl-tests | gmb MPI | NCCL/MPI |")
-        print("|---|---|---|---|---|---|---|")
-        for op, sizes in ops:
-            for size, ref in sorted(sizes.items()):
-                ours = gmb.get(("nccl", op, ranks, size))
-                mpi = gmb.get(("mpi", op, ranks, size))
-                ratio = ours / ref if ours is not None and ref > 0 else None
-                print(f"| {op} | {size} | {ref:.2f} | {fmt(ours)} | {fmt(ratio, 3)} | {fmt(mpi)} | "
-                      f"{fmt(ours / mpi if ours is not None and mpi else None, 1)} |")
+        print(f"\n### {ranks} ranks (busbw GB/s, medians; gmb NCCL: {args.offsets} buffer offsets)\n")
+        print(f"| operation | size | nccl-tests | column | gmb NCCL | gmb/nccl-tests | gmb NCCL, rank mean | "
+              f"gmb NCCL, {other} offsets | gmb MPI | NCCL/MPI |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for op, columns in ops:
+            for size in sorted(columns[False]):
+                ours = gmb.get(("nccl", op, ranks, size, args.offsets))
+                place = bool(ours["in_place"]) if ours else op in IN_PLACE_BY_NATURE
+                ref = columns[place].get(size)
+                if ref is None:
+                    failures.append(f"{op} {ranks} ranks {size} B: nccl-tests has no in-place figure to compare")
+                    continue
+                unlike = gmb.get(("nccl", op, ranks, size, other))
+                mpi = gmb.get(("mpi", op, ranks, size, "fixed")) or gmb.get(("mpi", op, ranks, size, "rotating"))
+                busbw = ours["busbw"] if ours else None
+                ratio = busbw / ref if busbw is not None and ref > 0 else None
+                print(f"| {op} | {size} | {ref:.2f} | {'in place' if place else 'out of place'} | {fmt(busbw)} | "
+                      f"{fmt(ratio, 3)} | {fmt(ours.get('mean_busbw') if ours else None)} | "
+                      f"{fmt(unlike['busbw'] if unlike else None)} | {fmt(mpi['busbw'] if mpi else None)} | "
+                      f"{fmt(busbw / mpi['busbw'] if busbw is not None and mpi else None, 1)} |")
                 if size < min_bytes:
                     continue
                 if ratio is None:  # a size nccl-tests measured and gmb did not (a launch cut short): a failure
-                    failures.append(f"{op} {ranks} ranks {size} B: no gmb NCCL figure (nccl-tests {ref:.2f} GB/s)")
+                    failures.append(f"{op} {ranks} ranks {size} B: no gmb NCCL figure with {args.offsets} offsets "
+                                    f"(nccl-tests {ref:.2f} GB/s)")
                     continue
                 checked += 1
                 if abs(ratio - 1) * 100 > args.tolerance:
-                    failures.append(f"{op} {ranks} ranks {size} B: gmb {ours:.2f} vs nccl-tests {ref:.2f} GB/s")
+                    failures.append(f"{op} {ranks} ranks {size} B: gmb {busbw:.2f} vs nccl-tests {ref:.2f} GB/s")
     if failures:
         print(f"\nOutside {args.tolerance}% at >= {args.min_bytes}:\n  " + "\n  ".join(failures))
         return 1

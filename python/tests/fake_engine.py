@@ -11,7 +11,9 @@ other build that does not list those benchmarks; FAKE_OLD_LIST=1: an engine buil
 (``list`` without schema, families, kind properties, collectives). FAKE_MPI_LIBRARY=<path>: the MPI library object
 the engine says it loaded (``mpi.library_object``, ``ranks[].mpi_library``, and ``list``'s ``mpi``); unset: an
 engine too old to say. FAKE_MPI3=1: an engine built against an MPI-3 library (``mpi.features`` unavailable, with the
-engine's reasons): partitioned points and persistent collectives are "unsupported" with the reason.
+engine's reasons): partitioned points and persistent collectives are "unsupported" with the reason. As the engine, the
+context records the environment variables of the engine's prefixes (UCX_, OMPI_, NCCL_ ...) and the benchmark's
+options (options.benchmark); FAKE_HOSTS=<n>: the ranks ran on n hosts (node0, node1, ...).
 RMA (family rma) takes --op/--sync/--win; partitioned ones --partitions, part_overlap --ready and --compute-sweep
 (and a GPU: unsupported on a host-only build); latency, bw, bibw, mbw and coll take --persistent (the regular form,
 then the persistent one)."""
@@ -85,6 +87,29 @@ def mpi_identity():
 
 def opt(args, name, default=None):
     return args[args.index(name) + 1] if name in args else default
+
+
+# what the engine records of its environment (src/core/provenance.cpp relevant_environment)
+ENGINE_ENV_PREFIXES = ("UCX_", "OMPI_", "PMIX_", "PRTE_", "MPICH_", "MPIR_", "HYDRA_", "I_MPI_", "MV2_", "FI_", "CUDA_",
+                       "NCCL_", "NVIDIA_", "SLURM_", "PALS_", "FLUX_", "PMI_", "OMP_", "GMB_", "HWLOC_", "UCC_")
+# the options every benchmark shares (options.common) and those other fields of a record name
+NOT_BENCHMARK_OPTIONS = {"sizes", "iters", "warmup", "iters-large", "warmup-large", "large-size", "batch", "validate",
+                         "precision", "max-seconds", "out", "format", "memory-limit", "fresh-buffers"}
+
+
+# the engine's names for some options in its context
+CONTEXT_NAMES = {"op": "operation", "win": "window_creation"}
+
+
+def benchmark_options(args) -> dict:
+    """The benchmark's own options given as --NAME VALUE, as the engine's context lists them (NAME with _)."""
+    out = {}
+    for i, a in enumerate(args[:-1]):
+        name = a[2:]
+        if a.startswith("--") and name not in NOT_BENCHMARK_OPTIONS and not args[i + 1].startswith("--"):
+            value = args[i + 1]
+            out[CONTEXT_NAMES.get(name, name.replace("-", "_"))] = int(value) if value.isdigit() else value
+    return out
 
 
 # the calls --persistent measures, by family
@@ -187,8 +212,14 @@ def main(argv):
         for r in ctx["ranks"]:
             r["mpi_library"] = os.environ["FAKE_MPI_LIBRARY"]
     # the engine's layout: benchmark options under options.benchmark, the NCCL run-time version at top level
-    ctx["options"] = {"common": dict(ctx["options"]), "benchmark": {"send": opt(args, "--send", "host"),
+    windowed = {"window": 64} if bench in ("bw", "bibw", "mbw") else {}  # the engine's default window
+    ctx["options"] = {"common": dict(ctx["options"]), "benchmark": {**windowed, **benchmark_options(args),
+                                                                   "send": opt(args, "--send", "host"),
                                                                    "recv": opt(args, "--recv", "host")}}
+    ctx["environment"] = {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENGINE_ENV_PREFIXES)}
+    hosts = int(os.environ.get("FAKE_HOSTS", "1"))
+    for r in ctx["ranks"]:
+        r["host"] = f"node{r['rank'] % hosts}"
     with_transport = "nccl" in info["transports"]
     if with_transport:
         ctx["options"]["benchmark"]["transport"] = transport

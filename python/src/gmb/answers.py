@@ -36,17 +36,22 @@ from .peaks import bidirectional, ceiling_for, ceilings
 from .records import one_sided, placed, transport_of
 from .spec import parse_memory
 from .store import Store
+from .load import busy_launch
 from .tables import Point, clearly_apart, collective_rows, combine, latency_rows, pairwise_bandwidth, \
-    pairwise_time_rows, partitioned_overlap, persistent_pairs, results_where, size_label
+    pairwise_time_rows, partitioned_overlap, persistent_pairs, results_where, size_label, within_one_launch
 
 WIDTH = 100  # text columns
 LATENCY_BYTES = 8
 DIRECT = (None, "", "direct")
 BANDWIDTH_BENCHMARKS = ("bw", "bibw", "mbw")  # preferred in this order on one path
-PRECISION_NOTE = ("Figures are medians over repetitions. Precision (+-x %): half the width of the figure's "
-                  "interval (the 95 % CI of the median, as an interval over repetitions) relative to the median; "
-                  "\"cap reached\": an adaptive launch stopped at its iteration or time cap before reaching its "
-                  "target precision. \"Fastest\" and \"x times\" only where two intervals do not overlap.")
+PRECISION_NOTE = ("Figures are medians over repetitions (launches). Precision (+-x %): half the width of the figure's "
+                  "interval relative to the median: with several launches, the 95 % t-interval of the mean of the "
+                  "launch medians widened to cover each launch's 95 % CI of the median; with one launch, that "
+                  "launch's CI, and a claim from it holds within that launch only (said so). \"cap reached\": an "
+                  "adaptive launch stopped at its iteration or time cap before reaching its target precision. "
+                  "\"Fastest\" and \"x times\" only where two intervals do not overlap. A configuration's name "
+                  "says what tells it from the library's other configurations (a setting, the binding, the hosts; "
+                  "an option in parentheses).")
 
 # path labels, in the order the answers list them
 _GPU_PAIR = {"nvlink": "NVLink pair", "pcie": "PCIe pair", "peer": "GPU pair (peer)",
@@ -169,6 +174,7 @@ class Answers:
     missing: list[MissingAnswer]
     empty: str = ""  # the one-line statement why there is no answer at all ("" when there are figures)
     features: list[FeatureAnswer] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what holds for every answer: launches per point, a busy host
 
 
 # ---------------------------------------------------------------------------------------------------- formatting
@@ -303,7 +309,7 @@ def _latencies(latency: list[Point]) -> dict[tuple, dict[int, Point]]:
     """One-way latency points by (library, memory, path class, strategy or "" for the library's own path)."""
     out: dict[tuple, dict[int, Point]] = {}
     for p in latency:
-        key = (p.library, p.memory, p.path_class, "" if _direct(p) else p.strategy_label)
+        key = (p.configuration, p.memory, p.path_class, "" if _direct(p) else p.strategy_label)
         out.setdefault(key, {})[p.bytes] = p
     return out
 
@@ -363,7 +369,7 @@ def _path_groups(store: Store, bandwidth: list[Point], latency: list[Point]
     for (memory, path), pts in groups.items():
         libs = {}
         for p in pts:
-            libs.setdefault(p.benchmark, set()).add(p.library)
+            libs.setdefault(p.benchmark, set()).add(p.configuration)
         first = next((b for b in BANDWIDTH_BENCHMARKS if b in libs), sorted(libs)[0])
         for bench in sorted(libs, key=lambda b: (b != first, BANDWIDTH_BENCHMARKS.index(b)
                                                  if b in BANDWIDTH_BENCHMARKS else len(BANDWIDTH_BENCHMARKS), b)):
@@ -402,7 +408,7 @@ def _path_answers(store: Store, bandwidth: list[Point], latency: list[Point]) ->
         for lib in sorted({p.library for p in pts}):
             mine = [p for p in pts if p.library == lib]
             own = [p for p in mine if _direct(p)]
-            if not own and lib in not_aware and _has_device(memory):
+            if not own and mine[0].base_library in not_aware and _has_device(memory):
                 own = mine
                 staged.add(lib)
             by_size: dict[int, list[Point]] = {}
@@ -435,7 +441,7 @@ def _path_answers(store: Store, bandwidth: list[Point], latency: list[Point]) ->
             strategy = "" if _direct(p) else p.strategy_label
             f = Figure(lib, p.median, "GB/s" if higher else "us", p.precision, p.capped, strategy,
                        100 * p.median / ceil if ceil else None, point=p)
-            lat_pts = lat.get((lib, memory, path, strategy))
+            lat_pts = lat.get((p.configuration, memory, path, strategy))
             if not higher:  # managed placements: the latency is the placement's own small-size time
                 lat_pts = by_size
             if lat_pts:
@@ -472,6 +478,8 @@ def _path_verdict(head, figs, fastest, slowest, ratio, leaders, higher, fig) -> 
         return f"{head}: only {fig(best)}"
     how = (f"{best.library} moves {_times(ratio)} the bandwidth of {worst.library}" if higher
            else f"{worst.library} takes {_times(ratio)} the time of {best.library}") if ratio else ""
+    if fastest or slowest:
+        how += within_one_launch(f.point for f in figs)
     if fastest and slowest:
         return f"{head}: fastest {fig(best)}; slowest {fig(worst)}; {how}"
     if slowest:  # the best is not clearly ahead of every other one
@@ -511,7 +519,7 @@ def _strategy_answers(store: Store, chosen: dict, bandwidth: list[Point]) -> lis
         label = path_label(memory, path)
         common = set(direct) & set(strat)
         if not common:
-            if direct or (lib in not_aware and _has_device(memory)):
+            if direct or (pts[0].base_library in not_aware and _has_device(memory)):
                 continue  # not comparable at one size / answer 1 shows a staged library's figures
             size = max(strat)
             s = _best(strat[size], True)
@@ -530,7 +538,7 @@ def _strategy_answers(store: Store, chosen: dict, bandwidth: list[Point]) -> lis
         df = f"{sig3(d.median)} GB/s ({precision_text(d.precision, d.capped)})"
         if beats:
             sentence = (f"{label}, {lib}: {s.strategy_label} moves {sf} at {size_label(size)}, "
-                        f"{_times(ratio)} the library's own {df}")
+                        f"{_times(ratio)} the library's own {df}{within_one_launch([s, d])}")
             best = best_own.get((bench, memory, path, size))
             if best is not None and best.library != lib:
                 bf = f"{best.library}'s own {sig3(best.median)} GB/s"
@@ -591,24 +599,25 @@ def _collective_answers(store: Store) -> list[CollectiveAnswer]:
                 for lib, s in per_lib.items() if size in s]
         figs.sort(key=lambda f: -f.value)
         fastest, slowest, ratio, leaders = _verdict(figs, True)
-        shown = sorted(figs, key=lambda f: (f.library not in nccl, -f.value))
+        shown = sorted(figs, key=lambda f: (f.point.base_library not in nccl, -f.value))
         listed = ", ".join(f"{f.library} {sig3(f.value)} GB/s ({precision_text(f.precision, f.capped)})"
                            for f in shown)
         head = f"{op}, {ranks} ranks, {memory or 'unknown'} memory, at {size_label(size)}: {listed}"
         if len(figs) == 1:
-            tail = "no NCCL figure to compare with" if figs[0].library not in nccl else "no MPI figure to compare with"
+            tail = ("no NCCL figure to compare with" if figs[0].point.base_library not in nccl
+                    else "no MPI figure to compare with")
         elif fastest and slowest:
-            tail = f"{fastest} fastest, {_times(ratio)} {slowest}"
+            tail = f"{fastest} fastest, {_times(ratio)} {slowest}{within_one_launch(f.point for f in figs)}"
         elif slowest:
             tail = (f"{', '.join(f.library for f in leaders)} within precision of each other, "
-                    f"{_times(ratio)} {slowest}")
+                    f"{_times(ratio)} {slowest}{within_one_launch(f.point for f in figs)}")
         else:
             tail = "within precision of each other"
         missing = sorted(lib for lib in per_lib if size not in per_lib[lib])
         if missing:
             tail += f"; not measured at {size_label(size)}: {', '.join(missing)}"
         out.append(CollectiveAnswer(op, ranks, memory, size, shown, fastest, slowest, ratio,
-                                    [f.library for f in shown if f.library in nccl], f"{head}; {tail}"))
+                                    [f.library for f in shown if f.point.base_library in nccl], f"{head}; {tail}"))
     out.sort(key=lambda a: (a.memory != "device", "device" not in a.memory, a.memory, a.operation, a.ranks))
     return out
 
@@ -630,8 +639,8 @@ def _ranked_text(points: list[Point], higher: bool, unit: str, avail=None) -> st
         return text + ", the only one measured"
     second = ranked[1]
     if clearly_apart(best, second):
-        return text + (f", fastest of {len(ranked)}; next {second.library} {second.operation} "
-                       f"{sig3(second.median)} {unit}")
+        return text + (f", fastest of {len(ranked)}{within_one_launch(ranked)}; next {second.library} "
+                       f"{second.operation} {sig3(second.median)} {unit}")
     return text + f", within precision of {second.library} {second.operation}"
 
 
@@ -685,7 +694,8 @@ def _persistent_answers(store: Store) -> list[FeatureAnswer]:
         out.append(FeatureAnswer("persistent", (
             f"{lib} ({', '.join(what)}): persistent calls {_times(min(speedups))} to {_times(max(speedups))} the "
             f"speed of the regular ones over {len(pairs)} points; clearly faster at {faster}, clearly slower at "
-            f"{len(apart) - faster}, within precision at {len(pairs) - len(apart)}")))
+            f"{len(apart) - faster}, within precision at {len(pairs) - len(apart)}"
+            f"{within_one_launch(p for x in pairs for p in (x.persistent, x.regular))}")))
     return out
 
 
@@ -807,6 +817,7 @@ def answers(store: Store) -> Answers:
     collectives = _collective_answers(store)
     missing = _missing_answers(store)
     features = _one_sided_answers(store) + _persistent_answers(store) + _partitioned_answers(store)
+    notes = _notes(store, bandwidth + latency + [f.point for c in collectives for f in c.figures])
     empty = ""
     if not (paths or strategies or collectives or features):
         n_results = store.rows("SELECT COUNT(*) AS n FROM results")[0]["n"]
@@ -819,7 +830,24 @@ def answers(store: Store) -> Answers:
         else:
             empty = ("No answers: no figure of data moved between ranks (point to point or collectives) in this "
                      "store" + (" (see Not measured)." if missing else "."))
-    return Answers(paths, strategies, settings, settings_note, collectives, missing, empty, features)
+    return Answers(paths, strategies, settings, settings_note, collectives, missing, empty, features, notes)
+
+
+def _notes(store: Store, points: list[Point]) -> list[str]:
+    """What holds for every answer: that its points were measured in one launch each (claims within one launch),
+    and the launches that ran while this host was busy."""
+    notes = []
+    if points and all(p.one_launch for p in points):
+        notes.append("Each figure comes from one launch: a configuration said faster is faster within that launch; "
+                     "launches differ more than the samples of one launch, so repeat the campaign with "
+                     "--repetitions 2 or more for claims that hold across launches.")
+    launches = [x for x in store.launches() if x["status"] not in ("skipped", None)]
+    busy = [x for x in launches if busy_launch(x.get("load"))]
+    if busy:
+        why = json.loads(busy[0]["load"]).get("why", "")
+        notes.append(f"{len(busy)} of {len(launches)} launches ran on a busy host ({why}, the first of them): their "
+                     f"figures may be low; they are flagged 'busy host' in the tables.")
+    return notes
 
 
 _GLUED = (" %", " GB/s", " us", " B ", " B)", " B,", " B;")
@@ -839,7 +867,9 @@ def answers_text(store: Store) -> str:
     a = answers(store)
     if a.empty:  # one line; what was not measured, and why, under it
         return "\n".join([a.empty] + [line for m in a.missing for line in _wrap(_missing_line(m))])
-    lines = ["== Answers (medians; +-x %: 95 % CI of the median over repetitions; fastest: intervals apart)"]
+    lines = ["== Answers (medians over launches; +-x %: 95 % interval over launches; fastest: intervals apart)"]
+    for note in a.notes:
+        lines += _wrap(note, indent="")
     if a.paths:
         lines.append("Which library, per path (the library's own path):")
         for p in a.paths:
@@ -955,6 +985,7 @@ def answers_html(store: Store) -> str:
         out.append("</section>")
         return "\n".join(out)
     out.append(f'<p class="note">{_e(PRECISION_NOTE)}</p>')
+    out += [f'<p class="warn">{_e(note)}</p>' for note in a.notes]
     if a.paths:
         out.append("<h3>Which library, per path</h3>")
         out.append(_list([p.sentence for p in a.paths]))

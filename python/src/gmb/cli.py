@@ -128,8 +128,15 @@ def cmd_compare(args):
     if args.csv:
         tables.export_csv([t], args.csv)
     sig = sum(r.significant for r in rows)
+    unjudged = sum(not r.judged for r in rows)
     print(f"\n{len(rows)} points compared, {sig} significant differences" +
-          (f", {len(bad)} tolerance violations" if tol else ""), file=sys.stderr)
+          (f", {len(bad)} tolerance violations" if tol else "") +
+          (f"; {unjudged} not judged: measured in one launch on a side (launches differ more than one launch's "
+           f"interval; run both with repetitions >= 2)" if unjudged else ""), file=sys.stderr)
+    if tol and unjudged == len(rows):
+        print("gmb compare: no point could be checked against the tolerances: every point was measured in one launch "
+              "on a side", file=sys.stderr)
+        return 2
     return 1 if bad else 0
 
 

@@ -1,10 +1,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Compare two result sets: ratio of medians per (benchmark, operation, memory, strategy, ranks, path class, size).
+"""Compare two result sets: ratio of medians per point (benchmark, operation, memory, strategy, ranks, path class,
+size and the rest of its configuration: records.configuration).
 
-Each side's value per point is combined over repetitions (tables.combine): median of medians, interval =
-envelope of the per-launch 95% CIs of the median. ratio = B / A with interval [B.low / A.high, B.high / A.low].
-A difference is *significant* when the two intervals do not overlap. Whether a ratio is better or worse
-depends on the metric: time (latency) lower is better; bandwidth higher is better.
+Each side's value per point is combined over repetitions (tables.combine): median of the launch medians, interval
+from the launches (tables.launch_interval). ratio = B / A with interval [B.low / A.high, B.high / A.low]. A
+difference is *significant* when the two intervals do not overlap and each side measured the point in two launches
+or more: launches differ more than the samples of one launch (two launches of the same library minutes apart differ
+by more than one launch's interval), so a point of a single launch on either side is *not judged*, and no tolerance
+is checked on it. Whether a ratio is better or worse depends on the metric: time (latency) lower is better;
+bandwidth higher is better.
+
+Points are matched by their whole configuration. Two result sets of the same library compare configurations with the
+same settings; two different libraries (or library configurations, which differ in their settings by definition)
+compare points that differ in settings only, and a side holding several configurations of its library that differ
+in settings is refused (choose one with --a-library/--b-library, naming the configuration as the tables do).
 
 A reference file (TOML) sets tolerances for a regression check:
 
@@ -21,6 +30,7 @@ tolerance.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,26 +59,51 @@ class Row:
     worse_pct: float  # > 0 when B is worse than A, in percent
     violation: str = ""
 
+    @property
+    def judged(self) -> bool:
+        """Both sides measured the point in two launches or more: only then can a difference be called significant."""
+        return not (self.a.one_launch or self.b.one_launch)
 
-def _key(p: Point):
-    return (p.benchmark, p.operation, p.memory, p.strategy_label, p.ranks, p.path_class, p.bytes, p.metric)
+
+def _key(p: Point, settings: bool):
+    config = json.loads(p.config or "{}")
+    if not settings:
+        config.pop("settings", None)
+    return (p.benchmark, p.operation, p.memory, p.strategy_label, p.ranks, p.path_class, p.bytes, p.metric,
+            json.dumps(config, sort_keys=True))
 
 
 def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | None = None) -> list[Row]:
-    def points(store, lib, side):
+    def side(store, lib, name):
         rows = [r for r in store.results() if r["benchmark"] != "peaks"]
         libs = sorted({r["library"] for r in rows})
+        configurations = sorted({r["configuration"] for r in rows})
         if lib is None and len(libs) > 1:
-            raise ValueError(f"result set {side.upper()} holds several libraries ({', '.join(libs)}): choose one with "
-                             f"--{side}-library (e.g. --a-library {libs[0]} --b-library {libs[-1]} to compare two "
+            raise ValueError(f"result set {name.upper()} holds several libraries ({', '.join(libs)}): choose one with "
+                             f"--{name}-library (e.g. --a-library {libs[0]} --b-library {libs[-1]} to compare two "
                              f"libraries of one result set)")
         if lib is not None:
-            if lib not in libs:
-                raise ValueError(f"library {lib!r} not in result set (have: {', '.join(libs) or 'none'})")
-            rows = [r for r in rows if r["library"] == lib]
-        return {_key(p): p for p in combine(rows)}
+            if lib not in libs and lib not in configurations:
+                raise ValueError(f"library {lib!r} not in result set {name.upper()} (have: "
+                                 f"{', '.join(sorted(set(libs) | set(configurations))) or 'none'})")
+            rows = [r for r in rows if lib in (r["library"], r["configuration"])]
+        return combine(rows), {r["library"] for r in rows}
 
-    pa, pb = points(a, a_library, "a"), points(b, b_library, "b")
+    (pts_a, libs_a), (pts_b, libs_b) = side(a, a_library, "a"), side(b, b_library, "b")
+    settings = libs_a == libs_b  # one library on both sides: its settings are part of what is matched
+
+    def by_key(points, name):
+        out: dict[tuple, Point] = {}
+        for p in points:
+            key = _key(p, settings)
+            if key in out and out[key].library != p.library:
+                raise ValueError(f"result set {name.upper()} holds configurations that differ in their settings "
+                                 f"({out[key].library}; {p.library}): compare one at a time with --{name}-library "
+                                 f"(the configuration's name as the tables give it)")
+            out[key] = p
+        return out
+
+    pa, pb = by_key(pts_a, "a"), by_key(pts_b, "b")
     out = []
     for key in sorted(set(pa) & set(pb), key=lambda k: tuple((0, x) if isinstance(x, int) else (1, str(x)) for x in k)):
         x, y = pa[key], pb[key]
@@ -76,11 +111,13 @@ def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | N
             continue
         ratio = y.median / x.median
         rlow, rhigh = y.low / x.high, y.high / x.low
-        significant = y.high < x.low or y.low > x.high
+        apart = y.high < x.low or y.low > x.high
         higher_better = x.metric in HIGHER_IS_BETTER
         worse = (1 - ratio) * 100 if higher_better else (ratio - 1) * 100
-        out.append(Row(x.benchmark, x.operation, x.memory, x.strategy_label, x.ranks, x.path_class, x.bytes, x.metric, x, y,
-                       ratio, rlow, rhigh, significant, worse))
+        row = Row(x.benchmark, x.operation, x.memory, x.strategy_label, x.ranks, x.path_class, x.bytes, x.metric, x,
+                  y, ratio, rlow, rhigh, False, worse)
+        row.significant = apart and row.judged
+        out.append(row)
     return out
 
 
@@ -147,6 +184,7 @@ def tolerance_for(row: Row, tol: dict) -> float | None:
 
 
 def check(rows: list[Row], tol: dict) -> list[Row]:
+    """The rows that violate their tolerance (a significant change, so only judged rows)."""
     bad = []
     for r in rows:
         limit = tolerance_for(r, tol)
@@ -163,7 +201,8 @@ def as_table(rows: list[Row], a_name: str, b_name: str) -> Table:
                      r.ranks if r.ranks is not None else "", size_label(r.bytes), r.metric,
                      f"{r.a.median:.4g}", f"[{r.a.low:.4g}, {r.a.high:.4g}]", f"{r.b.median:.4g}",
                      f"[{r.b.low:.4g}, {r.b.high:.4g}]", f"{r.ratio:.3f}", f"[{r.ratio_low:.3f}, {r.ratio_high:.3f}]",
-                     ("yes, " + ("worse" if r.worse_pct > 0 else "better")) if r.significant else "no",
+                     ("yes, " + ("worse" if r.worse_pct > 0 else "better")) if r.significant else
+                     "no" if r.judged else "not judged: one launch",
                      r.violation])
     return Table(f"Comparison: B={b_name} / A={a_name}",
                  ["benchmark", "operation", "memory", "strategy", "path", "ranks", "size", "metric", "A median", "A CI",

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import identity, launchers, locks
+from .load import LoadMonitor
 from .engine_description import POINT_TO_POINT
 from .mpilibs import MpiLibrary
 from .plan import Launch
@@ -35,6 +36,14 @@ def placement(x: Launch, nodes: int | None, ranks_per_node: int | None) -> tuple
     if nodes and nodes > 1 and x.family in POINT_TO_POINT:
         return (1, None) if x.planned_path else (min(nodes, x.ranks), 1)
     return nodes, ranks_per_node
+
+
+def ranks_on_this_host(x: Launch, nodes: int | None, ranks_per_node: int | None) -> int:
+    """How many of a launch's ranks run on the host gmb runs on (the ones whose cores its load is compared with):
+    all of them on one node, else a node's share."""
+    if not nodes or nodes <= 1:
+        return x.ranks
+    return min(x.ranks, ranks_per_node or -(-x.ranks // nodes))
 
 
 def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrary], engines: dict[str, str],
@@ -84,26 +93,36 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
         store.record_launch(**row, status="running")
         if bar:
             bar.update(current=x.launch_id)
+        monitor = LoadMonitor(ranks_on_this_host(x, *placement(x, nodes, ranks_per_node)))
+        monitor.start()
+
+        def started(pid: int):
+            monitor.watch(pid)
+            if lock:
+                lock.running(x.launch_id, session=pid, record_file=str(out.resolve()))
+
         t0 = time.monotonic()
         try:
-            status, rc, reason = _execute(argv, env, log, x.timeout_s, started=lambda pid: lock and lock.running(
-                x.launch_id, session=pid, record_file=str(out.resolve())))
+            status, rc, reason = _execute(argv, env, log, x.timeout_s, started=started)
         except (KeyboardInterrupt, Stopped) as exc:
             store.record_launch(**row, status="interrupted", wall_s=round(time.monotonic() - t0, 3),
-                                reason=f"gmb was stopped ({_stop_signal(exc)})")
+                                reason=f"gmb was stopped ({_stop_signal(exc)})", load=json.dumps(monitor.stop()))
             raise
         finally:
             if lock:
                 lock.running(None)
         wall = time.monotonic() - t0
+        load = monitor.stop()
         with store.transaction(f"the records of launch {x.launch_id}"):  # figures and "finished" go together
             status, reason = _store_records(store, out, log, lib, x, status, reason)
-            store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3))
+            store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3),
+                                load=json.dumps(load))
         failures_in_a_row[x.library] = failures_in_a_row.get(x.library, 0) + 1 \
             if status in ("failed", "timeout", identity.WRONG_LIBRARY) else 0
         counts[status] = counts.get(status, 0) + 1
         if bar:
-            bar.update(status, x.launch_id, wall_s=wall, reason=reason if status != "ok" else "")
+            bar.update(status, x.launch_id, wall_s=wall, reason=reason if status != "ok" else "",
+                       busy=f"busy host: {load['why']}" if load.get("busy") else "")
     if bar:
         bar.close()
     return counts
@@ -287,7 +306,8 @@ class Progress:
         self.counts: dict[str, int] = {}
         self._width = 0  # of the live line last drawn, to blank it before a line of its own
 
-    def update(self, status: str | None = None, current: str = "", wall_s: float | None = None, reason: str = ""):
+    def update(self, status: str | None = None, current: str = "", wall_s: float | None = None, reason: str = "",
+               busy: str = ""):
         if status:
             self.done += 1
             self.counts[status] = self.counts.get(status, 0) + 1
@@ -298,10 +318,13 @@ class Progress:
         if not self.live:
             if status:
                 took = f" {wall_s:.1f} s" if wall_s is not None else ""
-                self._line(f"gmb: [{where}] {status:<11} {current}{took}" + (f": {reason}" if reason else ""))
+                self._line(f"gmb: [{where}] {status:<11} {current}{took}" + (f": {reason}" if reason else "")
+                           + (f" ({busy})" if busy else ""))
             return
         if status and status != "ok":
             self._line(f"gmb: {status}: {current}" + (f": {reason}" if reason else ""))
+        if busy:
+            self._line(f"gmb: {current}: {busy}: its figures may be low")
         fill = int(24 * self.done / max(1, self.total))
         text = f"[{'#' * fill}{'.' * (24 - fill)}] {where} {counts} {current[:40]}"
         self.stream.write("\r" + text.ljust(self._width))

@@ -94,6 +94,74 @@ def point_key(result: dict) -> str:
     return json.dumps({k: v for k, v in result.items() if k not in STAT_OBJECTS}, sort_keys=True)
 
 
+# Environment variables that are settings of a library or runtime (what can change a figure), by prefix; the engine
+# records every variable of these prefixes and more (launcher bookkeeping, paths) in its context.
+SETTING_PREFIXES = ("UCX_", "OMPI_MCA_", "MPIR_CVAR_", "MPICH_", "I_MPI_", "MV2_", "FI_", "PSM2_", "UCC_", "HCOLL_",
+                    "NCCL_", "CUDA_", "OMP_")
+# ... except what launchers, images and gmb set per launch or per machine, which is no setting of the library
+NOT_SETTINGS = {"CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "CUDA_VERSION", "NCCL_VERSION",
+                "OMPI_MCA_PREFIXES", "OMPI_MCA_initial_wdir", "OMPI_MCA_num_procs", "OMPI_MCA_cpu_type",
+                "OMPI_MCA_plm", "OMPI_MCA_orte_launch", "MPICH_INTERFACE_HOSTNAME", "MPIR_CVAR_CH3_INTERFACE_HOSTNAME",
+                "MPIR_CVAR_CH4_INTERFACE_HOSTNAME"}
+NOT_SETTING_PREFIXES = ("OMPI_MCA_orte_", "OMPI_MCA_ess_", "OMPI_MCA_pmix", "OMPI_MCA_prte_", "OMPI_MCA_ras_",
+                        "OMPI_MCA_state_", "OMPI_MCA_routed", "OMPI_MCA_odls_")
+# Options of a benchmark that other fields of a point already name (memory, strategy and chunks, transport, the
+# operation and its variant: a one-sided synchronisation and window creation, partitions and their ready mode; a
+# launch may sweep several of these) or that say how long or what else to measure, not how: they are not part of the
+# configuration.
+NOT_CONFIGURATION_OPTIONS = {"send", "recv", "mem", "mem_root", "mem_others", "strategy", "chunks", "transport",
+                             "operation", "sync", "window_creation", "partitions", "ready", "references",
+                             "compute_sweep", "samples", "copies"}
+
+
+def settings(context: dict, transport: str = "mpi") -> dict[str, str]:
+    """The library and runtime settings a launch ran under (UCX_*, OMPI_MCA_*, MPIR_CVAR_*, NCCL_* ...), from its
+    context's environment (rank 0's); NCCL's only where NCCL moved the data (``transport`` "nccl")."""
+    env = context.get("environment") or {}
+    return {k: str(v) for k, v in sorted(env.items()) if k.startswith(SETTING_PREFIXES) and k not in NOT_SETTINGS
+            and not k.startswith(NOT_SETTING_PREFIXES) and (transport == "nccl" or not k.startswith("NCCL_"))}
+
+
+def _binding(context: dict) -> str | None:
+    """How the ranks were bound, in words that hold on any machine: "unbound" (every rank on the same set of CPUs, as
+    --bind-to none leaves them), "1 CPU/rank" (bound to a core or thread), else "N CPUs/rank" (a socket, a NUMA node;
+    "N-M" when the ranks' sets differ in size). None when the context does not say."""
+    sets = []
+    for rank in context.get("ranks") or []:
+        cpus = set()
+        for part in filter(None, str(rank.get("cpu_binding") or "").split(",")):
+            lo, _, hi = part.partition("-")
+            try:
+                cpus.update(range(int(lo), int(hi or lo) + 1))
+            except ValueError:
+                return None
+        if cpus:
+            sets.append(frozenset(cpus))
+    if not sets:
+        return None
+    if len(sets) > 1 and len(set(sets)) == 1 and len(sets[0]) > 1:
+        return "unbound"
+    lo, hi = min(map(len, sets)), max(map(len, sets))
+    return f"{lo} CPU{'s' if hi > 1 else ''}/rank" if lo == hi else f"{lo}-{hi} CPUs/rank"
+
+
+def configuration(context: dict, result: dict) -> dict:
+    """What a result's figure depends on beyond the columns the store keeps of it (library, benchmark, operation,
+    memory, strategy, ranks, path, size): the settings (settings()), the benchmark options that change the measured
+    work (window, compute, tests, dtype, root, in place, buffer offsets, an explicit batch ...), how ranks were bound,
+    and over how many hosts they ran. Results of one library whose configurations differ are different points."""
+    options = (context.get("options") or {}).get("benchmark") or {}
+    common = (context.get("options") or {}).get("common") or {}
+    work = {k: v for k, v in options.items() if k not in NOT_CONFIGURATION_OPTIONS} if isinstance(options, dict) else {}
+    if isinstance(common, dict) and common.get("batch"):  # 0: chosen by the engine, not asked for
+        work["batch"] = common["batch"]
+    hosts = {r.get("host") for r in context.get("ranks") or [] if r.get("host")}
+    transport = str(result.get("transport") or transport_of(context))
+    out = {"settings": settings(context, transport), "options": dict(sorted(work.items())), "binding": _binding(context),
+           "hosts": len(hosts) or None}
+    return {k: v for k, v in out.items() if v not in (None, {}, "")}
+
+
 class RecordError(ValueError):
     """A record file that cannot be read as gmb records."""
 

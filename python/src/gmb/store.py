@@ -9,7 +9,10 @@ One database per results directory (``store.sqlite``). Tables:
   contexts  one row per context record (the full JSON kept in ``json``)
   results   one row per result record: the columns the tables and plots need plus the full JSON; its
             ``operation`` is the record's operation and variant as one label (records.operation_label: "put flush
-            create", "persistent", "P=16"), so that records of one benchmark that differ by either are never merged
+            create", "persistent", "P=16"), so that records of one benchmark that differ by either are never merged;
+            its ``config`` is the rest of the point's configuration (records.configuration: settings, options that
+            change the measured work, binding, hosts) as canonical JSON
+A launch's ``load`` says how busy this host was while it ran (load.py).
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .outputs import OutputError, disk_full
-from .records import RecordFile, library_label, nccl_label, operation_label, point_key, read_records
+from .records import RecordFile, configuration, library_label, nccl_label, operation_label, point_key, read_records
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # statistics object -> prefix of its columns in the results table (t_median, bw_p5, ...)
 STAT_COLUMNS = {"time_us": "t", "bandwidth_GBps": "bw", "busbw_GBps": "busbw", "message_rate_Mps": "rate"}
@@ -34,7 +37,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS launches (
   launch_id TEXT PRIMARY KEY, campaign TEXT, library TEXT, benchmark TEXT, repetition INTEGER,
   memory TEXT, strategy TEXT, ranks INTEGER, planned_path TEXT, argv TEXT, status TEXT, rc INTEGER,
-  reason TEXT, started_utc TEXT, wall_s REAL, raw_file TEXT, log_file TEXT);
+  reason TEXT, started_utc TEXT, wall_s REAL, raw_file TEXT, log_file TEXT, load TEXT);
 CREATE TABLE IF NOT EXISTS skipped (campaign TEXT, library TEXT, what TEXT, reason TEXT);
 CREATE TABLE IF NOT EXISTS contexts (
   run_id TEXT, launch_id TEXT, library TEXT, repetition INTEGER, benchmark TEXT, world_size INTEGER,
@@ -44,7 +47,7 @@ CREATE TABLE IF NOT EXISTS results (
   benchmark TEXT, operation TEXT, status TEXT, reason TEXT, bytes INTEGER, mem_send TEXT, mem_recv TEXT,
   memory TEXT, strategy TEXT, ranks INTEGER, path_class TEXT, path_link TEXT, nominal_GBps REAL,
   {", ".join(f"{p}_{s} REAL" for p in STAT_COLUMNS.values() for s in _KEEP_STATS)},
-  metrics TEXT, json TEXT);
+  metrics TEXT, config TEXT, json TEXT);
 CREATE INDEX IF NOT EXISTS results_key ON results(benchmark, library, bytes);
 CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
 """
@@ -95,6 +98,43 @@ def _store_write_error(path: str, what: str, exc: sqlite3.OperationalError):
                          f"{_BUSY_TIMEOUT_S:g} s); nothing of it was stored, try again when it is done") from None
 
 
+def configuration_labels(found: list[tuple[str, str, str | None]]
+                         ) -> dict[tuple[str, str, str | None], tuple[str, str]]:
+    """(configuration name, variant) of (library, benchmark, config) triples (Store.configuration_labels). The name is
+    the library's, with the settings, binding and hosts that differ among the library's results (ceilings aside: they
+    measure no library); the variant names the options that differ among the library's results of the benchmark."""
+    configs = {key: json.loads(key[2] or "{}") for key in found}
+    by_library: dict[str, list[dict]] = {}
+    by_benchmark: dict[tuple[str, str], list[dict]] = {}
+    for (lib, bench, _), c in configs.items():
+        if bench != "peaks":
+            by_library.setdefault(lib, []).append(c)
+        by_benchmark.setdefault((lib, bench), []).append(c)
+
+    def differing(cs: list[dict], part: str) -> list[str]:
+        names = sorted({k for c in cs for k in (c.get(part) or {})})
+        return [k for k in names if len({json.dumps((c.get(part) or {}).get(k)) for c in cs}) > 1]
+
+    labels = {}
+    for (lib, bench, config), c in configs.items():
+        mates = by_library.get(lib, [c])
+        parts = [f"{k}={c['settings'][k]}" if k in c.get("settings", {}) else f"{k} unset"
+                 for k in differing(mates, "settings")]
+        if len({x.get("binding") for x in mates}) > 1:
+            parts.append(f"binding {c.get('binding') or 'not recorded'}")
+        if len({x.get("hosts") for x in mates}) > 1:
+            hosts = c.get("hosts")
+            parts.append(f"{hosts} host{'s' if hosts != 1 else ''}" if hosts else "hosts not recorded")
+        variant = [f"{k}={_option_text(c['options'][k])}" if k in c.get("options", {}) else f"{k} not given"
+                   for k in differing(by_benchmark[(lib, bench)], "options")]
+        labels[(lib, bench, config)] = (f"{lib} [{', '.join(parts)}]" if parts else lib, " ".join(variant))
+    return labels
+
+
+def _option_text(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def memory_label(memory: dict | None) -> str:
     """'host:device' for point to point (send:recv); collectives list the per-rank kinds, deduplicated."""
     if not memory:
@@ -113,6 +153,7 @@ class Store:
         what the user points at."""
         self.path = str(path)
         self._in_transaction = False
+        self._labels = None  # configuration_labels(), until the next ingest
         new_file = self.path != ":memory:" and not Path(path).exists()
         if self.path != ":memory:":
             _check_store_file(Path(path), create)
@@ -123,7 +164,9 @@ class Store:
         self.db.row_factory = sqlite3.Row
         version = self._existing_version()
         if version is not None and version != SCHEMA_VERSION:
-            raise StoreError(f"{self.path}: store layout version {version}, this gmb reads {SCHEMA_VERSION}")
+            raise StoreError(f"{self.path}: store layout version {version}, this gmb reads {SCHEMA_VERSION}"
+                             + (": make a new store from its record files (gmb ingest NEW.sqlite RESULTS/raw/*.jsonl)"
+                                if version < SCHEMA_VERSION else ""))
         if create or self.path == ":memory:":
             try:
                 self.db.executescript(_DDL)
@@ -210,6 +253,7 @@ class Store:
             return self._ingest(rf, library, repetition, launch_id)
 
     def _ingest(self, rf: RecordFile, library, repetition, launch_id) -> int:
+        self._labels = None
         label_by_run, ctx_by_run = {}, {}
         for ctx in rf.contexts:
             ctx_by_run[ctx["run_id"]] = ctx
@@ -241,7 +285,7 @@ class Store:
             lib = library or label_by_run.get(run, "unknown")
             if library is None and res.get("transport") == "nccl":
                 lib = nccl_label(ctx_by_run.get(run, {}))
-            row = self._result_row(res, lib, repetition, launch_id)
+            row = self._result_row(res, lib, repetition, launch_id, ctx_by_run.get(run, {}))
             if row["path_class"] is None and planned and res.get("benchmark") != "peaks":
                 row["path_class"] = planned
             cols = ", ".join(row)
@@ -251,7 +295,7 @@ class Store:
         return n
 
     @staticmethod
-    def _result_row(res: dict, library: str, repetition, launch_id) -> dict:
+    def _result_row(res: dict, library: str, repetition, launch_id, context: dict) -> dict:
         mem = res.get("memory") or {}
         path = res.get("path") or {}
         row = {"run_id": res.get("run_id"), "launch_id": launch_id, "library": library, "repetition": repetition,
@@ -260,7 +304,8 @@ class Store:
                "mem_recv": mem.get("recv"), "memory": memory_label(mem), "strategy": res.get("strategy"),
                "ranks": res.get("ranks"), "path_class": path.get("class"), "path_link": path.get("link"),
                "nominal_GBps": path.get("nominal_GBps"),
-               "metrics": json.dumps(res["metrics"]) if "metrics" in res else None, "json": json.dumps(res)}
+               "metrics": json.dumps(res["metrics"]) if "metrics" in res else None,
+               "config": json.dumps(configuration(context, res), sort_keys=True), "json": json.dumps(res)}
         for key, prefix in STAT_COLUMNS.items():
             st = res.get(key)
             if isinstance(st, dict):
@@ -276,18 +321,39 @@ class Store:
         return [r["library"] for r in self.rows("SELECT DISTINCT library FROM results ORDER BY library")]
 
     def results(self, benchmark: str | None = None, status: str | None = "ok", **eq) -> list[dict]:
+        """Result rows, each with its ``configuration`` and ``variant`` (the name tables and answers give its
+        configuration, and the options that tell it from the benchmark's other points of that configuration:
+        configuration_labels) and its launch's ``launch_load`` (JSON, None for a record ingested without a launch)."""
         where, params = [], []
         if benchmark is not None:
-            where.append("benchmark = ?")
+            where.append("results.benchmark = ?")
             params.append(benchmark)
         if status is not None:
-            where.append("status = ?")
+            where.append("results.status = ?")
             params.append(status)
         for k, v in eq.items():
-            where.append(f"{k} = ?")
+            where.append(f"results.{k} = ?")
             params.append(v)
-        sql = "SELECT * FROM results" + (" WHERE " + " AND ".join(where) if where else "")
-        return self.rows(sql + " ORDER BY library, benchmark, memory, bytes", params)
+        sql = ("SELECT results.*, launches.load AS launch_load FROM results LEFT JOIN launches "
+               "ON launches.launch_id = results.launch_id" + (" WHERE " + " AND ".join(where) if where else ""))
+        rows = self.rows(sql + " ORDER BY results.library, results.benchmark, results.memory, results.bytes", params)
+        labels = self.configuration_labels()
+        for r in rows:
+            r["configuration"], r["variant"] = labels.get((r["library"], r["benchmark"], r["config"]),
+                                                          (r["library"], ""))
+        return rows
+
+    def configuration_labels(self) -> dict[tuple[str, str, str], tuple[str, str]]:
+        """(library, benchmark, config) -> (the name of that configuration, its variant): the library's name, followed
+        by what tells it from the library's other configurations in this store (the settings, binding and hosts that
+        differ among the library's results), e.g. "openmpi-5.0.7-ucx [UCX_RNDV_THRESH=8192]", the library's name alone
+        where nothing differs; and the options that differ among the library's results of that benchmark
+        ("window=16"), "" where none do."""
+        if self._labels is None:
+            found = [(r["library"], r["benchmark"], r["config"]) for r in
+                     self.rows("SELECT DISTINCT library, benchmark, config FROM results")]
+            self._labels = configuration_labels(found)
+        return self._labels
 
     def benchmarks(self) -> list[str]:
         return [r["benchmark"] for r in self.rows("SELECT DISTINCT benchmark FROM results ORDER BY benchmark")]

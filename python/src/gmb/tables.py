@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Tables derived from the store: combined repetitions, fraction of peak, non-ok points. CSV export.
 
-Combining repetitions (separate launches of the same point): the point's value is the median of the
-per-launch medians; its interval is the envelope [min ci95_low, max ci95_high] over launches, which covers
-both the within-launch CI of each median and the spread between launches (conservative on purpose).
+A point is a whole configuration (records.configuration): results of one library that differ in a setting, an option
+that changes the measured work, the binding or the number of hosts are different points, named apart
+(Store.configuration_labels). Only repetitions (separate launches of the same configuration) are combined: the
+point's value is the median of the per-launch medians; its interval (launch_interval) comes from the launches: with
+one launch, that launch's 95 % CI of the median (a claim from it holds within that launch only); with several, the
+95 % t-interval of the mean of the launch medians (launch-to-launch variation, the larger one), widened to cover
+every launch's own interval.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from .outputs import write_new
 from .peaks import bidirectional, ceiling_for, ceiling_sizes, ceilings
 from .records import (headline, one_sided, operation_label, overlap, pairwise, partitioned, persistent, placed,
                       precision_stop)
+from .load import busy_launch
 from .store import STAT_COLUMNS, Store
 
 HIGHER_IS_BETTER = {"bw", "busbw", "rate"}
@@ -28,6 +33,9 @@ SUSPECT_PCT = 105
 
 @dataclass
 class Point:
+    # the configuration's name: the library's, with what tells it from the library's other configurations (settings,
+    # binding, hosts: "openmpi-5.0.7-ucx [UCX_RNDV_THRESH=8192]") and from the benchmark's other points of it
+    # (options: "... (window=16)")
     library: str
     benchmark: str
     operation: str | None
@@ -39,14 +47,22 @@ class Point:
     nominal: float | None
     metric: str
     median: float
-    low: float  # interval (see module doc)
+    low: float  # interval (launch_interval)
     high: float
     p5: float
     p95: float
-    reps: int
+    reps: int  # launches combined
     chunks: int | None = None  # a chunked strategy's chunk count: "pipelined C=4" and "C=16" are two points
     fresh: bool = False  # buffers allocated per size (--fresh-buffers, a stress mode): a point of its own
     capped: bool = False  # an adaptive launch stopped at its iteration or time cap before reaching its precision
+    base_library: str = ""  # the library (configuration) as declared or found, without the configuration's details
+    busy: int = 0  # launches that ran while this host was busy (load.py)
+    configuration: str = ""  # the name without the options: the same for every benchmark of that configuration
+    config: str = ""  # the configuration beyond the other fields, as the store keeps it (records.configuration)
+
+    def __post_init__(self):
+        self.base_library = self.base_library or self.library
+        self.configuration = self.configuration or self.library
 
     @property
     def strategy_label(self) -> str:
@@ -58,6 +74,31 @@ class Point:
         if not self.median:
             return None
         return max(self.median - self.low, self.high - self.median) / abs(self.median)
+
+    @property
+    def one_launch(self) -> bool:
+        """Measured in one launch: its interval is that launch's, and a claim from it holds within that launch."""
+        return self.reps < 2
+
+
+# Student's t quantile t(0.975, df) for df = 1 .. 30; the normal quantile beyond
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def launch_interval(medians: list[float], lows: list[float], highs: list[float]) -> tuple[float, float]:
+    """The 95 % interval of a point from its launches (each its median and its own 95 % CI of the median). One
+    launch: its own interval. Several: the t-interval of the mean of their medians (launches differ more than the
+    samples of one launch: OMB's own alltoall moved 45 % between launches), widened to cover every launch's interval
+    and the median of medians."""
+    if len(medians) == 1:
+        return lows[0], highs[0]
+    n = len(medians)
+    mean = sum(medians) / n
+    sd = (sum((m - mean) ** 2 for m in medians) / (n - 1)) ** 0.5
+    half = (_T975[n - 2] if n - 1 <= len(_T975) else 1.96) * sd / n ** 0.5
+    value = median(medians)
+    return min(mean - half, *lows, value), max(mean + half, *highs, value)
 
 
 def clearly_apart(a: Point, b: Point) -> bool:
@@ -71,10 +112,13 @@ NOISY_SPREAD = 10.0
 
 PRECISION_COLUMN = "precision (+- %)"
 PRECISION_NOTE = (f"'{PRECISION_COLUMN}': a figure's precision, half the width of its interval as a % of its median "
-                  "(the wider side); the interval is the 95 % confidence interval of the median within a launch, "
-                  "enveloped over the repetitions (launches). 'check': 'cap reached' when an adaptive launch stopped "
-                  "at its iteration or time cap before its interval reached the target; 'noisy' when p95 / p5 is "
-                  f"{NOISY_SPREAD:g} or more (an order of magnitude between fast and slow samples).")
+                  "(the wider side). With several repetitions (launches) the interval comes from them: the 95 % "
+                  "t-interval of the mean of the launch medians, widened to cover each launch's own 95 % CI of the "
+                  "median; with one launch it is that launch's CI, and a figure said faster than another is faster "
+                  "within one launch only. 'check': 'cap reached' when an adaptive launch stopped at its iteration or "
+                  "time cap before its interval reached the target; 'noisy' when p95 / p5 is "
+                  f"{NOISY_SPREAD:g} or more (an order of magnitude between fast and slow samples); 'busy host' when "
+                  "some of its launches ran while other work used the cores the ranks needed (its figure may be low).")
 
 
 class Absent(str):
@@ -103,7 +147,14 @@ def point_flags(p: Point, where: str = "") -> list[str]:
     if p.p95 > 0 and p.p95 >= NOISY_SPREAD * p.p5:
         spread = f"{p.p95 / p.p5:.0f}x" if p.p5 > 0 else "unbounded"
         flags.append(f"noisy{where}: p95/p5 {spread}")
+    if p.busy:
+        flags.append(f"busy host{where}: {p.busy} of {p.reps} launch{'es' if p.reps > 1 else ''}")
     return flags
+
+
+def within_one_launch(points) -> str:
+    """" (within one launch)" when a claim rests on a point measured in one launch, else ""."""
+    return " (within one launch)" if any(p.one_launch for p in points) else ""
 
 
 def check_cell(flags: list[str]) -> str:
@@ -135,32 +186,38 @@ def checked_inside_timing(record: dict) -> bool:
 
 
 def combine(rows: list[dict], metric: str | None = None) -> list[Point]:
-    """Group result rows over repetitions per (library, benchmark, operation, memory, strategy and chunk count,
-    buffer allocation, ranks, path class, bytes): device:device between two GPUs and on one GPU are different
-    points, and so are buffers allocated per size (--fresh-buffers) and once. Each point is of its records'
-    headline statistic (records.headline), or of ``metric`` ("t", "bw", "busbw", "rate") when given. Where a point
-    has records timed with the validation inside (an older engine's, see checked_inside_timing) and records timed
-    back to back, the latter make the point."""
+    """Group result rows over repetitions per whole configuration: (library, benchmark, operation, memory, strategy
+    and chunk count, buffer allocation, ranks, path class, bytes, and the rest of the configuration: settings,
+    options, binding, hosts; records.configuration). device:device between two GPUs and on one GPU are different
+    points, and so are buffers allocated per size (--fresh-buffers) and once, and two blocks that differ in one
+    environment variable. Each point is of its records' headline statistic (records.headline), or of ``metric``
+    ("t", "bw", "busbw", "rate") when given; its interval comes from its launches (launch_interval). Where a point has
+    records timed with the validation inside (an older engine's, see checked_inside_timing) and records timed back
+    to back, the latter make the point."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         record = _record(r)
         m = metric or STAT_COLUMNS[headline(record)]
         if r.get(f"{m}_median") is None:
             continue
-        key = (r["library"], r["benchmark"], r["operation"], r["memory"], r["strategy"], record.get("chunks"),
-               fresh_buffers(record), r["ranks"], r["path_class"], r["bytes"], m)
+        key = (r["library"], r.get("config"), r["benchmark"], r["operation"], r["memory"], r["strategy"],
+               record.get("chunks"), fresh_buffers(record), r["ranks"], r["path_class"], r["bytes"], m)
         groups.setdefault(key, {}).setdefault(checked_inside_timing(record), []).append(r)
     groups = {key: by_kind.get(False) or by_kind[True] for key, by_kind in groups.items()}
     out = []
-    for (lib, bench, op, mem, strat, chunks, fresh, ranks, _path, nbytes, m), rs in groups.items():
+    for (lib, _config, bench, op, mem, strat, chunks, fresh, ranks, _path, nbytes, m), rs in groups.items():
         meds = [r[f"{m}_median"] for r in rs]
         lows = [r[f"{m}_ci95_low"] if r[f"{m}_ci95_low"] is not None else r[f"{m}_median"] for r in rs]
         highs = [r[f"{m}_ci95_high"] if r[f"{m}_ci95_high"] is not None else r[f"{m}_median"] for r in rs]
         p5s = [r[f"{m}_p5"] if r[f"{m}_p5"] is not None else r[f"{m}_median"] for r in rs]
         p95s = [r[f"{m}_p95"] if r[f"{m}_p95"] is not None else r[f"{m}_median"] for r in rs]
         capped = any(precision_stop(_record(r)) not in (None, "converged") for r in rs)
-        out.append(Point(lib, bench, op, mem, strat, ranks, nbytes, rs[0]["path_class"], rs[0]["nominal_GBps"], m,
-                         median(meds), min(lows), max(highs), min(p5s), max(p95s), len(rs), chunks, fresh, capped))
+        low, high = launch_interval(meds, lows, highs)
+        busy = sum(bool(busy_launch(r.get("launch_load"))) for r in rs)
+        configuration, variant = rs[0].get("configuration") or lib, rs[0].get("variant")
+        out.append(Point(f"{configuration} ({variant})" if variant else configuration, bench, op, mem, strat, ranks,
+                         nbytes, rs[0]["path_class"], rs[0]["nominal_GBps"], m, median(meds), low, high, min(p5s),
+                         max(p95s), len(rs), chunks, fresh, capped, lib, busy, configuration, rs[0].get("config") or ""))
     out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy_label, p.ranks or 0,
                             p.path_class or "", p.bytes))
     return out
@@ -345,8 +402,10 @@ def _fastest(points: list[Point]) -> tuple[str, float | str]:
     if not clearly_apart(best, worst):
         return Absent("within precision"), Absent("not significant")
     ratio = round(best.median / worst.median, 1) if worst.median > 0 else Absent("slowest measured 0")
+    if not isinstance(ratio, Absent) and within_one_launch([best, worst]):
+        ratio = f"{ratio}{within_one_launch([best, worst])}"
     if all(clearly_apart(best, p) for p in ranked[1:]):
-        return best.library, ratio
+        return best.library + within_one_launch(ranked), ratio
     return f"{best.library} or {ranked[1].library} (within precision)", ratio
 
 

@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""A point is its whole configuration: blocks of a campaign that differ only in an environment setting, in an option
+that changes the measured work, or in the number of hosts are separate points, and the tables, answers and report
+name what differs; only repetitions are combined, with an interval from the launches."""
+
+import json
+import sqlite3
+
+import pytest
+import synth
+from test_cli import run_gmb
+
+from gmb import answers, compare, records, tables
+from gmb.store import Store, open_results
+
+CAMPAIGN = """
+[campaign]
+name = "identity"
+repetitions = 2
+order = "random"
+seed = 5
+libraries = ["fakempi-a"]
+
+[[run]]
+benchmarks = ["bw"]
+memory = ["host:host"]
+sizes = "1K,1M"
+
+[[run]]
+benchmarks = ["bw"]
+memory = ["host:host"]
+sizes = "1K,1M"
+env = { UCX_RNDV_THRESH = "8192" }
+
+[[run]]
+benchmarks = ["bw"]
+memory = ["host:host"]
+sizes = "1K,1M"
+options = { window = 16 }
+
+[[run]]
+benchmarks = ["bw"]
+memory = ["host:host"]
+sizes = "1K,1M"
+env = { FAKE_HOSTS = "2" }
+"""
+
+
+@pytest.fixture
+def identity_run(fake_setup, tmp_path, capsys):
+    c = tmp_path / "c.toml"
+    c.write_text(CAMPAIGN)
+    rc = run_gmb("run", c, "--config", fake_setup["config"], "--no-detect", "--results", tmp_path / "res",
+                 "--no-build", "--no-progress")
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    (outdir,) = (tmp_path / "res").iterdir()
+    return outdir, out.out
+
+
+def test_blocks_that_differ_in_a_setting_an_option_or_the_hosts_are_separate_points(identity_run):
+    outdir, text = identity_run
+    st = open_results(outdir)
+    points = [p for p in tables.combine(st.results("bw")) if p.bytes == 64 << 10]
+    names = sorted(p.library for p in points)
+    assert names == ["fakempi-a [UCX_RNDV_THRESH unset, 1 host] (window=16)",
+                     "fakempi-a [UCX_RNDV_THRESH unset, 1 host] (window=64)",
+                     "fakempi-a [UCX_RNDV_THRESH unset, 2 hosts] (window=64)",
+                     "fakempi-a [UCX_RNDV_THRESH=8192, 1 host] (window=64)"]
+    # each point combines its own two launches only, and every one of them is the same library
+    assert all(p.reps == 2 and p.base_library == "fakempi-a" and not p.one_launch for p in points)
+    # the tables keep the four apart and name them; the report and the printed answers say what differs
+    rows = tables.fraction_of_peak(st).rows
+    assert {r[0] for r in rows} >= set(names)
+    html = (outdir / "report.html").read_text()
+    assert "UCX_RNDV_THRESH=8192" in html and "window=16" in html and "2 hosts" in html
+    assert "all 4 configurations within precision of each other" in " ".join(text.split())
+
+
+def test_configuration_is_read_from_the_records_alone(identity_run):
+    """The identity comes from each launch's context (its environment, options, binding and hosts), so records
+    ingested without the campaign keep their points apart as well."""
+    outdir, _ = identity_run
+    st = Store()
+    for f in sorted((outdir / "raw").glob("*.jsonl")):
+        st.ingest(f, library="fakempi-a")
+    assert len({p.library for p in tables.combine(st.results("bw"))}) == 4
+    db = sqlite3.connect(outdir / "store.sqlite")
+    configs = {json.loads(c) .get("settings", {}).get("UCX_RNDV_THRESH") for (c,) in
+               db.execute("SELECT config FROM results WHERE benchmark = 'bw'")}
+    assert configs == {None, "8192"}
+
+
+def test_settings_are_library_knobs_not_launcher_bookkeeping():
+    ctx = synth.context("r", "bw", env={"UCX_RNDV_THRESH": "8192", "OMPI_MCA_pml": "ucx", "OMPI_COMM_WORLD_RANK": "0",
+                                        "OMPI_MCA_initial_wdir": "/x", "PMIX_RANK": "0", "CUDA_VISIBLE_DEVICES": "0,1",
+                                        "NCCL_ALGO": "Ring", "MPIR_CVAR_ENABLE_GPU": "1", "SLURM_PROCID": "0"})
+    assert records.settings(ctx) == {"MPIR_CVAR_ENABLE_GPU": "1", "OMPI_MCA_pml": "ucx", "UCX_RNDV_THRESH": "8192"}
+    # NCCL's settings only where NCCL moved the data
+    assert records.settings(ctx, "nccl")["NCCL_ALGO"] == "Ring"
+
+
+@pytest.mark.parametrize("bindings, said", [(["0-15", "0-15"], "unbound"), (["0", "1"], "1 CPU/rank"),
+                                            (["0-7", "8-15"], "8 CPUs/rank"), (["0-7", "8-11"], "4-8 CPUs/rank")])
+def test_binding_is_said_the_same_way_on_any_machine(bindings, said):
+    ctx = synth.context("r", "bw")
+    for rank, cpus in zip(ctx["ranks"], bindings):
+        rank["cpu_binding"] = cpus
+    assert records.configuration(ctx, {})["binding"] == said
+
+
+def test_launch_interval_covers_the_launches_and_their_own_intervals():
+    # one launch: its own interval
+    assert tables.launch_interval([10.0], [9.5], [10.5]) == (9.5, 10.5)
+    # two launches that differ by 10 %: the t-interval of their mean (12.7 x sd / sqrt 2), far wider than either
+    low, high = tables.launch_interval([100.0, 110.0], [99.0, 109.0], [101.0, 111.0])
+    assert low == pytest.approx(105 - 12.706 * (50 ** 0.5) / 2 ** 0.5) and high == pytest.approx(105 + 63.53, rel=1e-3)
+    # launches that agree exactly: each launch's own interval still counts
+    assert tables.launch_interval([5.0, 5.0, 5.0], [4.0, 4.5, 4.8], [5.2, 5.5, 6.0]) == (4.0, 6.0)
+
+
+def test_compare_of_single_launches_judges_nothing(fake_setup, tmp_path, capsys):
+    """Two runs of the same library, one launch each: no difference is called significant (launches differ more than
+    one launch's interval), and a tolerance check on them says it could check nothing."""
+    c = tmp_path / "c.toml"
+    c.write_text(CAMPAIGN.replace("repetitions = 2", "repetitions = 1"))
+    for name in ("r1", "r2"):
+        assert run_gmb("run", c, "--config", fake_setup["config"], "--no-detect", "--results", tmp_path / name,
+                       "--no-build", "--no-progress", "--no-report") == 0
+    (a,), (b,) = (tmp_path / "r1").iterdir(), (tmp_path / "r2").iterdir()
+    rows = compare.compare(open_results(a), open_results(b))
+    assert rows and not any(r.significant or r.judged for r in rows)
+    capsys.readouterr()
+    tol = tmp_path / "tol.toml"
+    tol.write_text("[default]\nmax_regression_pct = 1\n")
+    assert run_gmb("compare", a, b, "--reference", tol) == 2
+    err = capsys.readouterr().err
+    assert "not judged: measured in one launch on a side" in err and "no point could be checked" in err
+
+
+def test_answers_say_a_claim_from_one_launch_holds_within_it(tmp_path):
+    st = Store()
+    for lib, gbps in (("Open MPI v5.0.7", 100.0), ("MPICH Version: 4.0.2", 300.0)):
+        rid = lib.split()[0]
+        recs = synth.pt2pt_results(rid, "bw", [1 << 20], "device", "device", "nvlink")
+        for r in recs:
+            r["bandwidth_GBps"].update(median=gbps, ci95_low=gbps * 0.99, ci95_high=gbps * 1.01)
+        st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl", [synth.context(rid, "bw", lib, cuda=True), *recs]))
+    a = answers.answers(st)
+    (nv,) = a.paths
+    assert nv.fastest == "mpich-4.0.2" and "the bandwidth of openmpi-5.0.7 (within one launch)" in nv.sentence
+    assert any("Each figure comes from one launch" in n for n in a.notes)
