@@ -134,6 +134,9 @@ class SizeSweep : public Benchmark {
   // sample's iterations back to back, stream-ordered, as nccl-tests does. MPI's blocking calls are
   // complete when they return: nothing to do.
   virtual void complete() {}
+  // The fewest iterations of an automatic batch (--batch not given). A transport whose iterations are enqueued pays
+  // a fixed cost per sample (the first launch, the final synchronisation) that one iteration does not amortise.
+  virtual int min_batch() const { return 1; }
   // Untimed, --validate only: "" when every received byte of the checked iteration matches `seed`'s pattern.
   virtual std::string verify(std::uint32_t seed) { (void)seed; return ""; }
   // Adds what identifies the configuration (memory kinds, strategy, window ...) to every record,

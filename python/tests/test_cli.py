@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gmb.cli import main
+from gmb.store import SCHEMA_VERSION
 
 CAMPAIGN = """
 [campaign]
@@ -44,7 +45,7 @@ def test_run_campaign_end_to_end(fake_setup, tmp_path, capsys):
     assert len(raw) == 2 + 2 * 2 * 2  # peaks x2 reps + (2 benches x 2 libs x 2 reps)
     assert len(list((outdir / "logs").iterdir())) == len(raw)
     db = sqlite3.connect(outdir / "store.sqlite")
-    assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "1"
+    assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     assert {r[0] for r in db.execute("SELECT status FROM launches")} == {"ok"}
     libs = {r[0] for r in db.execute("SELECT DISTINCT library FROM results")}
     assert libs == {"fakempi-a", "fakempi-b"}

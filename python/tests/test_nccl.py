@@ -158,8 +158,8 @@ def _nccl_records(tmp_path):
     """A directory of record files as an MPI and an NCCL launch would write them (no campaign)."""
     d = tmp_path / "recs"
     d.mkdir()
-    for transport, scale in (("mpi", 1.0), ("nccl", 0.01)):
-        rid = f"{transport}-coll"
+    for (transport, scale), launch in ((t, n) for t in (("mpi", 1.0), ("nccl", 0.01)) for n in (1, 2)):
+        rid = f"{transport}-coll-{launch}"
         ctx = synth.context(rid, "coll", "Open MPI v5.0.7", world_size=4, cuda=True)
         # the engine's layout (head -1 of a real record file): options.benchmark.transport, top-level nccl
         ctx["options"] = {"common": ctx["options"], "benchmark": {"operation": "allreduce,alltoall",
@@ -169,7 +169,7 @@ def _nccl_records(tmp_path):
         res = synth.coll_results(rid, ["allreduce", "alltoall"], synth.pow2_sizes(4, 64 << 20), 4, scale, "device")
         for r in res:
             r["transport"] = transport
-        synth.write_jsonl(d / f"{transport}.jsonl", [ctx, *res])
+        synth.write_jsonl(d / f"{transport}-{launch}.jsonl", [ctx, *res])
     return d
 
 
@@ -191,7 +191,7 @@ def test_records_of_an_nccl_run_are_labelled_nccl(tmp_path):
     assert big.significant and big.ratio > 50 and big.worse_pct < 0  # NCCL better
     # a campaign names the library itself: the declared name wins over the records' labels
     named = Store()
-    named.ingest(d / "nccl.jsonl", library="nccl")
+    named.ingest(d / "nccl-1.jsonl", library="nccl")
     assert named.libraries() == ["nccl"]
 
 

@@ -157,6 +157,7 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
         const int wanted = per_iteration > 0 ? static_cast<int>(std::ceil(kTargetSampleSeconds / per_iteration)) : 1;
         batch = std::clamp(wanted, 1, std::max(1, iterations / kMinSamples));
       }
+      batch = std::max(batch, min_batch());
       GMB_MPI_CHECK(MPI_Bcast(&batch, 1, MPI_INT, 0, ctx.comm));
     }
     // Without --precision, a fixed number of samples: the iterations asked for, rounded up to whole samples.

@@ -84,17 +84,19 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[
     for lib in usable:
         if lib.transport == "nccl":
             blocks += _nccl_blocks(lib, descriptions[lib.name], topo, quick, skipped)
-    return Campaign(name=name, blocks=blocks, skipped=skipped, repetitions=1 if quick else 3)
+    return Campaign(name=name, blocks=blocks, skipped=skipped, repetitions=QUICK_REPETITIONS if quick else 3)
 
 
-# --quick on a GPU node answers the question in minutes: per library configuration and path class one latency and
-# one bandwidth launch, device collectives in one launch, managed memory device to device, one repetition. Each size
+# --quick answers the question in minutes: per library configuration and path class one latency and one bandwidth
+# launch, device collectives in one launch, managed memory device to device, two repetitions in random order (a claim
+# must hold across launches: they differ more than the samples of one launch, tables.launch_interval). Each size
 # is repeated until its median's 95 % confidence interval is within +-3 % (QUICK_ADAPTIVE), or a cap (iterations,
 # or a second of timed samples) is reached and the record says so. Sizes are few, and the ceilings are measured at
 # every bandwidth size from 64 KiB up, so that every bandwidth row has its ceiling at the size it states.
 # With --precision the iteration counts are caps only: high, so that the time cap (--max-seconds) bounds a size and
 # cheap points are batched into samples of >= 200 us as usual (the engine's batching keeps >= 10 samples under the
 # iteration cap). An engine without adaptive repetitions gets fixed counts.
+QUICK_REPETITIONS = 2
 QUICK_ADAPTIVE = {"iters": 100000, "warmup": 10, "iters-large": 1000, "warmup-large": 2, "large-size": "1M",
                   "validate": True, "precision": 0.03, "max-seconds": 1.0}
 QUICK_FIXED = {"iters": 200, "warmup": 20, "iters-large": 20, "warmup-large": 2, "large-size": "1M", "validate": True}
@@ -594,7 +596,8 @@ def _nccl_blocks(lib, desc, topo, quick, skipped) -> list[Block]:
         return blocks
     if quick:
         return blocks + _quick_collectives(lib, desc, topo, dev, skipped)
-    common = {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large": 1, "large-size": "64K", "validate": True}
+    # NCCL times 20 calls per sample at least (as nccl-tests): 200 calls make 10 samples at every size
+    common = {"iters": 200, "warmup": 20, "iters-large": 200, "warmup-large": 5, "large-size": "64K", "validate": True}
     for bench in desc.of_family("collective", transport="nccl"):
         blocks.append(Block([bench], sizes=COLL_SIZES, ranks=[len(topo.gpus)], gpus=list(range(len(topo.gpus))),
                             options=common | {"mem": dev}, libraries=[lib.name], join_operations=True,

@@ -90,7 +90,7 @@ class LoadMonitor:
             return {"cpus": self.cpus, "ranks_here": self.ranks_here, "busy": None,
                     "why": "no load could be read on this host (no /proc/stat)"}
         mean = sum(self.others) / len(self.others)
-        busy = mean > free + BUSY_MARGIN
+        busy = mean >= free + BUSY_MARGIN
         return {"cpus": self.cpus, "ranks_here": self.ranks_here, "samples": len(self.others),
                 "others_running_mean": round(mean, 2), "others_running_max": max(self.others), "busy": busy,
                 "why": (f"other work kept {mean:.1f} threads runnable on average beside {self.ranks_here} rank(s) on "

@@ -16,6 +16,7 @@ from .defaults import default_campaign
 from .engines import build_options, doctor_libraries, engines_and_descriptions, resume_engines, with_nccl
 from .errors import UsageError
 from .execute import Stopped, run_launches, stop_on_signals
+from .load import busy_launch
 from .plan import copy_campaign_file, new_results_dir, plan, read_plan, write_plan
 
 
@@ -216,6 +217,10 @@ def _run(args):
         lock.release()
     ran = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none left to run"
     print(f"gmb: launches: {ran}; results in {outdir}", file=sys.stderr)
+    busy = [x for x in st.launches() if busy_launch(x["load"])]
+    if busy:
+        print(f"gmb: warning: {len(busy)} launch(es) ran on a busy host ({json.loads(busy[0]['load'])['why']}, the "
+              f"first of them): their figures may be low, and are flagged 'busy host'", file=sys.stderr)
     for r in st.rows("SELECT library, COUNT(*) AS n, MIN(reason) AS reason FROM launches WHERE status = ? "
                      "GROUP BY library", (identity.WRONG_LIBRARY,)):
         print(f"gmb: {r['library']}: {r['n']} launch(es) ran another MPI library; their figures were not stored: "
