@@ -98,17 +98,20 @@ def _store_write_error(path: str, what: str, exc: sqlite3.OperationalError):
                          f"{_BUSY_TIMEOUT_S:g} s); nothing of it was stored, try again when it is done") from None
 
 
-def configuration_labels(found: list[tuple[str, str, str | None]]
-                         ) -> dict[tuple[str, str, str | None], tuple[str, str]]:
-    """(configuration name, variant) of (library, benchmark, config) triples (Store.configuration_labels). The name is
-    the library's, with the settings, binding and hosts that differ among the library's results (ceilings aside: they
-    measure no library); the variant names the options that differ among the library's results of the benchmark."""
-    configs = {key: json.loads(key[2] or "{}") for key in found}
+def configuration_labels(found: list[tuple[str, str, int | None, str | None]]
+                         ) -> dict[tuple[str, str, int | None, str | None], tuple[str, str]]:
+    """(configuration name, variant) of (library, benchmark, ranks, config) (Store.configuration_labels). The name is
+    the library's, with the settings and hosts that differ among the library's results and the binding that differs
+    among those of the same rank count (launchers bind 2 ranks otherwise than 4 by default), ceilings aside: they
+    measure no library; the variant names the options that differ among the library's results of the benchmark."""
+    configs = {key: json.loads(key[3] or "{}") for key in found}
     by_library: dict[str, list[dict]] = {}
+    by_ranks: dict[tuple[str, int | None], list[dict]] = {}
     by_benchmark: dict[tuple[str, str], list[dict]] = {}
-    for (lib, bench, _), c in configs.items():
+    for (lib, bench, ranks, _), c in configs.items():
         if bench != "peaks":
             by_library.setdefault(lib, []).append(c)
+            by_ranks.setdefault((lib, ranks), []).append(c)
         by_benchmark.setdefault((lib, bench), []).append(c)
 
     def differing(cs: list[dict], part: str) -> list[str]:
@@ -116,18 +119,18 @@ def configuration_labels(found: list[tuple[str, str, str | None]]
         return [k for k in names if len({json.dumps((c.get(part) or {}).get(k)) for c in cs}) > 1]
 
     labels = {}
-    for (lib, bench, config), c in configs.items():
+    for (lib, bench, ranks, config), c in configs.items():
         mates = by_library.get(lib, [c])
         parts = [f"{k}={c['settings'][k]}" if k in c.get("settings", {}) else f"{k} unset"
                  for k in differing(mates, "settings")]
-        if len({x.get("binding") for x in mates}) > 1:
+        if len({x.get("binding") for x in by_ranks.get((lib, ranks), [c])}) > 1:
             parts.append(f"binding {c.get('binding') or 'not recorded'}")
         if len({x.get("hosts") for x in mates}) > 1:
             hosts = c.get("hosts")
             parts.append(f"{hosts} host{'s' if hosts != 1 else ''}" if hosts else "hosts not recorded")
         variant = [f"{k}={_option_text(c['options'][k])}" if k in c.get("options", {}) else f"{k} not given"
                    for k in differing(by_benchmark[(lib, bench)], "options")]
-        labels[(lib, bench, config)] = (f"{lib} [{', '.join(parts)}]" if parts else lib, " ".join(variant))
+        labels[(lib, bench, ranks, config)] = (f"{lib} [{', '.join(parts)}]" if parts else lib, " ".join(variant))
     return labels
 
 
@@ -339,19 +342,19 @@ class Store:
         rows = self.rows(sql + " ORDER BY results.library, results.benchmark, results.memory, results.bytes", params)
         labels = self.configuration_labels()
         for r in rows:
-            r["configuration"], r["variant"] = labels.get((r["library"], r["benchmark"], r["config"]),
+            r["configuration"], r["variant"] = labels.get((r["library"], r["benchmark"], r["ranks"], r["config"]),
                                                           (r["library"], ""))
         return rows
 
-    def configuration_labels(self) -> dict[tuple[str, str, str], tuple[str, str]]:
-        """(library, benchmark, config) -> (the name of that configuration, its variant): the library's name, followed
-        by what tells it from the library's other configurations in this store (the settings, binding and hosts that
-        differ among the library's results), e.g. "openmpi-5.0.7-ucx [UCX_RNDV_THRESH=8192]", the library's name alone
+    def configuration_labels(self) -> dict[tuple[str, str, int | None, str], tuple[str, str]]:
+        """(library, benchmark, ranks, config) -> (the name of that configuration, its variant): the library's name,
+        followed by what tells it from the library's other configurations in this store (the settings, binding and
+        hosts that differ, module function configuration_labels), e.g. "openmpi-5.0.7-ucx [UCX_RNDV_THRESH=8192]", the library's name alone
         where nothing differs; and the options that differ among the library's results of that benchmark
         ("window=16"), "" where none do."""
         if self._labels is None:
-            found = [(r["library"], r["benchmark"], r["config"]) for r in
-                     self.rows("SELECT DISTINCT library, benchmark, config FROM results")]
+            found = [(r["library"], r["benchmark"], r["ranks"], r["config"]) for r in
+                     self.rows("SELECT DISTINCT library, benchmark, ranks, config FROM results")]
             self._labels = configuration_labels(found)
         return self._labels
 
