@@ -653,6 +653,37 @@ def test_a_lock_file_deleted_under_its_holder(tmp_path, monkeypatch):
     lock.release()
 
 
+def test_leftovers_are_launches_of_results_directories_no_gmb_holds(tmp_path):
+    """A process naming a record file of a results directory is a leftover only while no gmb holds that directory:
+    neither its directory lock nor its gmb.lock (held alone by a gmb that locks the file only, an older one)."""
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "plan.json").write_text("{}")
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "--out",
+                             str(tmp_path / "raw" / "x.jsonl")])
+    try:
+        deadline = time.monotonic() + 30
+        while "--out" not in locks._command_line(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        here = str(tmp_path.resolve())
+
+        def found(live):
+            return [x["pids"] for x in locks.leftover_launches(live) if x["results"] == here]
+
+        assert found(set()) == [[proc.pid]]
+        assert found({here}) == []  # a live campaign of this node runs there
+        fd = os.open(tmp_path / locks.LOCK_NAME, os.O_RDWR | os.O_CREAT)
+        try:
+            locks.fcntl.flock(fd, locks.fcntl.LOCK_EX)
+            assert locks.held(tmp_path) and found(set()) == []
+            with pytest.raises(locks.ResultsBusy):
+                locks.ResultsLock(tmp_path, "gmb run").acquire()
+        finally:
+            os.close(fd)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def _coll_records(path: Path, op_bytes_zero: bool = False) -> Path:
     recs = [synth.context("z", "coll", "Open MPI v4.1.4"), *synth.coll_results("z", ["allreduce"], [4, 1024], 2)]
     if op_bytes_zero:  # 3 bytes of float: no whole element, as an engine before the fix recorded it

@@ -87,6 +87,16 @@ def _try_lock(fd: int, how: int) -> bool | None:
         raise
 
 
+def _lock_exclusively(fd: int) -> bool | None:
+    """_try_lock(fd, LOCK_EX), with a look by held() (a shared lock for a moment) waited out."""
+    for _ in range(50):
+        taken = _try_lock(fd, fcntl.LOCK_EX)
+        if taken is not False:
+            return taken
+        time.sleep(0.01)
+    return False
+
+
 class ResultsLock:
     """The lock of one results directory, held from acquire() to release() (or the holder's death)."""
 
@@ -103,7 +113,7 @@ class ResultsLock:
         the directory (OutputError when the directory cannot be written). Returns what a previous owner that died
         holding it had written (its running launch in ``launch``), or {}."""
         dir_fd = os.open(self.outdir, os.O_RDONLY | os.O_DIRECTORY)
-        taken = _try_lock(dir_fd, fcntl.LOCK_EX)
+        taken = _lock_exclusively(dir_fd)
         if taken is False:
             os.close(dir_fd)
             raise self._busy(self._recorded_owner())
@@ -113,7 +123,7 @@ class ResultsLock:
         fd = None
         try:
             fd = self._open_file()
-            if _try_lock(fd, fcntl.LOCK_EX) is False:  # held by a gmb that locks the file only (an older one)
+            if _lock_exclusively(fd) is False:  # held by a gmb that locks the file only (an older one)
                 raise self._busy(_read_json(fd))
             # named by a campaign of this node, whatever lock it holds (a file system whose locks do not reach)
             for other in NodeCampaigns.running_in(self.outdir):
@@ -175,7 +185,7 @@ class ResultsLock:
                                   f"cannot lock the directory itself: another gmb may now run the same launches, so "
                                   f"this one stops before its next launch")
         fd = self._open_file()
-        if _try_lock(fd, fcntl.LOCK_EX) is False:
+        if _lock_exclusively(fd) is False:
             os.close(fd)
             raise ResultsLockLost(f"{self.path} was replaced while this gmb held the directory, and another process "
                                   f"holds the new file; this gmb stops before its next launch")
@@ -200,8 +210,9 @@ class ResultsLock:
 
 
 def held(outdir: str | Path) -> bool:
-    """Whether some process holds the results directory (its directory lock, or its gmb.lock where the file system
-    cannot lock a directory). Looked at with a shared lock taken and dropped at once."""
+    """Whether some process holds the results directory: its directory lock, or its gmb.lock (a gmb that locks the
+    file only, an older one, or where the file system cannot lock a directory). Looked at with a shared lock taken
+    and dropped at once (ResultsLock.acquire waits such a moment out)."""
     outdir = Path(outdir)
     for path, flags in ((outdir, os.O_RDONLY | os.O_DIRECTORY), (outdir / LOCK_NAME, os.O_RDONLY)):
         try:
@@ -209,11 +220,10 @@ def held(outdir: str | Path) -> bool:
         except OSError:
             continue
         try:
-            taken = _try_lock(fd, fcntl.LOCK_SH)
+            if _try_lock(fd, fcntl.LOCK_SH) is False:
+                return True
         finally:
             os.close(fd)  # drops a lock taken
-        if taken is not None:
-            return not taken
     return False
 
 
