@@ -98,9 +98,10 @@ def _damaged(path: Path, cause: str) -> StoreError:
                       f"one from its record files (gmb ingest NEW.sqlite RESULTS/raw/*.jsonl)")
 
 
-def _store_write_error(path: str, what: str, exc: sqlite3.OperationalError):
-    """A failed write said as what it means: a full disk or a store that cannot be written (OutputError, exit 1), or
-    a store another process is writing (StoreError, exit 2); anything else is left to the caller."""
+def _store_write_error(path: str, what: str, exc: sqlite3.DatabaseError):
+    """A failed write said as what it means, naming the store: a full disk or a store that cannot be written
+    (OutputError, exit 1), a store another process is writing, a damaged one, anything else SQLite says
+    (StoreError, exit 2)."""
     if disk_full(exc):
         raise OutputError(f"{path}: cannot {what}: disk full; nothing of it was stored") from None
     if "readonly" in str(exc) or "unable to open" in str(exc):
@@ -109,6 +110,9 @@ def _store_write_error(path: str, what: str, exc: sqlite3.OperationalError):
     if "locked" in str(exc):
         raise StoreError(f"{path}: cannot {what}: another process is writing to the store (still locked after "
                          f"{_BUSY_TIMEOUT_S:g} s); nothing of it was stored, try again when it is done") from None
+    if "malformed" in str(exc):
+        raise _damaged(Path(path), str(exc)) from None
+    raise StoreError(f"{path}: cannot {what}: {exc}; nothing of it was stored") from None
 
 
 def memory_label(memory: dict | None) -> str:
@@ -141,7 +145,6 @@ class Store:
             self.db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S)
         except sqlite3.OperationalError as exc:
             _store_write_error(self.path, "open the store for writing", exc)
-            raise
         self.db.row_factory = sqlite3.Row
         self._check_version()
         try:
@@ -154,7 +157,6 @@ class Store:
                 for leftover in (Path(path), Path(f"{path}-journal")):
                     leftover.unlink(missing_ok=True)
             _store_write_error(self.path, "open the store for writing", exc)
-            raise
 
     def _check_version(self):
         version = self._existing_version()
@@ -181,7 +183,8 @@ class Store:
     @contextmanager
     def transaction(self, what: str):
         """Everything written inside is stored together or not at all. A transaction opened inside another is
-        part of it. A full disk rolls back and raises OutputError naming the store and ``what`` was written."""
+        part of it. A failed write rolls back and raises OutputError (a full disk, a store that cannot be written) or
+        StoreError naming the store and ``what`` was written."""
         if self._in_transaction:
             yield
             return
@@ -191,7 +194,7 @@ class Store:
             self.db.commit()
         except BaseException as exc:
             self.db.rollback()
-            if isinstance(exc, sqlite3.OperationalError):
+            if isinstance(exc, sqlite3.DatabaseError):
                 _store_write_error(self.path, f"store {what}", exc)
             raise
         finally:
@@ -202,8 +205,8 @@ class Store:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def meta(self, key: str, default=None):
-        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return row[0] if row else default
+        rows = self.rows("SELECT value FROM meta WHERE key=?", (key,))
+        return rows[0]["value"] if rows else default
 
     def record_launch(self, **row):
         cols = ", ".join(row)
@@ -297,7 +300,13 @@ class Store:
 
     # ---------------------------------------------------------------- reading
     def rows(self, sql: str, params=()) -> list[dict]:
-        return [dict(r) for r in self.db.execute(sql, params).fetchall()]
+        """Every read of the store: an SQLite error (damage the open did not see, a lock held too long) names the
+        store's file."""
+        try:
+            return [dict(r) for r in self.db.execute(sql, params).fetchall()]
+        except sqlite3.DatabaseError as exc:
+            raise (_damaged(Path(self.path), str(exc)) if "malformed" in str(exc) else
+                   StoreError(f"{self.path}: {exc}")) from None
 
     def libraries(self) -> list[str]:
         return [r["library"] for r in self.rows("SELECT DISTINCT library FROM results ORDER BY library")]
