@@ -171,12 +171,10 @@ def cmd_ingest(args):
         except mpilibs.ConfigError as exc:
             raise UsageError(str(exc)) from None
         lib = known.get(args.library)
-        if lib is not None:
-            wrong = [f"{rf.path}: {why}" for rf in files for why in
-                     (identity.mismatch(lib, ctx) for ctx in rf.contexts) if why]
-        else:
-            wrong = [f"{rf.path}: {why}" for rf in files for why in
-                     dict.fromkeys(identity.unknown_name_mismatch(args.library, ctx) for ctx in rf.contexts) if why]
+        def why_not(ctx):
+            return identity.mismatch(lib, ctx) if lib else identity.unknown_name_mismatch(args.library, ctx)
+
+        wrong = list(dict.fromkeys(f"{rf.path}: {why}" for rf in files for why in map(why_not, rf.contexts) if why))
         if wrong and lib is not None:
             raise UsageError(f"records that ran another library than {args.library} (nothing stored):\n  "
                              + "\n  ".join(wrong))
