@@ -38,6 +38,8 @@ std::string first_line(const std::string& text) {
   return text.substr(start, text.find('\n', start) - start);
 }
 
+ArgParser described_common_options();
+
 int list_command(const std::vector<std::string>& args) {
   bool json = false;
   ArgParser parser;
@@ -49,7 +51,7 @@ int list_command(const std::vector<std::string>& args) {
   register_modules(platform);
   const BuildInfo& build = build_info();
   if (json) {
-    std::printf("%s\n", engine_description(platform).dump().c_str());
+    std::printf("%s\n", engine_description(platform, described_common_options()).dump().c_str());
     return kExitOk;
   }
   std::printf("gmb-bench %s (%s), CUDA module: %s, NCCL transport: %s\n", build.version.c_str(),
@@ -152,6 +154,17 @@ void add_common_options(ArgParser& parser, RunSettings& s, OmbOptions& omb, bool
                "(cuda) or managed",
                [&](const std::string& v) { omb.accelerator = parse_omb_accelerator(v); });
   parser.flag({"--help", "-h"}, "show this help", &help);
+}
+
+// The options every benchmark takes, as the engine's description lists them (nothing is parsed: the values they
+// would set live as long as the parser).
+ArgParser described_common_options() {
+  static RunSettings settings;
+  static OmbOptions omb;
+  static bool help = false;
+  ArgParser parser;
+  add_common_options(parser, settings, omb, help);
+  return parser;
 }
 
 // Reads OMB's spellings once the benchmark and its positionals are known: settles sizes, counts and memory

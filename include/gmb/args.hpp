@@ -22,6 +22,10 @@ class ArgParser {
   // otherwise `set` gets "" (OMB's bare -f next to gmb's -f table|json).
   void optional_value(std::vector<std::string> names, std::string metavar, std::string help,
                       std::function<bool(const std::string& next)> takes, Setter set);
+  // An option whose value is one of `choices`, checked when parsed ("unknown WHAT 'x' (accepted: ...)");
+  // help() and the engine's description list the choices.
+  void choice(std::vector<std::string> names, std::vector<std::string> choices, std::string what, std::string help,
+              Setter set);
   // A name that is not an option here, with why (OMB letters gmb does not have): parse() throws
   // UsageError with `reason` instead of "unknown option". Not listed in help(); a declared option wins.
   void refuse(std::vector<std::string> names, std::string reason);
@@ -39,6 +43,16 @@ class ArgParser {
   // Option help, one line per option.
   std::string help() const;
 
+  // The declared options as the engine's description lists them (docs/records.md): their names, whether
+  // they take a value, and the accepted values where the option declares them.
+  struct OptionInfo {
+    std::vector<std::string> names;
+    std::string value;                 // "required", "optional" or "none"
+    std::string metavar;               // the value's form ("" without a value)
+    std::vector<std::string> choices;  // the accepted values of a choice(); empty otherwise
+  };
+  std::vector<OptionInfo> options() const;
+
  private:
   struct Spec {
     std::vector<std::string> names;
@@ -46,6 +60,7 @@ class ArgParser {
     std::string help;
     Setter set;
     std::function<bool(const std::string&)> takes;  // optional values only
+    std::vector<std::string> choices;               // choice() only
   };
   struct Refusal {
     std::vector<std::string> names;

@@ -2,7 +2,9 @@
 """A stand-in for gmb-bench: same command line, describes itself as the engine does (``list --format json``:
 data/engine/host.json, a host-only build, to the gmb.engine/1 contract) and writes schema-valid synthetic records
 (synth) for every benchmark it describes, shaped by the benchmark's family and headline.
-FAKE_HANG=<benchmark> makes that benchmark hang (timeout tests); FAKE_FAIL=<benchmark> makes it exit 1.
+FAKE_HANG=<benchmark> makes that benchmark hang (timeout tests); FAKE_FAIL=<benchmark> makes it exit 1;
+FAKE_DAMAGE=<benchmark>:cut ends its record file in the middle of the last record, <benchmark>:bad-bytes writes a
+result whose bytes is "lots".
 FAKE_CUDA=1: a CUDA build (every memory kind available); FAKE_NCCL=<version>: built with NCCL, which makes
 --transport nccl work as the engine's contract says (device memory only, else status "unsupported" and exit 3;
 every result of a benchmark with the NCCL transport gets "transport"; the context's options.benchmark.transport, and
@@ -248,7 +250,14 @@ def main(argv):
             rec["headline"] = info["headline"]
         if info["operations"] and transport == "nccl" and rec["status"] == "ok":
             rec["metrics"] = {"call": "nccl" + rec["operation"].title().replace("_", "")}
+    damage = os.environ.get("FAKE_DAMAGE", "")
+    if damage == f"{bench}:bad-bytes":
+        recs[1]["bytes"] = "lots"
     synth.write_jsonl(out, recs)
+    if damage == f"{bench}:cut":  # stopped while writing its last record: the file ends in the middle of it
+        size = os.path.getsize(out)
+        with open(out, "r+") as f:
+            f.truncate(size - len(json.dumps(recs[-1])) // 2 - 1)
     # the engine's exit status: 3 when nothing it was asked could run here
     return 3 if unsupported or (len(recs) > 1 and all(r["status"] == "unsupported" for r in recs[1:])) else 0
 

@@ -287,6 +287,8 @@ def test_unknown_launcher_rejected_before_anything(fake_setup, tmp_path, capsys)
     (["--repetitions", "-2"], "--repetitions: must be an integer >= 1 (got '-2')"),
     (["--timeout", "0"], "--timeout: must be a number of seconds > 0"),
     (["--timeout", "-5"], "--timeout: must be a number of seconds > 0"),
+    (["--timeout", "inf"], "--timeout: must be a number of seconds > 0 (got 'inf')"),
+    (["--timeout", "nan"], "--timeout: must be a number of seconds > 0 (got 'nan')"),
     (["--nodes", "0"], "--nodes: must be an integer >= 1"),
     (["--ranks-per-node", "0"], "--ranks-per-node: must be an integer >= 1"),
 ])

@@ -57,6 +57,21 @@ def test_which_benchmarks_take_precision():
     assert not any(b.adaptive for b in EngineDescription(older).benchmarks.values())
 
 
+def test_options_every_benchmark_takes_and_its_own():
+    """A campaign's options are checked against these: each name (every spelling), whether it takes a value, the
+    accepted values where the engine lists them. An engine built before its description listed options: None."""
+    d = describe()
+    bw = d.accepted_options("bw")
+    assert bw["--window"] is bw["-W"] is bw["--window-size"] and bw["--window"].value == "required"
+    assert bw["--iters"].value == "required" and bw["--validate"].value == "none"  # the driver's, every benchmark's
+    assert bw["--strategy"].choices == ("direct", "staged-pageable", "staged-pinned", "pipelined", "pipelined-gpu")
+    assert "--window" not in d.accepted_options("coll") and "--mem" in d.accepted_options("coll")
+    assert d.accepted_options("nosuch") is None
+    older = description()
+    del older["options"]
+    assert EngineDescription(older).accepted_options("bw") is None
+
+
 def test_memory_kinds_by_property():
     d = describe(cuda=True)
     assert [k.name for k in d.kinds_where(gpu_memory=True)] == ["device"]

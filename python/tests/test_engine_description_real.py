@@ -25,6 +25,7 @@ def test_real_engine_describes_itself_and_the_fake_says_the_same(real_env):
         assert b["headline"] is None if not b["metrics"] else b["headline"] in b["metrics"], b
         assert "mpi" in b["transports"] and isinstance(b["operations"], bool), b
         assert isinstance(b["adaptive"], bool), b
+        assert all(o["names"] and o["value"] in ("required", "optional", "none") for o in b["options"]), b
     for k in raw["memory_kinds"]:
         assert {"gpu_memory", "gpu_backed", "placeable", "host_accessible", "placement", "base"} <= set(k), k
     for c in raw["collectives"]:
@@ -40,6 +41,9 @@ def test_real_engine_describes_itself_and_the_fake_says_the_same(real_env):
         assert b["name"] in real, f"the fake describes {b['name']!r}, which the engine does not list"
         assert {k: b[k] for k in ("family", "headline", "metrics", "operations", "adaptive")} == \
             {k: real[b["name"]][k] for k in ("family", "headline", "metrics", "operations", "adaptive")}, b["name"]
+        # a campaign's options are checked by these (an option the engine gained since need not be in the fake)
+        assert [o for o in b["options"] if o not in real[b["name"]]["options"]] == [], b["name"]
+    assert [o for o in description()["options"] if o not in raw["options"]] == []
     kinds = {k["name"]: k for k in raw["memory_kinds"]}
     properties = ("gpu_memory", "gpu_backed", "placeable", "host_accessible", "page_locked", "placement", "base")
     for k in description()["memory_kinds"]:

@@ -255,11 +255,14 @@ def test_ingest_refuses_records_of_another_library(fake_setup, tmp_path, capsys)
     assert not db.exists()
     assert main(["ingest", str(db), str(good), "--library", "fakempi-a", "--config", str(fake_setup["config"]),
                  "--no-detect"]) == 0
-    # a name gmb does not know cannot be checked: stored, with a warning naming what the records say
+    # a name gmb does not know is checked by what it says: one that names another family (or none) is refused,
+    # one that names the records' family is stored, with a note naming what the records say
     capsys.readouterr()
-    assert main(["ingest", str(db), str(bad), "--library", "my-ompi", "--no-detect"]) == 0
+    assert main(["ingest", str(db), str(bad), "--library", "my-ompi", "--no-detect"]) == 2
+    assert f"{bad}: its records say openmpi-5.0.7" in capsys.readouterr().err
+    assert main(["ingest", str(db), str(bad), "--library", "openmpi-mine", "--no-detect"]) == 0
     err = capsys.readouterr().err
-    assert "my-ompi is not a library gmb found" in err and "they say openmpi-5.0.7" in err
+    assert "openmpi-mine is not a library gmb found" in err and "its records say openmpi-5.0.7" in err
 
 
 def test_doctor_shows_what_each_engine_loads(fake_setup, tmp_path, monkeypatch):

@@ -6,6 +6,7 @@ import pytest
 import synth
 
 from gmb import records
+from gmb.outputs import OutputError
 from gmb.records import RecordError, read_records
 from gmb.store import SCHEMA_VERSION, Store, StoreError, open_results
 from conftest import DATA
@@ -162,6 +163,6 @@ def test_report_reads_a_gmb_store_without_changing_it(ompi_dir, tmp_path):
     assert p.read_bytes() == before
     ro = open_results(p)
     assert ro.libraries() == ["openmpi-5.0.7"]
-    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+    with pytest.raises(OutputError, match="attempt to write a readonly database"):
         ro.set_meta("x", "y")
     assert p.read_bytes() == before

@@ -6,9 +6,13 @@ Each test asserts what a user relies on: no duplicated or contaminated rows, not
 message that names what happened, and the documented exit status. docs/reliability.md lists the cases."""
 
 import errno
+import gc
 import json
 import os
+import re
+import shlex
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -40,20 +44,26 @@ memory = ["host:host"]
 
 
 def _as_from_a_terminal():
-    """SIGINT handled by default and not blocked, as for a command typed at a terminal. A child inherits both from
-    the test process, and a shell starts a script's background job (`cmd &`) with SIGINT ignored, which Python, and
-    so gmb, keeps: in such a run gmb was seen waiting on its launch, untouched by the test's SIGINT."""
+    """SIGINT handled by default and not blocked, as for a command typed at a terminal (the test process may have
+    either otherwise, and a child inherits both)."""
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _gmb(fake_setup, *args, env=None, wait=True):
-    """`python -m gmb ARGS` as its own process (so that it can be killed), with the fake libraries."""
-    argv = [sys.executable, "-m", "gmb", *map(str, args), "--config", str(fake_setup["config"]), "--no-detect",
-            "--no-progress"]
+def _as_in_the_background_of_a_script():
+    """SIGINT ignored, as a shell starts a script's background job (`gmb run ... &`); Python keeps it ignored."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _gmb(fake_setup, *args, env=None, wait=True, config=True, start=_as_from_a_terminal):
+    """`python -m gmb ARGS` as its own process (so that it can be killed), with the fake libraries (``config``)."""
+    argv = [sys.executable, "-m", "gmb", *map(str, args), "--no-progress"]
+    if config:
+        argv += ["--config", str(fake_setup["config"]), "--no-detect"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONFAULTHANDLER": "1", **(env or {})}, start_new_session=True,
-                            preexec_fn=_as_from_a_terminal)
+                            preexec_fn=start)
     if wait:
         out, err = proc.communicate(timeout=120)
         return proc.returncode, out, err
@@ -334,18 +344,53 @@ def test_run_on_a_full_disk_says_which_path(fake_setup, campaign_file, node_dir,
 
 
 # --------------------------------------------------------------------------- input refused before anything exists
-@pytest.mark.parametrize("block, message", [
-    ('sizes = "8:1"', "sizes '8:1': MIN is greater than MAX"),
-    ('sizes = "1:8:2"', "a range is MIN:MAX, sizes doubling from MIN (a step is not accepted"),
-    ("options = { iters = 0 }", "options.iters = 0: must be a whole number from 1 to 2147483647"),
-    ("options = { warmup = -1 }", "options.warmup = -1: must be a whole number from 0 to 2147483647"),
-    ("ranks = [3]", "bw with ranks = 3: bw runs on exactly 2 ranks"),
-    ('memory = ["host:gpu"]', "memory \"host:gpu\": unknown memory kind 'gpu' (accepted, as SEND:RECV: "),
+BLOCK = """
+[campaign]
+name = "rel"
+repetitions = 1
+libraries = ["fakempi-a"]
+%s
+[[run]]
+benchmarks = %s
+"""
+
+
+@pytest.mark.parametrize("head, block, message", [
+    ("", '["bw"]\nsizes = "8:1"', "sizes '8:1': MIN is greater than MAX"),
+    ("", '["bw"]\nsizes = "1:8:2"', "a range is MIN:MAX, sizes doubling from MIN (a step is not accepted"),
+    ("", '["bw"]\nsizes = "8,1,8"', "sizes '8,1,8': 8 bytes is listed twice"),
+    ("", '["bw"]\nsizes = "8K,8192"', "sizes '8K,8192': 8192 bytes is listed twice"),
+    ("", '["bw"]\noptions = { iters = 0 }', "options.iters = 0: must be a whole number from 1 to 2147483647"),
+    ("", '["bw"]\noptions = { warmup = -1 }', "options.warmup = -1: must be a whole number from 0 to 2147483647"),
+    ("", '["bw"]\nranks = [3]', "bw with ranks = 3: bw runs on exactly 2 ranks"),
+    ("", '["bw"]\nmemory = ["host:gpu"]', "memory \"host:gpu\": unknown memory kind 'gpu' (accepted, as SEND:RECV: "),
+    ("", '["bw"]\noptions = { frobnicate = 1 }',
+     "[[run]] #1: options.frobnicate: bw has no option --frobnicate (its options: "),
+    ("", '["bw"]\noptions = { windw = 8 }', "bw has no option --windw; did you mean 'window'?"),
+    ("", '["bw"]\noptions = { validate = 1 }',
+     "options.validate = 1: --validate takes no value (true gives it, false leaves it out)"),
+    ("", '["bw"]\noptions = { window = true }', "options.window = true: --window takes a value (W)"),
+    ("", '["bw"]\noptions = { strategy = "staged" }',
+     "options.strategy = \"staged\": not a value --strategy accepts; did you mean 'staged-pinned'? (accepted: direct, "),
+    ("", '["coll"]\noperations = ["bogusop"]',
+     "[[run]] #1: operations: unknown operation 'bogusop' (accepted: bcast, reduce, allreduce, "),
+    ("", '["coll"]\noperations = ["alreduce"]', "did you mean 'allreduce'?"),
+    ("", '["bw"]\noperations = ["allreduce"]', "operations: none of bw takes an operation"),
+    ("", '["bw"]\nstrategies = ["bogus"]',
+     "[[run]] #1: strategies: unknown strategy 'bogus' for bw (accepted: direct, staged-pageable, staged-pinned, "
+     "pipelined, pipelined-gpu)"),
+    ("", '["bw"]\nstrategies = ["staged-pined"]', "did you mean 'staged-pinned'?"),
+    ("", '["coll"]\nstrategies = ["direct"]', "strategies: coll takes no --strategy"),
+    ("timeout_s = inf", '["bw"]', "timeout_s must be a number of seconds > 0 and finite (got inf)"),
+    ("timeout_s = nan", '["bw"]', "timeout_s must be a number of seconds > 0 and finite (got nan)"),
 ])
-def test_bad_campaign_is_refused_before_a_results_directory_exists(fake_setup, node_dir, block, message, capsys):
+def test_bad_campaign_is_refused_before_a_results_directory_exists(fake_setup, node_dir, capsys, head, block,
+                                                                   message):
+    """What the engine would refuse, checked against its description (its own lists of memory kinds, rank bounds,
+    options, operations, strategies: none kept in the harness), sizes the engine would refuse or measure twice, a
+    timeout that is not a finite number: exit 2, no results directory."""
     f = fake_setup["tmp"] / "bad.toml"
-    f.write_text(CAMPAIGN.replace('memory = ["host:host"]', block if "memory" in block else
-                                  f'memory = ["host:host"]\n{block}'))
+    f.write_text(BLOCK % (head, block))
     res = fake_setup["tmp"] / "res"
     rc = main(["run", str(f), "--results", str(res), "--config", str(fake_setup["config"]), "--no-detect"])
     err = capsys.readouterr().err
@@ -525,3 +570,415 @@ options = { iters = 20, warmup = 2, iters-large = 2, warmup-large = 0 }""")
         ("bw", 1024, "ok"), ("bw", 2 << 30, "unsupported"), ("bw", 4 << 30, "unsupported"),
         ("latency", 1024, "ok"), ("latency", 2 << 30, "unsupported"), ("latency", 4 << 30, "unsupported")]
     assert all("exceeds the 2 GiB - 1 byte per-call count of MPI-3 calls" in r for *_, r in rows if r)
+
+
+# --------------------------------------------------------------------------- the fault trial of 2026-11-26
+def test_deleting_the_lock_file_does_not_let_a_second_gmb_in(fake_setup, campaign_file, node_dir):
+    """The results directory itself is locked: with gmb.lock deleted under a running campaign, a resume is still
+    refused (it would run the same launches beside it), naming the holder, and runs nothing."""
+    res = fake_setup["tmp"] / "res"
+    first = _gmb(fake_setup, "run", campaign_file, "--results", res, env={"FAKE_HANG": "bw"}, wait=False)
+    outdir = _results_dir(res)
+    _running_launch(outdir)
+    (outdir / locks.LOCK_NAME).unlink()
+    logs = sorted(p.name for p in (outdir / "logs").iterdir())
+    rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
+    assert rc == 2 and "is in use by another gmb" in err and f"pid {first.pid}" in err, err
+    assert sorted(p.name for p in (outdir / "logs").iterdir()) == logs  # nothing run, nothing set aside
+    with pytest.MonkeyPatch.context() as mp:  # the directory lock alone, without the node's registry
+        mp.setenv("GMB_NODE_LOCK_DIR", str(fake_setup["tmp"] / "elsewhere"))
+        with pytest.raises(locks.ResultsBusy, match="is in use by another gmb"):
+            locks.ResultsLock(outdir, "test").acquire()
+    first.terminate()
+    first.communicate(timeout=60)
+    rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
+    assert rc == 0, err
+    _check_complete(outdir)
+
+
+def test_a_campaign_of_this_node_in_the_same_results_directory_is_refused(fake_setup, campaign_file, node_dir,
+                                                                         capsys):
+    """Whatever lock it holds (an older gmb's, one on a file system that cannot lock directories), a campaign of
+    this node that names the same results directory refuses a second one: exit 2, nothing run."""
+    rc = main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "res"), "--config",
+               str(fake_setup["config"]), "--no-detect", "--no-progress", "--no-report"])
+    assert rc == 0, capsys.readouterr().err
+    outdir = _results_dir(fake_setup["tmp"] / "res")
+    before = _rows(outdir, "SELECT * FROM launches")
+    other = locks.NodeCampaigns(outdir)
+    other.join()  # a campaign of this node in that directory (this process stands for it)
+    try:
+        rc = main(["run", "--resume", str(outdir), "--config", str(fake_setup["config"]), "--no-detect"])
+    finally:
+        other.leave()
+    assert rc == 2
+    assert f"{outdir} is in use by another gmb (pid {os.getpid()} on host {socket.gethostname()}, a campaign of " \
+           f"this node since" in capsys.readouterr().err
+    assert _rows(outdir, "SELECT * FROM launches") == before
+
+
+def _no_directory_locks(monkeypatch):
+    """A file system that cannot lock a directory (NFS): flock of a directory fails with EBADF."""
+    real = locks.fcntl.flock
+
+    def flock(fd, how):
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        return real(fd, how)
+
+    monkeypatch.setattr(locks.fcntl, "flock", flock)
+
+
+def test_a_lock_file_deleted_under_its_holder(tmp_path, monkeypatch):
+    """Holding the directory, the holder makes gmb.lock again (a successor must read who held it); where only the file
+    can be locked, the holder stops before its next launch, since a second gmb may hold a new file."""
+    lock = locks.ResultsLock(tmp_path, "gmb run")
+    lock.acquire()
+    (tmp_path / locks.LOCK_NAME).unlink()
+    lock.keep()
+    assert json.loads((tmp_path / locks.LOCK_NAME).read_text())["pid"] == os.getpid()
+    assert locks.held(tmp_path)
+    lock.release()
+    assert not locks.held(tmp_path)
+
+    _no_directory_locks(monkeypatch)
+    lock = locks.ResultsLock(tmp_path, "gmb run")
+    lock.acquire()
+    assert locks.held(tmp_path)  # seen from the file's lock
+    with pytest.raises(locks.ResultsBusy):
+        locks.ResultsLock(tmp_path, "gmb run").acquire()
+    (tmp_path / locks.LOCK_NAME).unlink()
+    with pytest.raises(locks.ResultsLockLost, match="was removed or replaced while this gmb held it"):
+        lock.keep()
+    lock.release()
+
+
+def test_leftovers_are_launches_of_results_directories_no_gmb_holds(tmp_path):
+    """A process naming a record file of a results directory is a leftover only while no gmb holds that directory:
+    neither its directory lock nor its gmb.lock (held alone by a gmb that locks the file only, an older one)."""
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "plan.json").write_text("{}")
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "--out",
+                             str(tmp_path / "raw" / "x.jsonl")])
+    try:
+        deadline = time.monotonic() + 30
+        while "--out" not in locks._command_line(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        here = str(tmp_path.resolve())
+
+        def found(live):
+            return [x["pids"] for x in locks.leftover_launches(live) if x["results"] == here]
+
+        assert found(set()) == [[proc.pid]]
+        assert found({here}) == []  # a live campaign of this node runs there
+        fd = os.open(tmp_path / locks.LOCK_NAME, os.O_RDWR | os.O_CREAT)
+        try:
+            locks.fcntl.flock(fd, locks.fcntl.LOCK_EX)
+            assert locks.held(tmp_path) and found(set()) == []
+            with pytest.raises(locks.ResultsBusy):
+                locks.ResultsLock(tmp_path, "gmb run").acquire()
+        finally:
+            os.close(fd)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _coll_records(path: Path, op_bytes_zero: bool = False) -> Path:
+    recs = [synth.context("z", "coll", "Open MPI v4.1.4"), *synth.coll_results("z", ["allreduce"], [4, 1024], 2)]
+    if op_bytes_zero:  # 3 bytes of float: no whole element, as an engine before the fix recorded it
+        recs[1]["bytes"], recs[1]["dtype"] = 3, "float"
+        recs[1].setdefault("metrics", {})["op_bytes"] = 0
+    return synth.write_jsonl(path, recs)
+
+
+def test_a_result_that_moved_no_data_is_not_stored_as_a_figure(tmp_path, capsys):
+    f = _coll_records(tmp_path / "z.jsonl", op_bytes_zero=True)
+    db = tmp_path / "s.sqlite"
+    assert main(["ingest", str(db), str(f)]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {f}: 1 ok result(s) moved no data (metrics.op_bytes 0" in err and "stored as unsupported" in err
+    with Store(db, create=False) as st:
+        rows = st.rows("SELECT bytes, status, reason FROM results ORDER BY bytes")
+    assert [(b, s) for b, s, _ in [tuple(r.values()) for r in rows]] == [(3, "unsupported"), (1024, "ok")]
+    assert rows[0]["reason"] == ("the operation moved no data (3 B of float makes no whole element per block: "
+                                 "metrics.op_bytes 0), so its figures measure no transfer")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r.update(bytes="lots"), 'bytes must be an integer >= 0 (got "lots")'),
+    (lambda r: r.update(status="great"), 'status must be one of ok, unsupported, failed (got "great")'),
+    (lambda r: r.pop("time_us"), "an ok result without its headline statistic time_us"),
+    (lambda r: r["time_us"].update(median="fast"), "time_us must be an object of finite numbers"),
+    (lambda r: r.update(memory=["host"]), "memory must be an object of memory kinds"),
+    (lambda r: r.pop("run_id"), "no run_id (a non-empty string)"),
+])
+def test_ingest_refuses_a_record_that_cannot_make_a_row(tmp_path, capsys, change, message):
+    """With or without --validate: the file and line, what is wrong; nothing of the files given is stored."""
+    good = synth.write_jsonl(tmp_path / "good.jsonl", [synth.context("g", "latency", "Open MPI v4.1.4"),
+                                                       *synth.pt2pt_results("g", "latency", [8], "host", "host",
+                                                                            "host")])
+    recs = [synth.context("b", "latency", "Open MPI v4.1.4"),
+            *synth.pt2pt_results("b", "latency", [8, 64], "host", "host", "host")]
+    change(recs[2])
+    bad = synth.write_jsonl(tmp_path / "bad.jsonl", recs)
+    db = tmp_path / "s.sqlite"
+    assert main(["ingest", str(db), str(good), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:3: a result record that cannot be stored: {message}" in err, err
+    assert "Traceback" not in err and not db.exists()
+
+
+def test_a_launch_whose_records_cannot_make_rows_fails_with_the_reason(fake_setup, campaign_file, node_dir, capsys):
+    rc = main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "res"), "--config",
+               str(fake_setup["config"]), "--no-detect", "--no-progress", "--no-report"])
+    assert rc == 0, capsys.readouterr().err
+    # the same campaign with an engine whose records cannot be stored
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FAKE_DAMAGE", "bw:bad-bytes")
+        rc = main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "bad"), "--config",
+                   str(fake_setup["config"]), "--no-detect", "--no-progress", "--no-report"])
+    assert rc == 1
+    outdir = _results_dir(fake_setup["tmp"] / "bad")
+    rows = _rows(outdir, "SELECT status, reason FROM launches")
+    assert {s for s, _ in rows} == {"failed"} and all(
+        'a result record that cannot be stored: bytes must be an integer >= 0 (got "lots")' in r for _, r in rows)
+    assert _rows(outdir, "SELECT COUNT(*) FROM results") == [(0,)]
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """(directory, freeze): a directory, and what makes it read-only: a tmpfs remounted read-only (root), else
+    permissions taken away (a user's)."""
+    d = tmp_path / "ro"
+    d.mkdir()
+    root = os.geteuid() == 0
+    if root and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(d)],
+                               capture_output=True).returncode != 0:
+        pytest.skip("needs a read-only directory: root may not mount a tmpfs here")
+
+    def freeze():
+        gc.collect()  # stores the test opened in this process closed: a file system with files open for writing
+        if root:  # cannot be made read-only
+            subprocess.run(["mount", "-o", "remount,ro", str(d)], check=True)
+        else:
+            for p in [d, *d.rglob("*")]:
+                p.chmod(0o555 if p.is_dir() else 0o444)
+
+    yield d, freeze
+    if root:
+        subprocess.run(["umount", "-l", str(d)], check=False)
+    else:
+        for p in [d, *d.rglob("*")]:
+            p.chmod(0o755)
+
+
+def _write_failure(err: str, path) -> bool:
+    return str(path) in err and ("read-only file system" in err or "permission denied" in err) and \
+        "Traceback" not in err
+
+
+def test_a_read_only_results_directory_or_store(fake_setup, campaign_file, node_dir, read_only, capsys):
+    """A results directory, its parent or a store that cannot be written: the path and the cause, exit 1 (a write
+    failure), no traceback, nothing changed."""
+    d, freeze = read_only
+    args = ["--config", str(fake_setup["config"]), "--no-detect", "--no-progress", "--no-report"]
+    assert main(["run", str(campaign_file), "--results", str(d / "res"), *args]) == 0
+    outdir = _results_dir(d / "res")
+    db = d / "s.sqlite"
+    assert main(["ingest", str(db), str(DATA / "sample-bw-device.jsonl")]) == 0
+    capsys.readouterr()
+    freeze()
+    assert main(["run", "--resume", str(outdir), *args]) == 1
+    assert _write_failure(capsys.readouterr().err, outdir / locks.LOCK_NAME)
+    assert main(["run", str(campaign_file), "--results", str(d / "more"), *args]) == 1
+    err = capsys.readouterr().err
+    assert _write_failure(err, d / "more") and "cannot create the results directory" in err, err
+    assert main(["ingest", str(db), str(DATA / "sample-bw-device.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert f"{db}: cannot open the store for writing: the store cannot be written (attempt to write a readonly " \
+           f"database" in err and "Traceback" not in err, err
+
+
+def test_a_reader_that_closes_stdout_loses_the_printout_not_the_report(fake_setup, campaign_file, node_dir):
+    """`gmb run ... | head -1`: gmb's stdout closed before it writes; the campaign runs, its report is written, no
+    traceback, exit 0."""
+    proc = subprocess.Popen([sys.executable, "-m", "gmb", "run", str(campaign_file), "--results",
+                             str(fake_setup["tmp"] / "res"), "--config", str(fake_setup["config"]), "--no-detect"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err, err
+    assert (_results_dir(fake_setup["tmp"] / "res") / "report.html").is_file()
+
+
+def test_processes_of_a_killed_gmb_are_named_to_the_next_campaign(fake_setup, campaign_file, node_dir):
+    """gmb killed with SIGKILL: its launch runs on; a campaign started in another results directory warns, naming the
+    processes and how to stop them, and its store and report say so."""
+    first = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r1", env={"FAKE_HANG": "bw"},
+                 wait=False)
+    left_dir = _results_dir(fake_setup["tmp"] / "r1")
+    launch = _running_launch(left_dir)
+    first.kill()
+    first.communicate(timeout=30)
+    try:
+        named = [p for p in locks.session_members(launch["session"])
+                 if launch["record_file"] in locks._command_line(p)]
+        rc, _, err = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r2")
+    finally:
+        locks.stop_session(launch["session"])
+    assert rc == 0, err
+    assert named and f"process(es) of a launch whose gmb is gone still run on this node (pids " in err
+    assert all(str(p) in err for p in named) and f"results {left_dir.resolve()}" in err and "kill " in err
+    outdir = _results_dir(fake_setup["tmp"] / "r2")
+    (noted,) = json.loads(_rows(outdir, "SELECT value FROM meta WHERE key='concurrent_campaigns'")[0][0])
+    assert noted["leftover"] and noted["results"] == str(left_dir.resolve()) and set(named) <= set(noted["pids"])
+    assert "processes of a launch whose gmb is gone" in (outdir / "report.html").read_text()
+
+
+def test_the_resume_command_printed_is_one_that_works(fake_setup, campaign_file, node_dir, capsys):
+    """Stopped by a signal, gmb prints the resume with the options that found its libraries; a resume without them
+    says what to add."""
+    res = fake_setup["tmp"] / "res"
+    proc = _gmb(fake_setup, "run", campaign_file, "--results", res, env={"FAKE_HANG": "bw"}, wait=False)
+    outdir = _results_dir(res)
+    _running_launch(outdir)
+    proc.terminate()
+    _, err = proc.communicate(timeout=60)
+    (hint,) = re.findall(r"continue with `(.*)`", err)
+    argv = shlex.split(hint)
+    assert argv[:4] == ["gmb", "run", "--resume", str(outdir)] and \
+        argv[4:] == ["--config", str(fake_setup["config"].resolve()), "--no-detect"]
+    rc = main(["run", "--resume", str(outdir), "--no-detect"])  # without the libraries file
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert f"cannot resume: libraries fakempi-a, fakempi-b not found; the campaign was run with --config " \
+           f"{fake_setup['config'].resolve()} --no-detect: resume it with `{hint}`" in err
+    done = subprocess.run([sys.executable, "-m", "gmb", *argv[1:], "--no-progress"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    _check_complete(outdir)
+
+
+@pytest.mark.parametrize("name, ok", [("mpich", False), ("openmpi-5.0", False), ("baseline", False),
+                                      ("openmpi-4.1-ucx", True)])
+def test_ingest_under_a_name_gmb_does_not_know(tmp_path, capsys, name, ok):
+    """Open MPI 4.1.4 records under a name that is neither found nor declared: stored only where the name says the
+    records' family (and version); else refused with how to declare the name or to label anyway."""
+    f = synth.write_jsonl(tmp_path / "ompi.jsonl", [synth.context("o", "bw", "Open MPI v4.1.4"),
+                                                    *synth.pt2pt_results("o", "bw", [1024], "host", "host", "host")])
+    db = tmp_path / "s.sqlite"
+    rc = main(["ingest", str(db), str(f), "--library", name, "--no-detect"])
+    err = capsys.readouterr().err
+    if ok:
+        assert rc == 0 and f"{name} is not a library gmb found or was declared" in err
+        return
+    assert rc == 2 and not db.exists()
+    assert f"{name} is not a library gmb found or was declared (gmb libs), and the records say another one" in err
+    assert f"{f}: its records say openmpi-4.1.4" in err and "--config FILE" in err and "--no-check" in err
+    assert main(["ingest", str(db), str(f), "--library", name, "--no-check"]) == 0
+    with Store(db, create=False) as st:
+        assert st.libraries() == [name]
+
+
+def test_sigint_stops_a_gmb_started_with_sigint_ignored(fake_setup, campaign_file, node_dir):
+    """A script's background job starts with SIGINT ignored; `kill -INT` still stops gmb as documented."""
+    res = fake_setup["tmp"] / "res"
+    proc = _gmb(fake_setup, "run", campaign_file, "--results", res, env={"FAKE_HANG": "bw"}, wait=False,
+                start=_as_in_the_background_of_a_script)
+    outdir = _results_dir(res)
+    launch = _running_launch(outdir)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert locks.session_members(launch["session"]) == []
+    assert _rows(outdir, f"SELECT status FROM launches WHERE launch_id = '{launch['id']}'") == [("interrupted",)]
+
+
+def test_report_outputs_are_checked_before_anything_is_written(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("keep me")
+    out = tmp_path / "new.html"
+    assert main(["report", str(DATA / "h200-x2"), "-o", str(out), "--csv", str(afile)]) == 2
+    assert f"--csv {afile}: exists and is not a directory" in capsys.readouterr().err
+    assert not out.exists() and afile.read_text() == "keep me"
+    assert main(["tables", str(DATA / "h200-x2"), "--csv", str(afile)]) == 2
+    assert capsys.readouterr().out == ""  # refused before any table is printed
+    assert main(["report", str(DATA / "h200-x2"), "-o", str(tmp_path / "no" / "r.html")]) == 2
+    assert f"the directory {tmp_path / 'no'} does not exist" in capsys.readouterr().err
+
+
+def test_a_damaged_store_is_named(tmp_path, capsys):
+    good = tmp_path / "good.sqlite"
+    assert main(["ingest", str(good), *map(str, sorted((DATA / "h200-x2").glob("*.jsonl")))]) == 0
+    data = bytearray(good.read_bytes())
+    data[-8192:] = b"\xff" * 8192  # its last pages
+    damaged = tmp_path / "damaged.sqlite"
+    damaged.write_bytes(bytes(data))
+    capsys.readouterr()
+    for args in (["compare", str(good), str(damaged)], ["tables", str(damaged)], ["report", str(damaged)]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert f"{damaged}: a damaged gmb store (" in err and "left untouched" in err and "Traceback" not in err, err
+    assert damaged.read_bytes() == bytes(data)
+
+
+def test_a_prefix_that_does_not_exist_is_said(tmp_path, capsys):
+    cfg = tmp_path / "libs.toml"
+    cfg.write_text('[[library]]\nname = "ghost"\nprefix = "/opt/does-not-exist"\n')
+    assert main(["libs", "--config", str(cfg), "--no-detect"]) == 2
+    assert "library 'ghost': prefix /opt/does-not-exist does not exist (a prefix is the directory an MPI library " \
+           "is installed in, holding bin/mpirun or bin/mpiexec" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    cfg.write_text(f'[[library]]\nname = "ghost"\nprefix = "{tmp_path / "empty"}"\n')
+    assert main(["libs", "--config", str(cfg), "--no-detect"]) == 2
+    assert f"prefix {tmp_path / 'empty'} holds no bin/mpirun or bin/mpiexec" in capsys.readouterr().err
+
+
+def test_a_record_file_cut_mid_line_says_what_it_dropped(fake_setup, campaign_file, node_dir, tmp_path, capsys):
+    recs = [synth.context("c", "bw", "Open MPI v4.1.4"), *synth.pt2pt_results("c", "bw", [8, 64], "host", "host",
+                                                                              "host")]
+    f = synth.write_jsonl(tmp_path / "cut.jsonl", recs)
+    f.write_text(f.read_text()[:-40])
+    assert main(["ingest", str(tmp_path / "s.sqlite"), str(f)]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("1 result records into")
+    assert f"note: {f}:3: the last line is an incomplete record" in out.err and "dropped" in out.err
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FAKE_DAMAGE", "bw:cut")
+        rc = main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "res"), "--config",
+                   str(fake_setup["config"]), "--no-detect", "--no-progress", "--no-report"])
+    assert rc == 0, capsys.readouterr().err
+    outdir = _results_dir(fake_setup["tmp"] / "res")
+    for launch_id, status, reason in _rows(outdir, "SELECT launch_id, status, reason FROM launches"):
+        assert status == "ok" and "the last line is an incomplete record" in reason
+        assert "the last line is an incomplete record" in (outdir / "logs" / f"{launch_id}.log").read_text()
+
+
+def test_plan_json_is_strict_json(fake_setup, campaign_file, node_dir, capsys):
+    assert main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "res"), "--config",
+                 str(fake_setup["config"]), "--no-detect", "--no-progress", "--no-report", "--timeout", "30"]) == 0
+
+    def refuse(name):
+        raise AssertionError(f"{name} in plan.json")
+
+    json.loads((_results_dir(fake_setup["tmp"] / "res") / "plan.json").read_text(), parse_constant=refuse)
+
+
+def test_a_results_directory_is_read_through_its_store_only(fake_setup, campaign_file, node_dir, capsys):
+    """A store.sqlite that is a directory (or missing) is refused, naming it: reading raw/ instead would label the
+    figures otherwise without a word."""
+    assert main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "res"), "--config",
+                 str(fake_setup["config"]), "--no-detect", "--no-progress", "--no-report"]) == 0
+    outdir = _results_dir(fake_setup["tmp"] / "res")
+    (outdir / "store.sqlite").rename(outdir / "kept.sqlite")
+    (outdir / "store.sqlite").mkdir()
+    capsys.readouterr()
+    assert main(["tables", str(outdir)]) == 2
+    assert f"{outdir / 'store.sqlite'}: is not a file; {outdir} is a results directory, read through its store" in \
+        capsys.readouterr().err
+    (outdir / "store.sqlite").rmdir()
+    assert main(["tables", str(outdir)]) == 2
+    assert f"{outdir / 'store.sqlite'}: is missing" in capsys.readouterr().err
+    assert main(["tables", str(outdir / "raw")]) == 0

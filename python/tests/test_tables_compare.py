@@ -547,4 +547,4 @@ def test_status_table_names_a_validation_failure(gpu_store):
     """The engine gives a point whose data arrived wrong no reason (validation_error, per size, says what
     differed): the row says that the data failed validation."""
     t = tables.status_table(gpu_store)
-    assert [r[:4] for r in t.rows] == [["failed", "data failed validation", 5, "result points"]]
+    assert ["failed", "data failed validation", 5, "result points"] in [r[:4] for r in t.rows]

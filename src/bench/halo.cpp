@@ -399,9 +399,9 @@ class Halo final : public Benchmark {
     });
     p.value({"--mem"}, "KIND", "memory kind of the field: host, pinned (CPU update), device, managed (GPU update); default host",
             [this](const std::string& v) { mem_ = v; });
-    p.value({"--strategy"}, "staged|direct|pipelined|overlap|all",
-            "how halos move (default staged); all: each supported one, with speed-up over staged",
-            [this](const std::string& v) { strategy_ = v; });
+    p.choice({"--strategy"}, {"staged", "direct", "pipelined", "overlap", "all"}, "strategy",
+             "how halos move (default staged); all: each supported one, with speed-up over staged",
+             [this](const std::string& v) { strategy_ = v; });
     p.flag({"--periodic"}, "periodic boundaries (default: fixed boundary values)", &periodic_);
     p.value({"--mode"}, "weak|strong", "weak: --grid per rank (default); strong: --grid is the global domain",
             [this](const std::string& v) { strong_ = parse_choice(v, {"weak", "strong"}, "scaling mode") == "strong"; });
@@ -417,7 +417,6 @@ class Halo final : public Benchmark {
     if (static_cast<int>(grid_.size()) != dims_)
       throw UsageError("--grid has " + std::to_string(grid_.size()) + " extents but --dims " + std::to_string(dims_) +
                        " needs " + std::to_string(dims_));
-    parse_choice(strategy_, {"staged", "direct", "pipelined", "overlap", "all"}, "strategy");
     platform.memory.known(mem_);
 
     int pdims[3] = {0, 0, 0};

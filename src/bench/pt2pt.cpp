@@ -32,10 +32,10 @@ void PointToPoint::add_options(ArgParser& p) {
   persistent_.add_option(p, std::string(kPersistentCalls) + "; --transport mpi --strategy direct");
   p.value({"--transport"}, "mpi|nccl", "who moves the data: the MPI library (default) or NCCL (device buffers)",
           [this](const std::string& v) { transfer_.transport = v; });
-  std::string names;
-  for (const auto& s : transfer_strategies()) names += (names.empty() ? "" : "|") + s.name;
-  p.value({"--strategy"}, names, "how device data reaches MPI (default direct)",
-          [this](const std::string& v) { transfer_.strategy = v; });
+  std::vector<std::string> names;
+  for (const auto& s : transfer_strategies()) names.push_back(s.name);
+  p.choice({"--strategy"}, names, "transfer strategy", "how device data reaches MPI (default direct)",
+           [this](const std::string& v) { transfer_.strategy = v; });
   p.value({"--chunks"}, "C[,C...]", "pipelined, pipelined-gpu: chunks per message (default 4); a list sweeps them",
           [this](const std::string& v) { chunk_sweep_ = parse_chunk_list(v); });
   p.value({"--chunk-size"}, "BYTES", "pipelined, pipelined-gpu: bytes per chunk instead of a chunk count",
@@ -55,9 +55,6 @@ void PointToPoint::configure(const std::vector<std::string>& positionals, int wo
   recv_ = memory.recv;
   counts_faults_ = platform.memory.known(send_.kind).placeable || platform.memory.known(recv_.kind).placeable;
   parse_choice(transfer_.transport, transport_names(), "transport");
-  std::vector<std::string> names;
-  for (const auto& s : transfer_strategies()) names.push_back(s.name);
-  parse_choice(transfer_.strategy, names, "transfer strategy");
   if (transfer_.transport == "nccl" && transfer_.strategy != "direct")
     throw UsageError("--strategy " + transfer_.strategy +
                      " applies to the MPI transport; NCCL moves device buffers itself (leave --strategy out)");

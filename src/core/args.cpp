@@ -25,6 +25,14 @@ void ArgParser::optional_value(std::vector<std::string> names, std::string metav
   specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(set), std::move(takes)});
 }
 
+void ArgParser::choice(std::vector<std::string> names, std::vector<std::string> choices, std::string what,
+                       std::string help, Setter set) {
+  std::string metavar;
+  for (const auto& c : choices) metavar += (metavar.empty() ? "" : "|") + c;
+  Setter checked = [choices, what, set = std::move(set)](const std::string& v) { set(parse_choice(v, choices, what)); };
+  specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(checked), nullptr, std::move(choices)});
+}
+
 void ArgParser::refuse(std::vector<std::string> names, std::string reason) {
   refusals_.push_back({std::move(names), std::move(reason)});
 }
@@ -111,6 +119,14 @@ std::string ArgParser::help() const {
     else left += "\n" + std::string(30, ' ');
     out += left + spec.help + "\n";
   }
+  return out;
+}
+
+std::vector<ArgParser::OptionInfo> ArgParser::options() const {
+  std::vector<OptionInfo> out;
+  for (const auto& spec : specs_)
+    out.push_back({spec.names, spec.metavar.empty() ? "none" : spec.takes ? "optional" : "required", spec.metavar,
+                   spec.choices});
   return out;
 }
 

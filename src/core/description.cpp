@@ -12,9 +12,24 @@ namespace gmb {
 
 namespace {
 
+// Each option once, with every name it answers to: what a campaign may pass to the engine.
+Json describe_options(const ArgParser& parser) {
+  Json options = Json::array();
+  for (const auto& o : parser.options()) {
+    Json option = Json::object().set("names", Json::array_of(o.names)).set("value", o.value);
+    if (!o.metavar.empty()) option.set("metavar", o.metavar);
+    if (!o.choices.empty()) option.set("choices", Json::array_of(o.choices));
+    options.push(option);
+  }
+  return options;
+}
+
 Json describe_benchmark(const BenchmarkInfo& b) {
   Json metrics = Json::array();
   for (const Statistic s : b.records.metrics) metrics.push(statistic_name(s));
+  const auto bench = b.make();
+  ArgParser own;
+  bench->add_options(own);
   return Json::object()
       .set("name", b.name)
       .set("summary", b.summary)
@@ -26,7 +41,8 @@ Json describe_benchmark(const BenchmarkInfo& b) {
       .set("headline", b.records.headline ? Json(statistic_name(*b.records.headline)) : Json())
       .set("transports", Json::array_of(b.records.transports))
       .set("operations", b.records.operations)
-      .set("adaptive", b.make()->takes_precision());
+      .set("adaptive", bench->takes_precision())
+      .set("options", describe_options(own));
 }
 
 // A kind, or one of its placements ("managed:host"): the placement's base kind's properties.
@@ -68,7 +84,7 @@ std::string mpi_library_version_text() {
   return text;
 }
 
-Json engine_description(const Platform& platform) {
+Json engine_description(const Platform& platform, const ArgParser& common_options) {
   const BuildInfo& build = build_info();
   Json benchmarks = Json::array(), kinds = Json::array(), collectives = Json::array();
   for (const auto& b : Registry::instance().all()) benchmarks.push(describe_benchmark(b));
@@ -93,6 +109,7 @@ Json engine_description(const Platform& platform) {
                       .set("library_version", mpi_library_version_text())
                       .set("library_object", loaded_mpi_library().to_json())
                       .set("features", mpi_features_json()))
+      .set("options", describe_options(common_options))
       .set("benchmarks", benchmarks)
       .set("memory_kinds", kinds)
       .set("collectives", collectives)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "gmb/args.hpp"
 #include "gmb/error.hpp"
 
@@ -85,6 +87,21 @@ TEST(Args, Choices) {
   }
 }
 
+TEST(Args, AChoiceOptionChecksItsValueAndListsItsChoices) {
+  std::string strategy;
+  ArgParser parser;
+  parser.choice({"--strategy"}, {"direct", "staged"}, "strategy", "how", [&](const std::string& v) { strategy = v; });
+  parser.parse({"--strategy", "staged"});
+  EXPECT_EQ(strategy, "staged");
+  try {
+    parser.parse({"--strategy", "bogus"});
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--strategy: unknown strategy 'bogus' (accepted: direct, staged)");
+  }
+  EXPECT_NE(parser.help().find("--strategy direct|staged"), std::string::npos);
+}
+
 TEST(Args, HelpListsEveryOption) {
   Parsed p;
   const std::string help = make_parser(p).help();
@@ -157,6 +174,24 @@ TEST(Args, OptionalValueTakesOnlyWhatItAccepts) {
   EXPECT_EQ(make_format_parser(g, q).parse({"-f", "H", "D"}), (std::vector<std::string>{"H", "D"}));
   EXPECT_TRUE(g.full);
   EXPECT_NE(make_format_parser(g, q).help().find("-f [table|json]"), std::string::npos);
+}
+
+// What the engine's description lists of each option: every name, whether it takes a value, the choices.
+TEST(Args, OptionsSayTheirNamesValuesAndChoices) {
+  Parsed p;
+  Formats f;
+  auto parser = make_format_parser(f, p);
+  parser.choice({"--strategy"}, {"direct", "staged"}, "strategy", "how", [](const std::string&) {});
+  std::map<std::string, ArgParser::OptionInfo> by_name;
+  for (const auto& o : parser.options()) by_name[o.names.front()] = o;
+  EXPECT_EQ(by_name["--iters"].names, (std::vector<std::string>{"--iters", "-i"}));
+  EXPECT_EQ(by_name["--iters"].value, "required");
+  EXPECT_EQ(by_name["--iters"].metavar, "N");
+  EXPECT_EQ(by_name["--validate"].names, (std::vector<std::string>{"--validate", "-c"}));
+  EXPECT_EQ(by_name["--validate"].value, "none");
+  EXPECT_EQ(by_name["-f"].value, "optional");
+  EXPECT_EQ(by_name["--strategy"].choices, (std::vector<std::string>{"direct", "staged"}));
+  EXPECT_TRUE(by_name["--iters"].choices.empty());
 }
 
 TEST(Args, RefusalsSayWhyAndADeclaredOptionWins) {

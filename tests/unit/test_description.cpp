@@ -12,6 +12,7 @@
 #include "gmb/error.hpp"
 #include "gmb/nccl.hpp"
 #include "gmb/platform.hpp"
+#include "gmb/transfer.hpp"
 
 using namespace gmb;
 
@@ -20,9 +21,13 @@ namespace {
 struct DescriptionFixture : ::testing::Test {
   Platform platform;
   Json description;
+  bool validate = false;
   void SetUp() override {
     register_modules(platform);
-    description = engine_description(platform);
+    ArgParser common;  // the driver's options every benchmark takes; two of them stand for all here
+    common.value({"--sizes"}, "SIZES", "sizes", [](const std::string&) {});
+    common.flag({"--validate", "-c", "--validation"}, "check", &validate);
+    description = engine_description(platform, common);
   }
   const Json::Array& list(const char* key) const { return *description.find(key)->as_array(); }
   const Json& entry(const char* key, const std::string& name) const {
@@ -89,6 +94,43 @@ TEST_F(DescriptionFixture, TransportsAreWhatTheOptionsAccept) {
     const auto& t = info.records.transports;
     EXPECT_EQ(accepts_option, std::count(t.begin(), t.end(), "nccl") == 1) << info.name;
   }
+}
+
+std::vector<std::string> option_names(const Json& options) {
+  std::vector<std::string> out;
+  for (const Json& o : *options.as_array())
+    for (const auto& n : strings(*o.find("names"))) out.push_back(n);
+  return out;
+}
+
+// Every option a benchmark declares is listed with all its names, and nothing else: what a campaign may pass.
+TEST_F(DescriptionFixture, OptionsAreWhatTheCommandLineDeclares) {
+  EXPECT_EQ(option_names(*description.find("options")),
+            (std::vector<std::string>{"--sizes", "--validate", "-c", "--validation"}));
+  EXPECT_EQ(text(*(*description.find("options")->as_array())[1].find("value")), "none");
+  for (const BenchmarkInfo& info : Registry::instance().all()) {
+    ArgParser parser;
+    info.make()->add_options(parser);
+    std::vector<std::string> declared;
+    for (const auto& o : parser.options()) declared.insert(declared.end(), o.names.begin(), o.names.end());
+    const Json* options = entry("benchmarks", info.name).find("options");
+    ASSERT_NE(options, nullptr) << info.name;
+    EXPECT_EQ(option_names(*options), declared) << info.name;
+  }
+  // A value's kind, and the accepted values where the option declares them
+  const Json* window = nullptr;
+  const Json* strategy = nullptr;
+  for (const Json& o : *entry("benchmarks", "bw").find("options")->as_array()) {
+    if (strings(*o.find("names")).front() == "--window") window = &o;
+    if (strings(*o.find("names")).front() == "--strategy") strategy = &o;
+  }
+  ASSERT_TRUE(window && strategy);
+  EXPECT_EQ(strings(*window->find("names")), (std::vector<std::string>{"--window", "-W", "--window-size"}));
+  EXPECT_EQ(text(*window->find("value")), "required");
+  EXPECT_EQ(window->find("choices"), nullptr);
+  std::vector<std::string> transfer;
+  for (const auto& s : transfer_strategies()) transfer.push_back(s.name);
+  EXPECT_EQ(strings(*strategy->find("choices")), transfer);
 }
 
 TEST_F(DescriptionFixture, KnownBenchmarks) {

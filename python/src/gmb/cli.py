@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sqlite3
 import sys
 import traceback
@@ -77,16 +78,34 @@ def _open(path):
         raise UsageError(str(exc)) from None
 
 
+def _check_new_file(path: Path):
+    """UsageError unless the report can be written to ``path`` as a new file: absent, in a directory that exists."""
+    if path.exists():
+        raise UsageError(f"{path} exists; not overwriting (choose another name with -o)")
+    if not path.parent.is_dir():
+        raise UsageError(f"{path}: the directory {path.parent} does not exist (-o names the report file)")
+
+
+def _check_csv_dir(path: str | None):
+    """UsageError unless --csv names a directory to write new CSV files into: absent (it is made), or a directory
+    without CSV files (none is overwritten)."""
+    if not path:
+        return
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--csv {p}: exists and is not a directory (--csv names the directory the CSV files go into)")
+    if p.is_dir() and any(p.glob("*.csv")):
+        raise UsageError(f"--csv {p}: already holds CSV files; not overwriting (choose another directory)")
+
+
 def cmd_report(args):
     from . import report, tables
 
     out = Path(args.output) if args.output else Path(args.results) / "report.html" if Path(args.results).is_dir() \
         else Path(args.results).with_suffix(".html")
-    if out.exists():
-        raise UsageError(f"{out} exists; not overwriting (choose another name with -o)")
-    if args.csv and Path(args.csv).exists() and any(Path(args.csv).glob("*.csv")):
-        raise UsageError(f"{args.csv} already holds CSV files; not overwriting")
     st = _open(args.results)
+    _check_new_file(out)  # every output checked before anything is written
+    _check_csv_dir(args.csv)
     report.write_report(st, out, title=args.title or f"gmb report: {Path(args.results).name}")
     print(out)
     if args.csv:
@@ -98,13 +117,12 @@ def cmd_report(args):
 def cmd_tables(args):
     from . import compare, tables
 
+    _check_csv_dir(args.csv)
     st = _open(args.results)
     ts = tables.all_tables(st)
     for t in ts:
         print(compare.format_text(t) + "\n")
     if args.csv:
-        if Path(args.csv).exists() and any(Path(args.csv).glob("*.csv")):
-            raise UsageError(f"{args.csv} already holds CSV files; not overwriting")
         tables.export_csv(ts, args.csv)
     return 0
 
@@ -112,6 +130,7 @@ def cmd_tables(args):
 def cmd_compare(args):
     from . import compare, tables
 
+    _check_csv_dir(args.csv)
     a, b = _open(args.a), _open(args.b)
     try:
         tol = compare.load_tolerances(args.reference) if args.reference else None
@@ -148,36 +167,44 @@ def cmd_slurm(args):
 
 def cmd_ingest(args):
     """Every file is read (and checked) before anything is stored: a file that cannot be read, or whose records
-    name another MPI library than ``--library`` (when gmb knows that library: `gmb libs`), stores nothing."""
+    name another MPI library than ``--library`` (for a library gmb knows, `gmb libs`: the launch check; for a name it
+    does not know: the name's family and version), stores nothing."""
     from . import identity, mpilibs, records, store
 
     files = [records.read_records(f, validate=args.validate) for f in args.files]
-    if args.library:
-        known = {}
-        if not args.no_check:
-            try:
-                known = {lib.name: lib for lib in mpilibs.all_libraries(args.config, detect_libs=not args.no_detect)}
-            except mpilibs.ConfigError as exc:
-                raise UsageError(str(exc)) from None
+    if args.library and not args.no_check:
+        try:
+            known = {lib.name: lib for lib in mpilibs.all_libraries(args.config, detect_libs=not args.no_detect)}
+        except mpilibs.ConfigError as exc:
+            raise UsageError(str(exc)) from None
         lib = known.get(args.library)
-        wrong = [f"{rf.path}: {why}" for rf in files for why in
-                 (identity.mismatch(lib, ctx) for ctx in rf.contexts) if why] if lib else []
-        if wrong:
+        def why_not(ctx):
+            return identity.mismatch(lib, ctx) if lib else identity.unknown_name_mismatch(args.library, ctx)
+
+        wrong = list(dict.fromkeys(f"{rf.path}: {why}" for rf in files for why in map(why_not, rf.contexts) if why))
+        if wrong and lib is not None:
             raise UsageError(f"records that ran another library than {args.library} (nothing stored):\n  "
                              + "\n  ".join(wrong))
-        if lib is None and not args.no_check:
-            said = sorted({records.library_label(ctx) for rf in files for ctx in rf.contexts} - {args.library})
-            print(f"gmb ingest: warning: {args.library} is not a library gmb found or was declared (gmb libs): its "
-                  f"records cannot be checked" + (f"; they say {', '.join(said)}" if said else ""), file=sys.stderr)
+        if wrong:
+            raise UsageError(f"{args.library} is not a library gmb found or was declared (gmb libs), and the records "
+                             f"say another one (nothing stored):\n  " + "\n  ".join(wrong) + "\n"
+                             f"Declare {args.library} in a libraries file (--config FILE, a [[library]] named "
+                             f"{args.library!r}) so that its records are checked, or store them under this name "
+                             f"anyway with --no-check")
+        if lib is None:
+            said = sorted({records.library_label(ctx) for rf in files for ctx in rf.contexts})
+            print(f"gmb ingest: note: {args.library} is not a library gmb found or was declared (gmb libs); stored "
+                  f"under it, as its records say {', '.join(said) or 'nothing of their library'}", file=sys.stderr)
     for rf in files:
+        for note in rf.notes:
+            print(f"gmb ingest: note: {note}", file=sys.stderr)
         objects = [identity.library_object(ctx) for ctx in rf.contexts]
         for path in sorted({o.get("loaded_realpath") for o in objects if o.get("matches_build") is False} - {None, ""}):
             print(f"gmb ingest: note: {rf.path}: the engine ran {path}, not the library it was built against; "
                   f"labelled by what ran", file=sys.stderr)
     db = Path(args.store)
-    st = store.Store(db)
-    with st.transaction(f"the records of {', '.join(str(rf.path) for rf in files)}"):  # all files or none
-        n = sum(st.ingest(rf, library=args.library) for rf in files)
+    with store.Store(db) as st, st.transaction(f"the records of {', '.join(str(rf.path) for rf in files)}"):
+        n = sum(st.ingest(rf, library=args.library) for rf in files)  # all files or none
     already = sum(len(rf.results) for rf in files) - n
     print(f"{n} result records into {db}" +
           (f"; {already} already there (same run and point), not stored again" if already else ""))
@@ -352,7 +379,55 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class _ReaderMayLeave:
+    """stdout or stderr whose reader may go away (`gmb run ... | head -1`, a log viewer closed): what can no longer
+    be written is dropped, and the command finishes its work (the campaign, the report) and exits with its own
+    status. A closed pipe is not a reason to stop a campaign or lose its report."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text):
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._reader_left()
+        return len(text)
+
+    def flush(self):
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._reader_left()
+
+    def _reader_left(self):
+        self._gone = True
+        try:  # what Python still holds for the stream goes nowhere at exit, instead of raising there
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main(argv=None) -> int:
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _ReaderMayLeave(sys.stdout), _ReaderMayLeave(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()  # here, where a reader that left is no error, rather than at exit, where it would be
+        sys.stdout, sys.stderr = saved
+
+
+def _main(argv) -> int:
     args = parser().parse_args(argv)
     from .engine_description import DescriptionError
     from .spec import CampaignError
@@ -380,9 +455,22 @@ def main(argv=None) -> int:
         # bad input that reached code without its own check: one line (the traceback with GMB_DEBUG=1)
         _debug_traceback()
         what = str(exc) if isinstance(exc, (ValueError, OSError)) and str(exc) else f"{type(exc).__name__}: {exc}"
-        hint = "" if os.environ.get("GMB_DEBUG") == "1" else " (GMB_DEBUG=1 prints the traceback)"
-        print(f"gmb {args.cmd}: error: {what}{hint}", file=sys.stderr)
+        print(f"gmb {args.cmd}: error: {what}{_debug_hint()}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        # a failure of the system (an I/O error, a read-only file system) where no write site said it: a runtime
+        # failure, one line
+        _debug_traceback()
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"gmb {args.cmd}: error: {where}{os_cause(exc)}{_debug_hint()}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C outside a run's own signal handling (a build, a report)
+        print(f"\ngmb {args.cmd}: interrupted (SIGINT)", file=sys.stderr)
+        return 128 + signal.SIGINT
+
+
+def _debug_hint() -> str:
+    return "" if os.environ.get("GMB_DEBUG") == "1" else " (GMB_DEBUG=1 prints the traceback)"
 
 
 def _debug_traceback():

@@ -3,8 +3,9 @@
 
 ``gmb-bench list --format json`` (docs/records.md, "The engine's description", schema ``gmb.engine/1``) names
 the engine's benchmarks (family, the statistics objects their records carry, the headline one, the transports,
-whether they take collective operations and whether they take ``--precision``, rank bounds), its memory kinds with their properties and whether
-this build can allocate them, its collectives with their NCCL counterparts, and its features (CUDA, NCCL).
+whether they take collective operations and whether they take ``--precision``, rank bounds, their options and
+those every benchmark takes), its memory kinds with their properties and whether this build can allocate them,
+its collectives with their NCCL counterparts, and its features (CUDA, NCCL).
 The harness keeps no list of its own of any of these: a second list drifts, and a missing entry silently
 changes what is planned or how a figure is ranked. It asks an ``EngineDescription``.
 
@@ -27,6 +28,28 @@ class DescriptionError(ValueError):
 
 
 @dataclass(frozen=True)
+class Option:
+    """An option of the engine's command line, as its description lists it."""
+    names: tuple[str, ...]  # every spelling: "--window", "-W", "--window-size"
+    value: str  # "required", "optional" or "none" (a flag)
+    metavar: str = ""  # the value's form, as --help shows it
+    choices: tuple[str, ...] = ()  # the accepted values, where the option declares them (--strategy)
+
+
+def _options(entries, what: str, source: str) -> tuple[Option, ...] | None:
+    """The options of a description's list (None where the engine does not list them: built before it did)."""
+    if entries is None:
+        return None
+    if not isinstance(entries, list) or not all(isinstance(o, dict) and isinstance(o.get("names"), list)
+                                                for o in entries):
+        raise DescriptionError(f"{source}: its description lists the options of {what} in a form this gmb does "
+                               f"not read (a list of objects with names); use a gmb and an engine of the same "
+                               f"source tree")
+    return tuple(Option(tuple(o["names"]), str(o.get("value", "required")), str(o.get("metavar", "")),
+                        tuple(o.get("choices") or ())) for o in entries)
+
+
+@dataclass(frozen=True)
 class Benchmark:
     name: str
     summary: str
@@ -41,6 +64,9 @@ class Benchmark:
     # takes --precision (adaptive repetitions: the size-sweep runner's benchmarks); False from an engine built before
     # the description said so, which has no --precision at all
     adaptive: bool = False
+    # its own options (those every benchmark takes are the description's ``options``); None from an engine built
+    # before the description listed them
+    options: tuple[Option, ...] | None = None
 
     @property
     def point_to_point(self) -> bool:
@@ -127,7 +153,7 @@ class EngineDescription:
             self.benchmarks[b["name"]] = Benchmark(
                 b["name"], b["summary"], int(b["min_ranks"] or 1), int(b["max_ranks"] or 0), bool(b["even_ranks"]),
                 b["family"], tuple(b["metrics"]), b["headline"], tuple(b["transports"]), bool(b["operations"]),
-                bool(b.get("adaptive", False)))
+                bool(b.get("adaptive", False)), _options(b.get("options"), f"benchmark {b['name']!r}", source))
         self.kinds: dict[str, MemoryKind] = {}
         for k in data["memory_kinds"]:
             k = _fields(k, _KIND_KEYS, "memory kind", source)
@@ -142,6 +168,7 @@ class EngineDescription:
             self.collectives[c["name"]] = Collective(
                 c["name"], c["mpi_call"], c["nonblocking_call"], bool(c["rooted"]), bool(c["reduction"]),
                 c["busbw_factor"], nccl.get("call"), nccl.get("reason"))
+        self.options = _options(data.get("options"), "every benchmark", source)  # the driver's, every benchmark's
         self.features: dict = dict(data["features"] or {})
         self.mpi: dict | None = data.get("mpi") if isinstance(data.get("mpi"), dict) else None
 
@@ -157,6 +184,14 @@ class EngineDescription:
     def with_transport(self, transport: str) -> list[str]:
         """The benchmarks that accept ``--transport TRANSPORT``, in the engine's order."""
         return [b.name for b in self.benchmarks.values() if transport in b.transports]
+
+    def accepted_options(self, name: str) -> dict[str, Option] | None:
+        """Every option benchmark ``name`` takes (the driver's and its own), by each of its names; None when the
+        engine does not list them (built before its description did) or does not list the benchmark."""
+        b = self.benchmarks.get(name)
+        if b is None or b.options is None or self.options is None:
+            return None
+        return {n: o for o in (*self.options, *b.options) for n in o.names}
 
     def point_to_point(self, name: str) -> bool:
         b = self.benchmarks.get(name)

@@ -52,8 +52,9 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
                  stop_library_after: int = 3, lock: locks.ResultsLock | None = None) -> dict[str, int]:
     """Run the launches not finished yet. After ``stop_library_after`` failed or timed-out launches of one library
     in a row (0: never), its remaining launches are recorded as "skipped" with the reason, not run. ``lock`` (the
-    results directory's) is told which launch runs, for a successor should this process die. A launch running
-    when gmb is stopped (KeyboardInterrupt, Stopped) is ended and marked "interrupted", and the exception goes on."""
+    results directory's) is told which launch runs, for a successor should this process die, and is checked to still
+    hold before each launch (locks.ResultsLockLost otherwise). A launch running when gmb is stopped (Stopped) is
+    ended and marked "interrupted", and the exception goes on."""
     raw, logs = outdir / "raw", outdir / "logs"
     raw.mkdir(exist_ok=True)
     logs.mkdir(exist_ok=True)
@@ -73,6 +74,8 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
             if bar:
                 bar.update("skipped", x.launch_id, reason=f"the library's last {stop_library_after} launches failed")
             continue
+        if lock:
+            lock.keep()
         out = raw / f"{x.launch_id}.jsonl"
         log = logs / f"{x.launch_id}.log"
         _set_aside(out)
@@ -104,9 +107,9 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
         t0 = time.monotonic()
         try:
             status, rc, reason = _execute(argv, env, log, x.timeout_s, started=started)
-        except (KeyboardInterrupt, Stopped) as exc:
+        except Stopped as exc:
             store.record_launch(**row, status="interrupted", wall_s=round(time.monotonic() - t0, 3),
-                                reason=f"gmb was stopped ({_stop_signal(exc)})", load=json.dumps(monitor.stop()))
+                                reason=f"gmb was stopped ({exc})", load=json.dumps(monitor.stop()))
             raise
         finally:
             if lock:
@@ -142,16 +145,22 @@ def _store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launc
                    ) -> tuple[str, str]:
     """Store what a launch wrote, after checking that it ran the planned library: a launch whose records name
     another MPI library (identity.mismatch) is "wrong-library" and none of its figures are stored (its raw file
-    stays). Returns the launch's (status, reason)."""
+    stays); one whose records cannot make rows (records.row_problem) is "failed" and none are stored either. What
+    reading the records noted (an incomplete last record dropped, results that measured nothing) is added to the
+    launch's reason and log. Returns the launch's (status, reason)."""
     records = None
     if out.exists():
         try:
             records = read_records(out)
         except Exception as exc:  # a broken record file is a failed launch, not a crashed campaign
-            return "failed", f"records unreadable: {exc}"
+            return "failed", f"records unreadable, none stored: {exc}"
         wrong = next((why for why in (identity.mismatch(lib, ctx) for ctx in records.contexts) if why), None)
         if wrong:
             return identity.WRONG_LIBRARY, f"{wrong}; its figures were not stored (raw file kept)"
+        if records.notes:
+            with open(log, "a") as lf:
+                lf.write("".join(f"gmb: {note}\n" for note in records.notes))
+            reason = "; ".join(filter(None, [reason, *records.notes]))
     if status != "ok" and not (records and records.contexts):  # died before saying what it ran
         swapped = _swapped_library(log)
         if swapped:
@@ -160,35 +169,34 @@ def _store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launc
         return ("failed", "engine wrote no record file") if status == "ok" else (status, reason)
     n = store.ingest(records, library=x.library, repetition=x.repetition, launch_id=x.launch_id)
     if n == 0 and status == "ok":
-        return "failed", "engine wrote no result records"
+        return "failed", "; ".join(filter(None, ["engine wrote no result records", reason]))
     return status, reason
 
 
 class Stopped(Exception):
-    """gmb was told to stop (SIGTERM, SIGHUP) by a user, a batch system or `timeout`."""
+    """gmb was told to stop (SIGTERM, SIGHUP, SIGINT) by a user, a batch system or `timeout`."""
 
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
 
 
-def _stop_signal(exc: BaseException) -> str:
-    """The signal that stopped gmb: Stopped names its own; KeyboardInterrupt is SIGINT."""
-    return "SIGINT" if isinstance(exc, KeyboardInterrupt) else str(exc)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
 @contextmanager
 def stop_on_signals():
-    """SIGTERM and SIGHUP raise Stopped (SIGINT raises KeyboardInterrupt) wherever gmb is, so that the launch
-    running is stopped with everything it started and marked interrupted; signals that follow while it stops are
-    ignored, so the stopping itself is not cut short."""
+    """SIGTERM, SIGHUP and SIGINT raise Stopped wherever gmb is, so that the launch running is stopped with
+    everything it started and marked interrupted; signals that follow while it stops are ignored, so the stopping
+    itself is not cut short. Each is handled even where gmb started with it ignored: a shell starts a script's
+    background job (`gmb run ... &`) with SIGINT ignored, and `kill -INT` must still stop it."""
     def stop(signum, frame):
-        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
         raise Stopped(signum)
 
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    before = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    for sig in STOP_SIGNALS:
         signal.signal(sig, stop)
     try:
         yield
@@ -215,9 +223,9 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
             _stop_launch(proc)
             lf.write(f"\ngmb: killed after {timeout_s:g} s (timeout)\n")
             return "timeout", None, f"killed after {timeout_s:g} s"
-        except (KeyboardInterrupt, Stopped) as exc:
+        except Stopped as exc:
             _stop_launch(proc)
-            lf.write(f"\ngmb: stopped ({_stop_signal(exc)}): launch ended\n")
+            lf.write(f"\ngmb: stopped ({exc}): launch ended\n")
             raise
         # A launcher that died (killed, crashed) may leave ranks running; they would share the next launch's cores.
         outlived = locks.stop_session(proc.pid)

@@ -12,7 +12,9 @@ another, and the figures of one library land under the other's name. Three layer
 3. **Check**: every engine names the library object it loaded, on every rank (``mpi.library_object``,
    ``ranks[].mpi_library``); a launch whose library lies outside the planned library's directories, or whose
    version string disagrees with the planned library's version, is a failed launch (``wrong-library``) whose
-   figures are not stored. ``gmb ingest`` applies the same check to records it is given a known library for.
+   figures are not stored. ``gmb ingest`` applies the same check to records it is given a known library for, and
+   stores records under a name it knows no library by only when the name says what the records say
+   (``unknown_name_mismatch``).
 
 A library's directories are the ones its compiler wrapper reports (``mpicc -showme:libdirs``, ``mpicc -show``),
 each also with symbolic links resolved and with the directory its ``libmpi`` really lives in.
@@ -26,7 +28,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .records import library_family
+from .records import library_family, library_label
 
 # Directories every program needs on PATH: never removed, even when another MPI's launcher lives there.
 SYSTEM_BIN_DIRS = ("/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin")
@@ -178,6 +180,26 @@ def mismatch(lib, context: dict) -> str | None:
         return None
     said = first_line(text)
     return f"expected {expected(lib)}, {'; '.join(problems)}" + (f" ({said})" if said else "")
+
+
+_VERSION = re.compile(r"\d+(?:\.\d+)+")
+
+
+def unknown_name_mismatch(name: str, context: dict) -> str | None:
+    """Why the run a context record describes cannot be stored under ``name``, a name gmb knows no library by (neither
+    found nor declared), or None: the name must contain the family of the run's own label (records.library_label:
+    openmpi-4.1.4, mpich-4.0.2, nccl-2.28.9) and, where it holds a version, that version (or its start: 4.1 for
+    4.1.4). A name that cannot be checked so is not trusted: its figures would be stored under a library they may
+    not be."""
+    label = library_label(context)
+    version = _VERSION.search(label)
+    family = label[:version.start()].rstrip("-") if version else label
+    named = _VERSION.search(name)
+    if family in name.lower().replace(" ", "") and not (
+            named and version and version.group() != named.group() and
+            not version.group().startswith(named.group() + ".")):
+        return None
+    return f"its records say {label}"
 
 
 def check_engine(lib, mpi: dict | None) -> str | None:

@@ -455,6 +455,12 @@ def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibra
                 if Path(prefix, "bin", n).exists():
                     launcher_path = str(Path(prefix, "bin", n))
                     break
+        if not launcher_path and prefix and not Path(prefix).is_dir():
+            raise ConfigError(f"{where}: prefix {prefix} does not exist (a prefix is the directory an MPI library is "
+                              f"installed in, holding bin/mpirun or bin/mpiexec; or give launcher_path)")
+        if not launcher_path and prefix:
+            raise ConfigError(f"{where}: prefix {prefix} holds no bin/mpirun or bin/mpiexec (a prefix is the "
+                              f"directory an MPI library is installed in; or give launcher_path, the launcher's path)")
         if not launcher_path:
             raise ConfigError(f"{where}: give prefix (with bin/mpirun) or launcher_path")
         cuda_aware = entry.get("cuda_aware")

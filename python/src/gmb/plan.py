@@ -6,6 +6,7 @@ operation and repetition), with what cannot run skipped and the reason; the resu
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 from dataclasses import asdict, dataclass
@@ -13,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .mpilibs import MpiLibrary
-from .outputs import write_new
+from .outputs import OutputError, os_cause, write_new
 from .engine_description import Benchmark, EngineDescription
 from .spec import DEFAULT_OPERATIONS, Block, Campaign, CampaignError, parse_memory
 
@@ -98,17 +99,15 @@ def nccl_refusal(desc: EngineDescription, b: Benchmark, block: Block, memory: st
 
 def _operations(desc: EngineDescription, b: Benchmark, block: Block, lib: MpiLibrary, skipped: list
                 ) -> list[str | None]:
-    """The operation argument of each launch of ``b``: one per operation, or one joined list. A block without
-    operations gets DEFAULT_OPERATIONS (those the engine lists)."""
+    """The operation argument of each launch of ``b``: one per operation, or one joined list, of those the engine
+    lists (the others skipped with the reason). A block without operations gets DEFAULT_OPERATIONS."""
     if not b.operations:
         return [None]
-    ops = list(block.operations or ())
-    if not ops:
-        if b.name not in DEFAULT_OPERATIONS:
-            skipped.append((lib.name, b.name, "takes a collective operation: name them in the block (operations = "
-                                              f"[...]; the engine's: {', '.join(desc.collectives)})"))
-            return []
-        ops = listed_operations(lib, desc, b.name, DEFAULT_OPERATIONS[b.name], skipped)
+    if not block.operations and b.name not in DEFAULT_OPERATIONS:
+        skipped.append((lib.name, b.name, "takes a collective operation: name them in the block (operations = "
+                                          f"[...]; the engine's: {', '.join(desc.collectives)})"))
+        return []
+    ops = listed_operations(lib, desc, b.name, block.operations or DEFAULT_OPERATIONS[b.name], skipped)
     if lib.transport == "nccl":
         refusals = {op: desc.nccl_refusal(op) for op in ops}
         skipped += [(lib.name, f"{b.name} {op}", why) for op, why in refusals.items() if why]
@@ -219,26 +218,33 @@ def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineD
 def new_results_dir(base: str | Path, name: str) -> Path:
     """results/<campaign>-<UTC time>/, never reusing an existing directory."""
     base = Path(base)
-    base.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     d = base / f"{_safe(name)}-{stamp}"
     n = 2
-    while True:
-        try:
-            d.mkdir()
-            return d
-        except FileExistsError:
-            d = base / f"{_safe(name)}-{stamp}-{n}"
-            n += 1
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        while True:
+            try:
+                d.mkdir()
+                return d
+            except FileExistsError:
+                d = base / f"{_safe(name)}-{stamp}-{n}"
+                n += 1
+    except OSError as exc:
+        raise OutputError(f"cannot create the results directory {d}: {os_cause(exc)}; nothing was run (--results "
+                          f"names a directory to write into)") from None
 
 
 def write_plan(outdir: Path, c: Campaign, launches: list[Launch], skipped, libs: list[MpiLibrary],
-               engines: dict[str, str]):
+               engines: dict[str, str], resume_options: list[str] = ()):
+    """plan.json (strict JSON: no NaN or Infinity) and the campaign as TOML. ``resume_options``: the command-line
+    options a resume needs (session.resume_options), said to a resume that does not find the libraries."""
     data = {"campaign": c.name, "created_utc": datetime.now(timezone.utc).isoformat(), "seed": c.seed,
             "stop_library_after": c.stop_library_after,
             "launches": [asdict(x) for x in launches], "skipped": skipped,
-            "libraries": [lib.describe() for lib in libs], "engines": engines}
-    write_new(outdir / "plan.json", json.dumps(data, indent=1))
+            "libraries": [lib.describe() for lib in libs], "engines": engines,
+            "resume_options": list(resume_options)}
+    write_new(outdir / "plan.json", json.dumps(data, indent=1, allow_nan=False))
     write_new(outdir / "campaign.toml", c.to_toml())
 
 
@@ -262,6 +268,9 @@ def read_plan(outdir: Path) -> dict:
     if not isinstance(data.get("libraries"), list) or not all(isinstance(d, dict) and isinstance(d.get("name"), str)
                                                               for d in data["libraries"]):
         problems.append("'libraries' must be a list of objects with a name")
+    resume_options = data.get("resume_options", [])
+    if not isinstance(resume_options, list) or not all(isinstance(o, str) for o in resume_options):
+        problems.append("'resume_options' must be a list of strings")
     stop = data.get("stop_library_after", 3)
     if not isinstance(stop, int) or isinstance(stop, bool) or stop < 0:
         problems.append("'stop_library_after' must be an integer >= 0")
@@ -278,6 +287,10 @@ def read_plan(outdir: Path) -> dict:
                     isinstance(d["engine_args"], list) and isinstance(d["env"], dict) and
                     isinstance(d["ranks"], int) and isinstance(d["timeout_s"], (int, float))):
                 problems.append(f"launch #{i + 1} ({d.get('launch_id')!r}) has values of the wrong type")
+                break
+            if not 0 < d["timeout_s"] < math.inf:
+                problems.append(f"launch #{i + 1} ({d['launch_id']!r}): timeout_s must be a finite number of "
+                                f"seconds > 0 (got {d['timeout_s']!r})")
                 break
     if problems:
         raise CampaignError(f"{p}: damaged ({'; '.join(problems)}); cannot resume")

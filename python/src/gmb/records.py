@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,6 +162,97 @@ def configuration(context: dict, result: dict) -> dict:
            "hosts": len(hosts) or None}
     return {k: v for k, v in out.items() if v not in (None, {}, "")}
 
+def measured_nothing(result: dict) -> str | None:
+    """Why an ok result is no measurement: a collective that moved no data (``metrics.op_bytes`` 0, e.g. 3 bytes
+    of float, or 1 byte of alltoall over 4 ranks, is no whole element per block) has a time but no transfer, and a
+    bandwidth of 0. None for any other result.
+    The store keeps such a result as "unsupported" with this reason, never as a figure."""
+    metrics = result.get("metrics")
+    if result.get("status") != "ok" or not isinstance(metrics, dict) or metrics.get("op_bytes") != 0:
+        return None
+    dtype = result.get("dtype")
+    return (f"the operation moved no data ({result.get('bytes')} B{' of ' + dtype if isinstance(dtype, str) else ''} "
+            f"makes no whole element per block: metrics.op_bytes 0), so its figures measure no transfer")
+
+
+RESULT_STATUSES = ("ok", "unsupported", "failed")  # a result's status, as the record schema has it
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _shown(value) -> str:
+    return json.dumps(value)[:60]
+
+
+def _field_problems(rec: dict, checks: dict) -> str | None:
+    """The first field of ``rec`` that is present (required: also absent) and fails its check: "what must be
+    (got ...)". An optional field that is null counts as absent, as the store reads it."""
+    for key, (required, ok, what) in checks.items():
+        if rec.get(key) is None and not required:
+            continue
+        if key not in rec:
+            return f"no {key} ({what})"
+        if not ok(rec[key]):
+            return f"{key} must be {what} (got {_shown(rec[key])})"
+    return None
+
+
+def _strings(value) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+def _path(value) -> bool:
+    return isinstance(value, dict) and all(isinstance(value.get(k, ""), str) for k in ("class", "link")) and \
+        (value.get("nominal_GBps") is None or _number(value["nominal_GBps"]))
+
+
+def _statistics(value) -> bool:
+    return isinstance(value, dict) and all(_number(v) for v in value.values())
+
+
+_CONTEXT_FIELDS = {  # the fields of a context the store and the tables read, and what they must be
+    "run_id": (True, lambda v: isinstance(v, str) and v != "", "a non-empty string"),
+    "benchmark": (False, lambda v: isinstance(v, str), "a string"),
+    "world_size": (False, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
+    "mpi": (False, lambda v: isinstance(v, dict) and isinstance(v.get("library_version") or "", str) and
+            isinstance(v.get("gpu_awareness") or {}, dict),
+            "an object (library_version a string, gpu_awareness an object)"),
+    "options": (False, lambda v: isinstance(v, dict) and isinstance(v.get("benchmark") or {}, dict),
+                "an object (its benchmark an object)"),
+    "nccl": (False, lambda v: isinstance(v, dict), "an object"),
+}
+_RESULT_FIELDS = {  # the fields of a result the store and the tables read, and what they must be
+    "run_id": (True, lambda v: isinstance(v, str) and v != "", "a non-empty string"),
+    "benchmark": (True, lambda v: isinstance(v, str) and v != "", "a non-empty string"),
+    "status": (True, lambda v: v in RESULT_STATUSES, f"one of {', '.join(RESULT_STATUSES)}"),
+    "bytes": (True, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
+    "ranks": (False, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
+    "reason": (False, lambda v: isinstance(v, str), "a string"),
+    **{k: (False, lambda v: isinstance(v, str), "a string") for k in ("operation", "variant", "strategy")},
+    "headline": (False, lambda v: v in STAT_OBJECTS, f"one of {', '.join(STAT_OBJECTS)}"),
+    "memory": (False, _strings, "an object of memory kinds (strings)"),
+    "path": (False, _path, "an object (class and link strings, nominal_GBps a number or null)"),
+    "metrics": (False, lambda v: isinstance(v, dict), "an object"),
+    **{s: (False, _statistics, "an object of finite numbers (n, median, p5, ...)") for s in STAT_OBJECTS},
+}
+
+
+def row_problem(rec: dict) -> str | None:
+    """Why a record cannot make a row of the store, or None: a field that the store, the tables or the figures read
+    is missing or of the wrong type (bytes an integer >= 0, status one the record schema names, statistics objects
+    of numbers, ...), or an ok result lacks the statistic it is ranked by. Checked on every record read, with or
+    without schema validation, so that no such row is stored as a figure."""
+    if rec.get("type") == "context":
+        return _field_problems(rec, _CONTEXT_FIELDS)
+    problem = _field_problems(rec, _RESULT_FIELDS)
+    if problem is None and rec["status"] == "ok":
+        stat = headline(rec)
+        if not isinstance(rec.get(stat), dict) or "median" not in rec[stat]:
+            problem = f"an ok result without its headline statistic {stat} (an object with a median)"
+    return problem
+
 
 class RecordError(ValueError):
     """A record file that cannot be read as gmb records."""
@@ -171,6 +263,9 @@ class RecordFile:
     path: Path
     contexts: list[dict] = field(default_factory=list)
     results: list[dict] = field(default_factory=list)
+    # What a reader should be told about the file though it was read (an incomplete last line dropped, results
+    # that measured nothing): ingest prints them, a campaign keeps them in the launch's reason and log
+    notes: list[str] = field(default_factory=list)
 
 
 SCHEMA_RESOURCE = ("schema", "record.v1.json")  # package data of gmb (pyproject.toml: package-data)
@@ -218,23 +313,31 @@ def validator():
     return cls(schema)
 
 
+def _not_json_number(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
-    """Parse a JSONL record file. Blank lines are skipped; a broken line raises RecordError
-    naming file and line (a truncated last line from a killed launch is tolerated and dropped when complete
-    records precede it: a file whose only line is broken is not a record file)."""
+    """Parse a JSONL record file. Blank lines are skipped; a line that is not a gmb record, or a record that cannot
+    make a row (row_problem), raises RecordError naming file, line and what is wrong. A truncated last line from a
+    killed launch is dropped, and said in ``notes``, when complete records precede it (a file whose only line is
+    broken is not a record file)."""
     path = Path(path)
     out = RecordFile(path)
     check = validator() if validate else None
     lines = path.read_text(errors="replace").splitlines()
+    nothing_measured = []
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
+            rec = json.loads(line, parse_constant=_not_json_number)  # NaN, Infinity: not JSON, never stored
+        except ValueError as exc:
             if lineno == len(lines) and (out.contexts or out.results):  # killed mid-write: keep what is complete
+                out.notes.append(f"{path}:{lineno}: the last line is an incomplete record (the file ends in the "
+                                 f"middle of it, as when its writer is stopped): dropped")
                 break
-            raise RecordError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
+            raise RecordError(f"{path}:{lineno}: not JSON ({getattr(exc, 'msg', exc)})") from None
         if not isinstance(rec, dict) or rec.get("schema") != SCHEMA_ID:
             raise RecordError(f"{path}:{lineno}: not a {SCHEMA_ID} record")
         if check is not None:
@@ -242,12 +345,21 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
             if errors:
                 raise RecordError(f"{path}:{lineno}: schema violation: {errors[0].message}")
         kind = rec.get("type")
+        if kind not in ("context", "result"):
+            raise RecordError(f"{path}:{lineno}: unknown record type {kind!r}")
+        problem = row_problem(rec)
+        if problem:
+            raise RecordError(f"{path}:{lineno}: a {kind} record that cannot be stored: {problem}")
         if kind == "context":
             out.contexts.append(rec)
-        elif kind == "result":
-            out.results.append(rec)
         else:
-            raise RecordError(f"{path}:{lineno}: unknown record type {kind!r}")
+            out.results.append(rec)
+            if measured_nothing(rec):
+                nothing_measured.append(lineno)
+    if nothing_measured:
+        out.notes.append(f"{path}: {len(nothing_measured)} ok result(s) moved no data (metrics.op_bytes 0, a size "
+                         f"below one element; line {', '.join(map(str, nothing_measured[:5]))}"
+                         f"{', ...' if len(nothing_measured) > 5 else ''}): stored as unsupported, not as figures")
     return out
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -199,19 +200,27 @@ def _run(args):
     for other in others:
         print(f"gmb: warning: another gmb campaign runs on this node ({locks.describe_campaign(other)}): both "
               f"share its GPUs and cores, and each lowers the other's figures", file=sys.stderr)
-    if others:
-        st.set_meta("concurrent_campaigns", json.dumps(others))
+    leftovers = locks.leftover_launches({o.get("results") for o in others} | {str(outdir.resolve())})
+    for left in leftovers:
+        pids = " ".join(map(str, left["pids"]))
+        print(f"gmb: warning: {len(left['pids'])} process(es) of a launch whose gmb is gone still run on this node "
+              f"(pids {pids}; results {left['results']}): they share its cores and lower this campaign's figures; "
+              f"stop them (kill {pids}), or resume that campaign (gmb run --resume {left['results']}), which "
+              f"stops them first", file=sys.stderr)
+    if others or leftovers:
+        st.set_meta("concurrent_campaigns", json.dumps(others + leftovers))
     print(f"gmb: results in {outdir}", file=sys.stderr)
     try:
         counts = run_launches(outdir, run["launches"], run["libs"], run["engines"], st, run["name"],
-                                       hostfile=args.hostfile, progress=not args.no_progress, nodes=args.nodes,
-                                       ranks_per_node=args.ranks_per_node, stop_library_after=run["stop_after"],
-                                       lock=lock)
-    except (KeyboardInterrupt, Stopped) as exc:
-        print(f"\ngmb: interrupted; continue with `gmb run --resume {outdir}`", file=sys.stderr)
-        if isinstance(exc, Stopped):
-            raise
-        return 130
+                              hostfile=args.hostfile, progress=not args.no_progress, nodes=args.nodes,
+                              ranks_per_node=args.ranks_per_node, stop_library_after=run["stop_after"], lock=lock)
+    except Stopped:
+        print(f"\ngmb: interrupted; continue with `{resume_command(args, outdir)}`", file=sys.stderr)
+        raise
+    except locks.ResultsLockLost as exc:
+        print(f"gmb run: error: {exc}; continue, once no other gmb uses {outdir}, with "
+              f"`{resume_command(args, outdir)}`", file=sys.stderr)
+        return 1
     finally:
         node.leave()
         lock.release()
@@ -227,16 +236,38 @@ def _run(args):
               f"{r['reason']}", file=sys.stderr)
     from .answers import answers_text
 
-    print("\n" + answers_text(st) + "\n")
-    if not args.no_report:
-        from . import report  # matplotlib and the figures only when a report is written
+    out = outdir / "report.html"
+    if not args.no_report and not out.exists():  # written before anything is printed: a reader that left (a
+        from . import report  # closed pipe) loses the printout, never the report; matplotlib only for a report
 
-        out = outdir / "report.html"
-        if not out.exists():
-            report.write_report(st, out, title=f"gmb report: {run['name']}")
-            print(f"gmb: report {out}")
+        report.write_report(st, out, title=f"gmb report: {run['name']}")
+    print("\n" + answers_text(st) + "\n")
+    if not args.no_report and out.exists():
+        print(f"gmb: report {out}")
     print(str(outdir))
     return 0 if not counts or set(counts) <= {"ok", "unsupported"} else 1
+
+
+def resume_options(args) -> list[str]:
+    """The options of this `gmb run` that its resume needs to find the same libraries and engines and to place the
+    launches the same way (a library declared in a --config file is not found without it)."""
+    opts = ["--config", str(Path(args.config).resolve())] if args.config else []
+    opts += [word for lib in args.library or () for word in ("--library", lib)]
+    opts += [f"--{flag.replace('_', '-')}" for flag in ("no_detect", "no_isolation", "no_build", "no_report")
+             if getattr(args, flag, False)]
+    if args.hostfile:
+        opts += ["--hostfile", str(Path(args.hostfile).resolve())]
+    for key in ("launcher", "nodes", "ranks_per_node", "cuda", "cuda_arch"):
+        if getattr(args, key, None) is not None:
+            opts += [f"--{key.replace('_', '-')}", str(getattr(args, key))]
+    opts += [f"--cmake-arg={arg}" for arg in args.cmake_arg or ()]
+    return opts
+
+
+def resume_command(args, outdir: Path, options: list[str] | None = None) -> str:
+    """`gmb run --resume DIR` with the options it needs (``options``, else those of this run), ready to paste."""
+    return shlex.join(["gmb", "run", "--resume", str(outdir), *(resume_options(args) if options is None else
+                                                                   options)])
 
 
 def _hold(outdir: Path, command: str):
@@ -279,10 +310,10 @@ def _resume_setup(args) -> dict:
                          f"(it comes from {args.resume}/plan.json)")
     outdir = Path(args.resume)
     planned = read_plan(outdir)
-    libs_all = planned_libraries(planned["libraries"], libraries(args))
+    libs_all = planned_libraries(planned["libraries"], libraries(args, need=False))
     missing = [d["name"] for d in planned["libraries"] if d["name"] not in libs_all]
     if missing:
-        raise UsageError(f"cannot resume: libraries {', '.join(missing)} no longer found")
+        raise UsageError(f"cannot resume: libraries {', '.join(missing)} not found{_resume_hint(args, planned)}")
     launches = planned["launches"]
     for lib in libs_all.values():
         if lib.name in {x.library for x in launches}:
@@ -298,6 +329,18 @@ def _resume_setup(args) -> dict:
         raise
     return dict(outdir=outdir, store=st, lock=lock, launches=launches, libs=libs_all, engines=engines,
                 name=planned["campaign"], stop_after=planned.get("stop_library_after", 3))
+
+
+def _resume_hint(args, planned: dict) -> str:
+    """What to add to a resume that does not find the planned libraries: the options the campaign was run with
+    (plan.json keeps them), or, from a plan written before it did, the libraries file they may be declared in."""
+    run_with = planned.get("resume_options")
+    if run_with and run_with != resume_options(args):
+        return (f"; the campaign was run with {shlex.join(run_with)}: resume it with "
+                f"`{resume_command(args, Path(args.resume), run_with)}`")
+    if not args.config:
+        return "; libraries declared in a libraries file are found with it: add --config FILE (see `gmb libs`)"
+    return " (see `gmb libs`)"
 
 
 def _fill_families(launches, libs: dict, engines: dict[str, str]) -> None:
@@ -346,7 +389,7 @@ def _fresh_setup(args) -> dict | None:
     outdir = new_results_dir(results, c.name)
     lock = _hold(outdir, "gmb run")
     try:
-        write_plan(outdir, c, launches, skipped, libs, engines)
+        write_plan(outdir, c, launches, skipped, libs, engines, resume_options(args))
         if args.campaign:
             copy_campaign_file(Path(args.campaign), outdir)
         st = store.Store(outdir / "store.sqlite")

@@ -40,12 +40,13 @@ Everything else in a block is skipped for it with the reason.
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .engine_description import EngineDescription, known_benchmarks
+from .engine_description import EngineDescription, Option, known_benchmarks
 from .tomlcheck import array_of_tables, typename
 
 class CampaignError(ValueError):
@@ -234,9 +235,9 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise CampaignError(f"{source}: seed must be an integer (got {json.dumps(seed, default=str)})")
     timeout = head.get("timeout_s", 600)
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
-        raise CampaignError(f"{source}: timeout_s must be a number of seconds > 0 "
-                            f"(got {json.dumps(timeout, default=str)})")
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout < math.inf:  # NaN too
+        raise CampaignError(f"{source}: timeout_s must be a number of seconds > 0 and finite "
+                            f"(got {timeout!r})")
     name = head.get("name", Path(source).stem)
     if not isinstance(name, str) or not name.strip():
         raise CampaignError(f"{source}: name must be a non-empty string (got {json.dumps(name, default=str)})")
@@ -278,7 +279,11 @@ def parse_sizes(text: str) -> list[int]:
             out.append(s)
             s *= 2
         return out
-    return [parse_size(t) for t in text.split(",")]
+    sizes = [parse_size(t) for t in text.split(",")]
+    for i, n in enumerate(sizes):
+        if n in sizes[:i]:  # measured twice, stored once: the engine refuses it too
+            raise ValueError(f"sizes '{text}': {n} bytes is listed twice (each size once; {SIZES_ACCEPTED})")
+    return sizes
 
 
 def _check_counts(options: dict):
@@ -309,8 +314,11 @@ def load_campaign(path: str | Path) -> Campaign:
 
 def check_against_engines(c: Campaign, descriptions: dict[str, EngineDescription]) -> None:
     """What only the engines can say, checked before anything runs: every memory kind a block names is one an
-    engine lists (available here or not: an unavailable one is skipped with its reason), and every block's rank
-    counts are within its benchmarks' rank bounds (the same in every build)."""
+    engine lists (available here or not: an unavailable one is skipped with its reason), every block's rank counts
+    are within its benchmarks' rank bounds (the same in every build), every option of a block is one each of its
+    benchmarks takes (with a value where it takes one, one of its values where the engine lists them), every
+    operation is a collective an engine lists and some benchmark of the block takes operations, and every strategy
+    is one each benchmark of the block accepts. An option, operation or strategy some engine accepts is valid."""
     if not descriptions:
         return
     kinds = {k for d in descriptions.values() for k in d.kinds}
@@ -328,6 +336,74 @@ def check_against_engines(c: Campaign, descriptions: dict[str, EngineDescription
                 refused = b.ranks_refusal(n)
                 if refused:
                     raise CampaignError(f"{where}: {bench} with ranks = {n}: {bench} {refused}")
+        _check_operations(block, where, descriptions)
+        for bench in block.benchmarks:
+            accepted = _accepted_options(bench, descriptions)
+            if accepted is not None:
+                _check_options(block, where, bench, accepted)
+                _check_strategies(block, where, bench, accepted)
+
+
+def _accepted_options(bench: str, descriptions: dict[str, EngineDescription]) -> dict[str, Option] | None:
+    """The options some engine accepts for ``bench``, by name (None when no engine lists them)."""
+    listed = [a for a in (d.accepted_options(bench) for d in descriptions.values()) if a is not None]
+    if not listed:
+        return None
+    merged: dict[str, Option] = {}
+    for a in listed:
+        for name, option in a.items():
+            merged.setdefault(name, option)
+    return merged
+
+
+def _check_options(block: Block, where: str, bench: str, accepted: dict[str, Option]) -> None:
+    """Each of the block's options, as plan.engine_args gives it (``--key value``, a flag for true), is one
+    ``bench`` takes, in the form it takes it."""
+    for key, value in block.options.items():
+        flag = "--" + key.replace("_", "-")
+        option = accepted.get(flag)
+        if option is None:
+            names = sorted({n[2:] for n in accepted if n.startswith("--")} - {"help"})
+            raise CampaignError(f"{where}: options.{key}: {bench} has no option {flag}"
+                                f"{_did_you_mean(flag[2:], names)} (its options: {', '.join(names)})")
+        shown = json.dumps(value)
+        if option.value == "none" and not isinstance(value, bool):
+            raise CampaignError(f"{where}: options.{key} = {shown}: {flag} takes no value (true gives it, false "
+                                f"leaves it out)")
+        if option.value == "required" and value is True:  # false leaves the option out
+            raise CampaignError(f"{where}: options.{key} = {shown}: {flag} takes a value "
+                                f"({option.metavar or 'a value'})")
+        if option.choices and not isinstance(value, bool) and str(value) not in option.choices:
+            raise CampaignError(f"{where}: options.{key} = {shown}: not a value {flag} accepts"
+                                f"{_did_you_mean(str(value), option.choices)} (accepted: "
+                                f"{', '.join(option.choices)})")
+
+
+def _check_strategies(block: Block, where: str, bench: str, accepted: dict[str, Option]) -> None:
+    """Each strategy of the block (given to each of its benchmarks as --strategy) is one ``bench`` accepts."""
+    for strategy in filter(None, block.strategies):
+        option = accepted.get("--strategy")
+        if option is None:
+            raise CampaignError(f"{where}: strategies: {bench} takes no --strategy (a block's strategies are given "
+                                f"to each of its benchmarks: put {bench} in a block without strategies)")
+        if option.choices and strategy not in option.choices:
+            raise CampaignError(f"{where}: strategies: unknown strategy {strategy!r} for {bench}"
+                                f"{_did_you_mean(strategy, option.choices)} (accepted: {', '.join(option.choices)})")
+
+
+def _check_operations(block: Block, where: str, descriptions: dict[str, EngineDescription]) -> None:
+    """The block's operations are collectives an engine lists, for a benchmark of the block that takes them."""
+    if not block.operations:
+        return
+    collectives = list(dict.fromkeys(n for d in descriptions.values() for n in d.collectives))
+    for op in block.operations:
+        if op not in collectives:
+            raise CampaignError(f"{where}: operations: unknown operation {op!r}{_did_you_mean(op, collectives)} "
+                                f"(accepted: {', '.join(collectives)})")
+    takers = {name for d in descriptions.values() for name, b in d.benchmarks.items() if b.operations}
+    if takers and not takers & set(block.benchmarks):
+        raise CampaignError(f"{where}: operations: none of {', '.join(block.benchmarks)} takes an operation (those "
+                            f"that do: {', '.join(sorted(takers))})")
 
 
 def _did_you_mean(name: str, choices) -> str:

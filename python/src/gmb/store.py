@@ -24,7 +24,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .outputs import OutputError, disk_full
-from .records import RecordFile, configuration, library_label, nccl_label, operation_label, point_key, read_records
+from .records import (RecordFile, configuration, library_label, measured_nothing, nccl_label, operation_label,
+                      point_key, read_records)
 
 SCHEMA_VERSION = 2
 
@@ -75,10 +76,17 @@ def _check_store_file(path: Path, create: bool):
             tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             version = (ro.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
                        if "meta" in tables else None)
+            # Damage past the first pages shows only when they are read: look at every page now, so that it is
+            # said here with the file's name and not by whichever table reads them first
+            damage = ro.execute("PRAGMA quick_check(1)").fetchone()[0] if version is not None else "ok"
         finally:
             ro.close()
     except sqlite3.DatabaseError as exc:
+        if "malformed" in str(exc):
+            raise _damaged(path, str(exc)) from None
         raise StoreError(f"{path}: not a gmb store ({exc}); left untouched") from None
+    if damage != "ok":
+        raise _damaged(path, "SQLite's check: " + " ".join(ln for ln in damage.splitlines() if not ln.startswith("***")))
     if version is not None:
         return
     if tables:
@@ -88,14 +96,26 @@ def _check_store_file(path: Path, create: bool):
         raise StoreError(f"{path}: an empty file, not a gmb store; left untouched")
 
 
-def _store_write_error(path: str, what: str, exc: sqlite3.OperationalError):
-    """A failed write said as what it means: a full disk (OutputError, exit 1) or a store another process is
-    writing (StoreError, exit 2); anything else is left to the caller."""
+def _damaged(path: Path, cause: str) -> StoreError:
+    return StoreError(f"{path}: a damaged gmb store ({cause}); left untouched: restore it from a copy, or make a new "
+                      f"one from its record files (gmb ingest NEW.sqlite RESULTS/raw/*.jsonl)")
+
+
+def _store_write_error(path: str, what: str, exc: sqlite3.DatabaseError):
+    """A failed write said as what it means, naming the store: a full disk or a store that cannot be written
+    (OutputError, exit 1), a store another process is writing, a damaged one, anything else SQLite says
+    (StoreError, exit 2)."""
     if disk_full(exc):
         raise OutputError(f"{path}: cannot {what}: disk full; nothing of it was stored") from None
+    if "readonly" in str(exc) or "unable to open" in str(exc):
+        raise OutputError(f"{path}: cannot {what}: the store cannot be written ({exc}: a read-only file, directory "
+                          f"or file system); nothing of it was stored") from None
     if "locked" in str(exc):
         raise StoreError(f"{path}: cannot {what}: another process is writing to the store (still locked after "
                          f"{_BUSY_TIMEOUT_S:g} s); nothing of it was stored, try again when it is done") from None
+    if "malformed" in str(exc):
+        raise _damaged(Path(path), str(exc)) from None
+    raise StoreError(f"{path}: cannot {what}: {exc}; nothing of it was stored") from None
 
 
 def configuration_labels(found: list[tuple[str, str, int | None, str | None]]
@@ -160,28 +180,34 @@ class Store:
         new_file = self.path != ":memory:" and not Path(path).exists()
         if self.path != ":memory:":
             _check_store_file(Path(path), create)
-        if create or self.path == ":memory:":
-            self.db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S)
-        else:
+        if not (create or self.path == ":memory:"):
             self.db = sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True)
+            self.db.row_factory = sqlite3.Row
+            self._check_version()
+            return
+        try:
+            self.db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S)
+        except sqlite3.OperationalError as exc:
+            _store_write_error(self.path, "open the store for writing", exc)
         self.db.row_factory = sqlite3.Row
+        self._check_version()
+        try:
+            self.db.executescript(_DDL)
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            self.db.commit()
+        except sqlite3.OperationalError as exc:
+            self.db.close()
+            if new_file:  # a store that could not be started is not left behind half-made
+                for leftover in (Path(path), Path(f"{path}-journal")):
+                    leftover.unlink(missing_ok=True)
+            _store_write_error(self.path, "open the store for writing", exc)
+
+    def _check_version(self):
         version = self._existing_version()
         if version is not None and version != SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store layout version {version}, this gmb reads {SCHEMA_VERSION}"
                              + (": make a new store from its record files (gmb ingest NEW.sqlite RESULTS/raw/*.jsonl)"
                                 if version < SCHEMA_VERSION else ""))
-        if create or self.path == ":memory:":
-            try:
-                self.db.executescript(_DDL)
-                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                self.db.commit()
-            except sqlite3.OperationalError as exc:
-                self.db.close()
-                if new_file:  # a store that could not be started is not left behind half-made
-                    for leftover in (Path(path), Path(f"{path}-journal")):
-                        leftover.unlink(missing_ok=True)
-                _store_write_error(self.path, "open the store for writing", exc)
-                raise
 
     def _existing_version(self):
         try:
@@ -203,7 +229,8 @@ class Store:
     @contextmanager
     def transaction(self, what: str):
         """Everything written inside is stored together or not at all. A transaction opened inside another is
-        part of it. A full disk rolls back and raises OutputError naming the store and ``what`` was written."""
+        part of it. A failed write rolls back and raises OutputError (a full disk, a store that cannot be written) or
+        StoreError naming the store and ``what`` was written."""
         if self._in_transaction:
             yield
             return
@@ -213,7 +240,7 @@ class Store:
             self.db.commit()
         except BaseException as exc:
             self.db.rollback()
-            if isinstance(exc, sqlite3.OperationalError):
+            if isinstance(exc, sqlite3.DatabaseError):
                 _store_write_error(self.path, f"store {what}", exc)
             raise
         finally:
@@ -224,8 +251,8 @@ class Store:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def meta(self, key: str, default=None):
-        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return row[0] if row else default
+        rows = self.rows("SELECT value FROM meta WHERE key=?", (key,))
+        return rows[0]["value"] if rows else default
 
     def record_launch(self, **row):
         cols = ", ".join(row)
@@ -269,7 +296,7 @@ class Store:
                 "INSERT INTO contexts VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (ctx["run_id"], launch_id, lib, repetition, ctx.get("benchmark"), ctx.get("world_size"),
                  mpi.get("library_version"), (mpi.get("gpu_awareness") or {}).get("verdict"), str(rf.path),
-                 json.dumps(ctx)))
+                 json.dumps(ctx, allow_nan=False)))
         planned = None
         if launch_id is not None:  # the campaign's intended path, used when the engine did not classify it
             r = self.db.execute("SELECT planned_path FROM launches WHERE launch_id=?", (launch_id,)).fetchone()
@@ -301,14 +328,16 @@ class Store:
     def _result_row(res: dict, library: str, repetition, launch_id, context: dict) -> dict:
         mem = res.get("memory") or {}
         path = res.get("path") or {}
+        nothing = measured_nothing(res)  # not a figure: kept, with why, but never as an ok row
         row = {"run_id": res.get("run_id"), "launch_id": launch_id, "library": library, "repetition": repetition,
-               "benchmark": res.get("benchmark"), "operation": operation_label(res), "status": res.get("status"),
-               "reason": res.get("reason"), "bytes": res.get("bytes"), "mem_send": mem.get("send"),
+               "benchmark": res.get("benchmark"), "operation": operation_label(res),
+               "status": "unsupported" if nothing else res.get("status"), "reason": nothing or res.get("reason"),
+               "bytes": res.get("bytes"), "mem_send": mem.get("send"),
                "mem_recv": mem.get("recv"), "memory": memory_label(mem), "strategy": res.get("strategy"),
                "ranks": res.get("ranks"), "path_class": path.get("class"), "path_link": path.get("link"),
                "nominal_GBps": path.get("nominal_GBps"),
-               "metrics": json.dumps(res["metrics"]) if "metrics" in res else None,
-               "config": json.dumps(configuration(context, res), sort_keys=True), "json": json.dumps(res)}
+               "metrics": json.dumps(res["metrics"], allow_nan=False) if "metrics" in res else None,
+               "config": json.dumps(configuration(context, res), sort_keys=True), "json": json.dumps(res, allow_nan=False)}
         for key, prefix in STAT_COLUMNS.items():
             st = res.get(key)
             if isinstance(st, dict):
@@ -318,7 +347,13 @@ class Store:
 
     # ---------------------------------------------------------------- reading
     def rows(self, sql: str, params=()) -> list[dict]:
-        return [dict(r) for r in self.db.execute(sql, params).fetchall()]
+        """Every read of the store: an SQLite error (damage the open did not see, a lock held too long) names the
+        store's file."""
+        try:
+            return [dict(r) for r in self.db.execute(sql, params).fetchall()]
+        except sqlite3.DatabaseError as exc:
+            raise (_damaged(Path(self.path), str(exc)) if "malformed" in str(exc) else
+                   StoreError(f"{self.path}: {exc}")) from None
 
     def libraries(self) -> list[str]:
         return [r["library"] for r in self.rows("SELECT DISTINCT library FROM results ORDER BY library")]
@@ -388,7 +423,13 @@ def open_results(path: str | Path) -> Store:
     p = Path(path)
     if not p.exists():
         raise StoreError(f"{p}: no such file or directory")
-    if p.is_dir() and (p / "store.sqlite").is_file():
+    if p.is_dir() and ((p / "store.sqlite").exists() or (p / "plan.json").is_file()):
+        # A results directory is read through its store, which labels each record by the library its campaign
+        # launched: reading its raw/ records instead would label them otherwise, without a word
+        if not (p / "store.sqlite").is_file():
+            what = "is not a file" if (p / "store.sqlite").exists() else "is missing"
+            raise StoreError(f"{p / 'store.sqlite'}: {what}; {p} is a results directory, read through its store "
+                             f"(its raw/ records, labelled by their own contexts instead: {p / 'raw'})")
         return Store(p / "store.sqlite", create=False)
     if p.is_file() and p.suffix in (".sqlite", ".db"):
         return Store(p, create=False)
