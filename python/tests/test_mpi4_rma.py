@@ -191,7 +191,7 @@ def test_quick_gpu_campaign_adds_one_sided_put_and_part_overlap():
     without = {x.name: describe(cuda=True, without=NEW) for x in libs}
     base, _ = plan(defaults.default_campaign(TOPO2, libs, without, quick=True), libs, without)
     launches, _ = plan(c, libs, descs)
-    assert len(launches) - len(base) == 4  # rma 3 and part_overlap 1
+    assert len(launches) - len(base) == 4 * defaults.QUICK_REPETITIONS  # rma 3 and part_overlap 1, each repeated
     # flags a benchmark does not take are not passed: --op only to one-sided, --partitions only to partitioned
     for x in launches:
         assert ("--op" in x.engine_args) == x.benchmark.startswith("rma_")
