@@ -112,4 +112,15 @@ class GpuKernels {
 // The CUDA implementation; throws Unsupported with the reason in a host-only build.
 std::unique_ptr<GpuKernels> make_gpu_kernels();
 
+// How halos move (docs/halo.md "Strategies"), named as the point-to-point transfer strategies where they mean
+// the same (staged-pinned, direct, pipelined: gmb/transfer.hpp); pipelined-overlap, the pipelined exchange
+// hidden behind the interior update, is halo's own (point to point has no computation to overlap).
+struct Strategy {
+  const char* name;
+  const char* former_name;  // the spelling halo used before, still accepted; nullptr when there is none
+};
+const std::vector<Strategy>& strategies();
+// The name of the strategy `text` names (its name or its former spelling), or "" when it names none.
+std::string canonical_strategy(const std::string& text);
+
 }  // namespace gmb::halo

@@ -3,16 +3,16 @@
 //
 // A 2D or 3D Jacobi star stencil on a Cartesian grid of ranks: each step exchanges the faces of
 // width H with the 4 or 6 neighbours, then updates the interior. The transfer strategy says how
-// faces move:
-//   staged     one direction at a time: pack, copy to pinned host, MPI_Sendrecv, copy back, unpack
-//   direct     pack every face, hand the packed device buffers to MPI (CUDA-aware libraries only)
-//   pipelined  each direction on its own stream: pack + copy of one face overlap the MPI transfer
-//              of another and the copy back + unpack of a third (GPU fields only)
-//   overlap    the interior update runs while the pipelined exchange moves the halos; the boundary
-//              shell is updated after
-// On host memory the field is updated on the CPU: staged is the per-direction MPI_Sendrecv, direct
-// posts every face at once, overlap updates the inner box between posting and waiting, and
-// pipelined (which pipelines GPU copies) is refused.
+// faces move (named as the point-to-point strategies where they mean the same: halo::strategies()):
+//   staged-pinned      one direction at a time: pack, copy to pinned host, MPI_Sendrecv, copy back, unpack
+//   direct             pack every face, hand the packed device buffers to MPI (CUDA-aware libraries only)
+//   pipelined          each direction on its own stream: pack + copy of one face overlap the MPI transfer
+//                      of another and the copy back + unpack of a third (GPU fields only)
+//   pipelined-overlap  the interior update runs while the pipelined exchange moves the halos; the
+//                      boundary shell is updated after
+// On host memory the field is updated on the CPU: staged-pinned is the per-direction MPI_Sendrecv (nothing
+// to stage), direct posts every face at once, pipelined-overlap updates the inner box between posting and
+// waiting, and pipelined (which pipelines GPU copies) is refused.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -34,7 +34,6 @@ using halo::Dtype;
 using halo::Layout;
 
 constexpr int kTagBase = 600;  // + the sender's direction
-const std::vector<std::string> kStrategies = {"staged", "direct", "pipelined", "overlap"};
 
 int mpi_count(std::size_t bytes, const std::string& what) {
   if (bytes > static_cast<std::size_t>(std::numeric_limits<int>::max()))
@@ -131,7 +130,7 @@ class HostDomain final : public Domain {
   }
 
   void exchange(const std::string& strategy) override {
-    if (strategy == "staged") {
+    if (strategy == "staged-pinned") {
       exchange_one_direction_at_a_time();
     } else {
       start_exchange();
@@ -142,7 +141,7 @@ class HostDomain final : public Domain {
   void update_all() override { halo::host_stencil(cur(), next(), l_, l_.interior()); }
 
   void step(const std::string& strategy) override {
-    if (strategy == "overlap") {
+    if (strategy == "pipelined-overlap") {
       start_exchange();
       halo::host_stencil(cur(), next(), l_, halo::inner_box(l_));
       finish_exchange();
@@ -245,9 +244,9 @@ class GpuDomain final : public Domain {
   }
 
   void exchange(const std::string& strategy) override {
-    if (strategy == "staged") exchange_staged();
+    if (strategy == "staged-pinned") exchange_staged();
     else if (strategy == "direct") exchange_direct();
-    else exchange_pipelined();  // pipelined, and the exchange that overlap hides
+    else exchange_pipelined();  // pipelined, and the exchange that pipelined-overlap hides
   }
 
   void update_all() override {
@@ -256,7 +255,7 @@ class GpuDomain final : public Domain {
   }
 
   void step(const std::string& strategy) override {
-    if (strategy == "overlap") {
+    if (strategy == "pipelined-overlap") {
       // The inner box reads no halo cell: it runs on the low-priority stream while the faces move
       // (pack kernels read the interior, unpack kernels write the halo: no conflict).
       kernels_->stencil(cur(), next(), l_, halo::inner_box(l_), compute_);
@@ -399,9 +398,10 @@ class Halo final : public Benchmark {
     });
     p.value({"--mem"}, "KIND", "memory kind of the field: host, pinned (CPU update), device, managed (GPU update); default host",
             [this](const std::string& v) { mem_ = v; });
-    p.value({"--strategy"}, "staged|direct|pipelined|overlap|all",
-            "how halos move (default staged); all: each supported one, with speed-up over staged",
-            [this](const std::string& v) { strategy_ = v; });
+    p.value({"--strategy"}, "staged-pinned|direct|pipelined|pipelined-overlap|all",
+            "how halos move (default staged-pinned; staged and overlap: the former spellings of staged-pinned and "
+            "pipelined-overlap); all: each supported one, with speed-up over staged-pinned",
+            [this](const std::string& v) { strategy_text_ = v; });
     p.flag({"--periodic"}, "periodic boundaries (default: fixed boundary values)", &periodic_);
     p.value({"--mode"}, "weak|strong", "weak: --grid per rank (default); strong: --grid is the global domain",
             [this](const std::string& v) { strong_ = parse_choice(v, {"weak", "strong"}, "scaling mode") == "strong"; });
@@ -417,7 +417,16 @@ class Halo final : public Benchmark {
     if (static_cast<int>(grid_.size()) != dims_)
       throw UsageError("--grid has " + std::to_string(grid_.size()) + " extents but --dims " + std::to_string(dims_) +
                        " needs " + std::to_string(dims_));
-    parse_choice(strategy_, {"staged", "direct", "pipelined", "overlap", "all"}, "strategy");
+    strategy_ = strategy_text_ == "all" ? "all" : halo::canonical_strategy(strategy_text_);
+    if (strategy_.empty()) {
+      std::string accepted, former;
+      for (const halo::Strategy& s : halo::strategies()) {
+        accepted += std::string(s.name) + ", ";
+        if (s.former_name) former += std::string(former.empty() ? "" : ", ") + s.former_name + " for " + s.name;
+      }
+      throw UsageError("unknown strategy '" + strategy_text_ + "' (accepted: " + accepted + "all; former spellings: " +
+                       former + ")");
+    }
     platform.memory.known(mem_);
 
     int pdims[3] = {0, 0, 0};
@@ -463,7 +472,7 @@ class Halo final : public Benchmark {
             {"exchange_us", "metrics.exchange_us.median", 2},
             {"compute_us", "metrics.compute_us.median", 2},
             {"overlap_%", "metrics.overlap_pct", 1},
-            {"vs_staged", "metrics.speedup_vs_staged", 2}};
+            {"vs_staged_pinned", "metrics.speedup_vs_staged_pinned", 2}};
   }
 
   int run(Context& ctx, RecordSink& sink) override;
@@ -481,7 +490,9 @@ class Halo final : public Benchmark {
   std::vector<long> grid_;
   int halo_ = 1;
   Dtype dtype_ = Dtype::f64;
-  std::string mem_ = "host", strategy_ = "staged";
+  std::string mem_ = "host";
+  std::string strategy_text_ = "staged-pinned";  // as given
+  std::string strategy_ = "staged-pinned";       // its canonical name, or all
   bool periodic_ = false, strong_ = false;
   int steps_ = 100;
   std::array<int, 3> ranks_grid_{1, 1, 1};
@@ -500,7 +511,9 @@ std::string Halo::refusal(const Context& ctx, const std::string& strategy) const
            " field there are no copies to pipeline (use --mem device or managed)";
   if (strategy != "direct") return "";
   const std::string refusal = device_pointer_refusal(*kind, *ctx.awareness);
-  return refusal.empty() ? "" : refusal + "; staged, pipelined and overlap stage through pinned host buffers and still run";
+  return refusal.empty() ? ""
+                         : refusal + "; staged-pinned, pipelined and pipelined-overlap stage through pinned host buffers "
+                                     "and still run";
 }
 
 // What the domain allocates (both fields, a send and a receive buffer per face, on the GPU pinned staging
@@ -637,7 +650,14 @@ std::string Halo::validate(const Context& ctx, const Decomposition& dec, Domain&
 int Halo::run(Context& ctx, RecordSink& sink) {
   const RunSettings& settings = *ctx.settings;
   const int warmup = settings.warmup;
-  std::vector<std::string> strategies = strategy_ == "all" ? kStrategies : std::vector<std::string>{strategy_};
+  std::vector<std::string> strategies{strategy_};
+  if (strategy_ == "all") {
+    strategies.clear();
+    for (const halo::Strategy& s : halo::strategies()) strategies.push_back(s.name);
+  }
+  if (ctx.rank == 0 && strategy_text_ != strategy_)
+    std::fprintf(stderr, "gmb-bench halo: note: --strategy %s is spelled %s, as the point-to-point strategies; records "
+                 "carry %s\n", strategy_text_.c_str(), strategy_.c_str(), strategy_.c_str());
   const Decomposition dec = decompose(ctx);
   const Json shape = geometry(dec);
 
@@ -670,7 +690,7 @@ int Halo::run(Context& ctx, RecordSink& sink) {
 
   int exit_code = kExitOk;
   int ran = 0;
-  double staged_median = 0;
+  double staged_pinned_median = 0;
   for (const std::string& strategy : strategies) {
     std::string reason = agree_on_reason(ctx.comm, refusal(ctx, strategy));
     if (reason.empty()) reason = setup_problem;
@@ -707,7 +727,7 @@ int Halo::run(Context& ctx, RecordSink& sink) {
 
     if (ctx.rank == 0) {
       const Summary step = micros(step_s), exchange = micros(exchange_s), compute = micros(compute_s);
-      if (strategy == "staged") staged_median = step.median;
+      if (strategy == "staged-pinned") staged_pinned_median = step.median;
       // METHODOLOGY's overlap: the share of the pure exchange time hidden behind the computation.
       const double overlap =
           exchange.median > 0 ? std::clamp(100.0 - 100.0 * (step.median - compute.median) / exchange.median, 0.0, 100.0) : 0.0;
@@ -715,7 +735,7 @@ int Halo::run(Context& ctx, RecordSink& sink) {
       metrics.set("exchange_us", exchange.to_json())
           .set("compute_us", compute.to_json())
           .set("overlap_pct", overlap)
-          .set("speedup_vs_staged", staged_median > 0 ? Json(staged_median / step.median) : Json())
+          .set("speedup_vs_staged_pinned", staged_pinned_median > 0 ? Json(staged_pinned_median / step.median) : Json())
           .set("exchange_GBps", exchange.median > 0 ? Json(static_cast<double>(bytes) / (exchange.median * 1e3)) : Json())
           .set("steps", steps_);
       if (settings.validate) metrics.set("validation", validation_details);

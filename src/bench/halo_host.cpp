@@ -220,6 +220,18 @@ void host_extract_interior(const void* field, const Layout& l, void* dense) {
   else extract_typed(static_cast<const double*>(field), l, static_cast<double*>(dense));
 }
 
+const std::vector<Strategy>& strategies() {
+  static const std::vector<Strategy> table = {
+      {"staged-pinned", "staged"}, {"direct", nullptr}, {"pipelined", nullptr}, {"pipelined-overlap", "overlap"}};
+  return table;
+}
+
+std::string canonical_strategy(const std::string& text) {
+  for (const Strategy& s : strategies())
+    if (text == s.name || (s.former_name && text == s.former_name)) return s.name;
+  return "";
+}
+
 std::vector<unsigned char> reference_solution(int dims, int halo, std::array<long, 3> global, Dtype dtype,
                                               bool periodic, int steps) {
   const Layout l = Layout::make(dims, halo, global, dtype);

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "gmb/halo_kernels.hpp"
+#include "gmb/transfer.hpp"
 
 using namespace gmb::halo;
 
@@ -164,4 +165,21 @@ TEST(Halo, DecomposedHostRunMatchesTheReferenceExactly) {
           EXPECT_EQ(std::memcmp(got, &want[g * es], es), 0) << "cell " << x << "," << y << "," << z;
         }
   }
+}
+
+// One strategy vocabulary: halo's strategies are point-to-point strategies of the same name, except
+// pipelined-overlap (nothing to overlap in point to point); the former spellings name the same strategies.
+TEST(Halo, StrategiesAreNamedAsThePointToPointOnes) {
+  std::vector<std::string> names;
+  for (const Strategy& s : strategies()) {
+    names.push_back(s.name);
+    if (std::string(s.name) != "pipelined-overlap") EXPECT_NE(gmb::find_strategy(s.name), nullptr) << s.name;
+    EXPECT_EQ(canonical_strategy(s.name), s.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"staged-pinned", "direct", "pipelined", "pipelined-overlap"}));
+  EXPECT_EQ(gmb::find_strategy("pipelined-overlap"), nullptr);
+  EXPECT_EQ(canonical_strategy("staged"), "staged-pinned");
+  EXPECT_EQ(canonical_strategy("overlap"), "pipelined-overlap");
+  EXPECT_EQ(canonical_strategy("staged-pageable"), "");
+  EXPECT_EQ(canonical_strategy("all"), "");
 }
