@@ -205,20 +205,6 @@ Layout layout_reduce_scatter(std::uint64_t t, int rank, int n, int, bool in_plac
   return l;
 }
 
-// MPI_Reduce_scatter with every count S / ranks, as OSU's osu_reduce_scatter calls it.
-Layout layout_reduce_scatter_equal(std::uint64_t t, int, int n, int, bool in_place) {
-  Layout l;
-  const std::uint64_t b = t / n;
-  l.block_elems = b;
-  l.send_elems = b * n;
-  l.recv_elems = in_place ? b * n : b;
-  l.recv_count = as_count(b);
-  l.recv_counts.assign(static_cast<std::size_t>(n), l.recv_count);
-  as_count(b * n);
-  l.op_elems = b * n;
-  return l;
-}
-
 Layout layout_reduce_scatter_block(std::uint64_t t, int, int n, int, bool in_place) {
   Layout l;
   const std::uint64_t b = t / n;
@@ -228,6 +214,14 @@ Layout layout_reduce_scatter_block(std::uint64_t t, int, int n, int, bool in_pla
   l.recv_count = as_count(b);
   as_count(b * n);
   l.op_elems = b * n;
+  return l;
+}
+
+// MPI_Reduce_scatter with every count S / ranks, as OSU's osu_reduce_scatter calls it: reduce_scatter_block's
+// layout, its block given as the count of every rank.
+Layout layout_reduce_scatter_equal(std::uint64_t t, int rank, int n, int root, bool in_place) {
+  Layout l = layout_reduce_scatter_block(t, rank, n, root, in_place);
+  l.recv_counts.assign(static_cast<std::size_t>(n), l.recv_count);
   return l;
 }
 
