@@ -83,7 +83,7 @@ struct OmbOptions {
 
 // Options every benchmark shares, gmb's long names and OMB's letters (with OMB's meaning: docs/omb.md).
 void add_common_options(ArgParser& parser, RunSettings& s, OmbOptions& omb, bool& help) {
-  parser.value({"--sizes"}, "SIZES", "message sizes: MIN:MAX (doubling), a list 1,8,4K, or one size; K/M/G suffixes",
+  parser.value({"--sizes"}, "SIZES", "message sizes: MIN:MAX (doubling), a list 1,8,4K (each size once), or one size; K/M/G suffixes",
                [&](const std::string& v) { s.sizes = parse_sizes(v); });
   parser.value({"-m", "--message-size"}, "[MIN:]MAX",
                "OMB's message sizes: MAX from OMB's minimum for this benchmark, MIN:MAX, MIN: up to OMB's maximum "

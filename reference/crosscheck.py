@@ -11,13 +11,18 @@ batches on its own (samples of at least 200 us, back to back inside a sample). B
 samples (docs/validation.md). gmb-bench runs with --validate (campaigns do), which checks extra
 iterations outside the timed ones; the reference checks one operation after its timed ones.
 
-Sizes: latency and bw take the message size, bcast and allreduce the vector; for alltoall the size given here is
-the block each rank sends to each peer (the reference's convention, OSU's), and gmb-bench is given the whole
-buffer, ranks x block (its convention, nccl-tests'), so that both move the same bytes.
+Sizes: latency and bw take the message size, bcast, allreduce and reduce_scatter_equal the vector; for alltoall
+and allgather the size given here is the block each rank sends to each peer (alltoall) or contributes
+(allgather): the reference's convention, OSU's; gmb-bench is given the whole buffer, ranks x block (its convention,
+nccl-tests'), so that both move the same bytes. reduce_scatter_equal is MPI_Reduce_scatter with every rank's count
+the same (what OSU's osu_reduce_scatter calls; gmb-bench's reduce_scatter has unequal counts and is not compared):
+its sizes must be multiples of 4 x ranks bytes. Sizes an operation cannot move as whole elements (per rank) are
+left out of its rows.
 
   reference/crosscheck.py --gmb BUILD/gmb-bench --reference BUILD/gmb-reference --launcher mpirun \\
       [--launcher-args="--mca pml ob1 --mca btl smcuda,self"] [--env UCX_MEMTYPE_CACHE=n] [--config ob1] \\
-      [--np 2] [--memory host:host,device:device,pinned:device] [--benchmarks latency,bw,bcast,allreduce,alltoall] \\
+      [--np 2] [--memory host:host,device:device,pinned:device] \\
+      [--benchmarks latency,bw,bcast,allreduce,alltoall (also: allgather, reduce_scatter_equal)] \\
       [--sizes 1:64M] [--iters 100] [--warmup 10] [--window 64] [--launches 1] [--over-launches median|min] \\
       [--bound 0.95:1.05] [--from 64K] [--reference-timing barrier|loop] [--gmb-batch N] \\
       [--json rows.json] [--markdown table.md]
@@ -42,7 +47,12 @@ import tempfile
 from pathlib import Path
 
 PT2PT = ("latency", "bw")
-COLLECTIVES = ("bcast", "allreduce", "alltoall")
+COLLECTIVES = ("bcast", "allreduce", "alltoall", "allgather", "reduce_scatter_equal")
+DEFAULT_BENCHMARKS = "latency,bw,bcast,allreduce,alltoall"
+# The reference's name of each, where it differs from gmb-bench's operation.
+REFERENCE_NAME = {"reduce_scatter_equal": "reduce_scatter"}
+# The operations whose size here is a block (what the block is, for the table): gmb-bench is given ranks x block.
+PER_RANK_BLOCK = {"alltoall": "per peer", "allgather": "per rank"}
 KINDS = ("host", "pinned", "device")
 LETTER = {"host": "H", "pinned": "P", "device": "D"}
 
@@ -111,7 +121,7 @@ def gmb_case(args, bench: str, memory: tuple[str, str], sizes: list[int], tmp: P
         engine_sizes = {s: s for s in sizes}
         what = [bench, "--send", memory[0], "--recv", memory[1]] + (["--window", str(args.window)] if bench == "bw" else [])
     else:
-        engine_sizes = {s * args.np if bench == "alltoall" else s: s for s in sizes}
+        engine_sizes = {s * args.np if bench in PER_RANK_BLOCK else s: s for s in sizes}
         what = ["coll", bench, "--mem", memory[0]]
     out = tmp / f"gmb-{tag}.jsonl"
     sizes_arg = ",".join(str(s) for s in engine_sizes)
@@ -133,8 +143,9 @@ def gmb_case(args, bench: str, memory: tuple[str, str], sizes: list[int], tmp: P
 
 def reference_case(args, bench: str, memory: tuple[str, str], sizes: list[int]) -> dict[int, dict]:
     timing = ["--loop"] if args.reference_timing == "loop" else []
-    out = run(args.launch + [args.reference, *timing, bench, memory[0], memory[1], str(args.iters), str(args.warmup),
-                             str(args.window)] + [str(s) for s in sizes], args.env, args.timeout)
+    out = run(args.launch + [args.reference, *timing, REFERENCE_NAME.get(bench, bench), memory[0], memory[1],
+                             str(args.iters), str(args.warmup), str(args.window)] + [str(s) for s in sizes],
+              args.env, args.timeout)
     values = {}
     for line in out.splitlines():
         # at the end of a line: a library's message without a newline can come first on stdout (seen: Open MPI's)
@@ -145,12 +156,21 @@ def reference_case(args, bench: str, memory: tuple[str, str], sizes: list[int]) 
     return values
 
 
+def movable(bench: str, size: int, ranks: int) -> bool:
+    """Whether both programs move `size` (this script's convention) as whole elements: collectives need data, the
+    float reductions whole floats, reduce_scatter_equal whole floats per rank."""
+    if bench in PT2PT:
+        return True
+    unit = {"allreduce": 4, "reduce_scatter_equal": 4 * ranks}.get(bench, 1)
+    return size > 0 and size % unit == 0
+
+
 def cases(args):
     for memory in args.memory:
         for bench in args.benchmarks:
             if bench in COLLECTIVES and memory[0] != memory[1]:
                 continue
-            sizes = [s for s in args.sizes if bench != "allreduce" or (s >= 4 and s % 4 == 0)]
+            sizes = [s for s in args.sizes if movable(bench, s, args.np)]
             if sizes:
                 yield bench, memory, sizes
 
@@ -171,7 +191,7 @@ def spread_of(values: list[float]) -> float:
 def bandwidth(bench: str, size: int, us: float | None, args) -> float | None:
     if not us:
         return None
-    moved = {"bw": size * args.window, "alltoall": size * args.np}.get(bench, size)
+    moved = size * args.window if bench == "bw" else size * args.np if bench in PER_RANK_BLOCK else size
     return moved / (us * 1e-6) / 1e9 if bench != "latency" else None
 
 
@@ -204,7 +224,8 @@ def compare(args) -> list[dict]:
                            else ("ok" if within else "within spread" if noisy else "OUTSIDE") if compared else "-")
                 rows.append({"config": args.config, "benchmark": bench, "memory": f"{LETTER[memory[0]]}-{LETTER[memory[1]]}"
                              if bench in PT2PT else LETTER[memory[0]], "size": size,
-                             "size_note": f"per peer (gmb: {size * args.np} total)" if bench == "alltoall" else "",
+                             "size_note": f"{PER_RANK_BLOCK[bench]} (gmb: {size * args.np} total)"
+                             if bench in PER_RANK_BLOCK else "",
                              "gmb_us": g, "reference_us": r, "ratio": ratio, "spread": spread,
                              "gmb_launches_us": g_all, "reference_launches_us": r_all,
                              "fastest_ratio": min(g_all) / min(r_all) if g_all and r_all else None,
@@ -229,7 +250,7 @@ def markdown(rows: list[dict]) -> str:
     lines = ["| config | benchmark | memory | size | gmb µs | reference µs | ratio | spread | fastest-launch ratio | "
              "gmb GB/s | verdict |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        size = human(r["size"]) + (" per peer" if r["size_note"] else "")
+        size = human(r["size"]) + (f" {PER_RANK_BLOCK[r['benchmark']]}" if r["size_note"] else "")
         spread = f"{100 * r['spread']:.0f}%" if r["spread"] else "-"
         lines.append(f"| {r['config']} | {r['benchmark']} | {r['memory']} | {size} | {fmt(r['gmb_us'])} | "
                      f"{fmt(r['reference_us'])} | {fmt(r['ratio'], 3)} | {spread} | {fmt(r['fastest_ratio'], 3)} | "
@@ -247,7 +268,8 @@ def main(argv=None) -> int:
     p.add_argument("--config", default="default", help="the library configuration's name, for the table")
     p.add_argument("--np", type=int, default=2, help="ranks (latency and bw use 2)")
     p.add_argument("--memory", type=parse_memory, default=[("host", "host")])
-    p.add_argument("--benchmarks", default="latency,bw,bcast,allreduce,alltoall")
+    p.add_argument("--benchmarks", default=DEFAULT_BENCHMARKS,
+                   help=f"a comma-separated list of {', '.join(PT2PT + COLLECTIVES)} (default {DEFAULT_BENCHMARKS})")
     p.add_argument("--sizes", type=parse_sizes, default=parse_sizes("1:64M"))
     p.add_argument("--iters", type=int, default=100)
     p.add_argument("--warmup", type=int, default=10)

@@ -8,11 +8,14 @@
  *
  *   gmb-reference [--loop] BENCH SEND RECV ITERS WARMUP WINDOW SIZE [SIZE ...]
  *     BENCH   latency (ping-pong, one-way = round trip / 2), bw (WINDOW MPI_Isend / MPI_Irecv, then a
- *             4-byte ack), bcast (root 0), allreduce (MPI_FLOAT, MPI_SUM), alltoall
+ *             4-byte ack), bcast (root 0), allreduce (MPI_FLOAT, MPI_SUM), alltoall, allgather,
+ *             reduce_scatter (MPI_Reduce_scatter of MPI_FLOAT, MPI_SUM, every rank's count the same, as
+ *             OSU's osu_reduce_scatter calls it)
  *     SEND    memory of rank 0 (pt2pt) or of every rank (collectives): host, pinned, device
  *     RECV    memory of rank 1 (pt2pt; ignored by collectives)
- *     SIZE    bytes: the message (latency, bw), the vector (bcast, allreduce), the block sent to each
- *             peer (alltoall: OSU's convention; the send buffer holds ranks * SIZE bytes)
+ *     SIZE    bytes: the message (latency, bw), the vector (bcast, allreduce, reduce_scatter: each rank
+ *             receives SIZE / ranks of the sum), the block sent to each peer (alltoall) or by each rank
+ *             (allgather): OSU's conventions; their receive buffers hold ranks * SIZE bytes
  *   prints per size: "SIZE median_us mean_us checked" (latency: one-way time; bw: time per window)
  * pinned and device need a build with CUDA (GMB_REFERENCE_CUDA). Exit 2 on bad arguments. */
 #include <mpi.h>
@@ -133,10 +136,13 @@ int main(int argc, char** argv) {
     ++argv;
   }
   if (argc < 8)
-    die("usage: gmb-reference [--loop] latency|bw|bcast|allreduce|alltoall SEND RECV ITERS WARMUP WINDOW SIZE...");
+    die("usage: gmb-reference [--loop] latency|bw|bcast|allreduce|alltoall|allgather|reduce_scatter SEND RECV ITERS "
+        "WARMUP WINDOW SIZE...");
   const char* bench = argv[1];
   const int pt2pt = strcmp(bench, "latency") == 0 || strcmp(bench, "bw") == 0;
-  if (!pt2pt && strcmp(bench, "bcast") && strcmp(bench, "allreduce") && strcmp(bench, "alltoall")) die("unknown benchmark");
+  const int summed = strcmp(bench, "allreduce") == 0 || strcmp(bench, "reduce_scatter") == 0;
+  const int per_rank_blocks = strcmp(bench, "alltoall") == 0 || strcmp(bench, "allgather") == 0;
+  if (!pt2pt && !summed && !per_rank_blocks && strcmp(bench, "bcast")) die("unknown benchmark");
   if (pt2pt && ranks != 2) die("latency and bw need exactly 2 ranks");
   const char* kind = pt2pt ? argv[rank == 0 ? 2 : 3] : argv[2];
   const int iters = atoi(argv[4]), warmup = atoi(argv[5]), window = atoi(argv[6]);
@@ -145,20 +151,24 @@ int main(int argc, char** argv) {
   for (int a = 7; a < argc; ++a) {
     const long long v = atoll(argv[a]);
     if (v < 0 || (strcmp(bench, "allreduce") == 0 && v % 4)) die("a SIZE is negative, or not a multiple of 4 for allreduce");
+    if (strcmp(bench, "reduce_scatter") == 0 && (v == 0 || v % (4LL * ranks)))
+      die("a SIZE of reduce_scatter is not a non-zero multiple of 4 bytes times the ranks");
     if ((size_t)v > largest) largest = (size_t)v;
   }
-  const size_t span = strcmp(bench, "alltoall") == 0 ? largest * (size_t)ranks : largest;
+  const size_t span = per_rank_blocks ? largest * (size_t)ranks : largest;
   unsigned char* sbuf = allocate(kind, span ? span : 1, 1 + rank);
   unsigned char* rbuf = allocate(kind, span ? span : 1, 0);
+  int* counts = malloc(sizeof(int) * (size_t)ranks); /* reduce_scatter: every rank's count */
   MPI_Request* req = malloc(sizeof(MPI_Request) * (size_t)window);
   double* mine = malloc(sizeof(double) * (size_t)iters);
   double* slowest = malloc(sizeof(double) * (size_t)iters);
-  if (!req || !mine || !slowest) die("out of host memory");
+  if (!counts || !req || !mine || !slowest) die("out of host memory");
   const int peer = 1 - rank;
   int ack = 0;
 
   for (int a = 7; a < argc; ++a) {
     const int size = atoi(argv[a]);
+    for (int r = 0; r < ranks; ++r) counts[r] = size / 4 / ranks;
     double loop_start = 0;
     for (int i = -warmup; i <= iters; ++i) {
       const int checked = i == iters; /* one untimed operation after the timed ones, checked below */
@@ -190,6 +200,10 @@ int main(int argc, char** argv) {
         MPI_Bcast(rank == 0 ? sbuf : rbuf, size, MPI_BYTE, 0, MPI_COMM_WORLD);
       } else if (strcmp(bench, "allreduce") == 0) {
         MPI_Allreduce(sbuf, rbuf, size / 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      } else if (strcmp(bench, "reduce_scatter") == 0) {
+        MPI_Reduce_scatter(sbuf, rbuf, counts, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      } else if (strcmp(bench, "allgather") == 0) {
+        MPI_Allgather(sbuf, size, MPI_BYTE, rbuf, size, MPI_BYTE, MPI_COMM_WORLD);
       } else {
         MPI_Alltoall(sbuf, size, MPI_BYTE, rbuf, size, MPI_BYTE, MPI_COMM_WORLD);
       }
@@ -197,14 +211,16 @@ int main(int argc, char** argv) {
       if (!loop && i >= 0 && i < iters) mine[i] = t;
     }
     /* What the checked operation left: latency and bw deliver the peer's bytes (1 + peer), bcast the root's
-     * (1) on every other rank, alltoall block k from rank k (1 + k), allreduce the float sum of every
-     * rank's bytes read as floats; the sender of bw and the root of bcast receive nothing. */
+     * (1) on every other rank, alltoall and allgather block k from rank k (1 + k), allreduce (the whole
+     * vector) and reduce_scatter (this rank's SIZE / ranks) the float sum of every rank's bytes read as
+     * floats; the sender of bw and the root of bcast receive nothing. */
     int bad = 0;
-    const size_t received = strcmp(bench, "alltoall") == 0 ? (size_t)size * ranks : (size_t)size;
+    const size_t received = per_rank_blocks ? (size_t)size * ranks
+                            : strcmp(bench, "reduce_scatter") == 0 ? (size_t)size / ranks : (size_t)size;
     const int receives = !(rank == 0 && (strcmp(bench, "bcast") == 0 || strcmp(bench, "bw") == 0));
     if (receives && received > 0) {
       unsigned char* got = to_host(kind, rbuf, received);
-      if (strcmp(bench, "allreduce") == 0) {
+      if (summed) {
         float want = 0;
         for (int r = 0; r < ranks; ++r) {
           float one;
@@ -220,7 +236,7 @@ int main(int argc, char** argv) {
         }
       } else {
         for (size_t k = 0; k < received && !bad; ++k) {
-          const int from = strcmp(bench, "alltoall") == 0 ? (int)(k / (size_t)size) : strcmp(bench, "bcast") == 0 ? 0 : peer;
+          const int from = per_rank_blocks ? (int)(k / (size_t)size) : strcmp(bench, "bcast") == 0 ? 0 : peer;
           bad = got[k] != (unsigned char)(1 + from);
         }
       }
@@ -242,6 +258,7 @@ int main(int argc, char** argv) {
   free(slowest);
   free(mine);
   free(req);
+  free(counts);
   release(kind, sbuf);
   release(kind, rbuf);
   MPI_Finalize();

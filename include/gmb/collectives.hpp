@@ -34,6 +34,15 @@ MPI_Datatype dtype_mpi(Dtype t);
 // Where MPI allows MPI_IN_PLACE for an operation.
 enum class InPlace { never, root_only, all };
 
+// How an operation divides its size S among the ranks (docs/collectives.md, "The size convention").
+enum class Split {
+  none,          // no data (barrier)
+  whole,         // every rank holds the whole vector of S (bcast, reduce, allreduce)
+  equal_blocks,  // every rank's block is S / ranks (gather, allgather, scatter, alltoall, reduce_scatter_block ...)
+  unequal,       // S split in proportion to 1, 2, ..., ranks (the v-variants, reduce_scatter)
+};
+const char* split_name(Split split);  // "none", "whole", "equal-blocks", "unequal"
+
 // One rank's view of an operation at one size, in elements of the datatype.
 struct Layout {
   std::uint64_t send_elems = 0, recv_elems = 0;  // buffer lengths this rank allocates
@@ -90,6 +99,10 @@ struct Collective {
   bool rooted;
   bool has_data;  // false for barrier
   InPlace in_place;
+  Split split;
+  // What `bytes` (S) is for this operation and which part of it each rank sends or receives: records and
+  // `gmb-bench list --format json` carry it (counts_json).
+  const char* counts;
   BusBandwidth busbw;
   NcclMapping nccl;
   // The layout of `rank` for `total` elements (total = floor(bytes / element size)).
@@ -115,6 +128,12 @@ const Collective* find_collective(const std::string& name);
 std::string collective_names();
 // Whether `rank` passes MPI_IN_PLACE when --in-place is asked for.
 bool rank_is_in_place(const Collective& c, int rank, int root, bool in_place);
+// {"split": split_name, "description": counts}: what the sizes of `c` mean, for records and the engine's description.
+Json counts_json(const Collective& c);
+// Why `bytes` cannot be measured as `c` on `ranks` ranks with elements of type `t`, or "": a size must be a whole,
+// non-zero number of elements, and for equal blocks a whole number of elements per rank. Operations without data
+// take any size.
+std::string size_problem(const Collective& c, Dtype t, std::uint64_t bytes, int ranks);
 
 // `total` elements split over `parts` unequally (part k proportional to k+1); the parts sum to total.
 std::vector<std::uint64_t> unequal_split(std::uint64_t total, int parts);

@@ -11,13 +11,14 @@
 // The stencil is a star of radius `halo` on every active axis (radius 1: the 5-point (2D) or 7-point
 // (3D) Jacobi stencil). It never reads edges or corners, so faces are all a halo exchange moves.
 // out = (in[c] + sum over r = 1..H of in[c-r*x] + in[c+r*x] + in[c-r*y] + in[c+r*y] (+ z)) * w,
-// w = 1 / (1 + 2 * dims * H), added in exactly this order everywhere (host, GPU, reference) so that
-// a decomposed run reproduces the single-domain reference bit for bit on the host.
+// w = 1 / (1 + 2 * dims * H), added in exactly this order everywhere (host, GPU, the validation replay)
+// so that a decomposed run reproduces a single domain bit for bit on the host.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,17 +85,45 @@ double initial_value(long gx, long gy, long gz);
 // global coordinate of interior cell (0, 0, 0).
 void host_initialize(void* field, const Layout& l, std::array<long, 3> origin);
 
-// Host kernels (host, pinned and managed-on-host memory, and the reference).
+// Host kernels (host and pinned memory, and the validation replay).
 void host_pack(const void* field, const Layout& l, const Box& b, void* packed);
 void host_unpack(const void* packed, const Layout& l, const Box& b, void* field);
 void host_stencil(const void* in, void* out, const Layout& l, const Box& b);
-// Copies the interior of `field` to `dense` (n[0]*n[1]*n[2] elements, x fastest).
-void host_extract_interior(const void* field, const Layout& l, void* dense);
 
-// The single-domain reference: `global` interior cells, `steps` Jacobi steps, halos refreshed by
-// periodic wrap-around or kept at initial_value (non-periodic). Returns the dense interior.
-std::vector<unsigned char> reference_solution(int dims, int halo, std::array<long, 3> global, Dtype dtype,
-                                              bool periodic, int steps);
+// What --validate checks a rank's field against (docs/halo.md "Validation"): the rank's own subdomain replayed
+// on the host, from the initial values of its cells, step by step, its halos filled before each step by
+// `exchange` from the neighbours' replays. Its cost is one host sweep of the rank's subdomain per step.
+// Before the first exchange the halos a neighbour fills (every side of a periodic domain; the inner sides
+// otherwise) are poisoned, and after it each of their cells must hold the initial value of the global cell it
+// stands for (wrapped around when periodic): a face that came from the wrong rank, side or layers, or did not
+// come, is reported there whatever the exchange did; the halos of a non-periodic domain's edges keep their fixed
+// initial values. Exact on the host: the stencil is host_stencil.
+class Replay {
+ public:
+  // `l` the rank's layout, `origin` the global coordinates of its interior cell (0, 0, 0), `global` the domain.
+  Replay(const Layout& l, std::array<long, 3> origin, std::array<long, 3> global, bool periodic);
+  // Runs `steps` Jacobi steps, calling exchange(field) to fill the halos of the current (padded) field before
+  // each stencil; every step runs whatever was found. Returns "" or what the first exchange delivered wrong.
+  std::string run(int steps, const std::function<void(void* field)>& exchange);
+  // The current padded field: after run(), the replayed state.
+  const void* field() const { return field_[current_].data(); }
+  // `padded` (a field of the same layout on the host) against the replay's interior: the largest absolute
+  // difference and the first cell that differs by more than `tolerance` (NaN included), with its global
+  // coordinates and both values, or "".
+  struct Comparison {
+    double max_abs_error = 0;
+    std::string first_mismatch;
+  };
+  Comparison compare(const void* padded, double tolerance) const;
+
+ private:
+  bool neighbour_fills(int d) const;
+  Layout l_;
+  std::array<long, 3> origin_, global_;
+  bool periodic_;
+  std::vector<unsigned char> field_[2];
+  int current_ = 0;
+};
 
 // GPU kernels on device or managed memory, queued on a stream; nothing synchronises unless said.
 class GpuKernels {
@@ -111,5 +140,16 @@ class GpuKernels {
 
 // The CUDA implementation; throws Unsupported with the reason in a host-only build.
 std::unique_ptr<GpuKernels> make_gpu_kernels();
+
+// How halos move (docs/halo.md "Strategies"), named as the point-to-point transfer strategies where they mean
+// the same (staged-pinned, direct, pipelined: gmb/transfer.hpp); pipelined-overlap, the pipelined exchange
+// hidden behind the interior update, is halo's own (point to point has no computation to overlap).
+struct Strategy {
+  const char* name;
+  const char* former_name;  // the spelling halo used before, still accepted; nullptr when there is none
+};
+const std::vector<Strategy>& strategies();
+// The name of the strategy `text` names (its name or its former spelling), or "" when it names none.
+std::string canonical_strategy(const std::string& text);
 
 }  // namespace gmb::halo

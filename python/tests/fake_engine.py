@@ -173,7 +173,7 @@ def _regular_results(run_id, info, args, send, recv, scale, seed, cuda, features
     if family == "peaks":
         return synth.peaks_results(run_id, cuda=cuda)
     if family == "halo":
-        return synth.halo_results(run_id, bench, sizes[2:], opt(args, "--mem", "host"), opt(args, "--strategy", "all"))
+        return synth.halo_results(run_id, bench, sizes[2:], opt(args, "--mem", "host"), opt(args, "--strategy", "staged-pinned"))
     return []  # doctor: a context only
 
 

@@ -252,12 +252,17 @@ def nbc_results(run_id: str, op: str, sizes: list[int], ranks: int = 2) -> list[
     return out
 
 
-def halo_results(run_id: str, benchmark: str, sizes: list[int], field: str = "host", strategy: str = "all",
+# The engine's halo strategies (docs/halo.md), as records name them; --strategy all runs each.
+HALO_STRATEGIES = ("staged-pinned", "direct", "pipelined", "pipelined-overlap")
+
+
+def halo_results(run_id: str, benchmark: str, sizes: list[int], field: str = "host", strategy: str = "staged-pinned",
                  ranks: int = 2) -> list[dict]:
     rng = random.Random(9)
+    strategies = HALO_STRATEGIES if strategy == "all" else (strategy,)
     return [{"schema": SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": benchmark, "status": "ok",
-             "bytes": b, "memory": {"field": field}, "strategy": strategy, "ranks": ranks,
-             "time_us": stats(10.0 + b / 4e3, rng=rng), "headline": "time_us"} for b in sizes]
+             "bytes": b, "memory": {"field": field}, "strategy": s, "ranks": ranks,
+             "time_us": stats(10.0 + b / 4e3, rng=rng), "headline": "time_us"} for s in strategies for b in sizes]
 
 
 def unsupported(run_id: str, benchmark: str, reason: str, send="device", recv="device") -> dict:

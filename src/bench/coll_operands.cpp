@@ -157,6 +157,7 @@ Json Operands::options_json() const {
 
 void Operands::describe_configuration(Json& record, int world_size) const {
   record.set("operation", op_->name).set("ranks", world_size).set("transport", transport_);
+  record.set("counts", counts_json(*op_));
   if (op_->has_data) record.set("memory", Json::object().set("root", mem_root_).set("others", mem_others_));
   if (op_->has_data && placed())
     record.set("placement", Json::object()
@@ -171,18 +172,15 @@ void Operands::describe_configuration(Json& record, int world_size) const {
 }
 
 // Sizes follow nccl-tests (docs/collectives.md): bytes is S, the operation's whole buffer; equal-block
-// operations also say the block per peer, which is what OSU's benchmarks call the size.
+// operations also say the block per peer, which is what OSU's benchmarks call the size (a size that does not
+// split into blocks is refused, and has none).
 void Operands::describe_size(Json& record, int world_size) const {
   record.set("size_convention", "total");
   const Json* bytes = record.find("bytes");
-  if (!bytes) return;
-  const std::uint64_t total = static_cast<std::uint64_t>(bytes->as_number()) / dtype_size(dtype_);
-  try {
-    const Layout l = op_->layout(total, 0, world_size, root_ % world_size, false);
-    if (l.block_elems) record.set("bytes_per_peer", l.block_elems * dtype_size(dtype_));
-  } catch (const Unsupported&) {
-    // counts beyond int: the point is refused with that reason, and has no block to state
-  }
+  if (!bytes || op_->split != Split::equal_blocks) return;
+  const auto size = static_cast<std::uint64_t>(bytes->as_number());
+  if (size_problem(*op_, dtype_, size, world_size).empty())
+    record.set("bytes_per_peer", size / static_cast<std::uint64_t>(world_size));
 }
 
 std::string Operands::unsupported_reason(const Context& ctx) const {
@@ -232,6 +230,10 @@ double Operands::op_bytes_for(const Collective& c, Dtype t, std::size_t bytes, i
 SizeNeeds Operands::needs(const Context& ctx, std::size_t bytes) const {
   SizeNeeds n;
   if (!op_->has_data) return n;
+  if (std::string problem = size_problem(*op_, dtype_, bytes, ctx.size); !problem.empty()) {
+    n.refuse(problem);
+    return n;
+  }
   Layout l;
   try {
     l = op_->layout(bytes / dtype_size(dtype_), ctx.rank, ctx.size, root_, in_place_);

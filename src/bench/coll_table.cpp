@@ -217,6 +217,14 @@ Layout layout_reduce_scatter_block(std::uint64_t t, int, int n, int, bool in_pla
   return l;
 }
 
+// MPI_Reduce_scatter with every count S / ranks, as OSU's osu_reduce_scatter calls it: reduce_scatter_block's
+// layout, its block given as the count of every rank.
+Layout layout_reduce_scatter_equal(std::uint64_t t, int rank, int n, int root, bool in_place) {
+  Layout l = layout_reduce_scatter_block(t, rank, n, root, in_place);
+  l.recv_counts.assign(static_cast<std::size_t>(n), l.recv_count);
+  return l;
+}
+
 Layout layout_barrier(std::uint64_t, int, int, int, bool) { return Layout{}; }
 
 // ---- what arrives (received) and what must be there before (initial) --------------------------
@@ -528,53 +536,80 @@ int barrier_init(const CallArgs& a, MPI_Request* r) { return MPI_Barrier_init(a.
 const std::vector<Collective>& collectives() {
   // clang-format off
   static const std::vector<Collective> table = {
-    // name, blocking, non-blocking, reduction, rooted, has_data, in-place, busbw factor, NCCL,
+    // name, blocking, non-blocking, reduction, rooted, has_data, in-place, split, counts, busbw factor, NCCL,
     //   layout, received, initial, calls, persistent initialiser
-    {"bcast", "MPI_Bcast", "MPI_Ibcast", false, true, true, InPlace::never, kBusbwOne, nccl_call("ncclBroadcast", false),
+    {"bcast", "MPI_Bcast", "MPI_Ibcast", false, true, true, InPlace::never, Split::whole,
+     "bytes = S, the vector the root sends; every rank receives all of it", kBusbwOne, nccl_call("ncclBroadcast", false),
      layout_bcast, recv_bcast, init_bcast, GMB_COLL_CALLS(bcast),
      GMB_COLL_INIT("MPI_Bcast_init", bcast_init)},
-    {"reduce", "MPI_Reduce", "MPI_Ireduce", true, true, true, InPlace::root_only, kBusbwOne, nccl_call("ncclReduce", true),
-     layout_reduce, recv_reduce, init_reduce, GMB_COLL_CALLS(reduce),
+    {"reduce", "MPI_Reduce", "MPI_Ireduce", true, true, true, InPlace::root_only, Split::whole,
+     "bytes = S, the vector every rank contributes; the root receives their element-wise sum", kBusbwOne,
+     nccl_call("ncclReduce", true), layout_reduce, recv_reduce, init_reduce, GMB_COLL_CALLS(reduce),
      GMB_COLL_INIT("MPI_Reduce_init", reduce_init)},
-    {"allreduce", "MPI_Allreduce", "MPI_Iallreduce", true, false, true, InPlace::all, kBusbwAllreduce,
+    {"allreduce", "MPI_Allreduce", "MPI_Iallreduce", true, false, true, InPlace::all, Split::whole,
+     "bytes = S, the vector every rank contributes; every rank receives the element-wise sum", kBusbwAllreduce,
      nccl_call("ncclAllReduce", true), layout_allreduce, recv_allreduce, init_allreduce, GMB_COLL_CALLS(allreduce),
      GMB_COLL_INIT("MPI_Allreduce_init", allreduce_init)},
-    {"gather", "MPI_Gather", "MPI_Igather", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
-     layout_gather, recv_gather, init_gather, GMB_COLL_CALLS(gather),
+    {"gather", "MPI_Gather", "MPI_Igather", false, true, true, InPlace::root_only, Split::equal_blocks,
+     "bytes = S, the root's gathered result; every rank contributes an equal block of S/ranks", kBusbwRing,
+     kNcclGrouped, layout_gather, recv_gather, init_gather, GMB_COLL_CALLS(gather),
      GMB_COLL_INIT("MPI_Gather_init", gather_init)},
-    {"gatherv", "MPI_Gatherv", "MPI_Igatherv", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
+    {"gatherv", "MPI_Gatherv", "MPI_Igatherv", false, true, true, InPlace::root_only, Split::unequal,
+     "bytes = S, the root's gathered result; unequal counts: rank k contributes part k of S split in proportion to "
+     "1, 2, ..., ranks", kBusbwRing, kNcclGrouped,
      layout_gatherv, recv_gatherv, init_gatherv, GMB_COLL_CALLS(gatherv),
      GMB_COLL_INIT("MPI_Gatherv_init", gatherv_init)},
-    {"allgather", "MPI_Allgather", "MPI_Iallgather", false, false, true, InPlace::all, kBusbwRing,
+    {"allgather", "MPI_Allgather", "MPI_Iallgather", false, false, true, InPlace::all, Split::equal_blocks,
+     "bytes = S, every rank's gathered result; every rank contributes an equal block of S/ranks", kBusbwRing,
      nccl_call("ncclAllGather", true), layout_allgather, recv_allgather, init_allgather, GMB_COLL_CALLS(allgather),
      GMB_COLL_INIT("MPI_Allgather_init", allgather_init)},
-    {"allgatherv", "MPI_Allgatherv", "MPI_Iallgatherv", false, false, true, InPlace::all, kBusbwRing, kNcclGrouped,
+    {"allgatherv", "MPI_Allgatherv", "MPI_Iallgatherv", false, false, true, InPlace::all, Split::unequal,
+     "bytes = S, every rank's gathered result; unequal counts: rank k contributes part k of S split in proportion "
+     "to 1, 2, ..., ranks", kBusbwRing, kNcclGrouped,
      layout_allgatherv, recv_allgatherv, init_allgatherv, GMB_COLL_CALLS(allgatherv),
      GMB_COLL_INIT("MPI_Allgatherv_init", allgatherv_init)},
-    {"scatter", "MPI_Scatter", "MPI_Iscatter", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
+    {"scatter", "MPI_Scatter", "MPI_Iscatter", false, true, true, InPlace::root_only, Split::equal_blocks,
+     "bytes = S, the root's send buffer; every rank receives an equal block of S/ranks", kBusbwRing, kNcclGrouped,
      layout_scatter, recv_scatter, none, GMB_COLL_CALLS(scatter),
      GMB_COLL_INIT("MPI_Scatter_init", scatter_init)},
-    {"scatterv", "MPI_Scatterv", "MPI_Iscatterv", false, true, true, InPlace::root_only, kBusbwRing, kNcclGrouped,
+    {"scatterv", "MPI_Scatterv", "MPI_Iscatterv", false, true, true, InPlace::root_only, Split::unequal,
+     "bytes = S, the root's send buffer; unequal counts: rank k receives part k of S split in proportion to 1, 2, "
+     "..., ranks", kBusbwRing, kNcclGrouped,
      layout_scatterv, recv_scatterv, none, GMB_COLL_CALLS(scatterv),
      GMB_COLL_INIT("MPI_Scatterv_init", scatterv_init)},
-    {"alltoall", "MPI_Alltoall", "MPI_Ialltoall", false, false, true, InPlace::all, kBusbwRing, kNcclGrouped,
+    {"alltoall", "MPI_Alltoall", "MPI_Ialltoall", false, false, true, InPlace::all, Split::equal_blocks,
+     "bytes = S, each rank's send buffer (and receive buffer); every rank sends an equal block of S/ranks to each "
+     "rank", kBusbwRing, kNcclGrouped,
      layout_alltoall, recv_alltoall, init_alltoall, GMB_COLL_CALLS(alltoall),
      GMB_COLL_INIT("MPI_Alltoall_init", alltoall_init)},
-    {"alltoallv", "MPI_Alltoallv", "MPI_Ialltoallv", false, false, true, InPlace::all, kBusbwRing, kNcclGrouped,
+    {"alltoallv", "MPI_Alltoallv", "MPI_Ialltoallv", false, false, true, InPlace::all, Split::unequal,
+     "bytes = S, each rank's send buffer (and receive buffer); unequal counts: S split in proportion to 1, 2, ..., "
+     "ranks, rank r sends part (r+k) mod ranks to rank k", kBusbwRing, kNcclGrouped,
      layout_alltoallv, recv_alltoallv, init_whole_input, GMB_COLL_CALLS(alltoallv),
      GMB_COLL_INIT("MPI_Alltoallv_init", alltoallv_init)},
-    {"reduce_scatter", "MPI_Reduce_scatter", "MPI_Ireduce_scatter", true, false, true, InPlace::all, kBusbwRing,
+    {"reduce_scatter", "MPI_Reduce_scatter", "MPI_Ireduce_scatter", true, false, true, InPlace::all, Split::unequal,
+     "bytes = S, each rank's input; unequal counts: rank k receives part k of the element-wise sum, S split in "
+     "proportion to 1, 2, ..., ranks (osu_reduce_scatter's equal counts: reduce_scatter_equal)", kBusbwRing,
      nccl_none("NCCL has no reduce-scatter with unequal counts (ncclReduceScatter gives every rank the same count: "
-               "use reduce_scatter_block)"),
+               "use reduce_scatter_equal or reduce_scatter_block)"),
      layout_reduce_scatter, recv_reduce_scatter, init_whole_input, GMB_COLL_CALLS(reduce_scatter),
      GMB_COLL_INIT("MPI_Reduce_scatter_init", reduce_scatter_init)},
+    {"reduce_scatter_equal", "MPI_Reduce_scatter", "MPI_Ireduce_scatter", true, false, true, InPlace::all,
+     Split::equal_blocks,
+     "bytes = S, each rank's input; MPI_Reduce_scatter with equal counts (as osu_reduce_scatter calls it): every "
+     "rank receives an equal block of S/ranks of the element-wise sum", kBusbwRing,
+     nccl_call("ncclReduceScatter", false), layout_reduce_scatter_equal, recv_reduce_scatter_block,
+     init_reduce_scatter_block, GMB_COLL_CALLS(reduce_scatter),
+     GMB_COLL_INIT("MPI_Reduce_scatter_init", reduce_scatter_init)},
     {"reduce_scatter_block", "MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block", true, false, true, InPlace::all,
+     Split::equal_blocks,
+     "bytes = S, each rank's input; every rank receives an equal block of S/ranks of the element-wise sum",
      kBusbwRing, nccl_call("ncclReduceScatter", false), layout_reduce_scatter_block, recv_reduce_scatter_block,
      init_reduce_scatter_block, GMB_COLL_CALLS(reduce_scatter_block),
      GMB_COLL_INIT("MPI_Reduce_scatter_block_init", reduce_scatter_block_init)},
-    {"barrier", "MPI_Barrier", "MPI_Ibarrier", false, false, false, InPlace::never, kBusbwNone,
-     nccl_none("NCCL has no barrier"), layout_barrier, none, none, GMB_COLL_CALLS(barrier),
-     GMB_COLL_INIT("MPI_Barrier_init", barrier_init)},
+    {"barrier", "MPI_Barrier", "MPI_Ibarrier", false, false, false, InPlace::never, Split::none,
+     "no data: bytes is 0", kBusbwNone, nccl_none("NCCL has no barrier"), layout_barrier, none, none,
+     GMB_COLL_CALLS(barrier), GMB_COLL_INIT("MPI_Barrier_init", barrier_init)},
   };
   // clang-format on
   return table;
@@ -603,6 +638,44 @@ bool rank_is_in_place(const Collective& c, int rank, int root, bool in_place) {
     case InPlace::all: return true;
   }
   return false;
+}
+
+const char* split_name(Split split) {
+  switch (split) {
+    case Split::none: return "none";
+    case Split::whole: return "whole";
+    case Split::equal_blocks: return "equal-blocks";
+    case Split::unequal: return "unequal";
+  }
+  return "?";
+}
+
+Json counts_json(const Collective& c) {
+  return Json::object().set("split", split_name(c.split)).set("description", c.counts);
+}
+
+std::string size_problem(const Collective& c, Dtype t, std::uint64_t bytes, int ranks) {
+  if (c.split == Split::none) return "";
+  const std::uint64_t element = dtype_size(t);
+  const bool per_rank = c.split == Split::equal_blocks;
+  // The smallest size each accepted size is a multiple of: one element, or one element per rank.
+  const std::uint64_t unit = per_rank ? element * static_cast<std::uint64_t>(ranks) : element;
+  if (bytes > 0 && bytes % unit == 0) return "";
+  const std::string elements =
+      std::to_string(element) + "-byte " + (t == Dtype::byte ? std::string("MPI_BYTE") : dtype_name(t)) + " elements";
+  std::string what;
+  if (bytes == 0) what = "0 B gives " + std::string(c.name) + " no elements";
+  else if (bytes % element != 0) what = std::to_string(bytes) + " B is not a whole number of " + elements;
+  else
+    what = std::to_string(bytes) + " B (" + std::to_string(bytes / element) + " " + elements + ") does not split into " +
+           std::to_string(ranks) + " equal blocks of whole elements, one per rank";
+  std::string accepted = "accepted for " + std::string(c.name);
+  if (per_rank)
+    accepted += " on " + std::to_string(ranks) + " ranks: a non-zero multiple of " + std::to_string(unit) + " B (" +
+                std::to_string(ranks) + " ranks x " + std::to_string(element) + " B)";
+  else if (unit == 1) accepted += ": 1 B or more";
+  else accepted += ": a non-zero multiple of " + std::to_string(unit) + " B";
+  return what + " (" + accepted + ")";
 }
 
 std::vector<std::uint64_t> unequal_split(std::uint64_t total, int parts) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Host side of the halo mini-app: layout helpers, host pack / unpack / stencil and the
-// single-domain reference (include/gmb/halo_kernels.hpp says what each computes).
+// Host side of the halo mini-app: layout helpers, host pack / unpack / stencil, the strategies' names and
+// the replay --validate checks a rank's field against (include/gmb/halo_kernels.hpp says what each computes).
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "gmb/error.hpp"
@@ -144,53 +146,81 @@ void stencil_typed(const T* in, T* out, const Layout& l, const Box& b) {
   const int radius = l.halo;
   const bool three = l.dims == 3;
   const T w = T(1) / static_cast<T>(1 + 2 * l.dims * l.halo);
-  for_each_cell(b, [&](long x, long y, long z) {
-    const std::size_t c = l.offset(x, y, z);
-    T s = in[c];
-    for (int r = 1; r <= radius; ++r) {
-      s += in[c - r];
-      s += in[c + r];
-      s += in[c - r * sy];
-      s += in[c + r * sy];
-      if (three) {
-        s += in[c - r * sz];
-        s += in[c + r * sz];
+  const long width = b.hi[0] - b.lo[0];
+  // Row by row: the cells of a row are contiguous, so that the compiler can keep the row's loop simple
+  // (--validate replays every rank's subdomain with this loop); each cell's sum keeps its order.
+  for (long z = b.lo[2]; z < b.hi[2]; ++z)
+    for (long y = b.lo[1]; y < b.hi[1]; ++y) {
+      const T* row = in + l.offset(b.lo[0], y, z);
+      T* row_out = out + l.offset(b.lo[0], y, z);
+      for (long x = 0; x < width; ++x) {
+        const T* c = row + x;
+        T s = c[0];
+        for (int r = 1; r <= radius; ++r) {
+          s += c[-r];
+          s += c[r];
+          s += c[-r * sy];
+          s += c[r * sy];
+          if (three) {
+            s += c[-r * sz];
+            s += c[r * sz];
+          }
+        }
+        row_out[x] = s * w;
       }
     }
-    out[c] = s * w;
+}
+
+// Poison for the halos a neighbour fills, before the replay's first exchange: no initial value is negative.
+constexpr double kPoison = -1.0;
+
+const char* const kDirectionNames[] = {"-x", "+x", "-y", "+y", "-z", "+z"};
+
+template <typename T>
+void fill_box(T* field, const Layout& l, const Box& b, T value) {
+  for_each_cell(b, [&](long x, long y, long z) { field[l.offset(x, y, z)] = value; });
+}
+
+// The first halo cell of side d (a box of `field`) that does not hold the initial value of the global cell it
+// stands for (wrapped around the domain when periodic), as a message; "" when every cell does.
+template <typename T>
+std::string first_wrong_halo_cell(const T* field, const Layout& l, int d, std::array<long, 3> origin,
+                                  std::array<long, 3> global, bool periodic) {
+  std::string wrong;
+  for_each_cell(recv_box(l, d), [&](long x, long y, long z) {
+    if (!wrong.empty()) return;
+    std::array<long, 3> g{origin[0] + x, origin[1] + y, origin[2] + z};
+    if (periodic)
+      for (int a = 0; a < l.dims; ++a) g[a] = ((g[a] % global[a]) + global[a]) % global[a];
+    const T want = static_cast<T>(initial_value(g[0], g[1], g[2]));
+    const T got = field[l.offset(x, y, z)];
+    if (got == want) return;
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "the halo on side %s after the first exchange holds %.17g at global cell (%ld, %ld, %ld), whose initial "
+                  "value is %.17g: a face from the wrong rank, side or layers, or none",
+                  kDirectionNames[d], static_cast<double>(got), g[0], g[1], g[2], static_cast<double>(want));
+    wrong = text;
   });
+  return wrong;
 }
 
 template <typename T>
-void extract_typed(const T* field, const Layout& l, T* dense) {
-  pack_typed(field, l, l.interior(), dense);
-}
-
-// Refreshes the halos of a single-domain field: periodic wrap-around (the far interior layers)
-// or nothing (they keep their initial boundary values).
-template <typename T>
-void wrap_halos(T* field, const Layout& l, std::vector<T>& scratch) {
-  for (int d = 0; d < 2 * l.dims; ++d) {
-    const Box from = send_box(l, opposite(d));  // my high layers fill my low halo, and back
-    scratch.resize(from.cells());
-    pack_typed(field, l, from, scratch.data());
-    unpack_typed(scratch.data(), l, recv_box(l, d), field);
-  }
-}
-
-template <typename T>
-std::vector<unsigned char> reference_typed(const Layout& l, bool periodic, int steps) {
-  std::vector<T> a(l.padded_cells()), b(l.padded_cells()), scratch;
-  initialize_typed(a.data(), l, {0, 0, 0});
-  initialize_typed(b.data(), l, {0, 0, 0});
-  for (int s = 0; s < steps; ++s) {
-    if (periodic) wrap_halos(a.data(), l, scratch);
-    stencil_typed(a.data(), b.data(), l, l.interior());
-    std::swap(a, b);
-  }
-  std::vector<unsigned char> dense(l.interior().cells() * sizeof(T));
-  extract_typed(a.data(), l, reinterpret_cast<T*>(dense.data()));
-  return dense;
+Replay::Comparison compare_typed(const T* got, const T* want, const Layout& l, std::array<long, 3> origin,
+                                 double tolerance) {
+  Replay::Comparison c;
+  for_each_cell(l.interior(), [&](long x, long y, long z) {
+    const std::size_t k = l.offset(x, y, z);
+    const double e = std::fabs(static_cast<double>(got[k]) - static_cast<double>(want[k]));
+    if (!(e <= tolerance) && c.first_mismatch.empty()) {  // also catches NaN
+      char text[256];
+      std::snprintf(text, sizeof text, "global cell (%ld, %ld, %ld): %.17g, its host replay has %.17g", origin[0] + x,
+                    origin[1] + y, origin[2] + z, static_cast<double>(got[k]), static_cast<double>(want[k]));
+      c.first_mismatch = text;
+    }
+    if (!(e <= c.max_abs_error)) c.max_abs_error = e;
+  });
+  return c;
 }
 
 }  // namespace
@@ -215,16 +245,62 @@ void host_stencil(const void* in, void* out, const Layout& l, const Box& b) {
   else stencil_typed(static_cast<const double*>(in), static_cast<double*>(out), l, b);
 }
 
-void host_extract_interior(const void* field, const Layout& l, void* dense) {
-  if (l.dtype == Dtype::f32) extract_typed(static_cast<const float*>(field), l, static_cast<float*>(dense));
-  else extract_typed(static_cast<const double*>(field), l, static_cast<double*>(dense));
+const std::vector<Strategy>& strategies() {
+  static const std::vector<Strategy> table = {
+      {"staged-pinned", "staged"}, {"direct", nullptr}, {"pipelined", nullptr}, {"pipelined-overlap", "overlap"}};
+  return table;
 }
 
-std::vector<unsigned char> reference_solution(int dims, int halo, std::array<long, 3> global, Dtype dtype,
-                                              bool periodic, int steps) {
-  const Layout l = Layout::make(dims, halo, global, dtype);
-  if (dtype == Dtype::f32) return reference_typed<float>(l, periodic, steps);
-  return reference_typed<double>(l, periodic, steps);
+std::string canonical_strategy(const std::string& text) {
+  for (const Strategy& s : strategies())
+    if (text == s.name || (s.former_name && text == s.former_name)) return s.name;
+  return "";
+}
+
+
+Replay::Replay(const Layout& l, std::array<long, 3> origin, std::array<long, 3> global, bool periodic)
+    : l_(l), origin_(origin), global_(global), periodic_(periodic) {
+  field_[0].resize(l_.padded_bytes());
+  host_initialize(field_[0].data(), l_, origin_);
+  field_[1] = field_[0];  // both hold the fixed boundary values in their halos
+}
+
+bool Replay::neighbour_fills(int d) const {
+  if (periodic_) return true;
+  const int axis = d / 2;
+  return d % 2 == 0 ? origin_[axis] > 0 : origin_[axis] + l_.n[axis] < global_[axis];
+}
+
+std::string Replay::run(int steps, const std::function<void(void* field)>& exchange) {
+  std::string wrong;
+  for (int s = 0; s < steps; ++s) {
+    void* in = field_[current_].data();
+    if (s == 0)
+      for (int d = 0; d < 2 * l_.dims; ++d) {
+        if (!neighbour_fills(d)) continue;
+        if (l_.dtype == Dtype::f32) fill_box(static_cast<float*>(in), l_, recv_box(l_, d), static_cast<float>(kPoison));
+        else fill_box(static_cast<double*>(in), l_, recv_box(l_, d), kPoison);
+      }
+    exchange(in);
+    if (s == 0)
+      for (int d = 0; d < 2 * l_.dims && wrong.empty(); ++d) {
+        if (!neighbour_fills(d)) continue;
+        wrong = l_.dtype == Dtype::f32
+                    ? first_wrong_halo_cell(static_cast<const float*>(in), l_, d, origin_, global_, periodic_)
+                    : first_wrong_halo_cell(static_cast<const double*>(in), l_, d, origin_, global_, periodic_);
+      }
+    host_stencil(in, field_[current_ ^ 1].data(), l_, l_.interior());
+    current_ ^= 1;
+  }
+  return wrong;
+}
+
+Replay::Comparison Replay::compare(const void* padded, double tolerance) const {
+  if (l_.dtype == Dtype::f32)
+    return compare_typed(static_cast<const float*>(padded), reinterpret_cast<const float*>(field()), l_, origin_,
+                         tolerance);
+  return compare_typed(static_cast<const double*>(padded), reinterpret_cast<const double*>(field()), l_, origin_,
+                       tolerance);
 }
 
 }  // namespace gmb::halo

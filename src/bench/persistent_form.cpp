@@ -48,8 +48,7 @@ int PersistentForm::run(const Context& ctx, RecordSink& sink, const std::string&
       sink.note(text);
     }
   }
-  if (code != kExitUnsupported) exit_code = std::max(exit_code, code);
-  return exit_code;
+  return std::max(exit_code, code);
 }
 
 void PersistentForm::describe(Json& record) const {

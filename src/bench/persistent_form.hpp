@@ -24,9 +24,9 @@ class PersistentForm {
   bool active() const { return !call_.empty(); }
 
   // Runs `sweep` (one sweep over the sizes, returning its exit status) in the regular form and, with
-  // --persistent, again in the persistent form, whose records name `call` ("MPI_Allreduce_init"). Returns the
-  // regular form's status, or the persistent form's when worse: a persistent form this library or build cannot
-  // run is recorded unsupported and leaves the status to the regular form (as --references does).
+  // --persistent, again in the persistent form, whose records name `call` ("MPI_Allreduce_init"). Returns the worse
+  // of the two statuses: a persistent form this library or build cannot run is recorded unsupported and the run
+  // exits 3, as any run with a refused point does.
   int run(const Context& ctx, RecordSink& sink, const std::string& call, const std::function<int()>& sweep);
 
   // Every record of the persistent form, unsupported ones included (describe_configuration): "variant" and

@@ -166,10 +166,9 @@ int PointToPoint::run(Context& ctx, RecordSink& sink) {
   for (const char* kind : {"host", "device"}) {
     send_ = recv_ = MemorySpec{kind, Placement::none};
     if (ctx.rank == 0) sink.note(std::string("reference: ") + kind + " - " + kind);
-    const int code = sweep_chunks(ctx, sink);
-    // A reference this machine or library cannot run is recorded (unsupported, with the reason)
-    // and leaves the exit status to the memory asked for.
-    if (code != kExitUnsupported) exit_code = std::max(exit_code, code);
+    // A reference this machine or library cannot run is recorded (unsupported, with the reason) and the run exits
+    // 3, as any run with a refused point does.
+    exit_code = std::max(exit_code, sweep_chunks(ctx, sink));
   }
   send_ = measured_send;
   recv_ = measured_recv;

@@ -70,6 +70,7 @@ Json describe_collective(const coll::Collective& c) {
       .set("persistent_call", c.init ? Json(c.persistent_name) : Json())  // null: built without persistent collectives
       .set("rooted", c.rooted)
       .set("reduction", c.reduction)
+      .set("counts", coll::counts_json(c))
       .set("busbw_factor", c.busbw.formula ? Json(c.busbw.formula) : Json())
       .set("nccl", Json::object()
                        .set("call", c.nccl.call ? Json(c.nccl.call) : Json())

@@ -73,11 +73,17 @@ std::vector<std::uint64_t> parse_sizes(const std::string& text) {
       throw UsageError("size range '" + text + "' has MIN greater than MAX (" + kAccepted + ")");
     return doubling(lo, hi);  // OMB's convention: 0 is measured, then doubling from 1
   }
+  std::vector<std::string> items;
   std::size_t start = 0;
   while (start <= text.size()) {
     const auto comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    sizes.push_back(parse_size(item));
+    items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    sizes.push_back(parse_size(items.back()));
+    // A size measured twice would give two records of one point, which the harness stores once.
+    for (std::size_t earlier = 0; earlier + 1 < sizes.size(); ++earlier)
+      if (sizes[earlier] == sizes.back())
+        throw UsageError("sizes '" + text + "' name " + format_size(sizes.back()) + " twice ('" + trim(items[earlier]) +
+                         "' and '" + trim(items.back()) + "'); give each size once (" + kAccepted + ")");
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

@@ -106,7 +106,7 @@ class Communicator final : public NcclComm {
       // NCCL's in-place allgather reads this rank's block where MPI_IN_PLACE leaves it.
       const char* mine = a.in_place ? out + at(static_cast<std::uint64_t>(rank_) * l.send_count) : in;
       GMB_NCCL_CHECK(ncclAllGather(mine, out, static_cast<std::size_t>(l.send_count), type, comm_, stream_));
-    } else if (name == "reduce_scatter_block") {
+    } else if (name == "reduce_scatter_block" || name == "reduce_scatter_equal") {
       GMB_NCCL_CHECK(ncclReduceScatter(in, out, static_cast<std::size_t>(l.recv_count), type, ncclSum, comm_, stream_));
     } else {
       grouped(name, l, in, out, a.root, at);

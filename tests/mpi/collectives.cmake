@@ -4,8 +4,10 @@
 # checked against the schema; then in-place, roots, data types, and bad input.
 # Few iterations: MPICH busy-polls, so 3 or 4 ranks on 2 cores make every operation slow. The nbc
 # tests run fewer sizes (each overlapped sample also computes for about the pure time).
-set(GMB_COLL_QUICK --sizes 0,7,1000,64K --iters 2 --warmup 1 --validate --out OUT)
-set(GMB_NBC_QUICK --sizes 7,1000,64K --iters 2 --warmup 0 --validate --out OUT)
+# The sizes are whole elements per rank for every operation and data type on 2, 3 and 4 ranks (multiples of
+# 96 B = 3 x 32 B); the element counts of the v-variants' unequal split are still uneven (24, 288, 12288 floats).
+set(GMB_COLL_QUICK --sizes 96,1152,48K --iters 2 --warmup 1 --validate --out OUT)
+set(GMB_NBC_QUICK --sizes 96,1152,48K --iters 2 --warmup 0 --validate --out OUT)
 # "all" runs every operation of the table in one launch (one launch per rank count keeps the set
 # fast on 2 cores); the records say which operation each result is.
 foreach(np 2 3 4)
@@ -70,4 +72,39 @@ gmb_mpi_test(coll_validate_keeps_batching 3 0 STDOUT "\"size_convention\":\"tota
 gmb_mpi_test(nbc_validated_iterations 2 0 STATUS ok STDOUT "\"buffer_allocation\":\"once-per-launch\",\"validated_iterations\":2"
              ARGS nbc bcast ${GMB_NBC_QUICK} --format json)
 gmb_mpi_test(coll_fresh_buffers 3 0 STATUS ok STDOUT "\"buffer_allocation\":\"fresh-per-size\""
-             ARGS coll allgather,alltoallv --sizes 1:64K --iters 5 --warmup 1 --fresh-buffers --validate --format json --out OUT)
+             ARGS coll allgather,alltoallv --sizes 3:48K --iters 5 --warmup 1 --fresh-buffers --validate --format json --out OUT)
+
+# Sizes that are not whole elements (of the data type; of the data type per rank where the operation splits S into
+# equal blocks) are refused one by one with the reason and what is accepted, never measured as a smaller
+# operation; the other sizes are measured and the run exits 3. Barrier has no data and is unaffected.
+gmb_mpi_test(coll_allreduce_partial_elements 2 3
+             POINTS "1=unsupported=^1 B is not a whole number of 4-byte float elements \\(accepted for allreduce: a non-zero multiple of 4 B\\)$"
+                    "3=unsupported=^3 B is not a whole number of 4-byte float elements" "8=ok"
+             ARGS coll allreduce --sizes 1,3,8 --iters 2 --warmup 1 --validate --out OUT)
+gmb_mpi_test(coll_zero_elements 2 3
+             POINTS "0=unsupported=^0 B gives bcast no elements \\(accepted for bcast: 1 B or more\\)$" "1=ok"
+             ARGS coll bcast --sizes 0,1 --iters 2 --warmup 1 --validate --out OUT)
+gmb_mpi_test(coll_alltoall_blocks_per_rank_3 3 3
+             POINTS "10=unsupported=^10 B \\(10 1-byte MPI_BYTE elements\\) does not split into 3 equal blocks of whole elements, one per rank \\(accepted for alltoall on 3 ranks: a non-zero multiple of 3 B \\(3 ranks x 1 B\\)\\)$"
+                    "12=ok"
+             ARGS coll alltoall --sizes 10,12 --iters 2 --warmup 1 --validate --out OUT)
+gmb_mpi_test(coll_reduce_scatter_block_per_rank_4 4 3
+             POINTS "8=unsupported=8 B \\(2 4-byte float elements\\) does not split into 4 equal blocks.*a non-zero multiple of 16 B \\(4 ranks x 4 B\\)"
+                    "16=ok"
+             ARGS coll reduce_scatter_block --sizes 8,16 --iters 2 --warmup 1 --validate --out OUT)
+# Unequal counts: every rank gets whole elements whatever the total, some none at small sizes (MPI allows
+# counts of zero): 4 B is one float, all of it on the last rank; 6 B is not whole floats.
+gmb_mpi_test(coll_unequal_counts_small_sizes_4 4 3
+             POINTS "4=ok" "6=unsupported=^6 B is not a whole number of 4-byte float elements"
+             ARGS coll reduce_scatter --sizes 4,6 --iters 2 --warmup 1 --validate --out OUT)
+gmb_mpi_test(nbc_partial_elements 2 3 POINTS "2=unsupported=^2 B is not a whole number of 4-byte float elements" "4=ok"
+             ARGS nbc allreduce --sizes 2,4 --iters 2 --warmup 1 --validate --out OUT)
+# Every size is refused, and so is the persistent form's.
+gmb_mpi_test(coll_persistent_partial_elements 2 3 STATUS unsupported
+             STDOUT "(?s)3 B +- .*unsupported: 3 B is not a whole number.*# persistent form: MPI_Allreduce_init.*3 B +- .*unsupported: (3 B is not a whole number|the engine's MPI library)"
+             ARGS coll allreduce --persistent --sizes 3 --iters 2 --warmup 1 --out OUT)
+gmb_mpi_test(coll_barrier_any_size 2 0 STATUS ok ARGS coll barrier --sizes 3 --iters 2 --warmup 1 --out OUT)
+# Each record says what its size means and how it is divided among the ranks.
+gmb_mpi_test(coll_counts_in_records 3 0 STATUS ok
+             STDOUT "(?s)\"operation\":\"reduce_scatter\",.*\"counts\":\\{\"split\":\"unequal\",\"description\":\"bytes = S, each rank's input; unequal counts.*\"operation\":\"reduce_scatter_equal\",.*\"counts\":\\{\"split\":\"equal-blocks\",.*\"size_convention\":\"total\",\"bytes_per_peer\":16,.*\"call\":\"MPI_Reduce_scatter\""
+             ARGS coll reduce_scatter,reduce_scatter_equal --sizes 48 --iters 2 --warmup 1 --validate --format json --out OUT)

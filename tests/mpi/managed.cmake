@@ -8,9 +8,13 @@ if(NOT GMB_WITH_CUDA)
   gmb_mpi_test(bw_managed_omb_letters_unsupported 2 3 STATUS unsupported STDERR "${GMB_NO_MANAGED}" ARGS bw MD MH --sizes 1K --out OUT)
   gmb_mpi_test(bibw_managed_unsupported 2 3 STATUS unsupported STDERR "${GMB_NO_MANAGED}" ARGS bibw --send managed:host --recv managed:host --sizes 1K --out OUT)
   gmb_mpi_test(coll_managed_unsupported 2 3 STATUS unsupported STDERR "${GMB_NO_MANAGED}" ARGS coll bcast,allreduce --mem managed:device --sizes 1K --out OUT)
-  # um: the placement is refused, the host-host reference runs, the device-device one is refused;
-  # the exit status is the placement's.
+  # um: the placement is refused, the host-host reference runs, the device-device one is refused.
   gmb_mpi_test(um_host_only 2 3 STDERR "${GMB_NO_MANAGED}" ARGS um --send managed:host --recv managed:device --sizes 8,1K --iters 20 --warmup 2 --validate --out OUT)
+  # The memory asked for runs, and so does the host-host reference; the device-device reference is refused
+  # with the reason, and a run with a refused point exits 3.
+  gmb_mpi_test(latency_references_device_refused 2 3
+               STDOUT "(?s)# reference: host - host\n1 B .*ok \\(validation passed\\).*# reference: device - device\n1 B +- .*unsupported: memory kind 'device' is not available"
+               ARGS latency --references --sizes 1 --iters 5 --warmup 1 --validate --out OUT)
 endif()
 gmb_mpi_test(managed_bad_placement 2 2 STDERR "bad placement 'gpu' in memory 'managed:gpu' \\(accepted: managed:host, managed:device, or managed alone\\)" ARGS latency --send managed:gpu --out OUT)
 gmb_mpi_test(placement_on_host_memory 2 2 STDERR "memory 'host:device': a placement \\(:host, :device\\) applies to memory that migrates \\(managed\\), not to 'host'" ARGS bw --recv host:device --out OUT)

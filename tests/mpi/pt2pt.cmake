@@ -14,6 +14,7 @@ gmb_mpi_test(bw_json_stdout 2 0 STDERR "^$" ARGS bw --sizes 8,1K --iters 5 --for
 # Bad input: a clear message, exit status 2, no records.
 gmb_mpi_test(bad_size_syntax 2 2 STDERR "bad size" ARGS latency --sizes 1:4Q --out OUT)
 gmb_mpi_test(bad_size_range 2 2 STDERR "MIN greater than MAX" ARGS latency --sizes 4K:1 --out OUT)
+gmb_mpi_test(bad_size_twice 2 2 STDERR "sizes .8,1,8. name 8 B twice \\(.8. and .8.\\); give each size once \\(accepted: " ARGS coll allreduce --sizes 8,1,8 --out OUT)
 gmb_mpi_test(bad_kind 2 2 STDERR "unknown memory kind 'gpu'.*accepted: host, pinned, device, managed" ARGS latency --send gpu --out OUT)
 gmb_mpi_test(bad_letter 2 2 STDERR "unknown buffer letter 'X'" ARGS latency X H --out OUT)
 gmb_mpi_test(bad_rank_count 3 2 STDERR "latency needs exactly 2 ranks \\(launched with 3\\)" ARGS latency --out OUT)

@@ -27,7 +27,7 @@ std::uint64_t sum(const std::vector<int>& v) { return std::accumulate(v.begin(),
 TEST(Collectives, TableHasEveryOperationOnce) {
   const char* names[] = {"bcast",     "reduce",    "allreduce", "gather",    "gatherv",        "allgather",
                          "allgatherv", "scatter",  "scatterv",  "alltoall",  "alltoallv",      "reduce_scatter",
-                         "reduce_scatter_block", "barrier"};
+                         "reduce_scatter_equal", "reduce_scatter_block", "barrier"};
   EXPECT_EQ(collectives().size(), std::size(names));
   for (const char* n : names) EXPECT_NE(find_collective(n), nullptr) << n;
   EXPECT_EQ(find_collective("allreduce_v"), nullptr);
@@ -120,11 +120,64 @@ TEST(Collectives, EqualBlockSizesFollowTheSizeConvention) {
   EXPECT_EQ(l.send_count, 1024);
   EXPECT_EQ(l.recv_elems, 4096u);
   EXPECT_EQ(l.op_elems, 4096u);
-  // Not divisible: 10 bytes over 3 ranks move 9.
-  EXPECT_EQ(op("alltoall").layout(10, 0, 3, 0, false).op_elems, 9u);
   EXPECT_EQ(Operands::op_bytes_for(op("allreduce"), Dtype::float32, 4096, 4), 4096.0);
-  EXPECT_EQ(Operands::op_bytes_for(op("allreduce"), Dtype::float64, 4100, 4), 4096.0);
   EXPECT_EQ(Operands::op_bytes_for(op("barrier"), Dtype::byte, 4096, 4), 0.0);
+}
+
+// A size is measured only as whole elements (and, for equal blocks, whole elements per rank): anything else is
+// refused with the size, the element or rank count and what is accepted, never measured as a smaller operation.
+TEST(Collectives, SizesThatAreNotWholeElementsAreRefused) {
+  EXPECT_EQ(size_problem(op("allreduce"), Dtype::float32, 4096, 3), "");
+  EXPECT_EQ(size_problem(op("alltoall"), Dtype::byte, 12, 3), "");
+  EXPECT_EQ(size_problem(op("reduce_scatter_block"), Dtype::float32, 48, 3), "");
+  EXPECT_EQ(size_problem(op("barrier"), Dtype::byte, 0, 3), "");  // no data: any size
+  EXPECT_EQ(size_problem(op("bcast"), Dtype::byte, 1, 3), "");
+
+  EXPECT_EQ(size_problem(op("allreduce"), Dtype::float32, 3, 2),
+            "3 B is not a whole number of 4-byte float elements (accepted for allreduce: a non-zero multiple of 4 B)");
+  EXPECT_EQ(size_problem(op("allreduce"), Dtype::float64, 0, 2),
+            "0 B gives allreduce no elements (accepted for allreduce: a non-zero multiple of 8 B)");
+  EXPECT_EQ(size_problem(op("bcast"), Dtype::byte, 0, 2), "0 B gives bcast no elements (accepted for bcast: 1 B or more)");
+  EXPECT_EQ(size_problem(op("alltoall"), Dtype::byte, 10, 3),
+            "10 B (10 1-byte MPI_BYTE elements) does not split into 3 equal blocks of whole elements, one per rank "
+            "(accepted for alltoall on 3 ranks: a non-zero multiple of 3 B (3 ranks x 1 B))");
+  const std::string block = size_problem(op("reduce_scatter_block"), Dtype::float32, 8, 4);
+  EXPECT_NE(block.find("8 B (2 4-byte float elements) does not split into 4 equal blocks"), std::string::npos) << block;
+  EXPECT_NE(block.find("a non-zero multiple of 16 B (4 ranks x 4 B)"), std::string::npos) << block;
+  for (const char* name : {"gather", "allgather", "scatter", "alltoall", "reduce_scatter_block", "reduce_scatter_equal"})
+    EXPECT_NE(size_problem(op(name), Dtype::float32, 4, 2), "") << name << ": one float on two ranks";
+
+  // Unequal counts give every rank whole elements whatever the total; some ranks get none when the total is
+  // small, which MPI allows (counts of zero) and which still moves all of S.
+  for (const char* name : {"gatherv", "allgatherv", "scatterv", "alltoallv", "reduce_scatter"}) {
+    EXPECT_EQ(size_problem(op(name), Dtype::float32, 4, 4), "") << name;
+    EXPECT_NE(size_problem(op(name), Dtype::float32, 6, 4).find("6 B is not a whole number of 4-byte float elements"),
+              std::string::npos)
+        << name;
+    EXPECT_NE(size_problem(op(name), Dtype::float32, 0, 4), "") << name;
+  }
+  EXPECT_EQ(unequal_split(1, 4), (std::vector<std::uint64_t>{0, 0, 0, 1}));
+}
+
+// reduce_scatter_equal is MPI_Reduce_scatter with every count S / ranks (what osu_reduce_scatter calls);
+// reduce_scatter keeps the unequal counts.
+TEST(Collectives, ReduceScatterEqualGivesEveryRankTheSameCount) {
+  const Collective& equal = op("reduce_scatter_equal");
+  EXPECT_STREQ(equal.blocking_name, "MPI_Reduce_scatter");
+  EXPECT_EQ(equal.split, Split::equal_blocks);
+  EXPECT_EQ(op("reduce_scatter").split, Split::unequal);
+  for (int r = 0; r < 4; ++r) {
+    const Layout l = equal.layout(1024, r, 4, 0, false);
+    EXPECT_EQ(l.recv_counts, (std::vector<int>{256, 256, 256, 256}));
+    EXPECT_EQ(l.recv_count, 256);
+    EXPECT_EQ(l.send_elems, 1024u);
+    EXPECT_EQ(l.block_elems, 256u);
+    const auto segs = equal.received(1024, r, 4, 0, false);
+    ASSERT_EQ(segs.size(), 1u);
+    EXPECT_TRUE(segs[0].reduce);
+    EXPECT_EQ(segs[0].src_offset, 256u * r);
+  }
+  EXPECT_EQ(equal.layout(1024, 0, 4, 0, true).recv_elems, 1024u);  // in place: the whole input lives in recvbuf
 }
 
 TEST(Collectives, BusBandwidthFactors) {

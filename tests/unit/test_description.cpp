@@ -213,3 +213,22 @@ TEST_F(DescriptionFixture, CollectivesAreTheTableWithItsNcclMapping) {
   EXPECT_EQ(text(*entry("collectives", "alltoall").find("nccl")->find("call")), "ncclSend/ncclRecv (grouped)");
   EXPECT_NE(text(*entry("collectives", "barrier").find("nccl")->find("reason")).find("no barrier"), std::string::npos);
 }
+
+// Every operation says what its size means and how it is divided: reduce_scatter's unequal counts are told apart
+// from the equal blocks that OSU's osu_reduce_scatter moves.
+TEST_F(DescriptionFixture, CollectivesSayWhatTheirCountsAre) {
+  for (const auto& row : coll::collectives()) {
+    const Json& counts = *entry("collectives", row.name).find("counts");
+    EXPECT_EQ(text(*counts.find("split")), coll::split_name(row.split)) << row.name;
+    EXPECT_FALSE(text(*counts.find("description")).empty()) << row.name;
+  }
+  auto split = [&](const char* name) { return text(*entry("collectives", name).find("counts")->find("split")); };
+  EXPECT_EQ(split("reduce_scatter"), "unequal");
+  EXPECT_EQ(split("reduce_scatter_equal"), "equal-blocks");
+  EXPECT_EQ(split("reduce_scatter_block"), "equal-blocks");
+  EXPECT_EQ(split("allreduce"), "whole");
+  EXPECT_EQ(split("gatherv"), "unequal");
+  EXPECT_EQ(split("barrier"), "none");
+  EXPECT_NE(text(*entry("collectives", "reduce_scatter").find("counts")->find("description")).find("reduce_scatter_equal"),
+            std::string::npos);
+}

@@ -39,6 +39,7 @@ TEST(NcclCoverage, NativeCallsAndGroupedOnes) {
   EXPECT_STREQ(op("allreduce").nccl.call, "ncclAllReduce");
   EXPECT_STREQ(op("bcast").nccl.call, "ncclBroadcast");
   EXPECT_STREQ(op("reduce_scatter_block").nccl.call, "ncclReduceScatter");
+  EXPECT_STREQ(op("reduce_scatter_equal").nccl.call, "ncclReduceScatter");
   EXPECT_STREQ(op("alltoall").nccl.call, "ncclSend/ncclRecv (grouped)");
   EXPECT_EQ(op("barrier").nccl.call, nullptr);
   EXPECT_EQ(op("reduce_scatter").nccl.call, nullptr);
@@ -51,7 +52,8 @@ TEST(NcclCoverage, RefusesWhatNcclCannotMeanTheSameWay) {
   EXPECT_NE(nccl_collective_problem(op("alltoall"), true).find("supported for reduce, allreduce and allgather only"),
             std::string::npos);
   EXPECT_NE(nccl_collective_problem(op("reduce_scatter_block"), true), "");
-  EXPECT_NE(nccl_collective_problem(op("reduce_scatter"), false).find("reduce_scatter_block"), std::string::npos);
+  EXPECT_NE(nccl_collective_problem(op("reduce_scatter"), false).find("reduce_scatter_equal or reduce_scatter_block"),
+            std::string::npos);
   EXPECT_NE(nccl_collective_problem(op("barrier"), false).find("no barrier"), std::string::npos);
   // bcast has no MPI in-place form, so --in-place never reaches the NCCL rule for it.
   EXPECT_EQ(nccl_collective_problem(op("bcast"), true), "");
@@ -91,7 +93,7 @@ TEST(NcclCoverage, SizesAndBusBandwidthMatchNcclTests) {
   EXPECT_DOUBLE_EQ(op("bcast").busbw.factor(4), 1.0);
   // 1 GiB of floats over 4 ranks: every equal-block operation moves the whole size.
   const std::size_t gib = std::size_t{1} << 30;
-  for (const char* name : {"allreduce", "allgather", "reduce_scatter_block", "alltoall", "bcast"})
+  for (const char* name : {"allreduce", "allgather", "reduce_scatter_block", "reduce_scatter_equal", "alltoall", "bcast"})
     EXPECT_DOUBLE_EQ(coll::Operands::op_bytes_for(op(name), coll::Dtype::float32, gib, 4), static_cast<double>(gib))
         << name;
 }

@@ -44,6 +44,27 @@ TEST(Sizes, ListAndSingle) {
   EXPECT_EQ(parse_sizes("16M"), (std::vector<std::uint64_t>{16u << 20}));
 }
 
+// A list naming one size twice (in any spelling) is bad input: it would measure one point twice.
+TEST(Sizes, AListNamingASizeTwiceIsRefused) {
+  for (const char* twice : {"8,1,8", "1K,1024", "4M, 8, 4MiB"}) {
+    try {
+      parse_sizes(twice);
+      FAIL() << "accepted '" << twice << "'";
+    } catch (const UsageError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("twice"), std::string::npos) << message;
+      EXPECT_NE(message.find("give each size once"), std::string::npos) << message;
+      EXPECT_NE(message.find("accepted"), std::string::npos) << message;
+    }
+  }
+  try {
+    parse_sizes("8,1,8");
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("name 8 B twice ('8' and '8')"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse_sizes("8,1,16"), (std::vector<std::uint64_t>{8, 1, 16}));  // any order, each once
+}
+
 TEST(Sizes, MinGreaterThanMaxIsAnError) {
   try {
     parse_sizes("4K:1");

@@ -428,7 +428,7 @@ def _collective_blocks(lib, desc, ngpu, device: str | None, skipped) -> list[Blo
         skipped.append((lib.name, "halo", "the engine lists no benchmark of family halo"))
     elif ngpu:
         dev, _ = _gpu_kind(desc)
-        strategy = "all" if device else "staged"
+        strategy = "all" if device else "staged-pinned"
         for bench in halo:
             blocks.append(Block([bench], ranks=ranks, gpus=gpus, libraries=[lib.name],
                                 options=HALO_OPTIONS | {"mem": dev or "device", "strategy": strategy}))
