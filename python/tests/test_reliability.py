@@ -416,17 +416,22 @@ stop_library_after = 0
     return camp, lib, {**os.environ, "HOME": str(tmp_path / "home")}
 
 
+# A launch that times samples for SECONDS on any machine, fast or busy (a fixed iteration count would take minutes
+# on a busy one): a precision no run reaches (+-0.0001 %), so the time cap ends it, the iteration cap out of reach.
+# The tests stop it within moments of its start; a run that is not stopped ends at the cap.
 LONG_LATENCY = """benchmarks = ["latency"]
 memory = ["host:host"]
 sizes = "4M"
-options = { iters-large = %d, warmup-large = 1 }"""
+options = { precision = 0.000001, max-seconds = %d, iters-large = 2000000000, warmup-large = 1 }"""
 
 
 @pytest.mark.skipif(not have_debian("openmpi"), reason="needs cmake, g++ and Debian's Open MPI")
 def test_real_mpirun_orphans_are_stopped_before_the_rerun(real_env, tmp_path, node_dir):
     """gmb killed with SIGKILL while Open MPI's mpirun runs two ranks: mpirun and the ranks live on; the resume
     stops all of them (they would share the cores with the rerun) and the launch's figures come from the rerun."""
-    camp, lib, env = _real_campaign(tmp_path, "orphans", 1, LONG_LATENCY % 20000)
+    # half a minute of timed samples: the orphans still run when the resume, after detecting the libraries and
+    # checking the engine (seconds on a busy machine), looks for them
+    camp, lib, env = _real_campaign(tmp_path, "orphans", 1, LONG_LATENCY % 30)
     argv = [sys.executable, "-m", "gmb", "run", str(camp), "--results", str(tmp_path / "res"), "--library", lib,
             "--no-progress", "--no-report"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -458,7 +463,7 @@ def test_real_mpirun_orphans_are_stopped_before_the_rerun(real_env, tmp_path, no
 def test_real_ranks_that_outlive_a_killed_launcher_are_stopped(real_env, tmp_path, node_dir):
     """mpirun killed with SIGKILL mid-launch: the launch fails with a reason, no rank of it outlives it (the next
     launch would share its cores), and the campaign goes on to the next launch."""
-    camp, lib, env = _real_campaign(tmp_path, "launcher", 2, LONG_LATENCY % 8000)
+    camp, lib, env = _real_campaign(tmp_path, "launcher", 2, LONG_LATENCY % 15)
     proc = subprocess.Popen([sys.executable, "-m", "gmb", "run", str(camp), "--results", str(tmp_path / "res"),
                              "--library", lib, "--no-progress", "--no-report"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
