@@ -90,15 +90,18 @@ def check_report_in_chromium(html: str, tmp_path: Path) -> None:
 
 def quick_campaign_store(directory: Path) -> Store:
     """A store as `gmb run --quick` left it, from a recorded campaign (python/tests/data/h100-quick: each launch's
-    record file, and campaign.json with the launches, the skipped points and the run's meta, e.g. the settings that
-    matter): records ingested under their launch's library configuration."""
+    record file, and campaign.json with the launches (their repetition and the host's load where recorded), the
+    skipped points and the run's meta, e.g. the settings that matter): records ingested under their launch's library
+    configuration."""
     recorded = json.loads((directory / "campaign.json").read_text())
     s = Store(":memory:")
     for key, value in recorded["meta"].items():
         s.set_meta(key, value)
     for x in recorded["launches"]:
-        s.record_launch(**{k: v for k, v in x.items() if k != "raw_file"}, repetition=1)
-        s.ingest(directory / Path(x["raw_file"]).name, library=x["library"], repetition=1, launch_id=x["launch_id"])
+        launch = {"repetition": 1, **{k: v for k, v in x.items() if k != "raw_file"}}  # one repetition before it was kept
+        s.record_launch(**launch)
+        s.ingest(directory / Path(x["raw_file"]).name, library=x["library"], repetition=launch["repetition"],
+                 launch_id=x["launch_id"])
     for sk in recorded["skipped"]:
         s.record_skip(sk["campaign"], sk["library"], sk["what"], sk["reason"])
     return s
