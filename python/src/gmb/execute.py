@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import identity, launchers, locks
-from .load import LoadMonitor
 from .engine_description import POINT_TO_POINT
+from .load import LoadMonitor
 from .mpilibs import MpiLibrary
 from .plan import Launch
 from .records import read_records
