@@ -217,14 +217,18 @@ def compare(args) -> list[dict]:
                 r = args.statistic(r_all) if r_all else None
                 ratio = g / r if g and r else None
                 spread = max(spread_of(g_all), spread_of(r_all))
-                compared = args.bound is not None and size >= args.compare_from
-                within = compared and ratio is not None and args.bound[0] <= ratio <= args.bound[1]
+                within = args.bound is not None and ratio is not None and args.bound[0] <= ratio <= args.bound[1]
                 # Outside the bound, but by less than one tool's own launches differ from each other: the
                 # comparison cannot be decided at this bound on this machine and library.
                 noisy = ratio is not None and abs(ratio - 1) <= spread
-                verdict = ("failed" if failure or not (g_ok and r_ok) or ratio is None
-                           else ("ok" if within else "within spread" if noisy else "OUTSIDE") if compared
-                           else "ok" if args.bound is None else "-")
+                if failure or not (g_ok and r_ok) or ratio is None:
+                    verdict = "failed"
+                elif args.bound is None:
+                    verdict = "ok"  # no time judged: both ran, validated and gave a time
+                elif size < args.compare_from:
+                    verdict = "-"
+                else:
+                    verdict = "ok" if within else "within spread" if noisy else "OUTSIDE"
                 rows.append({"config": args.config, "benchmark": bench, "memory": f"{LETTER[memory[0]]}-{LETTER[memory[1]]}"
                              if bench in PT2PT else LETTER[memory[0]], "size": size,
                              "size_note": f"{PER_RANK_BLOCK[bench]} (gmb: {size * args.np} total)"
