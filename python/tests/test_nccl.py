@@ -320,7 +320,7 @@ def test_generated_campaign_adds_nccl(fake_setup, tmp_path, capsys, monkeypatch)
                                 "numa_nodes": {"0": "0-63"}}))
     rc = main(["plan", "--config", str(cfg), "--no-detect", "--topology", str(topo)])
     out = capsys.readouterr()
-    assert rc == 0
+    assert rc == 0, out.err
     assert "NCCL library 'nccl' added, via 'fakempi-a'" in out.err and "estimated" in out.err
     assert ".nccl.coll-allreduce+allgather+reduce_scatter_block+alltoall+bcast." in out.out
     assert main(["run", "--dry-run", "--config", str(cfg), "--no-detect", "--topology", str(topo)]) == 0

@@ -94,7 +94,10 @@ def test_configuration_is_read_from_the_records_alone(identity_run):
 def test_settings_are_library_knobs_not_launcher_bookkeeping():
     ctx = synth.context("r", "bw", env={"UCX_RNDV_THRESH": "8192", "OMPI_MCA_pml": "ucx", "OMPI_COMM_WORLD_RANK": "0",
                                         "OMPI_MCA_initial_wdir": "/x", "PMIX_RANK": "0", "CUDA_VISIBLE_DEVICES": "0,1",
-                                        "NCCL_ALGO": "Ring", "MPIR_CVAR_ENABLE_GPU": "1", "SLURM_PROCID": "0"})
+                                        "NCCL_ALGO": "Ring", "MPIR_CVAR_ENABLE_GPU": "1", "SLURM_PROCID": "0",
+                                        # what Open MPI's mpirun exports to every rank of every launch
+                                        "OMPI_MCA_ess": "^singleton", "OMPI_MCA_mpi_oversubscribe": "0",
+                                        "OMPI_MCA_shmem_RUNTIME_QUERY_hint": "mmap", "OMPI_MCA_pmix": "^s1"})
     assert records.settings(ctx) == {"MPIR_CVAR_ENABLE_GPU": "1", "OMPI_MCA_pml": "ucx", "UCX_RNDV_THRESH": "8192"}
     # NCCL's settings only where NCCL moved the data
     assert records.settings(ctx, "nccl")["NCCL_ALGO"] == "Ring"
@@ -150,3 +153,44 @@ def test_answers_say_a_claim_from_one_launch_holds_within_it(tmp_path):
     (nv,) = a.paths
     assert nv.fastest == "mpich-4.0.2" and "the bandwidth of openmpi-5.0.7 (within one launch)" in nv.sentence
     assert any("Each figure comes from one launch" in n for n in a.notes)
+
+
+def _bw_store(tmp_path, runs):
+    """A store of bw host:host launches: runs is [(library version, cpu bindings of the two ranks, env)]."""
+    st = Store(":memory:")
+    for i, (version, bindings, env) in enumerate(runs):
+        for rep in range(2):
+            rid = f"r{i}-{rep}"
+            ctx = synth.context(rid, "bw", version, env=env)
+            for rank, cpus in zip(ctx["ranks"], bindings):
+                rank["cpu_binding"] = cpus
+            st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl",
+                                        [ctx, *synth.pt2pt_results(rid, "bw", [1024, 1 << 20], seed=rep)]))
+    return st
+
+
+def test_two_libraries_are_compared_as_each_was_launched(tmp_path, capsys):
+    """Open MPI binds ranks to cores, MPICH's Hydra leaves them unbound, and each has its own settings: a comparison
+    of the two libraries matches their points anyway and says how the launches differed."""
+    st = _bw_store(tmp_path, [("Open MPI v4.1.4", ["0", "1"], {"OMPI_MCA_pml": "ob1"}),
+                              ("MPICH Version: 4.0.2", ["0-15", "0-15"], {})])
+    ompi, mpich = st.libraries()[1], st.libraries()[0]
+    rows = compare.compare(st, st, ompi, mpich)
+    assert {r.bytes for r in rows} == {1024, 1 << 20}
+    assert compare.launch_differences(rows) == ["settings: A OMPI_MCA_pml=ob1, B none",
+                                                "binding: A 1 CPU/rank, B unbound"]
+    db = tmp_path / "store.sqlite"
+    st.db.execute("VACUUM INTO ?", (str(db),))
+    assert run_gmb("compare", db, db, "--a-library", ompi, "--b-library", mpich) == 0
+    assert "launched differently: binding: A 1 CPU/rank, B unbound" in capsys.readouterr().out
+
+
+def test_one_library_bound_two_ways_is_two_configurations(tmp_path):
+    """Within one library the binding is part of the point: compared with itself, a store holding the library bound
+    and unbound matches bound with bound only, and names both configurations."""
+    st = _bw_store(tmp_path, [("Open MPI v4.1.4", ["0", "1"], {}), ("Open MPI v4.1.4", ["0-15", "0-15"], {})])
+    rows = compare.compare(st, st)
+    assert len(rows) == 4 and all(r.a.config == r.b.config for r in rows)
+    assert compare.launch_differences(rows) == []
+    assert {p.configuration for p in tables.combine(st.results())} == \
+        {"openmpi-4.1.4 [binding 1 CPU/rank]", "openmpi-4.1.4 [binding unbound]"}

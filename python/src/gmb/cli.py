@@ -139,11 +139,14 @@ def cmd_compare(args):
         raise UsageError(str(exc)) from None
     if not rows:  # nothing compared is not a regression (exit 1): the inputs share no point
         print("gmb compare: no point is present in both result sets (same benchmark, operation, memory, strategy, "
-              "ranks and size): nothing to compare", file=sys.stderr)
+              "ranks, size and configuration: options, hosts; within one library also settings and binding): "
+              "nothing to compare", file=sys.stderr)
         return 2
     bad = compare.check(rows, tol) if tol else []
     t = compare.as_table(rows, args.a_library or args.a, args.b_library or args.b)
     print(compare.format_text(t))
+    for line in compare.launch_differences(rows):
+        print(f"launched differently: {line}")
     if args.csv:
         tables.export_csv([t], args.csv)
     sig = sum(r.significant for r in rows)

@@ -2,8 +2,8 @@
 """Compare two result sets: ratio of medians per point (benchmark, operation, memory, strategy, ranks, path class,
 size and the rest of its configuration: records.configuration).
 
-Each side's value per point is combined over repetitions (tables.combine): median of the launch medians, interval
-from the launches (tables.launch_interval). ratio = B / A with interval [B.low / A.high, B.high / A.low]. A
+Each side's value per point is combined over repetitions (tables.combine): median of the launch medians, and an
+interval taken over the launches (tables.launch_interval). ratio = B / A with interval [B.low / A.high, B.high / A.low]. A
 difference is *significant* when the two intervals do not overlap and each side measured the point in two launches
 or more: launches differ more than the samples of one launch (two launches of the same library minutes apart differ
 by more than one launch's interval), so a point of a single launch on either side is *not judged*, and no tolerance
@@ -11,9 +11,11 @@ is checked on it. Whether a ratio is better or worse depends on the metric: time
 bandwidth higher is better.
 
 Points are matched by their whole configuration. Two result sets of the same library compare configurations with the
-same settings; two different libraries (or library configurations, which differ in their settings by definition)
-compare points that differ in settings only, and a side holding several configurations of its library that differ
-in settings is refused (choose one with --a-library/--b-library, naming the configuration as the tables do).
+same settings and binding; two different libraries (or library configurations, which differ in their settings by
+definition) run as each was launched: their points are matched whatever their settings and binding (an Open MPI
+binds ranks to cores by default, MPICH's Hydra leaves them unbound), and launch_differences() names what differed. A
+side holding several configurations of its library that differ in settings or binding is refused (choose one with
+--a-library/--b-library, naming the configuration as the tables do).
 
 A reference file (TOML) sets tolerances for a regression check:
 
@@ -65,10 +67,15 @@ class Row:
         return not (self.a.one_launch or self.b.one_launch)
 
 
-def _key(p: Point, settings: bool):
+# The parts of a configuration that belong to how one library was launched: matched only within one library.
+LAUNCH_CONFIGURATION = ("settings", "binding")
+
+
+def _key(p: Point, same_library: bool):
     config = json.loads(p.config or "{}")
-    if not settings:
-        config.pop("settings", None)
+    if not same_library:
+        for part in LAUNCH_CONFIGURATION:
+            config.pop(part, None)
     return (p.benchmark, p.operation, p.memory, p.strategy_label, p.ranks, p.path_class, p.bytes, p.metric,
             json.dumps(config, sort_keys=True))
 
@@ -90,14 +97,14 @@ def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | N
         return combine(rows), {r["library"] for r in rows}
 
     (pts_a, libs_a), (pts_b, libs_b) = side(a, a_library, "a"), side(b, b_library, "b")
-    settings = libs_a == libs_b  # one library on both sides: its settings are part of what is matched
+    same_library = libs_a == libs_b  # one library on both sides: its settings and binding are part of what is matched
 
     def by_key(points, name):
         out: dict[tuple, Point] = {}
         for p in points:
-            key = _key(p, settings)
+            key = _key(p, same_library)
             if key in out and out[key].library != p.library:
-                raise ValueError(f"result set {name.upper()} holds configurations that differ in their settings "
+                raise ValueError(f"result set {name.upper()} holds configurations that differ in their settings or binding "
                                  f"({out[key].library}; {p.library}): compare one at a time with --{name}-library "
                                  f"(the configuration's name as the tables give it)")
             out[key] = p
@@ -118,6 +125,23 @@ def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | N
                   y, ratio, rlow, rhigh, False, worse)
         row.significant = apart and row.judged
         out.append(row)
+    return out
+
+
+def launch_differences(rows: list[Row]) -> list[str]:
+    """How the two sides' launches differed in the points compared (settings, binding), one line per part, e.g.
+    "binding: A 1 CPU/rank, B unbound": a comparison of two libraries compares each as it was launched."""
+    out = []
+    for part in LAUNCH_CONFIGURATION:
+        def shown(point):
+            value = json.loads(point.config or "{}").get(part)
+            if part == "settings":  # records.configuration leaves out an empty set of settings
+                return " ".join(f"{k}={v}" for k, v in (value or {}).items()) or "none"
+            return str(value) if value is not None else "not recorded"
+        a = sorted({shown(r.a) for r in rows})
+        b = sorted({shown(r.b) for r in rows})
+        if a != b:
+            out.append(f"{part}: A {'; '.join(a)}, B {'; '.join(b)}")
     return out
 
 

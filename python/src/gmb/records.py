@@ -102,7 +102,8 @@ SETTING_PREFIXES = ("UCX_", "OMPI_MCA_", "MPIR_CVAR_", "MPICH_", "I_MPI_", "MV2_
 # ... except what launchers, images and gmb set per launch or per machine, which is no setting of the library
 NOT_SETTINGS = {"CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "CUDA_VERSION", "NCCL_VERSION",
                 "OMPI_MCA_PREFIXES", "OMPI_MCA_initial_wdir", "OMPI_MCA_num_procs", "OMPI_MCA_cpu_type",
-                "OMPI_MCA_plm", "OMPI_MCA_orte_launch", "MPICH_INTERFACE_HOSTNAME", "MPIR_CVAR_CH3_INTERFACE_HOSTNAME",
+                "OMPI_MCA_plm", "OMPI_MCA_orte_launch", "OMPI_MCA_ess", "OMPI_MCA_mpi_oversubscribe",
+                "OMPI_MCA_shmem_RUNTIME_QUERY_hint", "MPICH_INTERFACE_HOSTNAME", "MPIR_CVAR_CH3_INTERFACE_HOSTNAME",
                 "MPIR_CVAR_CH4_INTERFACE_HOSTNAME"}
 NOT_SETTING_PREFIXES = ("OMPI_MCA_orte_", "OMPI_MCA_ess_", "OMPI_MCA_pmix", "OMPI_MCA_prte_", "OMPI_MCA_ras_",
                         "OMPI_MCA_state_", "OMPI_MCA_routed", "OMPI_MCA_odls_")
