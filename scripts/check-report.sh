@@ -12,8 +12,8 @@ if [[ $# -lt 1 ]]; then
   exit 2
 fi
 PY="$ROOT/.venv/bin/python"
-if [[ -x "$PY" ]] && "$PY" -c 'import gmb.checkreport' 2>/dev/null; then
-  exec "$PY" -m gmb.checkreport "$@"
+if [[ -x "$PY" ]] && "$PY" -c 'import gmb.report.checkreport' 2>/dev/null; then
+  exec "$PY" -m gmb.report.checkreport "$@"
 fi
 export PYTHONPATH="$ROOT/python/src${PYTHONPATH:+:$PYTHONPATH}"
-exec "${PYTHON:-python3}" -m gmb.checkreport "$@"
+exec "${PYTHON:-python3}" -m gmb.report.checkreport "$@"

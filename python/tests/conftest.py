@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import synth
 
-from gmb import checkreport
-from gmb.store import Store
+from gmb.report import checkreport
+from gmb.results.store import Store
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"

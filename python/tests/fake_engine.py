@@ -29,7 +29,7 @@ from pathlib import Path
 
 import synth
 
-from gmb.engine_description import EngineDescription
+from gmb.engine.description import EngineDescription
 
 HOST = Path(__file__).parent / "data" / "engine" / "host.json"
 

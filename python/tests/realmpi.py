@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gmb import mpilibs
+from gmb.machine import mpilibs
 
 REPO = Path(__file__).resolve().parents[2]
 # the record schema: CMake's GMB_SCHEMA_FILE (installed to share/gmb/schema; the MPI tests validate against it)

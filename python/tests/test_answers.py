@@ -8,8 +8,8 @@ import pytest
 from conftest import DATA
 import synth
 
-from gmb import answers
-from gmb.store import Store
+from gmb.report import answers
+from gmb.results.store import Store
 
 M = 1 << 20
 OB1, UCX, NCCL = "openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx", "nccl"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from realmpi import DEBIAN, debian_library, have_debian, skip_unless_debian
 
-from gmb import build
+from gmb.engine import build
 from gmb.cli import main
-from gmb.mpilibs import MpiLibrary
+from gmb.machine.mpilibs import MpiLibrary
 
 
 def _lib(tmp_path, **kw):
@@ -150,8 +150,8 @@ def test_build_tree_of_moved_sources_is_reconfigured(tmp_path):
 def test_campaign_gives_coll_an_operation():
     from fake_engine import describe
 
-    from gmb.plan import plan
-    from gmb.spec import Block, Campaign
+    from gmb.campaign.plan import plan
+    from gmb.campaign.spec import Block, Campaign
 
     c = Campaign("c", [Block(["coll"], sizes="4:64", ranks=[2], operations=["allreduce", "bcast"]),
                        Block(["latency"], memory=["host:host"])], repetitions=2)

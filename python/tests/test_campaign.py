@@ -10,13 +10,16 @@ from pathlib import Path
 import pytest
 from fake_engine import describe, description
 
-from gmb import defaults, execute, mpilibs, spec
-from gmb.plan import new_results_dir, plan, read_plan, Launch
-from gmb.spec import Block, Campaign, CampaignError, load_campaign, parse_campaign
-from gmb.engine_description import EngineDescription
-from gmb.mpilibs import MpiLibrary
-from gmb.store import Store
-from gmb.topology import Gpu, Topology
+from gmb.campaign import defaults
+from gmb.run import execute
+from gmb.machine import mpilibs
+from gmb.campaign import spec
+from gmb.campaign.plan import new_results_dir, plan, read_plan, Launch
+from gmb.campaign.spec import Block, Campaign, CampaignError, load_campaign, parse_campaign
+from gmb.engine.description import EngineDescription
+from gmb.machine.mpilibs import MpiLibrary
+from gmb.results.store import Store
+from gmb.machine.topology import Gpu, Topology
 
 CUDA_DESC = describe(cuda=True)
 # an engine that lists only the point-to-point benchmarks and coll, built without CUDA
@@ -254,8 +257,8 @@ def test_sizes_as_a_number_and_shipped_campaigns_still_load():
 
 
 def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch, capsys):
-    from gmb import doctor
-    from gmb.engines import doctor_libraries
+    from gmb.engine import doctor
+    from gmb.engine.engines import doctor_libraries
 
     verdicts = {"m1": {"gpu_awareness": {"verdict": "aware", "summary": "proved"}},
                 "m2": {"crashed": True, "gpu_awareness": {"verdict": "not aware", "summary": "crashed (signal 11)"}},
@@ -289,7 +292,7 @@ def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch,
 def test_settings_that_matter_ablates_each_setting(monkeypatch):
     """A library proven aware: the doctor runs again without each of its settings; those that change the verdict or
     the fresh-buffer check are the settings that matter (pml ucx: UCX's memory-type cache crashes device memory)."""
-    from gmb import doctor
+    from gmb.engine import doctor
 
     ucx = MpiLibrary(name="ucx", family="openmpi", version="5", prefix="/x", launcher_path="/x/bin/mpirun",
                      launcher="mpirun", env={"UCX_MEMTYPE_CACHE": "n", "UCX_WARN_UNUSED_ENV_VARS": "n"},
@@ -321,7 +324,7 @@ def test_mpich_needing_two_settings_at_once_gets_them_tried_together(monkeypatch
     environment), found without its GPU profile: GPU support on alone crashes (UCX's memory-type cache), the cache
     off alone changes nothing; only both together prove it aware, and that is the remedy reported. A library that
     one setting fixes is not also tried with all of them."""
-    from gmb import doctor
+    from gmb.engine import doctor
 
     mpich = MpiLibrary(name="mpich-4.0.2", family="mpich", version="4.0.2", prefix="/m", launcher_path="/m/bin/mpiexec",
                        launcher="mpiexec")
@@ -400,7 +403,7 @@ def test_quick_campaign_on_a_gpu_node_covers_every_path_and_configuration():
     memory device to device, device collectives; a library that is not aware gets the staged path and host
     collectives with the reasons for the rest; pipelined-gpu beside one library's own path; NCCL; two repetitions,
     each size repeated to +-3 %."""
-    from gmb.mpilibs import nccl_library
+    from gmb.machine.mpilibs import nccl_library
 
     libs = [lib("ob1", aware=True), lib("ucx", aware=True), lib("sys", aware=False)]
     libs.append(nccl_library(libs[0], "nccl"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gmb.cli import main
-from gmb.store import SCHEMA_VERSION
+from gmb.results.store import SCHEMA_VERSION
 
 CAMPAIGN = """
 [campaign]
@@ -348,7 +348,7 @@ def _interrupted_run(fake_setup, tmp_path):
 def test_resume_where_the_engine_is_gone(fake_setup, tmp_path, monkeypatch, capsys):
     """A campaign resumed on a fresh node (or after the cache was cleared): the engine is built again; with
     --no-build, or for a declared engine gmb does not build, a clear error and nothing in the results touched."""
-    from gmb import build
+    from gmb.engine import build
 
     outdir, db = _interrupted_run(fake_setup, tmp_path)
     engine = fake_setup["bindir"] / "gmb-bench-a"
@@ -472,7 +472,8 @@ def test_hostfile_with_two_hosts_adds_inter_node_blocks(fake_setup, tmp_path, mo
 
 def test_slurm_sweep_goes_on_after_a_failed_node_count(tmp_path):
     """The batch script runs `gmb run` for every node count, even after one exits 1, and exits 1 at the end."""
-    from gmb import slurm, spec
+    from gmb.run import slurm
+    from gmb.campaign import spec
 
     c = spec.load_campaign(Path(__file__).parents[2] / "campaigns" / "scaling.toml")
     fake = tmp_path / "gmb"

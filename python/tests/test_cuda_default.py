@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from gmb import build, topology
+from gmb.engine import build
+from gmb.machine import topology
 from gmb.cli import main
 
 
@@ -47,8 +48,8 @@ def test_a_gpu_node_does_not_take_an_engine_cached_without_cuda(tmp_path, monkey
     and takes one built ON or AUTO."""
     import json
 
-    from gmb import build
-    from gmb.mpilibs import MpiLibrary
+    from gmb.engine import build
+    from gmb.machine.mpilibs import MpiLibrary
 
     monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
     root = tmp_path / "src"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from realmpi import debian_library, have_debian
 
-from gmb import checkreport, report
+from gmb.report import checkreport
+from gmb.report import html as report
 from gmb.cli import main
 
 NEED_BOTH = pytest.mark.skipif(not (have_debian("openmpi") and have_debian("mpich")),

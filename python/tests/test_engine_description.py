@@ -12,12 +12,13 @@ from conftest import DATA, HERE
 from fake_engine import describe, description, old_description
 from test_cli import run_gmb
 
-from gmb import defaults, tables
-from gmb.engine_description import DescriptionError, EngineDescription
-from gmb.mpilibs import MpiLibrary
-from gmb.records import headline, read_records
-from gmb.store import STAT_COLUMNS, Store
-from gmb.topology import Topology
+from gmb.campaign import defaults
+from gmb.report import tables
+from gmb.engine.description import DescriptionError, EngineDescription
+from gmb.machine.mpilibs import MpiLibrary
+from gmb.results.records import headline, read_records
+from gmb.results.store import STAT_COLUMNS, Store
+from gmb.machine.topology import Topology
 
 # What tables ranked each benchmark by before records named their headline (the harness's former METRIC_OF): the
 # oracle for records written before the field existed.

@@ -5,9 +5,9 @@ so that what the fake the other tests run on says stays true of the engine."""
 from fake_engine import description
 from realmpi import debian_library, skip_unless_debian
 
-from gmb import build
-from gmb.engine_description import SCHEMA
-from gmb.records import STAT_OBJECTS
+from gmb.engine import build
+from gmb.engine.description import SCHEMA
+from gmb.results.records import STAT_OBJECTS
 
 FAMILIES = {"pt2pt", "multi-pair", "rma", "partitioned", "collective", "nbc", "managed", "halo", "peaks", "doctor"}
 

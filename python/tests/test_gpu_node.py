@@ -15,13 +15,18 @@ import pytest
 from conftest import DATA
 from fake_engine import describe
 
-from gmb import build, defaults, estimate, launchers, records, tables
-from gmb.plan import Launch, plan
-from gmb.spec import load_campaign
+from gmb.engine import build
+from gmb.campaign import defaults
+from gmb.campaign import estimate
+from gmb.machine import launchers
+from gmb.results import records
+from gmb.report import tables
+from gmb.campaign.plan import Launch, plan
+from gmb.campaign.spec import load_campaign
 from gmb.cli import main
-from gmb.mpilibs import MpiLibrary, load_config
-from gmb.store import Store
-from gmb.topology import Gpu, Topology
+from gmb.machine.mpilibs import MpiLibrary, load_config
+from gmb.results.store import Store
+from gmb.machine.topology import Gpu, Topology
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "examples" / "libraries-cuda-aware-prefix.toml"
@@ -89,7 +94,7 @@ def test_library_tools_run_in_the_library_environment(tmp_path, monkeypatch):
     sys_lib, sees_other = load_config(cfg)
     assert (sys_lib.family, sys_lib.version) == ("openmpi", "4.1.6")
     assert sees_other.version == "5.0.7"  # what happens without path_remove
-    from gmb.mpilibs import cuda_aware_static
+    from gmb.machine.mpilibs import cuda_aware_static
 
     assert cuda_aware_static(sys_lib) is False and cuda_aware_static(sees_other) is True
 
@@ -308,7 +313,7 @@ def test_real_h200_collectives_and_report(h200_store, tmp_path):
     ops = {r[0] for r in t.rows}
     assert {"allreduce", "bcast", "allgather", "alltoall"} <= ops
     assert all(r[2] == "device" and r[1] == 4 for r in t.rows)
-    from gmb import report
+    from gmb.report import html as report
 
     html = report.write_report(h200_store, tmp_path / "r.html").read_text()
     assert "Fraction of peak" in html and "p2p-ipc" in html and "host-copy" in html
@@ -341,7 +346,7 @@ def _fake_openmpi(tmp_path, pmls: str, btls: str) -> MpiLibrary:
 
 
 def test_an_open_mpi_with_ucx_is_measured_as_two_gpu_configurations(tmp_path):
-    from gmb.mpilibs import gpu_configurations
+    from gmb.machine.mpilibs import gpu_configurations
 
     lib = _fake_openmpi(tmp_path, "cm ob1 ucx", "self smcuda sm tcp")
     ob1, ucx = gpu_configurations([lib])
@@ -363,7 +368,7 @@ def test_an_mpich_found_on_a_gpu_node_runs_with_its_gpu_profile(tmp_path):
     """An MPICH built with CUDA refuses device memory until its GPU support is switched on, and its UCX crashes on
     device buffers with the memory-type cache on: a GPU node runs it with both, under the name it was found as; a
     declared MPICH (its settings are the user's) stays as declared."""
-    from gmb.mpilibs import gpu_configurations
+    from gmb.machine.mpilibs import gpu_configurations
 
     found = MpiLibrary("mpich-4.0.2", "mpich", "4.0.2", "/opt/mpich-cuda", "/opt/mpich-cuda/bin/mpiexec", "mpiexec",
                        env={"MPIR_CVAR_CH4_NETMOD": "ucx"})
@@ -374,7 +379,8 @@ def test_an_mpich_found_on_a_gpu_node_runs_with_its_gpu_profile(tmp_path):
     declared = dataclasses.replace(found, source="declared")
     assert gpu_configurations([declared]) == [declared]
     # gmb doctor on a GPU node diagnoses what a campaign there runs: the MPICH with its profile
-    from gmb import doctor, topology
+    from gmb.engine import doctor
+    from gmb.machine import topology
 
     for gpus, profile in ((TOPO4, "mpich"), (Topology(gpus=[], links={}, numa_nodes={0: "0-1"}), None)):
         with pytest.MonkeyPatch.context() as mp:
@@ -383,7 +389,7 @@ def test_an_mpich_found_on_a_gpu_node_runs_with_its_gpu_profile(tmp_path):
         assert (entry["name"], entry["profile"], entry["env"].get("UCX_MEMTYPE_CACHE")) == \
             ("mpich-4.0.2", profile, "n" if profile else None)
     # a resume finds again the one the plan ran: with the GPU profile (a GPU node's plan) or without (a host's)
-    from gmb.session import planned_libraries
+    from gmb.run.session import planned_libraries
 
     for planned_profile in ("mpich", None):
         again = planned_libraries([{"name": "mpich-4.0.2", "profile": planned_profile},
@@ -393,7 +399,8 @@ def test_an_mpich_found_on_a_gpu_node_runs_with_its_gpu_profile(tmp_path):
 
 
 def test_library_option_names_an_installation_or_one_of_its_configurations(tmp_path, monkeypatch):
-    from gmb import mpilibs, session
+    from gmb.machine import mpilibs
+    from gmb.run import session
     from gmb.errors import UsageError
 
     lib = _fake_openmpi(tmp_path, "ob1 ucx", "self smcuda")

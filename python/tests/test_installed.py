@@ -15,9 +15,11 @@ import pytest
 import synth
 
 import gmb
-from gmb import engines, identity, records
+from gmb.engine import engines
+from gmb.machine import identity
+from gmb.results import records
 from gmb.cli import main
-from gmb.mpilibs import MpiLibrary
+from gmb.machine.mpilibs import MpiLibrary
 from conftest import write_fake_engine, write_fake_launcher
 
 HERE = Path(__file__).parent
@@ -151,7 +153,7 @@ def test_the_first_installed_engine_built_for_the_library_is_taken(installed, mo
                                   f"FAKE_MPI_LIBRARY={installed['tmp'] / 'mpich' / 'lib' / 'libmpich.so.12'}")
     monkeypatch.setenv("GMB_ENGINE", str(installed["engine"]))
     _on_path(monkeypatch, mpich.parent)
-    from gmb import mpilibs
+    from gmb.machine import mpilibs
 
     libs = mpilibs.all_libraries(str(installed["config"]), detect_libs=False)
     chosen = engines.choose(libs, do_build=False)
@@ -170,7 +172,7 @@ def test_no_engine_and_no_sources(installed, monkeypatch, capsys):
                 "set GMB_SOURCE to the engine sources"):
         assert way in err
     monkeypatch.delenv("GMB_SOURCE")
-    monkeypatch.setattr(gmb.build, "repo_root", lambda: None)  # an installed harness: no checkout around it
+    monkeypatch.setattr(gmb.engine.build, "repo_root", lambda: None)  # an installed harness: no checkout around it
     assert run_gmb("build", "--config", installed["config"], "--no-detect", "--library", "fakempi-a") == 1
     assert "this gmb does not run from a checkout and GMB_SOURCE is not set" in capsys.readouterr().err
     monkeypatch.setenv("GMB_ENGINE", str(installed["tmp"] / "gone" / "gmb-bench"))
@@ -250,7 +252,7 @@ def test_every_third_party_import_is_declared():
               for ds in project["optional-dependencies"].values() for d in ds}
     distribution = {"pynvml": "nvidia-ml-py"}
     imported = set()
-    for src in (PYTHON / "src" / "gmb").glob("*.py"):
+    for src in (PYTHON / "src" / "gmb").rglob("*.py"):
         imported |= set(re.findall(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", src.read_text(), re.M))
     third_party = {m for m in imported if m not in sys.stdlib_module_names and m not in ("gmb", "__future__")}
     assert third_party == {"matplotlib", "numpy", "jsonschema", "pynvml"}

@@ -9,7 +9,10 @@ import sys
 
 import pytest
 
-from gmb import build, doctor, identity, mpilibs
+from gmb.engine import build
+from gmb.engine import doctor
+from gmb.machine import identity
+from gmb.machine import mpilibs
 from gmb.cli import main
 from synth import context
 from test_cli import run_gmb
@@ -225,9 +228,9 @@ def test_engine_crash_after_swap_is_a_wrong_library_launch(fake_setup, tmp_path,
                       "echo 'gmb-bench: warning: MPI library swapped: running /x/libmpi.so.40 but built against "
                       "/y/libmpi.so.40.30.4 (LD_LIBRARY_PATH=/x); figures belong to the library running' >&2\n"
                       "kill -SEGV $$\n")
-    from gmb import execute
-    from gmb.plan import Launch
-    from gmb.store import Store
+    from gmb.run import execute
+    from gmb.campaign.plan import Launch
+    from gmb.results.store import Store
 
     x = Launch("l1", "fakempi-a", "latency", "host:host", "", 2, 1, ["latency"], {}, None, None, 10)
     lib_a = mpilibs.MpiLibrary("fakempi-a", "openmpi", "9.9.0", str(tmp_path), str(fake_setup["bindir"] / "mpirun"),

@@ -9,8 +9,10 @@ import sys
 
 from test_cli import run_gmb
 
-from gmb import answers, load, tables
-from gmb.store import open_results
+from gmb.report import answers
+from gmb.machine import load
+from gmb.report import tables
+from gmb.results.store import open_results
 
 
 def test_the_verdict_compares_other_runnable_threads_with_the_free_cores():

@@ -11,14 +11,18 @@ import synth
 from conftest import check_report_in_chromium
 from fake_engine import describe, description
 
-from gmb import answers, defaults, estimate, plots, tables
+from gmb.report import answers
+from gmb.campaign import defaults
+from gmb.campaign import estimate
+from gmb.report import plots
+from gmb.report import tables
 from gmb.cli import main
-from gmb.engine_description import EngineDescription
-from gmb.mpilibs import MpiLibrary
-from gmb.plan import plan
-from gmb.report import build_html
-from gmb.store import Store
-from gmb.topology import Gpu, Topology
+from gmb.engine.description import EngineDescription
+from gmb.machine.mpilibs import MpiLibrary
+from gmb.campaign.plan import plan
+from gmb.report.html import build_html
+from gmb.results.store import Store
+from gmb.machine.topology import Gpu, Topology
 
 SIZES = synth.pow2_sizes(1, 1 << 20)
 TOPO2 = Topology(gpus=[Gpu(0, "H200"), Gpu(1, "H200")], links={(0, 1): "NV18", (1, 0): "NV18"},

@@ -5,8 +5,10 @@ import shutil
 
 import pytest
 
-from gmb import launchers, mpilibs, topology
-from gmb.mpilibs import MpiLibrary
+from gmb.machine import launchers
+from gmb.machine import mpilibs
+from gmb.machine import topology
+from gmb.machine.mpilibs import MpiLibrary
 
 
 def _lib(family="openmpi", **kw):
@@ -165,7 +167,7 @@ def _fake_launcher(tmp_path, script: str) -> MpiLibrary:
 def test_engine_doctor_crash_is_a_not_aware_verdict(tmp_path):
     """pml ucx with UCX defaults dies on device memory (mpirun exits 139): gmb doctor reports the library as not
     aware with the signal and the engine's FATAL line, instead of failing."""
-    from gmb import doctor
+    from gmb.engine import doctor
 
     lib = _fake_launcher(tmp_path, 'echo "some launcher noise" >&2\n'
                                    'echo "gmb-bench: FATAL on rank 1 at awareness.cpp:84: the MPI library stopped '
@@ -231,7 +233,7 @@ def _aware_doctor_script(extra: str = "") -> str:
 def test_engine_doctor_crash_in_the_fresh_buffer_check_keeps_the_verdict(tmp_path):
     """The doctor proves awareness first; a crash in its later fresh-buffer check (device buffers freed and
     allocated again) is that check's finding, not a "not aware" verdict."""
-    from gmb import doctor
+    from gmb.engine import doctor
 
     lib = _fake_launcher(tmp_path, _aware_doctor_script(
         "echo \"gmb-bench: FATAL on host rank 1: signal Segmentation fault while running: the doctor's fresh-buffer "

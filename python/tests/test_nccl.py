@@ -13,13 +13,17 @@ from conftest import HERE
 from fake_engine import describe
 from test_campaign import CUDA_DESC, lib
 
-from gmb import build, compare, defaults, records, tables
-from gmb.plan import plan
-from gmb.spec import Block, Campaign
+from gmb.engine import build
+from gmb.report import compare
+from gmb.campaign import defaults
+from gmb.results import records
+from gmb.report import tables
+from gmb.campaign.plan import plan
+from gmb.campaign.spec import Block, Campaign
 from gmb.cli import main
-from gmb.mpilibs import ConfigError, load_config, nccl_library
-from gmb.store import Store, open_results
-from gmb.topology import Gpu, Topology
+from gmb.machine.mpilibs import ConfigError, load_config, nccl_library
+from gmb.results.store import Store, open_results
+from gmb.machine.topology import Gpu, Topology
 
 NCCL_DESC = describe(cuda=True, nccl="2.28.3")
 TOPO4 = Topology(gpus=[Gpu(i, "NVIDIA H200") for i in range(4)],

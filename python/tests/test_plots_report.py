@@ -5,8 +5,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from gmb import plots, report, tables
-from gmb.store import Store
+from gmb.report import plots
+from gmb.report import html as report
+from gmb.report import tables
+from gmb.results.store import Store
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

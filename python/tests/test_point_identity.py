@@ -10,8 +10,11 @@ import pytest
 import synth
 from test_cli import run_gmb
 
-from gmb import answers, compare, records, tables
-from gmb.store import Store, open_results
+from gmb.report import answers
+from gmb.report import compare
+from gmb.results import records
+from gmb.report import tables
+from gmb.results.store import Store, open_results
 
 CAMPAIGN = """
 [campaign]

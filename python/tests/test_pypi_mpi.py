@@ -4,7 +4,8 @@
 import sys
 from pathlib import Path
 
-from gmb import build, mpilibs
+from gmb.engine import build
+from gmb.machine import mpilibs
 
 
 def _script(path, text):

@@ -3,7 +3,8 @@
 h100-quick-mpi4: 1 x H100, the lab's CUDA-aware Open MPI 5.0.7 under pml ob1 and ucx): what its tables and answers
 say of one-sided and partitioned communication, and of the one-sided launches the library refused."""
 
-from gmb import answers, tables
+from gmb.report import answers
+from gmb.report import tables
 
 
 def _rows(t: tables.Table) -> list[dict]:

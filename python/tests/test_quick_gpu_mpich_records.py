@@ -3,7 +3,8 @@
 1 x H100; the lab's Open MPI 5.0.7 under pml ob1 and ucx, MPICH 4.0.2 built with CUDA by contrib/cuda-mpich, the
 system's Open MPI 4.1.6): what the answers say per path when the families differ, and which settings mattered."""
 
-from gmb import answers, tables
+from gmb.report import answers
+from gmb.report import tables
 
 AWARE = {"openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx", "mpich-4.0.2"}
 

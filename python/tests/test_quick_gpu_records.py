@@ -5,7 +5,8 @@ answers and its tables say."""
 
 import re
 
-from gmb import answers, tables
+from gmb.report import answers
+from gmb.report import tables
 
 
 def test_answers_of_the_recorded_quick_campaign(gpu_quick_store):

@@ -6,8 +6,9 @@ path and per collective, and that every figure stays under the copy ceiling of i
 
 from conftest import check_report_in_chromium
 
-from gmb import answers, tables
-from gmb.report import build_html
+from gmb.report import answers
+from gmb.report import tables
+from gmb.report.html import build_html
 
 AWARE = {"openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx", "mpich-4.0.2"}
 NOT_AWARE = {"openmpi-4.1.6-ob1", "openmpi-4.1.6-ucx"}

@@ -9,8 +9,9 @@ import json
 import pytest
 from conftest import DATA, check_report_in_chromium, quick_campaign_store
 
-from gmb import answers, tables
-from gmb.report import build_html
+from gmb.report import answers
+from gmb.report import tables
+from gmb.report.html import build_html
 
 AWARE = {"openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx"}
 NOT_AWARE = {"openmpi-4.1.6-ob1", "openmpi-4.1.6-ucx"}

@@ -5,10 +5,10 @@ import sqlite3
 import pytest
 import synth
 
-from gmb import records
+from gmb.results import records
 from gmb.outputs import OutputError
-from gmb.records import RecordError, read_records
-from gmb.store import SCHEMA_VERSION, Store, StoreError, open_results
+from gmb.results.records import RecordError, read_records
+from gmb.results.store import SCHEMA_VERSION, Store, StoreError, open_results
 from conftest import DATA
 
 

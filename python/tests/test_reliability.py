@@ -23,9 +23,10 @@ import pytest
 from realmpi import debian_library, have_debian
 import synth
 
-from gmb import locks, outputs
+from gmb import outputs
+from gmb.run import locks
 from gmb.cli import main
-from gmb.store import Store
+from gmb.results.store import Store
 
 DATA = Path(__file__).parent / "data"
 
@@ -533,7 +534,7 @@ def test_real_ranks_that_outlive_a_killed_launcher_are_stopped(real_env, tmp_pat
 def test_processes_that_outlive_their_launcher_are_stopped_and_logged(tmp_path):
     """A launcher that dies leaving a process of its session running: the launch's end stops it and the log names
     it."""
-    from gmb import execute
+    from gmb.run import execute
 
     log = tmp_path / "x.log"
     pid_file = tmp_path / "child"

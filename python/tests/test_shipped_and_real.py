@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from fake_engine import describe
 
-from gmb.plan import plan
-from gmb.spec import load_campaign
+from gmb.campaign.plan import plan
+from gmb.campaign.spec import load_campaign
 from gmb.cli import main
-from gmb.mpilibs import MpiLibrary
-from gmb.records import read_records
+from gmb.machine.mpilibs import MpiLibrary
+from gmb.results.records import read_records
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from gmb import build, engines, slurm, spec
+from gmb.engine import build
+from gmb.engine import engines
+from gmb.run import slurm
+from gmb.campaign import spec
 from gmb.cli import main
 
 CAMPAIGN = """

@@ -10,9 +10,9 @@ import subprocess
 import pytest
 from realmpi import debian_library, have_debian
 
-from gmb import launchers
+from gmb.machine import launchers
 from gmb.cli import main
-from gmb.mpilibs import MpiLibrary
+from gmb.machine.mpilibs import MpiLibrary
 
 
 def slurm_up() -> str | None:

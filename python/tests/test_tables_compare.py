@@ -6,8 +6,11 @@ import pytest
 from conftest import DATA
 import synth
 
-from gmb import compare, peaks, records, tables
-from gmb.store import Store
+from gmb.report import compare
+from gmb.results import peaks
+from gmb.results import records
+from gmb.report import tables
+from gmb.results.store import Store
 
 
 REAL = DATA / "h200-x2"  # records of the 2 x H200 NVLink machine (peaks at 1 MiB and 64 MiB), trimmed

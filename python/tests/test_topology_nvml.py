@@ -3,7 +3,7 @@
 import sys
 import types
 
-from gmb import topology
+from gmb.machine import topology
 
 
 def fake_pynvml(remote_of, p2p_ok: bool, links: int = 18):

@@ -14,13 +14,15 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import __version__, engines, session
+from . import __version__
+from .engine import engines
+from .run import session
 from .errors import UsageError
 from .outputs import OutputError, disk_full, os_cause
 
 
 def cmd_libs(args):
-    from .mpilibs import cuda_aware_static
+    from .machine.mpilibs import cuda_aware_static
 
     libs = session.libraries(args, need=False)
     for lib in libs:
@@ -38,7 +40,7 @@ def cmd_libs(args):
 
 
 def cmd_doctor(args):
-    from . import doctor
+    from .engine import doctor
 
     rep = doctor.diagnose(session.libraries(args, need=False), run_engine_doctor=not args.no_engine,
                           check_settings=True if args.settings else None)
@@ -70,7 +72,7 @@ def cmd_run(args):
 
 
 def _open(path):
-    from . import store
+    from .results import store
 
     try:
         return store.open_results(path)
@@ -99,7 +101,8 @@ def _check_csv_dir(path: str | None):
 
 
 def cmd_report(args):
-    from . import report, tables
+    from .report import html as report
+    from .report import tables
 
     out = Path(args.output) if args.output else Path(args.results) / "report.html" if Path(args.results).is_dir() \
         else Path(args.results).with_suffix(".html")
@@ -115,7 +118,8 @@ def cmd_report(args):
 
 
 def cmd_tables(args):
-    from . import compare, tables
+    from .report import compare
+    from .report import tables
 
     _check_csv_dir(args.csv)
     st = _open(args.results)
@@ -128,7 +132,8 @@ def cmd_tables(args):
 
 
 def cmd_compare(args):
-    from . import compare, tables
+    from .report import compare
+    from .report import tables
 
     _check_csv_dir(args.csv)
     a, b = _open(args.a), _open(args.b)
@@ -163,7 +168,7 @@ def cmd_compare(args):
 
 
 def cmd_slurm(args):
-    from . import slurm
+    from .run import slurm
 
     return slurm.command(args)
 
@@ -172,7 +177,10 @@ def cmd_ingest(args):
     """Every file is read (and checked) before anything is stored: a file that cannot be read, or whose records
     name another MPI library than ``--library`` (for a library gmb knows, `gmb libs`: the launch check; for a name it
     does not know: the name's family and version), stores nothing."""
-    from . import identity, mpilibs, records, store
+    from .machine import identity
+    from .machine import mpilibs
+    from .results import records
+    from .results import store
 
     files = [records.read_records(f, validate=args.validate) for f in args.files]
     if args.library and not args.no_check:
@@ -432,10 +440,10 @@ def main(argv=None) -> int:
 
 def _main(argv) -> int:
     args = parser().parse_args(argv)
-    from .engine_description import DescriptionError
-    from .spec import CampaignError
-    from .records import RecordError
-    from .store import StoreError
+    from .engine.description import DescriptionError
+    from .campaign.spec import CampaignError
+    from .results.records import RecordError
+    from .results.store import StoreError
 
     try:
         try:

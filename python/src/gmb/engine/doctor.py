@@ -12,8 +12,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import build as build_mod
-from . import identity, launchers, mpilibs, topology
-from .engine_description import DescriptionError
+from ..machine import identity
+from ..machine import launchers
+from ..machine import mpilibs
+from ..machine import topology
+from .description import DescriptionError
 
 
 def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, check_settings: bool | None = None

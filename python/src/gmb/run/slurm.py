@@ -21,8 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .errors import UsageError
-from .spec import Campaign
+from ..errors import UsageError
+from ..campaign.spec import Campaign
 
 # What an #SBATCH value may hold. sbatch reads these lines itself (the shell sees comments), splitting at
 # whitespace and taking quotes and '#' as its own: a value with whitespace, a quote, '#', a backslash or a control
@@ -173,7 +173,9 @@ def setup_lines(items) -> list[str]:
 def _engines(args, c) -> tuple[list[str], int]:
     """The campaign's engines, built here unless --no-build (then looked for: missing ones refused unless
     --no-engine-check): (comment lines naming them, exit status: 1 when a build failed)."""
-    from . import engines, session, spec
+    from ..engine import engines
+    from . import session
+    from ..campaign import spec
 
     if args.no_engine_check:
         return ["engines: not looked for (--no-engine-check); the job skips a library without one"], 0
@@ -206,8 +208,10 @@ def _engines(args, c) -> tuple[list[str], int]:
 
 def command(args) -> int:
     """`gmb slurm`: checks, engines, script."""
-    from . import __version__, build, spec
-    from .outputs import write_new
+    from .. import __version__
+    from ..engine import build
+    from ..campaign import spec
+    from ..outputs import write_new
 
     c = spec.load_campaign(args.campaign)
     out = Path(args.output)

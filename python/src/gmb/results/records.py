@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import SCHEMA_ID
+from .. import SCHEMA_ID
 
 STAT_OBJECTS = ("time_us", "bandwidth_GBps", "busbw_GBps", "message_rate_Mps")
 # A record written before records named their headline is ranked by the first of these it carries: what those
@@ -282,7 +282,7 @@ def schema_path() -> Path | None:
     env = os.environ.get("GMB_SCHEMA")
     if env:
         return Path(env)
-    resource = importlib.resources.files(__package__).joinpath(*SCHEMA_RESOURCE)
+    resource = importlib.resources.files("gmb").joinpath(*SCHEMA_RESOURCE)
     return Path(str(resource)) if isinstance(resource, Path) and resource.is_file() else None
 
 
@@ -292,9 +292,9 @@ def load_schema() -> dict:
         if not Path(env).is_file():
             raise RecordError(f"GMB_SCHEMA={env}: no such file (unset it to use the schema shipped with gmb)")
         return json.loads(Path(env).read_text())
-    resource = importlib.resources.files(__package__).joinpath(*SCHEMA_RESOURCE)
+    resource = importlib.resources.files("gmb").joinpath(*SCHEMA_RESOURCE)
     if not resource.is_file():
-        raise RecordError(f"the record schema is missing from the gmb package ({__package__}/"
+        raise RecordError(f"the record schema is missing from the gmb package (gmb/"
                           f"{'/'.join(SCHEMA_RESOURCE)}): reinstall gmb (pip install ./python), or set GMB_SCHEMA "
                           f"to its path")
     return json.loads(resource.read_text(encoding="utf-8"))

@@ -8,12 +8,12 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from .engine_description import EngineDescription
-from .mpilibs import MpiLibrary, nccl_library
-from .peaks import bidirectional
+from ..engine.description import EngineDescription
+from ..machine.mpilibs import MpiLibrary, nccl_library
+from ..results.peaks import bidirectional
 from .plan import listed_operations, not_aware_reason
 from .spec import Block, Campaign
-from .topology import Topology
+from ..machine.topology import Topology
 
 # --quick: one operation per collective benchmark
 QUICK_OPERATIONS = {"coll": ["allreduce"], "nbc": ["allreduce"]}

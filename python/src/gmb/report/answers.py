@@ -32,11 +32,11 @@ import textwrap
 from dataclasses import dataclass, field
 from statistics import median
 
-from .peaks import bidirectional, ceiling_for, ceilings
-from .records import one_sided, placed, transport_of
-from .spec import parse_memory
-from .store import Store
-from .load import busy_launch
+from ..results.peaks import bidirectional, ceiling_for, ceilings
+from ..results.records import one_sided, placed, transport_of
+from ..campaign.spec import parse_memory
+from ..results.store import Store
+from ..machine.load import busy_launch
 from .tables import Point, clearly_apart, collective_rows, combine, latency_rows, pairwise_bandwidth, \
     pairwise_time_rows, partitioned_overlap, persistent_pairs, results_where, size_label, within_one_launch
 

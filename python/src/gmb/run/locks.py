@@ -29,7 +29,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .outputs import OutputError, os_cause
+from ..outputs import OutputError, os_cause
 
 LOCK_NAME = "gmb.lock"
 

@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .mpilibs import MpiLibrary
-from .outputs import OutputError, os_cause, write_new
-from .engine_description import Benchmark, EngineDescription
+from ..machine.mpilibs import MpiLibrary
+from ..outputs import OutputError, os_cause, write_new
+from ..engine.description import Benchmark, EngineDescription
 from .spec import DEFAULT_OPERATIONS, Block, Campaign, CampaignError, parse_memory
 
 

@@ -46,8 +46,8 @@ import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .engine_description import EngineDescription, Option, known_benchmarks
-from .tomlcheck import array_of_tables, typename
+from ..engine.description import EngineDescription, Option, known_benchmarks
+from ..tomlcheck import array_of_tables, typename
 
 class CampaignError(ValueError):
     """A campaign that cannot be run as written (the message names the block and key)."""

@@ -37,8 +37,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .store import Store
-from .tomlcheck import array_of_tables
+from ..results.store import Store
+from ..tomlcheck import array_of_tables
 from .tables import HIGHER_IS_BETTER, Point, Table, combine, size_label
 
 

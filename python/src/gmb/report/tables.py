@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
-from .outputs import write_new
-from .peaks import bidirectional, ceiling_for, ceiling_sizes, ceilings
-from .records import (headline, one_sided, operation_label, overlap, pairwise, partitioned, persistent, placed,
+from ..outputs import write_new
+from ..results.peaks import bidirectional, ceiling_for, ceiling_sizes, ceilings
+from ..results.records import (headline, one_sided, operation_label, overlap, pairwise, partitioned, persistent, placed,
                       precision_stop)
-from .load import busy_launch
-from .store import STAT_COLUMNS, Store
+from ..machine.load import busy_launch
+from ..results.store import STAT_COLUMNS, Store
 
 HIGHER_IS_BETTER = {"bw", "busbw", "rate"}
 # above this share of a measured ceiling an MPI figure is not plausible: the row says the ceiling is suspect

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import identity
-from .tomlcheck import array_of_tables
+from ..tomlcheck import array_of_tables
 
 # Built-in GPU profiles (METHODOLOGY "Placement"); a declared library may override any field.
 PROFILES: dict[str, dict] = {

@@ -27,8 +27,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .engine_description import EngineDescription
-from .mpilibs import MpiLibrary
+from .description import EngineDescription
+from ..machine.mpilibs import MpiLibrary
 
 SOURCE_GLOBS = ("CMakeLists.txt", "cmake/**/*", "src/**/*", "include/**/*", "apps/**/*", "reference/**/*")
 

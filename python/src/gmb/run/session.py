@@ -12,13 +12,21 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import build, estimate, identity, launchers, locks, mpilibs, spec, store, topology
-from .defaults import default_campaign
-from .engines import build_options, doctor_libraries, engines_and_descriptions, resume_engines, with_nccl
-from .errors import UsageError
+from ..engine import build
+from ..campaign import estimate
+from ..machine import identity
+from ..machine import launchers
+from . import locks
+from ..machine import mpilibs
+from ..campaign import spec
+from ..results import store
+from ..machine import topology
+from ..campaign.defaults import default_campaign
+from ..engine.engines import build_options, doctor_libraries, engines_and_descriptions, resume_engines, with_nccl
+from ..errors import UsageError
 from .execute import Stopped, run_launches, stop_on_signals
-from .load import busy_launch
-from .plan import copy_campaign_file, new_results_dir, plan, read_plan, write_plan
+from ..machine.load import busy_launch
+from ..campaign.plan import copy_campaign_file, new_results_dir, plan, read_plan, write_plan
 
 
 def check_launcher(name: str | None, what: str = "--launcher"):
@@ -234,11 +242,11 @@ def _run(args):
                      "GROUP BY library", (identity.WRONG_LIBRARY,)):
         print(f"gmb: {r['library']}: {r['n']} launch(es) ran another MPI library; their figures were not stored: "
               f"{r['reason']}", file=sys.stderr)
-    from .answers import answers_text
+    from ..report.answers import answers_text
 
     out = outdir / "report.html"
     if not args.no_report and not out.exists():  # written before anything is printed: a reader that left (a
-        from . import report  # closed pipe) loses the printout, never the report; matplotlib only for a report
+        from ..report import html as report  # closed pipe) loses the printout, never the report; matplotlib only for a report
 
         report.write_report(st, out, title=f"gmb report: {run['name']}")
     print("\n" + answers_text(st) + "\n")

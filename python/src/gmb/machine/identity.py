@@ -28,7 +28,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .records import library_family, library_label
+from ..results.records import library_family, library_label
 
 # Directories every program needs on PATH: never removed, even when another MPI's launcher lives there.
 SYSTEM_BIN_DIRS = ("/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin")

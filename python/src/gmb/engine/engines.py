@@ -26,10 +26,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, doctor, identity, mpilibs
-from .defaults import add_nccl_library
-from .engine_description import DescriptionError, EngineDescription
-from .errors import UsageError
+from . import build
+from . import doctor
+from ..machine import identity
+from ..machine import mpilibs
+from ..campaign.defaults import add_nccl_library
+from .description import DescriptionError, EngineDescription
+from ..errors import UsageError
 
 ENGINE_NAME = "gmb-bench"
 
@@ -142,7 +145,7 @@ def choose(libs, do_build: bool, build_options: dict | None = None, force: bool 
 def build_options(args) -> dict:
     """The engine build settings a command line asked for (`gmb build`, `gmb run`); CUDA: topology.engine_cuda (no
     NVIDIA driver and nothing asked: built without CUDA)."""
-    from .topology import engine_cuda
+    from ..machine.topology import engine_cuda
 
     return dict(cuda=engine_cuda(getattr(args, "cuda", None), getattr(args, "cmake_arg", None),
                                  quiet=getattr(args, "no_build", False)),

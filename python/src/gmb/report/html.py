@@ -10,9 +10,11 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, identity, locks
-from .outputs import write_new
-from .store import Store
+from .. import __version__
+from ..machine import identity
+from ..run import locks
+from ..outputs import write_new
+from ..results.store import Store
 from .answers import answers_html
 from .tables import Absent, Table, all_tables
 

@@ -15,13 +15,15 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import identity, launchers, locks
-from .engine_description import POINT_TO_POINT
-from .load import LoadMonitor
-from .mpilibs import MpiLibrary
-from .plan import Launch
-from .records import read_records
-from .store import Store
+from ..machine import identity
+from ..machine import launchers
+from . import locks
+from ..engine.description import POINT_TO_POINT
+from ..machine.load import LoadMonitor
+from ..machine.mpilibs import MpiLibrary
+from ..campaign.plan import Launch
+from ..results.records import read_records
+from ..results.store import Store
 
 EXIT_STATUS = {0: "ok", 1: "failed", 2: "bad-input", 3: "unsupported", 4: "validation-failed"}
 

@@ -21,9 +21,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-from .peaks import bidirectional, ceiling_curve, ceilings  # noqa: E402
-from .records import headline, overlap as measures_overlap, pairwise, partitioned  # noqa: E402
-from .store import Store  # noqa: E402
+from ..results.peaks import bidirectional, ceiling_curve, ceilings  # noqa: E402
+from ..results.records import headline, overlap as measures_overlap, pairwise, partitioned  # noqa: E402
+from ..results.store import Store  # noqa: E402
 from .tables import (Point, collective_rows, combine, latency_rows, pairwise_time_rows, results_where,  # noqa: E402
                      size_label)
 

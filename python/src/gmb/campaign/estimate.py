@@ -21,8 +21,8 @@ strategies are capped at ``STAGED_GBPS``.
 
 from __future__ import annotations
 
-from .engine_description import Benchmark, EngineDescription
-from .peaks import bidirectional
+from ..engine.description import Benchmark, EngineDescription
+from ..results.peaks import bidirectional
 from .plan import Launch
 from .spec import parse_size, parse_sizes
 

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from .outputs import OutputError, disk_full
+from ..outputs import OutputError, disk_full
 from .records import (RecordFile, configuration, library_label, measured_nothing, nccl_label, operation_label,
                       point_key, read_records)
 
