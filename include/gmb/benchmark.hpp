@@ -144,7 +144,7 @@ class SizeSweep : public Benchmark {
   virtual void describe_configuration(Json& record) const { (void)record; }
   // Adds the measured fields to a result record (time_us, bandwidth ...); called on rank 0 only.
   // `seconds` holds one sample per entry: seconds per iteration, the slowest rank's (compensated
-  // where launch_in_my_iteration says so).
+  // where the held ManagedPlacement's launch_in_my_iteration says so).
   virtual void describe_result(Json& record, std::size_t bytes, const std::vector<double>& seconds) = 0;
   // Figures that combine the ranks otherwise than by the slowest one (mlat: the mean over pairs). When
   // gathers_every_rank() is true the runner also gathers every rank's samples on rank 0 and calls
@@ -157,23 +157,14 @@ class SizeSweep : public Benchmark {
   // Untimed: give back what setup() took (the pool keeps the memory unless --fresh-buffers).
   virtual void teardown() {}
 
-  // ---- Managed memory (um, managed placements: methodology.md "Managed memory placements") ----------
-  // Untimed work before every iteration (placing the data before the send). When there is some, each
-  // iteration is its own sample, after pre_iteration() and a barrier.
-  virtual bool needs_pre_iteration() const { return false; }
-  virtual void pre_iteration() {}
-  // Whether to count unified-memory page faults in an untimed pass after the timed samples (see
-  // count_page_faults); the result goes into the record's "page_faults".
-  virtual bool counts_page_faults() const { return false; }
-  // Launch-cost compensation: the kernel-launch time of the device touches inside one timed iteration of
-  // *this* rank (its own touch of what it received, and a peer's touch it waits for). The runner removes
-  // it from this rank's samples before taking the slowest rank, and records the raw figures next to the
-  // compensated ones. 0: nothing to remove.
-  virtual double launch_in_my_iteration(std::size_t bytes) const { (void)bytes; return 0; }
-  // Whether records carry "compensation" (managed placements; also when there is nothing to remove).
-  virtual bool compensates_launch_cost() const { return false; }
-  // How the launch cost is removed, for the record's "compensation.formula".
-  virtual std::string compensation_formula() const { return ""; }
+  // Managed memory (um, managed placements: methodology.md "Managed memory placements"): a sweep whose
+  // data is placed holds the placement the runner applies around its iterations; `placement` outlives the
+  // sweep's runs.
+ protected:
+  void hold_placement(ManagedPlacement* placement) { managed_placement_ = placement; }
+
+ private:
+  ManagedPlacement* managed_placement_ = nullptr;  // none: no managed memory
 };
 
 // What a sweep over sizes does around each size's measurement (the runner, nbc): sizes beyond a limit

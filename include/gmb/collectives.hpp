@@ -154,25 +154,20 @@ double expected_value(Dtype t, const Segment& s, std::uint64_t k, int ranks, std
 std::string check_received(const Collective& c, Dtype t, const unsigned char* recv, std::uint64_t total, int rank,
                            int ranks, int root, bool in_place, std::uint32_t seed);
 
-// Overlap arithmetic (METHODOLOGY): overhead = overall - pure;
-// overlap % = max(0, 100 - 100 * (overall - compute) / pure); 0 when pure <= 0. Capped at 100.
-double overhead(double overall, double pure);
-double overlap_percent(double overall, double compute, double pure);
-
 // One overlapped operation on one rank (seconds): start, dummy compute (with its MPI_Test calls
 // counted apart as `test`), wait; overall = init + compute + test + wait.
 struct PhaseSample {
   double overall = 0, init = 0, compute = 0, test = 0, wait = 0;
 };
-// The figures of one compute point, from the medians (microseconds) of the slowest-rank samples.
+// The figures of one compute point of nbc, from the medians (microseconds) of the slowest-rank samples: the
+// phases of the overlapped operation besides gmb/overlap.hpp's figures.
 struct OverlapFigures {
   double pure_us = 0, overall_us = 0, init_us = 0, compute_us = 0, test_us = 0, wait_us = 0;
   double overhead_us = 0, overlap_pct = 0;
   Json to_json() const;
 };
+// Overhead and overlap % as gmb/overlap.hpp computes them.
 OverlapFigures overlap_figures(double pure_median_seconds, const std::vector<PhaseSample>& samples);
-// Compute time as fractions of the pure time: {1} for a single point, {0, 0.25, ..., 2} for a sweep.
-std::vector<double> compute_fractions(bool sweep);
 
 // Operands shared by `coll` and `nbc`: the operation, memory kinds per role, root, in-place, data
 // type, buffers, validation images. Declares and checks the options both benchmarks share.

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -96,5 +97,30 @@ Json compensation_json(const Compensated& compensated, const LaunchCost& cost, c
 // `unavailable_reason`, or CUPTI refused). Other ranks get null.
 Json count_page_faults(MPI_Comm comm, UnifiedMemoryCounter* counter, const std::string& unavailable_reason,
                        int iterations, const std::function<void()>& untimed, const std::function<void()>& timed);
+
+// What managed memory adds around a size sweep's iterations (um, managed placements): the data placed
+// before every iteration, the page faults counted after the timed samples, the kernel-launch cost removed
+// from them. A sweep whose data is placed hands the runner one (SizeSweep::hold_placement); the defaults
+// are a sweep without managed memory.
+class ManagedPlacement {
+ public:
+  virtual ~ManagedPlacement() = default;
+  // Untimed work before every iteration (placing the data before the send). When there is some, each
+  // iteration is its own sample, after place() and a barrier.
+  virtual bool places_before_iteration() const { return false; }
+  virtual void place() {}
+  // Whether to count unified-memory page faults in an untimed pass after the timed samples (see
+  // count_page_faults); the result goes into the record's "page_faults".
+  virtual bool counts_page_faults() const { return false; }
+  // Launch-cost compensation: the kernel-launch time of the device touches inside one timed iteration of
+  // *this* rank (its own touch of what it received, and a peer's touch it waits for). The runner removes
+  // it from this rank's samples before taking the slowest rank, and records the raw figures next to the
+  // compensated ones. 0: nothing to remove.
+  virtual double launch_in_my_iteration(std::size_t bytes) const { (void)bytes; return 0; }
+  // Whether records carry "compensation" (managed placements; also when there is nothing to remove).
+  virtual bool compensates_launch_cost() const { return false; }
+  // How the launch cost is removed, for the record's "compensation.formula".
+  virtual std::string compensation_formula() const { return ""; }
+};
 
 }  // namespace gmb

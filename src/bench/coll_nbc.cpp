@@ -3,15 +3,17 @@
 // `gmb-bench nbc OP`. Per size: pure = start + wait; then, per compute point, start (init), dummy
 // compute of a fraction of the pure time with K MPI_Test calls spread through it (compute, test),
 // wait. The phases do not fit the runner's one timed iterate(), so this benchmark measures each size
-// itself inside the runner's sweep (sweep_sizes: limits, buffers, setup, refused sizes as records,
-// exit codes), with the runner's conventions: explicit warm-up, one operation per sample after a
-// barrier, slowest rank per sample, one record per size written as soon as the size is done.
+// as an overlap measurement (gmb/overlap.hpp) inside the runner's sweep (sweep_sizes: limits, buffers,
+// setup, refused sizes as records, exit codes), with the runner's conventions: explicit warm-up, one
+// operation per sample after a barrier, slowest rank per sample, one record per size written as soon as
+// the size is done.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "gmb/collectives.hpp"
 #include "gmb/error.hpp"
+#include "gmb/overlap.hpp"
 #include "gmb/stats.hpp"
 
 namespace gmb {
@@ -104,6 +106,47 @@ GpuModel calibrate_gpu(GpuRuntime& gpu, GpuStream stream) {
   return model;
 }
 
+// One compute point of a size: rank 0's figures from the slowest rank's phases, that rank's overall samples,
+// the compute it aimed at and whether the measured compute met it.
+struct ComputePoint {
+  coll::OverlapFigures figures;
+  std::vector<double> overall;
+  double target = 0;
+  bool on_target = true;
+};
+
+// Per sample, the phases of the rank slowest by overall time, on rank 0 (the others get nothing). The phases
+// are one rank's, not each phase's slowest: they add up to the overall time of that rank. This is why nbc
+// reduces its overlapped samples here rather than through overlap::Measurement::slowest_samples.
+std::vector<PhaseSample> slowest_rank_phases(const std::vector<PhaseSample>& mine, const Context& ctx) {
+  struct {
+    double value;
+    int rank;
+  } local[1], slowest[1];
+  std::vector<int> winner(mine.size());
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    local[0] = {mine[k].overall, ctx.rank};
+    GMB_MPI_CHECK(MPI_Allreduce(local, slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, ctx.comm));
+    winner[k] = slowest[0].rank;
+  }
+  std::vector<double> phases(mine.size() * 5, 0.0), phases_slowest(mine.size() * 5, 0.0);
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    if (winner[k] != ctx.rank) continue;
+    const PhaseSample& s = mine[k];
+    double* p = &phases[k * 5];
+    p[0] = s.overall, p[1] = s.init, p[2] = s.compute, p[3] = s.test, p[4] = s.wait;
+  }
+  GMB_MPI_CHECK(MPI_Reduce(phases.data(), phases_slowest.data(), static_cast<int>(phases.size()), MPI_DOUBLE, MPI_SUM,
+                           0, ctx.comm));
+  if (ctx.rank != 0) return {};
+  std::vector<PhaseSample> samples(mine.size());
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    const double* p = &phases_slowest[k * 5];
+    samples[k] = {p[0], p[1], p[2], p[3], p[4]};
+  }
+  return samples;
+}
+
 class NonBlockingCollective final : public Benchmark {
  public:
   void add_options(ArgParser& p) override {
@@ -156,10 +199,17 @@ class NonBlockingCollective final : public Benchmark {
   bool sweeps_pooled_buffers() const override { return true; }
   std::string unsupported_reason(const Context& ctx) const;
   void describe_configuration(Json& record) const;
-  double pure_once();
+  void communicate();
   PhaseSample overlapped_once(double compute_seconds);
   void compute_phase(double seconds, MPI_Request* request, double* test_seconds);
   int run_operation(Context& ctx, RecordSink& sink);
+  SizeNeeds size_needs(const Context& ctx, std::size_t bytes) const;
+  void setup_size(const Context& ctx, std::size_t bytes);
+  void teardown_size();
+  int measure_size(const Context& ctx, RecordSink& sink, std::size_t index, std::size_t bytes);
+  ComputePoint measure_point(const Context& ctx, const overlap::Measurement& m, double fraction, double pure);
+  void write_record(const Context& ctx, RecordSink& sink, const overlap::Measurement& m, std::size_t bytes,
+                    const ComputePoint& headline, const std::vector<double>& pure_slowest, const Json& curve) const;
   void calibrate(const Context& ctx);
   bool calibrated_ = false;
   Json calibration_ = Json::object();
@@ -198,12 +248,11 @@ void NonBlockingCollective::describe_configuration(Json& record) const {
   operands_.describe_configuration(record, ranks_);
 }
 
-double NonBlockingCollective::pure_once() {
+// Pure communication: start + wait.
+void NonBlockingCollective::communicate() {
   MPI_Request request = MPI_REQUEST_NULL;
-  return host_time([&] {
-    operands_.start(&request);
-    GMB_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
-  });
+  operands_.start(&request);
+  GMB_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
 }
 
 // The dummy compute, `seconds` long, split into tests_+1 equal slices with an MPI_Test after each
@@ -282,191 +331,155 @@ PhaseSample NonBlockingCollective::overlapped_once(double compute_seconds) {
 }
 
 int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
-  const RunSettings& settings = *ctx.settings;
-  const coll::Collective& op = operands_.op();
-  const std::vector<std::uint64_t> sizes = op.has_data ? settings.sizes : std::vector<std::uint64_t>{0};
+  const std::vector<std::uint64_t> sizes = operands_.op().has_data ? ctx.settings->sizes : std::vector<std::uint64_t>{0};
   auto describe = [this](Json& record) { describe_configuration(record); };
 
   const std::string refusal = agree_on_reason(ctx.comm, unsupported_reason(ctx));
   if (!refusal.empty()) return record_unsupported_sweep(ctx, sink, sizes, refusal, describe);
 
   calibrate(ctx);
-  const std::vector<double> fractions = coll::compute_fractions(sweep_);
   SweepSteps steps;
   steps.describe = describe;
-  steps.setup = [&](std::size_t bytes) {
-    operands_.setup(ctx, bytes);
-    if (dummy_copies_) {
-      copy_bytes_ = std::max<std::size_t>(bytes, 1);
-      const MemoryKind& pinned = ctx.platform->memory.require_by(kCopyHostMemory.property, kCopyHostMemory.what);
-      const MemoryKind& device = ctx.platform->memory.require_by(kCopyDeviceMemory.property, kCopyDeviceMemory.what);
-      copy_host_up_ = ctx.buffers->take(pinned, copy_bytes_);
-      copy_host_down_ = ctx.buffers->take(pinned, copy_bytes_);
-      copy_device_up_ = ctx.buffers->take(device, copy_bytes_);
-      copy_device_down_ = ctx.buffers->take(device, copy_bytes_);
-    }
-  };
-  steps.teardown = [&] {
-    operands_.teardown();
-    copy_host_up_.reset();
-    copy_host_down_.reset();
-    copy_device_up_.reset();
-    copy_device_down_.reset();
-  };
-  steps.needs = [&](std::size_t bytes) {
-    SizeNeeds needs = operands_.needs(ctx, bytes);
-    if (dummy_copies_) {
-      const std::uint64_t copy_bytes = 2 * std::max<std::uint64_t>(bytes, 1);
-      needs.add("dummy copies", copy_bytes, MemorySide::host);
-      needs.add("dummy copies", copy_bytes, MemorySide::device);
-    }
-    return needs;
-  };
-  steps.measure = [&](std::size_t index, std::size_t bytes) {
-    // --validate: untimed operations (start + wait) whose inputs are written and outputs checked, one
-    // before the warm-up and one after the last compute point; timed operations are never checked.
-    std::string validation_error;
-    int checked = 0;
-    auto checked_operation = [&] {
-      const std::uint32_t seed = validation_seed(index, checked++);
-      operands_.prepare(seed);
-      GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-      pure_once();
-      if (std::string e = operands_.verify(seed); !e.empty() && validation_error.empty()) validation_error = e;
-    };
-    auto after_barrier = [&](auto&& body) {
-      GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-      return body();
-    };
-    if (settings.validate) checked_operation();
-
-    // Warm-up and pure: start + wait, one operation per sample after a barrier.
-    const int warmup = settings.warmup_for(bytes);
-    const int iterations = settings.iterations_for(bytes);
-    for (int k = 0; k < warmup; ++k) after_barrier([&] { return pure_once(); });
-    Samples pure(static_cast<std::size_t>(iterations));
-    for (int k = 0; k < iterations; ++k) pure.add(after_barrier([&] { return pure_once(); }));
-    const std::vector<double> pure_slowest = slowest_rank_everywhere(pure.seconds(), ctx.comm);
-    const double pure_median = summarize(pure_slowest).median;  // the same on every rank
-
-    Json curve = Json::array();
-    std::vector<double> curve_overlaps;
-    coll::OverlapFigures headline;
-    std::vector<double> headline_overall;
-    double headline_target = 0;
-    bool headline_on_target = true;
-    for (std::size_t point = 0; point < fractions.size(); ++point) {
-      const double target = fractions[point] * pure_median;
-      std::vector<PhaseSample> mine(static_cast<std::size_t>(iterations));
-      // Unmeasured operations first: the point does not start cold, and each rank scales its compute so
-      // that the measured compute phase meets the target (the calibrated rate drifts with clocks, and
-      // the MPI_Test calls and slicing cost time of their own).
-      double scale = 1.0;
-      for (int k = 0; k < kComputeTuningRounds; ++k) {
-        const PhaseSample tuning = after_barrier([&] { return overlapped_once(target * scale); });
-        if (target > 0 && tuning.compute > 0) scale = std::clamp(scale * target / tuning.compute, 0.01, 100.0);
-      }
-      for (int k = 0; k < iterations; ++k) mine[k] = after_barrier([&] { return overlapped_once(target * scale); });
-
-      // Per sample, the slowest rank by overall time, and that rank's phases.
-      struct {
-        double value;
-        int rank;
-      } local[1], slowest[1];
-      std::vector<int> winner(mine.size());
-      for (std::size_t k = 0; k < mine.size(); ++k) {
-        local[0] = {mine[k].overall, ctx.rank};
-        GMB_MPI_CHECK(MPI_Allreduce(local, slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, ctx.comm));
-        winner[k] = slowest[0].rank;
-      }
-      std::vector<double> phases(mine.size() * 5, 0.0), phases_slowest(mine.size() * 5, 0.0);
-      for (std::size_t k = 0; k < mine.size(); ++k) {
-        if (winner[k] != ctx.rank) continue;
-        const PhaseSample& s = mine[k];
-        double* p = &phases[k * 5];
-        p[0] = s.overall, p[1] = s.init, p[2] = s.compute, p[3] = s.test, p[4] = s.wait;
-      }
-      GMB_MPI_CHECK(MPI_Reduce(phases.data(), phases_slowest.data(), static_cast<int>(phases.size()), MPI_DOUBLE, MPI_SUM,
-                               0, ctx.comm));
-      if (ctx.rank != 0) continue;
-      std::vector<PhaseSample> samples(mine.size());
-      std::vector<double> overall(mine.size());
-      for (std::size_t k = 0; k < mine.size(); ++k) {
-        const double* p = &phases_slowest[k * 5];
-        samples[k] = {p[0], p[1], p[2], p[3], p[4]};
-        overall[k] = p[0];
-      }
-      const coll::OverlapFigures figures = coll::overlap_figures(pure_median, samples);
-      curve_overlaps.push_back(figures.overlap_pct);
-      const bool on_target = target <= 0 || std::abs(figures.compute_us * 1e-6 / target - 1) <= kComputeTolerance;
-      if (!on_target) {
-        char text[200];
-        std::snprintf(text, sizeof text, "%zu B: the compute phase took %.2f us for a target of %.2f us%s", bytes,
-                      figures.compute_us, target * 1e6, tests_ > 0 ? " (the MPI_Test calls alone may take longer)" : "");
-        sink.note(text);
-      }
-      curve.push(figures.to_json()
-                     .set("compute_fraction", fractions[point])
-                     .set("compute_target_us", target * 1e6)
-                     .set("compute_on_target", on_target));
-      if (fractions[point] == 1.0) {
-        headline = figures;
-        headline_overall = overall;
-        headline_target = target;
-        headline_on_target = on_target;
-      }
-    }
-
-    if (settings.validate) checked_operation();
-    validation_error = agree_on_reason(ctx.comm, validation_error);
-    steps.teardown();
-
-    if (ctx.rank == 0) {
-      Json record = result_record(ctx, bytes);
-      describe_configuration(record);
-      record.set("iterations", iterations)
-          .set("warmup", warmup)
-          .set("batch", 1)
-          .set("timing",
-               "host clock; one operation per sample after a barrier; per sample, the slowest rank's overall time "
-               "(time_us) with that rank's init/compute/test/wait; pure per sample is the slowest rank's")
-          .set("buffer_allocation", to_string(ctx.buffers->allocation()));
-      if (settings.validate) record.set("validated_iterations", checked);
-      record.set("time_us", summarize_transformed(headline_overall, [](double s) { return s * 1e6; }).to_json());
-      Json metrics = headline.to_json();
-      metrics.set("call", op.nonblocking_name)
-          .set("compute", compute_)
-          .set("tests", tests_)
-          .set("dummy_copies", dummy_copies_)
-          .set("compute_fraction", 1.0)
-          .set("compute_target_us", headline_target * 1e6)
-          .set("compute_on_target", headline_on_target)
-          .set("pure_time_us", summarize_transformed(pure_slowest, [](double s) { return s * 1e6; }).to_json())
-          .set("calibration", calibration_);
-      if (op.has_data) {
-        const double op_bytes = operands_.op_bytes();
-        metrics.set("op_bytes", op_bytes)
-            .set("busbw_factor", op.busbw.factor(ranks_))
-            .set("pure_algbw_GBps", pure_median > 0 ? op_bytes / pure_median / 1e9 : 0.0)
-            .set("pure_busbw_GBps", pure_median > 0 ? op_bytes / pure_median / 1e9 * op.busbw.factor(ranks_) : 0.0);
-      }
-      if (sweep_) metrics.set("curve", curve);
-      record.set("metrics", metrics);
-      set_validation(record, settings.validate, validation_error, std::to_string(bytes) + " bytes");
-      sink.write_result(record);
-      if (sweep_) {
-        char line[160];
-        std::string text = "overlap curve at " + std::to_string(bytes) + " B (compute/pure: overlap %):";
-        for (std::size_t p = 0; p < fractions.size(); ++p) {
-          std::snprintf(line, sizeof line, " %.2f:%.1f", fractions[p], curve_overlaps[p]);
-          text += line;
-        }
-        sink.note(text);
-      }
-    }
-    return validation_error.empty() ? kExitOk : kExitValidationFailed;
-  };
+  steps.setup = [&](std::size_t bytes) { setup_size(ctx, bytes); };
+  steps.teardown = [&] { teardown_size(); };
+  steps.needs = [&](std::size_t bytes) { return size_needs(ctx, bytes); };
+  steps.measure = [&](std::size_t index, std::size_t bytes) { return measure_size(ctx, sink, index, bytes); };
   return sweep_sizes(ctx, sink, sizes, steps);
+}
+
+SizeNeeds NonBlockingCollective::size_needs(const Context& ctx, std::size_t bytes) const {
+  SizeNeeds needs = operands_.needs(ctx, bytes);
+  if (dummy_copies_) {
+    const std::uint64_t copy_bytes = 2 * std::max<std::uint64_t>(bytes, 1);
+    needs.add("dummy copies", copy_bytes, MemorySide::host);
+    needs.add("dummy copies", copy_bytes, MemorySide::device);
+  }
+  return needs;
+}
+
+void NonBlockingCollective::setup_size(const Context& ctx, std::size_t bytes) {
+  operands_.setup(ctx, bytes);
+  if (!dummy_copies_) return;
+  copy_bytes_ = std::max<std::size_t>(bytes, 1);
+  const MemoryKind& pinned = ctx.platform->memory.require_by(kCopyHostMemory.property, kCopyHostMemory.what);
+  const MemoryKind& device = ctx.platform->memory.require_by(kCopyDeviceMemory.property, kCopyDeviceMemory.what);
+  copy_host_up_ = ctx.buffers->take(pinned, copy_bytes_);
+  copy_host_down_ = ctx.buffers->take(pinned, copy_bytes_);
+  copy_device_up_ = ctx.buffers->take(device, copy_bytes_);
+  copy_device_down_ = ctx.buffers->take(device, copy_bytes_);
+}
+
+void NonBlockingCollective::teardown_size() {
+  operands_.teardown();
+  copy_host_up_.reset();
+  copy_host_down_.reset();
+  copy_device_up_.reset();
+  copy_device_down_.reset();
+}
+
+// One size: pure (start + wait), then each compute point, one operation per sample after a barrier.
+int NonBlockingCollective::measure_size(const Context& ctx, RecordSink& sink, std::size_t index, std::size_t bytes) {
+  overlap::Measurement m(ctx, bytes);
+  // --validate: operations whose inputs are written and outputs checked, one before the warm-up and one after
+  // the last compute point.
+  auto checked_operation = [&](std::uint32_t seed) {
+    operands_.prepare(seed);
+    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+    communicate();
+    return operands_.verify(seed);
+  };
+  m.check(index, checked_operation);
+  for (int k = 0; k < m.warmup(); ++k) time_after_barrier(ctx.comm, [&] { communicate(); });
+  const std::vector<double> pure_slowest = m.slowest_samples([&] { communicate(); });
+  const double pure = overlap::Measurement::median(pure_slowest);  // the same on every rank
+
+  Json curve = Json::array();
+  ComputePoint headline;
+  for (double fraction : overlap::compute_fractions(sweep_)) {
+    ComputePoint point = measure_point(ctx, m, fraction, pure);
+    if (ctx.rank != 0) continue;
+    if (!point.on_target) {
+      char text[200];
+      std::snprintf(text, sizeof text, "%zu B: the compute phase took %.2f us for a target of %.2f us%s", bytes,
+                    point.figures.compute_us, point.target * 1e6,
+                    tests_ > 0 ? " (the MPI_Test calls alone may take longer)" : "");
+      sink.note(text);
+    }
+    curve.push(point.figures.to_json()
+                   .set("compute_fraction", fraction)
+                   .set("compute_target_us", point.target * 1e6)
+                   .set("compute_on_target", point.on_target));
+    if (fraction == 1.0) headline = std::move(point);
+  }
+
+  m.check(index, checked_operation);
+  m.agree_on_validation();
+  teardown_size();
+  if (ctx.rank == 0) {
+    write_record(ctx, sink, m, bytes, headline, pure_slowest, curve);
+    if (sweep_) sink.note(overlap::curve_note(std::to_string(bytes) + " B", curve));
+  }
+  return m.exit_code();
+}
+
+// Compute of `fraction` x the pure time overlapped with the operation: per sample start, compute, wait.
+ComputePoint NonBlockingCollective::measure_point(const Context& ctx, const overlap::Measurement& m, double fraction,
+                                                  double pure) {
+  ComputePoint point;
+  point.target = fraction * pure;
+  const double target = point.target;
+  auto after_barrier = [&](double compute_seconds) {
+    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+    return overlapped_once(compute_seconds);
+  };
+  // Unmeasured operations first: the point does not start cold, and each rank scales its compute so that the
+  // measured compute phase meets the target (the calibrated rate drifts with clocks, and the MPI_Test calls and
+  // slicing cost time of their own).
+  double scale = 1.0;
+  for (int k = 0; k < kComputeTuningRounds; ++k) {
+    const PhaseSample tuning = after_barrier(target * scale);
+    if (target > 0 && tuning.compute > 0) scale = std::clamp(scale * target / tuning.compute, 0.01, 100.0);
+  }
+  std::vector<PhaseSample> mine(static_cast<std::size_t>(m.iterations()));
+  for (PhaseSample& sample : mine) sample = after_barrier(target * scale);
+
+  const std::vector<PhaseSample> samples = slowest_rank_phases(mine, ctx);
+  if (ctx.rank != 0) return point;
+  for (const PhaseSample& s : samples) point.overall.push_back(s.overall);
+  point.figures = coll::overlap_figures(pure, samples);
+  point.on_target = target <= 0 || std::abs(point.figures.compute_us * 1e-6 / target - 1) <= kComputeTolerance;
+  return point;
+}
+
+void NonBlockingCollective::write_record(const Context& ctx, RecordSink& sink, const overlap::Measurement& m,
+                                         std::size_t bytes, const ComputePoint& headline,
+                                         const std::vector<double>& pure_slowest, const Json& curve) const {
+  const coll::Collective& op = operands_.op();
+  const double pure = overlap::Measurement::median(pure_slowest);
+  Json record = result_record(ctx, bytes);
+  describe_configuration(record);
+  m.set_sampling(record,
+                 "host clock; one operation per sample after a barrier; per sample, the slowest rank's overall time "
+                 "(time_us) with that rank's init/compute/test/wait; pure per sample is the slowest rank's");
+  Json metrics = headline.figures.to_json();
+  metrics.set("call", op.nonblocking_name)
+      .set("compute", compute_)
+      .set("tests", tests_)
+      .set("dummy_copies", dummy_copies_)
+      .set("compute_fraction", 1.0)
+      .set("compute_target_us", headline.target * 1e6)
+      .set("compute_on_target", headline.on_target)
+      .set("pure_time_us", summarize_transformed(pure_slowest, [](double s) { return s * 1e6; }).to_json())
+      .set("calibration", calibration_);
+  if (op.has_data) {
+    const double op_bytes = operands_.op_bytes();
+    metrics.set("op_bytes", op_bytes)
+        .set("busbw_factor", op.busbw.factor(ranks_))
+        .set("pure_algbw_GBps", pure > 0 ? op_bytes / pure / 1e9 : 0.0)
+        .set("pure_busbw_GBps", pure > 0 ? op_bytes / pure / 1e9 * op.busbw.factor(ranks_) : 0.0);
+  }
+  if (sweep_) metrics.set("curve", curve);
+  m.write(sink, record, headline.overall, metrics, std::to_string(bytes) + " bytes");
 }
 
 const Registration nbc_registration({"nbc", "non-blocking collectives and overlap: nbc OP|OP,OP|all (MPI_Iallreduce, ...)", 1, 0,

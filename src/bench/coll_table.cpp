@@ -11,6 +11,7 @@
 
 #include "gmb/collectives.hpp"
 #include "gmb/error.hpp"
+#include "gmb/overlap.hpp"
 #include "gmb/stats.hpp"
 
 namespace gmb::coll {
@@ -796,14 +797,6 @@ std::string check_received(const Collective& c, Dtype t, const unsigned char* re
   return "";
 }
 
-double overhead(double overall, double pure) { return overall - pure; }
-
-double overlap_percent(double overall, double compute, double pure) {
-  if (!(pure > 0)) return 0.0;
-  const double v = 100.0 - 100.0 * (overall - compute) / pure;
-  return std::min(100.0, std::max(0.0, v));
-}
-
 Json OverlapFigures::to_json() const {
   return Json::object()
       .set("pure_us", pure_us)
@@ -830,15 +823,8 @@ OverlapFigures overlap_figures(double pure_median_seconds, const std::vector<Pha
   f.compute_us = median_us(&PhaseSample::compute);
   f.test_us = median_us(&PhaseSample::test);
   f.wait_us = median_us(&PhaseSample::wait);
-  f.overhead_us = overhead(f.overall_us, f.pure_us);
-  f.overlap_pct = overlap_percent(f.overall_us, f.compute_us, f.pure_us);
-  return f;
-}
-
-std::vector<double> compute_fractions(bool sweep) {
-  if (!sweep) return {1.0};
-  std::vector<double> f;
-  for (int k = 0; k <= 8; ++k) f.push_back(0.25 * k);
+  f.overhead_us = overlap::overhead(f.overall_us, f.pure_us);
+  f.overlap_pct = overlap::percent(f.overall_us, f.compute_us, f.pure_us);
   return f;
 }
 

@@ -18,8 +18,32 @@ namespace {
 // nccl-tests' calls per timing (its -n default).
 constexpr int kNcclTestsCallsPerTiming = 20;
 
+// Managed placements (coll --mem managed:device; docs/collectives.md): the operands' buffers are placed before
+// every call (untimed), and ranks that receive place what arrived after the call (timed, in the operands' call).
+class CollectivePlacement final : public ManagedPlacement {
+ public:
+  CollectivePlacement(coll::Operands& operands, const LaunchCost& launch_cost)
+      : operands_(operands), launch_cost_(launch_cost) {}
+  bool places_before_iteration() const override { return operands_.placed(); }
+  void place() override { operands_.place_buffers(); }
+  // Each receiving rank placed on the device touches what it received, at the same time as the others and
+  // waiting for nobody: its own launch is in its time, no one else's.
+  double launch_in_my_iteration(std::size_t) const override { return operands_.launch_in_my_call(launch_cost_); }
+  bool compensates_launch_cost() const override { return operands_.placed(); }
+  std::string compensation_formula() const override {
+    return "per rank, call time - its own t_kernel_launch when it receives and is placed on the device (it touches what "
+           "it received once, after the call), then the slowest rank";
+  }
+
+ private:
+  coll::Operands& operands_;
+  const LaunchCost& launch_cost_;
+};
+
 class BlockingCollective final : public SizeSweep {
  public:
+  BlockingCollective() { hold_placement(&placement_); }
+
   void add_options(ArgParser& p) override {
     operands_.add_options(p);
     operands_.add_transport_option(p);
@@ -97,9 +121,6 @@ class BlockingCollective final : public SizeSweep {
     }
   }
   void prepare(std::uint32_t seed) override { operands_.prepare(seed); }
-  // Managed placements: placed before every call (untimed); receivers place what arrived (timed).
-  bool needs_pre_iteration() const override { return operands_.placed(); }
-  void pre_iteration() override { operands_.place_buffers(); }
   void iterate() override {
     if (persistent_.active()) {
       GMB_MPI_CHECK(MPI_Start(&request_));
@@ -113,7 +134,6 @@ class BlockingCollective final : public SizeSweep {
   // Under NCCL a sample pays once for its first launch, the final synchronisation and the ranks leaving the barrier
   // apart (25-40 us on 2 x H200, whatever the size): as nccl-tests (-n 20), an automatic batch has 20 calls at least.
   int min_batch() const override { return operands_.transport() == "nccl" ? kNcclTestsCallsPerTiming : 1; }
-  bool counts_page_faults() const override { return operands_.uses_managed(); }
   std::string verify(std::uint32_t seed) override { return operands_.verify(seed); }
   // The request goes before the buffers and counts it was built over.
   void teardown() override {
@@ -123,15 +143,6 @@ class BlockingCollective final : public SizeSweep {
   void describe_configuration(Json& record) const override {
     operands_.describe_configuration(record, ranks_);
     persistent_.describe(record);
-  }
-
-  // Managed placements: each receiving rank placed on the device touches what it received, at the
-  // same time as the others and waiting for nobody: its own launch is in its time, no one else's.
-  double launch_in_my_iteration(std::size_t) const override { return operands_.launch_in_my_call(launch_cost_); }
-  bool compensates_launch_cost() const override { return operands_.placed(); }
-  std::string compensation_formula() const override {
-    return "per rank, call time - its own t_kernel_launch when it receives and is placed on the device (it touches what "
-           "it received once, after the call), then the slowest rank";
   }
 
   void describe_result(Json& record, std::size_t, const std::vector<double>& seconds) override {
@@ -179,6 +190,7 @@ class BlockingCollective final : public SizeSweep {
   MPI_Request request_ = MPI_REQUEST_NULL;  // the persistent form's, from setup to teardown
   int ranks_ = 1;
   LaunchCost launch_cost_;
+  CollectivePlacement placement_{operands_, launch_cost_};
 };
 
 const Registration coll_registration({"coll", "blocking collectives: coll OP|OP,OP|all (bcast, allreduce, alltoall(v), ...)", 1, 0,

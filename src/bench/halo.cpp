@@ -23,6 +23,7 @@
 #include "gmb/benchmark.hpp"
 #include "gmb/error.hpp"
 #include "gmb/halo_kernels.hpp"
+#include "gmb/overlap.hpp"
 #include "gmb/stats.hpp"
 
 namespace gmb {
@@ -487,6 +488,11 @@ class Halo final : public Benchmark {
   Json base_record(const Context& ctx, const std::string& strategy, std::size_t bytes) const;
   Json geometry(const Decomposition& dec) const;
   std::string validate(const Context& ctx, const Decomposition& dec, Domain& domain, double tolerance, Json& details);
+  std::unique_ptr<Domain> build_domain(const Context& ctx, const Decomposition& dec, std::string& problem) const;
+  void write_refused(const Context& ctx, RecordSink& sink, const std::string& strategy, std::size_t bytes,
+                     const std::string& reason, const Json& shape) const;
+  int measure_strategy(const Context& ctx, RecordSink& sink, const Decomposition& dec, Domain& domain,
+                       const std::string& strategy, std::size_t bytes, const Json& shape, double& staged_pinned_median);
 
   std::string dims_text_ = "3";
   int dims_ = 3;
@@ -590,8 +596,8 @@ Json Halo::geometry(const Decomposition& dec) const {
 
 // Every rank replays its own subdomain on the host (halo::Replay; once per launch: every strategy starts from the
 // same state and runs the same steps), its halos exchanged with the neighbours' replays, and compares its field
-// with the replay. Returns "" when every rank's matches within `tolerance` (absolute; values lie in [0, 1)), else
-// the first failing rank's finding. Collective over ctx.comm.
+// with the replay. Returns "" when this rank's matches within `tolerance` (absolute; values lie in [0, 1)), else
+// what it found (the ranks agree on it afterwards). Collective over ctx.comm.
 std::string Halo::validate(const Context& ctx, const Decomposition& dec, Domain& domain, double tolerance,
                            Json& details) {
   const double started = host_seconds();
@@ -624,12 +630,10 @@ std::string Halo::validate(const Context& ctx, const Decomposition& dec, Domain&
                               " steps (warm-up + timed) from the initial values, halos exchanged between the replays "
                               "and checked against the initial values after the first exchange")
         .set("host_seconds", slowest[1]);
-  return agree_on_reason(ctx.comm, error);
+  return error;
 }
 
 int Halo::run(Context& ctx, RecordSink& sink) {
-  const RunSettings& settings = *ctx.settings;
-  const int warmup = settings.warmup;
   std::vector<std::string> strategies{strategy_};
   if (strategy_ == "all") {
     strategies.clear();
@@ -640,33 +644,11 @@ int Halo::run(Context& ctx, RecordSink& sink) {
                  "carry %s\n", strategy_text_.c_str(), strategy_.c_str(), strategy_.c_str());
   const Decomposition dec = decompose(ctx);
   const Json shape = geometry(dec);
-
-  // Build the domain once for every strategy; a failure (no GPU kernels, out of memory) refuses all.
-  // Its memory is checked first, collectively, so that a grid too large for this machine is refused, not killed.
-  std::unique_ptr<Domain> domain;
-  const MemoryKind* kind = ctx.platform->memory.find(mem_);
-  std::string setup_problem =
-      size_verdicts(ctx, {bytes_sent(dec)}, [&](std::size_t) { return needs(ctx, dec, *kind); }).refusals.front();
-  if (setup_problem.empty())  // the verdict is the same on every rank
-    setup_problem = agreed_refusal(ctx.comm, [&] {
-      if (!kind->available() || (computed_on_gpu(*kind) && !ctx.platform->gpu)) return;  // refusal() says why
-      if (computed_on_gpu(*kind)) domain = std::make_unique<GpuDomain>(dec, *kind, *ctx.platform, *ctx.buffers);
-      else domain = std::make_unique<HostDomain>(dec, *kind, *ctx.buffers);
-    });
+  std::string setup_problem;
+  std::unique_ptr<Domain> domain = build_domain(ctx, dec, setup_problem);
 
   unsigned long long local_bytes = bytes_sent(dec), bytes = 0;
   GMB_MPI_CHECK(MPI_Allreduce(&local_bytes, &bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctx.comm));
-
-  // Each timed step starts after a barrier, as the runner's samples do (methodology.md, Samples): timed back to
-  // back, a rank's step would include waiting for a neighbour still in the previous one.
-  auto sample = [&](auto&& body) {
-    for (int k = 0; k < warmup; ++k) body();
-    Samples mine(static_cast<std::size_t>(steps_));
-    for (int k = 0; k < steps_; ++k) mine.add(time_after_barrier(ctx.comm, body));
-    // Sample k of every rank covers the same step: keep the slowest rank's.
-    return slowest_rank(mine.seconds(), ctx.comm, 0);
-  };
-  auto micros = [](const std::vector<double>& s) { return summarize_transformed(s, [](double x) { return x * 1e6; }); };
 
   int exit_code = kExitOk;
   int ran = 0;
@@ -675,70 +657,95 @@ int Halo::run(Context& ctx, RecordSink& sink) {
     std::string reason = agree_on_reason(ctx.comm, refusal(ctx, strategy));
     if (reason.empty()) reason = setup_problem;
     if (!reason.empty()) {
-      if (ctx.rank == 0) {
-        if (strategy_ != "all") std::fprintf(stderr, "gmb-bench: unsupported: %s\n", reason.c_str());
-        Json record = base_record(ctx, strategy, bytes);
-        record.set("status", "unsupported").set("reason", reason).set("metrics", shape);
-        sink.note(strategy + ": unsupported");
-        sink.write_result(record);
-      }
+      write_refused(ctx, sink, strategy, bytes, reason, shape);
       if (strategy_ != "all") exit_code = std::max<int>(exit_code, kExitUnsupported);
       continue;
     }
     ++ran;
-
-    domain->reset();
-    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-    const std::vector<double> exchange_s = sample([&] { domain->exchange(strategy); });
-    const std::vector<double> compute_s = sample([&] { domain->update_all(); });
-    domain->reset();  // the timed steps start from the initial state, so validation has a reference
-    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-    const std::vector<double> step_s = sample([&] { domain->step(strategy); });
-
-    Json validation_details = Json::object();
-    std::string validation_error;
-    if (settings.validate) {
-      // Host arithmetic is reproduced exactly; the GPU repeats it term for term, a few units in the
-      // last place are allowed in case a compiler contracts or reorders anyway.
-      const bool gpu = computed_on_gpu(*kind);
-      const double tolerance = !gpu ? 0.0 : dtype_ == Dtype::f32 ? 1e-6 : 1e-14;
-      validation_error = validate(ctx, dec, *domain, tolerance, validation_details);
-    }
-
-    if (ctx.rank == 0) {
-      const Summary step = micros(step_s), exchange = micros(exchange_s), compute = micros(compute_s);
-      if (strategy == "staged-pinned") staged_pinned_median = step.median;
-      // METHODOLOGY's overlap: the share of the pure exchange time hidden behind the computation.
-      const double overlap =
-          exchange.median > 0 ? std::clamp(100.0 - 100.0 * (step.median - compute.median) / exchange.median, 0.0, 100.0) : 0.0;
-      Json metrics = shape;
-      metrics.set("exchange_us", exchange.to_json())
-          .set("compute_us", compute.to_json())
-          .set("overlap_pct", overlap)
-          .set("speedup_vs_staged_pinned", staged_pinned_median > 0 ? Json(staged_pinned_median / step.median) : Json())
-          .set("exchange_GBps", exchange.median > 0 ? Json(static_cast<double>(bytes) / (exchange.median * 1e3)) : Json())
-          .set("steps", steps_);
-      if (settings.validate) metrics.set("validation", validation_details);
-      Json record = base_record(ctx, strategy, bytes);
-      record.set("iterations", steps_)
-          .set("warmup", warmup)
-          .set("batch", 1)
-          .set("timing", "host clock around one step (exchange + update, GPU work complete), each after a barrier; per "
-                         "sample, the slowest rank's")
-          .set("buffer_allocation", to_string(ctx.buffers->allocation()))
-          .set("time_us", step.to_json())
-          .set("metrics", metrics);
-      set_validation(record, settings.validate, validation_error, "halo " + strategy);
-      sink.note(strategy + ":");
-      sink.write_result(record);
-    }
-    if (!validation_error.empty()) exit_code = std::max<int>(exit_code, kExitValidationFailed);
+    exit_code = std::max(exit_code, measure_strategy(ctx, sink, dec, *domain, strategy, bytes, shape, staged_pinned_median));
   }
   if (ran == 0) exit_code = std::max<int>(exit_code, kExitUnsupported);
   domain.reset();
   MPI_Comm cart = dec.cart;
   GMB_MPI_CHECK(MPI_Comm_free(&cart));
   return exit_code;
+}
+
+// The domain, built once for every strategy; a failure (no GPU kernels, out of memory) refuses all, `problem`
+// saying why. Its memory is checked first, collectively, so that a grid too large for this machine is refused,
+// not killed.
+std::unique_ptr<Domain> Halo::build_domain(const Context& ctx, const Decomposition& dec, std::string& problem) const {
+  std::unique_ptr<Domain> domain;
+  const MemoryKind* kind = ctx.platform->memory.find(mem_);
+  problem = size_verdicts(ctx, {bytes_sent(dec)}, [&](std::size_t) { return needs(ctx, dec, *kind); }).refusals.front();
+  if (problem.empty())  // the verdict is the same on every rank
+    problem = agreed_refusal(ctx.comm, [&] {
+      if (!kind->available() || (computed_on_gpu(*kind) && !ctx.platform->gpu)) return;  // refusal() says why
+      if (computed_on_gpu(*kind)) domain = std::make_unique<GpuDomain>(dec, *kind, *ctx.platform, *ctx.buffers);
+      else domain = std::make_unique<HostDomain>(dec, *kind, *ctx.buffers);
+    });
+  return domain;
+}
+
+void Halo::write_refused(const Context& ctx, RecordSink& sink, const std::string& strategy, std::size_t bytes,
+                         const std::string& reason, const Json& shape) const {
+  if (ctx.rank != 0) return;
+  if (strategy_ != "all") std::fprintf(stderr, "gmb-bench: unsupported: %s\n", reason.c_str());
+  Json record = base_record(ctx, strategy, bytes);
+  record.set("status", "unsupported").set("reason", reason).set("metrics", shape);
+  sink.note(strategy + ": unsupported");
+  sink.write_result(record);
+}
+
+// One strategy: the exchange alone (pure), the update alone (compute), then the steps (overall); the overlap is
+// the share of the exchange hidden behind the update.
+int Halo::measure_strategy(const Context& ctx, RecordSink& sink, const Decomposition& dec, Domain& domain,
+                           const std::string& strategy, std::size_t bytes, const Json& shape,
+                           double& staged_pinned_median) {
+  overlap::Measurement m(ctx, ctx.settings->warmup, steps_);
+  // Each timed step starts after a barrier, as the runner's samples do (methodology.md, Samples): timed back to
+  // back, a rank's step would include waiting for a neighbour still in the previous one. The warm-up steps run
+  // back to back.
+  auto sample = [&](const std::function<void()>& body) {
+    for (int k = 0; k < m.warmup(); ++k) body();
+    return m.slowest_samples(body);
+  };
+  domain.reset();
+  GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+  const std::vector<double> exchange_s = sample([&] { domain.exchange(strategy); });
+  const std::vector<double> compute_s = sample([&] { domain.update_all(); });
+  domain.reset();  // the timed steps start from the initial state, so validation has a reference
+  GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
+  const std::vector<double> step_s = sample([&] { domain.step(strategy); });
+
+  // Halo validates the whole run by a replay, not by checked operations.
+  Json validation_details = Json::object();
+  if (ctx.settings->validate) {
+    // Host arithmetic is reproduced exactly; the GPU repeats it term for term, a few units in the
+    // last place are allowed in case a compiler contracts or reorders anyway.
+    const bool gpu = computed_on_gpu(*ctx.platform->memory.find(mem_));
+    const double tolerance = !gpu ? 0.0 : dtype_ == Dtype::f32 ? 1e-6 : 1e-14;
+    m.agree_on_validation(validate(ctx, dec, domain, tolerance, validation_details));
+  }
+  if (ctx.rank == 0) {
+    auto micros = [](const std::vector<double>& s) { return summarize_transformed(s, [](double x) { return x * 1e6; }); };
+    const Summary step = micros(step_s), exchange = micros(exchange_s), compute = micros(compute_s);
+    if (strategy == "staged-pinned") staged_pinned_median = step.median;
+    Json metrics = shape;
+    metrics.set("exchange_us", exchange.to_json())
+        .set("compute_us", compute.to_json())
+        .set("overlap_pct", overlap::percent(step.median, compute.median, exchange.median))
+        .set("speedup_vs_staged_pinned", staged_pinned_median > 0 ? Json(staged_pinned_median / step.median) : Json())
+        .set("exchange_GBps", exchange.median > 0 ? Json(static_cast<double>(bytes) / (exchange.median * 1e3)) : Json())
+        .set("steps", steps_);
+    if (ctx.settings->validate) metrics.set("validation", validation_details);
+    Json record = base_record(ctx, strategy, bytes);
+    m.set_sampling(record, "host clock around one step (exchange + update, GPU work complete), each after a barrier; "
+                           "per sample, the slowest rank's");
+    sink.note(strategy + ":");
+    m.write(sink, record, step_s, metrics, "halo " + strategy);
+  }
+  return m.exit_code();
 }
 
 const Registration halo_registration({"halo", "halo-exchange mini-app: Jacobi stencil on a Cartesian grid of ranks, per strategy",

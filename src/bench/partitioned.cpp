@@ -2,18 +2,18 @@
 // MPI-4 partitioned point-to-point (METHODOLOGY "Partitioned communication"): part_latency and part_bw
 // measure MPI_Psend_init/MPI_Precv_init transfers over a sweep of partition counts, partitions readied by
 // the host; part_overlap measures what readying partitions as a GPU kernel's blocks finish buys against
-// readying them after the kernel (kernel, then send), with the overlap arithmetic of nbc. Rank 0 sends,
-// rank 1 receives (part_latency: and back). Host-only: GPU work goes through GpuRuntime.
+// readying them after the kernel (kernel, then send), as an overlap measurement (gmb/overlap.hpp). Rank 0
+// sends, rank 1 receives (part_latency: and back). Host-only: GPU work goes through GpuRuntime.
 #include <algorithm>
 #include <cstdio>
 #include <optional>
 
 #include "gmb/benchmark.hpp"
-#include "gmb/collectives.hpp"
 #include "gmb/error.hpp"
 #include "gmb/gpu.hpp"
 #include "gmb/managed.hpp"
 #include "gmb/mpi_features.hpp"
+#include "gmb/overlap.hpp"
 #include "gmb/partitioned.hpp"
 #include "gmb/sizes.hpp"
 #include "gmb/stats.hpp"
@@ -267,7 +267,7 @@ const char* ready_name(Ready r) { return r == Ready::after_kernel ? "after-kerne
 // every partition readied at once), compute (the kernel alone), and overall for each ready mode:
 //   after-kernel: MPI_Start, kernel, cudaStreamSynchronize, MPI_Pready of every partition, MPI_Wait;
 //   per-block: MPI_Start, kernel, MPI_Pready of each partition as soon as its block's flag is seen, MPI_Wait.
-// overlap % = max(0, 100 - 100 * (overall - compute) / pure), as nbc computes it.
+// overlap % = max(0, 100 - 100 * (overall - compute) / pure) (overlap::percent).
 class PartitionedOverlap final : public Benchmark {
  public:
   PartitionedOverlap() : pair_("device", {8}) {}
@@ -335,18 +335,16 @@ class PartitionedOverlap final : public Benchmark {
     record.set("variant", "P=" + std::to_string(partitions_) + " " + ready_name(mode_)).set("ready", ready_name(mode_));
   }
 
-  // One sample each, on this rank, after a barrier (the slowest rank is taken afterwards).
-  double pure_once() {
-    return time_after_barrier(ctx_->comm, [&] {
-      if (sender_) {
-        send_->start();
-        send_->ready_all();
-        send_->wait();
-      } else {
-        recv_->start();
-        recv_->wait();
-      }
-    });
+  // The transfer alone, every partition readied at once.
+  void transfer() {
+    if (sender_) {
+      send_->start();
+      send_->ready_all();
+      send_->wait();
+    } else {
+      recv_->start();
+      recv_->wait();
+    }
   }
 
   void produce(double seconds, std::uint32_t seed) {
@@ -360,46 +358,50 @@ class PartitionedOverlap final : public Benchmark {
     }
   }
 
-  double compute_once(double seconds) {
-    return time_after_barrier(ctx_->comm, [&] {
-      if (!sender_) return;
-      produce(seconds, 0);
-      gpu_->stream_synchronize(stream_->get());
-    });
+  // The kernel alone.
+  void compute(double seconds) {
+    if (!sender_) return;
+    produce(seconds, 0);
+    gpu_->stream_synchronize(stream_->get());
   }
 
-  double overall_once(double seconds, std::uint32_t seed = 0) {
-    return time_after_barrier(ctx_->comm, [&] {
-      if (!sender_) {
-        recv_->start();
-        recv_->wait();
-        return;
-      }
-      send_->start();
-      produce(seconds, seed);
-      if (mode_ == Ready::after_kernel) {
-        gpu_->stream_synchronize(stream_->get());
-        send_->ready_all();
-      } else {
-        for (int p = 0; p < partitions_; ++p) {
-          wait_for_flag(p);
-          send_->ready(p);
-        }
-      }
-      send_->wait();
+  // The transfer of what the kernel produces, readied as mode_ says.
+  void overlapped(double seconds, std::uint32_t seed = 0) {
+    if (!sender_) {
+      recv_->start();
+      recv_->wait();
+      return;
+    }
+    send_->start();
+    produce(seconds, seed);
+    if (mode_ == Ready::after_kernel) {
       gpu_->stream_synchronize(stream_->get());
-    });
+      send_->ready_all();
+    } else {
+      for (int p = 0; p < partitions_; ++p) {
+        wait_for_flag(p);
+        send_->ready(p);
+      }
+    }
+    send_->wait();
+    gpu_->stream_synchronize(stream_->get());
   }
 
-  // Median of the slowest rank's samples, the same on every rank.
-  double slowest_median(const Samples& mine, std::vector<double>* slowest = nullptr) const {
-    std::vector<double> all = slowest_rank_everywhere(mine.seconds(), ctx_->comm);
-    const double median = summarize(all).median;
-    if (slowest) *slowest = std::move(all);
-    return median;
-  }
+  // Per ready mode: the curve, and the figures and overall samples at compute = pure.
+  struct ModeFigures {
+    Json curve = Json::array();
+    overlap::Figures headline;
+    std::vector<double> headline_overall;
+  };
 
   int run_partitions(Context& ctx, RecordSink& sink);
+  SizeNeeds size_needs(const Context& ctx, std::size_t bytes) const;
+  void setup_size(const Context& ctx, std::size_t bytes);
+  void teardown_size();
+  std::string checked_transfer(std::size_t bytes, std::uint32_t seed);
+  int measure_size(const Context& ctx, RecordSink& sink, std::size_t index, std::size_t bytes);
+  void write_record(const Context& ctx, RecordSink& sink, const overlap::Measurement& m, std::size_t bytes,
+                    const ModeFigures& figures, const std::vector<double>& pure_slowest) const;
 
   PartitionedPair pair_;
   std::string ready_text_ = "both";
@@ -413,6 +415,7 @@ class PartitionedOverlap final : public Benchmark {
   int partitions_ = 1;
   Ready mode_ = Ready::per_block;
   bool sender_ = false;
+  PathInfo path_;
   std::size_t bytes_ = 0;
   std::uint32_t epoch_ = 0;
   std::unique_ptr<Buffer> send_buffer_, recv_buffer_, flags_;
@@ -420,13 +423,12 @@ class PartitionedOverlap final : public Benchmark {
 };
 
 int PartitionedOverlap::run_partitions(Context& ctx, RecordSink& sink) {
-  const RunSettings& settings = *ctx.settings;
   auto describe_record = [this](Json& record) { describe(record); };
   const std::string refusal = agree_on_reason(ctx.comm, unsupported_reason(ctx));
   if (!refusal.empty()) {
     for (Ready mode : modes_) {
       mode_ = mode;
-      record_unsupported_sweep(ctx, sink, settings.sizes, refusal, describe_record);
+      record_unsupported_sweep(ctx, sink, ctx.settings->sizes, refusal, describe_record);
     }
     return kExitUnsupported;
   }
@@ -435,163 +437,133 @@ int PartitionedOverlap::run_partitions(Context& ctx, RecordSink& sink) {
   sender_ = ctx.rank == 0;
   gpu_ = ctx.platform->gpu.get();
   if (sender_ && !stream_) stream_ = std::make_unique<StreamOwner>(*gpu_);
-  const PathInfo path = pair_.path(ctx);
-  const std::vector<double> fractions = coll::compute_fractions(sweep_);
-
+  path_ = pair_.path(ctx);
   SweepSteps steps;
   steps.describe = describe_record;
-  steps.needs = [&](std::size_t bytes) {
-    SizeNeeds n;
-    const MemoryKind& kind = ctx.platform->memory.known(pair_.mine(ctx.rank).kind);
-    n.add(sender_ ? "send" : "recv", bytes, kind);
-    n.refuse(partition_split_problem(bytes, partitions_));
-    return n;
-  };
-  steps.setup = [&](std::size_t bytes) {
-    bytes_ = bytes;
-    const MemoryKind& kind = ctx.platform->memory.require(pair_.mine(ctx.rank).kind);
-    if (sender_) {
-      send_buffer_ = ctx.buffers->take(kind, bytes);
-      flags_ = ctx.buffers->take(ctx.platform->memory.require_by(&MemoryKind::page_locked, "page-locked host memory"),
-                                 sizeof(std::uint32_t) * static_cast<std::size_t>(partitions_));
-      send_buffer_->fill(bytes, seed_of(0, 0));
-      // Flags start from a value no epoch takes before it wraps, so that none reads as set.
-      std::fill_n(static_cast<std::uint32_t*>(flags_->data()), partitions_, 0u);
-      epoch_ = 0;
-      send_.emplace(PartitionedRequest::send(send_buffer_->data(), bytes, partitions_, 1, kDataTag, ctx.comm));
-    } else {
-      recv_buffer_ = ctx.buffers->take(kind, bytes);
-      recv_.emplace(PartitionedRequest::recv(recv_buffer_->data(), bytes, partitions_, 0, kDataTag, ctx.comm));
+  steps.needs = [&](std::size_t bytes) { return size_needs(ctx, bytes); };
+  steps.setup = [&](std::size_t bytes) { setup_size(ctx, bytes); };
+  steps.teardown = [&] { teardown_size(); };
+  steps.measure = [&](std::size_t index, std::size_t bytes) { return measure_size(ctx, sink, index, bytes); };
+  return sweep_sizes(ctx, sink, ctx.settings->sizes, steps);
+}
+
+SizeNeeds PartitionedOverlap::size_needs(const Context& ctx, std::size_t bytes) const {
+  SizeNeeds n;
+  const MemoryKind& kind = ctx.platform->memory.known(pair_.mine(ctx.rank).kind);
+  n.add(sender_ ? "send" : "recv", bytes, kind);
+  n.refuse(partition_split_problem(bytes, partitions_));
+  return n;
+}
+
+void PartitionedOverlap::setup_size(const Context& ctx, std::size_t bytes) {
+  bytes_ = bytes;
+  const MemoryKind& kind = ctx.platform->memory.require(pair_.mine(ctx.rank).kind);
+  if (!sender_) {
+    recv_buffer_ = ctx.buffers->take(kind, bytes);
+    recv_.emplace(PartitionedRequest::recv(recv_buffer_->data(), bytes, partitions_, 0, kDataTag, ctx.comm));
+    return;
+  }
+  send_buffer_ = ctx.buffers->take(kind, bytes);
+  flags_ = ctx.buffers->take(ctx.platform->memory.require_by(&MemoryKind::page_locked, "page-locked host memory"),
+                             sizeof(std::uint32_t) * static_cast<std::size_t>(partitions_));
+  send_buffer_->fill(bytes, seed_of(0, 0));
+  // Flags start from a value no epoch takes before it wraps, so that none reads as set.
+  std::fill_n(static_cast<std::uint32_t*>(flags_->data()), partitions_, 0u);
+  epoch_ = 0;
+  send_.emplace(PartitionedRequest::send(send_buffer_->data(), bytes, partitions_, 1, kDataTag, ctx.comm));
+}
+
+void PartitionedOverlap::teardown_size() {
+  send_.reset();
+  recv_.reset();
+  send_buffer_.reset();
+  recv_buffer_.reset();
+  flags_.reset();
+}
+
+// --validate: an untimed transfer in the current mode whose partitions the kernel writes for `seed` and rank 1
+// checks.
+std::string PartitionedOverlap::checked_transfer(std::size_t bytes, std::uint32_t seed) {
+  if (!sender_) recv_buffer_->poison(bytes, seed);
+  time_after_barrier(ctx_->comm, [&] { overlapped(0, seed); });
+  if (sender_) return "";
+  const auto bad = recv_buffer_->first_mismatch(bytes, seed);
+  if (!bad) return "";
+  return "rank 1 received wrong data from rank 0's kernel: first bad byte at offset " + std::to_string(*bad) + " of " +
+         std::to_string(bytes) + " (" + std::to_string(partitions_) + " partitions, " + ready_name(mode_) + ")";
+}
+
+// One size: pure and, per compute point, compute once for every ready mode and overall per mode.
+int PartitionedOverlap::measure_size(const Context& ctx, RecordSink& sink, std::size_t index, std::size_t bytes) {
+  overlap::Measurement m(ctx, bytes);
+  // Checked transfers in every mode, before the warm-up and after the last compute point.
+  auto checked_transfers = [&] {
+    for (Ready mode : modes_) {
+      mode_ = mode;
+      m.check(index, [&](std::uint32_t seed) { return checked_transfer(bytes, seed_of(0, seed)); });
     }
   };
-  steps.teardown = [&] {
-    send_.reset();
-    recv_.reset();
-    send_buffer_.reset();
-    recv_buffer_.reset();
-    flags_.reset();
-  };
-  steps.measure = [&](std::size_t index, std::size_t bytes) {
-    // --validate: untimed transfers whose partitions the kernel writes for a seed and rank 1 checks, in every
-    // mode, before the warm-up and after the last compute point.
-    std::string validation_error;
-    int checked = 0;
-    auto checked_transfers = [&] {
-      for (Ready mode : modes_) {
-        mode_ = mode;
-        const std::uint32_t seed = seed_of(0, validation_seed(index, checked++));
-        if (!sender_) recv_buffer_->poison(bytes, seed);
-        overall_once(0, seed);
-        if (!sender_)
-          if (auto bad = recv_buffer_->first_mismatch(bytes, seed); bad && validation_error.empty())
-            validation_error = "rank 1 received wrong data from rank 0's kernel: first bad byte at offset " +
-                               std::to_string(*bad) + " of " + std::to_string(bytes) + " (" +
-                               std::to_string(partitions_) + " partitions, " + ready_name(mode) + ")";
-      }
-    };
-    if (settings.validate) checked_transfers();
+  checked_transfers();
+  // The warm-up runs every ready mode too, interleaved with the pure transfer.
+  for (int k = 0; k < m.warmup(); ++k) {
+    time_after_barrier(ctx.comm, [&] { transfer(); });
+    for (Ready mode : modes_) mode_ = mode, time_after_barrier(ctx.comm, [&] { overlapped(0); });
+  }
+  const std::vector<double> pure_slowest = m.slowest_samples([&] { transfer(); });
+  const double pure = overlap::Measurement::median(pure_slowest);
 
-    const int warmup = settings.warmup_for(bytes), iterations = settings.iterations_for(bytes);
-    for (int k = 0; k < warmup; ++k) {
-      pure_once();
-      for (Ready mode : modes_) mode_ = mode, overall_once(0);
-    }
-    Samples pure_samples(static_cast<std::size_t>(iterations));
-    for (int k = 0; k < iterations; ++k) pure_samples.add(pure_once());
-    std::vector<double> pure_slowest;
-    const double pure = slowest_median(pure_samples, &pure_slowest);
-
-    // Per mode: the curve, and the figures and overall samples at compute = pure.
-    struct ModeFigures {
-      Json curve = Json::array();
-      coll::OverlapFigures headline;
-      std::vector<double> headline_overall;
-    };
-    std::vector<ModeFigures> by_mode(modes_.size());
-    for (double fraction : fractions) {
-      const double target = fraction * pure;
-      Samples compute_samples(static_cast<std::size_t>(iterations));
-      for (int k = 0; k < iterations; ++k) compute_samples.add(compute_once(target));
-      const double compute = slowest_median(compute_samples);
-      for (std::size_t m = 0; m < modes_.size(); ++m) {
-        mode_ = modes_[m];
-        Samples overall_samples(static_cast<std::size_t>(iterations));
-        for (int k = 0; k < iterations; ++k) overall_samples.add(overall_once(target));
-        std::vector<double> overall_slowest;
-        const double overall = slowest_median(overall_samples, &overall_slowest);
-        coll::OverlapFigures f;
-        f.pure_us = pure * 1e6;
-        f.compute_us = compute * 1e6;
-        f.overall_us = overall * 1e6;
-        f.overhead_us = coll::overhead(overall, pure) * 1e6;
-        f.overlap_pct = coll::overlap_percent(overall, compute, pure);
-        by_mode[m].curve.push(Json::object()
-                                  .set("compute_fraction", fraction)
-                                  .set("compute_target_us", target * 1e6)
-                                  .set("pure_us", f.pure_us)
-                                  .set("compute_us", f.compute_us)
-                                  .set("overall_us", f.overall_us)
-                                  .set("overhead_us", f.overhead_us)
-                                  .set("overlap_pct", f.overlap_pct));
-        if (fraction == 1.0) {
-          by_mode[m].headline = f;
-          by_mode[m].headline_overall = std::move(overall_slowest);
-        }
+  std::vector<ModeFigures> by_mode(modes_.size());
+  for (double fraction : overlap::compute_fractions(sweep_)) {
+    const double target = fraction * pure;
+    const double compute_median = overlap::Measurement::median(m.slowest_samples([&] { compute(target); }));
+    for (std::size_t k = 0; k < modes_.size(); ++k) {
+      mode_ = modes_[k];
+      std::vector<double> overall = m.slowest_samples([&] { overlapped(target); });
+      const overlap::Figures f =
+          overlap::Figures::from_seconds(pure, compute_median, overlap::Measurement::median(overall));
+      Json point = Json::object().set("compute_fraction", fraction).set("compute_target_us", target * 1e6);
+      by_mode[k].curve.push(f.add_to(point));
+      if (fraction == 1.0) {
+        by_mode[k].headline = f;
+        by_mode[k].headline_overall = std::move(overall);
       }
     }
-    if (settings.validate) checked_transfers();
-    validation_error = agree_on_reason(ctx.comm, validation_error);
-    steps.teardown();
+  }
+  checked_transfers();
+  m.agree_on_validation();
+  teardown_size();
 
-    for (std::size_t m = 0; m < modes_.size() && ctx.rank == 0; ++m) {
-      mode_ = modes_[m];
-      const coll::OverlapFigures& headline = by_mode[m].headline;
-      Json record = result_record(ctx, bytes);
-      describe(record);
-      record.set("iterations", iterations)
-          .set("warmup", warmup)
-          .set("batch", 1)
-          .set("timing",
-               "host clock; one transfer per sample after a barrier; per sample the slowest rank; pure and compute "
-               "measured once per size and partition count for every ready mode; each figure the median of its own "
-               "samples")
-          .set("buffer_allocation", to_string(ctx.buffers->allocation()))
-          .set("path", path.to_json());
-      if (settings.validate) record.set("validated_iterations", checked);
-      record.set("time_us", summarize_transformed(by_mode[m].headline_overall, [](double s) { return s * 1e6; }).to_json());
-      Json metrics = Json::object()
-                         .set("pure_us", headline.pure_us)
-                         .set("compute_us", headline.compute_us)
-                         .set("overall_us", headline.overall_us)
-                         .set("overhead_us", headline.overhead_us)
-                         .set("overlap_pct", headline.overlap_pct)
-                         .set("compute_fraction", 1.0)
-                         .set("ready", ready_name(mode_))
-                         .set("call", mode_ == Ready::per_block
-                                          ? "MPI_Pready of each partition as its kernel block's flag is seen"
-                                          : "cudaStreamSynchronize, then MPI_Pready of every partition")
-                         .set("pure_time_us", summarize_transformed(pure_slowest, [](double s) { return s * 1e6; }).to_json())
-                         .set("formula", "overlap % = max(0, 100 - 100 * (overall - compute) / pure); overhead = overall - pure");
-      if (sweep_) metrics.set("curve", by_mode[m].curve);
-      record.set("metrics", metrics);
-      set_validation(record, settings.validate, validation_error, std::to_string(bytes) + " bytes");
-      sink.write_result(record);
-      if (sweep_) {
-        std::string text = "overlap curve at " + std::to_string(bytes) + " B, P=" + std::to_string(partitions_) + " " +
-                           ready_name(mode_) + " (compute/pure: overlap %):";
-        char item[48];
-        for (const Json& point : *by_mode[m].curve.as_array()) {
-          std::snprintf(item, sizeof item, " %.2f:%.1f", point.find("compute_fraction")->as_number(),
-                        point.find("overlap_pct")->as_number());
-          text += item;
-        }
-        sink.note(text);
-      }
-    }
-    mode_ = modes_.front();  // refused sizes are recorded under the first mode
-    return validation_error.empty() ? kExitOk : kExitValidationFailed;
-  };
-  return sweep_sizes(ctx, sink, settings.sizes, steps);
+  for (std::size_t k = 0; k < modes_.size() && ctx.rank == 0; ++k) {
+    mode_ = modes_[k];
+    write_record(ctx, sink, m, bytes, by_mode[k], pure_slowest);
+    if (sweep_)
+      sink.note(overlap::curve_note(std::to_string(bytes) + " B, P=" + std::to_string(partitions_) + " " +
+                                        ready_name(mode_),
+                                    by_mode[k].curve));
+  }
+  mode_ = modes_.front();  // refused sizes are recorded under the first mode
+  return m.exit_code();
+}
+
+void PartitionedOverlap::write_record(const Context& ctx, RecordSink& sink, const overlap::Measurement& m,
+                                      std::size_t bytes, const ModeFigures& figures,
+                                      const std::vector<double>& pure_slowest) const {
+  Json record = result_record(ctx, bytes);
+  describe(record);
+  m.set_sampling(record,
+                 "host clock; one transfer per sample after a barrier; per sample the slowest rank; pure and compute "
+                 "measured once per size and partition count for every ready mode; each figure the median of its own "
+                 "samples");
+  record.set("path", path_.to_json());
+  Json metrics = figures.headline.to_json();
+  metrics.set("compute_fraction", 1.0)
+      .set("ready", ready_name(mode_))
+      .set("call", mode_ == Ready::per_block ? "MPI_Pready of each partition as its kernel block's flag is seen"
+                                              : "cudaStreamSynchronize, then MPI_Pready of every partition")
+      .set("pure_time_us", summarize_transformed(pure_slowest, [](double s) { return s * 1e6; }).to_json())
+      .set("formula", "overlap % = max(0, 100 - 100 * (overall - compute) / pure); overhead = overall - pure");
+  if (sweep_) metrics.set("curve", figures.curve);
+  m.write(sink, record, figures.headline_overall, metrics, std::to_string(bytes) + " bytes");
 }
 
 const Registration part_latency_registration(

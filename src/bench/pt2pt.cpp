@@ -199,7 +199,7 @@ void PointToPoint::setup(const Context& ctx, std::size_t bytes) {
                  : make_transfer(transfer_, ctx.comm, *ctx.platform, *ctx.buffers, kind, bytes, window);
 }
 
-void PointToPoint::pre_iteration() {
+void PointToPoint::place() {
   send_buffer_->place(placement_, bytes_);
   recv_buffer_->place(placement_, bytes_);
 }

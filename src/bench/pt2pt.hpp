@@ -19,10 +19,12 @@
 
 namespace gmb {
 
-class PointToPoint : public SizeSweep {
+// A pair's managed placements are its own placement: they act on the pair's buffers, its pattern and each
+// benchmark's compensation formula, so the sweep is its own ManagedPlacement.
+class PointToPoint : public SizeSweep, protected ManagedPlacement {
  public:
   // One iteration is `pattern`: what is timed, who receives, who waits for whom.
-  explicit PointToPoint(PairPattern pattern) : pattern_(pattern) {}
+  explicit PointToPoint(PairPattern pattern) : pattern_(pattern) { hold_placement(this); }
 
   void add_options(ArgParser& p) override;
   void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) override;
@@ -42,8 +44,8 @@ class PointToPoint : public SizeSweep {
   // Managed placements: both buffers are where this rank's placement says before every iteration,
   // untimed (METHODOLOGY: the migration before the send does not count). The receive buffer is
   // placed too, so that every message lands in memory that starts where the placement says.
-  bool needs_pre_iteration() const override { return placed() || one_iteration_per_sample_; }
-  void pre_iteration() override;
+  bool places_before_iteration() const override { return placed() || one_iteration_per_sample_; }
+  void place() override;
   bool counts_page_faults() const override { return counts_faults_; }
 
  protected:

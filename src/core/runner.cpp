@@ -83,202 +83,260 @@ int sweep_sizes(const Context& ctx, RecordSink& sink, const std::vector<std::uin
   return exit_code;
 }
 
-int SizeSweep::run(Context& ctx, RecordSink& sink) {
-  const RunSettings& settings = *ctx.settings;
-  auto describe = [this](Json& record) { describe_configuration(record); };
+namespace {
 
-  const std::string refusal = agree_on_reason(ctx.comm, unsupported_reason(ctx));
-  if (!refusal.empty()) return record_unsupported_sweep(ctx, sink, settings.sizes, refusal, describe);
+// The page-fault counter of a sweep, set up once before the first timed sample, so that loading CUPTI never
+// falls inside a size's timing.
+struct FaultCounter {
+  std::unique_ptr<UnifiedMemoryCounter> counter;
+  std::string unavailable_reason;
+};
 
-  // Set up once, before the first timed sample, so that loading CUPTI never falls inside a size's timing.
-  std::unique_ptr<UnifiedMemoryCounter> fault_counter;
-  std::string fault_counter_reason;
-  if (counts_page_faults()) {
-    if (ctx.platform->gpu && ctx.platform->gpu_unavailable_reason.empty())
-      fault_counter = ctx.platform->gpu->unified_memory_counter(&fault_counter_reason);
-    else
-      fault_counter_reason = "no usable GPU: " + ctx.platform->gpu_unavailable_reason;
+FaultCounter make_fault_counter(const Context& ctx, const ManagedPlacement& placement) {
+  FaultCounter faults;
+  if (!placement.counts_page_faults()) return faults;
+  if (ctx.platform->gpu && ctx.platform->gpu_unavailable_reason.empty())
+    faults.counter = ctx.platform->gpu->unified_memory_counter(&faults.unavailable_reason);
+  else
+    faults.unavailable_reason = "no usable GPU: " + ctx.platform->gpu_unavailable_reason;
+  return faults;
+}
+
+// One size of a sweep: --validate's checked iterations around the warm-up and the timed samples, the
+// reduction over ranks, the page faults, the record.
+class SizeMeasurement {
+ public:
+  SizeMeasurement(const Context& ctx, SizeSweep& sweep, ManagedPlacement& placement, const FaultCounter& faults,
+                  std::size_t index, std::size_t bytes)
+      : ctx_(ctx), settings_(*ctx.settings), sweep_(sweep), placement_(placement), faults_(faults), index_(index),
+        bytes_(bytes), one_per_sample_(placement.places_before_iteration()) {}
+
+  int run(RecordSink& sink) {
+    if (settings_.validate) checked_iteration();
+    warm_up();
+    choose_batch();
+    if (settings_.adaptive()) take_adaptive_samples();
+    else take_fixed_samples();
+    if (settings_.validate) checked_iteration();
+    reduce();
+    validation_error_ = agree_on_reason(ctx_.comm, validation_error_);
+    count_faults();
+    sweep_.teardown();
+    if (ctx_.rank == 0) write(sink);
+    return validation_error_.empty() ? kExitOk : kExitValidationFailed;
   }
-  // Each iteration its own sample, after untimed work before it (managed memory: placing the data).
-  const bool one_per_sample = needs_pre_iteration();
 
+ private:
+  // A timed sample of `count` iterations, seconds per iteration, after a barrier (and after the untimed
+  // work before an iteration, for sweeps that have some: then count is 1).
+  double timed_sample(int count) {
+    if (one_per_sample_) placement_.place();
+    return time_after_barrier(
+        ctx_.comm,
+        [&] {
+          for (int k = 0; k < count; ++k) sweep_.iterate();
+          sweep_.complete();
+        },
+        count);
+  }
+
+  // --validate: an untimed iteration whose data producers write and consumers check.
+  void checked_iteration() {
+    const std::uint32_t seed = validation_seed(index_, checked_++);
+    sweep_.prepare(seed);
+    placement_.place();
+    GMB_MPI_CHECK(MPI_Barrier(ctx_.comm));
+    sweep_.iterate();
+    sweep_.complete();
+    if (std::string e = sweep_.verify(seed); !e.empty() && validation_error_.empty()) validation_error_ = e;
+  }
+
+  void warm_up() {
+    warmup_ = settings_.warmup_for(bytes_);
+    GMB_MPI_CHECK(MPI_Barrier(ctx_.comm));
+    if (one_per_sample_) {
+      for (int k = 0; k < warmup_; ++k) warm_seconds_ += timed_sample(1);
+    } else {
+      warm_seconds_ = host_time([&] {
+        for (int k = 0; k < warmup_; ++k) sweep_.iterate();
+        sweep_.complete();
+      });
+    }
+  }
+
+  // Iterations per sample: --batch, or as many as make a sample last kTargetSampleSeconds by the warm-up.
+  void choose_batch() {
+    iterations_ = settings_.iterations_for(bytes_);
+    batch_ = settings_.batch;
+    if (one_per_sample_) {
+      batch_ = 1;
+    } else if (batch_ == 0) {
+      batch_ = 1;
+      if (warmup_ > 0 && ctx_.rank == 0) {
+        const double per_iteration = warm_seconds_ / warmup_;
+        const int wanted = per_iteration > 0 ? static_cast<int>(std::ceil(kTargetSampleSeconds / per_iteration)) : 1;
+        batch_ = std::clamp(wanted, 1, std::max(1, iterations_ / kMinSamples));
+      }
+      batch_ = std::max(batch_, sweep_.min_batch());
+      GMB_MPI_CHECK(MPI_Bcast(&batch_, 1, MPI_INT, 0, ctx_.comm));
+    }
+  }
+
+  // Without --precision, a fixed number of samples: the iterations asked for, rounded up to whole samples.
+  void take_fixed_samples() {
+    const int fixed_samples = std::max(1, (iterations_ + batch_ - 1) / batch_);
+    mine_ = Samples(static_cast<std::size_t>(fixed_samples));
+    for (int k = 0; k < fixed_samples; ++k) mine_.add(timed_sample(batch_));
+  }
+
+  // Rounds of samples until the slowest rank's median is precise enough or a cap is reached. Only rank 0
+  // decides, on its clock, and broadcasts the next round's size (0: stop), so that every rank takes the same
+  // samples; the reduction and the broadcast fall between samples, never inside one.
+  void take_adaptive_samples() {
+    RoundLimits limits;
+    limits.target = settings_.precision;
+    limits.min_samples = kMinSamples;
+    limits.max_samples = std::max(1, iterations_ / batch_);  // whole samples within the iteration cap
+    limits.max_seconds = settings_.time_cap();
+    std::vector<double> slowest_so_far;
+    double timed_seconds = 0;  // rank 0's: the sum of its samples' times
+    // Before the first round a sample is expected to take what the warm-up's iterations took.
+    double per_sample = warmup_ > 0 ? warm_seconds_ / warmup_ * batch_ : 0;
+    int round = ctx_.rank == 0 ? next_round(slowest_so_far, limits, 0, per_sample).samples : 0;
+    GMB_MPI_CHECK(MPI_Bcast(&round, 1, MPI_INT, 0, ctx_.comm));
+    while (round > 0) {
+      const std::size_t first = mine_.size();
+      for (int k = 0; k < round; ++k) {
+        mine_.add(timed_sample(batch_));
+        timed_seconds += mine_.seconds().back() * batch_;
+      }
+      const std::vector<double> round_seconds(mine_.seconds().begin() + static_cast<std::ptrdiff_t>(first),
+                                              mine_.seconds().end());
+      const std::vector<double> round_slowest = slowest_rank(round_seconds, ctx_.comm, 0);
+      if (ctx_.rank == 0) {
+        slowest_so_far.insert(slowest_so_far.end(), round_slowest.begin(), round_slowest.end());
+        per_sample = timed_seconds / static_cast<double>(slowest_so_far.size());
+        adaptive_stop_ = next_round(slowest_so_far, limits, timed_seconds, per_sample);
+        round = adaptive_stop_.samples;
+      }
+      GMB_MPI_CHECK(MPI_Bcast(&round, 1, MPI_INT, 0, ctx_.comm));
+    }
+  }
+
+  // Each sample is the slowest rank's: ranks run in lockstep, sample k covers the same iterations.
+  // With a launch cost to remove, each rank removes its own before the slowest is taken (a rank
+  // without a device touch must not lose another rank's launch), and the raw slowest is kept too.
+  void reduce() {
+    const double my_launch = placement_.launch_in_my_iteration(bytes_);
+    const double any_launch = slowest_rank_everywhere({my_launch}, ctx_.comm).front();
+    slowest_ = slowest_rank(mine_.seconds(), ctx_.comm, 0);
+    std::vector<double> mine_compensated;
+    if (any_launch > 0) {
+      for (double s : mine_.seconds()) mine_compensated.push_back(s - my_launch);
+      slowest_compensated_ = slowest_rank(mine_compensated, ctx_.comm, 0);
+    }
+    if (sweep_.gathers_every_rank()) {
+      by_rank_ = every_rank(mine_.seconds(), ctx_.comm, 0);
+      if (any_launch > 0) by_rank_compensated_ = every_rank(mine_compensated, ctx_.comm, 0);
+    }
+  }
+
+  // Page faults: counted after the timed samples, so that CUPTI never perturbs them.
+  void count_faults() {
+    if (!placement_.counts_page_faults()) return;
+    page_faults_ = count_page_faults(
+        ctx_.comm, faults_.counter.get(), faults_.unavailable_reason, std::min(kPageFaultIterations, iterations_),
+        [&] {
+          placement_.place();
+          GMB_MPI_CHECK(MPI_Barrier(ctx_.comm));
+        },
+        [&] {
+          sweep_.iterate();
+          sweep_.complete();
+        });
+  }
+
+  // The figures of one set of samples: the slowest rank's, then every rank's where asked for.
+  void describe_samples(Json& record, const std::vector<double>& seconds,
+                        const std::vector<std::vector<double>>& seconds_by_rank) {
+    sweep_.describe_result(record, bytes_, seconds);
+    if (sweep_.gathers_every_rank()) sweep_.describe_every_rank(record, bytes_, seconds_by_rank);
+  }
+
+  // The compensated figures, the raw ones and how they differ.
+  void describe_compensated(Json& record) {
+    const Compensated compensated = compensate_per_rank(slowest_, slowest_compensated_);
+    describe_samples(record, compensated.seconds, compensated.applied ? by_rank_compensated_ : by_rank_);
+    Json raw = Json::object();
+    describe_samples(raw, slowest_, by_rank_);  // the same figures from the raw samples
+    Json compensation = compensation_json(compensated, ctx_.launch_cost, placement_.compensation_formula());
+    for (const Statistic statistic : all_statistics())
+      if (const Json* value = raw.find(statistic_name(statistic)))
+        compensation.set(std::string("raw_") + statistic_name(statistic), *value);
+    record.set("compensation", compensation);
+  }
+
+  void write(RecordSink& sink) {
+    Json record = result_record(ctx_, bytes_);
+    sweep_.describe_configuration(record);
+    record.set("iterations", static_cast<int>(mine_.size()) * batch_)
+        .set("warmup", warmup_)
+        .set("batch", batch_)
+        .set("timing", "host clock; each sample after a barrier; per sample, the slowest rank's time divided by the "
+                       "iterations in the sample")
+        .set("buffer_allocation", to_string(ctx_.buffers->allocation()));
+    if (settings_.validate) record.set("validated_iterations", checked_);
+    if (settings_.adaptive()) {
+      record.set("precision", Json::object()
+                                  .set("target", settings_.precision)
+                                  .set("achieved", median_ci_relative_half_width(slowest_))
+                                  .set("stopped", adaptive_stop_.stopped)
+                                  .set("max_seconds", settings_.time_cap()));
+    }
+    if (placement_.compensates_launch_cost()) describe_compensated(record);
+    else describe_samples(record, slowest_, by_rank_);
+    if (!page_faults_.is_null()) record.set("page_faults", page_faults_);
+    set_validation(record, settings_.validate, validation_error_, std::to_string(bytes_) + " bytes");
+    sink.write_result(record);
+  }
+
+  const Context& ctx_;
+  const RunSettings& settings_;
+  SizeSweep& sweep_;
+  ManagedPlacement& placement_;
+  const FaultCounter& faults_;
+  std::size_t index_, bytes_;
+  bool one_per_sample_;  // each iteration its own sample, after untimed work before it (placing the data)
+  int checked_ = 0;
+  std::string validation_error_;
+  int warmup_ = 0, iterations_ = 0, batch_ = 1;
+  double warm_seconds_ = 0;
+  Samples mine_;
+  RoundDecision adaptive_stop_;  // rank 0's, with --precision
+  std::vector<double> slowest_, slowest_compensated_;
+  std::vector<std::vector<double>> by_rank_, by_rank_compensated_;
+  Json page_faults_;
+};
+
+}  // namespace
+
+int SizeSweep::run(Context& ctx, RecordSink& sink) {
+  auto describe = [this](Json& record) { describe_configuration(record); };
+  const std::string refusal = agree_on_reason(ctx.comm, unsupported_reason(ctx));
+  if (!refusal.empty()) return record_unsupported_sweep(ctx, sink, ctx.settings->sizes, refusal, describe);
+
+  ManagedPlacement no_placement;
+  ManagedPlacement& placement = managed_placement_ ? *managed_placement_ : no_placement;
+  const FaultCounter faults = make_fault_counter(ctx, placement);
   SweepSteps steps;
   steps.describe = describe;
   steps.needs = [&](std::size_t bytes) { return needs(ctx, bytes); };
   steps.setup = [&](std::size_t bytes) { setup(ctx, bytes); };
   steps.teardown = [&] { teardown(); };
   steps.measure = [&](std::size_t index, std::size_t bytes) {
-    // A timed sample of `count` iterations, seconds per iteration, after a barrier (and after the untimed
-    // work before an iteration, for benchmarks that have some: then count is 1).
-    auto timed_sample = [&](int count) -> double {
-      if (one_per_sample) pre_iteration();
-      return time_after_barrier(
-          ctx.comm,
-          [&] {
-            for (int k = 0; k < count; ++k) iterate();
-            complete();
-          },
-          count);
-    };
-    // --validate: an untimed iteration whose data producers write and consumers check.
-    std::string validation_error;
-    int checked = 0;
-    auto checked_iteration = [&] {
-      const std::uint32_t seed = validation_seed(index, checked++);
-      prepare(seed);
-      pre_iteration();
-      GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-      iterate();
-      complete();
-      if (std::string e = verify(seed); !e.empty() && validation_error.empty()) validation_error = e;
-    };
-    if (settings.validate) checked_iteration();
-
-    const int warmup = settings.warmup_for(bytes);
-    GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-    double warm_seconds = 0;
-    if (one_per_sample) {
-      for (int k = 0; k < warmup; ++k) warm_seconds += timed_sample(1);
-    } else {
-      warm_seconds = host_time([&] {
-        for (int k = 0; k < warmup; ++k) iterate();
-        complete();
-      });
-    }
-
-    const int iterations = settings.iterations_for(bytes);
-    int batch = settings.batch;
-    if (one_per_sample) {
-      batch = 1;
-    } else if (batch == 0) {
-      batch = 1;
-      if (warmup > 0 && ctx.rank == 0) {
-        const double per_iteration = warm_seconds / warmup;
-        const int wanted = per_iteration > 0 ? static_cast<int>(std::ceil(kTargetSampleSeconds / per_iteration)) : 1;
-        batch = std::clamp(wanted, 1, std::max(1, iterations / kMinSamples));
-      }
-      batch = std::max(batch, min_batch());
-      GMB_MPI_CHECK(MPI_Bcast(&batch, 1, MPI_INT, 0, ctx.comm));
-    }
-    // Without --precision, a fixed number of samples: the iterations asked for, rounded up to whole samples.
-    const int fixed_samples = std::max(1, (iterations + batch - 1) / batch);
-    Samples mine(settings.adaptive() ? 0 : static_cast<std::size_t>(fixed_samples));
-    RoundDecision adaptive_stop;  // rank 0's, with --precision
-    if (!settings.adaptive()) {
-      for (int k = 0; k < fixed_samples; ++k) mine.add(timed_sample(batch));
-    } else {
-      // Rounds of samples until the slowest rank's median is precise enough or a cap is reached. Only rank 0
-      // decides, on its clock, and broadcasts the next round's size (0: stop), so that every rank takes the same
-      // samples; the reduction and the broadcast fall between samples, never inside one.
-      RoundLimits limits;
-      limits.target = settings.precision;
-      limits.min_samples = kMinSamples;
-      limits.max_samples = std::max(1, iterations / batch);  // whole samples within the iteration cap
-      limits.max_seconds = settings.time_cap();
-      std::vector<double> slowest_so_far;
-      double timed_seconds = 0;  // rank 0's: the sum of its samples' times
-      // Before the first round a sample is expected to take what the warm-up's iterations took.
-      double per_sample = warmup > 0 ? warm_seconds / warmup * batch : 0;
-      int round = ctx.rank == 0 ? next_round(slowest_so_far, limits, 0, per_sample).samples : 0;
-      GMB_MPI_CHECK(MPI_Bcast(&round, 1, MPI_INT, 0, ctx.comm));
-      while (round > 0) {
-        const std::size_t first = mine.size();
-        for (int k = 0; k < round; ++k) {
-          mine.add(timed_sample(batch));
-          timed_seconds += mine.seconds().back() * batch;
-        }
-        const std::vector<double> round_seconds(mine.seconds().begin() + static_cast<std::ptrdiff_t>(first),
-                                                mine.seconds().end());
-        const std::vector<double> round_slowest = slowest_rank(round_seconds, ctx.comm, 0);
-        if (ctx.rank == 0) {
-          slowest_so_far.insert(slowest_so_far.end(), round_slowest.begin(), round_slowest.end());
-          per_sample = timed_seconds / static_cast<double>(slowest_so_far.size());
-          adaptive_stop = next_round(slowest_so_far, limits, timed_seconds, per_sample);
-          round = adaptive_stop.samples;
-        }
-        GMB_MPI_CHECK(MPI_Bcast(&round, 1, MPI_INT, 0, ctx.comm));
-      }
-    }
-    const int samples = static_cast<int>(mine.size());
-    if (settings.validate) checked_iteration();
-
-    // Each sample is the slowest rank's: ranks run in lockstep, sample k covers the same iterations.
-    // With a launch cost to remove, each rank removes its own before the slowest is taken (a rank
-    // without a device touch must not lose another rank's launch), and the raw slowest is kept too.
-    const double my_launch = launch_in_my_iteration(bytes);
-    const double any_launch = slowest_rank_everywhere({my_launch}, ctx.comm).front();
-    const std::vector<double> slowest = slowest_rank(mine.seconds(), ctx.comm, 0);
-    std::vector<double> slowest_compensated, mine_compensated;
-    if (any_launch > 0) {
-      for (double s : mine.seconds()) mine_compensated.push_back(s - my_launch);
-      slowest_compensated = slowest_rank(mine_compensated, ctx.comm, 0);
-    }
-    std::vector<std::vector<double>> by_rank, by_rank_compensated;
-    if (gathers_every_rank()) {
-      by_rank = every_rank(mine.seconds(), ctx.comm, 0);
-      if (any_launch > 0) by_rank_compensated = every_rank(mine_compensated, ctx.comm, 0);
-    }
-    validation_error = agree_on_reason(ctx.comm, validation_error);
-
-    // Page faults: counted after the timed samples, so that CUPTI never perturbs them.
-    Json page_faults;
-    if (counts_page_faults()) {
-      page_faults = count_page_faults(
-          ctx.comm, fault_counter.get(), fault_counter_reason, std::min(kPageFaultIterations, iterations),
-          [&] {
-            pre_iteration();
-            GMB_MPI_CHECK(MPI_Barrier(ctx.comm));
-          },
-          [&] {
-            iterate();
-            complete();
-          });
-    }
-    teardown();
-
-    if (ctx.rank == 0) {
-      // The figures of one set of samples: the slowest rank's, then every rank's where asked for.
-      auto describe_samples = [&](Json& record, const std::vector<double>& seconds,
-                                  const std::vector<std::vector<double>>& seconds_by_rank) {
-        describe_result(record, bytes, seconds);
-        if (gathers_every_rank()) describe_every_rank(record, bytes, seconds_by_rank);
-      };
-      Json record = result_record(ctx, bytes);
-      describe_configuration(record);
-      record.set("iterations", samples * batch)
-          .set("warmup", warmup)
-          .set("batch", batch)
-          .set("timing", "host clock; each sample after a barrier; per sample, the slowest rank's time divided by the "
-                         "iterations in the sample")
-          .set("buffer_allocation", to_string(ctx.buffers->allocation()));
-      if (settings.validate) record.set("validated_iterations", checked);
-      if (settings.adaptive()) {
-        record.set("precision", Json::object()
-                                    .set("target", settings.precision)
-                                    .set("achieved", median_ci_relative_half_width(slowest))
-                                    .set("stopped", adaptive_stop.stopped)
-                                    .set("max_seconds", settings.time_cap()));
-      }
-      if (compensates_launch_cost()) {
-        const Compensated compensated = compensate_per_rank(slowest, slowest_compensated);
-        describe_samples(record, compensated.seconds, compensated.applied ? by_rank_compensated : by_rank);
-        Json raw = Json::object();
-        describe_samples(raw, slowest, by_rank);  // the same figures from the raw samples
-        Json compensation = compensation_json(compensated, ctx.launch_cost, compensation_formula());
-        for (const Statistic statistic : all_statistics())
-          if (const Json* value = raw.find(statistic_name(statistic)))
-            compensation.set(std::string("raw_") + statistic_name(statistic), *value);
-        record.set("compensation", compensation);
-      } else {
-        describe_samples(record, slowest, by_rank);
-      }
-      if (!page_faults.is_null()) record.set("page_faults", page_faults);
-      set_validation(record, settings.validate, validation_error, std::to_string(bytes) + " bytes");
-      sink.write_result(record);
-    }
-    return validation_error.empty() ? kExitOk : kExitValidationFailed;
+    return SizeMeasurement(ctx, *this, placement, faults, index, bytes).run(sink);
   };
-  return sweep_sizes(ctx, sink, settings.sizes, steps);
+  return sweep_sizes(ctx, sink, ctx.settings->sizes, steps);
 }
 
 }  // namespace gmb

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gmb/collectives.hpp"
+#include "gmb/overlap.hpp"
 
 using namespace gmb::coll;
 
@@ -283,13 +284,13 @@ TEST(Collectives, ReceivedSegmentsStayInsideBuffers) {
 }
 
 TEST(Collectives, OverlapArithmeticOnKnownTimings) {
-  EXPECT_DOUBLE_EQ(overlap_percent(12, 10, 10), 80.0);  // 2 us of the 10 us operation not hidden
-  EXPECT_DOUBLE_EQ(overlap_percent(10, 10, 10), 100.0);  // fully hidden
-  EXPECT_DOUBLE_EQ(overlap_percent(20, 10, 10), 0.0);    // nothing hidden
-  EXPECT_DOUBLE_EQ(overlap_percent(25, 10, 10), 0.0);    // worse than nothing: clamped at 0
-  EXPECT_DOUBLE_EQ(overlap_percent(15, 10, 20), 75.0);
-  EXPECT_DOUBLE_EQ(overlap_percent(5, 0, 0), 0.0);       // no pure time: no overlap claimed
-  EXPECT_DOUBLE_EQ(overhead(12, 10), 2.0);
+  EXPECT_DOUBLE_EQ(gmb::overlap::percent(12, 10, 10), 80.0);  // 2 us of the 10 us operation not hidden
+  EXPECT_DOUBLE_EQ(gmb::overlap::percent(10, 10, 10), 100.0);  // fully hidden
+  EXPECT_DOUBLE_EQ(gmb::overlap::percent(20, 10, 10), 0.0);    // nothing hidden
+  EXPECT_DOUBLE_EQ(gmb::overlap::percent(25, 10, 10), 0.0);    // worse than nothing: clamped at 0
+  EXPECT_DOUBLE_EQ(gmb::overlap::percent(15, 10, 20), 75.0);
+  EXPECT_DOUBLE_EQ(gmb::overlap::percent(5, 0, 0), 0.0);       // no pure time: no overlap claimed
+  EXPECT_DOUBLE_EQ(gmb::overlap::overhead(12, 10), 2.0);
 
   // Medians of the slowest-rank samples (seconds in, microseconds out).
   std::vector<PhaseSample> s = {{14e-6, 1e-6, 10e-6, 1e-6, 2e-6},
@@ -305,8 +306,8 @@ TEST(Collectives, OverlapArithmeticOnKnownTimings) {
 }
 
 TEST(Collectives, ComputeSweepFractions) {
-  EXPECT_EQ(compute_fractions(false), (std::vector<double>{1.0}));
-  const auto f = compute_fractions(true);
+  EXPECT_EQ(gmb::overlap::compute_fractions(false), (std::vector<double>{1.0}));
+  const auto f = gmb::overlap::compute_fractions(true);
   ASSERT_EQ(f.size(), 9u);
   EXPECT_EQ(f.front(), 0.0);
   EXPECT_EQ(f[4], 1.0);
