@@ -15,8 +15,11 @@ from ..machine import identity
 from ..run import locks
 from ..outputs import write_new
 from ..results.store import Store
-from .answers import answers_html
-from .tables import Absent, Table, all_tables
+from ..results.model import Results
+from .answers import answers
+from .cells import Absent, Table
+from .render_html import answers_html
+from .tables import all_tables
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
@@ -235,14 +238,14 @@ def settings_table(store: Store) -> Table | None:
                  "with each GPU setting of its family.")
 
 
-def _figures_section(store: Store) -> str:
+def _figures_section(results: Results) -> str:
     parts = ["<h2>Figures</h2>"]
     try:
         from . import plots as plots_mod
     except ImportError as exc:  # matplotlib absent (e.g. an offline machine): tables only, and say so
         return parts[0] + f"<p class='note'>Figures left out: {_esc(exc)} (pip install matplotlib).</p>"
     missing = []
-    for fid, ftitle, png in plots_mod.render_all(store):
+    for fid, ftitle, png in plots_mod.render_all(results):
         if png is None:
             missing.append(ftitle)
             continue
@@ -254,24 +257,26 @@ def _figures_section(store: Store) -> str:
     return "\n".join(parts)
 
 
-def build_html(store: Store, title: str = "gmb report") -> str:
-    """The report: a list of sections (each an HTML string) between the page's head and its end."""
+def build_html(store: Store, title: str = "gmb report", results: Results | None = None) -> str:
+    """The report: a list of sections (each an HTML string) between the page's head and its end. ``results``: the
+    store's results model (Results.load), made here when not given."""
+    results = results or Results.load(store)
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{_esc(title)}</h1>",
              f"<p class='note'>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by gmb "
              f"{__version__}. Campaign: {_esc(store.meta('campaign', 'not recorded'))}.</p>",
-             answers_html(store), _machine_section(store), _libraries_section(store)]
+             answers_html(answers(results)), _machine_section(store), _libraries_section(store)]
     settings = settings_table(store)
     if settings:
         parts.append(table_html(settings, "settings"))
     parts.append("<h2>Tables</h2>")
-    parts += [table_html(t, f"table-{i}") for i, t in enumerate(all_tables(store))]
-    parts.append(_figures_section(store))
+    parts += [table_html(t, f"table-{i}") for i, t in enumerate(all_tables(results))]
+    parts.append(_figures_section(results))
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def write_report(store: Store, out: str | Path, title: str = "gmb report") -> Path:
+def write_report(store: Store, out: str | Path, title: str = "gmb report", results: Results | None = None) -> Path:
     out = Path(out)
-    content = build_html(store, title)
+    content = build_html(store, title, results)
     return write_new(out, content)  # complete or absent, never overwriting
