@@ -9,12 +9,14 @@ from gmb.report import plots
 from gmb.report import html as report
 from gmb.report import tables
 from gmb.results.store import Store
+from gmb.results.model import Results, combine
+from gmb.report.cells import collective_results
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def test_every_figure_with_data_is_a_png(store):
-    figs = {fid: png for fid, _, png in plots.render_all(store)}
+    figs = {fid: png for fid, _, png in plots.render_all(Results.load(store))}
     for fid in ("latency-small", "latency-large", "bw", "bibw", "coll", "scaling", "overlap"):
         assert figs[fid] is not None and figs[fid].startswith(PNG), fid
         assert len(figs[fid]) > 5000  # not an empty canvas
@@ -24,7 +26,7 @@ def test_every_figure_with_data_is_a_png(store):
 
 def test_figures_skip_on_empty_store():
     s = Store()
-    assert all(png is None for _, _, png in plots.render_all(s))
+    assert all(png is None for _, _, png in plots.render_all(Results.load(s)))
 
 
 class _Collect(HTMLParser):
@@ -219,7 +221,7 @@ def test_bandwidth_axis_ends_where_the_data_ends(tmp_path):
     st.ingest(synth.write_jsonl(tmp_path / "bw.jsonl", [
         synth.context("b", "bw", "Open MPI v5.0.7", cuda=True),
         *synth.pt2pt_results("b", "bw", synth.pow2_sizes(1, 1 << 20), "device", "device", "nvlink")]))
-    fig = plots.bandwidth(st, "bw")
+    fig = plots.bandwidth(Results.load(st), "bw")
     try:
         (ax,) = fig.axes
         lo, hi = ax.get_xlim()
@@ -233,10 +235,10 @@ def test_bandwidth_axis_ends_where_the_data_ends(tmp_path):
 def test_each_collectives_panel_spans_its_own_sizes(store):
     import matplotlib.pyplot as plt
 
-    fig = plots.collectives(store)
+    fig = plots.collectives(Results.load(store))
     try:
         panels = {ax.get_title(): ax.get_xlim() for ax in fig.axes if ax.get_title()}
-        sizes = {op: [p.bytes for p in tables.combine(tables.collective_rows(store)) if p.operation == op]
+        sizes = {op: [p.bytes for p in combine(collective_results(Results.load(store))) if p.operation == op]
                  for op in panels}
         for op, lim in panels.items():
             assert lim == pytest.approx(plots.size_axis_range(sizes[op])), op
