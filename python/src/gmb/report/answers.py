@@ -15,9 +15,9 @@ row with numbers:
    over the regular ones, and the overlap partitioned communication buys by marking partitions ready per block of
    the kernel rather than after it.
 
-Rules. Figures are the combined points of tables.combine (median over repetitions, interval over repetitions).
+Rules. Figures are the combined points of model.combine (median over repetitions, interval over repetitions).
 A configuration is called fastest (or a strategy said to beat the library) only when its interval does not
-overlap the other's (tables.clearly_apart); otherwise the answer says the figures are within precision of each
+overlap the other's (cells.clearly_apart); otherwise the answer says the figures are within precision of each
 other. The size is stated: the largest size every configuration on that path measured, preferring a size at which
 a ceiling of that path was measured (peaks.ceiling_for). Precision: half the interval relative to the median
 (Point.precision), "cap reached" when an adaptive launch stopped at its cap before reaching its target.

@@ -9,8 +9,8 @@ from statistics import median
 from ..results.model import Point, Results, combine
 from ..results.peaks import bidirectional, ceiling_for, ceilings
 from ..results.records import one_sided, operation_label, overlap, partitioned, persistent
-from .cells import (NO_OPERATION, PRECISION_COLUMN, PRECISION_NOTE, Absent, Table, check_cell, clearly_apart, point_flags,
-                    precision_pct, size_label)
+from .cells import (NO_OPERATION, PRECISION_COLUMN, PRECISION_NOTE, Absent, Table, check_cell, clearly_apart,
+                    point_flags, precision_pct, size_label)
 
 
 # sizes the persistent table quotes (where a launch measured none of them: its smallest and largest)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import base64
-import html
 import json
 import re
 from datetime import datetime, timezone
@@ -17,8 +16,8 @@ from ..outputs import write_new
 from ..results.store import Store
 from ..results.model import Results
 from .answers import answers
-from .cells import Absent, Table
-from .render_html import answers_html
+from .cells import Table
+from .render_html import Markup, answers_html, escape, shown, table_html
 from .tables import all_tables
 
 _CSS = """
@@ -32,46 +31,6 @@ figure{margin:1.5em 0} code{background:#f6f6f6;padding:1px 3px}
 td.why{color:#777;font-style:italic} summary{cursor:pointer;color:#555}
 td code{display:inline-block;margin:1px 0}
 """
-
-
-def _esc(v) -> str:
-    return html.escape("" if v is None else str(v))
-
-
-def shown(v) -> str:
-    """A value as the report writes it: never a raw Python True, False or None."""
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    return "not recorded" if v is None or v == "" else str(v)
-
-
-class Markup(str):
-    """A table cell that is HTML already (the environment's fold), written as it is."""
-
-
-def _cell(v) -> str:
-    if isinstance(v, Markup):
-        return f"<td>{v}</td>"
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return f'<td class="num">{_esc(v)}</td>'
-    if isinstance(v, Absent):  # no value: the reason, set apart from values
-        return f'<td class="why">{_esc(v)}</td>'
-    return f"<td>{_esc(shown(v))}</td>"
-
-
-def table_html(t: Table, table_id: str = "") -> str:
-    out = [f'<h3>{_esc(t.title)}</h3>']
-    if t.note:
-        out.append(f'<p class="note">{_esc(t.note)}</p>')
-    if not t.rows:
-        out.append('<p class="note">(no rows)</p>')
-        return "\n".join(out)
-    out.append(f'<table id="{_esc(table_id)}"><thead><tr>' + "".join(f"<th>{_esc(c)}</th>" for c in t.columns)
-               + "</tr></thead><tbody>")
-    for r in t.rows:
-        out.append(f"<tr>{''.join(_cell(v) for v in r)}</tr>")
-    out.append("</tbody></table>")
-    return "\n".join(out)
 
 
 def _cuda_text(cuda: dict) -> str:
@@ -97,13 +56,13 @@ def _machine_section(store: Store) -> str:
         t = c.get("tool") or {}
         tools.add(f"{shown(t.get('name'))} {shown(t.get('version'))} (revision {shown(t.get('git_revision'))}), "
                   f"CUDA build: {shown((t.get('build') or {}).get('cuda'))}")
-    items = [f"<li>Hosts: {_esc(', '.join(sorted(h for h in hosts if h)) or 'not recorded')}</li>",
-             f"<li>GPUs: {_esc('; '.join(sorted(gpus.values())) or 'none recorded')}</li>",
-             f"<li>CUDA: {_esc('; '.join(sorted(cuda)) or 'not recorded')}</li>",
-             f"<li>Engine: {_esc('; '.join(sorted(tools)) or 'not recorded')}</li>"]
+    items = [f"<li>Hosts: {escape(', '.join(sorted(h for h in hosts if h)) or 'not recorded')}</li>",
+             f"<li>GPUs: {escape('; '.join(sorted(gpus.values())) or 'none recorded')}</li>",
+             f"<li>CUDA: {escape('; '.join(sorted(cuda)) or 'not recorded')}</li>",
+             f"<li>Engine: {escape('; '.join(sorted(tools)) or 'not recorded')}</li>"]
     topo = store.meta("topology")
     if topo:
-        items.append(f"<li>Topology at run time: <code>{_esc(topo)}</code></li>")
+        items.append(f"<li>Topology at run time: <code>{escape(topo)}</code></li>")
     return "<h2>Machine</h2>" + _oversubscription_warning(rows) + "<ul>" + "".join(items) + "</ul>"
 
 
@@ -146,7 +105,7 @@ def _oversubscription_warning(context_rows: list[dict]) -> str:
             runs[key] = runs.get(key, 0) + 1
     if not runs:
         return ""
-    items = "".join(f"<li>{_esc(lib)} {_esc(bench)} on {_esc(host)}: {ranks} ranks on {cpus} CPU(s), {n} run(s)</li>"
+    items = "".join(f"<li>{escape(lib)} {escape(bench)} on {escape(host)}: {ranks} ranks on {cpus} CPU(s), {n} run(s)</li>"
                     for (lib, bench, host, ranks, cpus), n in sorted(runs.items()))
     return ("<div class='warn'><b>Ranks oversubscribed the CPUs</b> (more ranks on a host than CPUs in their affinity "
             "lists together): ranks sharing a CPU wait for each other, so these runs' figures may be worse than the "
@@ -179,8 +138,8 @@ def environment_cell(environment: dict) -> Markup:
     env = sorted((k, v) for k, v in (environment or {}).items() if not _LAUNCHER_NOISE.match(k))
     if not env:
         return Markup("none recorded")
-    shown_vars = [f"<code>{_esc(k)}={_esc(v)}</code>" for k, v in env if _behaviour_setting(k)]
-    others = [f"<code>{_esc(k)}={_esc(v)}</code>" for k, v in env if not _behaviour_setting(k)]
+    shown_vars = [f"<code>{escape(k)}={escape(v)}</code>" for k, v in env if _behaviour_setting(k)]
+    others = [f"<code>{escape(k)}={escape(v)}</code>" for k, v in env if not _behaviour_setting(k)]
     cell = "<br>".join(shown_vars) or "no MPI, UCX, NCCL or CUDA setting"
     if others:
         cell += (f"<details><summary>{len(others)} other variable{'s' if len(others) > 1 else ''}</summary>"
@@ -203,17 +162,17 @@ def _libraries_section(store: Store) -> str:
               f"{', '.join(BEHAVIOUR_PREFIXES)}); the others are folded, the launchers' own wiring left out.")
     wrong = store.rows("SELECT library, COUNT(*) AS n, MIN(reason) AS reason FROM launches WHERE status = ? "
                        "GROUP BY library ORDER BY library", (identity.WRONG_LIBRARY,))
-    warning = "".join(f"<p class='warn'><b>{_esc(r['library'])}: {r['n']} launch(es) ran another MPI library</b>; "
-                      f"their figures are not in this report: {_esc(r['reason'])}</p>" for r in wrong)
+    warning = "".join(f"<p class='warn'><b>{escape(r['library'])}: {r['n']} launch(es) ran another MPI library</b>; "
+                      f"their figures are not in this report: {escape(r['reason'])}</p>" for r in wrong)
     others = json.loads(store.meta("concurrent_campaigns") or "[]")
     warning += "".join(f"<p class='warn'><b>Another campaign ran on this node at the same time</b> "
-                       f"({_esc(locks.describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
+                       f"({escape(locks.describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
                        f"campaign may be lower than the machine gives</p>" for o in others)
     launch_argv = store.rows("SELECT library, MIN(argv) AS argv FROM launches GROUP BY library")
     extra = ""
     if launch_argv:
         extra = "<p class='note'>Example launch per library:</p><ul>" + "".join(
-            f"<li>{_esc(r['library'])}: <code>{_esc(' '.join(json.loads(r['argv'] or '[]')))}</code></li>"
+            f"<li>{escape(r['library'])}: <code>{escape(' '.join(json.loads(r['argv'] or '[]')))}</code></li>"
             for r in launch_argv) + "</ul>"
     return "<h2>Libraries</h2>" + warning + table_html(t, "libraries") + extra
 
@@ -243,17 +202,17 @@ def _figures_section(results: Results) -> str:
     try:
         from . import plots as plots_mod
     except ImportError as exc:  # matplotlib absent (e.g. an offline machine): tables only, and say so
-        return parts[0] + f"<p class='note'>Figures left out: {_esc(exc)} (pip install matplotlib).</p>"
+        return parts[0] + f"<p class='note'>Figures left out: {escape(exc)} (pip install matplotlib).</p>"
     missing = []
     for fid, ftitle, png in plots_mod.render_all(results):
         if png is None:
             missing.append(ftitle)
             continue
         b64 = base64.b64encode(png).decode()
-        parts.append(f"<figure id='fig-{fid}'><img alt='{_esc(ftitle)}' src='data:image/png;base64,{b64}'>"
-                     f"<figcaption>{_esc(ftitle)}</figcaption></figure>")
+        parts.append(f"<figure id='fig-{fid}'><img alt='{escape(ftitle)}' src='data:image/png;base64,{b64}'>"
+                     f"<figcaption>{escape(ftitle)}</figcaption></figure>")
     if missing:
-        parts.append(f"<p class='note'>Figures without data in this result set: {_esc(', '.join(missing))}.</p>")
+        parts.append(f"<p class='note'>Figures without data in this result set: {escape(', '.join(missing))}.</p>")
     return "\n".join(parts)
 
 
@@ -261,10 +220,10 @@ def build_html(store: Store, title: str = "gmb report", results: Results | None 
     """The report: a list of sections (each an HTML string) between the page's head and its end. ``results``: the
     store's results model (Results.load), made here when not given."""
     results = results or Results.load(store)
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
-             f"<style>{_CSS}</style></head><body><h1>{_esc(title)}</h1>",
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
+             f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>",
              f"<p class='note'>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by gmb "
-             f"{__version__}. Campaign: {_esc(store.meta('campaign', 'not recorded'))}.</p>",
+             f"{__version__}. Campaign: {escape(store.meta('campaign', 'not recorded'))}.</p>",
              answers_html(answers(results)), _machine_section(store), _libraries_section(store)]
     settings = settings_table(store)
     if settings:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Figures, one function per figure. Each takes the results model (model.Results) and returns a matplotlib Figure, or None when the data
-the figure needs is absent (the report then leaves the figure out and says so); render_all makes them PNG bytes.
+"""Figures, one function per figure. Each takes the results model (model.Results) and returns a matplotlib Figure,
+or None when the data the figure needs is absent (the report then leaves the figure out and says so); render_all
+makes them PNG bytes.
 
 Spread is always drawn: a band from the combined interval (model.combine: envelope of the per-launch 95%
 CIs of the median) and, lighter, p5-p95. Sizes are on a log2 axis that runs over the sizes the figure's data

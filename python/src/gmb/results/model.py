@@ -149,8 +149,8 @@ def _result(row: dict) -> Result:
     return Result(row["run_id"], row["launch_id"], row["repetition"], row["library"], row["benchmark"],
                   row["operation"], row["status"], row["reason"], row["bytes"], row["memory"], row["mem_send"],
                   row["mem_recv"], row["strategy"], row["ranks"], row["path_class"], row["nominal_GBps"],
-                  _statistics(row), _json(row["metrics"], {}), _json(row["json"], {}), Configuration.parse(row["config"]),
-                  launch_load=_json(row["launch_load"], None))
+                  _statistics(row), _json(row["metrics"], {}), _json(row["json"], {}),
+                  Configuration.parse(row["config"]), launch_load=_json(row["launch_load"], None))
 
 
 @dataclass

@@ -366,8 +366,7 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
 
 def transport_of(context: dict) -> str:
     """The engine's transport for this run, from the context's ``options.benchmark.transport`` (the engine's
-    benchmark options; each result repeats it in its own ``transport``); "mpi" when absent (engines before NCCL,
-    benchmarks without a transport)."""
+    benchmark options; each result repeats it in its own ``transport``); "mpi" for benchmarks without a transport."""
     bench_opts = (context.get("options") or {}).get("benchmark") or {}
     return str(bench_opts.get("transport") or "mpi") if isinstance(bench_opts, dict) else "mpi"
 

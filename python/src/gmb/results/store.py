@@ -331,11 +331,7 @@ class Store:
             params.append(v)
         sql = ("SELECT results.*, launches.load AS launch_load FROM results LEFT JOIN launches "
                "ON launches.launch_id = results.launch_id" + (" WHERE " + " AND ".join(where) if where else ""))
-        rows = self.rows(sql + " ORDER BY results.library, results.benchmark, results.memory, results.bytes", params)
-        return rows
-
-    def benchmarks(self) -> list[str]:
-        return [r["benchmark"] for r in self.rows("SELECT DISTINCT benchmark FROM results ORDER BY benchmark")]
+        return self.rows(sql + " ORDER BY results.library, results.benchmark, results.memory, results.bytes", params)
 
     def contexts(self) -> list[dict]:
         return self.rows("SELECT * FROM contexts ORDER BY library")
@@ -350,11 +346,6 @@ class Store:
         """Launches that need not be redone on --resume (anything but interrupted/absent)."""
         return {r["launch_id"] for r in self.rows("SELECT launch_id, status FROM launches")
                 if r["status"] not in (None, "interrupted", "running")}
-
-    def non_ok(self) -> list[dict]:
-        return self.rows("SELECT library, benchmark, memory, strategy, status, reason, COUNT(*) AS points "
-                         "FROM results WHERE status != 'ok' GROUP BY library, benchmark, memory, strategy, "
-                         "status, reason ORDER BY library, benchmark")
 
 
 def open_results(path: str | Path) -> Store:
