@@ -316,7 +316,7 @@ def test_real_h200_collectives_and_report(h200_store, tmp_path):
     assert all(r[2] == "device" and r[1] == 4 for r in t.rows)
     from gmb.report import html as report
 
-    html = report.write_report(h200_store, tmp_path / "r.html").read_text()
+    html = report.write_report(Results.load(h200_store), tmp_path / "r.html").read_text()
     assert "Fraction of peak" in html and "p2p-ipc" in html and "host-copy" in html
 
 

@@ -164,7 +164,7 @@ def test_answers_say_the_best_rma_the_persistent_speedup_and_the_partitioned_ove
 
 
 def test_report_has_the_new_tables_and_figure(mpi4_store, tmp_path):
-    html = build_html(mpi4_store)
+    html = build_html(Results.load(mpi4_store))
     for title in ("One-sided communication (RMA)", "Persistent vs regular calls", "Partitioned communication "
                   "overlapped with compute", "fig-partitioned-overlap"):
         assert title in html

@@ -77,6 +77,6 @@ def test_settings_and_refusals_of_the_run(gpu_x2_quick_mpich_store):
 
 
 def test_report_of_the_two_gpu_run(gpu_x2_quick_mpich_store, tmp_path):
-    html = build_html(gpu_x2_quick_mpich_store)
+    html = build_html(Results.load(gpu_x2_quick_mpich_store))
     assert "NVLink pair" in html and "nccl" in html
     check_report_in_chromium(html, tmp_path)

@@ -83,6 +83,6 @@ def test_no_figure_of_a_device_path_exceeds_its_ceiling(store):
 
 
 def test_report_of_the_four_gpu_run(store, tmp_path):
-    html = build_html(store)
+    html = build_html(Results.load(store))
     assert "NVLink pair" in html and "nccl" in html and "(within one launch)" not in html
     check_report_in_chromium(html, tmp_path)

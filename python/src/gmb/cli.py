@@ -111,7 +111,7 @@ def cmd_report(args):
     _check_new_file(out)  # every output checked before anything is written
     _check_csv_dir(args.csv)
     results = Results.load(st)
-    report.write_report(st, out, title=args.title or f"gmb report: {Path(args.results).name}", results=results)
+    report.write_report(results, out, title=args.title or f"gmb report: {Path(args.results).name}")
     print(out)
     if args.csv:
         for p in render_csv.export_csv(tables.all_tables(results), args.csv):

@@ -13,8 +13,7 @@ from .. import __version__
 from ..machine import identity
 from ..run import locks
 from ..outputs import write_new
-from ..results.store import Store
-from ..results.model import Results
+from ..results.model import Context, Results
 from .answers import answers
 from .cells import Table
 from .render_html import Markup, answers_html, escape, shown, table_html
@@ -41,9 +40,8 @@ def _cuda_text(cuda: dict) -> str:
     return f"{text} ({cuda['error']})" if cuda.get("error") else text
 
 
-def _machine_section(store: Store) -> str:
-    rows = store.contexts()
-    ctxs = [json.loads(c["json"]) for c in rows]
+def _machine_section(results: Results) -> str:
+    ctxs = [c.record for c in results.contexts]
     hosts, gpus, cuda, tools = set(), {}, set(), set()
     for c in ctxs:
         for r in c.get("ranks", []):
@@ -60,10 +58,10 @@ def _machine_section(store: Store) -> str:
              f"<li>GPUs: {escape('; '.join(sorted(gpus.values())) or 'none recorded')}</li>",
              f"<li>CUDA: {escape('; '.join(sorted(cuda)) or 'not recorded')}</li>",
              f"<li>Engine: {escape('; '.join(sorted(tools)) or 'not recorded')}</li>"]
-    topo = store.meta("topology")
+    topo = results.meta.get("topology")
     if topo:
         items.append(f"<li>Topology at run time: <code>{escape(topo)}</code></li>")
-    return "<h2>Machine</h2>" + _oversubscription_warning(rows) + "<ul>" + "".join(items) + "</ul>"
+    return "<h2>Machine</h2>" + _oversubscription_warning(results.contexts) + "<ul>" + "".join(items) + "</ul>"
 
 
 def cpu_list(binding) -> set[int] | None:
@@ -96,12 +94,12 @@ def oversubscribed(context: dict) -> list[tuple[str, int, int]]:
     return out
 
 
-def _oversubscription_warning(context_rows: list[dict]) -> str:
-    """A warning naming the runs (store.contexts rows) whose ranks oversubscribed a host's CPUs, or nothing."""
+def _oversubscription_warning(contexts: list[Context]) -> str:
+    """A warning naming the runs whose ranks oversubscribed a host's CPUs, or nothing."""
     runs: dict[tuple, int] = {}
-    for row in context_rows:
-        for host, ranks, cpus in oversubscribed(json.loads(row["json"])):
-            key = (row["library"], row["benchmark"] or "not recorded", host, ranks, cpus)
+    for c in contexts:
+        for host, ranks, cpus in oversubscribed(c.record):
+            key = (c.library, c.record.get("benchmark") or "not recorded", host, ranks, cpus)
             runs[key] = runs.get(key, 0) + 1
     if not runs:
         return ""
@@ -147,9 +145,14 @@ def environment_cell(environment: dict) -> Markup:
     return Markup(cell)
 
 
-def _libraries_section(store: Store) -> str:
-    rows = store.rows("SELECT library, library_version, gpu_awareness, COUNT(*) AS launches, MIN(json) AS j "
-                      "FROM contexts GROUP BY library, library_version, gpu_awareness ORDER BY library")
+def _libraries_section(results: Results) -> str:
+    # per library, version and verdict: the launches and the context that sorts first as JSON (any one would do;
+    # this one stays the same from one report to the next)
+    groups: dict[tuple, list[str]] = {}
+    for c in results.contexts:
+        groups.setdefault((c.library, c.library_version or "", c.gpu_awareness or ""), []).append(json.dumps(c.record))
+    rows = [{"library": lib, "library_version": version, "gpu_awareness": verdict, "launches": len(texts),
+             "j": min(texts)} for (lib, version, verdict), texts in sorted(groups.items())]
     t = Table("MPI libraries", ["library", "version string", "library object loaded", "GPU awareness (engine verdict)",
                                 "launches (context records)", "environment (recorded, of one launch)"],
               [[r["library"], (r["library_version"] or "").strip().splitlines()[0] if r["library_version"]
@@ -160,28 +163,34 @@ def _libraries_section(store: Store) -> str:
                for r in rows],
               "Environment: the variables that change how MPI, UCX, NCCL and CUDA behave (names starting with "
               f"{', '.join(BEHAVIOUR_PREFIXES)}); the others are folded, the launchers' own wiring left out.")
-    wrong = store.rows("SELECT library, COUNT(*) AS n, MIN(reason) AS reason FROM launches WHERE status = ? "
-                       "GROUP BY library ORDER BY library", (identity.WRONG_LIBRARY,))
-    warning = "".join(f"<p class='warn'><b>{escape(r['library'])}: {r['n']} launch(es) ran another MPI library</b>; "
-                      f"their figures are not in this report: {escape(r['reason'])}</p>" for r in wrong)
-    others = json.loads(store.meta("concurrent_campaigns") or "[]")
+    wrong: dict[str, list[str]] = {}
+    for x in results.launches:
+        if x.status == identity.WRONG_LIBRARY:
+            wrong.setdefault(x.library, []).append(x.reason)
+    warning = "".join(f"<p class='warn'><b>{escape(lib)}: {len(reasons)} launch(es) ran another MPI library</b>; "
+                      f"their figures are not in this report: {escape(min((r for r in reasons if r is not None), default=None))}</p>"
+                      for lib, reasons in sorted(wrong.items()))
+    others = json.loads(results.meta.get("concurrent_campaigns") or "[]")
     warning += "".join(f"<p class='warn'><b>Another campaign ran on this node at the same time</b> "
                        f"({escape(locks.describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
                        f"campaign may be lower than the machine gives</p>" for o in others)
-    launch_argv = store.rows("SELECT library, MIN(argv) AS argv FROM launches GROUP BY library")
+    launch_argv: dict[str, list[str]] = {}
+    for x in results.launches:
+        if x.argv is not None:
+            launch_argv.setdefault(x.library, []).append(json.dumps(x.argv))
     extra = ""
     if launch_argv:
         extra = "<p class='note'>Example launch per library:</p><ul>" + "".join(
-            f"<li>{escape(r['library'])}: <code>{escape(' '.join(json.loads(r['argv'] or '[]')))}</code></li>"
-            for r in launch_argv) + "</ul>"
+            f"<li>{escape(lib)}: <code>{escape(' '.join(json.loads(min(argvs))))}</code></li>"
+            for lib, argvs in sorted(launch_argv.items())) + "</ul>"
     return "<h2>Libraries</h2>" + warning + table_html(t, "libraries") + extra
 
 
-def settings_table(store: Store) -> Table | None:
+def settings_table(results: Results) -> Table | None:
     """Per library, the settings its GPU support depends on, as `gmb run` found them on this machine (the engine's
     doctor without each of the library's settings, or with its family's GPU settings when it was not aware:
     doctor.settings_that_matter). None when none was checked (no GPU, or no engine with CUDA)."""
-    found = json.loads(store.meta("settings_that_matter") or "[]")
+    found = json.loads(results.meta.get("settings_that_matter") or "[]")
     if not found:
         return None
     rows = []
@@ -216,16 +225,15 @@ def _figures_section(results: Results) -> str:
     return "\n".join(parts)
 
 
-def build_html(store: Store, title: str = "gmb report", results: Results | None = None) -> str:
-    """The report: a list of sections (each an HTML string) between the page's head and its end. ``results``: the
-    store's results model (Results.load), made here when not given."""
-    results = results or Results.load(store)
+def build_html(results: Results, title: str = "gmb report") -> str:
+    """The report of a store's results model (Results.load): a list of sections (each an HTML string) between the
+    page's head and its end."""
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>",
              f"<p class='note'>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by gmb "
-             f"{__version__}. Campaign: {escape(store.meta('campaign', 'not recorded'))}.</p>",
-             answers_html(answers(results)), _machine_section(store), _libraries_section(store)]
-    settings = settings_table(store)
+             f"{__version__}. Campaign: {escape(results.meta.get('campaign', 'not recorded'))}.</p>",
+             answers_html(answers(results)), _machine_section(results), _libraries_section(results)]
+    settings = settings_table(results)
     if settings:
         parts.append(table_html(settings, "settings"))
     parts.append("<h2>Tables</h2>")
@@ -235,7 +243,7 @@ def build_html(store: Store, title: str = "gmb report", results: Results | None 
     return "\n".join(parts)
 
 
-def write_report(store: Store, out: str | Path, title: str = "gmb report", results: Results | None = None) -> Path:
+def write_report(results: Results, out: str | Path, title: str = "gmb report") -> Path:
     out = Path(out)
-    content = build_html(store, title, results)
+    content = build_html(results, title)
     return write_new(out, content)  # complete or absent, never overwriting

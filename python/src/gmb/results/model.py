@@ -124,7 +124,7 @@ class Launch:
     planned_path: str | None
     status: str | None
     reason: str | None
-    argv: list
+    argv: list | None  # the command line, None where not recorded
     load: dict | None
 
 
@@ -171,7 +171,7 @@ class Results:
         contexts = [Context(c["run_id"], c["launch_id"], c["library"], c["library_version"], c["gpu_awareness"],
                             _json(c["json"], {})) for c in store.contexts()]
         launches = [Launch(x["launch_id"], x["library"], x["benchmark"], x["memory"], x["strategy"], x["planned_path"],
-                           x["status"], x["reason"], _json(x["argv"], []), _json(x["load"], None))
+                           x["status"], x["reason"], _json(x["argv"], None), _json(x["load"], None))
                     for x in store.launches()]
         skipped = [Skipped(s["library"], s["what"], s["reason"]) for s in store.skipped()]
         meta = {r["key"]: r["value"] for r in store.rows("SELECT key, value FROM meta")}

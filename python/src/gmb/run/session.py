@@ -251,7 +251,7 @@ def _run(args):
     if not args.no_report and not out.exists():  # written before anything is printed: a reader that left (a
         from ..report import html as report  # closed pipe) loses the printout, never the report; matplotlib only for a report
 
-        report.write_report(st, out, title=f"gmb report: {run['name']}", results=results)
+        report.write_report(results, out, title=f"gmb report: {run['name']}")
     print("\n" + answers_text(answers(results)) + "\n")
     if not args.no_report and out.exists():
         print(f"gmb: report {out}")
