@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Answers: what a person choosing an MPI library (and its settings) for GPU data wants to know, from a store.
+"""Answers: what a person choosing an MPI library (and its settings) for GPU data wants to know, from the results
+model (results/model.py), as data (answers_data.py); render_text and render_html word it for a terminal and the
+report.
 
 The report's first section, also printed at the end of `gmb run`. Six answers, each a short sentence or table
 row with numbers:
