@@ -24,8 +24,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..outputs import OutputError, disk_full
-from .records import (RecordFile, configuration, library_label, measured_nothing, nccl_label, operation_label,
-                      point_key, read_records)
+from .records import (STAT_OBJECTS, RecordFile, configuration, library_label, measured_nothing, nccl_label,
+                      operation_label, read_records)
 
 SCHEMA_VERSION = 2
 
@@ -52,6 +52,13 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE INDEX IF NOT EXISTS results_key ON results(benchmark, library, bytes);
 CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
 """
+
+
+def result_key(result: dict) -> str:
+    """A result's identity within its run: every field but its figures (the statistics objects), as canonical JSON.
+    Which point it is can live anywhere else (``metrics.pair`` names the GPU pair of a copy ceiling). With the run
+    id it names one measured result, so the same record stored twice is recognised."""
+    return json.dumps({k: v for k, v in result.items() if k not in STAT_OBJECTS}, sort_keys=True)
 
 
 class StoreError(RuntimeError):
@@ -236,7 +243,7 @@ class Store:
         library, e.g. "nccl" for an NCCL library); without it the name comes from the context (MPI version string,
         or NCCL for a run with --transport nccl: records.library_label), and a result whose own ``transport`` is
         "nccl" is labelled by NCCL as well. Idempotent: a context whose run id is stored, and a result whose run id
-        and point (records.point_key) are stored, are not stored again. Returns the number of result rows added."""
+        and identity (result_key) are stored, are not stored again. Returns the number of result rows added."""
         rf = source if isinstance(source, RecordFile) else read_records(source, validate=validate)
         with self.transaction(f"the records of {rf.path}"):
             return self._ingest(rf, library, repetition, launch_id)
@@ -264,9 +271,9 @@ class Store:
         for res in rf.results:
             run = res.get("run_id")
             if run not in stored:
-                stored[run] = {point_key(json.loads(r[0])) for r in
+                stored[run] = {result_key(json.loads(r[0])) for r in
                                self.db.execute("SELECT json FROM results WHERE run_id=?", (run,))}
-            key = point_key(res)
+            key = result_key(res)
             if key in stored[run]:
                 continue
             stored[run].add(key)
