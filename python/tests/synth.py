@@ -205,16 +205,18 @@ def part_overlap_results(run_id: str, sizes: list[int], send: str, recv: str, pa
 
 
 def peaks_results(run_id: str, cuda: bool = True) -> list[dict]:
+    """Copy ceilings with the path class the engine records; a GPU pair's (p2p-*) is left out, so that those ceilings
+    bound no MPI figure."""
     rng = random.Random(7)
-    ops = [("host-stream", "host", "host", 14.0)]
+    ops = [("host-stream", "host", "host", 14.0, "host")]
     if cuda:
-        ops += [("h2d-pinned", "host", "gpu0", 55.0), ("d2h-pinned", "gpu0", "host", 55.0),
-                ("h2d-pageable", "host", "gpu0", 24.0), ("d2d", "gpu0", "gpu0", 2080.0),
-                ("p2p-ce", "gpu0", "gpu1", 387.0), ("p2p-ipc", "gpu0", "gpu1", 380.0)]
+        ops += [("h2d-pinned", "host", "gpu0", 55.0, "host-device"), ("d2h-pinned", "gpu0", "host", 55.0, "host-device"),
+                ("h2d-pageable", "host", "gpu0", 24.0, "host-device"), ("d2d", "gpu0", "gpu0", 2080.0, "same-gpu"),
+                ("p2p-ce", "gpu0", "gpu1", 387.0, None), ("p2p-ipc", "gpu0", "gpu1", 380.0, None)]
     out = []
-    for op, src, dst, gbps in ops:
+    for op, src, dst, gbps, path in ops:
         out.append({"schema": SCHEMA_ID, "type": "result", "run_id": run_id, "benchmark": "peaks",
-                    "status": "ok", "bytes": 256 << 20, "operation": op,
+                    "status": "ok", "bytes": 256 << 20, "operation": op, **({"path": {"class": path}} if path else {}),
                     "bandwidth_GBps": stats(gbps, spread=0.01, rng=rng), "metrics": {"src": src, "dst": dst}})
     return out
 

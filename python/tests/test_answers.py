@@ -10,6 +10,8 @@ import synth
 
 from gmb.report import answers
 from gmb.results.store import Store
+from gmb.results.model import Results
+from gmb.report import render_html, render_text
 
 M = 1 << 20
 OB1, UCX, NCCL = "openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx", "nccl"
@@ -45,7 +47,7 @@ def _h200_store() -> Store:
 @pytest.fixture(scope="module")
 def h200():
     st = _h200_store()
-    return st, answers.answers(st), answers.answers_text(st), answers.answers_html(st)
+    return st, answers.answers(Results.load(st)), render_text.answers_text(answers.answers(Results.load(st))), render_html.answers_html(answers.answers(Results.load(st)))
 
 
 def _flat(text: str) -> str:
@@ -173,11 +175,11 @@ def _store(tmp_path, per_lib: dict) -> Store:
 def test_overlapping_configurations_are_not_called_fastest(tmp_path):
     st = _store(tmp_path, {"lib-a": [_bw("", 300.0, 290.0, 310.0, 64 * M), _lat("", 2.0, 8)],
                            "lib-b": [_bw("", 296.0, 280.0, 305.0, 64 * M), _lat("", 2.5, 8)]})
-    (p,) = answers.answers(st).paths
+    (p,) = answers.answers(Results.load(st)).paths
     assert p.fastest is None and p.slowest is None and p.ratio is None
     assert p.no_ceiling == "no ceiling measured at 64M" and p.figures[0].pct_of_ceiling is None
     assert "fastest" not in p.sentence
-    text = _flat(answers.answers_text(st))
+    text = _flat(render_text.answers_text(answers.answers(Results.load(st))))
     assert "are within precision of each other" in text and "x the bandwidth" not in text
     assert "8 B latency 2.00 us" in text and "no ceiling measured at 64M" in text
     # a third configuration clearly below both: the slowest is named, the best is still not called fastest
@@ -185,9 +187,9 @@ def test_overlapping_configurations_are_not_called_fastest(tmp_path):
     st = _store(tmp_path / "b", {"lib-a": [_bw("", 300.0, 290.0, 310.0, 64 * M)],
                                  "lib-b": [_bw("", 296.0, 280.0, 305.0, 64 * M)],
                                  "lib-c": [_bw("", 100.0, 95.0, 105.0, 64 * M)]})
-    (p,) = answers.answers(st).paths
+    (p,) = answers.answers(Results.load(st)).paths
     assert p.fastest is None and p.slowest == "lib-c" and p.ratio == pytest.approx(3.0)
-    text = _flat(answers.answers_text(st))
+    text = _flat(render_text.answers_text(answers.answers(Results.load(st))))
     assert "best lib-a 300 GB/s" in text and "within precision of lib-b" in text and "slowest lib-c" in text
 
 
@@ -200,10 +202,10 @@ def test_size_is_the_largest_every_configuration_measured_preferring_a_ceiling(t
     st = _store(tmp_path, {"lib-a": [_bw("", 150.0, 149.0, 151.0, M), _bw("", 300.0, 299.0, 301.0, 16 * M),
                                      _bw("", 380.0, 379.0, 381.0, 64 * M), peak],
                            "lib-b": [_bw("", 100.0, 99.0, 101.0, M), _bw("", 200.0, 199.0, 201.0, 16 * M)]})
-    (p,) = answers.answers(st).paths
+    (p,) = answers.answers(Results.load(st)).paths
     assert p.bytes == M and p.ceiling == "p2p-ipc" and p.fastest == "lib-a" and p.slowest == "lib-b"
     assert p.figures[0].pct_of_ceiling == pytest.approx(93.75) and p.ratio == pytest.approx(1.5)
-    assert "fastest lib-a 150 GB/s (+-0.67 %, 93.8 % of ceiling)" in _flat(answers.answers_text(st))
+    assert "fastest lib-a 150 GB/s (+-0.67 %, 93.8 % of ceiling)" in _flat(render_text.answers_text(answers.answers(Results.load(st))))
 
 
 def test_managed_placements_are_answered_by_time(tmp_path):
@@ -215,13 +217,13 @@ def test_managed_placements_are_answered_by_time(tmp_path):
                 "path": {"class": "nvlink", "link": "nvlink", "nominal_GBps": None}}
     st = _store(tmp_path, {"lib-a": [um("device", 30.0, 8), um("device", 400.0, M), um("host", 900.0, M)],
                            "lib-b": [um("device", 31.0, 8), um("device", 800.0, M)]})
-    a = answers.answers(st)
+    a = answers.answers(Results.load(st))
     (dev,) = [p for p in a.paths if p.memory == "managed:device:managed:device"]
     assert dev.path == "managed device -> device (NVLink pair)" and dev.bytes == M and dev.benchmark == "um"
     assert [f.library for f in dev.figures] == ["lib-a", "lib-b"] and dev.figures[0].unit == "us"
     assert dev.fastest == "lib-a" and dev.ratio == pytest.approx(2.0) and dev.ceiling is None
     assert dev.figures[0].latency_bytes == 8 and dev.figures[0].latency_us == pytest.approx(30.0)
-    text = _flat(answers.answers_text(st))
+    text = _flat(render_text.answers_text(answers.answers(Results.load(st))))
     assert "lib-b takes 2.00x the time of lib-a" in text and "a time figure: no ceiling applies" in text
     assert any(p.path == "managed host -> host (NVLink pair)" for p in a.paths)
 
@@ -235,21 +237,21 @@ def test_settings_that_mattered(tmp_path):
                        "effect": "decides whether device buffers freed and allocated again move correctly: without "
                                  "it the check failed, with it passed"}]},
         {"library": "ompi-ob1", "as_configured": "aware", "tried": ["without --mca pml ob1"], "findings": []}]))
-    a = answers.answers(st)
+    a = answers.answers(Results.load(st))
     assert [(s.library, s.setting) for s in a.settings] == [("ompi-ucx", "UCX_MEMTYPE_CACHE=n")]
     assert a.settings_note == "no setting changed the doctor's answer for ompi-ob1"
-    text = answers.answers_text(st)
+    text = render_text.answers_text(answers.answers(Results.load(st)))
     assert "ompi-ucx: UCX_MEMTYPE_CACHE=n: decides whether device buffers" in _flat(text)
     st.set_meta("settings_that_matter", json.dumps([{"library": "ompi-ob1", "as_configured": "aware",
                                                      "tried": [], "findings": []}]))
     assert "Settings that mattered: none found: no setting changed the doctor's answer (ompi-ob1)" in \
-        answers.answers_text(st)
+        render_text.answers_text(answers.answers(Results.load(st)))
 
 
 def test_empty_store_says_why_in_one_line():
-    text = answers.answers_text(Store())
+    text = render_text.answers_text(answers.answers(Results.load(Store())))
     assert text == "No answers: this store holds no results (nothing was launched or ingested)."
-    html = answers.answers_html(Store())
+    html = render_html.answers_html(answers.answers(Results.load(Store())))
     assert html.startswith('<section id="answers"><h2>Answers</h2>') and "holds no results" in html
     assert "<table" not in html
 
@@ -258,7 +260,7 @@ def test_only_failed_launches_say_why(tmp_path):
     st = Store()
     st.record_launch(launch_id="b1.x.bw.r1", library="x", benchmark="bw", repetition=1, memory="host:device",
                      strategy="direct", ranks=2, planned_path="host-device", status="timeout", reason="no progress")
-    lines = answers.answers_text(st).splitlines()
+    lines = render_text.answers_text(answers.answers(Results.load(st))).splitlines()
     assert lines[0].startswith("No answers: none of the 1 launches")
     assert lines[1:] == ["  x bw pageable host -> device, 1 launch: timed out: no progress"]
 
@@ -266,5 +268,5 @@ def test_only_failed_launches_say_why(tmp_path):
 def test_html_escapes_every_value(tmp_path):
     evil = "ompi<b>&"
     st = _store(tmp_path, {evil: [_bw("", 300.0, 290.0, 310.0, 64 * M)]})
-    html = answers.answers_html(st)
+    html = render_html.answers_html(answers.answers(Results.load(st)))
     assert "ompi&lt;b&gt;&amp;" in html and "ompi<b>" not in html

@@ -15,6 +15,7 @@ from realmpi import debian_library, have_debian
 from gmb.report import checkreport
 from gmb.report import html as report
 from gmb.cli import main
+from gmb.results.model import Results
 
 NEED_BOTH = pytest.mark.skipif(not (have_debian("openmpi") and have_debian("mpich")),
                                reason="needs cmake, g++ and both Debian MPIs (libopenmpi-dev, libmpich-dev)")
@@ -97,7 +98,7 @@ def test_quick_report_in_chromium(quick_run, tmp_path):
 @NEED_CHROMIUM
 def test_checker_on_synthetic_reports(store, tmp_path):
     good = tmp_path / "good.html"
-    report.write_report(store, good, title="synthetic")
+    report.write_report(Results.load(store), good, title="synthetic")
     res = checkreport.check(good)
     assert res["ok"], res["problems"]
     assert len(res["dom"]["images"]) >= 4 and res["screenshot"]["non_background_share"] > 0.01
@@ -123,7 +124,7 @@ def test_checker_on_synthetic_reports(store, tmp_path):
 def test_report_of_recorded_gpu_records_in_chromium(gpu_quick_store, tmp_path):
     """The report of the quick campaign recorded on a GPU node (the repository's test data) in a real browser: it
     opens with its Answers, no empty cell, and every row with a measured ceiling gives its % of ceiling."""
-    out = report.write_report(gpu_quick_store, tmp_path / "gpu.html", title="recorded GPU records")
+    out = report.write_report(Results.load(gpu_quick_store), tmp_path / "gpu.html", title="recorded GPU records")
     res = checkreport.check(out, shot=tmp_path / "gpu.png")
     assert res["ok"], res["problems"]
     assert res["dom"]["answers"]["first"] and res["dom"]["answers"]["text_chars"] > 500

@@ -19,6 +19,7 @@ from gmb.machine.mpilibs import MpiLibrary
 from gmb.results.records import headline, read_records
 from gmb.results.store import STAT_COLUMNS, Store
 from gmb.machine.topology import Topology
+from gmb.results.model import Results
 
 # What tables ranked each benchmark by before records named their headline (the harness's former METRIC_OF): the
 # oracle for records written before the field existed.
@@ -147,7 +148,7 @@ def test_a_new_benchmark_of_a_family_is_run_and_tabled_without_a_harness_edit(fa
     st = Store(d / "store.sqlite")
     rows = read_records(next((d / "raw").glob("*mlat*.jsonl"))).results
     assert rows and all(r["headline"] == "time_us" for r in rows)
-    t = tables.latency_table(st)
+    t = tables.latency_table(Results.load(st))
     assert t.columns[:3] == ["library", "benchmark", "memory"]
     assert {r[1] for r in t.rows} == {"latency", "mlat"}
     html = (d / "report.html").read_text()

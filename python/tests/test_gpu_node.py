@@ -27,6 +27,7 @@ from gmb.cli import main
 from gmb.machine.mpilibs import MpiLibrary, load_config
 from gmb.results.store import Store
 from gmb.machine.topology import Gpu, Topology
+from gmb.results.model import Results, combine
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "examples" / "libraries-cuda-aware-prefix.toml"
@@ -278,7 +279,7 @@ def h200_store():
 
 
 def test_fraction_of_peak_on_real_h200_records(h200_store):
-    t = tables.fraction_of_peak(h200_store)
+    t = tables.fraction_of_peak(Results.load(h200_store))
     col = {c: i for i, c in enumerate(t.columns)}
     rows = {(r[col["library"]], r[col["benchmark"]], r[col["memory"]], r[col["strategy"]], r[col["path"]]): r
             for r in t.rows}
@@ -302,20 +303,20 @@ def test_fraction_of_peak_on_real_h200_records(h200_store):
 
 def test_same_gpu_and_nvlink_points_stay_apart(h200_store):
     """device:device on one GPU and between two GPUs are different points (tables, compare)."""
-    pts = [p for p in tables.combine(h200_store.results("bw")) if p.memory == "device:device" and p.bytes == 64 << 20
+    pts = [p for p in combine(Results.load(h200_store).ok("bw")) if p.memory == "device:device" and p.bytes == 64 << 20
            and p.library == "openmpi-5.0.7"]
     assert sorted(p.path_class for p in pts) == ["nvlink", "same-gpu"]
     assert {p.path_class: round(p.median) for p in pts} == {"nvlink": 378, "same-gpu": 1832}
 
 
 def test_real_h200_collectives_and_report(h200_store, tmp_path):
-    t = tables.collectives_table(h200_store)
+    t = tables.collectives_table(Results.load(h200_store))
     ops = {r[0] for r in t.rows}
     assert {"allreduce", "bcast", "allgather", "alltoall"} <= ops
     assert all(r[2] == "device" and r[1] == 4 for r in t.rows)
     from gmb.report import html as report
 
-    html = report.write_report(h200_store, tmp_path / "r.html").read_text()
+    html = report.write_report(Results.load(h200_store), tmp_path / "r.html").read_text()
     assert "Fraction of peak" in html and "p2p-ipc" in html and "host-copy" in html
 
 
@@ -326,7 +327,7 @@ def test_fraction_of_peak_counts_sizes_that_failed_validation():
     st = Store()
     for f in sorted((H200.parent / "h200-ucx").glob("*.jsonl")):
         st.ingest(f, validate=records.validator() is not None)
-    t = tables.fraction_of_peak(st)
+    t = tables.fraction_of_peak(Results.load(st))
     col = {c: i for i, c in enumerate(t.columns)}
     (row,) = [r for r in t.rows if r[col["memory"]] == "pinned:device"]
     assert row[col["at size"]] == "32K" and row[col["peak MPI GB/s"]] == pytest.approx(0.534, abs=1e-3)

@@ -13,6 +13,8 @@ from gmb.report import answers
 from gmb.machine import load
 from gmb.report import tables
 from gmb.results.store import open_results
+from gmb.results.model import Results, combine
+from gmb.report import cells
 
 
 def test_the_verdict_compares_other_runnable_threads_with_the_free_cores():
@@ -46,7 +48,7 @@ def test_busy_host_is_recorded_and_flagged(fake_setup, tmp_path, capsys):
     st = open_results(outdir)
     loads = [json.loads(x["load"]) for x in st.launches()]
     assert loads and all(x["busy"] and x["samples"] >= 1 and x["cpus"] == os.cpu_count() for x in loads)
-    points = tables.combine(st.results("bw"))
+    points = combine(Results.load(st).ok("bw"))
     assert points and all(p.busy == 2 for p in points)
-    assert any("busy host: 2 of 2 launches" in tables.check_cell(tables.point_flags(p)) for p in points)
-    assert any("2 of 2 launches ran on a busy host" in n for n in answers.answers(st).notes)
+    assert any("busy host: 2 of 2 launches" in cells.check_cell(cells.point_flags(p)) for p in points)
+    assert any("2 of 2 launches ran on a busy host" in n for n in answers.answers(Results.load(st)).notes)

@@ -23,6 +23,8 @@ from gmb.campaign.plan import plan
 from gmb.report.html import build_html
 from gmb.results.store import Store
 from gmb.machine.topology import Gpu, Topology
+from gmb.results.model import Results, combine
+from gmb.report import render_html, render_text
 
 SIZES = synth.pow2_sizes(1, 1 << 20)
 TOPO2 = Topology(gpus=[Gpu(0, "H200"), Gpu(1, "H200")], links={(0, 1): "NV18", (1, 0): "NV18"},
@@ -83,14 +85,14 @@ def test_operation_and_variant_are_part_of_a_point(mpi4_store):
     labels = {r["operation"] for r in mpi4_store.rows("SELECT DISTINCT operation FROM results")}
     assert {"put flush create", "get flush create", "persistent", "P=1", "P=16", "P=4 per-block",
             "P=16 after-kernel", None} <= labels
-    lat = [p for p in tables.combine(mpi4_store.results("latency")) if p.bytes == 8]
+    lat = [p for p in combine(Results.load(mpi4_store).ok("latency")) if p.bytes == 8]
     assert sorted(p.operation or "" for p in lat) == ["", "persistent"] and all(p.reps == 2 for p in lat)
-    peak = tables.fraction_of_peak(mpi4_store)
+    peak = tables.fraction_of_peak(Results.load(mpi4_store))
     col = {c: i for i, c in enumerate(peak.columns)}
     rows = {(r[col["benchmark"]], r[col["operation"]]) for r in peak.rows}
     assert {("rma_bw", "put flush create"), ("rma_bw", "get flush create"), ("bw", "persistent"),
             ("part_bw", "P=16")} <= rows and ("bw", "none") in rows
-    latency = tables.latency_table(mpi4_store)
+    latency = tables.latency_table(Results.load(mpi4_store))
     col = {c: i for i, c in enumerate(latency.columns)}
     got = {(r[col["benchmark"]], r[col["operation"]]) for r in latency.rows}
     assert {("rma_latency", "put flush create"), ("latency", "persistent"), ("part_latency", "P=1")} <= got
@@ -100,14 +102,14 @@ def test_operation_and_variant_are_part_of_a_point(mpi4_store):
 def test_one_sided_bandwidth_has_its_percent_of_ceiling(mpi4_store):
     """RMA bandwidth is bounded by the ceilings two-sided bandwidth is (same path class and size); rma_bibw by twice
     the one-way ceiling on NVLink."""
-    peak = tables.fraction_of_peak(mpi4_store)
+    peak = tables.fraction_of_peak(Results.load(mpi4_store))
     col = {c: i for i, c in enumerate(peak.columns)}
     by = {(r[col["benchmark"]], r[col["operation"]]): r for r in peak.rows}
     put = by[("rma_bw", "put flush create")]
     assert put[col["at size"]] == "1M" and put[col["ceiling"]] == "p2p-ipc"
     assert 0 < put[col["% of ceiling"]] < 105
     assert by[("rma_bibw", "put flush create")][col["ceiling"]] == "p2p-ipc x2"
-    t = tables.one_sided_table(mpi4_store)
+    t = tables.one_sided_table(Results.load(mpi4_store))
     col = {c: i for i, c in enumerate(t.columns)}
     assert [r[col["operation"]] for r in t.rows] == ["get (MPI_Get)", "put (MPI_Put)"]
     for r in t.rows:
@@ -117,7 +119,7 @@ def test_one_sided_bandwidth_has_its_percent_of_ceiling(mpi4_store):
 
 
 def test_persistent_table_pairs_each_point_with_the_regular_one(mpi4_store):
-    t = tables.persistent_table(mpi4_store)
+    t = tables.persistent_table(Results.load(mpi4_store))
     col = {c: i for i, c in enumerate(t.columns)}
     assert {r[col["benchmark"]] for r in t.rows} == {"latency", "bw"}
     assert {r[col["size"]] for r in t.rows} == {"8", "1K", "64K", "1M"}
@@ -128,27 +130,27 @@ def test_persistent_table_pairs_each_point_with_the_regular_one(mpi4_store):
 
 
 def test_partitioned_overlap_table_and_figure(mpi4_store):
-    t = tables.partitioned_overlap_table(mpi4_store)
+    t = tables.partitioned_overlap_table(Results.load(mpi4_store))
     col = {c: i for i, c in enumerate(t.columns)}
     assert len(t.rows) == 2 * 2 * 2  # sizes x partition counts x ready modes
     by = {(r[col["size"]], r[col["partitions"]], r[col["ready"]]): r for r in t.rows}
     assert by[("4M", 16, "per-block")][col["overlap (%)"]] > by[("4M", 16, "after-kernel")][col["overlap (%)"]]
     assert all(r[col["repetitions"]] == 2 for r in t.rows)
-    assert plots.partitioned_overlap(mpi4_store) is not None
-    assert {fid for fid, _, _ in plots.figures(mpi4_store)} >= {"partitioned-overlap", "rma_bw", "part_bw"}
+    assert plots.partitioned_overlap(Results.load(mpi4_store)) is not None
+    assert {fid for fid, _, _ in plots.figures(Results.load(mpi4_store))} >= {"partitioned-overlap", "rma_bw", "part_bw"}
 
 
 def test_tables_fill_every_cell_and_say_their_units(mpi4_store):
-    shown = {t.title: t for t in tables.all_tables(mpi4_store)}
+    shown = {t.title: t for t in tables.all_tables(Results.load(mpi4_store))}
     for title in ("One-sided communication (RMA)", "Persistent vs regular calls (time, us)",
                   "Partitioned communication overlapped with compute"):
         t = shown[title]
         assert t.rows and all(v not in ("", None) for r in t.rows for v in r), title
-    assert not {t.title for t in tables.all_tables(Store())} & {"One-sided communication (RMA)"}
+    assert not {t.title for t in tables.all_tables(Results.load(Store()))} & {"One-sided communication (RMA)"}
 
 
 def test_answers_say_the_best_rma_the_persistent_speedup_and_the_partitioned_overlap(mpi4_store):
-    a = answers.answers(mpi4_store)
+    a = answers.answers(Results.load(mpi4_store))
     said = {f.topic: f.sentence for f in a.features}
     assert said["one-sided"].startswith("NVLink pair: bandwidth at 1M: ompi put flush create")
     assert "of ceiling p2p-ipc" in said["one-sided"] and "latency at 8 B: ompi put flush create" in said["one-sided"]
@@ -156,13 +158,13 @@ def test_answers_say_the_best_rma_the_persistent_speedup_and_the_partitioned_ove
     assert "per-block vs after-kernel: P=4" in said["partitioned"] and "at 4M" in said["partitioned"]
     # the answer per path is the regular two-sided one: persistent and partitioned points are not mixed into it
     assert all(not f.point.operation for p in a.paths for f in p.figures)
-    text = answers.answers_text(mpi4_store)
+    text = render_text.answers_text(answers.answers(Results.load(mpi4_store)))
     assert "One-sided communication (RMA), best per path:" in text and max(map(len, text.splitlines())) <= 100
-    assert "Persistent calls against the regular ones" in answers.answers_html(mpi4_store)
+    assert "Persistent calls against the regular ones" in render_html.answers_html(answers.answers(Results.load(mpi4_store)))
 
 
 def test_report_has_the_new_tables_and_figure(mpi4_store, tmp_path):
-    html = build_html(mpi4_store)
+    html = build_html(Results.load(mpi4_store))
     for title in ("One-sided communication (RMA)", "Persistent vs regular calls", "Partitioned communication "
                   "overlapped with compute", "fig-partitioned-overlap"):
         assert title in html
@@ -315,7 +317,7 @@ def test_a_campaign_of_them_on_the_fake_engine(fake_setup, tmp_path, capsys):
     for title in ("One-sided communication (RMA)", "Persistent vs regular calls", "Partitioned communication "
                   "overlapped with compute", "fig-partitioned-overlap", "MPI_Psend_init"):
         assert title in html, title
-    persistent = tables.persistent_table(st)
+    persistent = tables.persistent_table(Results.load(st))
     assert {(r[0], r[1]) for r in persistent.rows} >= {("fakempi-a", "coll"), ("fakempi-b", "latency")}
     assert not any(r[0] == "fakempi-b" and r[1] == "coll" for r in persistent.rows)
     plan_json = json.loads((outdir / "plan.json").read_text())

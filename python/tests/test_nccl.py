@@ -24,6 +24,7 @@ from gmb.cli import main
 from gmb.machine.mpilibs import ConfigError, load_config, nccl_library
 from gmb.results.store import Store, open_results
 from gmb.machine.topology import Gpu, Topology
+from gmb.results.model import Results
 
 NCCL_DESC = describe(cuda=True, nccl="2.28.3")
 TOPO4 = Topology(gpus=[Gpu(i, "NVIDIA H200") for i in range(4)],
@@ -184,13 +185,13 @@ def test_records_of_an_nccl_run_are_labelled_nccl(tmp_path):
         records.read_records(f, validate=v is not None)
     st = open_results(d)
     assert st.libraries() == ["nccl-2.28.3", "openmpi-5.0.7"]
-    t = tables.collectives_table(st)
+    t = tables.collectives_table(Results.load(st))
     col = {c: i for i, c in enumerate(t.columns)}
     row = next(r for r in t.rows if r[col["operation"]] == "allreduce" and r[col["size (total)"]] == "64M")
     assert row[col["fastest"]] == "nccl-2.28.3" and row[col["fastest / slowest"]] > 50
     assert row[col["memory"]] == "device" and row[col["ranks"]] == 4
     assert [r[col["size (total)"]] for r in t.rows if r[col["operation"]] == "allreduce"] == ["16M", "32M", "64M"]
-    rows = compare.compare(st, st, "openmpi-5.0.7", "nccl-2.28.3")
+    rows = compare.compare(Results.load(st), Results.load(st), "openmpi-5.0.7", "nccl-2.28.3")
     big = next(r for r in rows if r.operation == "allreduce" and r.bytes == 64 << 20)
     assert big.significant and big.ratio > 50 and big.worse_pct < 0  # NCCL better
     # a campaign names the library itself: the declared name wins over the records' labels
@@ -304,7 +305,7 @@ def test_campaign_with_nccl_end_to_end(nccl_setup, tmp_path, capsys):
     st = Store(outdir / "store.sqlite")
     assert st.libraries() == ["fakempi-a", "nccl"]
     assert {json.loads(r["json"])["transport"] for r in st.results(library="nccl")} == {"nccl"}
-    t = tables.collectives_table(st)
+    t = tables.collectives_table(Results.load(st))
     assert "nccl" in t.columns and t.rows
     html = (outdir / "report.html").read_text()
     assert "Collectives: bus bandwidth" in html and ">nccl<" in html

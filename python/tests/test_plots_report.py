@@ -9,12 +9,14 @@ from gmb.report import plots
 from gmb.report import html as report
 from gmb.report import tables
 from gmb.results.store import Store
+from gmb.results.model import Results, combine
+from gmb.report.cells import collective_results
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def test_every_figure_with_data_is_a_png(store):
-    figs = {fid: png for fid, _, png in plots.render_all(store)}
+    figs = {fid: png for fid, _, png in plots.render_all(Results.load(store))}
     for fid in ("latency-small", "latency-large", "bw", "bibw", "coll", "scaling", "overlap"):
         assert figs[fid] is not None and figs[fid].startswith(PNG), fid
         assert len(figs[fid]) > 5000  # not an empty canvas
@@ -24,7 +26,7 @@ def test_every_figure_with_data_is_a_png(store):
 
 def test_figures_skip_on_empty_store():
     s = Store()
-    assert all(png is None for _, _, png in plots.render_all(s))
+    assert all(png is None for _, _, png in plots.render_all(Results.load(s)))
 
 
 class _Collect(HTMLParser):
@@ -50,7 +52,7 @@ class _Collect(HTMLParser):
 
 
 def test_report_is_self_contained_with_numbers_and_images(store, tmp_path):
-    out = report.write_report(store, tmp_path / "r.html")
+    out = report.write_report(Results.load(store), tmp_path / "r.html")
     html = out.read_text()
     p = _Collect()
     p.feed(html)
@@ -69,7 +71,7 @@ def test_report_refuses_to_overwrite(store, tmp_path):
     out = tmp_path / "r.html"
     out.write_text("keep me")
     with pytest.raises(FileExistsError):
-        report.write_report(store, out)
+        report.write_report(Results.load(store), out)
     assert out.read_text() == "keep me"
 
 
@@ -84,12 +86,12 @@ def test_report_shows_the_settings_that_matter(store):
                        "changed": "not aware (the awareness proof crashed (signal 11))",
                        "effect": "needed: without it the doctor says not aware (the awareness proof crashed (signal 11))"}]},
         {"library": "ompi-ob1", "as_configured": "aware (proved)", "tried": ["without --mca pml ob1"], "findings": []}]))
-    html = report.build_html(store)
+    html = report.build_html(Results.load(store))
     section = html[html.index("<h3>Settings that matter</h3>"):html.index("<h2>Tables</h2>")]
     assert "UCX_MEMTYPE_CACHE=n" in section and "needed: without it the doctor says not aware" in section
     assert "ompi-ob1" in section and "no change to the doctor&#x27;s answer (without --mca pml ob1)" in section
     assert html.index("<h2>Libraries</h2>") < html.index("<h3>Settings that matter</h3>")
-    assert "Settings that matter" not in report.build_html(Store())  # nothing checked: no section
+    assert "Settings that matter" not in report.build_html(Results.load(Store()))  # nothing checked: no section
 
 
 # ------------------------------------------------------------------ report hygiene
@@ -104,7 +106,7 @@ def _section(html: str, start: str, end: str) -> str:
 
 @pytest.mark.parametrize("which", ["gpu_store", "host_store", "gpu_quick_store", "gpu_quick_mpi4_store"])
 def test_report_shows_no_raw_python_values_and_no_empty_cells(which, request):
-    html = _page_text(report.build_html(request.getfixturevalue(which)))
+    html = _page_text(report.build_html(Results.load(request.getfixturevalue(which))))
     assert not re.findall(r"\b(True|False|None)\b", html)
     assert not re.findall(r"<td[^>]*>\s*</td>", html)  # every cell holds a value or says why not
     peak = _section(html, "<h3>Fraction of peak</h3>", "</table>")
@@ -114,9 +116,9 @@ def test_report_shows_no_raw_python_values_and_no_empty_cells(which, request):
 
 
 def test_machine_section_in_words(gpu_store, host_store):
-    gpu = _section(report.build_html(gpu_store), "<h2>Machine</h2>", "<h2>Libraries</h2>")
+    gpu = _section(report.build_html(Results.load(gpu_store)), "<h2>Machine</h2>", "<h2>Libraries</h2>")
     assert "CUDA: runtime 13.0, driver 13.0" in gpu and "CUDA build: yes" in gpu
-    host = _section(report.build_html(host_store), "<h2>Machine</h2>", "<h2>Libraries</h2>")
+    host = _section(report.build_html(Results.load(host_store)), "<h2>Machine</h2>", "<h2>Libraries</h2>")
     assert "CUDA build: no" in host and "CUDA: none (engine built without CUDA)" in host
     assert "GPUs: none recorded" in host
 
@@ -131,7 +133,7 @@ def test_machine_section_says_when_cuda_found_no_driver(tmp_path):
     st = Store()
     st.ingest(synth.write_jsonl(tmp_path / "n.jsonl", [ctx, *synth.pt2pt_results("n", "latency", [1], "host", "host",
                                                                                  "host")]))
-    machine = _section(report.build_html(st), "<h2>Machine</h2>", "<h2>Libraries</h2>")
+    machine = _section(report.build_html(Results.load(st)), "<h2>Machine</h2>", "<h2>Libraries</h2>")
     assert "runtime 12.4, no CUDA driver" in machine and "driver no driver" not in machine
     assert "(revision not recorded)" in machine and "None" not in machine
 
@@ -139,7 +141,7 @@ def test_machine_section_says_when_cuda_found_no_driver(tmp_path):
 def test_environment_shows_the_settings_and_folds_the_rest(gpu_store):
     """The libraries table shows the variables that change MPI/UCX/NCCL/CUDA behaviour; the others (container
     labels such as NVIDIA_REQUIRE_CUDA, paths) are behind a fold that says how many; launcher wiring is left out."""
-    html = report.build_html(gpu_store)
+    html = report.build_html(Results.load(gpu_store))
     libs = _section(html, "<table id=\"libraries\">", "</table>")
     row = next(r for r in libs.split("<tr>") if r.startswith("<td>openmpi-4.1.6</td>"))
     shown, _, folded = row.partition("<details>")
@@ -184,15 +186,15 @@ def test_oversubscribed_runs_are_warned_about(tmp_path, gpu_store):
     for c in (ctx, unknown):
         st.ingest(synth.write_jsonl(tmp_path / f"{c['run_id']}.jsonl",
                                     [c, *synth.coll_results(c["run_id"], ["allreduce"], [1024], 4)]))
-    machine = _section(report.build_html(st), "<h2>Machine</h2>", "<h2>Libraries</h2>")
+    machine = _section(report.build_html(Results.load(st)), "<h2>Machine</h2>", "<h2>Libraries</h2>")
     assert "Ranks oversubscribed the CPUs" in machine
     assert "openmpi-5.0.7 coll on node0: 4 ranks on 2 CPU(s), 1 run(s)" in machine
-    assert "oversubscribed" not in report.build_html(gpu_store)
+    assert "oversubscribed" not in report.build_html(Results.load(gpu_store))
 
 
 def test_build_html_is_a_list_of_sections(gpu_store):
     """The sections come in order, each its own part: Machine, Libraries, Tables, Figures."""
-    html = report.build_html(gpu_store)
+    html = report.build_html(Results.load(gpu_store))
     at = [html.index(h) for h in ("<h2>Machine</h2>", "<h2>Libraries</h2>", "<h2>Tables</h2>", "<h2>Figures</h2>")]
     assert at == sorted(at) and html.rstrip().endswith("</body></html>")
 
@@ -219,7 +221,7 @@ def test_bandwidth_axis_ends_where_the_data_ends(tmp_path):
     st.ingest(synth.write_jsonl(tmp_path / "bw.jsonl", [
         synth.context("b", "bw", "Open MPI v5.0.7", cuda=True),
         *synth.pt2pt_results("b", "bw", synth.pow2_sizes(1, 1 << 20), "device", "device", "nvlink")]))
-    fig = plots.bandwidth(st, "bw")
+    fig = plots.bandwidth(Results.load(st), "bw")
     try:
         (ax,) = fig.axes
         lo, hi = ax.get_xlim()
@@ -233,10 +235,10 @@ def test_bandwidth_axis_ends_where_the_data_ends(tmp_path):
 def test_each_collectives_panel_spans_its_own_sizes(store):
     import matplotlib.pyplot as plt
 
-    fig = plots.collectives(store)
+    fig = plots.collectives(Results.load(store))
     try:
         panels = {ax.get_title(): ax.get_xlim() for ax in fig.axes if ax.get_title()}
-        sizes = {op: [p.bytes for p in tables.combine(tables.collective_rows(store)) if p.operation == op]
+        sizes = {op: [p.bytes for p in combine(collective_results(Results.load(store))) if p.operation == op]
                  for op in panels}
         for op, lim in panels.items():
             assert lim == pytest.approx(plots.size_axis_range(sizes[op])), op
@@ -245,7 +247,7 @@ def test_each_collectives_panel_spans_its_own_sizes(store):
 
 
 def test_the_report_opens_with_its_answers(gpu_store):
-    page = report.build_html(gpu_store)
+    page = report.build_html(Results.load(gpu_store))
     body = page.split("<body>", 1)[1]
     assert body.index('<section id="answers">') < body.index("<h2>Machine</h2>")
     answers = body.split('<section id="answers">', 1)[1].split("</section>", 1)[0]

@@ -15,6 +15,7 @@ from gmb.report import compare
 from gmb.results import records
 from gmb.report import tables
 from gmb.results.store import Store, open_results
+from gmb.results.model import Results, combine, launch_interval
 
 CAMPAIGN = """
 [campaign]
@@ -64,7 +65,7 @@ def identity_run(fake_setup, tmp_path, capsys):
 def test_blocks_that_differ_in_a_setting_an_option_or_the_hosts_are_separate_points(identity_run):
     outdir, text = identity_run
     st = open_results(outdir)
-    points = [p for p in tables.combine(st.results("bw")) if p.bytes == 64 << 10]
+    points = [p for p in combine(Results.load(st).ok("bw")) if p.bytes == 64 << 10]
     names = sorted(p.library for p in points)
     assert names == ["fakempi-a [UCX_RNDV_THRESH unset, 1 host] (window=16)",
                      "fakempi-a [UCX_RNDV_THRESH unset, 1 host] (window=64)",
@@ -73,7 +74,7 @@ def test_blocks_that_differ_in_a_setting_an_option_or_the_hosts_are_separate_poi
     # each point combines its own two launches only, and every one of them is the same library
     assert all(p.reps == 2 and p.base_library == "fakempi-a" and not p.one_launch for p in points)
     # the tables keep the four apart and name them; the report and the printed answers say what differs
-    rows = tables.fraction_of_peak(st).rows
+    rows = tables.fraction_of_peak(Results.load(st)).rows
     assert {r[0] for r in rows} >= set(names)
     html = (outdir / "report.html").read_text()
     assert "UCX_RNDV_THRESH=8192" in html and "window=16" in html and "2 hosts" in html
@@ -87,7 +88,7 @@ def test_configuration_is_read_from_the_records_alone(identity_run):
     st = Store()
     for f in sorted((outdir / "raw").glob("*.jsonl")):
         st.ingest(f, library="fakempi-a")
-    assert len({p.library for p in tables.combine(st.results("bw"))}) == 4
+    assert len({p.library for p in combine(Results.load(st).ok("bw"))}) == 4
     db = sqlite3.connect(outdir / "store.sqlite")
     configs = {json.loads(c) .get("settings", {}).get("UCX_RNDV_THRESH") for (c,) in
                db.execute("SELECT config FROM results WHERE benchmark = 'bw'")}
@@ -117,12 +118,12 @@ def test_binding_is_said_the_same_way_on_any_machine(bindings, said):
 
 def test_launch_interval_covers_the_launches_and_their_own_intervals():
     # one launch: its own interval
-    assert tables.launch_interval([10.0], [9.5], [10.5]) == (9.5, 10.5)
+    assert launch_interval([10.0], [9.5], [10.5]) == (9.5, 10.5)
     # two launches that differ by 10 %: the t-interval of their mean (12.7 x sd / sqrt 2), far wider than either
-    low, high = tables.launch_interval([100.0, 110.0], [99.0, 109.0], [101.0, 111.0])
+    low, high = launch_interval([100.0, 110.0], [99.0, 109.0], [101.0, 111.0])
     assert low == pytest.approx(105 - 12.706 * (50 ** 0.5) / 2 ** 0.5) and high == pytest.approx(105 + 63.53, rel=1e-3)
     # launches that agree exactly: each launch's own interval still counts
-    assert tables.launch_interval([5.0, 5.0, 5.0], [4.0, 4.5, 4.8], [5.2, 5.5, 6.0]) == (4.0, 6.0)
+    assert launch_interval([5.0, 5.0, 5.0], [4.0, 4.5, 4.8], [5.2, 5.5, 6.0]) == (4.0, 6.0)
 
 
 def test_compare_of_single_launches_judges_nothing(fake_setup, tmp_path, capsys):
@@ -134,7 +135,7 @@ def test_compare_of_single_launches_judges_nothing(fake_setup, tmp_path, capsys)
         assert run_gmb("run", c, "--config", fake_setup["config"], "--no-detect", "--results", tmp_path / name,
                        "--no-build", "--no-progress", "--no-report") == 0
     (a,), (b,) = (tmp_path / "r1").iterdir(), (tmp_path / "r2").iterdir()
-    rows = compare.compare(open_results(a), open_results(b))
+    rows = compare.compare(Results.load(open_results(a)), Results.load(open_results(b)))
     assert rows and not any(r.significant or r.judged for r in rows)
     capsys.readouterr()
     tol = tmp_path / "tol.toml"
@@ -152,7 +153,7 @@ def test_answers_say_a_claim_from_one_launch_holds_within_it(tmp_path):
         for r in recs:
             r["bandwidth_GBps"].update(median=gbps, ci95_low=gbps * 0.99, ci95_high=gbps * 1.01)
         st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl", [synth.context(rid, "bw", lib, cuda=True), *recs]))
-    a = answers.answers(st)
+    a = answers.answers(Results.load(st))
     (nv,) = a.paths
     assert nv.fastest == "mpich-4.0.2" and "the bandwidth of openmpi-5.0.7 (within one launch)" in nv.sentence
     assert any("Each figure comes from one launch" in n for n in a.notes)
@@ -178,7 +179,7 @@ def test_two_libraries_are_compared_as_each_was_launched(tmp_path, capsys):
     st = _bw_store(tmp_path, [("Open MPI v4.1.4", ["0", "1"], {"OMPI_MCA_pml": "ob1"}),
                               ("MPICH Version: 4.0.2", ["0-15", "0-15"], {})])
     ompi, mpich = st.libraries()[1], st.libraries()[0]
-    rows = compare.compare(st, st, ompi, mpich)
+    rows = compare.compare(Results.load(st), Results.load(st), ompi, mpich)
     assert {r.bytes for r in rows} == {1024, 1 << 20}
     assert compare.launch_differences(rows) == ["settings: A OMPI_MCA_pml=ob1, B none",
                                                 "binding: A 1 CPU/rank, B unbound"]
@@ -192,8 +193,8 @@ def test_one_library_bound_two_ways_is_two_configurations(tmp_path):
     """Within one library the binding is part of the point: compared with itself, a store holding the library bound
     and unbound matches bound with bound only, and names both configurations."""
     st = _bw_store(tmp_path, [("Open MPI v4.1.4", ["0", "1"], {}), ("Open MPI v4.1.4", ["0-15", "0-15"], {})])
-    rows = compare.compare(st, st)
+    rows = compare.compare(Results.load(st), Results.load(st))
     assert len(rows) == 4 and all(r.a.config == r.b.config for r in rows)
     assert compare.launch_differences(rows) == []
-    assert {p.configuration for p in tables.combine(st.results())} == \
+    assert {p.configuration for p in combine(Results.load(st).ok())} == \
         {"openmpi-4.1.4 [binding 1 CPU/rank]", "openmpi-4.1.4 [binding unbound]"}

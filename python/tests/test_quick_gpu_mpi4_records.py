@@ -5,14 +5,16 @@ say of one-sided and partitioned communication, and of the one-sided launches th
 
 from gmb.report import answers
 from gmb.report import tables
+from gmb.results.model import Results
+from gmb.report import cells
 
 
-def _rows(t: tables.Table) -> list[dict]:
+def _rows(t: cells.Table) -> list[dict]:
     return [dict(zip(t.columns, row)) for row in t.rows]
 
 
 def test_one_sided_rows_have_their_ceiling_and_stay_under_it(gpu_quick_mpi4_store):
-    rows = _rows(tables.one_sided_table(gpu_quick_mpi4_store))
+    rows = _rows(tables.one_sided_table(Results.load(gpu_quick_mpi4_store)))
     by_path = {r["path"]: r for r in rows}
     assert set(by_path) == {"same-gpu", "host-device"}
     assert {r["library"] for r in rows} == {"openmpi-5.0.7-ucx"}  # ob1's were refused (below)
@@ -28,17 +30,17 @@ def test_ob1_one_sided_launches_are_refused_with_the_library_defect(gpu_quick_mp
                                         "benchmark LIKE 'rma%'", ("openmpi-5.0.7-ob1",))
     assert refused and all(r["status"] == "unsupported" for r in refused)
     assert all("osc/ucx fails outside pml ucx" in r["reason"] for r in refused)
-    missing = " ".join(m.sentence for m in answers.answers(gpu_quick_mpi4_store).missing)
+    missing = " ".join(m.sentence for m in answers.answers(Results.load(gpu_quick_mpi4_store)).missing)
     assert "osc/ucx fails outside pml ucx" in missing
 
 
 def test_partitioned_overlap_of_both_ready_modes(gpu_quick_mpi4_store):
-    rows = _rows(tables.partitioned_overlap_table(gpu_quick_mpi4_store))
+    rows = _rows(tables.partitioned_overlap_table(Results.load(gpu_quick_mpi4_store)))
     assert {(r["library"], r["ready"]) for r in rows} == {(lib, ready) for lib in ("openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx")
                                                         for ready in ("after-kernel", "per-block")}
     ucx = {r["ready"]: r for r in rows if r["library"] == "openmpi-5.0.7-ucx"}
     # readying each partition as its blocks finish overlaps more of the transfer than readying them after the kernel
     assert ucx["per-block"]["overlap (%)"] > ucx["after-kernel"]["overlap (%)"] + 10
     assert all(0 <= r["overlap (%)"] <= 100 for r in rows)
-    features = {f.topic for f in answers.answers(gpu_quick_mpi4_store).features}
+    features = {f.topic for f in answers.answers(Results.load(gpu_quick_mpi4_store)).features}
     assert {"one-sided", "partitioned"} <= features

@@ -7,10 +7,12 @@ import re
 
 from gmb.report import answers
 from gmb.report import tables
+from gmb.results.model import Results
+from gmb.report import render_text
 
 
 def test_answers_of_the_recorded_quick_campaign(gpu_quick_store):
-    a = answers.answers(gpu_quick_store)
+    a = answers.answers(Results.load(gpu_quick_store))
     paths = {p.path: p for p in a.paths}
     assert {"same GPU", "pinned host -> device", "pageable host -> device", "host"} <= set(paths)
     managed = next(p for p in a.paths if p.path.startswith("managed"))
@@ -33,13 +35,13 @@ def test_answers_of_the_recorded_quick_campaign(gpu_quick_store):
     # device collectives of both pmls next to each other
     ops = {(c.operation, c.memory) for c in a.collectives}
     assert {("allreduce", "device"), ("bcast", "device"), ("alltoall", "device")} <= ops
-    text = answers.answers_text(gpu_quick_store)
+    text = render_text.answers_text(answers.answers(Results.load(gpu_quick_store)))
     assert not re.search(r"\b(True|False|None)\b", text)
 
 
 def test_fraction_of_peak_is_filled_in_every_row_of_the_quick_campaign(gpu_quick_store):
     """The quick campaign measures its ceilings at the sizes it measures: every bandwidth row has one."""
-    t = tables.fraction_of_peak(gpu_quick_store)
+    t = tables.fraction_of_peak(Results.load(gpu_quick_store))
     col = {c: i for i, c in enumerate(t.columns)}
     assert t.rows
     for row in t.rows:

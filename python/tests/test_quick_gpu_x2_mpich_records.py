@@ -9,17 +9,19 @@ from conftest import check_report_in_chromium
 from gmb.report import answers
 from gmb.report import tables
 from gmb.report.html import build_html
+from gmb.results.model import Results
+from gmb.report import render_text, answers_data
 
 AWARE = {"openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx", "mpich-4.0.2"}
 NOT_AWARE = {"openmpi-4.1.6-ob1", "openmpi-4.1.6-ucx"}
 
 
-def _path(ans: answers.Answers, path: str) -> answers.PathAnswer:
+def _path(ans: answers_data.Answers, path: str) -> answers_data.PathAnswer:
     return next(p for p in ans.paths if p.path == path)
 
 
 def test_nvlink_pair_is_answered_where_the_link_is_reached_with_nccl_beside(gpu_x2_quick_mpich_store):
-    pair = _path(answers.answers(gpu_x2_quick_mpich_store), "NVLink pair")
+    pair = _path(answers.answers(Results.load(gpu_x2_quick_mpich_store)), "NVLink pair")
     # the staged configurations (not CUDA-aware) were measured to 4 MiB only: they do not hold the answer at 1 MiB,
     # where the copy ceiling is under half the link's
     assert pair.bytes == 64 << 20 and pair.ceiling == "p2p-ipc"
@@ -31,7 +33,7 @@ def test_nvlink_pair_is_answered_where_the_link_is_reached_with_nccl_beside(gpu_
 
 
 def test_host_device_paths_name_the_fastest_family(gpu_x2_quick_mpich_store):
-    ans = answers.answers(gpu_x2_quick_mpich_store)
+    ans = answers.answers(Results.load(gpu_x2_quick_mpich_store))
     pinned = _path(ans, "pinned host -> device")
     # MPICH and Open MPI's pml ucx both stage through UCX's pinned buffers: within precision of each other
     assert pinned.fastest is None and pinned.slowest == "openmpi-5.0.7-ob1"
@@ -43,7 +45,7 @@ def test_host_device_paths_name_the_fastest_family(gpu_x2_quick_mpich_store):
 
 
 def test_collectives_on_device_memory_compare_three_configurations_beside_nccl(gpu_x2_quick_mpich_store):
-    device = {c.operation: c for c in answers.answers(gpu_x2_quick_mpich_store).collectives if c.memory == "device"}
+    device = {c.operation: c for c in answers.answers(Results.load(gpu_x2_quick_mpich_store)).collectives if c.memory == "device"}
     assert set(device) == {"allreduce", "alltoall", "bcast"}
     for c in device.values():
         assert c.ranks == 2 and c.nccl == ["nccl"] and c.figures[0].library == "nccl"
@@ -51,12 +53,12 @@ def test_collectives_on_device_memory_compare_three_configurations_beside_nccl(g
     assert device["allreduce"].fastest == "nccl"
     assert device["bcast"].fastest == "openmpi-5.0.7-ob1"  # CUDA IPC straight into the peer's buffer
     assert device["alltoall"].fastest is None  # pml ob1 and NCCL within precision of each other
-    text = " ".join(answers.answers_text(gpu_x2_quick_mpich_store).split())
+    text = " ".join(render_text.answers_text(answers.answers(Results.load(gpu_x2_quick_mpich_store))).split())
     assert "allreduce, 2 ranks, device memory, at 16M: nccl 200 GB/s" in text
 
 
 def test_no_figure_of_a_device_path_exceeds_its_ceiling(gpu_x2_quick_mpich_store):
-    table = tables.fraction_of_peak(gpu_x2_quick_mpich_store)
+    table = tables.fraction_of_peak(Results.load(gpu_x2_quick_mpich_store))
     rows = [dict(zip(table.columns, r)) for r in table.rows]
     device = [r for r in rows if "device" in r["memory"]]
     assert AWARE | {"nccl"} <= {r["library"] for r in device}
@@ -64,7 +66,7 @@ def test_no_figure_of_a_device_path_exceeds_its_ceiling(gpu_x2_quick_mpich_store
 
 
 def test_settings_and_refusals_of_the_run(gpu_x2_quick_mpich_store):
-    ans = answers.answers(gpu_x2_quick_mpich_store)
+    ans = answers.answers(Results.load(gpu_x2_quick_mpich_store))
     found = {(s.library, s.setting) for s in ans.settings}
     assert {("openmpi-5.0.7-ucx", "UCX_MEMTYPE_CACHE=n"), ("mpich-4.0.2", "UCX_MEMTYPE_CACHE=n")} <= found
     launches = gpu_x2_quick_mpich_store.rows("SELECT library, benchmark, status FROM launches")
@@ -75,6 +77,6 @@ def test_settings_and_refusals_of_the_run(gpu_x2_quick_mpich_store):
 
 
 def test_report_of_the_two_gpu_run(gpu_x2_quick_mpich_store, tmp_path):
-    html = build_html(gpu_x2_quick_mpich_store)
+    html = build_html(Results.load(gpu_x2_quick_mpich_store))
     assert "NVLink pair" in html and "nccl" in html
     check_report_in_chromium(html, tmp_path)

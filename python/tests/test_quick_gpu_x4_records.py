@@ -12,6 +12,8 @@ from conftest import DATA, check_report_in_chromium, quick_campaign_store
 from gmb.report import answers
 from gmb.report import tables
 from gmb.report.html import build_html
+from gmb.results.model import Results, combine
+from gmb.report import render_text, answers_data
 
 AWARE = {"openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx"}
 NOT_AWARE = {"openmpi-4.1.6-ob1", "openmpi-4.1.6-ucx"}
@@ -24,10 +26,10 @@ def store():
 
 @pytest.fixture(scope="module")
 def ans(store):
-    return answers.answers(store)
+    return answers.answers(Results.load(store))
 
 
-def _path(ans: answers.Answers, path: str) -> answers.PathAnswer:
+def _path(ans: answers_data.Answers, path: str) -> answers_data.PathAnswer:
     return next(p for p in ans.paths if p.path == path)
 
 
@@ -36,10 +38,10 @@ def test_every_point_comes_from_two_launches_on_a_quiet_host(store, ans):
     assert len(launches) == 94 and {x["repetition"] for x in launches} == {1, 2}
     loads = [json.loads(x["load"]) for x in launches]
     assert all(x["busy"] is False and x["cpus"] == 64 for x in loads)
-    points = tables.combine(store.results("bw"))
+    points = combine(Results.load(store).ok("bw"))
     assert points and all(p.reps == 2 and not p.busy for p in points)
     # the claims rest on both launches: none is said to hold within one launch only
-    assert not ans.notes and "within one launch" not in answers.answers_text(store)
+    assert not ans.notes and "within one launch" not in render_text.answers_text(answers.answers(Results.load(store)))
 
 
 def test_nvlink_pair_and_same_gpu_name_the_faster_pml_across_launches(ans):
@@ -73,7 +75,7 @@ def test_collectives_on_four_ranks_put_nccl_first(ans):
 
 
 def test_no_figure_of_a_device_path_exceeds_its_ceiling(store):
-    table = tables.fraction_of_peak(store)
+    table = tables.fraction_of_peak(Results.load(store))
     rows = [dict(zip(table.columns, r)) for r in table.rows]
     device = [r for r in rows if "device" in r["memory"] and isinstance(r["% of ceiling"], float)]
     assert AWARE | {"nccl"} <= {r["library"] for r in device}
@@ -81,6 +83,6 @@ def test_no_figure_of_a_device_path_exceeds_its_ceiling(store):
 
 
 def test_report_of_the_four_gpu_run(store, tmp_path):
-    html = build_html(store)
+    html = build_html(Results.load(store))
     assert "NVLink pair" in html and "nccl" in html and "(within one launch)" not in html
     check_report_in_chromium(html, tmp_path)

@@ -11,6 +11,8 @@ from gmb.results import peaks
 from gmb.results import records
 from gmb.report import tables
 from gmb.results.store import Store
+from gmb.results.model import Results, combine
+from gmb.report import cells, render_csv, render_text
 
 
 REAL = DATA / "h200-x2"  # records of the 2 x H200 NVLink machine (peaks at 1 MiB and 64 MiB), trimmed
@@ -46,7 +48,7 @@ def _rows(t):
 
 
 def test_ceilings_keyed_by_operation_path_and_size():
-    c = peaks.ceilings(_real())
+    c = peaks.ceilings(Results.load(_real()))
     assert c[("p2p-ipc", "nvlink", M)] == pytest.approx(162.7, abs=0.1)
     assert c[("p2p-ipc", "nvlink", 64 * M)] == pytest.approx(383.76, abs=0.1)
     assert c[("d2d", "same-gpu", M)] == pytest.approx(371.1, abs=0.1)  # median of the two GPUs
@@ -69,7 +71,7 @@ def test_ceiling_of_another_path_class_is_never_used(tmp_path):
     pooled over both), and a path class without a ceiling gets none (not a neighbour's)."""
     st = _synthetic(tmp_path, [("p2p-ipc", "nvlink", 64 * M, 380.0), ("p2p-ipc", "nvlink", 64 * M, 382.0),
                                ("p2p-ipc", "pcie", 64 * M, 50.0), ("host-copy", "host", 64 * M, 40.0)], [])
-    c = peaks.ceilings(st)
+    c = peaks.ceilings(Results.load(st))
     assert peaks.ceiling_for("bw", "nvlink", "device", "device", 64 * M, c) == ("p2p-ipc", pytest.approx(381.0))
     assert peaks.ceiling_for("bw", "pcie", "device", "device", 64 * M, c) == ("p2p-ipc", pytest.approx(50.0))
     assert peaks.ceiling_for("bw", "peer", "device", "device", 64 * M, c) == (None, None)
@@ -83,20 +85,20 @@ def test_ceiling_of_another_path_class_is_never_used(tmp_path):
     ("host", "host:host", "host-copy", 1), ("cross-socket", "host:host", "host-copy-remote", 1)])
 def test_bibw_ceiling_doubles_only_on_paths_with_separate_resources_per_direction(tmp_path, path, mem, op, factor):
     st = _synthetic(tmp_path, [(op, path, M, 10.0)], [])
-    c = peaks.ceilings(st)
+    c = peaks.ceilings(Results.load(st))
     send, _, recv = mem.partition(":")
     assert peaks.ceiling_for("bibw", path, send, recv, M, c) == (f"{op} x{factor}", pytest.approx(10.0 * factor))
     assert peaks.ceiling_for("bw", path, send, recv, M, c) == (op, pytest.approx(10.0))
     # a measured bidirectional ceiling wins over either factor
     (tmp_path / "b").mkdir()
-    c = peaks.ceilings(_synthetic(tmp_path / "b", [(op, path, M, 10.0), (op + "-bidir", path, M, 13.0)], []))
+    c = peaks.ceilings(Results.load(_synthetic(tmp_path / "b", [(op, path, M, 10.0), (op + "-bidir", path, M, 13.0)], [])))
     assert peaks.ceiling_for("bibw", path, send, recv, M, c) == (f"{op}-bidir", pytest.approx(13.0))
 
 
 def test_strategy_aware_ceilings_on_real_records():
     """staged-pageable, staged-pinned and pipelined device:device go through host memory: the slower of the
     d2h and h2d copies bounds them; pipelined-gpu: the host side's copy (both sides on host:host)."""
-    c = peaks.ceilings(_real())
+    c = peaks.ceilings(Results.load(_real()))
     big = 64 * M
     d2h_pin, h2d_pin = c[("d2h-pinned", "host-device", big)], c[("h2d-pinned", "host-device", big)]
     d2h_pag, h2d_pag = c[("d2h-pageable", "host-device", big)], c[("h2d-pageable", "host-device", big)]
@@ -120,7 +122,7 @@ def test_strategy_aware_ceilings_on_real_records():
 
     st = _real("strat-bw-staged-pinned", "strat-bw-staged-pageable", "strat-bw-pipelined",
                "hd-bw-host-device-pipelined-gpu", "hh-bw-pinned-pipelined-gpu")
-    col, rows = _rows(tables.fraction_of_peak(st))
+    col, rows = _rows(tables.fraction_of_peak(Results.load(st)))
     hh = rows[("bw", "pinned:pinned", "pipelined-gpu C=4", "host")]  # the chunk count is part of the point
     assert hh[col["ceiling"]] == "min(h2d-pinned, d2h-pinned)" and hh[col["at size"]] == "64M"
     assert 90 < hh[col["% of ceiling"]] <= 100  # 52.6 GB/s relayed through the GPUs, copies at 55.1 GB/s
@@ -136,10 +138,10 @@ def test_chunk_counts_are_separate_points_on_real_records():
     """pipelined-gpu pinned->device run with 4 and with 16 chunks in one launch (a chunk sweep): two rows, each
     against the pinned host->device ceiling, not one point pooling both medians."""
     st = _real("hd-bw-pinned-device-pipelined-gpu")
-    pts = [p for p in tables.combine(st.results("bw")) if p.bytes == 64 * M]
+    pts = [p for p in combine(Results.load(st).ok("bw")) if p.bytes == 64 * M]
     assert sorted((p.chunks, p.strategy_label) for p in pts) == [(4, "pipelined-gpu C=4"), (16, "pipelined-gpu C=16")]
     assert {p.chunks: round(p.median, 1) for p in pts} == {4: 53.7, 16: 51.0}
-    col, rows = _rows(tables.fraction_of_peak(st))
+    col, rows = _rows(tables.fraction_of_peak(Results.load(st)))
     four = rows[("bw", "pinned:device", "pipelined-gpu C=4", "host-device")]
     sixteen = rows[("bw", "pinned:device", "pipelined-gpu C=16", "host-device")]
     assert four[col["ceiling"]] == sixteen[col["ceiling"]] == "h2d-pinned"
@@ -156,7 +158,7 @@ def test_fraction_of_peak_flags_rows_whose_launches_died():
         st.record_launch(launch_id=f"b3.bw.r{rep}", library="ompi-ob1", benchmark="bw", repetition=rep,
                          memory="device:device", strategy="direct", ranks=2, planned_path="nvlink", status=status,
                          reason="MPI_Waitall failed")
-    col, rows = _rows(tables.fraction_of_peak(st))
+    col, rows = _rows(tables.fraction_of_peak(Results.load(st)))
     assert rows[("bw", "device:device", "direct", "nvlink")][col["check"]] == \
         "2 launch(es) failed/timeout: sizes after the failure missing (see Not measured)"
     assert rows[("bw", "device:device", "direct", "same-gpu")][col["check"]] == "nothing flagged"
@@ -167,13 +169,13 @@ def test_fraction_of_peak_compares_at_the_ceilings_size_on_real_records():
     measured; the table takes 64 MiB, where d2d was measured (1926 GB/s), instead of comparing with a median pooled
     over 1 MiB (cache-sized, 371 GB/s) and 64 MiB copies (that comparison gave 165 %)."""
     st = _real("bw-ob1-nvlink", "bw-ob1-samegpu", "bibw-ob1-nvlink", "bibw-ob1-samegpu")
-    t = tables.fraction_of_peak(st)
+    t = tables.fraction_of_peak(Results.load(st))
     col, rows = _rows(t)
     same = rows[("bw", "device:device", "direct", "same-gpu")]
     assert same[col["at size"]] == "64M" and same[col["peak MPI GB/s"]] == pytest.approx(1816.489, abs=1e-3)
     assert same[col["ceiling"]] == "d2d" and same[col["ceiling GB/s"]] == pytest.approx(1926.2, abs=0.01)
     assert same[col["% of ceiling"]] == pytest.approx(94.3, abs=0.05)
-    best = max(p.median for p in tables.combine(st.results("bw")) if p.path_class == "same-gpu")
+    best = max(p.median for p in combine(Results.load(st).ok("bw")) if p.path_class == "same-gpu")
     assert best > same[col["peak MPI GB/s"]]  # the 16 MiB figure is not the one compared
     nv = rows[("bw", "device:device", "direct", "nvlink")]
     assert (nv[col["at size"]], nv[col["ceiling"]], nv[col["% of ceiling"]]) == ("64M", "p2p-ipc", 98.0)
@@ -185,7 +187,7 @@ def test_fraction_of_peak_compares_at_the_ceilings_size_on_real_records():
     assert all(r[col["% of ceiling"]] <= 105 for r in t.rows)
     # nothing to flag in any row: no check column repeating "nothing flagged", the note says so
     assert "check" not in col and "check (nothing flagged)" in t.note
-    ct = tables.ceilings_table(st)
+    ct = tables.ceilings_table(Results.load(st))
     assert ["d2d", "same-gpu", "1M", 371.11] in ct.rows and ["d2d", "same-gpu", "64M", 1926.2] in ct.rows
 
 
@@ -197,11 +199,11 @@ def test_fraction_of_peak_without_a_ceiling_at_the_sizes_measured(tmp_path):
            + synth.pt2pt_results("s", "bw", [M], "host", "host", "host"))  # one row with a ceiling
     st = _synthetic(tmp_path, [("p2p-ipc", "nvlink", M, 160.0), ("p2p-ipc", "nvlink", 64 * M, 380.0),
                                ("host-copy", "host", M, 40.0)], mpi)
-    col, rows = _rows(tables.fraction_of_peak(st))
+    col, rows = _rows(tables.fraction_of_peak(Results.load(st)))
     nv = rows[("bw", "device:device", "direct", "nvlink")]
     # no bare empty cell: the cell says why there is no percentage
     assert nv[col["% of ceiling"]] == nv[col["ceiling GB/s"]] == "no ceiling at 8M"
-    assert isinstance(nv[col["% of ceiling"]], tables.Absent)
+    assert isinstance(nv[col["% of ceiling"]], cells.Absent)
     assert nv[col["ceiling"]] == "none at the sizes measured (measured at 1M, 64M)" and nv[col["at size"]] == "8M"
     pcie = rows[("bw", "device:device", "direct", "pcie")]
     assert pcie[col["% of ceiling"]] == "no ceiling at 1M" and pcie[col["ceiling"]] == "none measured for this path"
@@ -219,7 +221,7 @@ def test_fraction_of_peak_skips_sizes_that_failed_validation_at_ceiling_sizes(tm
     synth.write_jsonl(tmp_path / "bw.jsonl", recs)
     st = _real()
     st.ingest(tmp_path / "bw.jsonl", library="ompi-ob1")
-    col, rows = _rows(tables.fraction_of_peak(st))
+    col, rows = _rows(tables.fraction_of_peak(Results.load(st)))
     nv = rows[("bw", "device:device", "direct", "nvlink")]
     assert nv[col["at size"]] == "1M" and nv[col["ceiling GB/s"]] == pytest.approx(162.7, abs=0.1)
     assert nv[col["sizes failed validation"]] == 1
@@ -233,14 +235,14 @@ def test_mpi_above_its_ceiling_is_flagged(tmp_path):
     f = synth.write_jsonl(tmp_path / "hh.jsonl", [synth.context("h", "bw", "Open MPI v5.0.7"),
                                                   *synth.pt2pt_results("h", "bw", [M], "host", "host", "host")])
     st.ingest(f)
-    col, rows = _rows(tables.fraction_of_peak(st))
+    col, rows = _rows(tables.fraction_of_peak(Results.load(st)))
     hh = rows[("bw", "host:host", "direct", "host")]
     assert hh[col["ceiling"]] == "host-copy" and hh[col["% of ceiling"]] > 105
     assert hh[col["check"]] == "ceiling suspect: MPI above it"
 
 
 def test_combine_uses_median_of_repetitions(store):
-    pts = [p for p in tables.combine(store.results("latency")) if p.library == "openmpi-5.0.7"
+    pts = [p for p in combine(Results.load(store).ok("latency")) if p.library == "openmpi-5.0.7"
            and p.memory == "host:host" and p.bytes == 1024]
     assert len(pts) == 1
     p = pts[0]
@@ -253,10 +255,10 @@ def test_combine_uses_median_of_repetitions(store):
 def test_fraction_of_peak_table_on_synthetic_records(store):
     """The synthetic fixture's ceilings (peaks at 256 MiB) were not measured at any size the libraries measured
     (up to 4 MiB): every row says so, and the peak is the best over all sizes."""
-    t = tables.fraction_of_peak(store)
+    t = tables.fraction_of_peak(Results.load(store))
     col = {c: i for i, c in enumerate(t.columns)}
     row = next(r for r in t.rows if r[0] == "openmpi-5.0.7" and r[1] == "bw" and r[2] == "device:device")
-    best = max(p.median for p in tables.combine(store.results("bw"))
+    best = max(p.median for p in combine(Results.load(store).ok("bw"))
                if p.library == "openmpi-5.0.7" and p.memory == "device:device")
     assert row[col["peak MPI GB/s"]] == pytest.approx(best, abs=1e-3)
     assert row[col["% of nominal"]] == pytest.approx(100 * best / 478.0, abs=0.1)
@@ -268,7 +270,7 @@ def test_fraction_of_peak_table_on_synthetic_records(store):
 
 
 def test_csv_export_and_no_overwrite(store, tmp_path):
-    written = tables.export_csv(tables.all_tables(store), tmp_path / "csv")
+    written = render_csv.export_csv(tables.all_tables(Results.load(store)), tmp_path / "csv")
     names = {p.name for p in written}
     assert "fraction_of_peak.csv" in names
     with open(tmp_path / "csv" / "fraction_of_peak.csv") as f:
@@ -277,12 +279,12 @@ def test_csv_export_and_no_overwrite(store, tmp_path):
     assert float(rows[1][6]) > 0
     before = (tmp_path / "csv" / "fraction_of_peak.csv").read_text()
     with pytest.raises(FileExistsError):
-        tables.export_csv(tables.all_tables(store), tmp_path / "csv")
+        render_csv.export_csv(tables.all_tables(Results.load(store)), tmp_path / "csv")
     assert (tmp_path / "csv" / "fraction_of_peak.csv").read_text() == before
 
 
 def test_status_table_lists_unsupported(store):
-    t = tables.status_table(store)
+    t = tables.status_table(Results.load(store))
     col = {c: i for i, c in enumerate(t.columns)}
     assert any(r[col["status"]] == "unsupported" and "CUDA-aware" in r[col["reason"]] for r in t.rows)
 
@@ -298,7 +300,7 @@ def _stores(ompi_dir, mpich_dir):
 
 def test_compare_ratios_and_significance(ompi_dir, mpich_dir):
     a, b = _stores(ompi_dir, mpich_dir)
-    rows = compare.compare(a, b)
+    rows = compare.compare(Results.load(a), Results.load(b))
     assert rows
     lat = next(r for r in rows if r.benchmark == "latency" and r.memory == "host:host" and r.bytes == 1)
     # mpich fixture is generated with scale 1.3: latency ~30 % higher, significant, worse
@@ -307,27 +309,27 @@ def test_compare_ratios_and_significance(ompi_dir, mpich_dir):
     assert lat.ratio_low <= lat.ratio <= lat.ratio_high
     bw = next(r for r in rows if r.benchmark == "bw" and r.memory == "host:host" and r.bytes == 1 << 20)
     assert bw.ratio < 1 and bw.worse_pct > 0  # bandwidth lower = worse
-    same = compare.compare(a, a)
+    same = compare.compare(Results.load(a), Results.load(a))
     assert all(not r.significant and r.ratio == pytest.approx(1.0) for r in same)
 
 
 def test_compare_tolerances(ompi_dir, mpich_dir, tmp_path):
     a, b = _stores(ompi_dir, mpich_dir)
-    rows = compare.compare(a, b)
+    rows = compare.compare(Results.load(a), Results.load(b))
     loose = tmp_path / "loose.toml"
     loose.write_text("[default]\nmax_regression_pct = 50\n")
     assert compare.check(rows, compare.load_tolerances(loose)) == []
     strict = tmp_path / "strict.toml"
     strict.write_text('[default]\nmax_regression_pct = 50\n[[rule]]\nbenchmark = "latency"\nmax_bytes = 64\n'
                       'max_regression_pct = 5\n')
-    bad = compare.check(compare.compare(a, b), compare.load_tolerances(strict))
+    bad = compare.check(compare.compare(Results.load(a), Results.load(b)), compare.load_tolerances(strict))
     assert bad and all(r.benchmark == "latency" and r.bytes <= 64 for r in bad)
 
 
 def test_compare_two_libraries_in_one_store(store):
     with pytest.raises(ValueError, match="several libraries"):
-        compare.compare(store, store)
-    rows = compare.compare(store, store, "openmpi-5.0.7", "mpich-4.0.2")
+        compare.compare(Results.load(store), Results.load(store))
+    rows = compare.compare(Results.load(store), Results.load(store), "openmpi-5.0.7", "mpich-4.0.2")
     assert any(r.significant for r in rows)
 
 
@@ -335,54 +337,51 @@ def test_compare_rows_show_path_and_ranks(store, tmp_path):
     """bw device:device 64M between two GPUs (nvlink) and on one GPU (same-gpu) are two points of the comparison,
     and so are allreduce 1M on 2 and on 4 ranks: their rows (table and CSV) say which is which."""
     st = _real("bw-ob1-nvlink", "bw-ob1-samegpu")
-    rows = [r for r in compare.compare(st, st) if r.benchmark == "bw" and r.bytes == 64 * M]
+    rows = [r for r in compare.compare(Results.load(st), Results.load(st)) if r.benchmark == "bw" and r.bytes == 64 * M]
     assert sorted(r.path_class for r in rows) == ["nvlink", "same-gpu"]
-    rows += [r for r in compare.compare(store, store, "openmpi-5.0.7", "mpich-4.0.2")
+    rows += [r for r in compare.compare(Results.load(store), Results.load(store), "openmpi-5.0.7", "mpich-4.0.2")
              if r.operation == "allreduce" and r.bytes == M]
     t = compare.as_table(rows, "a", "b")
     col = {c: i for i, c in enumerate(t.columns)}
     assert [(r[col["benchmark"]], r[col["path"]], r[col["ranks"]]) for r in t.rows] == [
         ("bw", "nvlink", ""), ("bw", "same-gpu", ""), ("coll", "", 2), ("coll", "", 4)]
     assert len({tuple(r[:col["A median"]]) for r in t.rows}) == 4  # the key columns tell the rows apart
-    text = compare.format_text(t)
+    text = render_text.table_text(t)
     assert "nvlink" in text and "same-gpu" in text
-    (path,) = tables.export_csv([t], tmp_path / "csv")
+    (path,) = render_csv.export_csv([t], tmp_path / "csv")
     with open(path) as f:
         csv_rows = list(csv.DictReader(f))
     assert [(r["path"], r["ranks"], r["size"]) for r in csv_rows] == [
         ("nvlink", "", "64M"), ("same-gpu", "", "64M"), ("", "2", "1M"), ("", "4", "1M")]
 
 
-def test_fresh_buffers_and_old_validated_records_are_kept_apart(tmp_path):
-    """Buffers allocated per size (--fresh-buffers) are a point of their own, labelled; a record of an older engine
-    that timed its validation inside each sample (no buffer_allocation) gives way to records timed back to back,
-    while today's validated records (checked outside the timing) count like unvalidated ones."""
+def test_fresh_buffers_are_a_point_of_their_own(tmp_path):
+    """Buffers allocated per size (--fresh-buffers) are a point of their own, labelled; validated records (checked
+    outside the timing) count like unvalidated ones."""
     def bw(run_id, gbps, **fields):
         (r,) = synth.pt2pt_results(run_id, "bw", [M], "device", "device", "nvlink")
         r["bandwidth_GBps"] = {**r["bandwidth_GBps"], "median": gbps}
         return {key: value for key, value in {**r, **fields}.items() if value is not None}
 
-    mpi = [bw("a", 100.0, validation="passed", validated_iterations=None, buffer_allocation=None),  # an older
-           # engine: validated inside the timing, slower
-           bw("b", 160.0, validation="passed", validated_iterations=2, buffer_allocation="once-per-launch"),
+    mpi = [bw("b", 160.0, validation="passed", validated_iterations=2, buffer_allocation="once-per-launch"),
            bw("c", 150.0, validation="off", buffer_allocation="once-per-launch"),
            bw("d", 90.0, validation="passed", validated_iterations=2, buffer_allocation="fresh-per-size")]
     st = _synthetic(tmp_path, [("p2p-ipc", "nvlink", M, 200.0)], mpi)
-    pts = {p.strategy_label: p for p in tables.combine(st.results("bw"))}
+    pts = {p.strategy_label: p for p in combine(Results.load(st).ok("bw"))}
     assert set(pts) == {"direct", "direct (fresh buffers)"}
     assert pts["direct"].reps == 2 and pts["direct"].median == pytest.approx(155.0)
     assert pts["direct (fresh buffers)"].median == pytest.approx(90.0)
-    col, rows = _rows(tables.fraction_of_peak(st))
+    col, rows = _rows(tables.fraction_of_peak(Results.load(st)))
     assert rows[("bw", "device:device", "direct (fresh buffers)", "nvlink")][col["peak MPI GB/s"]] == pytest.approx(90.0)
 
 
 # ------------------------------------------------------------------ every cell says something; precision; flags
 def test_a_column_without_any_value_is_left_out_and_named_in_the_note():
-    t = tables.Table("t", ["a", "b", "c"], [[1, tables.Absent("not measured"), tables.Absent("x")],
-                                            [2, tables.Absent("not measured"), "y"]], "A note.")
+    t = cells.Table("t", ["a", "b", "c"], [[1, cells.Absent("not measured"), cells.Absent("x")],
+                                            [2, cells.Absent("not measured"), "y"]], "A note.")
     assert t.columns == ["a", "c"] and t.rows == [[1, "x"], [2, "y"]]
     assert t.note == "A note. Columns without a value in any row, left out: b (not measured)."
-    assert tables.Table("empty", ["a"], []).columns == ["a"]  # no rows: nothing to judge
+    assert cells.Table("empty", ["a"], []).columns == ["a"]  # no rows: nothing to judge
 
 
 @pytest.mark.parametrize("which", ["gpu_store", "host_store", "store"])
@@ -390,25 +389,25 @@ def test_no_table_cell_is_empty_and_numbers_stay_numbers(which, request):
     """GPU and host-only result sets alike: every cell of every table holds a value or says why it has none; the
     figures are numbers (right-aligned in the report, numbers in the CSV), not text."""
     st = request.getfixturevalue(which)
-    for t in tables.all_tables(st):
+    for t in tables.all_tables(Results.load(st)):
         for r in t.rows:
             assert len(r) == len(t.columns), t.title
             for c, v in zip(t.columns, r):
                 assert v is not None and str(v).strip() != "", (t.title, c, r)
                 assert not isinstance(v, bool), (t.title, c, r)
-    col, rows = _rows(tables.fraction_of_peak(st))
+    col, rows = _rows(tables.fraction_of_peak(Results.load(st)))
     for r in rows.values():
         assert isinstance(r[col["peak MPI GB/s"]], float) and isinstance(r[col["sizes failed validation"]], int)
-        assert isinstance(r[col[tables.PRECISION_COLUMN]], float)
+        assert isinstance(r[col[cells.PRECISION_COLUMN]], float)
         if "% of ceiling" in col:
-            assert isinstance(r[col["% of ceiling"]], (float, tables.Absent))
+            assert isinstance(r[col["% of ceiling"]], (float, cells.Absent))
 
 
 def test_empty_cells_say_why_on_real_records(gpu_store):
-    col, rows = _rows(tables.fraction_of_peak(gpu_store))
+    col, rows = _rows(tables.fraction_of_peak(Results.load(gpu_store)))
     same = next(r for k, r in rows.items() if k[3] == "same-gpu")  # one GPU: no link, no nominal rate
     assert same[col["% of nominal"]] == same[col["nominal GB/s"]] == "link rate unknown"
-    t = tables.collectives_table(gpu_store)
+    t = tables.collectives_table(Results.load(gpu_store))
     c = {name: i for i, name in enumerate(t.columns)}
     gather = next(r for r in t.rows if r[c["operation"]] == "allgather")
     # labelled by their version string, Open MPI 5.0.7's pml ob1 and ucx records are two configurations, named by the
@@ -421,7 +420,7 @@ def test_empty_cells_say_why_on_real_records(gpu_store):
 def test_latency_table_says_which_size_was_not_measured(tmp_path):
     mpi = (synth.pt2pt_results("s", "latency", [1, 1024], "host", "host", "host")
            + synth.pt2pt_results("s", "latency", [1], "device", "device", "nvlink"))
-    t = tables.latency_table(_synthetic(tmp_path, [], mpi))
+    t = tables.latency_table(Results.load(_synthetic(tmp_path, [], mpi)))
     c = {name: i for i, name in enumerate(t.columns)}
     dev = next(r for r in t.rows if r[c["memory"]] == "device:device")
     assert dev[c["1K"]] == "not measured" and isinstance(dev[c["1"]], float)
@@ -449,26 +448,26 @@ def test_collectives_call_a_library_fastest_only_when_the_intervals_are_apart(tm
     win). bcast: 100 against 300 GB/s: mpich is the fastest, 3x."""
     st = _coll_store(tmp_path, [("Open MPI v5.0.7", 100.0, 0.05, 2), ("MPICH Version: 4.0.2", 102.0, 0.05, 2)],
                      {"MPICH Version: 4.0.2": 300.0})
-    t = tables.collectives_table(st)
+    t = tables.collectives_table(Results.load(st))
     c = {name: i for i, name in enumerate(t.columns)}
     rows = {r[c["operation"]]: r for r in t.rows}
     assert rows["allreduce"][c["fastest"]] == "within precision"
     assert rows["allreduce"][c["fastest / slowest"]] == "not significant"
     assert rows["bcast"][c["fastest"]] == "mpich-4.0.2" and rows["bcast"][c["fastest / slowest"]] == 3.0
-    assert rows["allreduce"][c[f"{tables.PRECISION_COLUMN}, widest"]] == 5.0
+    assert rows["allreduce"][c[f"{cells.PRECISION_COLUMN}, widest"]] == 5.0
     assert "95 % t-interval of the mean of the launch medians" in t.note
     # from one launch each, the claim says it holds within that launch
     (tmp_path / "one").mkdir()
-    t = tables.collectives_table(_coll_store(tmp_path / "one", [("Open MPI v5.0.7", 100.0, 0.05, 2),
-                                                                ("MPICH Version: 4.0.2", 300.0, 0.05, 2)], launches=1))
+    t = tables.collectives_table(Results.load(_coll_store(tmp_path / "one", [("Open MPI v5.0.7", 100.0, 0.05, 2),
+                                                                ("MPICH Version: 4.0.2", 300.0, 0.05, 2)], launches=1)))
     c = {name: i for i, name in enumerate(t.columns)}
     row = next(r for r in t.rows if r[c["operation"]] == "allreduce")
     assert (row[c["fastest"]], row[c["fastest / slowest"]]) == ("mpich-4.0.2 (within one launch)",
                                                                 "3.0 (within one launch)")
     # only overlapping rows: the columns would repeat one reason, so they are left out and the note says why
     (tmp_path / "o").mkdir()
-    t = tables.collectives_table(_coll_store(tmp_path / "o", [("Open MPI v5.0.7", 100.0, 0.05, 2),
-                                                              ("MPICH Version: 4.0.2", 101.0, 0.05, 2)]))
+    t = tables.collectives_table(Results.load(_coll_store(tmp_path / "o", [("Open MPI v5.0.7", 100.0, 0.05, 2),
+                                                              ("MPICH Version: 4.0.2", 101.0, 0.05, 2)])))
     assert "fastest" not in t.columns and "fastest (within precision)" in t.note
 
 
@@ -477,7 +476,7 @@ def test_collectives_fastest_of_three_needs_to_be_apart_from_each_other(tmp_path
     the two is the fastest is not."""
     st = _coll_store(tmp_path, [("Open MPI v5.0.7", 300.0, 0.05, 2), ("MPICH Version: 4.0.2", 290.0, 0.05, 2),
                                 ("MVAPICH2 Version 2.3.7", 100.0, 0.05, 2)])
-    t = tables.collectives_table(st)
+    t = tables.collectives_table(Results.load(st))
     c = {name: i for i, name in enumerate(t.columns)}
     row = next(r for r in t.rows if r[c["operation"]] == "allreduce")
     assert row[c["fastest"]] == "openmpi-5.0.7 or mpich-4.0.2 (within precision)"
@@ -486,7 +485,7 @@ def test_collectives_fastest_of_three_needs_to_be_apart_from_each_other(tmp_path
 
 def test_collectives_flag_noisy_points(tmp_path):
     st = _coll_store(tmp_path, [("Open MPI v5.0.7", 100.0, 0.05, 16), ("MPICH Version: 4.0.2", 300.0, 0.05, 2)])
-    t = tables.collectives_table(st)
+    t = tables.collectives_table(Results.load(st))
     c = {name: i for i, name in enumerate(t.columns)}
     row = next(r for r in t.rows if r[c["operation"]] == "allreduce")
     assert row[c["check"]] == "noisy (openmpi-5.0.7): p95/p5 16x"
@@ -503,16 +502,16 @@ def test_fraction_of_peak_shows_precision_cap_and_noise(tmp_path):
     lat["precision"] = {"target": 0.01, "achieved": 0.02, "stopped": "time cap", "max_seconds": 1.0}
     mpi = [capped, lat, *synth.pt2pt_results("s", "bw", [M], "host", "host", "host")]
     st = _synthetic(tmp_path, [("p2p-ipc", "nvlink", M, 400.0), ("host-copy", "host", M, 40.0)], mpi)
-    col, rows = _rows(tables.fraction_of_peak(st))
-    (p,) = [p for p in tables.combine(st.results("bw")) if p.path_class == "nvlink"]
+    col, rows = _rows(tables.fraction_of_peak(Results.load(st)))
+    (p,) = [p for p in combine(Results.load(st).ok("bw")) if p.path_class == "nvlink"]
     nv = rows[("bw", "device:device", "direct", "nvlink")]
-    assert nv[col[tables.PRECISION_COLUMN]] == round(100 * p.precision, 1) > 0
+    assert nv[col[cells.PRECISION_COLUMN]] == round(100 * p.precision, 1) > 0
     assert nv[col["check"]] == "cap reached; noisy: p95/p5 12x"
     assert rows[("bw", "host:host", "direct", "host")][col["check"]] == "nothing flagged"
-    assert "with one launch it is that launch's CI" in tables.fraction_of_peak(st).note
-    t = tables.latency_table(st)
+    assert "with one launch it is that launch's CI" in tables.fraction_of_peak(Results.load(st)).note
+    t = tables.latency_table(Results.load(st))
     c = {name: i for i, name in enumerate(t.columns)}
-    assert t.rows[0][c["check"]] == "cap reached at 1K" and isinstance(t.rows[0][c[f"{tables.PRECISION_COLUMN}, "
+    assert t.rows[0][c["check"]] == "cap reached at 1K" and isinstance(t.rows[0][c[f"{cells.PRECISION_COLUMN}, "
                                                                                     "widest"]], float)
 
 
@@ -527,7 +526,7 @@ def test_status_table_groups_rows_of_one_reason(store):
                         ranks=2, planned_path=None, status="timeout", reason=None)
     for what in ("bw host:host", "latency host:host"):
         store.record_skip("c", "nccl", what, "NCCL moves device memory only (device:device)")
-    t = tables.status_table(store)
+    t = tables.status_table(Results.load(store))
     c = {name: i for i, name in enumerate(t.columns)}
     rows = {(r[c["status"]], r[c["reason"]]): r for r in t.rows}
     assert len(t.rows) == len(rows)  # one row per status and reason
@@ -549,5 +548,5 @@ def test_status_table_groups_rows_of_one_reason(store):
 def test_status_table_names_a_validation_failure(gpu_store):
     """The engine gives a point whose data arrived wrong no reason (validation_error, per size, says what
     differed): the row says that the data failed validation."""
-    t = tables.status_table(gpu_store)
+    t = tables.status_table(Results.load(gpu_store))
     assert ["failed", "data failed validation", 5, "result points"] in [r[:4] for r in t.rows]

@@ -102,41 +102,42 @@ def _check_csv_dir(path: str | None):
 
 def cmd_report(args):
     from .report import html as report
-    from .report import tables
+    from .report import render_csv, tables
+    from .results.model import Results
 
     out = Path(args.output) if args.output else Path(args.results) / "report.html" if Path(args.results).is_dir() \
         else Path(args.results).with_suffix(".html")
     st = _open(args.results)
     _check_new_file(out)  # every output checked before anything is written
     _check_csv_dir(args.csv)
-    report.write_report(st, out, title=args.title or f"gmb report: {Path(args.results).name}")
+    results = Results.load(st)
+    report.write_report(results, out, title=args.title or f"gmb report: {Path(args.results).name}")
     print(out)
     if args.csv:
-        for p in tables.export_csv(tables.all_tables(st), args.csv):
+        for p in render_csv.export_csv(tables.all_tables(results), args.csv):
             print(p)
     return 0
 
 
 def cmd_tables(args):
-    from .report import compare
-    from .report import tables
+    from .report import render_csv, render_text, tables
+    from .results.model import Results
 
     _check_csv_dir(args.csv)
-    st = _open(args.results)
-    ts = tables.all_tables(st)
+    ts = tables.all_tables(Results.load(_open(args.results)))
     for t in ts:
-        print(compare.format_text(t) + "\n")
+        print(render_text.table_text(t) + "\n")
     if args.csv:
-        tables.export_csv(ts, args.csv)
+        render_csv.export_csv(ts, args.csv)
     return 0
 
 
 def cmd_compare(args):
-    from .report import compare
-    from .report import tables
+    from .report import compare, render_csv, render_text
+    from .results.model import Results
 
     _check_csv_dir(args.csv)
-    a, b = _open(args.a), _open(args.b)
+    a, b = Results.load(_open(args.a)), Results.load(_open(args.b))
     try:
         tol = compare.load_tolerances(args.reference) if args.reference else None
         rows = compare.compare(a, b, args.a_library, args.b_library)
@@ -149,11 +150,11 @@ def cmd_compare(args):
         return 2
     bad = compare.check(rows, tol) if tol else []
     t = compare.as_table(rows, args.a_library or args.a, args.b_library or args.b)
-    print(compare.format_text(t))
+    print(render_text.table_text(t))
     for line in compare.launch_differences(rows):
         print(f"launched differently: {line}")
     if args.csv:
-        tables.export_csv([t], args.csv)
+        render_csv.export_csv([t], args.csv)
     sig = sum(r.significant for r in rows)
     unjudged = sum(not r.judged for r in rows)
     print(f"\n{len(rows)} points compared, {sig} significant differences" +

@@ -2,8 +2,8 @@
 """Compare two result sets: ratio of medians per point (benchmark, operation, memory, strategy, ranks, path class,
 size and the rest of its configuration: records.configuration).
 
-Each side's value per point is combined over repetitions (tables.combine): median of the launch medians, and an
-interval taken over the launches (tables.launch_interval). ratio = B / A with interval [B.low / A.high, B.high / A.low]. A
+Each side's value per point is combined over repetitions (model.combine): median of the launch medians, and an
+interval taken over the launches (model.launch_interval). ratio = B / A with interval [B.low / A.high, B.high / A.low]. A
 difference is *significant* when the two intervals do not overlap and each side measured the point in two launches
 or more: launches differ more than the samples of one launch (two launches of the same library minutes apart differ
 by more than one launch's interval), so a point of a single launch on either side is *not judged*, and no tolerance
@@ -37,9 +37,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..results.store import Store
+from ..results.model import Point, Results, combine
 from ..tomlcheck import array_of_tables
-from .tables import HIGHER_IS_BETTER, Point, Table, combine, size_label
+from .cells import HIGHER_IS_BETTER, Table, size_label
 
 
 @dataclass
@@ -72,7 +72,7 @@ LAUNCH_CONFIGURATION = ("settings", "binding")
 
 
 def _key(p: Point, same_library: bool):
-    config = json.loads(p.config or "{}")
+    config = json.loads(p.config.canonical or "{}")
     if not same_library:
         for part in LAUNCH_CONFIGURATION:
             config.pop(part, None)
@@ -80,11 +80,11 @@ def _key(p: Point, same_library: bool):
             json.dumps(config, sort_keys=True))
 
 
-def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | None = None) -> list[Row]:
-    def side(store, lib, name):
-        rows = [r for r in store.results() if r["benchmark"] != "peaks"]
-        libs = sorted({r["library"] for r in rows})
-        configurations = sorted({r["configuration"] for r in rows})
+def compare(a: Results, b: Results, a_library: str | None = None, b_library: str | None = None) -> list[Row]:
+    def side(results, lib, name):
+        rows = [r for r in results.ok() if r.benchmark != "peaks"]
+        libs = sorted({r.library for r in rows})
+        configurations = sorted({r.configuration for r in rows})
         if lib is None and len(libs) > 1:
             raise ValueError(f"result set {name.upper()} holds several libraries ({', '.join(libs)}): choose one with "
                              f"--{name}-library (e.g. --a-library {libs[0]} --b-library {libs[-1]} to compare two "
@@ -93,8 +93,8 @@ def compare(a: Store, b: Store, a_library: str | None = None, b_library: str | N
             if lib not in libs and lib not in configurations:
                 raise ValueError(f"library {lib!r} not in result set {name.upper()} (have: "
                                  f"{', '.join(sorted(set(libs) | set(configurations))) or 'none'})")
-            rows = [r for r in rows if lib in (r["library"], r["configuration"])]
-        return combine(rows), {r["library"] for r in rows}
+            rows = [r for r in rows if lib in (r.library, r.configuration)]
+        return combine(rows), {r.library for r in rows}
 
     (pts_a, libs_a), (pts_b, libs_b) = side(a, a_library, "a"), side(b, b_library, "b")
     same_library = libs_a == libs_b  # one library on both sides: its settings and binding are part of what is matched
@@ -134,7 +134,7 @@ def launch_differences(rows: list[Row]) -> list[str]:
     out = []
     for part in LAUNCH_CONFIGURATION:
         def shown(point):
-            value = json.loads(point.config or "{}").get(part)
+            value = point.config.get(part)
             if part == "settings":  # records.configuration leaves out an empty set of settings
                 return " ".join(f"{k}={v}" for k, v in (value or {}).items()) or "none"
             return str(value) if value is not None else "not recorded"
@@ -231,12 +231,3 @@ def as_table(rows: list[Row], a_name: str, b_name: str) -> Table:
     return Table(f"Comparison: B={b_name} / A={a_name}",
                  ["benchmark", "operation", "memory", "strategy", "path", "ranks", "size", "metric", "A median", "A CI",
                   "B median", "B CI", "B/A", "ratio CI", "significant", "tolerance"], body)
-
-
-def format_text(table: Table) -> str:
-    widths = [max(len(str(c)), *(len(str(r[i])) for r in table.rows)) if table.rows else len(str(c))
-              for i, c in enumerate(table.columns)]
-    lines = [table.title, "  ".join(str(c).ljust(w) for c, w in zip(table.columns, widths))]
-    for r in table.rows:
-        lines.append("  ".join(str(v).ljust(w) for v, w in zip(r, widths)))
-    return "\n".join(lines)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import base64
-import html
 import json
 import re
 from datetime import datetime, timezone
@@ -14,9 +13,11 @@ from .. import __version__
 from ..machine import identity
 from ..run import locks
 from ..outputs import write_new
-from ..results.store import Store
-from .answers import answers_html
-from .tables import Absent, Table, all_tables
+from ..results.model import Context, Results
+from .answers import answers
+from .cells import Table
+from .render_html import Markup, answers_html, escape, shown, table_html
+from .tables import all_tables
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
@@ -31,46 +32,6 @@ td code{display:inline-block;margin:1px 0}
 """
 
 
-def _esc(v) -> str:
-    return html.escape("" if v is None else str(v))
-
-
-def shown(v) -> str:
-    """A value as the report writes it: never a raw Python True, False or None."""
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    return "not recorded" if v is None or v == "" else str(v)
-
-
-class Markup(str):
-    """A table cell that is HTML already (the environment's fold), written as it is."""
-
-
-def _cell(v) -> str:
-    if isinstance(v, Markup):
-        return f"<td>{v}</td>"
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return f'<td class="num">{_esc(v)}</td>'
-    if isinstance(v, Absent):  # no value: the reason, set apart from values
-        return f'<td class="why">{_esc(v)}</td>'
-    return f"<td>{_esc(shown(v))}</td>"
-
-
-def table_html(t: Table, table_id: str = "") -> str:
-    out = [f'<h3>{_esc(t.title)}</h3>']
-    if t.note:
-        out.append(f'<p class="note">{_esc(t.note)}</p>')
-    if not t.rows:
-        out.append('<p class="note">(no rows)</p>')
-        return "\n".join(out)
-    out.append(f'<table id="{_esc(table_id)}"><thead><tr>' + "".join(f"<th>{_esc(c)}</th>" for c in t.columns)
-               + "</tr></thead><tbody>")
-    for r in t.rows:
-        out.append(f"<tr>{''.join(_cell(v) for v in r)}</tr>")
-    out.append("</tbody></table>")
-    return "\n".join(out)
-
-
 def _cuda_text(cuda: dict) -> str:
     """A context's CUDA object in words; the engine writes "no driver" when the runtime finds no CUDA driver."""
     driver = cuda.get("driver_version")
@@ -79,9 +40,8 @@ def _cuda_text(cuda: dict) -> str:
     return f"{text} ({cuda['error']})" if cuda.get("error") else text
 
 
-def _machine_section(store: Store) -> str:
-    rows = store.contexts()
-    ctxs = [json.loads(c["json"]) for c in rows]
+def _machine_section(results: Results) -> str:
+    ctxs = [c.record for c in results.contexts]
     hosts, gpus, cuda, tools = set(), {}, set(), set()
     for c in ctxs:
         for r in c.get("ranks", []):
@@ -94,14 +54,14 @@ def _machine_section(store: Store) -> str:
         t = c.get("tool") or {}
         tools.add(f"{shown(t.get('name'))} {shown(t.get('version'))} (revision {shown(t.get('git_revision'))}), "
                   f"CUDA build: {shown((t.get('build') or {}).get('cuda'))}")
-    items = [f"<li>Hosts: {_esc(', '.join(sorted(h for h in hosts if h)) or 'not recorded')}</li>",
-             f"<li>GPUs: {_esc('; '.join(sorted(gpus.values())) or 'none recorded')}</li>",
-             f"<li>CUDA: {_esc('; '.join(sorted(cuda)) or 'not recorded')}</li>",
-             f"<li>Engine: {_esc('; '.join(sorted(tools)) or 'not recorded')}</li>"]
-    topo = store.meta("topology")
+    items = [f"<li>Hosts: {escape(', '.join(sorted(h for h in hosts if h)) or 'not recorded')}</li>",
+             f"<li>GPUs: {escape('; '.join(sorted(gpus.values())) or 'none recorded')}</li>",
+             f"<li>CUDA: {escape('; '.join(sorted(cuda)) or 'not recorded')}</li>",
+             f"<li>Engine: {escape('; '.join(sorted(tools)) or 'not recorded')}</li>"]
+    topo = results.meta.get("topology")
     if topo:
-        items.append(f"<li>Topology at run time: <code>{_esc(topo)}</code></li>")
-    return "<h2>Machine</h2>" + _oversubscription_warning(rows) + "<ul>" + "".join(items) + "</ul>"
+        items.append(f"<li>Topology at run time: <code>{escape(topo)}</code></li>")
+    return "<h2>Machine</h2>" + _oversubscription_warning(results.contexts) + "<ul>" + "".join(items) + "</ul>"
 
 
 def cpu_list(binding) -> set[int] | None:
@@ -134,16 +94,16 @@ def oversubscribed(context: dict) -> list[tuple[str, int, int]]:
     return out
 
 
-def _oversubscription_warning(context_rows: list[dict]) -> str:
-    """A warning naming the runs (store.contexts rows) whose ranks oversubscribed a host's CPUs, or nothing."""
+def _oversubscription_warning(contexts: list[Context]) -> str:
+    """A warning naming the runs whose ranks oversubscribed a host's CPUs, or nothing."""
     runs: dict[tuple, int] = {}
-    for row in context_rows:
-        for host, ranks, cpus in oversubscribed(json.loads(row["json"])):
-            key = (row["library"], row["benchmark"] or "not recorded", host, ranks, cpus)
+    for c in contexts:
+        for host, ranks, cpus in oversubscribed(c.record):
+            key = (c.library, c.record.get("benchmark") or "not recorded", host, ranks, cpus)
             runs[key] = runs.get(key, 0) + 1
     if not runs:
         return ""
-    items = "".join(f"<li>{_esc(lib)} {_esc(bench)} on {_esc(host)}: {ranks} ranks on {cpus} CPU(s), {n} run(s)</li>"
+    items = "".join(f"<li>{escape(lib)} {escape(bench)} on {escape(host)}: {ranks} ranks on {cpus} CPU(s), {n} run(s)</li>"
                     for (lib, bench, host, ranks, cpus), n in sorted(runs.items()))
     return ("<div class='warn'><b>Ranks oversubscribed the CPUs</b> (more ranks on a host than CPUs in their affinity "
             "lists together): ranks sharing a CPU wait for each other, so these runs' figures may be worse than the "
@@ -176,8 +136,8 @@ def environment_cell(environment: dict) -> Markup:
     env = sorted((k, v) for k, v in (environment or {}).items() if not _LAUNCHER_NOISE.match(k))
     if not env:
         return Markup("none recorded")
-    shown_vars = [f"<code>{_esc(k)}={_esc(v)}</code>" for k, v in env if _behaviour_setting(k)]
-    others = [f"<code>{_esc(k)}={_esc(v)}</code>" for k, v in env if not _behaviour_setting(k)]
+    shown_vars = [f"<code>{escape(k)}={escape(v)}</code>" for k, v in env if _behaviour_setting(k)]
+    others = [f"<code>{escape(k)}={escape(v)}</code>" for k, v in env if not _behaviour_setting(k)]
     cell = "<br>".join(shown_vars) or "no MPI, UCX, NCCL or CUDA setting"
     if others:
         cell += (f"<details><summary>{len(others)} other variable{'s' if len(others) > 1 else ''}</summary>"
@@ -185,9 +145,14 @@ def environment_cell(environment: dict) -> Markup:
     return Markup(cell)
 
 
-def _libraries_section(store: Store) -> str:
-    rows = store.rows("SELECT library, library_version, gpu_awareness, COUNT(*) AS launches, MIN(json) AS j "
-                      "FROM contexts GROUP BY library, library_version, gpu_awareness ORDER BY library")
+def _libraries_section(results: Results) -> str:
+    # per library, version and verdict: the launches and the context that sorts first as JSON (any one would do;
+    # this one stays the same from one report to the next)
+    groups: dict[tuple, list[str]] = {}
+    for c in results.contexts:
+        groups.setdefault((c.library, c.library_version or "", c.gpu_awareness or ""), []).append(json.dumps(c.record))
+    rows = [{"library": lib, "library_version": version, "gpu_awareness": verdict, "launches": len(texts),
+             "j": min(texts)} for (lib, version, verdict), texts in sorted(groups.items())]
     t = Table("MPI libraries", ["library", "version string", "library object loaded", "GPU awareness (engine verdict)",
                                 "launches (context records)", "environment (recorded, of one launch)"],
               [[r["library"], (r["library_version"] or "").strip().splitlines()[0] if r["library_version"]
@@ -198,28 +163,34 @@ def _libraries_section(store: Store) -> str:
                for r in rows],
               "Environment: the variables that change how MPI, UCX, NCCL and CUDA behave (names starting with "
               f"{', '.join(BEHAVIOUR_PREFIXES)}); the others are folded, the launchers' own wiring left out.")
-    wrong = store.rows("SELECT library, COUNT(*) AS n, MIN(reason) AS reason FROM launches WHERE status = ? "
-                       "GROUP BY library ORDER BY library", (identity.WRONG_LIBRARY,))
-    warning = "".join(f"<p class='warn'><b>{_esc(r['library'])}: {r['n']} launch(es) ran another MPI library</b>; "
-                      f"their figures are not in this report: {_esc(r['reason'])}</p>" for r in wrong)
-    others = json.loads(store.meta("concurrent_campaigns") or "[]")
+    wrong: dict[str, list[str]] = {}
+    for x in results.launches:
+        if x.status == identity.WRONG_LIBRARY:
+            wrong.setdefault(x.library, []).append(x.reason)
+    warning = "".join(f"<p class='warn'><b>{escape(lib)}: {len(reasons)} launch(es) ran another MPI library</b>; "
+                      f"their figures are not in this report: {escape(min((r for r in reasons if r is not None), default=None))}</p>"
+                      for lib, reasons in sorted(wrong.items()))
+    others = json.loads(results.meta.get("concurrent_campaigns") or "[]")
     warning += "".join(f"<p class='warn'><b>Another campaign ran on this node at the same time</b> "
-                       f"({_esc(locks.describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
+                       f"({escape(locks.describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
                        f"campaign may be lower than the machine gives</p>" for o in others)
-    launch_argv = store.rows("SELECT library, MIN(argv) AS argv FROM launches GROUP BY library")
+    launch_argv: dict[str, list[str]] = {}
+    for x in results.launches:
+        if x.argv is not None:
+            launch_argv.setdefault(x.library, []).append(json.dumps(x.argv))
     extra = ""
     if launch_argv:
         extra = "<p class='note'>Example launch per library:</p><ul>" + "".join(
-            f"<li>{_esc(r['library'])}: <code>{_esc(' '.join(json.loads(r['argv'] or '[]')))}</code></li>"
-            for r in launch_argv) + "</ul>"
+            f"<li>{escape(lib)}: <code>{escape(' '.join(json.loads(min(argvs))))}</code></li>"
+            for lib, argvs in sorted(launch_argv.items())) + "</ul>"
     return "<h2>Libraries</h2>" + warning + table_html(t, "libraries") + extra
 
 
-def settings_table(store: Store) -> Table | None:
+def settings_table(results: Results) -> Table | None:
     """Per library, the settings its GPU support depends on, as `gmb run` found them on this machine (the engine's
     doctor without each of the library's settings, or with its family's GPU settings when it was not aware:
     doctor.settings_that_matter). None when none was checked (no GPU, or no engine with CUDA)."""
-    found = json.loads(store.meta("settings_that_matter") or "[]")
+    found = json.loads(results.meta.get("settings_that_matter") or "[]")
     if not found:
         return None
     rows = []
@@ -235,43 +206,44 @@ def settings_table(store: Store) -> Table | None:
                  "with each GPU setting of its family.")
 
 
-def _figures_section(store: Store) -> str:
+def _figures_section(results: Results) -> str:
     parts = ["<h2>Figures</h2>"]
     try:
         from . import plots as plots_mod
     except ImportError as exc:  # matplotlib absent (e.g. an offline machine): tables only, and say so
-        return parts[0] + f"<p class='note'>Figures left out: {_esc(exc)} (pip install matplotlib).</p>"
+        return parts[0] + f"<p class='note'>Figures left out: {escape(exc)} (pip install matplotlib).</p>"
     missing = []
-    for fid, ftitle, png in plots_mod.render_all(store):
+    for fid, ftitle, png in plots_mod.render_all(results):
         if png is None:
             missing.append(ftitle)
             continue
         b64 = base64.b64encode(png).decode()
-        parts.append(f"<figure id='fig-{fid}'><img alt='{_esc(ftitle)}' src='data:image/png;base64,{b64}'>"
-                     f"<figcaption>{_esc(ftitle)}</figcaption></figure>")
+        parts.append(f"<figure id='fig-{fid}'><img alt='{escape(ftitle)}' src='data:image/png;base64,{b64}'>"
+                     f"<figcaption>{escape(ftitle)}</figcaption></figure>")
     if missing:
-        parts.append(f"<p class='note'>Figures without data in this result set: {_esc(', '.join(missing))}.</p>")
+        parts.append(f"<p class='note'>Figures without data in this result set: {escape(', '.join(missing))}.</p>")
     return "\n".join(parts)
 
 
-def build_html(store: Store, title: str = "gmb report") -> str:
-    """The report: a list of sections (each an HTML string) between the page's head and its end."""
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
-             f"<style>{_CSS}</style></head><body><h1>{_esc(title)}</h1>",
+def build_html(results: Results, title: str = "gmb report") -> str:
+    """The report of a store's results model (Results.load): a list of sections (each an HTML string) between the
+    page's head and its end."""
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
+             f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>",
              f"<p class='note'>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by gmb "
-             f"{__version__}. Campaign: {_esc(store.meta('campaign', 'not recorded'))}.</p>",
-             answers_html(store), _machine_section(store), _libraries_section(store)]
-    settings = settings_table(store)
+             f"{__version__}. Campaign: {escape(results.meta.get('campaign', 'not recorded'))}.</p>",
+             answers_html(answers(results)), _machine_section(results), _libraries_section(results)]
+    settings = settings_table(results)
     if settings:
         parts.append(table_html(settings, "settings"))
     parts.append("<h2>Tables</h2>")
-    parts += [table_html(t, f"table-{i}") for i, t in enumerate(all_tables(store))]
-    parts.append(_figures_section(store))
+    parts += [table_html(t, f"table-{i}") for i, t in enumerate(all_tables(results))]
+    parts.append(_figures_section(results))
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def write_report(store: Store, out: str | Path, title: str = "gmb report") -> Path:
+def write_report(results: Results, out: str | Path, title: str = "gmb report") -> Path:
     out = Path(out)
-    content = build_html(store, title)
+    content = build_html(results, title)
     return write_new(out, content)  # complete or absent, never overwriting

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Figures, one function per figure. Each takes a Store and returns a matplotlib Figure, or None when the data
-the figure needs is absent (the report then leaves the figure out and says so); render_all makes them PNG bytes.
+"""Figures, one function per figure. Each takes the results model (model.Results) and returns a matplotlib Figure,
+or None when the data the figure needs is absent (the report then leaves the figure out and says so); render_all
+makes them PNG bytes.
 
-Spread is always drawn: a band from the combined interval (tables.combine: envelope of the per-launch 95%
+Spread is always drawn: a band from the combined interval (model.combine: envelope of the per-launch 95%
 CIs of the median) and, lighter, p5-p95. Sizes are on a log2 axis that runs over the sizes the figure's data
 has (size_axis_range), labelled 1, 1K, 1M ...; a 0-byte point has no place on it and is left out.
 """
@@ -10,7 +11,6 @@ has (size_axis_range), labelled 1, 1K, 1M ...; a 0-byte point has no place on it
 from __future__ import annotations
 
 import io
-import json
 import math
 from statistics import median
 
@@ -23,9 +23,8 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from ..results.peaks import bidirectional, ceiling_curve, ceilings  # noqa: E402
 from ..results.records import headline, overlap as measures_overlap, pairwise, partitioned  # noqa: E402
-from ..results.store import Store  # noqa: E402
-from .tables import (Point, collective_rows, combine, latency_rows, pairwise_time_rows, results_where,  # noqa: E402
-                     size_label)
+from ..results.model import Point, Results, combine  # noqa: E402
+from .cells import collective_results, latency_results, pairwise_time_results, size_label  # noqa: E402
 
 SMALL_MAX = 8192
 # the log2 axis reaches this factor beyond the smallest and the largest size, so that end points are not on the frame
@@ -106,9 +105,9 @@ def _label(p: Point) -> str:
     return f"{p.library} {p.memory}{operation}{extra}{path}"
 
 
-def latency(store: Store, small: bool) -> Figure | None:
-    """One-way latency between pairs of ranks (tables.latency_rows), the benchmark named when several measured it."""
-    pts = [p for p in combine(latency_rows(store)) if p.bytes > 0 and (p.bytes <= SMALL_MAX) == small]
+def latency(results: Results, small: bool) -> Figure | None:
+    """One-way latency between pairs of ranks (cells.latency_results), the benchmark named when several measured it."""
+    pts = [p for p in combine(latency_results(results)) if p.bytes > 0 and (p.bytes <= SMALL_MAX) == small]
     if not pts:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -123,20 +122,20 @@ def latency(store: Store, small: bool) -> Figure | None:
     return fig
 
 
-def latency_small(store: Store):
-    return latency(store, True)
+def latency_small(results: Results):
+    return latency(results, True)
 
 
-def latency_large(store: Store):
-    return latency(store, False)
+def latency_large(results: Results):
+    return latency(results, False)
 
 
-def bandwidth(store: Store, benchmark: str) -> Figure | None:
+def bandwidth(results: Results, benchmark: str) -> Figure | None:
     """A benchmark of bandwidth between pairs of ranks, its ceilings and the nominal link rates."""
-    pts = [p for p in combine(store.results(benchmark)) if p.bytes > 0 and p.metric == "bw"]
+    pts = [p for p in combine(results.ok(benchmark)) if p.bytes > 0 and p.metric == "bw"]
     if not pts:
         return None
-    avail = ceilings(store)
+    avail = ceilings(results)
     lo, hi = min(p.bytes for p in pts), max(p.bytes for p in pts)
     fig, ax = plt.subplots(figsize=(7, 4))
     _draw(ax, _series(pts, _label))
@@ -170,17 +169,17 @@ def bandwidth(store: Store, benchmark: str) -> Figure | None:
     return fig
 
 
-def bw(store):
-    return bandwidth(store, "bw")
+def bw(results: Results):
+    return bandwidth(results, "bw")
 
 
-def bibw(store):
-    return bandwidth(store, "bibw")
+def bibw(results: Results):
+    return bandwidth(results, "bibw")
 
 
-def message_rate(store: Store):
+def message_rate(results: Results):
     """Every result that carries a message rate (multi-pair bandwidth)."""
-    rows = results_where(store, lambda rec: isinstance(rec.get("message_rate_Mps"), dict))
+    rows = results.where(lambda rec: isinstance(rec.get("message_rate_Mps"), dict))
     pts = [p for p in combine(rows, metric="rate") if p.bytes > 0]
     if not pts:
         return None
@@ -193,8 +192,8 @@ def message_rate(store: Store):
     return fig
 
 
-def collectives(store: Store):
-    pts = [p for p in combine(collective_rows(store)) if p.bytes > 0]
+def collectives(results: Results):
+    pts = [p for p in combine(collective_results(results)) if p.bytes > 0]
     if not pts:
         return None
     ops = sorted({p.operation or "?" for p in pts})
@@ -215,9 +214,9 @@ def collectives(store: Store):
     return fig
 
 
-def scaling(store: Store):
+def scaling(results: Results):
     """Bus bandwidth against rank count at the largest size measured at every count (strong scaling)."""
-    pts = combine(collective_rows(store))
+    pts = combine(collective_results(results))
     by_op: dict[tuple, list[Point]] = {}
     for p in pts:
         by_op.setdefault((p.library, p.operation, p.memory), []).append(p)
@@ -261,18 +260,18 @@ def _overlap_lines(lines: dict[str, dict[float, list[float]]]):
     return fig, ax
 
 
-def overlap(store: Store):
+def overlap(results: Results):
     """Overlap % by size of the results that measured it (non-blocking collectives, partitioned overlap); one curve
     per (library, operation or partitions and ready mode[, compute])."""
-    rows = results_where(store, measures_overlap)
+    rows = results.where(measures_overlap)
     groups: dict[str, dict[int, list[float]]] = {}
     for r in rows:
-        m = json.loads(r["metrics"] or "{}")
-        if "overlap_pct" not in m or not r["bytes"]:
+        m = r.metrics
+        if "overlap_pct" not in m or not r.bytes:
             continue
         frac = m.get("compute_fraction")
-        label = f"{r['library']} {r['operation'] or ''}" + (f" compute x{frac}" if frac is not None else "")
-        groups.setdefault(label, {}).setdefault(r["bytes"], []).append(m["overlap_pct"])
+        label = f"{r.library} {r.operation or ''}" + (f" compute x{frac}" if frac is not None else "")
+        groups.setdefault(label, {}).setdefault(r.bytes, []).append(m["overlap_pct"])
     if not groups:
         return None
     fig, ax = _overlap_lines(groups)
@@ -282,20 +281,20 @@ def overlap(store: Store):
     return fig
 
 
-def partitioned_overlap(store: Store):
+def partitioned_overlap(results: Results):
     """Partitioned overlap against the compute time (the --compute-sweep curve: compute as a fraction of the pure
     transfer time), at the largest size measured, one line per library, memory, partition count and ready mode."""
-    rows = results_where(store, lambda rec: partitioned(rec) and "curve" in (rec.get("metrics") or {}))
+    rows = results.where(lambda rec: partitioned(rec) and "curve" in (rec.get("metrics") or {}))
     largest: dict[tuple, int] = {}
     for r in rows:
-        key = (r["library"], r["memory"])
-        largest[key] = max(largest.get(key, 0), r["bytes"])
+        key = (r.library, r.memory)
+        largest[key] = max(largest.get(key, 0), r.bytes)
     lines: dict[str, dict[float, list[float]]] = {}
     for r in rows:
-        if r["bytes"] != largest[(r["library"], r["memory"])]:
+        if r.bytes != largest[(r.library, r.memory)]:
             continue
-        label = f"{r['library']} {r['memory']} {r['operation']} at {size_label(r['bytes'])}"
-        for point in json.loads(r["metrics"])["curve"]:
+        label = f"{r.library} {r.memory} {r.operation} at {size_label(r.bytes)}"
+        for point in r.metrics["curve"]:
             lines.setdefault(label, {}).setdefault(point["compute_fraction"], []).append(point["overlap_pct"])
     if not lines:
         return None
@@ -307,11 +306,11 @@ def partitioned_overlap(store: Store):
     return fig
 
 
-def managed(store: Store):
+def managed(results: Results):
     """Managed-memory placements (the runs that placed them, with the references they measured) next to host-host
     and device-device latency."""
-    placed_rows, others = pairwise_time_rows(store)
-    um = [p for p in combine(placed_rows) if p.bytes > 0]
+    placed_results, others = pairwise_time_results(results)
+    um = [p for p in combine(placed_results) if p.bytes > 0]
     if not um:
         return None
     ref = [p for p in combine(others) if p.bytes > 0 and p.memory in ("host:host", "device:device")]
@@ -325,9 +324,9 @@ def managed(store: Store):
     return fig
 
 
-def halo(store: Store):
+def halo(results: Results):
     """Halo exchanges (results whose memory is a field's) by strategy."""
-    rows = results_where(store, lambda rec: "field" in (rec.get("memory") or {}))
+    rows = results.where(lambda rec: "field" in (rec.get("memory") or {}))
     pts = [p for p in combine(rows) if p.bytes > 0]
     if not pts:
         return None
@@ -357,24 +356,24 @@ FIGURES = [
 ]
 
 
-def _other_bandwidth(store: Store) -> list[tuple[str, str, object]]:
+def _other_bandwidth(results: Results) -> list[tuple[str, str, object]]:
     """A figure for each benchmark of bandwidth between pairs of ranks besides bw and bibw (mbw, new ones)."""
-    rows = results_where(store, lambda rec: pairwise(rec) and headline(rec) == "bandwidth_GBps")
+    rows = results.where(lambda rec: pairwise(rec) and headline(rec) == "bandwidth_GBps")
     named = {fid for fid, _, _ in FIGURES}
     return [(b, f"Bandwidth: {b}", lambda s, b=b: bandwidth(s, b))
-            for b in sorted({r["benchmark"] for r in rows} - named)]
+            for b in sorted({r.benchmark for r in rows} - named)]
 
 
-def figures(store: Store) -> list[tuple[str, str, object]]:
+def figures(results: Results) -> list[tuple[str, str, object]]:
     """(id, title, function) of every figure, in the report's order: other bandwidths after bibw's."""
     at = next(i for i, (fid, _, _) in enumerate(FIGURES) if fid == "bibw") + 1
-    return FIGURES[:at] + _other_bandwidth(store) + FIGURES[at:]
+    return FIGURES[:at] + _other_bandwidth(results) + FIGURES[at:]
 
 
-def render_all(store: Store) -> list[tuple[str, str, bytes | None]]:
+def render_all(results: Results) -> list[tuple[str, str, bytes | None]]:
     """(id, title, PNG bytes or None without data) of every figure."""
     out = []
-    for fid, title, fn in figures(store):
-        fig = fn(store)
+    for fid, title, fn in figures(results):
+        fig = fn(results)
         out.append((fid, title, _png(fig) if fig is not None else None))
     return out

@@ -3,7 +3,7 @@
 
 The engine's ``peaks`` benchmark writes one result per copy kind (operation), GPU pair or NUMA pair and size,
 measured without MPI: h2d-pinned, d2h-pinned, h2d-pageable, d2h-pageable, d2d, d2d-sm, p2p-ce, p2p-ipc,
-p2p-sm, host-copy, host-copy-remote (older engines: host-stream) ... each with the path class of what it
+p2p-sm, host-copy, host-copy-remote ... each with the path class of what it
 copied over (``path.class``: same-gpu, nvlink, pcie, peer, host-device, host, cross-socket, inter-node).
 
 A ceiling is keyed by (operation, path class, bytes): the median over the records of that key (all GPU pairs of
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from statistics import median
 
-from .store import Store
+from .model import Results
 
 # key of a measured ceiling: (operation, path class of the peaks record, bytes)
 CeilingKey = tuple[str, "str | None", int]
@@ -60,31 +60,13 @@ def bidirectional(benchmark: str) -> bool:
 _HOST_STAGED = {"staged-pageable": "pageable", "staged-pinned": "pinned", "pipelined": "pinned"}
 
 
-def _infer_path(operation: str) -> str | None:
-    """Path class of a peaks record written without one (older engines, synthetic data), where the operation
-    alone says it; GPU-GPU copies (p2p-*) do not say whether the pair is NVLink or PCIe: None, never matched."""
-    if operation.startswith(("h2d", "d2h")):
-        return "host-device"
-    if operation.startswith("d2d"):
-        return "same-gpu"
-    if operation.startswith(("host-copy-remote", "host-stream-remote")):
-        return "cross-socket"
-    if operation.startswith(("host-copy", "host-stream")):
-        return "host"
-    if operation.startswith(("network", "ucx-perftest")):
-        return "inter-node"
-    return None
-
-
-def ceilings(store: Store) -> dict[CeilingKey, float]:
+def ceilings(results: Results) -> dict[CeilingKey, float]:
     """(operation, path class, bytes) -> measured ceiling in GB/s: median over the records of that key (GPU or
     NUMA pairs of that class, repetitions), best over the libraries that ran peaks."""
     groups: dict[tuple, list[float]] = {}
-    for r in store.results("peaks"):
-        if r["bw_median"] is None or not r["operation"]:
-            continue
-        path = r["path_class"] or _infer_path(r["operation"])
-        groups.setdefault((r["operation"], path, r["bytes"], r["library"]), []).append(r["bw_median"])
+    for r in results.ok("peaks"):
+        if "bw" in r.stats and r.operation:
+            groups.setdefault((r.operation, r.path_class, r.bytes, r.library), []).append(r.stats["bw"].median)
     out: dict[CeilingKey, float] = {}
     for (op, path, nbytes, _lib), values in groups.items():
         key = (op, path, nbytes)

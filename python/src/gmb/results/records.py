@@ -88,13 +88,6 @@ def placed(result: dict) -> bool:
     return isinstance(result.get("placement"), dict)
 
 
-def point_key(result: dict) -> str:
-    """A result's identity within its run: every field but its figures (the statistics objects), as canonical JSON.
-    Which point it is can live anywhere else (``metrics.pair`` names the GPU pair of a copy ceiling). With the run
-    id it names one measured point, so the same record stored twice is recognised."""
-    return json.dumps({k: v for k, v in result.items() if k not in STAT_OBJECTS}, sort_keys=True)
-
-
 # Environment variables that are settings of a library or runtime (what can change a figure), by prefix; the engine
 # records every variable of these prefixes and more (launcher bookkeeping, paths) in its context.
 SETTING_PREFIXES = ("UCX_", "OMPI_MCA_", "MPIR_CVAR_", "MPICH_", "I_MPI_", "MV2_", "FI_", "PSM2_", "UCC_", "HCOLL_",
@@ -366,8 +359,7 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
 
 def transport_of(context: dict) -> str:
     """The engine's transport for this run, from the context's ``options.benchmark.transport`` (the engine's
-    benchmark options; each result repeats it in its own ``transport``); "mpi" when absent (engines before NCCL,
-    benchmarks without a transport)."""
+    benchmark options; each result repeats it in its own ``transport``); "mpi" for benchmarks without a transport."""
     bench_opts = (context.get("options") or {}).get("benchmark") or {}
     return str(bench_opts.get("transport") or "mpi") if isinstance(bench_opts, dict) else "mpi"
 

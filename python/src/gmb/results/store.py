@@ -24,8 +24,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..outputs import OutputError, disk_full
-from .records import (RecordFile, configuration, library_label, measured_nothing, nccl_label, operation_label,
-                      point_key, read_records)
+from .records import (STAT_OBJECTS, RecordFile, configuration, library_label, measured_nothing, nccl_label,
+                      operation_label, read_records)
 
 SCHEMA_VERSION = 2
 
@@ -52,6 +52,13 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE INDEX IF NOT EXISTS results_key ON results(benchmark, library, bytes);
 CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
 """
+
+
+def result_key(result: dict) -> str:
+    """A result's identity within its run: every field but its figures (the statistics objects), as canonical JSON.
+    Which point it is can live anywhere else (``metrics.pair`` names the GPU pair of a copy ceiling). With the run
+    id it names one measured result, so the same record stored twice is recognised."""
+    return json.dumps({k: v for k, v in result.items() if k not in STAT_OBJECTS}, sort_keys=True)
 
 
 class StoreError(RuntimeError):
@@ -118,46 +125,6 @@ def _store_write_error(path: str, what: str, exc: sqlite3.DatabaseError):
     raise StoreError(f"{path}: cannot {what}: {exc}; nothing of it was stored") from None
 
 
-def configuration_labels(found: list[tuple[str, str, int | None, str | None]]
-                         ) -> dict[tuple[str, str, int | None, str | None], tuple[str, str]]:
-    """(configuration name, variant) of (library, benchmark, ranks, config) (Store.configuration_labels). The name is
-    the library's, with the settings and hosts that differ among the library's results and the binding that differs
-    among those of the same rank count (launchers bind 2 ranks otherwise than 4 by default), ceilings aside: they
-    measure no library; the variant names the options that differ among the library's results of the benchmark."""
-    configs = {key: json.loads(key[3] or "{}") for key in found}
-    by_library: dict[str, list[dict]] = {}
-    by_ranks: dict[tuple[str, int | None], list[dict]] = {}
-    by_benchmark: dict[tuple[str, str], list[dict]] = {}
-    for (lib, bench, ranks, _), c in configs.items():
-        if bench != "peaks":
-            by_library.setdefault(lib, []).append(c)
-            by_ranks.setdefault((lib, ranks), []).append(c)
-        by_benchmark.setdefault((lib, bench), []).append(c)
-
-    def differing(cs: list[dict], part: str) -> list[str]:
-        names = sorted({k for c in cs for k in (c.get(part) or {})})
-        return [k for k in names if len({json.dumps((c.get(part) or {}).get(k)) for c in cs}) > 1]
-
-    labels = {}
-    for (lib, bench, ranks, config), c in configs.items():
-        mates = by_library.get(lib, [c])
-        parts = [f"{k}={c['settings'][k]}" if k in c.get("settings", {}) else f"{k} unset"
-                 for k in differing(mates, "settings")]
-        if len({x.get("binding") for x in by_ranks.get((lib, ranks), [c])}) > 1:
-            parts.append(f"binding {c.get('binding') or 'not recorded'}")
-        if len({x.get("hosts") for x in mates}) > 1:
-            hosts = c.get("hosts")
-            parts.append(f"{hosts} host{'s' if hosts != 1 else ''}" if hosts else "hosts not recorded")
-        variant = [f"{k}={_option_text(c['options'][k])}" if k in c.get("options", {}) else f"{k} not given"
-                   for k in differing(by_benchmark[(lib, bench)], "options")]
-        labels[(lib, bench, ranks, config)] = (f"{lib} [{', '.join(parts)}]" if parts else lib, " ".join(variant))
-    return labels
-
-
-def _option_text(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
 def memory_label(memory: dict | None) -> str:
     """'host:device' for point to point (send:recv); collectives list the per-rank kinds, deduplicated."""
     if not memory:
@@ -176,7 +143,6 @@ class Store:
         what the user points at."""
         self.path = str(path)
         self._in_transaction = False
-        self._labels = None  # configuration_labels(), until the next ingest
         new_file = self.path != ":memory:" and not Path(path).exists()
         if self.path != ":memory:":
             _check_store_file(Path(path), create)
@@ -277,13 +243,12 @@ class Store:
         library, e.g. "nccl" for an NCCL library); without it the name comes from the context (MPI version string,
         or NCCL for a run with --transport nccl: records.library_label), and a result whose own ``transport`` is
         "nccl" is labelled by NCCL as well. Idempotent: a context whose run id is stored, and a result whose run id
-        and point (records.point_key) are stored, are not stored again. Returns the number of result rows added."""
+        and identity (result_key) are stored, are not stored again. Returns the number of result rows added."""
         rf = source if isinstance(source, RecordFile) else read_records(source, validate=validate)
         with self.transaction(f"the records of {rf.path}"):
             return self._ingest(rf, library, repetition, launch_id)
 
     def _ingest(self, rf: RecordFile, library, repetition, launch_id) -> int:
-        self._labels = None
         label_by_run, ctx_by_run = {}, {}
         for ctx in rf.contexts:
             ctx_by_run[ctx["run_id"]] = ctx
@@ -306,9 +271,9 @@ class Store:
         for res in rf.results:
             run = res.get("run_id")
             if run not in stored:
-                stored[run] = {point_key(json.loads(r[0])) for r in
+                stored[run] = {result_key(json.loads(r[0])) for r in
                                self.db.execute("SELECT json FROM results WHERE run_id=?", (run,))}
-            key = point_key(res)
+            key = result_key(res)
             if key in stored[run]:
                 continue
             stored[run].add(key)
@@ -359,9 +324,8 @@ class Store:
         return [r["library"] for r in self.rows("SELECT DISTINCT library FROM results ORDER BY library")]
 
     def results(self, benchmark: str | None = None, status: str | None = "ok", **eq) -> list[dict]:
-        """Result rows, each with its ``configuration`` and ``variant`` (the name tables and answers give its
-        configuration, and the options that tell it from the benchmark's other points of that configuration:
-        configuration_labels) and its launch's ``launch_load`` (JSON, None for a record ingested without a launch)."""
+        """Result rows (of that status; None: any), each with its launch's ``launch_load`` (JSON, None for a record
+        ingested without a launch). The results model (model.py) reads them."""
         where, params = [], []
         if benchmark is not None:
             where.append("results.benchmark = ?")
@@ -374,27 +338,7 @@ class Store:
             params.append(v)
         sql = ("SELECT results.*, launches.load AS launch_load FROM results LEFT JOIN launches "
                "ON launches.launch_id = results.launch_id" + (" WHERE " + " AND ".join(where) if where else ""))
-        rows = self.rows(sql + " ORDER BY results.library, results.benchmark, results.memory, results.bytes", params)
-        labels = self.configuration_labels()
-        for r in rows:
-            r["configuration"], r["variant"] = labels.get((r["library"], r["benchmark"], r["ranks"], r["config"]),
-                                                          (r["library"], ""))
-        return rows
-
-    def configuration_labels(self) -> dict[tuple[str, str, int | None, str], tuple[str, str]]:
-        """(library, benchmark, ranks, config) -> (the name of that configuration, its variant): the library's name,
-        followed by what tells it from the library's other configurations in this store (the settings, binding and
-        hosts that differ, module function configuration_labels), e.g. "openmpi-5.0.7-ucx [UCX_RNDV_THRESH=8192]", the library's name alone
-        where nothing differs; and the options that differ among the library's results of that benchmark
-        ("window=16"), "" where none do."""
-        if self._labels is None:
-            found = [(r["library"], r["benchmark"], r["ranks"], r["config"]) for r in
-                     self.rows("SELECT DISTINCT library, benchmark, ranks, config FROM results")]
-            self._labels = configuration_labels(found)
-        return self._labels
-
-    def benchmarks(self) -> list[str]:
-        return [r["benchmark"] for r in self.rows("SELECT DISTINCT benchmark FROM results ORDER BY benchmark")]
+        return self.rows(sql + " ORDER BY results.library, results.benchmark, results.memory, results.bytes", params)
 
     def contexts(self) -> list[dict]:
         return self.rows("SELECT * FROM contexts ORDER BY library")
@@ -409,11 +353,6 @@ class Store:
         """Launches that need not be redone on --resume (anything but interrupted/absent)."""
         return {r["launch_id"] for r in self.rows("SELECT launch_id, status FROM launches")
                 if r["status"] not in (None, "interrupted", "running")}
-
-    def non_ok(self) -> list[dict]:
-        return self.rows("SELECT library, benchmark, memory, strategy, status, reason, COUNT(*) AS points "
-                         "FROM results WHERE status != 'ok' GROUP BY library, benchmark, memory, strategy, "
-                         "status, reason ORDER BY library, benchmark")
 
 
 def open_results(path: str | Path) -> Store:

@@ -242,14 +242,17 @@ def _run(args):
                      "GROUP BY library", (identity.WRONG_LIBRARY,)):
         print(f"gmb: {r['library']}: {r['n']} launch(es) ran another MPI library; their figures were not stored: "
               f"{r['reason']}", file=sys.stderr)
-    from ..report.answers import answers_text
+    from ..report.answers import answers
+    from ..report.render_text import answers_text
+    from ..results.model import Results
 
+    results = Results.load(st)
     out = outdir / "report.html"
     if not args.no_report and not out.exists():  # written before anything is printed: a reader that left (a
         from ..report import html as report  # closed pipe) loses the printout, never the report; matplotlib only for a report
 
-        report.write_report(st, out, title=f"gmb report: {run['name']}")
-    print("\n" + answers_text(st) + "\n")
+        report.write_report(results, out, title=f"gmb report: {run['name']}")
+    print("\n" + answers_text(answers(results)) + "\n")
     if not args.no_report and out.exists():
         print(f"gmb: report {out}")
     print(str(outdir))

@@ -1,0 +1,220 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""What the answers are made of (dataclasses, one per answer), and the choices every answer makes the same way: which
+points are compared, which figure is best, which size is quoted, and when one configuration is called faster."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..results.model import Point, Results, combine
+from ..results.records import placed, transport_of
+from .cells import clearly_apart, pairwise_bandwidth
+
+LATENCY_BYTES = 8
+DIRECT = (None, "", "direct")
+BANDWIDTH_BENCHMARKS = ("bw", "bibw", "mbw")  # preferred in this order on one path
+PRECISION_NOTE = ("Figures are medians over repetitions (launches). Precision (+-x %): half the width of the figure's "
+                  "interval relative to the median: with several launches, the 95 % t-interval of the mean of the "
+                  "launch medians widened to cover each launch's 95 % CI of the median; with one launch, that "
+                  "launch's CI, and a claim from it holds within that launch only (said so). \"cap reached\": an "
+                  "adaptive launch stopped at its iteration or time cap before reaching its target precision. "
+                  "\"Fastest\" and \"x times\" only where two intervals do not overlap. A configuration's name "
+                  "says what tells it from the library's other configurations (a setting, the binding, the hosts; "
+                  "an option in parentheses).")
+
+# path labels, in the order the answers list them
+
+
+@dataclass
+class Figure:
+    """One library configuration's figure at the answer's size."""
+    library: str
+    value: float  # GB/s (bandwidth, bus bandwidth) or us (time)
+    unit: str  # "GB/s" or "us"
+    precision: float | None  # half the interval relative to the median (0.03: +-3 %)
+    capped: bool
+    strategy: str = ""  # "" for the library's own path; a gmb strategy for a library that is not CUDA-aware
+    pct_of_ceiling: float | None = None
+    latency_us: float | None = None  # one-way latency on the same memory and path
+    latency_bytes: int | None = None  # the size it was measured at (8 B, else the nearest)
+    latency_precision: float | None = None
+    latency_capped: bool = False
+    point: Point | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass
+class PathAnswer:
+    """Answer 1: the configurations on one path at one size, best first."""
+    path: str  # "NVLink pair", "pinned host -> device", ...
+    memory: str
+    path_class: str | None
+    benchmark: str
+    bytes: int
+    ceiling: str | None  # what bounds it (peaks.ceiling_for's name), None without one at that size
+    ceiling_GBps: float | None
+    no_ceiling: str  # why there is no percentage ("" with a ceiling)
+    figures: list[Figure]
+    fastest: str | None  # the library clearly ahead of every other one
+    slowest: str | None  # the library clearly behind the best
+    ratio: float | None  # best / slowest (time: slowest / best) when clearly apart
+    not_at_size: list[str]  # configurations on that path that did not measure that size
+    sentence: str
+
+
+@dataclass
+class StrategyAnswer:
+    """Answer 2: a library's best gmb strategy against its own path, same memory, path and size."""
+    path: str
+    library: str
+    memory: str
+    benchmark: str
+    bytes: int
+    strategy: str  # Point.strategy_label
+    strategy_GBps: float
+    strategy_precision: float | None
+    direct_GBps: float | None  # None: the library's own path was not measured there
+    direct_precision: float | None
+    ratio: float | None  # strategy / direct, only when clearly apart
+    beats: bool
+    sentence: str
+
+
+@dataclass
+class SettingAnswer:
+    """Answer 3: a setting that changed the doctor's answer, and how."""
+    library: str
+    setting: str
+    effect: str
+    sentence: str
+
+
+@dataclass
+class CollectiveAnswer:
+    """Answer 4: one operation at one rank count and memory, every configuration at one size."""
+    operation: str
+    ranks: int
+    memory: str
+    bytes: int
+    figures: list[Figure]  # NCCL first, then the others by bus bandwidth
+    fastest: str | None
+    slowest: str | None
+    ratio: float | None
+    nccl: list[str]  # the NCCL configurations among the figures
+    sentence: str
+
+
+@dataclass
+class MissingAnswer:
+    """Answer 5: one cause, and what it left unmeasured."""
+    cause: str
+    subjects: list[str]
+    launches: int  # launches that ended this way (0: planner skips and records only)
+    sentence: str
+
+
+@dataclass
+class FeatureAnswer:
+    """Answer 6: one line on one-sided, persistent or partitioned communication."""
+    topic: str  # one of FEATURE_TOPICS
+    sentence: str
+
+
+# answer 6's topics, in the order and under the headings the answers show them
+FEATURE_TOPICS = {"one-sided": "One-sided communication (RMA), best per path",
+                  "persistent": "Persistent calls against the regular ones",
+                  "partitioned": "Partitioned communication: overlap per-block vs after the kernel"}
+
+
+@dataclass
+class Answers:
+    paths: list[PathAnswer]
+    strategies: list[StrategyAnswer]
+    settings: list[SettingAnswer]
+    settings_note: str  # a sentence when no finding is listed: none found, or not checked
+    collectives: list[CollectiveAnswer]
+    missing: list[MissingAnswer]
+    empty: str = ""  # the one-line statement why there is no answer at all ("" when there are figures)
+    features: list[FeatureAnswer] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what holds for every answer: launches per point, a busy host
+
+
+def not_cuda_aware(results: Results) -> set[str]:
+    """Libraries whose contexts say not CUDA-aware (and none says aware)."""
+    verdicts: dict[str, set] = {}
+    for c in results.contexts:
+        verdicts.setdefault(c.library, set()).add(c.gpu_awareness)
+    return {lib for lib, v in verdicts.items() if "not aware" in v and "aware" not in v}
+
+
+def nccl_libraries(results: Results) -> set[str]:
+    out = {lib for lib in results.libraries() if lib.lower().startswith("nccl")}
+    return out | {c.library for c in results.contexts if transport_of(c.record) == "nccl"}
+
+
+def own_path(p: Point) -> bool:
+    return p.strategy in DIRECT
+
+
+def has_device(memory: str) -> bool:
+    return "device" in memory.split(":") and "managed" not in memory
+
+
+def best_point(points: list[Point], higher: bool) -> Point:
+    return max(points, key=lambda p: p.median) if higher else min(points, key=lambda p: p.median)
+
+
+def pick_size(sizes_by_config: dict[str, set[int]], with_ceiling) -> int:
+    """The largest size every configuration measured, preferring one with a ceiling; when no size is common to all,
+    the one the most configurations measured (same preferences)."""
+    every = set().union(*sizes_by_config.values())
+    return max(every, key=lambda b: (sum(b in s for s in sizes_by_config.values()), with_ceiling(b), b))
+
+
+def nearest(sizes, target: int = LATENCY_BYTES) -> int:
+    return min(sizes, key=lambda b: (abs(math.log2(b / target)), b))
+
+
+def measured(points: list[Point]) -> list[Point]:
+    """The points the answers compare: buffers allocated once per launch (not the --fresh-buffers stress mode),
+    messages of at least one byte."""
+    return [p for p in points if not p.fresh and p.bytes > 0]
+
+
+def two_sided(points: list[Point]) -> list[Point]:
+    """The regular two-sided points (no one-sided operation, persistent form or partitions: answer 6 has those)."""
+    return [p for p in points if not p.operation]
+
+
+def bandwidth_points(results: Results) -> list[Point]:
+    """Bandwidth between pairs of ranks outside managed placements: what answers 1 and 2 rank."""
+    return two_sided(measured(combine(results.where(lambda rec: pairwise_bandwidth(rec)
+                                                      and not placed(rec)))))
+
+
+def latencies(latency: list[Point]) -> dict[tuple, dict[int, Point]]:
+    """One-way latency points by (library, memory, path class, strategy or "" for the library's own path)."""
+    out: dict[tuple, dict[int, Point]] = {}
+    for p in latency:
+        key = (p.configuration, p.memory, p.path_class, "" if own_path(p) else p.strategy_label)
+        out.setdefault(key, {})[p.bytes] = p
+    return out
+
+
+def relative(a: Point, b: Point, higher: bool) -> float | None:
+    """How many times a is better than b, None when b's figure is zero."""
+    if higher:
+        return a.median / b.median if b.median > 0 else None
+    return b.median / a.median if a.median > 0 else None
+
+
+def verdict(figs: list[Figure], higher: bool) -> tuple[str | None, str | None, float | None, list[Figure]]:
+    """(clearly fastest library, clearly slowest library, best/slowest ratio, leaders): the leaders are the
+    figures whose interval overlaps the best one's."""
+    best, worst = figs[0], figs[-1]
+    leaders = [f for f in figs if f is best or not clearly_apart(best.point, f.point)]
+    fastest = best.library if len(figs) > 1 and len(leaders) == 1 else None
+    apart = len(figs) > 1 and clearly_apart(best.point, worst.point)
+    slowest = worst.library if apart else None
+    ratio = relative(best.point, worst.point, higher) if apart else None
+    return fastest, slowest, ratio, leaders

@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Answer 6: the best one-sided configuration per path, the persistent calls' speedup, and the overlap partitioned
+communication buys (answers.py says how)."""
+
+from __future__ import annotations
+
+from statistics import median
+
+from ..results.model import Point, Results, combine
+from ..results.peaks import bidirectional, ceiling_for, ceilings
+from ..results.records import one_sided
+from .answers_data import FeatureAnswer, measured, nearest, pick_size
+from .cells import clearly_apart, size_label, within_one_launch
+from .feature_tables import partitioned_overlap, persistent_pairs
+from .wording import order, path_label, pct, precision_text, sig3, times
+
+def _ranked_text(points: list[Point], higher: bool, unit: str, avail=None) -> str:
+    """The best configuration (library and operation) of some points of one size, with its precision and % of
+    ceiling, and whether it is clearly ahead of the next one."""
+    ranked = sorted(points, key=lambda p: -p.median if higher else p.median)
+    best = ranked[0]
+    parts = [precision_text(best.precision, best.capped)]
+    if avail is not None:
+        send, _, recv = best.memory.partition(":")
+        name, ceil = ceiling_for(best.benchmark, best.path_class, send, recv, best.bytes, avail, best.strategy)
+        parts.append(f"{pct(100 * best.median / ceil)} of ceiling {name}" if ceil else
+                     f"no ceiling measured at {size_label(best.bytes)}")
+    text = f"{best.library} {best.operation} {sig3(best.median)} {unit} ({', '.join(parts)})"
+    if len(ranked) == 1:
+        return text + ", the only one measured"
+    second = ranked[1]
+    if clearly_apart(best, second):
+        return text + (f", fastest of {len(ranked)}{within_one_launch(ranked)}; next {second.library} "
+                       f"{second.operation} {sig3(second.median)} {unit}")
+    return text + f", within precision of {second.library} {second.operation}"
+
+
+def one_sided_answers(results: Results) -> list[FeatureAnswer]:
+    """Per path, the best one-sided configuration (library, operation, synchronisation, window creation) by one-way
+    bandwidth at the largest size all measured (preferring one with a ceiling), and by latency at 8 B."""
+    avail = ceilings(results)
+    points = measured(combine(results.where(one_sided)))
+    by_path: dict[tuple, dict[str, list[Point]]] = {}
+    for p in points:
+        kind = "bandwidth" if p.metric == "bw" and not bidirectional(p.benchmark) else "latency" if p.metric == "t" \
+            else None
+        if kind:
+            by_path.setdefault((p.memory, p.path_class), {}).setdefault(kind, []).append(p)
+    out = []
+    for (memory, path), kinds in by_path.items():
+        said = []
+        bandwidth = kinds.get("bandwidth", [])
+        if bandwidth:
+            sizes: dict[str, set[int]] = {}
+            for p in bandwidth:
+                sizes.setdefault(f"{p.library} {p.operation}", set()).add(p.bytes)
+            send, _, recv = memory.partition(":")
+            size = pick_size(sizes, lambda b: ceiling_for(bandwidth[0].benchmark, path, send, recv, b, avail)[1]
+                              is not None)
+            said.append(f"bandwidth at {size_label(size)}: "
+                        + _ranked_text([p for p in bandwidth if p.bytes == size], True, "GB/s", avail))
+        latency = kinds.get("latency", [])
+        if latency:
+            size = nearest({p.bytes for p in latency})
+            said.append(f"latency at {size_label(size)} B: "
+                        + _ranked_text([p for p in latency if p.bytes == size], False, "us"))
+        out.append(FeatureAnswer("one-sided", f"{path_label(memory, path)}: {'; '.join(said)}"))
+    out.sort(key=lambda a: order(a.sentence.partition(":")[0]))
+    return out
+
+
+def persistent_answers(results: Results) -> list[FeatureAnswer]:
+    """Per library, the range of the persistent calls' speedup over the regular calls of the same launches, and at how
+    many points either form is clearly faster."""
+    by_lib: dict[str, list] = {}
+    for pair in persistent_pairs(results):
+        if pair.speedup is not None and pair.persistent.bytes > 0:
+            by_lib.setdefault(pair.persistent.library, []).append(pair)
+    out = []
+    for lib, pairs in sorted(by_lib.items()):
+        speedups = [x.speedup for x in pairs]
+        apart = [x for x in pairs if clearly_apart(x.persistent, x.regular)]
+        faster = sum(x.speedup > 1 for x in apart)
+        what = sorted({" ".join(filter(None, [x.persistent.benchmark, x.operation])) for x in pairs})
+        out.append(FeatureAnswer("persistent", (
+            f"{lib} ({', '.join(what)}): persistent calls {times(min(speedups))} to {times(max(speedups))} the "
+            f"speed of the regular ones over {len(pairs)} points; clearly faster at {faster}, clearly slower at "
+            f"{len(apart) - faster}, within precision at {len(pairs) - len(apart)}"
+            f"{within_one_launch(p for x in pairs for p in (x.persistent, x.regular))}")))
+    return out
+
+
+def partitioned_answers(results: Results) -> list[FeatureAnswer]:
+    """Per library, memory and path, at the largest size measured: the overlap % with partitions marked ready per
+    block of the kernel against after it, per partition count (medians over repetitions: the engine gives the
+    overlap no interval, so no "faster" is said)."""
+    figures: dict[tuple, dict[int, dict[str, float]]] = {}
+    largest: dict[tuple, int] = {}
+    groups = partitioned_overlap(results)
+    for lib, memory, path, nbytes, _parts, _ready in groups:
+        largest[(lib, memory, path)] = max(largest.get((lib, memory, path), 0), nbytes)
+    for (lib, memory, path, nbytes, parts, ready), metrics in groups.items():
+        if nbytes == largest[(lib, memory, path)]:
+            overlaps = [m["overlap_pct"] for m in metrics]
+            figures.setdefault((lib, memory, path), {}).setdefault(parts, {})[str(ready)] = median(overlaps)
+    out = []
+    for (lib, memory, path), by_parts in sorted(figures.items()):
+        per = []
+        for parts, by_ready in sorted(by_parts.items()):
+            block, after = by_ready.get("per-block"), by_ready.get("after-kernel")
+            if block is not None and after is not None:
+                per.append(f"P={parts} {block:.0f} % vs {after:.0f} % ({block - after:+.0f} points)")
+            else:
+                per.append(f"P={parts} " + ", ".join(f"{ready} {v:.0f} %" for ready, v in sorted(by_ready.items())))
+        out.append(FeatureAnswer("partitioned", (
+            f"{lib}, {path_label(memory, path)}, at {size_label(largest[(lib, memory, path)])}: overlap per-block vs "
+            f"after-kernel: {'; '.join(per)}")))
+    return out

@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Answers 1 and 2: which library configuration is best per path, and where a gmb strategy beats a library's own
+path (answers.py says how)."""
+
+from __future__ import annotations
+
+from ..campaign.spec import parse_memory
+from ..results.model import Point, Results, combine
+from ..results.peaks import ceiling_for, ceilings
+from ..results.records import placed
+from .answers_data import (BANDWIDTH_BENCHMARKS, Figure, PathAnswer, StrategyAnswer, best_point, has_device, latencies,
+                           measured, nearest, not_cuda_aware, own_path, pick_size, verdict)
+from .cells import clearly_apart, pairwise_time_results, size_label, within_one_launch
+from .wording import figure_text, order, path_label, precision_text, sig3, times
+
+def _path_groups(results: Results, bandwidth: list[Point], latency: list[Point]
+                 ) -> list[tuple[str, str, str | None, list[Point], bool | None]]:
+    """(benchmark, memory, path class, points, higher is better) per path present: bandwidth between pairs of
+    ranks (bw; bibw or mbw too only where a configuration measured no bw on that path), the managed placements
+    by time, and paths where only a latency was measured by that latency (higher is better: None)."""
+    groups: dict[tuple, list[Point]] = {}
+    for p in bandwidth:
+        groups.setdefault((p.memory, p.path_class), []).append(p)
+    out = []
+    for (memory, path), pts in groups.items():
+        libs = {}
+        for p in pts:
+            libs.setdefault(p.benchmark, set()).add(p.configuration)
+        first = next((b for b in BANDWIDTH_BENCHMARKS if b in libs), sorted(libs)[0])
+        for bench in sorted(libs, key=lambda b: (b != first, BANDWIDTH_BENCHMARKS.index(b)
+                                                 if b in BANDWIDTH_BENCHMARKS else len(BANDWIDTH_BENCHMARKS), b)):
+            # bw answers for the path; another benchmark only for the configurations that measured no bw there
+            if bench == first or libs[bench] - libs[first]:
+                out.append((bench, memory, path, [p for p in pts if p.benchmark == bench], True))
+    managed: dict[tuple, list[Point]] = {}
+    placed_results = [r for r in pairwise_time_results(results)[0] if placed(r.record)]
+    for p in measured(combine(placed_results)):
+        managed.setdefault((p.benchmark, p.memory, p.path_class), []).append(p)
+    out += [(bench, memory, path, pts, False) for (bench, memory, path), pts in managed.items()]
+    # paths with a latency and no bandwidth measured: answered by the latency
+    latency_only: dict[tuple, list[Point]] = {}
+    for p in latency:
+        if (p.memory, p.path_class) not in groups:
+            latency_only.setdefault((p.benchmark, p.memory, p.path_class), []).append(p)
+    out += [(bench, memory, path, pts, None) for (bench, memory, path), pts in latency_only.items()]
+    return out
+
+
+def path_answers(results: Results, bandwidth: list[Point], latency: list[Point]) -> tuple[list[PathAnswer], dict]:
+    avail = ceilings(results)
+    not_aware = not_cuda_aware(results)
+    lat = latencies(latency)
+    answers, chosen = [], {}
+    for bench, memory, path, pts, higher in _path_groups(results, bandwidth, latency):
+        label = path_label(memory, path)
+        chosen.setdefault((memory, path), set()).add(bench)
+        try:
+            send, recv = parse_memory(memory)
+        except ValueError:
+            send = recv = None
+        # each library's figures by size: its own path; a library that is not CUDA-aware: its best strategy
+        per_lib: dict[str, dict[int, Point]] = {}
+        staged: set[str] = set()  # not CUDA-aware: figures of gmb's strategies
+        for lib in sorted({p.library for p in pts}):
+            mine = [p for p in pts if p.library == lib]
+            own = [p for p in mine if own_path(p)]
+            if not own and mine[0].base_library in not_aware and has_device(memory):
+                own = mine
+                staged.add(lib)
+            by_size: dict[int, list[Point]] = {}
+            for p in own:
+                by_size.setdefault(p.bytes, []).append(p)
+            if by_size:
+                per_lib[lib] = {b: best_point(v, higher) for b, v in by_size.items()}
+        if not per_lib:
+            continue  # only gmb strategies of CUDA-aware libraries here: answer 2 says what they do
+
+        def ceiling_at(b: int):
+            return ceiling_for(bench, path, send, recv, b, avail) if higher and send else (None, None)
+
+        sizes = {lib: set(s) for lib, s in per_lib.items()}
+        # The size is that of the configurations moving device memory themselves: a staged one is measured over
+        # fewer, smaller sizes (campaigns keep its slow large messages out) and would hold the answer below the
+        # sizes where the link's rate is reached; it is named as not measured at that size.
+        if set(sizes) - staged:
+            sizes = {lib: s for lib, s in sizes.items() if lib not in staged}
+        if higher is None:  # a latency alone: at the smallest message, the size latency is quoted at
+            size = nearest(set.intersection(*sizes.values()) or set.union(*sizes.values()))
+        else:
+            size = pick_size(sizes, lambda b: ceiling_at(b)[1] is not None)
+        ceil_name, ceil = ceiling_at(size)
+        figs = []
+        for lib, by_size in per_lib.items():
+            p = by_size.get(size)
+            if p is None:
+                continue
+            strategy = "" if own_path(p) else p.strategy_label
+            f = Figure(lib, p.median, "GB/s" if higher else "us", p.precision, p.capped, strategy,
+                       100 * p.median / ceil if ceil else None, point=p)
+            lat_pts = lat.get((p.configuration, memory, path, strategy))
+            if not higher:  # managed placements: the latency is the placement's own small-size time
+                lat_pts = by_size
+            if lat_pts:
+                lp = lat_pts[nearest(lat_pts)]
+                f.latency_us, f.latency_bytes = lp.median, lp.bytes
+                f.latency_precision, f.latency_capped = lp.precision, lp.capped
+            figs.append(f)
+        figs.sort(key=lambda f: -f.value if higher else f.value)
+        fastest, slowest, ratio, leaders = verdict(figs, higher)
+        no_ceiling = ("" if ceil else "a time figure: no ceiling applies" if not higher
+                      else f"no ceiling measured at {size_label(size)}")
+        missing = sorted(lib for lib in per_lib if size not in per_lib[lib])
+        head = f"{label} ({bench} at {size_label(size)}" + (
+            f", ceiling {ceil_name} {sig3(ceil)} GB/s)" if ceil else f"; {no_ceiling})")
+        sentence = _path_sentence(head, figs, fastest, slowest, ratio, leaders, higher, ceil is not None)
+        if missing:
+            sentence += f"; not measured at {size_label(size)}: {', '.join(missing)}"
+        answers.append(PathAnswer(label, memory, path, bench, size, ceil_name, ceil, no_ceiling, figs, fastest,
+                                  slowest, ratio, missing, sentence))
+    answers.sort(key=lambda a: order(a.path))
+    return answers, chosen
+
+
+def _path_sentence(head, figs, fastest, slowest, ratio, leaders, higher, with_pct) -> str:
+    with_latency = any(f.latency_us is not None for f in figs)
+    text = _path_verdict(head, figs, fastest, slowest, ratio, leaders, higher,
+                         lambda f: figure_text(f, with_pct, with_latency))
+    return text if with_latency else f"{text}; no latency measured"
+
+
+def _path_verdict(head, figs, fastest, slowest, ratio, leaders, higher, fig) -> str:
+    best, worst = figs[0], figs[-1]
+    if len(figs) == 1:
+        return f"{head}: only {fig(best)}"
+    how = (f"{best.library} moves {times(ratio)} the bandwidth of {worst.library}" if higher
+           else f"{worst.library} takes {times(ratio)} the time of {best.library}") if ratio else ""
+    if fastest or slowest:
+        how += within_one_launch(f.point for f in figs)
+    if fastest and slowest:
+        return f"{head}: fastest {fig(best)}; slowest {fig(worst)}; {how}"
+    if slowest:  # the best is not clearly ahead of every other one
+        others = ", ".join(f.library for f in leaders if f is not best)
+        return (f"{head}: best {fig(best)}, within precision of {others}; slowest {fig(worst)}; {how}")
+    if len(figs) == 2:
+        return f"{head}: {fig(best)} and {fig(worst)} are within precision of each other"
+    return (f"{head}: all {len(figs)} configurations within precision of each other; best {fig(best)}, "
+            f"worst {fig(worst)}")
+
+
+def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> list[StrategyAnswer]:
+    not_aware = not_cuda_aware(results)
+    groups: dict[tuple, list[Point]] = {}
+    for p in bandwidth:
+        groups.setdefault((p.library, p.benchmark, p.memory, p.path_class), []).append(p)
+    # the best library's own path per (benchmark, memory, path, size): a strategy that beats its own library may
+    # or may not beat the best configuration there
+    best_own: dict[tuple, Point] = {}
+    for (_, bench, memory, path), pts in groups.items():
+        for p in pts:
+            key = (bench, memory, path, p.bytes)
+            if own_path(p) and (key not in best_own or p.median > best_own[key].median):
+                best_own[key] = p
+    out = []
+    for (lib, bench, memory, path), pts in groups.items():
+        if bench not in chosen.get((memory, path), {bench}):
+            continue  # a benchmark answer 1 did not take on that path (bw before bibw)
+        direct = {p.bytes: p for p in pts if own_path(p)}
+        strat: dict[int, list[Point]] = {}
+        for p in pts:
+            if not own_path(p):
+                strat.setdefault(p.bytes, []).append(p)
+        if not strat:
+            continue
+        label = path_label(memory, path)
+        common = set(direct) & set(strat)
+        if not common:
+            if direct or (pts[0].base_library in not_aware and has_device(memory)):
+                continue  # not comparable at one size / answer 1 shows a staged library's figures
+            size = max(strat)
+            s = best_point(strat[size], True)
+            out.append(StrategyAnswer(label, lib, memory, bench, size, s.strategy_label, s.median, s.precision,
+                                      None, None, None, False,
+                                      f"{label}, {lib}: {s.strategy_label} moves {sig3(s.median)} GB/s "
+                                      f"({precision_text(s.precision, s.capped)}) at {size_label(size)} (its own "
+                                      f"path not measured)"))
+            continue
+        size = max(common)
+        s, d = best_point(strat[size], True), direct[size]
+        apart = clearly_apart(s, d)
+        beats = apart and s.median > d.median
+        ratio = s.median / d.median if apart and d.median > 0 else None
+        sf = f"{sig3(s.median)} GB/s ({precision_text(s.precision, s.capped)})"
+        df = f"{sig3(d.median)} GB/s ({precision_text(d.precision, d.capped)})"
+        if beats:
+            sentence = (f"{label}, {lib}: {s.strategy_label} moves {sf} at {size_label(size)}, "
+                        f"{times(ratio)} the library's own {df}{within_one_launch([s, d])}")
+            best = best_own.get((bench, memory, path, size))
+            if best is not None and best.library != lib:
+                bf = f"{best.library}'s own {sig3(best.median)} GB/s"
+                sentence += (f"; {times(s.median / best.median)} the fastest configuration's, {bf}"
+                             if clearly_apart(s, best) and s.median > best.median else
+                             f"; below the fastest configuration's, {bf}" if clearly_apart(s, best) else
+                             f"; within precision of the fastest configuration's, {bf}")
+        elif apart:
+            sentence = (f"{label}, {lib}: the library's own path {df} at {size_label(size)}; best strategy "
+                        f"{s.strategy_label} {sf}")
+        else:
+            sentence = (f"{label}, {lib}: best strategy {s.strategy_label} {sf} and the library's own {df} at "
+                        f"{size_label(size)} are within precision of each other")
+        out.append(StrategyAnswer(label, lib, memory, bench, size, s.strategy_label, s.median, s.precision,
+                                  d.median, d.precision, ratio, beats, sentence))
+    out.sort(key=lambda a: (not a.beats, a.direct_GBps is None, order(a.path), a.library))
+    return out

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""How the answers word their figures: significant figures, precisions, ratios and the names of paths."""
+
+from __future__ import annotations
+
+import math
+
+from ..campaign.spec import parse_memory
+from .answers_data import LATENCY_BYTES, Figure
+from .cells import size_label
+
+# path labels, in the order the answers list them
+_GPU_PAIR = {"nvlink": "NVLink pair", "pcie": "PCIe pair", "peer": "GPU pair (peer)",
+             "inter-node": "GPUs on two nodes", "same-gpu": "same GPU"}
+_HOST_SIDE = {"pinned": "pinned host", "host": "pageable host"}
+_HOST_PATH = {"host": "", "cross-socket": ", cross-socket", "inter-node": ", two nodes"}
+_ORDER = ["NVLink pair", "PCIe pair", "GPU pair (peer)", "GPUs on two nodes", "same GPU",
+          "pinned host -> device", "pageable host -> device", "device -> pinned host", "device -> pageable host",
+          "host", "host, cross-socket", "host, two nodes", "host, pinned buffers", "host, pinned buffers, cross-socket"]
+
+
+def sig3(v: float) -> str:
+    """A number with three significant figures, never in exponent form: 1832 -> 1830, 0.35 -> 0.350."""
+    if v == 0 or not math.isfinite(v):
+        return "0" if v == 0 else str(v)
+    digits = 2 - math.floor(math.log10(abs(v)))
+    if digits <= 0:
+        return str(int(round(v, digits)))
+    return f"{v:.{digits}f}"
+
+
+def sig2(v: float) -> str:
+    """Two significant figures, for precisions: 0.481 -> 0.48, 6.74 -> 6.7, 39.0 -> 39."""
+    if v == 0 or not math.isfinite(v):
+        return "0" if v == 0 else str(v)
+    digits = 1 - math.floor(math.log10(abs(v)))
+    return str(int(round(v, digits))) if digits <= 0 else f"{v:.{digits}f}"
+
+
+def pct(v: float) -> str:
+    return f"{v:.1f} %" if abs(v) >= 1 else f"{sig3(v)} %"
+
+
+def precision_text(precision: float | None, capped: bool) -> str:
+    """'+-3.1 %', with ', cap reached' when the launch stopped at its cap."""
+    text = f"+-{sig2(100 * precision)} %" if precision is not None else "precision unknown"
+    return text + (", cap reached" if capped else "")
+
+
+def times(r: float) -> str:
+    return f"{sig3(r)}x"
+
+
+def path_label(memory: str, path_class: str | None) -> str:
+    """What a person calls the path of a (memory, path class): "NVLink pair", "pinned host -> device", ..."""
+    try:
+        send, recv = parse_memory(memory)
+    except ValueError:
+        return f"{memory or 'unknown memory'}" + (f" ({path_class})" if path_class else "")
+    if send.startswith("managed") or recv.startswith("managed"):
+        where = f"managed {send.partition(':')[2] or 'unplaced'} -> {recv.partition(':')[2] or 'unplaced'}"
+        return where + (f" ({_GPU_PAIR.get(path_class or '', path_class)})" if path_class else "")
+    if send == recv == "device":
+        return _GPU_PAIR.get(path_class or "", "device -> device" + (f" ({path_class})" if path_class else ""))
+    if send in _HOST_SIDE and recv == "device":
+        label = f"{_HOST_SIDE[send]} -> device"
+    elif send == "device" and recv in _HOST_SIDE:
+        label = f"device -> {_HOST_SIDE[recv]}"
+    elif send in _HOST_SIDE and recv in _HOST_SIDE:
+        base = ("host" if send == recv == "host" else "host, pinned buffers" if send == recv
+                else f"host, {_HOST_SIDE[send].split()[0]} -> {_HOST_SIDE[recv].split()[0]}")
+        if path_class in _HOST_PATH:
+            return base + _HOST_PATH[path_class]
+        return base + (f" ({path_class})" if path_class else "")
+    else:
+        return memory + (f" ({path_class})" if path_class else "")
+    return label + (f" ({path_class})" if path_class and path_class != "host-device" else "")
+
+
+def order(label: str) -> tuple:
+    return (_ORDER.index(label) if label in _ORDER else len(_ORDER) + label.startswith("managed"), label)
+
+
+def short(text: str, n: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 3].rstrip() + "..."
+
+
+def who(f: Figure) -> str:
+    return f.library + (f" (not CUDA-aware: {f.strategy})" if f.strategy else "")
+
+
+def figure_text(f: Figure, with_pct: bool, with_latency: bool = True) -> str:
+    parts = [precision_text(f.precision, f.capped)]
+    if with_pct and f.pct_of_ceiling is not None:
+        parts.append(f"{pct(f.pct_of_ceiling)} of ceiling")
+    text = f"{who(f)} {sig3(f.value)} {f.unit} ({', '.join(parts)})"
+    if with_latency:
+        text += f", {latency_text(f)}"
+    return text
+
+
+def latency_text(f: Figure) -> str:
+    if f.latency_us is None:
+        return "latency not measured"
+    figure = f"{sig3(f.latency_us)} us ({precision_text(f.latency_precision, f.latency_capped)})"
+    if f.latency_bytes == LATENCY_BYTES:
+        return f"8 B latency {figure}"
+    return f"latency {figure} at {size_label(f.latency_bytes)} B (8 B not measured)"

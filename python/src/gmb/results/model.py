@@ -1,0 +1,368 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The results model: a store's records read once, as typed results, and what a point is.
+
+``Results.load(store)`` reads every result, context, launch and skipped point of a store once and parses each
+record's JSON once; tables, answers, figures, comparisons and CSV read this model, never the store.
+
+A point is a whole configuration (PointKey): the library and its settings, the benchmark, its operation and variant,
+the memory of each side, the strategy and its chunks, the options that change the measured work (window, batch,
+tests, compute ...), the buffer mode, the ranks and over how many hosts (nodes) they ran, the binding, the path class,
+and the size with its convention. Results of one point that differ in anything else are repetitions (separate
+launches), combined by ``combine``: the point's value is the median of the per-launch medians; its interval
+(launch_interval) comes from the launches: with one launch, that launch's 95 % CI of the median (a claim from it
+holds within that launch only); with several, the 95 % t-interval of the mean of the launch medians (launch-to-launch
+variation, the larger one), widened to cover every launch's own interval. Points of one library that differ in a
+setting, the binding or the hosts are named apart (configuration_labels).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from statistics import median
+
+from ..machine.load import busy_launch
+from .records import headline, precision_stop
+from .store import STAT_COLUMNS, Store
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """One statistics object of a result (time_us, bandwidth_GBps, ...), the figures combine reads."""
+    median: float
+    ci95_low: float | None
+    ci95_high: float | None
+    p5: float | None
+    p95: float | None
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """What a result's figure depends on beyond its other fields (records.configuration): the library's settings, the
+    benchmark options that change the measured work, the binding and the number of hosts."""
+    settings: dict
+    options: dict
+    binding: str | None
+    hosts: int | None
+    canonical: str  # as the store keeps it: canonical JSON, "" for none
+
+    @classmethod
+    def parse(cls, text: str | None) -> Configuration:
+        c = json.loads(text or "{}")
+        return cls(c.get("settings") or {}, c.get("options") or {}, c.get("binding"), c.get("hosts"), text or "")
+
+    def get(self, part: str):
+        """A part by its records.configuration name ("settings", "options", "binding", "hosts"), None when unset."""
+        return getattr(self, part) or None
+
+
+@dataclass
+class Result:
+    """One result record, as the store labelled it (library, operation label, memory label, status) and parsed."""
+    run_id: str
+    launch_id: str | None
+    repetition: int | None  # the campaign's repetition (launch) number
+    library: str  # the library as declared or found
+    benchmark: str
+    operation: str | None  # records.operation_label: the operation and its variant
+    status: str
+    reason: str | None
+    bytes: int
+    memory: str  # store.memory_label: "send:recv", or a collective's kinds
+    mem_send: str | None
+    mem_recv: str | None
+    strategy: str | None
+    ranks: int | None
+    path_class: str | None
+    nominal_GBps: float | None
+    stats: dict[str, Statistics]  # by STAT_COLUMNS prefix ("t", "bw", "busbw", "rate")
+    metrics: dict
+    record: dict  # the whole record
+    config: Configuration
+    configuration: str = ""  # the configuration's name (configuration_labels)
+    variant: str = ""  # the options that tell it from the benchmark's other points of that configuration
+    launch_load: dict | None = None  # how busy the host was while its launch ran (load.py)
+
+    @property
+    def headline(self) -> str:
+        """The prefix of the statistic it is ranked by (records.headline)."""
+        return STAT_COLUMNS[headline(self.record)]
+
+    @property
+    def chunks(self) -> int | None:
+        return self.record.get("chunks")
+
+    @property
+    def fresh(self) -> bool:
+        """Buffers allocated per size (--fresh-buffers, a stress mode)."""
+        return self.record.get("buffer_allocation") == "fresh-per-size"
+
+    @property
+    def validation(self) -> str | None:
+        return self.record.get("validation")
+
+
+@dataclass
+class Context:
+    """One context record: the run's library, its CUDA-awareness verdict and the whole record."""
+    run_id: str
+    launch_id: str | None
+    library: str
+    library_version: str | None
+    gpu_awareness: str | None
+    record: dict
+
+
+@dataclass
+class Launch:
+    """One engine launch a campaign planned, and how it ended."""
+    launch_id: str
+    library: str | None
+    benchmark: str | None
+    memory: str | None
+    strategy: str | None
+    planned_path: str | None
+    status: str | None
+    reason: str | None
+    argv: list | None  # the command line, None where not recorded
+    load: dict | None
+
+
+@dataclass
+class Skipped:
+    """A point the planner decided not to run."""
+    library: str
+    what: str
+    reason: str
+
+
+def _json(text: str | None, default):
+    return json.loads(text) if text else default
+
+
+def _statistics(row: dict) -> dict[str, Statistics]:
+    return {p: Statistics(row[f"{p}_median"], row[f"{p}_ci95_low"], row[f"{p}_ci95_high"], row[f"{p}_p5"],
+                          row[f"{p}_p95"]) for p in STAT_COLUMNS.values() if row[f"{p}_median"] is not None}
+
+
+def _result(row: dict) -> Result:
+    return Result(row["run_id"], row["launch_id"], row["repetition"], row["library"], row["benchmark"],
+                  row["operation"], row["status"], row["reason"], row["bytes"], row["memory"], row["mem_send"],
+                  row["mem_recv"], row["strategy"], row["ranks"], row["path_class"], row["nominal_GBps"],
+                  _statistics(row), _json(row["metrics"], {}), _json(row["json"], {}),
+                  Configuration.parse(row["config"]), launch_load=_json(row["launch_load"], None))
+
+
+@dataclass
+class Results:
+    """Everything a report reads of a store, read once (Results.load)."""
+    results: list[Result]  # every status, ordered by library, benchmark, memory and size
+    contexts: list[Context]
+    launches: list[Launch]
+    skipped: list[Skipped]
+    meta: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, store: Store) -> Results:
+        results = [_result(r) for r in store.results(status=None)]
+        labels = configuration_labels(results)
+        for r in results:
+            r.configuration, r.variant = labels[_label_key(r)]
+        contexts = [Context(c["run_id"], c["launch_id"], c["library"], c["library_version"], c["gpu_awareness"],
+                            _json(c["json"], {})) for c in store.contexts()]
+        launches = [Launch(x["launch_id"], x["library"], x["benchmark"], x["memory"], x["strategy"], x["planned_path"],
+                           x["status"], x["reason"], _json(x["argv"], None), _json(x["load"], None))
+                    for x in store.launches()]
+        skipped = [Skipped(s["library"], s["what"], s["reason"]) for s in store.skipped()]
+        meta = {r["key"]: r["value"] for r in store.rows("SELECT key, value FROM meta")}
+        return cls(results, contexts, launches, skipped, meta)
+
+    def ok(self, benchmark: str | None = None) -> list[Result]:
+        """The ok results (of one benchmark)."""
+        return [r for r in self.results if r.status == "ok" and benchmark in (None, r.benchmark)]
+
+    def where(self, keep, status: str | None = "ok") -> list[Result]:
+        """The results (of that status; None: any) whose record passes ``keep``, benchmark by benchmark."""
+        chosen = [r for r in self.results if status in (None, r.status) and keep(r.record)]
+        return sorted(chosen, key=lambda r: r.benchmark)
+
+    def libraries(self) -> list[str]:
+        return sorted({r.library for r in self.results})
+
+
+# ---------------------------------------------------------------------------------------------- configuration names
+def _label_key(r: Result) -> tuple:
+    return r.library, r.benchmark, r.ranks, r.config.canonical
+
+
+def configuration_labels(results: list[Result]) -> dict[tuple, tuple[str, str]]:
+    """(library, benchmark, ranks, canonical configuration) -> (the configuration's name, its variant). The name is
+    the library's, followed by the settings and hosts that differ among the library's results and the binding that
+    differs among those of the same rank count (launchers bind 2 ranks otherwise than 4 by default), ceilings aside:
+    they measure no library; e.g. "openmpi-5.0.7-ucx [UCX_RNDV_THRESH=8192]", the library's name alone where nothing
+    differs. The variant names the options that differ among the library's results of the benchmark ("window=16"),
+    "" where none do."""
+    configs = {_label_key(r): r.config for r in results}
+    by_library: dict[str, list[Configuration]] = {}
+    by_ranks: dict[tuple, list[Configuration]] = {}
+    by_benchmark: dict[tuple, list[Configuration]] = {}
+    for (lib, bench, ranks, _), c in configs.items():
+        if bench != "peaks":
+            by_library.setdefault(lib, []).append(c)
+            by_ranks.setdefault((lib, ranks), []).append(c)
+        by_benchmark.setdefault((lib, bench), []).append(c)
+
+    def differing(cs: list[Configuration], part: str) -> list[str]:
+        names = sorted({k for c in cs for k in getattr(c, part)})
+        return [k for k in names if len({json.dumps(getattr(c, part).get(k)) for c in cs}) > 1]
+
+    labels = {}
+    for key, c in configs.items():
+        lib, bench, ranks, _ = key
+        mates = by_library.get(lib, [c])
+        parts = [f"{k}={c.settings[k]}" if k in c.settings else f"{k} unset" for k in differing(mates, "settings")]
+        if len({x.binding for x in by_ranks.get((lib, ranks), [c])}) > 1:
+            parts.append(f"binding {c.binding or 'not recorded'}")
+        if len({x.hosts for x in mates}) > 1:
+            parts.append(f"{c.hosts} host{'s' if c.hosts != 1 else ''}" if c.hosts else "hosts not recorded")
+        variant = [f"{k}={_option_text(c.options[k])}" if k in c.options else f"{k} not given"
+                   for k in differing(by_benchmark[(lib, bench)], "options")]
+        labels[key] = (f"{lib} [{', '.join(parts)}]" if parts else lib, " ".join(variant))
+    return labels
+
+
+def _option_text(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+# ---------------------------------------------------------------------------------------------------------- points
+@dataclass(frozen=True)
+class PointKey:
+    """What a point is: results equal in all of these are repetitions of one point."""
+    library: str  # as declared or found
+    settings: str  # canonical JSON of the library's settings
+    benchmark: str
+    operation: str | None  # the operation and its variant (records.operation_label)
+    memory: str  # canonical JSON of the memory of each side (send, recv; root, others; field)
+    strategy: str | None
+    chunks: int | None
+    fresh: bool  # buffers allocated per size (--fresh-buffers) rather than once
+    options: str  # canonical JSON of the options that change the measured work (window, batch, tests, compute ...)
+    ranks: int | None
+    hosts: int | None  # nodes; ranks per node: ranks / hosts
+    binding: str | None
+    path_class: str | None
+    bytes: int
+    size_convention: str | None  # what bytes counts: one message, or a collective's total
+    metric: str  # the statistic: STAT_COLUMNS prefix
+
+    @classmethod
+    def of(cls, r: Result, metric: str) -> PointKey:
+        c = r.config
+        return cls(r.library, json.dumps(c.settings, sort_keys=True), r.benchmark, r.operation,
+                   json.dumps(r.record.get("memory") or {}, sort_keys=True), r.strategy, r.chunks, r.fresh,
+                   json.dumps(c.options, sort_keys=True), r.ranks, c.hosts, c.binding, r.path_class, r.bytes,
+                   r.record.get("size_convention"), metric)
+
+
+@dataclass
+class Point:
+    # the configuration's name: the library's, with what tells it from the library's other configurations (settings,
+    # binding, hosts: "openmpi-5.0.7-ucx [UCX_RNDV_THRESH=8192]") and from the benchmark's other points of it
+    # (options: "... (window=16)")
+    library: str
+    benchmark: str
+    operation: str | None
+    memory: str
+    strategy: str | None
+    ranks: int | None
+    bytes: int
+    path_class: str | None
+    nominal: float | None
+    metric: str
+    median: float
+    low: float  # interval (launch_interval)
+    high: float
+    p5: float
+    p95: float
+    reps: int  # launches combined
+    chunks: int | None = None  # a chunked strategy's chunk count: "pipelined C=4" and "C=16" are two points
+    fresh: bool = False  # buffers allocated per size (--fresh-buffers, a stress mode): a point of its own
+    capped: bool = False  # an adaptive launch stopped at its iteration or time cap before reaching its precision
+    base_library: str = ""  # the library (configuration) as declared or found, without the configuration's details
+    busy: int = 0  # launches that ran while this host was busy (load.py)
+    configuration: str = ""  # the name without the options: the same for every benchmark of that configuration
+    config: Configuration | None = None  # the configuration beyond the other fields (records.configuration)
+
+    def __post_init__(self):
+        self.base_library = self.base_library or self.library
+        self.configuration = self.configuration or self.library
+
+    @property
+    def strategy_label(self) -> str:
+        return strategy_label(self.strategy, self.chunks, self.fresh)
+
+    @property
+    def precision(self) -> float | None:
+        """Half the width of the point's interval, as a fraction of its median (the wider side): 0.03 is +-3 %."""
+        if not self.median:
+            return None
+        return max(self.median - self.low, self.high - self.median) / abs(self.median)
+
+    @property
+    def one_launch(self) -> bool:
+        """Measured in one launch: its interval is that launch's, and a claim from it holds within that launch."""
+        return self.reps < 2
+
+
+def strategy_label(strategy: str | None, chunks: int | None, fresh: bool = False) -> str:
+    label = f"{strategy} C={chunks}" if strategy and chunks and chunks > 1 else (strategy or "")
+    return f"{label} (fresh buffers)".strip() if fresh else label
+
+
+# Student's t quantile t(0.975, df) for df = 1 .. 30; the normal quantile beyond
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def launch_interval(medians: list[float], lows: list[float], highs: list[float]) -> tuple[float, float]:
+    """The 95 % interval of a point from its launches (each its median and its own 95 % CI of the median). One
+    launch: its own interval. Several: the t-interval of the mean of their medians (launches differ more than the
+    samples of one launch: OMB's own alltoall moved 45 % between launches), widened to cover every launch's interval
+    and the median of medians."""
+    if len(medians) == 1:
+        return lows[0], highs[0]
+    n = len(medians)
+    mean = sum(medians) / n
+    sd = (sum((m - mean) ** 2 for m in medians) / (n - 1)) ** 0.5
+    half = (_T975[n - 2] if n - 1 <= len(_T975) else 1.96) * sd / n ** 0.5
+    value = median(medians)
+    return min(mean - half, *lows, value), max(mean + half, *highs, value)
+
+
+def combine(results: list[Result], metric: str | None = None) -> list[Point]:
+    """The points of some results (PointKey), their repetitions combined. Each point is of its records' headline
+    statistic (records.headline), or of ``metric`` ("t", "bw", "busbw", "rate") when given; its interval comes from
+    its launches (launch_interval)."""
+    groups: dict[PointKey, list[Result]] = {}
+    for r in results:
+        m = metric or r.headline
+        if m in r.stats:
+            groups.setdefault(PointKey.of(r, m), []).append(r)
+    out = []
+    for key, rs in groups.items():
+        stats = [r.stats[key.metric] for r in rs]
+        meds = [s.median for s in stats]
+        low, high = launch_interval(meds, [s.median if s.ci95_low is None else s.ci95_low for s in stats],
+                                    [s.median if s.ci95_high is None else s.ci95_high for s in stats])
+        first = rs[0]
+        name = f"{first.configuration} ({first.variant})" if first.variant else first.configuration
+        out.append(Point(name, key.benchmark, key.operation, first.memory, key.strategy, key.ranks, key.bytes,
+                         key.path_class, first.nominal_GBps, key.metric, median(meds), low, high,
+                         min(s.median if s.p5 is None else s.p5 for s in stats),
+                         max(s.median if s.p95 is None else s.p95 for s in stats), len(rs), key.chunks, key.fresh,
+                         any(precision_stop(r.record) not in (None, "converged") for r in rs), key.library,
+                         sum(busy_launch(r.launch_load) for r in rs), first.configuration, first.config))
+    out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy_label, p.ranks or 0,
+                            p.path_class or "", p.bytes))
+    return out
