@@ -24,7 +24,7 @@ from __future__ import annotations
 from ..engine.description import Benchmark, EngineDescription
 from ..results.peaks import bidirectional
 from .plan import Launch
-from .spec import parse_size, parse_sizes
+from .sizes import parse_size, parse_sizes
 
 START_S = 2.3
 PER_RANK_S = 0.3

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..machine import identity
-from ..run import locks
+from ..run.node_campaigns import describe_campaign
 from ..outputs import write_new
 from ..results.store import Store
 from .answers import answers_html
@@ -204,7 +204,7 @@ def _libraries_section(store: Store) -> str:
                       f"their figures are not in this report: {_esc(r['reason'])}</p>" for r in wrong)
     others = json.loads(store.meta("concurrent_campaigns") or "[]")
     warning += "".join(f"<p class='warn'><b>Another campaign ran on this node at the same time</b> "
-                       f"({_esc(locks.describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
+                       f"({_esc(describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
                        f"campaign may be lower than the machine gives</p>" for o in others)
     launch_argv = store.rows("SELECT library, MIN(argv) AS argv FROM launches GROUP BY library")
     extra = ""
