@@ -172,11 +172,11 @@ def test_kill_9_leaves_the_launch_running_and_resume_stops_it_first(fake_setup, 
     launch = _running_launch(outdir)
     proc.kill()
     proc.communicate(timeout=30)
-    leftovers = leftovers.session_members(launch["session"])
-    assert leftovers  # SIGKILL cannot be forwarded: the engine runs on, as an orphan
+    orphans = leftovers.session_members(launch["session"])
+    assert orphans  # SIGKILL cannot be forwarded: the engine runs on, as an orphan
     rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
     assert rc == 0, err
-    assert f"died while running launch {launch['id']}; stopped its {len(leftovers)} leftover" in err
+    assert f"died while running launch {launch['id']}; stopped its {len(orphans)} leftover" in err
     assert leftovers.session_members(launch["session"]) == []
     _check_complete(outdir)
     assert len(list((outdir / "logs").glob("*.interrupted-1"))) == 1  # the killed attempt's log, kept aside
