@@ -40,7 +40,7 @@ def quick_gpu_blocks(topo, mpi_libs, descriptions, skipped) -> list[Block]:
     """--quick on a GPU node: ceilings at the sizes measured, then per MPI library configuration latency and bandwidth
     per path class (device to device per GPU link class and on one GPU, host <-> device from pinned and pageable
     memory, host), managed memory device to device, device allreduce/bcast/alltoall; the pipelined-gpu strategy next
-    to the first CUDA-aware library's pinned host -> device path (NCCL's blocks: _nccl_blocks)."""
+    to the first CUDA-aware library's pinned host -> device path (NCCL's blocks: generated._nccl_blocks)."""
     first = descriptions[mpi_libs[0].name]
     blocks = []
     ceilings = first.of_family("peaks")
