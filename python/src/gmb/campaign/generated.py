@@ -70,6 +70,7 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[
             blocks += _nccl_blocks(lib, descriptions[lib.name], topo, quick, skipped)
     return Campaign(name=name, blocks=blocks, skipped=skipped, repetitions=QUICK_REPETITIONS if quick else 3)
 
+
 def _nccl_blocks(lib, desc, topo, quick, skipped) -> list[Block]:
     """An NCCL library: its point-to-point benchmarks on device memory over each GPU link class, its collectives
     on device memory over all GPUs (--quick: the quick campaign's latency, bandwidth and collectives)."""

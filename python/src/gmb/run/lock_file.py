@@ -13,10 +13,12 @@ from datetime import datetime, timezone
 
 
 def now() -> str:
+    """The time written into a lock file (UTC, to the second)."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def read_json(fd: int) -> dict:
+    """What the file says, {} where it is empty or not a JSON object."""
     os.lseek(fd, 0, os.SEEK_SET)
     text = b""
     while chunk := os.read(fd, 65536):
@@ -29,6 +31,7 @@ def read_json(fd: int) -> dict:
 
 
 def write_json(fd: int, data: dict):
+    """Replace what the file says, in place (the file, and its lock, stay the same)."""
     blob = json.dumps(data).encode()
     os.lseek(fd, 0, os.SEEK_SET)
     os.ftruncate(fd, 0)

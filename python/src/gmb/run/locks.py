@@ -32,11 +32,13 @@ class ResultsLockLost(RuntimeError):
     """The lock file of a results directory held without a directory lock was removed or replaced: another gmb may
     now hold the directory."""
 
+
 def _owner_text(owner: dict) -> str:
     launch = owner.get("launch") or {}
     running = f", running launch {launch.get('id')}" if launch.get("id") else ""
     return (f"pid {owner.get('pid', '?')} on host {owner.get('host', '?')}, {owner.get('command', 'gmb')} since "
             f"{owner.get('started_utc', '?')}{running}")
+
 
 class ResultsLock:
     """The lock of one results directory, held from acquire() to release() (or the holder's death)."""
