@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from fake_engine import describe, description
 
-from gmb.campaign import defaults
+from gmb.campaign import generated
 from gmb.run import execute
 from gmb.machine import mpilibs
-from gmb.campaign import spec
+from gmb.campaign import checks, sizes, spec
 from gmb.campaign.plan import new_results_dir, plan, read_plan, Launch
 from gmb.campaign.spec import Block, Campaign, CampaignError, load_campaign, parse_campaign
 from gmb.engine.description import EngineDescription
@@ -100,7 +100,7 @@ def test_ceilings_first():
 def test_default_campaign_gpu_machine():
     topo = Topology(gpus=[Gpu(0, "H200"), Gpu(1, "H200")], links={(0, 1): "NV18", (1, 0): "NV18"},
                     numa_nodes={0: "0-7"})
-    c = defaults.default_campaign(topo, [lib("ucx", aware=True), lib("sys", aware=False)],
+    c = generated.default_campaign(topo, [lib("ucx", aware=True), lib("sys", aware=False)],
                                   {"ucx": CUDA_DESC, "sys": CUDA_DESC})
     paths = {(b.libraries[0], b.path) for b in c.blocks}
     assert ("ucx", "ceilings") in paths and ("ucx", "nvlink") in paths and ("ucx", "same-gpu") in paths
@@ -116,7 +116,7 @@ def test_default_campaign_gpu_machine():
 
 def test_default_quick_host_only():
     topo = Topology(numa_nodes={0: "0-1"})
-    c = defaults.default_campaign(topo, [lib("a"), lib("b")], {"a": HOST_DESC}, quick=True)
+    c = generated.default_campaign(topo, [lib("a"), lib("b")], {"a": HOST_DESC}, quick=True)
     assert all(m in ("", "host:host") for b in c.blocks for m in b.memory)
     assert any(lb == "b" and "gmb build" in why for lb, _, why in c.skipped)
     assert {b.benchmarks[0] for b in c.blocks} == {"latency", "coll"}
@@ -168,7 +168,7 @@ def test_unknown_cuda_awareness_is_planned_as_not_aware():
     skip reason says the awareness is unknown (not that the library is not aware)."""
     libs = [lib("mpich", aware=None), lib("sys", aware=False), lib("ucx", aware=True)]
     caps = {x.name: CUDA_DESC for x in libs}
-    c = defaults.default_campaign(TOPO2, libs, caps)
+    c = generated.default_campaign(TOPO2, libs, caps)
     launches, skipped = plan(c, libs, caps)
     for name in ("mpich", "sys"):
         dd = {x.strategy for x in launches if x.library == name and "device" in x.memory and x.benchmark != "um"}
@@ -182,7 +182,7 @@ def test_unknown_cuda_awareness_is_planned_as_not_aware():
     assert "staged-pinned instead" in reasons[("mpich", "direct device buffers")]
     assert reasons[("sys", "direct device buffers")].startswith("library is not CUDA-aware")
     # quick campaign and a campaign file alike (the engine's default strategy is direct, too)
-    q = defaults.default_campaign(TOPO2, libs[:1], caps, quick=True)
+    q = generated.default_campaign(TOPO2, libs[:1], caps, quick=True)
     assert {s for b in q.blocks if "device:device" in b.memory for s in b.strategies} == {"staged-pinned"}
     f = Campaign("f", [Block(["bw"], memory=["device:device", "host:host"], strategies=["direct", ""]),
                        Block(["um"], memory=["managed:device:managed:device"])], repetitions=1)
@@ -195,9 +195,9 @@ def test_unknown_cuda_awareness_is_planned_as_not_aware():
 def test_inter_node_blocks_with_several_hosts():
     libs = [lib("ucx", aware=True), lib("sys", aware=False)]
     caps = {x.name: CUDA_DESC for x in libs}
-    one = defaults.default_campaign(TOPO2, libs, caps)
+    one = generated.default_campaign(TOPO2, libs, caps)
     assert not any(b.path == "inter-node" for b in one.blocks)
-    two = defaults.default_campaign(TOPO2, libs, caps, hosts=2)
+    two = generated.default_campaign(TOPO2, libs, caps, hosts=2)
     inter = {(b.libraries[0], b.memory[0], tuple(b.strategies)): b for b in two.blocks if b.path == "inter-node"}
     assert set(inter) == {("ucx", "host:host", ("",)), ("ucx", "device:device", ("direct",)),
                           ("sys", "host:host", ("",))}
@@ -205,7 +205,7 @@ def test_inter_node_blocks_with_several_hosts():
     assert inter[("ucx", "device:device", ("direct",))].gpus == [0]  # each node's first GPU
     assert any(lb == "sys" and what == "inter-node device:device" for lb, what, _ in two.skipped)
     # without GPUs (or a build without CUDA): host memory only; --quick too
-    host = defaults.default_campaign(Topology(numa_nodes={0: "0-3"}), [lib("a")], {"a": HOST_DESC}, quick=True,
+    host = generated.default_campaign(Topology(numa_nodes={0: "0-3"}), [lib("a")], {"a": HOST_DESC}, quick=True,
                                      hosts=3)
     assert [(b.path, b.memory) for b in host.blocks if b.path == "inter-node"] == [("inter-node", ["host:host"])]
     launches, _ = plan(two, libs, caps)
@@ -233,18 +233,18 @@ def test_placement_of_launches_on_several_nodes():
 def test_name_checks():
     c = Campaign("c", [Block(["latency", "bww"], libraries=["a"])], libraries=["*"])
     with pytest.raises(CampaignError, match="unknown benchmark 'bww'; did you mean 'bw'"):
-        spec.check_benchmark_names(c, {"a": HOST_DESC})
+        checks.check_benchmark_names(c, {"a": HOST_DESC})
     c.blocks[0].benchmarks = ["latency", "nbc", "newbench"]  # one engine lists nbc, another newbench
     newer = description()
     newer["benchmarks"].append({**newer["benchmarks"][0], "name": "newbench"})
-    spec.check_benchmark_names(c, {"a": HOST_DESC, "b": describe(), "c": EngineDescription(newer)})
+    checks.check_benchmark_names(c, {"a": HOST_DESC, "b": describe(), "c": EngineDescription(newer)})
     with pytest.raises(CampaignError, match="unknown benchmark 'newbench'"):
-        spec.check_benchmark_names(c, {"a": describe()})
-    spec.check_benchmark_names(c, {})  # no engine described itself: nothing to check against
-    spec.check_library_names(c, ["a", "b"])
+        checks.check_benchmark_names(c, {"a": describe()})
+    checks.check_benchmark_names(c, {})  # no engine described itself: nothing to check against
+    checks.check_library_names(c, ["a", "b"])
     c.libraries = ["a", "c"]
     with pytest.raises(CampaignError, match=r"\[campaign\] libraries: unknown library 'c'.*found or declared: a, b"):
-        spec.check_library_names(c, ["a", "b"])
+        checks.check_library_names(c, ["a", "b"])
 
 
 def test_sizes_as_a_number_and_shipped_campaigns_still_load():
@@ -253,7 +253,7 @@ def test_sizes_as_a_number_and_shipped_campaigns_still_load():
     for f in sorted((Path(__file__).parents[2] / "campaigns").glob("*.toml")):
         if f.name != "tolerances.example.toml":
             c = load_campaign(f)
-            spec.check_benchmark_names(c, {"a": describe()})
+            checks.check_benchmark_names(c, {"a": describe()})
 
 
 def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch, capsys):
@@ -408,11 +408,11 @@ def test_quick_campaign_on_a_gpu_node_covers_every_path_and_configuration():
     libs = [lib("ob1", aware=True), lib("ucx", aware=True), lib("sys", aware=False)]
     libs.append(nccl_library(libs[0], "nccl"))
     descs = {x.name: describe(cuda=True, nccl="2.28.9") for x in libs}
-    c = defaults.default_campaign(TOPO2, libs, descs, quick=True)
+    c = generated.default_campaign(TOPO2, libs, descs, quick=True)
     assert c.repetitions == 2  # claims across launches need two at least
     peaks = [b for b in c.blocks if b.path == "ceilings"]
     assert len(peaks) == 1 and c.blocks[0] is peaks[0]
-    ceiling_sizes = set(spec.parse_sizes(peaks[0].sizes))
+    ceiling_sizes = set(sizes.parse_sizes(peaks[0].sizes))
     seen = {}
     for b in c.blocks[1:]:
         (bench,) = b.benchmarks
@@ -420,9 +420,9 @@ def test_quick_campaign_on_a_gpu_node_covers_every_path_and_configuration():
         assert b.options.get("precision") == (0.03 if adaptive else None) and b.options["validate"] is True
         seen.setdefault(b.libraries[0], set()).add((bench, b.memory[0], b.strategies[0], b.path))
         if bench == "bw":
-            assert {s for s in spec.parse_sizes(b.sizes) if s >= 64 << 10} <= ceiling_sizes, b
+            assert {s for s in sizes.parse_sizes(b.sizes) if s >= 64 << 10} <= ceiling_sizes, b
         if bench == "latency":
-            assert 8 in spec.parse_sizes(b.sizes)
+            assert 8 in sizes.parse_sizes(b.sizes)
     for name in ("ob1", "ucx"):
         for memory, strategy, path in (("device:device", "direct", "nvlink"), ("device:device", "direct", "same-gpu"),
                                        ("pinned:device", "direct", "host-device"),
@@ -444,6 +444,6 @@ def test_quick_campaign_on_a_gpu_node_covers_every_path_and_configuration():
     launches, _ = plan(c, libs, descs)
     assert sorted({x.repetition for x in launches}) == [1, 2] and len(launches) == 2 * len(c.blocks)
     # with several hosts the quick campaign also measures between two nodes
-    two = defaults.default_campaign(TOPO2, libs, descs, quick=True, hosts=2)
+    two = generated.default_campaign(TOPO2, libs, descs, quick=True, hosts=2)
     inter = {(b.libraries[0], b.memory[0]) for b in two.blocks if b.path == "inter-node"}
     assert {("ob1", "host:host"), ("ob1", "device:device"), ("sys", "host:host")} <= inter

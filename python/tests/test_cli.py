@@ -386,6 +386,9 @@ def test_resume_where_the_engine_is_gone(fake_setup, tmp_path, monkeypatch, caps
     (lambda t: "[]", "expected a JSON object"),
     (lambda t: t.replace('"launches": [', '"launches": [7, '), "launch #1 must be an object"),
     (lambda t: t.replace('"engines": {', '"engines": 3, "x": {'), "'engines' must be an object"),
+    # every launch carries its family (its placement on several nodes) and the plan its stop_library_after
+    (lambda t: t.replace('"family": ', '"kind": '), "launch #1 must be an object with the keys"),
+    (lambda t: t.replace('"stop_library_after": ', '"stop_after": '), "'stop_library_after' must be an integer"),
 ])
 def test_damaged_plan_on_resume(damage, needle, fake_setup, tmp_path, capsys):
     _, outdir = _finished_run(fake_setup, tmp_path)

@@ -12,7 +12,7 @@ from conftest import DATA, HERE
 from fake_engine import describe, description, old_description
 from test_cli import run_gmb
 
-from gmb.campaign import defaults
+from gmb.campaign import generated
 from gmb.report import tables
 from gmb.engine.description import DescriptionError, EngineDescription
 from gmb.machine.mpilibs import MpiLibrary
@@ -131,10 +131,10 @@ def test_a_new_benchmark_of_a_family_is_planned_without_a_harness_edit():
     multi-pair block, next to mbw; an engine that lacks it plans that block with mbw alone."""
     lib = MpiLibrary("a", "openmpi", "5", "/x", "/x/bin/mpirun", "mpirun")
     host = Topology(numa_nodes={0: "0-3"})
-    multi = [b for b in defaults.default_campaign(host, [lib], {"a": describe()}).blocks
+    multi = [b for b in generated.default_campaign(host, [lib], {"a": describe()}).blocks
              if "mbw" in b.benchmarks]
     assert [b.benchmarks for b in multi] == [["mbw", "mlat"]]
-    older = defaults.default_campaign(host, [lib], {"a": describe(without=("mlat",))})
+    older = generated.default_campaign(host, [lib], {"a": describe(without=("mlat",))})
     assert [b.benchmarks for b in older.blocks if "mbw" in b.benchmarks] == [["mbw"]]
 
 

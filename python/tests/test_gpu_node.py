@@ -16,7 +16,7 @@ from conftest import DATA
 from fake_engine import describe
 
 from gmb.engine import build
-from gmb.campaign import defaults
+from gmb.campaign import generated
 from gmb.campaign import estimate
 from gmb.machine import launchers
 from gmb.results import records
@@ -145,7 +145,7 @@ def node_descriptions(node_libs):
 
 def node_plan(node_libs):
     descs = node_descriptions(node_libs)
-    c = defaults.default_campaign(TOPO4, node_libs, descs)
+    c = generated.default_campaign(TOPO4, node_libs, descs)
     return c, *plan(c, node_libs, descs)
 
 

@@ -12,7 +12,7 @@ from conftest import check_report_in_chromium
 from fake_engine import describe, description
 
 from gmb.report import answers
-from gmb.campaign import defaults
+from gmb.campaign import generated, mpi4_and_rma, quick
 from gmb.campaign import estimate
 from gmb.report import plots
 from gmb.report import tables
@@ -179,25 +179,25 @@ def _blocks(c, library, benchmark):
 def test_quick_gpu_campaign_adds_one_sided_put_and_part_overlap():
     libs = [lib("ob1"), lib("sys", aware=False)]
     descs = {x.name: describe(cuda=True) for x in libs}
-    c = defaults.default_campaign(TOPO2, libs, descs, quick=True)
+    c = generated.default_campaign(TOPO2, libs, descs, quick=True)
     rma = {(b.benchmarks[0], b.memory[0], b.options["op"]) for b in c.blocks if b.benchmarks[0].startswith("rma")}
     # put's bandwidth on every path, its latency between GPUs: the quick campaign stays a few launches longer
     assert rma == {("rma_bw", "device:device", "put"), ("rma_bw", "pinned:device", "put"),
                    ("rma_latency", "device:device", "put")}
     assert all(b.libraries == ["ob1"] and b.options["sync"] == "flush" for b in c.blocks
                if b.benchmarks[0].startswith("rma"))
-    assert all(b.options["window"] == defaults.QUICK_RMA_WINDOW for b in c.blocks if b.benchmarks[0] == "rma_bw")
+    assert all(b.options["window"] == mpi4_and_rma.QUICK_RMA_WINDOW for b in c.blocks if b.benchmarks[0] == "rma_bw")
     assert not [b for b in c.blocks if b.options.get("persistent")]
     (overlap,) = _blocks(c, "ob1", "part_overlap")
     assert overlap.options["ready"] == "both" and overlap.options["compute-sweep"] is True
     assert overlap.options["partitions"] == "8" and overlap.memory == ["device:device"]
     assert not _blocks(c, "sys", "part_overlap") and not _blocks(c, "sys", "rma_bw")
     why = {(lb, what): reason for lb, what, reason in c.skipped}
-    assert "not CUDA-aware" in why[("sys", defaults.MPI4_ON_DEVICE)]
+    assert "not CUDA-aware" in why[("sys", mpi4_and_rma.MPI4_ON_DEVICE)]
     without = {x.name: describe(cuda=True, without=NEW) for x in libs}
-    base, _ = plan(defaults.default_campaign(TOPO2, libs, without, quick=True), libs, without)
+    base, _ = plan(generated.default_campaign(TOPO2, libs, without, quick=True), libs, without)
     launches, _ = plan(c, libs, descs)
-    assert len(launches) - len(base) == 4 * defaults.QUICK_REPETITIONS  # rma 3 and part_overlap 1, each repeated
+    assert len(launches) - len(base) == 4 * quick.QUICK_REPETITIONS  # rma 3 and part_overlap 1, each repeated
     # flags a benchmark does not take are not passed: --op only to one-sided, --partitions only to partitioned
     for x in launches:
         assert ("--op" in x.engine_args) == x.benchmark.startswith("rma_")
@@ -206,12 +206,12 @@ def test_quick_gpu_campaign_adds_one_sided_put_and_part_overlap():
 
 def test_full_campaign_blocks_and_reasons_for_an_mpi3_library():
     libs = [lib("ob1")]
-    c = defaults.default_campaign(TOPO2, libs, {"ob1": describe(cuda=True)})
+    c = generated.default_campaign(TOPO2, libs, {"ob1": describe(cuda=True)})
     lat_ops = {(b.memory[0], b.options["op"]) for b in _blocks(c, "ob1", "rma_latency")}
     assert {op for mem, op in lat_ops if mem == "device:device"} == {"put", "get", "acc", "fop", "cas"}
     assert {op for mem, op in lat_ops if mem == "host:host"} == {"put", "get"}
     assert {(b.options["op"], b.options["sync"]) for b in _blocks(c, "ob1", "rma_bw")
-            if b.memory == ["device:device"]} == set(defaults.RMA_BANDWIDTH)
+            if b.memory == ["device:device"]} == set(mpi4_and_rma.RMA_BANDWIDTH)
     assert all(b.sizes == "8" for b in _blocks(c, "ob1", "rma_latency") if b.options["op"] in ("fop", "cas"))
     (coll,) = [b for b in _blocks(c, "ob1", "coll") if b.options.get("persistent")]
     assert coll.operations == ["allreduce"] and coll.options["mem"] == "device"
@@ -220,7 +220,7 @@ def test_full_campaign_blocks_and_reasons_for_an_mpi3_library():
     assert transfers[0].benchmarks == ["part_latency", "part_bw"] and transfers[0].options["partitions"] == "1,4,16,64"
     assert len(_blocks(c, "ob1", "part_overlap")) == 1
 
-    mpi3 = defaults.default_campaign(TOPO2, libs, {"ob1": describe(cuda=True, mpi3=True)})
+    mpi3 = generated.default_campaign(TOPO2, libs, {"ob1": describe(cuda=True, mpi3=True)})
     why = {what: reason for _, what, reason in mpi3.skipped}
     assert "MPI_Psend_init" in why["partitioned"] and "MPI_Allreduce_init" in why["persistent collectives"]
     assert not any(b.benchmarks[0].startswith("part_") for b in mpi3.blocks)
@@ -229,16 +229,16 @@ def test_full_campaign_blocks_and_reasons_for_an_mpi3_library():
 
     older = description(cuda=True, without=NEW)
     del older["mpi"]  # an engine built before it described its MPI-4 interfaces
-    before = defaults.default_campaign(TOPO2, libs, {"ob1": EngineDescription(older)})
+    before = generated.default_campaign(TOPO2, libs, {"ob1": EngineDescription(older)})
     why = {what: reason for _, what, reason in before.skipped}
     assert "family rma" in why["one-sided (rma)"] and "family partitioned" in why["partitioned"]
     assert "mpi.features" in why["persistent"] and not any(b.options.get("persistent") for b in before.blocks)
 
 
 def test_host_only_campaign_skips_part_overlap_with_the_reason():
-    c = defaults.default_campaign(Topology(numa_nodes={0: "0-1"}), [lib("a", aware=None)], {"a": describe()})
+    c = generated.default_campaign(Topology(numa_nodes={0: "0-1"}), [lib("a", aware=None)], {"a": describe()})
     assert _blocks(c, "a", "rma_latency") and _blocks(c, "a", "part_latency")
-    assert {b.options["op"] for b in _blocks(c, "a", "rma_latency")} == set(defaults.RMA_LATENCY_OPERATIONS)
+    assert {b.options["op"] for b in _blocks(c, "a", "rma_latency")} == set(mpi4_and_rma.RMA_LATENCY_OPERATIONS)
     assert "on a GPU only" in {what: why for _, what, why in c.skipped}["part_overlap"]
 
 
@@ -247,7 +247,7 @@ def test_estimate_counts_sweeps_and_the_persistent_form():
     measure more than once: its estimate grows so."""
     libs = [lib("ob1")]
     descs = {"ob1": describe(cuda=True)}
-    launches, _ = plan(defaults.default_campaign(TOPO2, libs, descs), libs, descs)
+    launches, _ = plan(generated.default_campaign(TOPO2, libs, descs), libs, descs)
 
     def measuring(x, drop=(), **options):
         """Seconds past the start-up of launch x with the flags ``drop`` left out and option values replaced."""

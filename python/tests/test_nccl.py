@@ -15,7 +15,7 @@ from test_campaign import CUDA_DESC, lib
 
 from gmb.engine import build
 from gmb.report import compare
-from gmb.campaign import defaults
+from gmb.campaign import generated
 from gmb.results import records
 from gmb.report import tables
 from gmb.campaign.plan import plan
@@ -133,22 +133,22 @@ def test_nccl_added_to_the_default_campaign_via_ob1():
     ob1.profile = "openmpi-ob1"
     descs = {"ucx": NCCL_DESC, "ob1": NCCL_DESC}
     engines = {"ucx": "/e", "ob1": "/e"}
-    added, why = defaults.add_nccl_library([ucx, ob1], descs, engines, TOPO4)
+    added, why = generated.add_nccl_library([ucx, ob1], descs, engines, TOPO4)
     assert added.name == "nccl" and added.via == "ob1" and "via 'ob1'" in why and "2.28.3" in why
     assert engines["nccl"] == "/e" and descs["nccl"] is NCCL_DESC
-    assert defaults.add_nccl_library([ucx], {"ucx": CUDA_DESC}, {}, TOPO4)[0] is None  # no engine with NCCL
-    assert defaults.add_nccl_library([ucx], {"ucx": NCCL_DESC}, {}, Topology())[0] is None  # no GPU
-    assert defaults.add_nccl_library([ucx, added], descs, {}, TOPO4)[0] is None  # declared already
+    assert generated.add_nccl_library([ucx], {"ucx": CUDA_DESC}, {}, TOPO4)[0] is None  # no engine with NCCL
+    assert generated.add_nccl_library([ucx], {"ucx": NCCL_DESC}, {}, Topology())[0] is None  # no GPU
+    assert generated.add_nccl_library([ucx, added], descs, {}, TOPO4)[0] is None  # declared already
     # a CUDA-aware configuration before one that is not (a system Open MPI found first under pml ob1)
     system = lib("system-ob1", aware=False)
     system.profile = "openmpi-ob1"
     descs["system-ob1"] = NCCL_DESC
-    assert defaults.add_nccl_library([system, ucx, ob1], descs, {}, TOPO4)[0].via == "ob1"
-    assert defaults.add_nccl_library([system, ucx], descs, {}, TOPO4)[0].via == "ucx"
+    assert generated.add_nccl_library([system, ucx, ob1], descs, {}, TOPO4)[0].via == "ob1"
+    assert generated.add_nccl_library([system, ucx], descs, {}, TOPO4)[0].via == "ucx"
 
 
 def test_default_campaign_nccl_blocks():
-    c = defaults.default_campaign(TOPO4, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_DESC, "nccl": NCCL_DESC})
+    c = generated.default_campaign(TOPO4, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_DESC, "nccl": NCCL_DESC})
     launches, skipped = plan(c, [lib("ob1", aware=True), _nccl()], {"ob1": NCCL_DESC, "nccl": NCCL_DESC})
     nccl = [x for x in launches if x.library == "nccl"]
     assert {(x.benchmark, x.memory) for x in nccl} == {("latency", "device:device"), ("bw", "device:device"),

@@ -24,7 +24,7 @@ from realmpi import debian_library, have_debian
 import synth
 
 from gmb import outputs
-from gmb.run import locks
+from gmb.run import leftovers, locks, node_campaigns
 from gmb.cli import main
 from gmb.results.store import Store
 
@@ -102,8 +102,8 @@ def _running_launch(outdir: Path, timeout_s: float = WAIT_S) -> dict:
             launch = json.loads((outdir / locks.LOCK_NAME).read_text() or "{}").get("launch")
         except (OSError, ValueError):
             launch = None
-        if launch and any(launch["record_file"] in locks._command_line(p)
-                          for p in locks.session_members(launch["session"])):
+        if launch and any(launch["record_file"] in leftovers.command_line(p)
+                          for p in leftovers.session_members(launch["session"])):
             return launch
         time.sleep(0.05)
     raise AssertionError(f"no launch running in {outdir}")
@@ -156,7 +156,7 @@ def test_signal_ends_the_launch_and_resume_completes(fake_setup, campaign_file, 
         raise AssertionError(f"gmb still runs {WAIT_S} s after {sig.name} ({_signal_state(proc.pid)}):\n{err}") from None
     assert proc.returncode == 128 + sig, err
     assert f"gmb run --resume {outdir}" in err
-    assert locks.session_members(launch["session"]) == []  # the engine did not outlive gmb
+    assert leftovers.session_members(launch["session"]) == []  # the engine did not outlive gmb
     assert _rows(outdir, "SELECT status, reason FROM launches WHERE launch_id = '%s'" % launch["id"]) == \
         [("interrupted", f"gmb was stopped ({signal.Signals(sig).name})")]
     assert json.loads((outdir / locks.LOCK_NAME).read_text() or "{}") == {}  # released, nothing left to stop
@@ -172,12 +172,12 @@ def test_kill_9_leaves_the_launch_running_and_resume_stops_it_first(fake_setup, 
     launch = _running_launch(outdir)
     proc.kill()
     proc.communicate(timeout=30)
-    leftovers = locks.session_members(launch["session"])
-    assert leftovers  # SIGKILL cannot be forwarded: the engine runs on, as an orphan
+    orphans = leftovers.session_members(launch["session"])
+    assert orphans  # SIGKILL cannot be forwarded: the engine runs on, as an orphan
     rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
     assert rc == 0, err
-    assert f"died while running launch {launch['id']}; stopped its {len(leftovers)} leftover" in err
-    assert locks.session_members(launch["session"]) == []
+    assert f"died while running launch {launch['id']}; stopped its {len(orphans)} leftover" in err
+    assert leftovers.session_members(launch["session"]) == []
     _check_complete(outdir)
     assert len(list((outdir / "logs").glob("*.interrupted-1"))) == 1  # the killed attempt's log, kept aside
 
@@ -486,16 +486,16 @@ def test_real_mpirun_orphans_are_stopped_before_the_rerun(real_env, tmp_path, no
     launch = _running_launch(outdir)
 
     def ranks():
-        return [p for p in locks.session_members(launch["session"])
-                if Path(locks._command_line(p).split(" ")[0]).name == "gmb-bench"]
+        return [p for p in leftovers.session_members(launch["session"])
+                if Path(leftovers.command_line(p).split(" ")[0]).name == "gmb-bench"]
 
     deadline = time.monotonic() + WAIT_S
     while len(ranks()) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     proc.kill()
     proc.communicate(timeout=30)
-    orphans = locks.session_members(launch["session"])
-    assert len(ranks()) >= 2, ([locks._command_line(p) for p in orphans],
+    orphans = leftovers.session_members(launch["session"])
+    assert len(ranks()) >= 2, ([leftovers.command_line(p) for p in orphans],
                                [f.read_text()[-3000:] for f in (outdir / "logs").glob("*")])
     done = subprocess.run([sys.executable, "-m", "gmb", "run", "--resume", str(outdir), "--library", lib,
                            "--no-progress", "--no-report"], capture_output=True, text=True, env=env, timeout=600)
@@ -516,9 +516,9 @@ def test_real_ranks_that_outlive_a_killed_launcher_are_stopped(real_env, tmp_pat
     outdir = _results_dir(tmp_path / "res")
     launch = _running_launch(outdir)
     deadline = time.monotonic() + WAIT_S
-    while len(locks.session_members(launch["session"])) < 3 and time.monotonic() < deadline:
+    while len(leftovers.session_members(launch["session"])) < 3 and time.monotonic() < deadline:
         time.sleep(0.1)
-    ranks = [p for p in locks.session_members(launch["session"]) if p != launch["session"]]
+    ranks = [p for p in leftovers.session_members(launch["session"]) if p != launch["session"]]
     os.kill(launch["session"], signal.SIGKILL)  # the launcher, the session's leader
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 1, err
@@ -616,7 +616,7 @@ def test_a_campaign_of_this_node_in_the_same_results_directory_is_refused(fake_s
     assert rc == 0, capsys.readouterr().err
     outdir = _results_dir(fake_setup["tmp"] / "res")
     before = _rows(outdir, "SELECT * FROM launches")
-    other = locks.NodeCampaigns(outdir)
+    other = node_campaigns.NodeCampaigns(outdir)
     other.join()  # a campaign of this node in that directory (this process stands for it)
     try:
         rc = main(["run", "--resume", str(outdir), "--config", str(fake_setup["config"]), "--no-detect"])
@@ -673,12 +673,12 @@ def test_leftovers_are_launches_of_results_directories_no_gmb_holds(tmp_path):
                              str(tmp_path / "raw" / "x.jsonl")])
     try:
         deadline = time.monotonic() + 30
-        while "--out" not in locks._command_line(proc.pid) and time.monotonic() < deadline:
+        while "--out" not in leftovers.command_line(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         here = str(tmp_path.resolve())
 
         def found(live):
-            return [x["pids"] for x in locks.leftover_launches(live) if x["results"] == here]
+            return [x["pids"] for x in leftovers.leftover_launches(live) if x["results"] == here]
 
         assert found(set()) == [[proc.pid]]
         assert found({here}) == []  # a live campaign of this node runs there
@@ -834,11 +834,11 @@ def test_processes_of_a_killed_gmb_are_named_to_the_next_campaign(fake_setup, ca
     first.kill()
     first.communicate(timeout=30)
     try:
-        named = [p for p in locks.session_members(launch["session"])
-                 if launch["record_file"] in locks._command_line(p)]
+        named = [p for p in leftovers.session_members(launch["session"])
+                 if launch["record_file"] in leftovers.command_line(p)]
         rc, _, err = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r2")
     finally:
-        locks.stop_session(launch["session"])
+        leftovers.stop_session(launch["session"])
     assert rc == 0, err
     assert named and f"process(es) of a launch whose gmb is gone still run on this node (pids " in err
     assert all(str(p) in err for p in named) and f"results {left_dir.resolve()}" in err and "kill " in err
@@ -903,7 +903,7 @@ def test_sigint_stops_a_gmb_started_with_sigint_ignored(fake_setup, campaign_fil
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    assert locks.session_members(launch["session"]) == []
+    assert leftovers.session_members(launch["session"]) == []
     assert _rows(outdir, f"SELECT status FROM launches WHERE launch_id = '{launch['id']}'") == [("interrupted",)]
 
 

@@ -4,7 +4,7 @@ before the machine is held (``gmb plan`` prints it).
 
 Model (checked against 44 finished launches of the default campaign on 4 x H200 NVLink: 184 s estimated, 213 s
 measured, then against the whole default campaign on 2 x H200, 144 finished launches: 827 s estimated, 845 s
-measured; a library's slow fallback path takes longer still; see docs/harness.md):
+measured; a library's slow fallback path takes longer still; see docs/campaigns.md):
 each launch pays a start-up (launcher, MPI_Init, CUDA context: ``START_S`` + ``PER_RANK_S`` per rank), then per
 message size (warm-up + timed iterations) x the time of one iteration at the path's bandwidth:
 by the benchmark's family and headline (its engine's description): a point-to-point benchmark ranked by time
@@ -24,7 +24,7 @@ from __future__ import annotations
 from ..engine.description import Benchmark, EngineDescription
 from ..results.peaks import bidirectional
 from .plan import Launch
-from .spec import parse_size, parse_sizes
+from .sizes import parse_size, parse_sizes
 
 START_S = 2.3
 PER_RANK_S = 0.3

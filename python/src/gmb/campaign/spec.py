@@ -29,7 +29,9 @@ Campaign file::
     env = { UCX_RNDV_THRESH = "8192" }
 
 Every (block, benchmark, library, memory, strategy, ranks, repetition) is one engine launch writing its own
-raw JSONL file (plan.py). Ceilings (the ``peaks`` benchmark) always run first.
+raw JSONL file (plan.py). Ceilings (the ``peaks`` benchmark) always run first. Sizes and counts are checked as
+the engine reads them (sizes.py); the names a campaign gives are checked against the engines and libraries found
+(checks.py).
 
 A library with ``transport = "nccl"`` (mpilibs) gets only what NCCL can do: latency, bw and bibw on
 device:device buffers with the direct strategy, one GPU per rank, and ``coll`` on device memory
@@ -41,13 +43,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..engine.description import EngineDescription, Option, known_benchmarks
 from ..tomlcheck import array_of_tables, typename
+from .sizes import check_counts, parse_sizes
+
 
 class CampaignError(ValueError):
     """A campaign that cannot be run as written (the message names the block and key)."""
@@ -217,7 +219,7 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
         try:
             if sizes is not None:
                 parse_sizes(sizes)
-            _check_counts(b.options)
+            check_counts(b.options)
         except ValueError as exc:
             raise CampaignError(f"{where}: {exc}") from None
         blocks.append(b)
@@ -247,60 +249,6 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                     stop_library_after=stop)
 
 
-SIZES_ACCEPTED = ("accepted: a byte count with optional K, M or G suffix (powers of 1024), e.g. 8, 4K, 1M; a range "
-                  "MIN:MAX in doubling steps, e.g. 1:4M; or a list, e.g. 1,8,4K")
-_SIZE = re.compile(r"\s*(\d+)\s*(|B|K|KB|KIB|M|MB|MIB|G|GB|GIB)\s*", re.IGNORECASE)
-INT_MAX = 2**31 - 1
-# The engine's counts every benchmark takes (gmb-bench BENCH --help), with the least each accepts.
-COUNT_OPTIONS = {"iters": 1, "iters-large": 1, "batch": 1, "warmup": 0, "warmup-large": 0}
-
-
-def parse_size(text: str) -> int:
-    """Bytes of one size of the engine's --sizes (8, 4K, 1M, 2GiB ...), or ValueError saying what is accepted."""
-    m = _SIZE.fullmatch(text)
-    if not m:
-        raise ValueError(f"bad size '{text}' ({SIZES_ACCEPTED})")
-    return int(m.group(1)) << {"": 0, "B": 0, "K": 10, "M": 20, "G": 30}[m.group(2)[:1].upper()]
-
-
-def parse_sizes(text: str) -> list[int]:
-    """The sizes of a --sizes text as the engine reads them (a range MIN:MAX doubles from MIN, 0 first when MIN is
-    0), or ValueError saying what is accepted."""
-    if ":" in text:
-        parts = text.split(":")
-        if len(parts) != 2:
-            raise ValueError(f"sizes '{text}': a range is MIN:MAX, sizes doubling from MIN (a step is not "
-                             f"accepted; {SIZES_ACCEPTED})")
-        lo, hi = (parse_size(t) for t in parts)
-        if lo > hi:
-            raise ValueError(f"sizes '{text}': MIN is greater than MAX ({SIZES_ACCEPTED})")
-        out, s = ([0] if lo == 0 else []), max(lo, 1)
-        while s <= hi:
-            out.append(s)
-            s *= 2
-        return out
-    sizes = [parse_size(t) for t in text.split(",")]
-    for i, n in enumerate(sizes):
-        if n in sizes[:i]:  # measured twice, stored once: the engine refuses it too
-            raise ValueError(f"sizes '{text}': {n} bytes is listed twice (each size once; {SIZES_ACCEPTED})")
-    return sizes
-
-
-def _check_counts(options: dict):
-    """The shared counts among a block's options (iters = 0 would run, and fail, every launch)."""
-    for key, value in options.items():
-        least = COUNT_OPTIONS.get(key.replace("_", "-"))
-        if least is None:
-            continue
-        n = value if isinstance(value, int) and not isinstance(value, bool) else \
-            int(value) if isinstance(value, str) and value.strip().isdigit() else None
-        if n is None or not least <= n <= INT_MAX:
-            raise ValueError(f"options.{key} = {json.dumps(value)}: must be a whole number from {least} to {INT_MAX}")
-    for key in ("large-size", "large_size"):
-        if key in options:
-            parse_size(str(options[key]))
-
-
 def load_campaign(path: str | Path) -> Campaign:
     path = Path(path)
     try:
@@ -310,130 +258,3 @@ def load_campaign(path: str | Path) -> Campaign:
     except tomllib.TOMLDecodeError as exc:
         raise CampaignError(f"{path}: not valid TOML: {exc}") from None
     return parse_campaign(data, str(path))
-
-
-def check_against_engines(c: Campaign, descriptions: dict[str, EngineDescription]) -> None:
-    """What only the engines can say, checked before anything runs: every memory kind a block names is one an
-    engine lists (available here or not: an unavailable one is skipped with its reason), every block's rank counts
-    are within its benchmarks' rank bounds (the same in every build), every option of a block is one each of its
-    benchmarks takes (with a value where it takes one, one of its values where the engine lists them), every
-    operation is a collective an engine lists and some benchmark of the block takes operations, and every strategy
-    is one each benchmark of the block accepts. An option, operation or strategy some engine accepts is valid."""
-    if not descriptions:
-        return
-    kinds = {k for d in descriptions.values() for k in d.kinds}
-    bounds = known_benchmarks(descriptions.values())
-    for bi, block in enumerate(c.blocks):
-        where = f"[[run]] #{bi + 1}"
-        for mem in block.memory:
-            unknown = [k for k in parse_memory(mem) if k not in kinds] if mem and kinds else []
-            if unknown:
-                raise CampaignError(f"{where}: memory \"{mem}\": unknown memory kind '{unknown[0]}' (accepted, as "
-                                    f"SEND:RECV: {', '.join(sorted(kinds))})")
-        for bench in block.benchmarks:
-            b = bounds.get(bench)
-            for n in block.ranks if b else ():
-                refused = b.ranks_refusal(n)
-                if refused:
-                    raise CampaignError(f"{where}: {bench} with ranks = {n}: {bench} {refused}")
-        _check_operations(block, where, descriptions)
-        for bench in block.benchmarks:
-            accepted = _accepted_options(bench, descriptions)
-            if accepted is not None:
-                _check_options(block, where, bench, accepted)
-                _check_strategies(block, where, bench, accepted)
-
-
-def _accepted_options(bench: str, descriptions: dict[str, EngineDescription]) -> dict[str, Option] | None:
-    """The options some engine accepts for ``bench``, by name (None when no engine lists them)."""
-    listed = [a for a in (d.accepted_options(bench) for d in descriptions.values()) if a is not None]
-    if not listed:
-        return None
-    merged: dict[str, Option] = {}
-    for a in listed:
-        for name, option in a.items():
-            merged.setdefault(name, option)
-    return merged
-
-
-def _check_options(block: Block, where: str, bench: str, accepted: dict[str, Option]) -> None:
-    """Each of the block's options, as plan.engine_args gives it (``--key value``, a flag for true), is one
-    ``bench`` takes, in the form it takes it."""
-    for key, value in block.options.items():
-        flag = "--" + key.replace("_", "-")
-        option = accepted.get(flag)
-        if option is None:
-            names = sorted({n[2:] for n in accepted if n.startswith("--")} - {"help"})
-            raise CampaignError(f"{where}: options.{key}: {bench} has no option {flag}"
-                                f"{_did_you_mean(flag[2:], names)} (its options: {', '.join(names)})")
-        shown = json.dumps(value)
-        if option.value == "none" and not isinstance(value, bool):
-            raise CampaignError(f"{where}: options.{key} = {shown}: {flag} takes no value (true gives it, false "
-                                f"leaves it out)")
-        if option.value == "required" and value is True:  # false leaves the option out
-            raise CampaignError(f"{where}: options.{key} = {shown}: {flag} takes a value "
-                                f"({option.metavar or 'a value'})")
-        if option.choices and not isinstance(value, bool) and str(value) not in option.choices:
-            raise CampaignError(f"{where}: options.{key} = {shown}: not a value {flag} accepts"
-                                f"{_did_you_mean(str(value), option.choices)} (accepted: "
-                                f"{', '.join(option.choices)})")
-
-
-def _check_strategies(block: Block, where: str, bench: str, accepted: dict[str, Option]) -> None:
-    """Each strategy of the block (given to each of its benchmarks as --strategy) is one ``bench`` accepts."""
-    for strategy in filter(None, block.strategies):
-        option = accepted.get("--strategy")
-        if option is None:
-            raise CampaignError(f"{where}: strategies: {bench} takes no --strategy (a block's strategies are given "
-                                f"to each of its benchmarks: put {bench} in a block without strategies)")
-        if option.choices and strategy not in option.choices:
-            raise CampaignError(f"{where}: strategies: unknown strategy {strategy!r} for {bench}"
-                                f"{_did_you_mean(strategy, option.choices)} (accepted: {', '.join(option.choices)})")
-
-
-def _check_operations(block: Block, where: str, descriptions: dict[str, EngineDescription]) -> None:
-    """The block's operations are collectives an engine lists, for a benchmark of the block that takes them."""
-    if not block.operations:
-        return
-    collectives = list(dict.fromkeys(n for d in descriptions.values() for n in d.collectives))
-    for op in block.operations:
-        if op not in collectives:
-            raise CampaignError(f"{where}: operations: unknown operation {op!r}{_did_you_mean(op, collectives)} "
-                                f"(accepted: {', '.join(collectives)})")
-    takers = {name for d in descriptions.values() for name, b in d.benchmarks.items() if b.operations}
-    if takers and not takers & set(block.benchmarks):
-        raise CampaignError(f"{where}: operations: none of {', '.join(block.benchmarks)} takes an operation (those "
-                            f"that do: {', '.join(sorted(takers))})")
-
-
-def _did_you_mean(name: str, choices) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def check_library_names(c: Campaign, library_names) -> None:
-    """CampaignError when the campaign names a library that is neither found nor declared (a typo): not a skip."""
-    known = list(dict.fromkeys(library_names))
-    where = [("[campaign] libraries", c.libraries)] + [(f"[[run]] #{i + 1} libraries", b.libraries or [])
-                                                       for i, b in enumerate(c.blocks)]
-    for what, names in where:
-        for n in names:
-            if n != "*" and n not in known:
-                raise CampaignError(f"{what}: unknown library {n!r}{_did_you_mean(n, known)} "
-                                    f"(found or declared: {', '.join(known) or 'none'}; see `gmb libs`)")
-
-
-def check_benchmark_names(c: Campaign, descriptions: dict[str, EngineDescription]) -> None:
-    """CampaignError when a block names a benchmark that no engine lists (a typo such as 'bww'). A benchmark that
-    some engine lists is planned, or skipped with the reason for an engine that does not. Without any engine
-    description there is nothing to check against (nothing can be planned either)."""
-    known = list(known_benchmarks(descriptions.values()))
-    if not known:
-        return
-    for i, b in enumerate(c.blocks):
-        for n in b.benchmarks:
-            if n not in known:
-                raise CampaignError(f"[[run]] #{i + 1}: unknown benchmark {n!r}{_did_you_mean(n, known)} "
-                                    f"(known: {', '.join(known)})")

@@ -30,7 +30,7 @@ from . import build
 from . import doctor
 from ..machine import identity
 from ..machine import mpilibs
-from ..campaign.defaults import add_nccl_library
+from ..campaign.generated import add_nccl_library
 from .description import DescriptionError, EngineDescription
 from ..errors import UsageError
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..machine import identity
-from ..run import locks
+from ..run.node_campaigns import describe_campaign
 from ..outputs import write_new
 from ..results.model import Context, Results
 from .answers import answers
@@ -172,7 +172,7 @@ def _libraries_section(results: Results) -> str:
                       for lib, reasons in sorted(wrong.items()))
     others = json.loads(results.meta.get("concurrent_campaigns") or "[]")
     warning += "".join(f"<p class='warn'><b>Another campaign ran on this node at the same time</b> "
-                       f"({escape(locks.describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
+                       f"({escape(describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
                        f"campaign may be lower than the machine gives</p>" for o in others)
     launch_argv: dict[str, list[str]] = {}
     for x in results.launches:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..machine import identity
 from ..machine import launchers
-from . import locks
+from . import leftovers, locks
 from ..engine.description import POINT_TO_POINT
 from ..machine.load import LoadMonitor
 from ..machine.mpilibs import MpiLibrary
@@ -230,7 +230,7 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
             lf.write(f"\ngmb: stopped ({exc}): launch ended\n")
             raise
         # A launcher that died (killed, crashed) may leave ranks running; they would share the next launch's cores.
-        outlived = locks.stop_session(proc.pid)
+        outlived = leftovers.stop_session(proc.pid)
         if outlived:
             lf.write(f"\ngmb: {len(outlived)} process(es) of the launch outlived its launcher (pids "
                      f"{', '.join(map(str, sorted(outlived)))}): stopped\n")
@@ -242,7 +242,7 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
 def _stop_launch(proc: subprocess.Popen):
     """End the launcher and everything it started: every process of its session, even those that left its
     process group or outlived the launcher."""
-    locks.stop_session(proc.pid)
+    leftovers.stop_session(proc.pid)
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:

@@ -12,16 +12,17 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..engine import build
 from ..campaign import estimate
 from ..machine import identity
 from ..machine import launchers
 from . import locks
+from .leftovers import leftover_launches, stop_leftovers
+from .node_campaigns import NodeCampaigns, describe_campaign
 from ..machine import mpilibs
-from ..campaign import spec
+from ..campaign import checks, spec
 from ..results import store
 from ..machine import topology
-from ..campaign.defaults import default_campaign
+from ..campaign.generated import default_campaign
 from ..engine.engines import build_options, doctor_libraries, engines_and_descriptions, resume_engines, with_nccl
 from ..errors import UsageError
 from .execute import Stopped, run_launches, stop_on_signals
@@ -90,7 +91,7 @@ def _load_campaign(args):
         raise UsageError(f"{args.campaign}: no such campaign file")
     c = spec.load_campaign(args.campaign)
     try:
-        spec.check_library_names(c, getattr(args, "all_library_names", []))
+        checks.check_library_names(c, getattr(args, "all_library_names", []))
     except spec.CampaignError as exc:
         raise UsageError(f"{args.campaign}: {exc}") from None
     return c
@@ -131,8 +132,8 @@ def _campaign(args, libs, descriptions, topo, loaded=None):
     else:
         c = default_campaign(topo, libs, descriptions, quick=args.quick, hosts=_hosts(args) or 1)
     try:
-        spec.check_benchmark_names(c, descriptions)
-        spec.check_against_engines(c, descriptions)
+        checks.check_benchmark_names(c, descriptions)
+        checks.check_against_engines(c, descriptions)
     except spec.CampaignError as exc:
         raise UsageError(f"{args.campaign}: {exc}" if args.campaign else str(exc)) from None
     if args.repetitions is not None:
@@ -203,12 +204,12 @@ def _run(args):
     if run is None:
         return 1
     outdir, st, lock = run["outdir"], run["store"], run["lock"]
-    node = locks.NodeCampaigns(outdir)
+    node = NodeCampaigns(outdir)
     others = node.join()
     for other in others:
-        print(f"gmb: warning: another gmb campaign runs on this node ({locks.describe_campaign(other)}): both "
+        print(f"gmb: warning: another gmb campaign runs on this node ({describe_campaign(other)}): both "
               f"share its GPUs and cores, and each lowers the other's figures", file=sys.stderr)
-    leftovers = locks.leftover_launches({o.get("results") for o in others} | {str(outdir.resolve())})
+    leftovers = leftover_launches({o.get("results") for o in others} | {str(outdir.resolve())})
     for left in leftovers:
         pids = " ".join(map(str, left["pids"]))
         print(f"gmb: warning: {len(left['pids'])} process(es) of a launch whose gmb is gone still run on this node "
@@ -288,7 +289,7 @@ def _hold(outdir: Path, command: str):
         previous = lock.acquire()
     except locks.ResultsBusy as exc:
         raise UsageError(str(exc)) from None
-    done = locks.stop_leftovers(previous)
+    done = stop_leftovers(previous)
     if done:
         print(f"gmb: {done}", file=sys.stderr)
     return lock
@@ -331,7 +332,6 @@ def _resume_setup(args) -> dict:
             check_launcher(lib.launcher, f"library {lib.name}")
     engines = resume_engines(planned["engines"], libs_all, {x.library for x in launches}, args.no_build,
                              build_options(args))
-    _fill_families(launches, libs_all, engines)
     lock = _hold(outdir, "gmb run --resume")
     try:
         st = store.Store(outdir / "store.sqlite")
@@ -352,22 +352,6 @@ def _resume_hint(args, planned: dict) -> str:
     if not args.config:
         return "; libraries declared in a libraries file are found with it: add --config FILE (see `gmb libs`)"
     return " (see `gmb libs`)"
-
-
-def _fill_families(launches, libs: dict, engines: dict[str, str]) -> None:
-    """Launches of a plan written before they carried their benchmark's family (which decides their placement on
-    several nodes) get it from their engine's description."""
-    described = {}
-    for x in launches:
-        if x.family is None:
-            if x.library not in described:
-                try:
-                    described[x.library] = build.describe_engine(engines[x.library],
-                                                                 env=libs[x.library].process_env())
-                except build.BuildError as exc:
-                    raise UsageError(f"cannot resume: {exc}") from None
-            b = described[x.library].benchmark(x.benchmark)
-            x.family = b.family if b else None
 
 
 def _fresh_setup(args) -> dict | None:

@@ -175,12 +175,12 @@ def _engines(args, c) -> tuple[list[str], int]:
     --no-engine-check): (comment lines naming them, exit status: 1 when a build failed)."""
     from ..engine import engines
     from . import session
-    from ..campaign import spec
+    from ..campaign import checks
 
     if args.no_engine_check:
         return ["engines: not looked for (--no-engine-check); the job skips a library without one"], 0
     libs = session.libraries(args)
-    spec.check_library_names(c, args.all_library_names)
+    checks.check_library_names(c, args.all_library_names)
     libs = campaign_libraries(c, libs)
     if not libs:
         raise UsageError(f"{args.campaign}: names no library found or declared here (--library leaves them out?)")
