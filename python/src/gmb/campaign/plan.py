@@ -33,7 +33,7 @@ class Launch:
     planned_path: str | None
     bind: str | None
     timeout_s: float
-    family: str | None = None  # the benchmark's family (engine description); None in plans of gmb before it
+    family: str  # the benchmark's family (engine description): how its launches are placed on several nodes
 
 
 def _safe(s: str) -> str:
@@ -250,7 +250,7 @@ def write_plan(outdir: Path, c: Campaign, launches: list[Launch], skipped, libs:
 
 def read_plan(outdir: Path) -> dict:
     """plan.json of a results directory, checked: a damaged one is a CampaignError naming what is wrong, and
-    ``launches`` holds Launch objects (``family`` None in a plan written before launches carried it)."""
+    ``launches`` holds Launch objects."""
     p = Path(outdir) / "plan.json"
     if not p.is_file():
         raise CampaignError(f"{outdir}: not a campaign results directory (no plan.json)")
@@ -268,10 +268,10 @@ def read_plan(outdir: Path) -> dict:
     if not isinstance(data.get("libraries"), list) or not all(isinstance(d, dict) and isinstance(d.get("name"), str)
                                                               for d in data["libraries"]):
         problems.append("'libraries' must be a list of objects with a name")
-    resume_options = data.get("resume_options", [])
+    resume_options = data.get("resume_options")
     if not isinstance(resume_options, list) or not all(isinstance(o, str) for o in resume_options):
         problems.append("'resume_options' must be a list of strings")
-    stop = data.get("stop_library_after", 3)
+    stop = data.get("stop_library_after")
     if not isinstance(stop, int) or isinstance(stop, bool) or stop < 0:
         problems.append("'stop_library_after' must be an integer >= 0")
     launches = data.get("launches")
@@ -280,7 +280,7 @@ def read_plan(outdir: Path) -> dict:
         problems.append("'launches' must be a list")
     else:
         for i, d in enumerate(launches):
-            if not isinstance(d, dict) or set(d) | {"family"} != fields:  # plans of gmb before families lack it
+            if not isinstance(d, dict) or set(d) != fields:
                 problems.append(f"launch #{i + 1} must be an object with the keys {', '.join(sorted(fields))}")
                 break
             if not (isinstance(d["launch_id"], str) and isinstance(d["library"], str) and

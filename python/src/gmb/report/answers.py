@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from ..results.peaks import bidirectional, ceiling_for, ceilings
-from ..results.records import one_sided, placed, transport_of
+from ..machine.identity import transport_of
+from ..results.records import one_sided, placed
 from ..campaign.spec import parse_memory
 from ..results.store import Store
 from ..machine.load import busy_launch

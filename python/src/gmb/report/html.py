@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from ..machine import identity
-from ..run import locks
+from ..machine import families, identity
+from ..machine.load import describe_campaign
 from ..outputs import write_new
 from ..results.store import Store
 from .answers import answers_html
@@ -160,8 +160,7 @@ _LAUNCHER_NOISE = re.compile(r"^(PMIX_|PMI_|SLURM_|HYDRA_|OMPI_COMM_WORLD_|OMPI_
 
 # Prefixes of the variables that change how MPI, UCX, NCCL, CUDA (or gmb) behave: the libraries table shows these and
 # folds every other recorded variable (paths, container labels such as NVIDIA_REQUIRE_CUDA) away
-BEHAVIOUR_PREFIXES = ("OMPI_", "PRTE_MCA_", "UCX_", "NCCL_", "CUDA_", "MPICH_", "MPIR_CVAR_", "MV2_", "I_MPI_",
-                      "FI_", "HCOLL_", "PSM2_", "GMB_")
+BEHAVIOUR_PREFIXES = families.behaviour_prefixes()
 # named like settings, but labels of NVIDIA's container images: their values change nothing, so they are folded too
 _IMAGE_LABELS = ("CUDA_VERSION", "NCCL_VERSION")
 
@@ -204,7 +203,7 @@ def _libraries_section(store: Store) -> str:
                       f"their figures are not in this report: {_esc(r['reason'])}</p>" for r in wrong)
     others = json.loads(store.meta("concurrent_campaigns") or "[]")
     warning += "".join(f"<p class='warn'><b>Another campaign ran on this node at the same time</b> "
-                       f"({_esc(locks.describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
+                       f"({_esc(describe_campaign(o))}): both shared its GPUs and cores, so figures of this "
                        f"campaign may be lower than the machine gives</p>" for o in others)
     launch_argv = store.rows("SELECT library, MIN(argv) AS argv FROM launches GROUP BY library")
     extra = ""

@@ -395,17 +395,6 @@ class NodeCampaigns:
         self.fd = None
 
 
-def describe_campaign(other: dict) -> str:
-    """A campaign of this node (NodeCampaigns), or the processes of a launch whose gmb is gone (leftover_launches),
-    in a few words."""
-    if other.get("leftover"):
-        return (f"processes of a launch whose gmb is gone, pids {', '.join(map(str, other['pids']))}, results "
-                f"{other.get('results', '?')}")
-    gpus = "all GPUs" if other.get("gpus") is None else f"GPUs {','.join(other['gpus'])}"
-    return (f"pid {other.get('pid', '?')} since {other.get('started_utc', '?')}, {gpus}, results "
-            f"{other.get('results', '?')}")
-
-
 def _record_file(argv: list[str]) -> Path | None:
     """The record file a command line names (``--out FILE``), when it lies in a results directory's raw/."""
     for i, arg in enumerate(argv):
