@@ -2,8 +2,8 @@
 """MPI libraries and their GPU configurations.
 
 A *library* here is an MPI installation plus how to run it (launcher, launcher arguments, environment).
-One installation can appear as several libraries (e.g. Open MPI with ``pml ucx`` and with ``ob1``). Found ones come
-from detect.py, declared ones from libraries files (libraries.py).
+One installation can appear as several libraries (e.g. Open MPI with ``pml ucx`` and with ``ob1``). The ones found
+on the machine come from detect.py, the declared ones from libraries files (libraries.py).
 """
 
 from __future__ import annotations

@@ -83,7 +83,9 @@ def _run(opts: SessionOptions):
         st.set_meta("concurrent_campaigns", json.dumps(others + leftovers))
     print(f"gmb: results in {outdir}", file=sys.stderr)
     try:
-        counts = run_launches(outdir, run["launches"], run["libs"], run["engines"], st, run["name"],
+        confs = run["configurations"]
+        counts = run_launches(outdir, run["launches"], {c.name: c.library for c in confs},
+                              configurations.engines(confs), st, run["name"],
                               hostfile=opts.hostfile, progress=not opts.no_progress, nodes=opts.nodes,
                               ranks_per_node=opts.ranks_per_node, stop_library_after=run["stop_after"], lock=lock)
     except Stopped:
@@ -201,7 +203,8 @@ def _resume_setup(opts: SessionOptions) -> dict:
     except BaseException:
         lock.release()
         raise
-    return dict(outdir=outdir, store=st, lock=lock, launches=launches, libs=libs_all, engines=engines,
+    confs = [configurations.Configuration(lib, engines.get(name)) for name, lib in libs_all.items()]
+    return dict(outdir=outdir, store=st, lock=lock, launches=launches, configurations=confs,
                 name=planned["campaign"], stop_after=planned["stop_library_after"])
 
 
@@ -248,6 +251,5 @@ def _fresh_setup(opts: SessionOptions) -> dict | None:
     except BaseException:
         lock.release()
         raise
-    return dict(outdir=outdir, store=st, lock=lock, launches=launches,
-                libs={lib.name: lib for lib in configurations.libraries(confs)}, engines=configurations.engines(confs),
-                name=c.name, stop_after=c.stop_library_after)
+    return dict(outdir=outdir, store=st, lock=lock, launches=launches, configurations=confs, name=c.name,
+                stop_after=c.stop_library_after)
