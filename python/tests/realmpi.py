@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gmb.machine import mpilibs
+from gmb.machine import detect, mpilibs
 
 REPO = Path(__file__).resolve().parents[2]
 # the record schema: CMake's GMB_SCHEMA_FILE (installed to share/gmb/schema; the MPI tests validate against it)
@@ -43,10 +43,10 @@ def skip_unless_debian(family: str):
 
 def debian_library(family: str) -> mpilibs.MpiLibrary:
     """The detected library behind Debian's suffixed launcher of ``family``."""
-    for lib in mpilibs.detect():
+    for lib in detect.detect():
         if lib.family == family and lib.launcher_path == DEBIAN[family][1]:
             return lib
-    for lib in mpilibs.detect():
+    for lib in detect.detect():
         if lib.family == family and lib.prefix == "/usr":
             return lib
     pytest.skip(f"Debian's {family} not detected")

@@ -258,7 +258,7 @@ def test_sizes_as_a_number_and_shipped_campaigns_still_load():
 
 def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch, capsys):
     from gmb.engine import doctor
-    from gmb.engine.engines import doctor_libraries
+    from gmb.engine.configurations import Configuration
 
     verdicts = {"m1": {"gpu_awareness": {"verdict": "aware", "summary": "proved"}},
                 "m2": {"crashed": True, "gpu_awareness": {"verdict": "not aware", "summary": "crashed (signal 11)"}},
@@ -274,9 +274,8 @@ def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch,
 
     monkeypatch.setattr(doctor, "engine_doctor", fake)
     libs = [lib("m1"), lib("m2"), lib("m3"), lib("known", aware=False)]
-    engines = {x.name: "/e" for x in libs}
-    found = doctor_libraries(libs, engines, {x.name: CUDA_DESC for x in libs}, TOPO2)
-    assert [x.cuda_aware for x in libs] == [True, False, None, False]
+    confs, found = doctor.doctor_configurations([Configuration(x, "/e", CUDA_DESC) for x in libs], TOPO2)
+    assert [c.library.cuda_aware for c in confs] == [True, False, None, False]
     assert "m3: CUDA awareness unknown" in capsys.readouterr().err
     # m2, not aware as configured, gets its family's GPU settings tried one at a time; m3 (no answer) and "known"
     # (built without CUDA) get none
@@ -285,7 +284,7 @@ def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch,
     assert [(f["setting"], f["kind"]) for f in m2["findings"]] == [("UCX_MEMTYPE_CACHE=n", "remedy")]
     assert m2["findings"][0]["effect"] == "makes it work: with it the doctor says aware (proved)"
     asked.clear()
-    assert doctor_libraries([lib("m4")], {"m4": "/e"}, {"m4": CUDA_DESC}, Topology()) == []  # no GPU: nothing
+    assert doctor.doctor_configurations([Configuration(lib("m4"), "/e", CUDA_DESC)], Topology())[1] == []  # no GPU
     assert asked == []
 
 

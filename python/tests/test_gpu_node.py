@@ -24,7 +24,8 @@ from gmb.report import tables
 from gmb.campaign.plan import Launch, plan
 from gmb.campaign.spec import load_campaign
 from gmb.cli import main
-from gmb.machine.mpilibs import MpiLibrary, load_config
+from gmb.machine.libraries import load_config
+from gmb.machine.mpilibs import MpiLibrary
 from gmb.results.store import Store
 from gmb.machine.topology import Gpu, Topology
 from gmb.results.model import Results, combine
@@ -195,7 +196,8 @@ def test_estimate_matches_a_measured_campaign():
     within a factor 2.5 each (the rest: halo, which is quick there, and pml ucx's slow host-device path)."""
     data = json.loads((DATA / "h200-x2" / "campaign-launch-times.json").read_text())
     fields = {f.name for f in dataclasses.fields(Launch)}
-    done = [(Launch(**{"env": {}, "bind": None, **{k: v for k, v in x.items() if k in fields}}), x["wall_s"])
+    done = [(Launch(**{"env": {}, "bind": None, "family": NCCL_DESC.benchmark(x["benchmark"]).family,
+                       **{k: v for k, v in x.items() if k in fields}}), x["wall_s"])
             for x in data["launches"] if x["status"] == "ok"]
     assert len(data["launches"]) == 165 and len(done) == 144
     descs = {x.library: NCCL_DESC for x, _ in done}
@@ -210,9 +212,9 @@ def test_estimate_model():
     assert estimate.parse_sizes("1:8") == [1, 2, 4, 8] and estimate.parse_sizes("1,4K,64M") == [1, 4096, 64 << 20]
     assert estimate.parse_sizes("0:2") == [0, 1, 2]
     slow = Launch("a", "l", "bw", "pinned:device", "direct", 2, 1,
-                  ["bw", "--sizes", "64M", "--iters-large", "100"], {}, "host-device", None, 60)
+                  ["bw", "--sizes", "64M", "--iters-large", "100"], {}, "host-device", None, 60, "pt2pt")
     fast = Launch("b", "l", "bw", "device:device", "direct", 2, 1,
-                  ["bw", "--sizes", "64M", "--iters-large", "100"], {}, "nvlink", None, 60)
+                  ["bw", "--sizes", "64M", "--iters-large", "100"], {}, "nvlink", None, 60, "pt2pt")
     descs = {"l": NCCL_DESC}
     assert estimate.launch_seconds(slow, descs) > 100 > 10 > estimate.launch_seconds(fast, descs)
 
@@ -400,20 +402,22 @@ def test_an_mpich_found_on_a_gpu_node_runs_with_its_gpu_profile(tmp_path):
 
 
 def test_library_option_names_an_installation_or_one_of_its_configurations(tmp_path, monkeypatch):
-    from gmb.machine import mpilibs
-    from gmb.run import session
+    from gmb.machine import libraries
+    from gmb.options import LibraryOptions, SessionOptions
+    from gmb.run import setup
     from gmb.errors import UsageError
 
     lib = _fake_openmpi(tmp_path, "ob1 ucx", "self smcuda")
-    monkeypatch.setattr(mpilibs, "all_libraries", lambda config, detect_libs=True: [dataclasses.replace(lib)])
-    args = lambda *names: type("Args", (), {"library": list(names), "campaign": None})()  # noqa: E731
-    gpus = TOPO4
-    both = session._configurations(args(), session.libraries(args("openmpi-5.0.7")), gpus)
-    assert [c.name for c in both] == ["openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx"]
-    one = session._configurations(args("openmpi-5.0.7-ucx"), session.libraries(args("openmpi-5.0.7-ucx")), gpus)
-    assert [c.name for c in one] == ["openmpi-5.0.7-ucx"]
+    monkeypatch.setattr(libraries, "all_libraries", lambda config, detect_libs=True: [dataclasses.replace(lib)])
+
+    def configurations(*names, topo=TOPO4):
+        opts = SessionOptions(libraries=LibraryOptions(library=names))
+        return setup.machine_configurations(opts, setup.libraries(opts.libraries), topo)
+
+    assert [c.name for c in configurations("openmpi-5.0.7")] == ["openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx"]
+    assert [c.name for c in configurations()] == ["openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx"]
+    assert [c.name for c in configurations("openmpi-5.0.7-ucx")] == ["openmpi-5.0.7-ucx"]
     with pytest.raises(UsageError, match="GPU node only"):
-        session._configurations(args("openmpi-5.0.7-ucx"), session.libraries(args("openmpi-5.0.7-ucx")),
-                                Topology(gpus=[], links={}, numa_nodes={0: "0-1"}))
+        configurations("openmpi-5.0.7-ucx", topo=Topology(gpus=[], links={}, numa_nodes={0: "0-1"}))
     with pytest.raises(UsageError, match="unknown library"):
-        session.libraries(args("openmpi-5.0.7-psm"))
+        setup.libraries(LibraryOptions(library=("openmpi-5.0.7-psm",)))

@@ -153,9 +153,9 @@ def test_the_first_installed_engine_built_for_the_library_is_taken(installed, mo
                                   f"FAKE_MPI_LIBRARY={installed['tmp'] / 'mpich' / 'lib' / 'libmpich.so.12'}")
     monkeypatch.setenv("GMB_ENGINE", str(installed["engine"]))
     _on_path(monkeypatch, mpich.parent)
-    from gmb.machine import mpilibs
+    from gmb.machine import libraries
 
-    libs = mpilibs.all_libraries(str(installed["config"]), detect_libs=False)
+    libs = libraries.all_libraries(str(installed["config"]), detect_libs=False)
     chosen = engines.choose(libs, do_build=False)
     assert (chosen["fakempi-a"].how, chosen["fakempi-a"].path) == ("GMB_ENGINE", installed["engine"])
     assert (chosen["fakempi-b"].how, chosen["fakempi-b"].path) == ("PATH", mpich)

@@ -12,7 +12,7 @@ import pytest
 from gmb.engine import build
 from gmb.engine import doctor
 from gmb.machine import identity
-from gmb.machine import mpilibs
+from gmb.machine import libraries, mpilibs
 from gmb.cli import main
 from synth import context
 from test_cli import run_gmb
@@ -232,7 +232,7 @@ def test_engine_crash_after_swap_is_a_wrong_library_launch(fake_setup, tmp_path,
     from gmb.campaign.plan import Launch
     from gmb.results.store import Store
 
-    x = Launch("l1", "fakempi-a", "latency", "host:host", "", 2, 1, ["latency"], {}, None, None, 10)
+    x = Launch("l1", "fakempi-a", "latency", "host:host", "", 2, 1, ["latency"], {}, None, None, 10, "pt2pt")
     lib_a = mpilibs.MpiLibrary("fakempi-a", "openmpi", "9.9.0", str(tmp_path), str(fake_setup["bindir"] / "mpirun"),
                                launcher="mpirun")
     st = Store(":memory:")
@@ -270,7 +270,7 @@ def test_ingest_refuses_records_of_another_library(fake_setup, tmp_path, capsys)
 
 def test_doctor_shows_what_each_engine_loads(fake_setup, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_MPI_LIBRARY", "/opt/other/lib/libmpi.so.40")
-    libs = mpilibs.all_libraries(str(fake_setup["config"]), detect_libs=False)
+    libs = libraries.all_libraries(str(fake_setup["config"]), detect_libs=False)
     rep = doctor.diagnose(libs, run_engine_doctor=False)
     a = next(x for x in rep["libraries"] if x["name"] == "fakempi-a")
     assert a["engine_loads"]["loaded"] == "/opt/other/lib/libmpi.so.40"

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from gmb.machine import launchers
+from gmb.machine import detect, launchers, libraries
 from gmb.machine import mpilibs
 from gmb.machine import topology
 from gmb.machine.mpilibs import MpiLibrary
@@ -52,7 +52,7 @@ prefix = "{tmp_path / 'ompi'}"
 profile = "openmpi-ob1"
 version = "5.0.7"
 """)
-    libs = mpilibs.load_config(cfg)
+    libs = libraries.load_config(cfg)
     assert [lib.name for lib in libs] == ["ucx", "ob1"]
     assert libs[0].launcher == "mpirun" and libs[0].family == "openmpi" and libs[0].source == "declared"
     assert libs[0].launcher_args == ["--mca", "pml", "ucx", "--bind-to", "none"]
@@ -60,7 +60,7 @@ version = "5.0.7"
     bad = tmp_path / "b.toml"
     bad.write_text("[[library]]\nname='x'\n")
     with pytest.raises(mpilibs.ConfigError, match="prefix"):
-        mpilibs.load_config(bad)
+        libraries.load_config(bad)
 
 
 def test_mpirun_argv_root_and_oversubscribe(monkeypatch):
@@ -96,7 +96,7 @@ def test_hydra_and_srun_argv():
 @pytest.mark.skipif(not shutil.which("mpirun.openmpi") and not shutil.which("mpiexec.mpich"),
                     reason="no Debian MPI installed")
 def test_detect_debian_alternatives():
-    libs = mpilibs.detect()
+    libs = detect.detect()
     fams = {lib.family for lib in libs}
     if shutil.which("mpirun.openmpi"):
         assert "openmpi" in fams
@@ -154,7 +154,7 @@ def test_config_types(tmp_path, text, msg):
     cfg = tmp_path / "l.toml"
     cfg.write_text(text)
     with pytest.raises(mpilibs.ConfigError, match=msg):
-        mpilibs.load_config(cfg)
+        libraries.load_config(cfg)
 
 
 def _fake_launcher(tmp_path, script: str) -> MpiLibrary:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """NCCL as one more library: declaration, planning, records, tables, compare; on the fake engine."""
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -17,11 +18,13 @@ from gmb.engine import build
 from gmb.report import compare
 from gmb.campaign import generated
 from gmb.results import records
+from gmb.machine import identity
 from gmb.report import tables
 from gmb.campaign.plan import plan
 from gmb.campaign.spec import Block, Campaign
 from gmb.cli import main
-from gmb.machine.mpilibs import ConfigError, load_config, nccl_library
+from gmb.machine.libraries import load_config
+from gmb.machine.mpilibs import ConfigError, nccl_library
 from gmb.results.store import Store, open_results
 from gmb.machine.topology import Gpu, Topology
 from gmb.results.model import Results
@@ -127,24 +130,20 @@ def test_mpi_launches_do_not_name_a_transport_and_joined_operations():
 
 
 def test_nccl_added_to_the_default_campaign_via_ob1():
-    ucx = lib("ucx", aware=True)
-    ucx.profile = "openmpi-ucx"
-    ob1 = lib("ob1", aware=True)
-    ob1.profile = "openmpi-ob1"
-    descs = {"ucx": NCCL_DESC, "ob1": NCCL_DESC}
-    engines = {"ucx": "/e", "ob1": "/e"}
-    added, why = generated.add_nccl_library([ucx, ob1], descs, engines, TOPO4)
-    assert added.name == "nccl" and added.via == "ob1" and "via 'ob1'" in why and "2.28.3" in why
-    assert engines["nccl"] == "/e" and descs["nccl"] is NCCL_DESC
-    assert generated.add_nccl_library([ucx], {"ucx": CUDA_DESC}, {}, TOPO4)[0] is None  # no engine with NCCL
-    assert generated.add_nccl_library([ucx], {"ucx": NCCL_DESC}, {}, Topology())[0] is None  # no GPU
-    assert generated.add_nccl_library([ucx, added], descs, {}, TOPO4)[0] is None  # declared already
+    from gmb.engine.configurations import Configuration, nccl_configuration
+
+    ucx = Configuration(dataclasses.replace(lib("ucx", aware=True), profile="openmpi-ucx"), "/e", NCCL_DESC)
+    ob1 = Configuration(dataclasses.replace(lib("ob1", aware=True), profile="openmpi-ob1"), "/e", NCCL_DESC)
+    added, why = nccl_configuration([ucx, ob1], TOPO4)
+    assert added.name == "nccl" and added.library.via == "ob1" and "via 'ob1'" in why and "2.28.3" in why
+    assert added.engine == "/e" and added.description is NCCL_DESC
+    assert nccl_configuration([dataclasses.replace(ucx, description=CUDA_DESC)], TOPO4)[0] is None  # no NCCL
+    assert nccl_configuration([ucx], Topology())[0] is None  # no GPU
+    assert nccl_configuration([ucx, added], TOPO4)[0] is None  # declared already
     # a CUDA-aware configuration before one that is not (a system Open MPI found first under pml ob1)
-    system = lib("system-ob1", aware=False)
-    system.profile = "openmpi-ob1"
-    descs["system-ob1"] = NCCL_DESC
-    assert generated.add_nccl_library([system, ucx, ob1], descs, {}, TOPO4)[0].via == "ob1"
-    assert generated.add_nccl_library([system, ucx], descs, {}, TOPO4)[0].via == "ucx"
+    system = Configuration(dataclasses.replace(lib("system-ob1", aware=False), profile="openmpi-ob1"), "/e", NCCL_DESC)
+    assert nccl_configuration([system, ucx, ob1], TOPO4)[0].library.via == "ob1"
+    assert nccl_configuration([system, ucx], TOPO4)[0].library.via == "ucx"
 
 
 def test_default_campaign_nccl_blocks():
@@ -203,16 +202,16 @@ def test_records_of_an_nccl_run_are_labelled_nccl(tmp_path):
 def test_unlabelled_context_without_version(tmp_path):
     ctx = synth.context("r", "bw", "Open MPI v5.0.7", cuda=True)
     ctx["options"] = {"common": {}, "benchmark": {"transport": "nccl"}}
-    assert records.library_label(ctx) == "nccl"  # no nccl object in the context: no version to name
+    assert identity.library_label(ctx) == "nccl"  # no nccl object in the context: no version to name
     ctx["nccl"] = {"available": False, "reason": "built without NCCL"}
-    assert records.library_label(ctx) == "nccl"
+    assert identity.library_label(ctx) == "nccl"
     ctx["options"]["benchmark"]["transport"] = "mpi"
-    assert records.library_label(ctx) == "openmpi-5.0.7"
+    assert identity.library_label(ctx) == "openmpi-5.0.7"
     # the layouts the harness used to read are not the engine's: they name nothing
     wrong = synth.context("r", "bw", "Open MPI v5.0.7", cuda=True)
     wrong["options"]["transport"] = "nccl"
     wrong["tool"]["build"]["nccl_version"] = "2.28.3"
-    assert records.transport_of(wrong) == "mpi" and records.nccl_label(wrong) == "nccl"
+    assert identity.transport_of(wrong) == "mpi" and identity.nccl_label(wrong) == "nccl"
 
 
 REAL = HERE / "data" / "h200-x2"
@@ -228,8 +227,8 @@ def test_real_records_without_library_name_are_labelled_by_nccl_version(tmp_path
         (d / name).write_bytes((REAL / name).read_bytes())
         rf = records.read_records(d / name, validate=records.validator() is not None)
         (ctx,) = rf.contexts
-        assert records.transport_of(ctx) == ("nccl" if name.startswith("nccl") else "mpi")
-    assert records.nccl_label(ctx) == "nccl-2.28.9"  # the mpi run's context records NCCL as well
+        assert identity.transport_of(ctx) == ("nccl" if name.startswith("nccl") else "mpi")
+    assert identity.nccl_label(ctx) == "nccl-2.28.9"  # the mpi run's context records NCCL as well
     st = open_results(d)
     assert st.libraries() == ["nccl-2.28.9", "openmpi-5.0.7"]
     assert {r["library"] for r in st.contexts()} == {"nccl-2.28.9", "openmpi-5.0.7"}
@@ -251,7 +250,7 @@ def test_fake_engine_writes_the_engines_context_layout(tmp_path):
     (ctx,) = rf.contexts
     assert ctx["options"]["benchmark"]["transport"] == "nccl" and ctx["nccl"] == {"available": True,
                                                                                    "version": "2.28.3"}
-    assert "transport" not in ctx["options"] and records.library_label(ctx) == "nccl-2.28.3"
+    assert "transport" not in ctx["options"] and identity.library_label(ctx) == "nccl-2.28.3"
     st = Store()
     st.ingest(out)
     assert st.libraries() == ["nccl-2.28.3"]

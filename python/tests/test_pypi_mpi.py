@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from gmb.engine import build
-from gmb.machine import mpilibs
+from gmb.machine import detect
 
 
 def _script(path, text):
@@ -25,7 +25,7 @@ def test_mpich_wheel_in_venv_is_detected(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "prefix", str(venv))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)
-    libs = [lib for lib in mpilibs.detect(path_env=str(tmp_path / "empty")) if lib.prefix == str(venv)]
+    libs = [lib for lib in detect.detect(path_env=str(tmp_path / "empty")) if lib.prefix == str(venv)]
     assert len(libs) == 1
     lib = libs[0]
     assert (lib.family, lib.version, lib.name) == ("mpich", "5.0.2", "mpich-5.0.2")
@@ -38,4 +38,4 @@ def test_mpich_wheel_in_venv_is_detected(tmp_path, monkeypatch):
 
 def test_activated_venv_is_searched(tmp_path, monkeypatch):
     monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "other"))
-    assert tmp_path / "other" / "bin" in mpilibs.venv_bins()
+    assert tmp_path / "other" / "bin" in detect.venv_bins()

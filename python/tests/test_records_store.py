@@ -5,6 +5,7 @@ import sqlite3
 import pytest
 import synth
 
+from gmb.machine import identity
 from gmb.results import records
 from gmb.outputs import OutputError
 from gmb.results.records import RecordError, read_records
@@ -50,8 +51,8 @@ def test_truncated_last_line_is_tolerated_but_middle_garbage_is_not(tmp_path):
 
 
 def test_library_label():
-    assert records.library_label({"mpi": {"library_version": "Open MPI v4.1.4, package: Debian"}}) == "openmpi-4.1.4"
-    assert records.library_label({"mpi": {"library_version": "MPICH Version: 4.0.2"}}) == "mpich-4.0.2"
+    assert identity.library_label({"mpi": {"library_version": "Open MPI v4.1.4, package: Debian"}}) == "openmpi-4.1.4"
+    assert identity.library_label({"mpi": {"library_version": "MPICH Version: 4.0.2"}}) == "mpich-4.0.2"
 
 
 def test_ingest_counts_and_columns(store):

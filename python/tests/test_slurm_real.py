@@ -10,7 +10,7 @@ import subprocess
 import pytest
 from realmpi import debian_library, have_debian
 
-from gmb.machine import launchers
+from gmb.machine import families, launchers
 from gmb.cli import main
 from gmb.machine.mpilibs import MpiLibrary
 
@@ -82,7 +82,7 @@ def test_gmb_run_with_srun(family, real_env, tmp_path, capsys):
     for _, argv, _ in launches:
         argv = json.loads(argv)
         assert argv[:3] == ["srun", "-n", "2"]
-        assert f"--mpi={launchers.SRUN_MPI[family]}" in argv
+        assert f"--mpi={families.srun_mpi(family)}" in argv
     n, _ = db.execute("SELECT COUNT(*), MAX(t_median) FROM results WHERE status='ok' AND t_median > 0").fetchone()
     assert n >= 10
     log = (d / launches[0][2]).read_text()

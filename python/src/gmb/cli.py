@@ -5,7 +5,6 @@ stopped by signal N (130: SIGINT)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -14,17 +13,17 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import __version__
+from .arguments import build_options, library_options, parser, session_options, slurm_options
 from .engine import engines
-from .run import session
 from .errors import UsageError
+from .run import session, setup
 from .outputs import OutputError, disk_full, os_cause
 
 
 def cmd_libs(args):
     from .machine.mpilibs import cuda_aware_static
 
-    libs = session.libraries(args, need=False)
+    libs = setup.libraries(library_options(args), need=False)
     for lib in libs:
         if lib.cuda_aware is None and lib.transport == "mpi":
             lib.cuda_aware = cuda_aware_static(lib)
@@ -42,7 +41,7 @@ def cmd_libs(args):
 def cmd_doctor(args):
     from .engine import doctor
 
-    rep = doctor.diagnose(session.libraries(args, need=False), run_engine_doctor=not args.no_engine,
+    rep = doctor.diagnose(setup.libraries(library_options(args), need=False), run_engine_doctor=not args.no_engine,
                           check_settings=True if args.settings else None)
     print(json.dumps(rep, indent=1, default=str) if args.json else doctor.format_text(rep))
     return 0
@@ -52,7 +51,8 @@ def cmd_build(args):
     """Each library's engine as `gmb run` would take it (engines.choose): declared, installed (GMB_ENGINE, PATH) or
     built from the sources; which one and why is said for every library."""
     rc = 0
-    chosen = engines.choose(session.libraries(args), do_build=True, build_options=engines.build_options(args),
+    chosen = engines.choose(setup.libraries(library_options(args)), do_build=True,
+                            build_options=engines.build_options(build_options(args)),
                             force=args.force, log=print)
     for name, choice in chosen.items():
         for line in choice.lines(name):
@@ -64,11 +64,11 @@ def cmd_build(args):
 
 
 def cmd_plan(args):
-    return session.plan_only(args)
+    return session.plan_only(session_options(args))
 
 
 def cmd_run(args):
-    return session.run(args)
+    return session.run(session_options(args))
 
 
 def _open(path):
@@ -171,7 +171,7 @@ def cmd_compare(args):
 def cmd_slurm(args):
     from .run import slurm
 
-    return slurm.command(args)
+    return slurm.command(slurm_options(args))
 
 
 def cmd_ingest(args):
@@ -179,14 +179,14 @@ def cmd_ingest(args):
     name another MPI library than ``--library`` (for a library gmb knows, `gmb libs`: the launch check; for a name it
     does not know: the name's family and version), stores nothing."""
     from .machine import identity
-    from .machine import mpilibs
+    from .machine import libraries, mpilibs
     from .results import records
     from .results import store
 
     files = [records.read_records(f, validate=args.validate) for f in args.files]
     if args.library and not args.no_check:
         try:
-            known = {lib.name: lib for lib in mpilibs.all_libraries(args.config, detect_libs=not args.no_detect)}
+            known = {lib.name: lib for lib in libraries.all_libraries(args.config, detect_libs=not args.no_detect)}
         except mpilibs.ConfigError as exc:
             raise UsageError(str(exc)) from None
         lib = known.get(args.library)
@@ -204,7 +204,7 @@ def cmd_ingest(args):
                              f"{args.library!r}) so that its records are checked, or store them under this name "
                              f"anyway with --no-check")
         if lib is None:
-            said = sorted({records.library_label(ctx) for rf in files for ctx in rf.contexts})
+            said = sorted({identity.library_label(ctx) for rf in files for ctx in rf.contexts})
             print(f"gmb ingest: note: {args.library} is not a library gmb found or was declared (gmb libs); stored "
                   f"under it, as its records say {', '.join(said) or 'nothing of their library'}", file=sys.stderr)
     for rf in files:
@@ -221,174 +221,6 @@ def cmd_ingest(args):
     print(f"{n} result records into {db}" +
           (f"; {already} already there (same run and point), not stored again" if already else ""))
     return 0
-
-
-def _checked(convert, ok, what: str):
-    """An argparse type: the text converted (int, float) and kept where ``ok``; else "must be WHAT (got TEXT)"."""
-    def parse(text: str):
-        try:
-            value = convert(text)
-        except ValueError:
-            value = None
-        if value is None or not ok(value):
-            raise argparse.ArgumentTypeError(f"must be {what} (got {text!r})")
-        return value
-    return parse
-
-
-_positive_int = _checked(int, lambda v: v >= 1, "an integer >= 1")
-_nonnegative_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
-_positive_seconds = _checked(float, lambda v: 0 < v < float("inf"), "a number of seconds > 0")  # NaN is not
-
-
-class _SetupItem(argparse.Action):
-    """`gmb slurm --setup LINE` / `--setup-file FILE`: one list, in the order given."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        items = list(getattr(namespace, self.dest, None) or [])
-        items.append(("file" if option_string == "--setup-file" else "line", values))
-        setattr(namespace, self.dest, items)
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gmb", description="GPU-aware MPI benchmark harness (drives gmb-bench)")
-    p.add_argument("--version", action="version", version=f"gmb {__version__}")
-    sub = p.add_subparsers(dest="cmd", required=True)
-
-    def libopts(sp):
-        sp.add_argument("--config", help="libraries TOML (default: $GMB_CONFIG, ~/.config/gmb/libraries.toml, "
-                                         "./gmb.toml)")
-        sp.add_argument("--library", action="append", help="restrict to this library (repeatable)")
-        sp.add_argument("--no-detect", action="store_true", help="only declared libraries")
-        sp.add_argument("--no-isolation", action="store_true",
-                        help="keep other MPI installations' directories in PATH and LD_LIBRARY_PATH (diagnosis: "
-                             "every launch is still checked for the library it ran)")
-
-    def buildopts(sp):
-        sp.add_argument("--cmake-arg", action="append", metavar="ARG",
-                        help="one more CMake argument for the engine builds, e.g. -DGMB_ENABLE_NCCL=ON (repeatable; "
-                             "after the library's cmake_args)")
-        sp.add_argument("--jobs", "-j", type=_positive_int,
-                        help="parallel compile jobs per engine build (default: all CPUs)")
-
-    sp = sub.add_parser("libs", help="list MPI libraries found and declared")
-    libopts(sp)
-    sp.add_argument("--json", action="store_true")
-    sp.set_defaults(fn=cmd_libs)
-
-    sp = sub.add_parser("doctor", help="GPUs, links, NUMA, MPI libraries, CUDA awareness, what is missing")
-    libopts(sp)
-    sp.add_argument("--json", action="store_true")
-    sp.add_argument("--no-engine", action="store_true", help="do not run the engine's doctor")
-    sp.add_argument("--settings", action="store_true",
-                    help="find the settings each library's GPU support depends on (the engine's doctor without each "
-                         "of them; default: when GPUs are present)")
-    sp.set_defaults(fn=cmd_doctor)
-
-    sp = sub.add_parser("build", help="build one engine per MPI library (cached), or say which installed one it "
-                                      "uses ($GMB_ENGINE, PATH)")
-    libopts(sp)
-    sp.add_argument("--force", action="store_true")
-    sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="build the CUDA module (default: "
-                                                                   "$GMB_ENABLE_CUDA, else AUTO: when nvcc is found, "
-                                                                   "OFF where no NVIDIA driver works)")
-    sp.add_argument("--cuda-arch", help="CMAKE_CUDA_ARCHITECTURES, e.g. 90")
-    buildopts(sp)
-    sp.set_defaults(fn=cmd_build)
-
-    for name, fn, hlp in (("run", cmd_run, "run a campaign (default: generated from the machine)"),
-                          ("plan", cmd_plan, "show the launches a campaign would make (dry run)")):
-        sp = sub.add_parser(name, help=hlp)
-        libopts(sp)
-        sp.add_argument("campaign", nargs="?", help="campaign TOML (omit for the generated default)")
-        sp.add_argument("--quick", action="store_true", help="small generated campaign")
-        sp.add_argument("--repetitions", type=_positive_int)
-        sp.add_argument("--timeout", type=_positive_seconds, help="seconds per launch")
-        sp.add_argument("--seed", type=int)
-        sp.add_argument("--name")
-        sp.add_argument("--launcher", help="override the launcher of every library (mpirun, mpiexec, srun)")
-        sp.add_argument("--nodes", type=_positive_int, help="nodes of the allocation (srun)")
-        sp.add_argument("--ranks-per-node", type=_positive_int)
-        sp.add_argument("--topology", metavar="JSON", help="plan for this topology instead of the machine's "
-                                                           "(a file like `gmb doctor --json`'s topology)")
-        sp.set_defaults(fn=fn)
-        if name == "run":
-            sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
-            sp.add_argument("--resume", metavar="RESULTS_DIR", help="continue an interrupted campaign")
-            sp.add_argument("--hostfile")
-            sp.add_argument("--no-build", action="store_true", help="use existing engines only (declared, "
-                                                                    "$GMB_ENGINE, on PATH, or built before)")
-            sp.add_argument("--no-progress", action="store_true")
-            sp.add_argument("--no-report", action="store_true")
-            sp.add_argument("--dry-run", action="store_true", help="only show the plan (as `gmb plan`)")
-            sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="engine builds: the CUDA module "
-                                                                           "(default: $GMB_ENABLE_CUDA, else AUTO: "
-                                                                           "when nvcc is found, OFF where no NVIDIA "
-                                                                           "driver works)")
-            sp.add_argument("--cuda-arch", help="engine builds: CMAKE_CUDA_ARCHITECTURES, e.g. 90")
-            buildopts(sp)
-
-    sp = sub.add_parser("report", help="one self-contained HTML report from a results directory")
-    sp.add_argument("results", help="results directory, store.sqlite, or JSONL file/directory")
-    sp.add_argument("-o", "--output", help="HTML file (default RESULTS/report.html); never overwritten")
-    sp.add_argument("--csv", metavar="DIR", help="also write every table as CSV into DIR")
-    sp.add_argument("--title")
-    sp.set_defaults(fn=cmd_report)
-
-    sp = sub.add_parser("tables", help="print the tables (and optionally export CSV)")
-    sp.add_argument("results")
-    sp.add_argument("--csv", metavar="DIR")
-    sp.set_defaults(fn=cmd_tables)
-
-    sp = sub.add_parser("compare", help="ratio of medians B/A per point, with CIs; regression check")
-    sp.add_argument("a")
-    sp.add_argument("b")
-    sp.add_argument("--a-library")
-    sp.add_argument("--b-library")
-    sp.add_argument("--reference", help="tolerances TOML; exit 1 when violated")
-    sp.add_argument("--csv", metavar="DIR")
-    sp.set_defaults(fn=cmd_compare)
-
-    sp = sub.add_parser("slurm", help="write a Slurm batch script for a campaign (node-count sweep); builds its "
-                                      "engines here first")
-    libopts(sp)
-    sp.add_argument("campaign")
-    sp.add_argument("-o", "--output", default="gmb.sbatch")
-    sp.add_argument("--nodes", default="1", help="comma-separated node counts, e.g. 1,2,4,8")
-    sp.add_argument("--ranks-per-node", type=_positive_int, default=1)
-    sp.add_argument("--gpus-per-node", type=_nonnegative_int, default=0)
-    sp.add_argument("--time", default="01:00:00", help="#SBATCH --time (default 01:00:00)")
-    for opt in ("partition", "account", "qos", "reservation"):
-        sp.add_argument(f"--{opt}", help=f"#SBATCH --{opt}")
-    sp.add_argument("--constraint", help="#SBATCH --constraint (node features: a100&ib, [r1|r2], ...)")
-    sp.add_argument("--exclusive", nargs="?", const="", metavar="user|mcs|topo", help="#SBATCH --exclusive")
-    sp.add_argument("--setup", action=_SetupItem, metavar="LINE",
-                    help="a shell line the job runs first, e.g. 'module load cuda openmpi' (repeatable, in order)")
-    sp.add_argument("--setup-file", action=_SetupItem, dest="setup", metavar="FILE",
-                    help="its lines, as --setup (repeatable; in order with --setup)")
-    sp.add_argument("--no-build", action="store_true",
-                    help="build no engine here (the job never builds): every engine of the campaign must exist")
-    sp.add_argument("--no-engine-check", action="store_true",
-                    help="write the script without building or looking for engines (implies --no-build)")
-    sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="engine builds: the CUDA module (default: "
-                                                                   "$GMB_ENABLE_CUDA, else AUTO with --gpus-per-node, "
-                                                                   "else as gmb build)")
-    sp.add_argument("--cuda-arch", help="engine builds: CMAKE_CUDA_ARCHITECTURES, e.g. 90")
-    buildopts(sp)
-    sp.set_defaults(fn=cmd_slurm)
-
-    sp = sub.add_parser("ingest", help="add JSONL record files to a store")
-    sp.add_argument("store", help="store.sqlite (created if absent)")
-    sp.add_argument("files", nargs="+")
-    sp.add_argument("--library", help="library label (default: from the context's version string); when gmb knows "
-                                      "the library (gmb libs), records that ran another one are refused")
-    sp.add_argument("--config", help="libraries TOML, as for gmb libs")
-    sp.add_argument("--no-detect", action="store_true", help="only declared libraries")
-    sp.add_argument("--no-check", action="store_true", help="store under --library without checking the records")
-    sp.add_argument("--validate", action="store_true", help="check every line against the record schema (shipped "
-                                                            "with gmb: gmb/schema/record.v1.json; $GMB_SCHEMA: another)")
-    sp.set_defaults(fn=cmd_ingest)
-    return p
 
 
 class _ReaderMayLeave:
@@ -448,7 +280,7 @@ def _main(argv) -> int:
 
     try:
         try:
-            return args.fn(args)
+            return globals()[f"cmd_{args.cmd}"](args)  # each subcommand NAME is cmd_NAME here
         except OSError as exc:  # a full disk is a runtime failure wherever it struck, not bad input
             if disk_full(exc):
                 raise OutputError(f"cannot write {exc.filename or 'a file'}: {os_cause(exc)}") from exc

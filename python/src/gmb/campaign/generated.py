@@ -6,7 +6,7 @@ NCCL libraries get what NCCL can do, and a generated campaign gets an NCCL libra
 from __future__ import annotations
 
 from ..engine.description import EngineDescription
-from ..machine.mpilibs import MpiLibrary, nccl_library
+from ..machine.mpilibs import MpiLibrary
 from ..machine.topology import Topology
 from .from_description import gpu_kind, listed
 from .full import gpu_machine_blocks, host_machine_blocks, inter_node_blocks
@@ -104,28 +104,3 @@ def _nccl_blocks(lib, desc, topo, quick, skipped) -> list[Block]:
                             operations=listed(lib, desc, bench, NCCL_DEFAULT_OPERATIONS, skipped)))
     return blocks
 
-
-def add_nccl_library(libs: list[MpiLibrary], descriptions: dict[str, EngineDescription], engines: dict[str, str],
-                     topo: Topology) -> tuple[MpiLibrary | None, str]:
-    """For a generated campaign: when GPUs are present, no NCCL library is declared and the engine of some MPI
-    library was built with NCCL, add one named "nccl". Its ``via`` (launcher and engine that bootstrap NCCL) is
-    the first such library that is CUDA-aware, with the ob1 profile before others (Open MPI's own transports: the
-    most robust bootstrap), else the first with the ob1 profile, else the first. Returns (library or None, what was decided)."""
-    if any(lib.transport == "nccl" for lib in libs):
-        return None, "an NCCL library is declared"
-    if not topo.gpus:
-        return None, "no GPU: no NCCL library"
-    with_nccl = [lib for lib in libs if lib.transport == "mpi" and lib.name in descriptions and
-                 descriptions[lib.name].nccl]
-    if not with_nccl:
-        return None, "no engine was built with NCCL (features.nccl): no NCCL library"
-    # a CUDA-aware library first: NCCL needs none, but its launches then run the library a GPU node is measured with
-    via = min(with_nccl, key=lambda lib: (lib.cuda_aware is not True, lib.profile != "openmpi-ob1"))
-    name = "nccl" if "nccl" not in {lib.name for lib in libs} else f"nccl-via-{via.name}"
-    lib = nccl_library(via, name)
-    descriptions[name] = descriptions[via.name]
-    if via.name in engines:
-        engines[name] = engines[via.name]
-    version = descriptions[via.name].nccl_version
-    return lib, (f"NCCL library {name!r} added, via {via.name!r} (its engine was built with NCCL"
-                 f"{' ' + version if version else ''}; launches use its launcher and environment)")

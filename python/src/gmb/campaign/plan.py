@@ -33,7 +33,7 @@ class Launch:
     planned_path: str | None
     bind: str | None
     timeout_s: float
-    family: str | None = None  # the benchmark's family (engine description): decides placement on several nodes
+    family: str  # the benchmark's family (engine description): how its launches are placed on several nodes
 
 
 def _safe(s: str) -> str:
@@ -268,7 +268,7 @@ def read_plan(outdir: Path) -> dict:
     if not isinstance(data.get("libraries"), list) or not all(isinstance(d, dict) and isinstance(d.get("name"), str)
                                                               for d in data["libraries"]):
         problems.append("'libraries' must be a list of objects with a name")
-    resume_options = data.get("resume_options", [])
+    resume_options = data.get("resume_options")
     if not isinstance(resume_options, list) or not all(isinstance(o, str) for o in resume_options):
         problems.append("'resume_options' must be a list of strings")
     stop = data.get("stop_library_after")

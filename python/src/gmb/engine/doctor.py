@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import shutil
 import subprocess
 import tempfile
@@ -17,6 +18,8 @@ from ..machine import launchers
 from ..machine import mpilibs
 from ..machine import topology
 from .description import DescriptionError
+from .configurations import Configuration
+from .engines import choose
 
 
 def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, check_settings: bool | None = None
@@ -35,8 +38,6 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, che
         report["missing"].append("No MPI library found. Install one (apt-get install openmpi-bin libopenmpi-dev, "
                                  "or mpich libmpich-dev), or `pip install mpich` into this venv, or declare one "
                                  "in ~/.config/gmb/libraries.toml.")
-    from .engines import choose  # engines uses the doctor too
-
     chosen = choose(libs, do_build=False, log=lambda message: None)  # nothing built: what each library would use
     for lib in libs:
         entry = lib.describe()
@@ -84,6 +85,38 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, che
     if shutil.which("cmake") is None:
         report["missing"].append("cmake not found: install cmake (apt-get install cmake) to build engines.")
     return report
+
+
+def doctor_configurations(confs: list[Configuration], topo) -> tuple[list[Configuration], list[dict]]:
+    """On a machine with GPUs, each MPI library with a CUDA engine gets its engine's doctor (a 2-rank launch that
+    proves CUDA awareness and checks device buffers freed and allocated again), and the doctor again without each
+    of the library's settings (or, when it is not aware, with its family's GPU settings): which settings its GPU
+    support depends on (settings_that_matter), for the report. A library whose awareness is unknown (no
+    declared answer, no ompi_info: e.g. MPICH) is planned as not aware unless this doctor says aware.
+    Returns the configurations (with the awareness the doctor found) and the settings found."""
+    if not topo.gpus:
+        return list(confs), []
+    found, out = [], []
+    for conf in confs:
+        out.append(conf)
+        lib = conf.library
+        if lib.transport != "mpi" or conf.engine is None or not conf.description.cuda:
+            continue
+        engine = Path(conf.engine)
+        verdict = engine_doctor(lib, engine, timeout=60)
+        settings = settings_that_matter(lib, engine, timeout=60, baseline=verdict)  # before cuda_aware is refined
+        for f in settings["findings"]:
+            print(f"gmb: {lib.name}: setting that matters: {f['setting']}: {f['effect']}", file=sys.stderr)
+        found.append(settings)
+        if lib.cuda_aware is None:
+            aware = (verdict.get("gpu_awareness") or {}).get("verdict")
+            if aware in ("aware", "not aware"):
+                out[-1] = replace(conf, library=replace(lib, cuda_aware=aware == "aware"))
+            summary = (verdict.get("gpu_awareness") or {}).get("summary") or verdict.get("error") or ""
+            print(f"gmb: {lib.name}: CUDA awareness unknown; the engine's doctor says: {aware or 'no verdict'}"
+                  + (f" ({summary})" if summary else "") + ("" if aware in ("aware", "not aware") else
+                                                            " (planned as not aware)"), file=sys.stderr)
+    return out, found
 
 
 def engine_loads(lib: mpilibs.MpiLibrary, engine: Path) -> dict:

@@ -27,12 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import build
-from . import doctor
 from ..machine import identity
-from ..machine import mpilibs
-from ..campaign.generated import add_nccl_library
 from .description import DescriptionError, EngineDescription
 from ..errors import UsageError
+from ..machine.topology import engine_cuda
+from ..options import BuildOptions
 
 ENGINE_NAME = "gmb-bench"
 
@@ -142,83 +141,11 @@ def choose(libs, do_build: bool, build_options: dict | None = None, force: bool 
     return out
 
 
-def build_options(args) -> dict:
-    """The engine build settings a command line asked for (`gmb build`, `gmb run`); CUDA: topology.engine_cuda (no
-    NVIDIA driver and nothing asked: built without CUDA)."""
-    from ..machine.topology import engine_cuda
-
-    return dict(cuda=engine_cuda(getattr(args, "cuda", None), getattr(args, "cmake_arg", None),
-                                 quiet=getattr(args, "no_build", False)),
-                cuda_arch=getattr(args, "cuda_arch", None),
-                cmake_args=getattr(args, "cmake_arg", None) or None, jobs=getattr(args, "jobs", None))
-
-
-def engines_and_descriptions(libs, do_build: bool, build_options: dict | None = None):
-    """Engines (built when ``do_build``) and their descriptions per library: (engines, descriptions, skipped). A
-    library whose engine cannot be had, or loads another MPI library than the planned one in the library's
-    environment, is skipped with the reason; an engine built before it described itself is an error
-    (DescriptionError: rebuild it)."""
-    engines, descriptions, skipped = {}, {}, []
-    for lib in libs:
-        if lib.cuda_aware is None and lib.transport == "mpi":
-            lib.cuda_aware = mpilibs.cuda_aware_static(lib)
-    chosen = choose(libs, do_build, build_options)
-    for lib in libs:
-        choice = chosen[lib.name]
-        for line in choice.lines(lib.name) if choice.how != "declared" else ():  # a declared one goes without saying
-            print(f"gmb: {line}", file=sys.stderr)
-        try:
-            if choice.error is not None:
-                raise choice.error
-            path = choice.path
-            if not Path(path).exists():
-                raise build.BuildError(f"engine {path} does not exist (run `gmb build`)")
-            descriptions[lib.name] = choice.description or build.describe_engine(path, env=lib.process_env())
-            wrong = identity.check_engine(lib, descriptions[lib.name].mpi)
-            if wrong:
-                raise build.BuildError(f"its engine {path} does not run this library: {wrong}")
-            engines[lib.name] = str(Path(path).resolve())
-        except build.BuildError as exc:
-            skipped.append((lib.name, "all", str(exc)))
-    return engines, descriptions, skipped
-
-
-def doctor_libraries(libs, engines, descriptions, topo) -> list[dict]:
-    """On a machine with GPUs, each MPI library with a CUDA engine gets its engine's doctor (a 2-rank launch that
-    proves CUDA awareness and checks device buffers freed and allocated again), and the doctor again without each
-    of the library's settings (or, when it is not aware, with its family's GPU settings): which settings its GPU
-    support depends on (doctor.settings_that_matter), for the report. A library whose awareness is unknown (no
-    declared answer, no ompi_info: e.g. MPICH) is planned as not aware unless this doctor says aware."""
-    if not topo.gpus:
-        return []
-    found = []
-    for lib in libs:
-        if lib.transport != "mpi" or lib.name not in engines:
-            continue
-        if lib.name not in descriptions or not descriptions[lib.name].cuda:
-            continue
-        engine = Path(engines[lib.name])
-        verdict = doctor.engine_doctor(lib, engine, timeout=60)
-        settings = doctor.settings_that_matter(lib, engine, timeout=60, baseline=verdict)  # before cuda_aware is refined
-        for f in settings["findings"]:
-            print(f"gmb: {lib.name}: setting that matters: {f['setting']}: {f['effect']}", file=sys.stderr)
-        found.append(settings)
-        if lib.cuda_aware is None:
-            aware = (verdict.get("gpu_awareness") or {}).get("verdict")
-            if aware in ("aware", "not aware"):
-                lib.cuda_aware = aware == "aware"
-            summary = (verdict.get("gpu_awareness") or {}).get("summary") or verdict.get("error") or ""
-            print(f"gmb: {lib.name}: CUDA awareness unknown; the engine's doctor says: {aware or 'no verdict'}"
-                  + (f" ({summary})" if summary else "") + ("" if aware in ("aware", "not aware") else
-                                                            " (planned as not aware)"), file=sys.stderr)
-    return found
-
-
-def with_nccl(libs, engines, descriptions, topo):
-    """For a generated campaign: on a GPU machine, an NCCL library when an engine was built with NCCL."""
-    lib, why = add_nccl_library(libs, descriptions, engines, topo)
-    print(f"gmb: {why}", file=sys.stderr)
-    return libs + [lib] if lib else libs
+def build_options(opts: BuildOptions) -> dict:
+    """The engine build settings a command asked for (`gmb build`, `gmb run`); CUDA: topology.engine_cuda (no NVIDIA
+    driver and nothing asked: built without CUDA)."""
+    return dict(cuda=engine_cuda(opts.cuda, opts.cmake_arg, quiet=opts.no_build), cuda_arch=opts.cuda_arch,
+                cmake_args=list(opts.cmake_arg) or None, jobs=opts.jobs)
 
 
 def resume_engines(planned: dict[str, str], libs: dict, used: set[str], no_build: bool, build_options: dict

@@ -28,7 +28,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from ..results.records import library_family, library_label
+from . import families
 
 # Directories every program needs on PATH: never removed, even when another MPI's launcher lives there.
 SYSTEM_BIN_DIRS = ("/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin")
@@ -154,9 +154,7 @@ def loaded_objects(context: dict) -> set[str]:
 
 def expected(lib) -> str:
     """How a library is named in a mismatch: "Open MPI 4.1.6 from /usr"."""
-    names = {"openmpi": "Open MPI", "mpich": "MPICH", "mvapich": "MVAPICH", "cray-mpich": "Cray MPICH",
-             "intelmpi": "Intel MPI"}
-    return f"{names.get(lib.family, lib.family)} {lib.version} from {lib.prefix}"
+    return f"{families.title(lib.family)} {lib.version} from {lib.prefix}"
 
 
 def mismatch(lib, context: dict) -> str | None:
@@ -170,7 +168,7 @@ def mismatch(lib, context: dict) -> str | None:
     outside = sorted(path for path in loaded_objects(context) if allowed and not under(path, allowed))
     if outside:
         problems.append("loaded " + ", ".join(outside))
-    family = library_family(text)
+    family = families.library_family(text)
     known_family = lib.family not in ("", "unknown")
     if text and known_family and family and family != lib.family and not {family, lib.family} <= {"mpich", "cray-mpich"}:
         problems.append("its version string names another library")
@@ -231,6 +229,37 @@ def installed_engine_mismatch(lib, mpi: dict | None) -> str | None:
     return check_engine(lib, mpi)
 
 
+
+def transport_of(context: dict) -> str:
+    """The engine's transport for this run, from the context's ``options.benchmark.transport`` (the engine's
+    benchmark options; each result repeats it in its own ``transport``); "mpi" when absent (engines before NCCL,
+    benchmarks without a transport)."""
+    bench_opts = (context.get("options") or {}).get("benchmark") or {}
+    return str(bench_opts.get("transport") or "mpi") if isinstance(bench_opts, dict) else "mpi"
+
+
+def nccl_label(context: dict) -> str:
+    """'nccl-2.28.9' from the run-time NCCL version the engine records in the context (``nccl.version``),
+    else 'nccl'."""
+    nccl = context.get("nccl") or {}
+    version = nccl.get("version") if isinstance(nccl, dict) else None
+    return f"nccl-{version}" if version else "nccl"
+
+
+def library_label(context: dict) -> str:
+    """A short library name from a context's MPI version string, e.g. 'Open MPI v4.1.4' -> openmpi-4.1.4.
+    A run over the NCCL transport is labelled by NCCL (nccl_label), not by the MPI that bootstrapped it."""
+    if transport_of(context) == "nccl":
+        return nccl_label(context)
+    text = (context.get("mpi") or {}).get("library_version", "") or ""
+    m = re.search(r"(\d+\.\d+(?:\.\d+)?)", text)
+    version = m.group(1) if m else "unknown"
+    family = families.library_family(text)
+    if family:
+        return f"{family}-{version}"
+    return text.split()[0].lower() if text.strip() else "unknown"
+
+
 # --------------------------------------------------------------------------- launcher and wrapper
 def wrapper_says(cc: str, family: str, env: dict[str, str]) -> str:
     """The compiler wrapper's own account of its library: Open MPI's ``-showme:version`` ("mpicc: Open MPI 4.1.4
@@ -238,7 +267,7 @@ def wrapper_says(cc: str, family: str, env: dict[str, str]) -> str:
     items = tuple(sorted(env.items()))
     for flag in (("-showme:version",) if family == "openmpi" else ()) + ("-v",):
         line = next((ln for ln in _wrapper_output((cc, flag), items).splitlines()
-                     if library_family(ln) and re.search(r"\d+\.\d+", ln)), "")
+                     if families.library_family(ln) and re.search(r"\d+\.\d+", ln)), "")
         if line:
             return line.strip()
     return ""
@@ -251,7 +280,7 @@ def launcher_and_wrapper(lib, env: dict[str, str]) -> str | None:
     if not lib.cc or not lib.launcher_path or Path(lib.launcher_path).name == "srun":
         return None
     said = wrapper_says(lib.cc, lib.family, env)
-    family = library_family(said) if said else None
+    family = families.library_family(said) if said else None
     if said and lib.family not in ("", "unknown") and family and family != lib.family:
         return (f"launcher {lib.launcher_path} is {lib.family} {lib.version}, compiler wrapper {lib.cc} says "
                 f"{said!r}")

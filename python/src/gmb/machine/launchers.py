@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .mpilibs import MpiLibrary
+from . import families
 
 REGISTRY: dict[str, type["Launcher"]] = {}
 
@@ -47,10 +47,10 @@ class LaunchSpec:
 class Launcher:
     name = ""
 
-    def argv(self, lib: MpiLibrary, spec: LaunchSpec) -> list[str]:
+    def argv(self, lib, spec: LaunchSpec) -> list[str]:
         raise NotImplementedError
 
-    def environment(self, lib: MpiLibrary, spec: LaunchSpec, base: dict[str, str] | None = None) -> dict[str, str]:
+    def environment(self, lib, spec: LaunchSpec, base: dict[str, str] | None = None) -> dict[str, str]:
         env = lib.process_env(base)  # env_unset / path_remove, then the library's env
         env.update(spec.env)
         return env
@@ -104,12 +104,6 @@ class HydraExec(Launcher):
         return a + spec.program
 
 
-# srun's PMI plugin per MPI family, unless the library's launcher_args give --mpi=... (e.g. a cluster whose MPICH
-# was built with PMIx). Tested with Debian 12's slurm-wlm 22.05: Open MPI 4.1 with pmix, MPICH 4.0 with pmi2.
-# Cray MPICH: the site's MpiDefault (cray_shasta).
-SRUN_MPI = {"openmpi": "pmix", "mpich": "pmi2", "mvapich": "pmi2", "intelmpi": "pmi2"}
-
-
 # the campaign's binding (mpirun's --bind-to words) as srun's --cpu-bind type: a NUMA domain is a "locality domain"
 # (ldoms) to srun; "numas" is not a value it accepts
 SRUN_CPU_BIND = {"none": "none", "core": "cores", "socket": "sockets", "numa": "ldoms", "thread": "threads",
@@ -132,8 +126,12 @@ class SlurmRun(Launcher):
         if spec.bind:
             a += [f"--cpu-bind={SRUN_CPU_BIND.get(spec.bind, spec.bind)}"]
         extra = _non_mca(lib.launcher_args)
-        if not any(x == "--mpi" or x.startswith("--mpi=") for x in extra) and lib.family in SRUN_MPI:
-            a.append(f"--mpi={SRUN_MPI[lib.family]}")
+        # srun's PMI plugin of the family (families.py), unless the library's launcher_args give --mpi=... (e.g. a
+        # cluster whose MPICH was built with PMIx). Tested with Debian 12's slurm-wlm 22.05: Open MPI 4.1 with pmix,
+        # MPICH 4.0 with pmi2. Cray MPICH: the site's MpiDefault (cray_shasta).
+        plugin = families.srun_mpi(lib.family)
+        if not any(x == "--mpi" or x.startswith("--mpi=") for x in extra) and plugin:
+            a.append(f"--mpi={plugin}")
         a += extra
         return a + spec.program
 

@@ -105,3 +105,14 @@ def busy_launch(load: str | dict | None) -> bool:
         except ValueError:
             return False
     return bool(isinstance(load, dict) and load.get("busy"))
+
+
+def describe_campaign(other: dict) -> str:
+    """A campaign of this node (NodeCampaigns), or the processes of a launch whose gmb is gone (leftover_launches),
+    in a few words."""
+    if other.get("leftover"):
+        return (f"processes of a launch whose gmb is gone, pids {', '.join(map(str, other['pids']))}, results "
+                f"{other.get('results', '?')}")
+    gpus = "all GPUs" if other.get("gpus") is None else f"GPUs {','.join(other['gpus'])}"
+    return (f"pid {other.get('pid', '?')} since {other.get('started_utc', '?')}, {gpus}, results "
+            f"{other.get('results', '?')}")

@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from ..machine import identity
-from ..run.node_campaigns import describe_campaign
+from ..machine import families, identity
+from ..machine.load import describe_campaign
 from ..outputs import write_new
 from ..results.model import Context, Results
 from .answers import answers
@@ -120,8 +120,7 @@ _LAUNCHER_NOISE = re.compile(r"^(PMIX_|PMI_|SLURM_|HYDRA_|OMPI_COMM_WORLD_|OMPI_
 
 # Prefixes of the variables that change how MPI, UCX, NCCL, CUDA (or gmb) behave: the libraries table shows these and
 # folds every other recorded variable (paths, container labels such as NVIDIA_REQUIRE_CUDA) away
-BEHAVIOUR_PREFIXES = ("OMPI_", "PRTE_MCA_", "UCX_", "NCCL_", "CUDA_", "MPICH_", "MPIR_CVAR_", "MV2_", "I_MPI_",
-                      "FI_", "HCOLL_", "PSM2_", "GMB_")
+BEHAVIOUR_PREFIXES = families.behaviour_prefixes()
 # named like settings, but labels of NVIDIA's container images: their values change nothing, so they are folded too
 _IMAGE_LABELS = ("CUDA_VERSION", "NCCL_VERSION")
 

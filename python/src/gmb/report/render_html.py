@@ -9,7 +9,6 @@ from .answers_data import FEATURE_TOPICS, PRECISION_NOTE, Answers, Figure, PathA
 from .cells import Absent, Table, clearly_apart, size_label
 from .wording import pct, precision_text, sig3, times, who
 
-import html
 
 def escape(v) -> str:
     """A value as HTML text, None as nothing."""

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import SCHEMA_ID
+from ..machine import families
+from ..machine.identity import transport_of
 
 STAT_OBJECTS = ("time_us", "bandwidth_GBps", "busbw_GBps", "message_rate_Mps")
 # A record written before records named their headline is ranked by the first of these it carries: what those
@@ -88,10 +90,9 @@ def placed(result: dict) -> bool:
     return isinstance(result.get("placement"), dict)
 
 
-# Environment variables that are settings of a library or runtime (what can change a figure), by prefix; the engine
-# records every variable of these prefixes and more (launcher bookkeeping, paths) in its context.
-SETTING_PREFIXES = ("UCX_", "OMPI_MCA_", "MPIR_CVAR_", "MPICH_", "I_MPI_", "MV2_", "FI_", "PSM2_", "UCC_", "HCOLL_",
-                    "NCCL_", "CUDA_", "OMP_")
+# Environment variables that are settings of a library or runtime (what can change a figure), by prefix: the family
+# table's; the engine records every variable of these prefixes and more (launcher bookkeeping, paths) in its context.
+SETTING_PREFIXES = families.setting_prefixes()
 # ... except what launchers, images and gmb set per launch or per machine, which is no setting of the library
 NOT_SETTINGS = {"CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "CUDA_VERSION", "NCCL_VERSION",
                 "OMPI_MCA_PREFIXES", "OMPI_MCA_initial_wdir", "OMPI_MCA_num_procs", "OMPI_MCA_cpu_type",
@@ -356,44 +357,3 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
                          f"{', ...' if len(nothing_measured) > 5 else ''}): stored as unsupported, not as figures")
     return out
 
-
-def transport_of(context: dict) -> str:
-    """The engine's transport for this run, from the context's ``options.benchmark.transport`` (the engine's
-    benchmark options; each result repeats it in its own ``transport``); "mpi" for benchmarks without a transport."""
-    bench_opts = (context.get("options") or {}).get("benchmark") or {}
-    return str(bench_opts.get("transport") or "mpi") if isinstance(bench_opts, dict) else "mpi"
-
-
-def nccl_label(context: dict) -> str:
-    """'nccl-2.28.9' from the run-time NCCL version the engine records in the context (``nccl.version``),
-    else 'nccl'."""
-    nccl = context.get("nccl") or {}
-    version = nccl.get("version") if isinstance(nccl, dict) else None
-    return f"nccl-{version}" if version else "nccl"
-
-
-def library_label(context: dict) -> str:
-    """A short library name from a context's MPI version string, e.g. 'Open MPI v4.1.4' -> openmpi-4.1.4.
-    A run over the NCCL transport is labelled by NCCL (nccl_label), not by the MPI that bootstrapped it."""
-    if transport_of(context) == "nccl":
-        return nccl_label(context)
-    text = (context.get("mpi") or {}).get("library_version", "") or ""
-    import re
-
-    m = re.search(r"(\d+\.\d+(?:\.\d+)?)", text)
-    version = m.group(1) if m else "unknown"
-    family = library_family(text)
-    if family:
-        return f"{family}-{version}"
-    return text.split()[0].lower() if text.strip() else "unknown"
-
-
-def library_family(version_text: str) -> str | None:
-    """The MPI family an MPI_Get_library_version text names (openmpi, mvapich, cray-mpich, mpich, intelmpi), or
-    None. MPICH-derived libraries name MPICH too, so the derived ones are looked for first."""
-    low = version_text.lower()
-    for needle, family in (("open mpi", "openmpi"), ("mvapich", "mvapich"), ("cray", "cray-mpich"),
-                           ("mpich", "mpich"), ("intel", "intelmpi")):
-        if needle in low:
-            return family
-    return None

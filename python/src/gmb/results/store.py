@@ -24,8 +24,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..outputs import OutputError, disk_full
-from .records import (STAT_OBJECTS, RecordFile, configuration, library_label, measured_nothing, nccl_label,
-                      operation_label, read_records)
+from ..machine.identity import library_label, nccl_label
+from .records import STAT_OBJECTS, RecordFile, configuration, measured_nothing, operation_label, read_records
 
 SCHEMA_VERSION = 2
 

@@ -103,14 +103,3 @@ class NodeCampaigns:
             pass
         os.close(self.fd)
         self.fd = None
-
-
-def describe_campaign(other: dict) -> str:
-    """A campaign of this node (NodeCampaigns), or the processes of a launch whose gmb is gone (leftover_launches),
-    in a few words."""
-    if other.get("leftover"):
-        return (f"processes of a launch whose gmb is gone, pids {', '.join(map(str, other['pids']))}, results "
-                f"{other.get('results', '?')}")
-    gpus = "all GPUs" if other.get("gpus") is None else f"GPUs {','.join(other['gpus'])}"
-    return (f"pid {other.get('pid', '?')} since {other.get('started_utc', '?')}, {gpus}, results "
-            f"{other.get('results', '?')}")

@@ -19,10 +19,18 @@ import shutil
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from ..errors import UsageError
+from .. import __version__
+from ..campaign import checks, spec
 from ..campaign.spec import Campaign
+from ..engine import build
+from ..engine import engines
+from ..errors import UsageError
+from ..options import SlurmOptions
+from ..outputs import write_new
+from .setup import found_libraries
 
 # What an #SBATCH value may hold. sbatch reads these lines itself (the shell sees comments), splitting at
 # whitespace and taking quotes and '#' as its own: a value with whitespace, a quote, '#', a backslash or a control
@@ -170,29 +178,26 @@ def setup_lines(items) -> list[str]:
     return out
 
 
-def _engines(args, c) -> tuple[list[str], int]:
+def _engines(opts: SlurmOptions, c) -> tuple[list[str], int]:
     """The campaign's engines, built here unless --no-build (then looked for: missing ones refused unless
     --no-engine-check): (comment lines naming them, exit status: 1 when a build failed)."""
-    from ..engine import engines
-    from . import session
-    from ..campaign import checks
-
-    if args.no_engine_check:
+    if opts.no_engine_check:
         return ["engines: not looked for (--no-engine-check); the job skips a library without one"], 0
-    libs = session.libraries(args)
-    checks.check_library_names(c, args.all_library_names)
+    libs, all_names = found_libraries(opts.libraries)
+    checks.check_library_names(c, all_names)
     libs = campaign_libraries(c, libs)
     if not libs:
-        raise UsageError(f"{args.campaign}: names no library found or declared here (--library leaves them out?)")
+        raise UsageError(f"{opts.campaign}: names no library found or declared here (--library leaves them out?)")
     host = socket.gethostname()
-    if args.cuda is None and args.gpus_per_node and "GMB_ENABLE_CUDA" not in os.environ and not args.no_build:
-        args.cuda = "AUTO"  # the compute nodes' GPUs decide, not this node's driver: CUDA when nvcc is found
+    built = opts.build
+    if built.cuda is None and opts.gpus_per_node and "GMB_ENABLE_CUDA" not in os.environ and not built.no_build:
+        built = replace(built, cuda="AUTO")  # the compute nodes' GPUs decide, not this node's driver: CUDA with nvcc
     # as gmb build (and, with --no-build, as the job's gmb run --no-build) takes them: engines.choose
-    chosen = engines.choose(libs, do_build=not args.no_build, build_options=engines.build_options(args),
+    chosen = engines.choose(libs, do_build=not built.no_build, build_options=engines.build_options(built),
                             log=lambda m: print(f"gmb slurm: {m}", file=sys.stderr))
     failed = {name: ch.error or f"engine {ch.path} does not exist" for name, ch in chosen.items()
               if ch.error is not None or ch.path is None or not Path(ch.path).exists()}
-    if failed and args.no_build:
+    if failed and built.no_build:
         raise UsageError(f"--no-build: no engine for {', '.join(failed)} ({'; '.join(map(str, failed.values()))}): "
                          f"the job would skip it. Build it first (gmb build --library NAME), leave out --no-build, "
                          f"or --no-engine-check to write the script anyway")
@@ -202,47 +207,43 @@ def _engines(args, c) -> tuple[list[str], int]:
         print("gmb slurm: no script written: an engine failed to build (--library to leave its library out)",
               file=sys.stderr)
         return [], 1
-    return [f"engines ({'found' if args.no_build else 'built or found'} on {host} before the job; it runs them "
+    return [f"engines ({'found' if built.no_build else 'built or found'} on {host} before the job; it runs them "
             f"with --no-build):", *(f"  {name}: {ch.path} ({ch.why})" for name, ch in chosen.items())], 0
 
 
-def command(args) -> int:
+def command(opts: SlurmOptions) -> int:
     """`gmb slurm`: checks, engines, script."""
-    from .. import __version__
-    from ..engine import build
-    from ..campaign import spec
-    from ..outputs import write_new
-
-    c = spec.load_campaign(args.campaign)
-    out = Path(args.output)
+    c = spec.load_campaign(opts.campaign)
+    out = Path(opts.output)
     if out.exists():
         raise UsageError(f"{out} exists; not overwriting")
     nodes = []
-    for n in args.nodes.split(","):
+    for n in opts.nodes.split(","):
         if not n.strip().isdigit() or int(n) < 1:
-            raise UsageError(f"--nodes {args.nodes}: node counts must be integers >= 1, comma-separated "
+            raise UsageError(f"--nodes {opts.nodes}: node counts must be integers >= 1, comma-separated "
                              f"(e.g. 1,2,4,8); got {n.strip()!r}")
         nodes.append(int(n))
-    setup = setup_lines(args.setup)
-    options = dict(qos=args.qos, reservation=args.reservation, constraint=args.constraint, exclusive=args.exclusive,
+    setup = setup_lines(opts.setup)
+    options = dict(qos=opts.qos, reservation=opts.reservation, constraint=opts.constraint, exclusive=opts.exclusive,
                    setup=setup)
-    run_args = [*(["--config", args.config] if args.config else []),
-                *(a for name in args.library or () for a in ("--library", name)),
-                *(["--no-detect"] if args.no_detect else []), *(["--no-isolation"] if args.no_isolation else [])]
+    libs = opts.libraries
+    run_args = [*(["--config", libs.config] if libs.config else []),
+                *(a for name in libs.library for a in ("--library", name)),
+                *(["--no-detect"] if libs.no_detect else []), *(["--no-isolation"] if libs.no_isolation else [])]
     exports = {"GMB_CACHE": str(build.cache_dir().expanduser().resolve())}
     if os.environ.get("GMB_SOURCE"):
         exports["GMB_SOURCE"] = str(Path(os.environ["GMB_SOURCE"]).resolve())
     venv = os.environ.get("VIRTUAL_ENV") or (sys.prefix if sys.prefix != sys.base_prefix else "")
     hint = f"--setup 'source {venv}/bin/activate'" if venv else "--setup to put it on PATH"
     # every value checked before anything is built
-    batch_script(args.campaign, c, nodes, args.ranks_per_node, args.gpus_per_node, args.time, args.partition,
-                 args.account, run_args=run_args, exports=exports, **options)
-    engine_notes, rc = _engines(args, c)
+    batch_script(opts.campaign, c, nodes, opts.ranks_per_node, opts.gpus_per_node, opts.time, opts.partition,
+                 opts.account, run_args=run_args, exports=exports, **options)
+    engine_notes, rc = _engines(opts, c)
     if rc:
         return rc
     notes = [f"written by gmb slurm (gmb {__version__}) on {socket.gethostname()} in {Path.cwd()}", *engine_notes]
-    text = batch_script(args.campaign, c, nodes, args.ranks_per_node, args.gpus_per_node, args.time, args.partition,
-                        args.account, run_args=run_args, exports=exports, notes=notes, gmb_hint=hint, **options)
+    text = batch_script(opts.campaign, c, nodes, opts.ranks_per_node, opts.gpus_per_node, opts.time, opts.partition,
+                        opts.account, run_args=run_args, exports=exports, notes=notes, gmb_hint=hint, **options)
     write_new(out, text)
     print(out)
     return 0

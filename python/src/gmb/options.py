@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a command asked for, as typed values: the command line (cli.py) makes these from its arguments, and nothing
+below it sees the command line itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class LibraryOptions:
+    """Which MPI libraries: a libraries file, --library names, no detection, no isolation, a launcher for all."""
+    config: str | None = None
+    library: tuple[str, ...] = ()
+    no_detect: bool = False
+    no_isolation: bool = False
+    launcher: str | None = None
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How engines are built (or not: ``no_build``)."""
+    no_build: bool = False
+    cuda: str | None = None  # ON | OFF | AUTO; None: as topology.engine_cuda decides
+    cuda_arch: str | None = None
+    cmake_arg: tuple[str, ...] = ()
+    jobs: int | None = None
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """`gmb run` and `gmb plan`."""
+    libraries: LibraryOptions = field(default_factory=LibraryOptions)
+    build: BuildOptions = field(default_factory=BuildOptions)
+    campaign: str | None = None  # the campaign file (None: generated)
+    quick: bool = False
+    repetitions: int | None = None
+    timeout: float | None = None
+    seed: int | None = None
+    name: str | None = None
+    nodes: int | None = None
+    ranks_per_node: int | None = None
+    topology: str | None = None  # plan for the topology of this JSON file
+    hostfile: str | None = None
+    results: str = "results"
+    resume: str | None = None
+    no_progress: bool = False
+    no_report: bool = False
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class SlurmOptions:
+    """`gmb slurm`."""
+    campaign: str
+    libraries: LibraryOptions = field(default_factory=LibraryOptions)
+    build: BuildOptions = field(default_factory=BuildOptions)
+    output: str = "gmb.sbatch"
+    nodes: str = "1"  # node counts, comma-separated
+    ranks_per_node: int = 1
+    gpus_per_node: int = 0
+    time: str = "01:00:00"
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    reservation: str | None = None
+    constraint: str | None = None
+    exclusive: str | None = None
+    setup: tuple[tuple[str, str], ...] = ()  # ("line", text) or ("file", path), in the order given
+    no_engine_check: bool = False

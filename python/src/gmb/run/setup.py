@@ -1,0 +1,189 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a session plans, one path for `gmb plan` and `gmb run`: the libraries (found, declared, restricted by
+--library), their configurations on this machine with their engines, the campaign (a file, or generated), the
+launches and what is skipped."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..campaign import checks, spec
+from ..campaign.generated import default_campaign
+from ..campaign.plan import Launch, plan
+from ..engine import configurations as confs_mod
+from ..engine.configurations import Configuration
+from ..engine.doctor import doctor_configurations
+from ..engine.engines import build_options
+from ..errors import UsageError
+from ..machine import launchers
+from ..machine import libraries as libraries_mod
+from ..machine import mpilibs
+from ..machine import topology
+from ..options import LibraryOptions, SessionOptions
+
+
+def check_launcher(name: str | None, what: str = "--launcher"):
+    """UsageError unless ``name`` is a registered launcher (None: none asked for)."""
+    if name is not None and name not in launchers.REGISTRY:
+        raise UsageError(f"{what}: unknown launcher {name!r} (accepted: {', '.join(sorted(launchers.REGISTRY))})")
+
+
+def check_campaign_file(campaign: str | None) -> None:
+    """UsageError when a campaign file is named that is not there (checked before anything is looked for)."""
+    if campaign and not Path(campaign).is_file():
+        raise UsageError(f"{campaign}: no such campaign file")
+
+
+def found_libraries(opts: LibraryOptions, need: bool = True) -> tuple[list[mpilibs.MpiLibrary], list[str]]:
+    """Found and declared libraries, restricted by --library, and the names of all of them (a campaign may name a
+    library that --library leaves out: that is a skip, not an error)."""
+    check_launcher(opts.launcher)
+    try:
+        libs = libraries_mod.all_libraries(opts.config, detect_libs=not opts.no_detect)
+    except mpilibs.ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    all_names = [lib.name for lib in libs]
+    if opts.no_isolation:
+        for lib in libs:
+            lib.isolate_from = []
+    if opts.library:
+        names = {lib.name for lib in libs}
+        configuration_of = mpilibs.configuration_names(libs)
+        unknown = [w for w in opts.library if w not in names and w not in configuration_of]
+        if unknown:
+            raise UsageError(f"unknown library {', '.join(unknown)} (found: {', '.join(sorted(names)) or 'none'})")
+        libs = [lib for lib in libs
+                if lib.name in opts.library or lib.name in {configuration_of.get(w) for w in opts.library}]
+    if need and not libs:
+        raise UsageError("no MPI library found or declared (see `gmb doctor`)")
+    for lib in libs:
+        if opts.launcher:
+            lib.launcher = opts.launcher
+    return libs, all_names
+
+
+def libraries(opts: LibraryOptions, need: bool = True) -> list[mpilibs.MpiLibrary]:
+    """Found and declared libraries, restricted by --library."""
+    return found_libraries(opts, need)[0]
+
+
+def machine_configurations(opts: SessionOptions, libs, topo) -> list[mpilibs.MpiLibrary]:
+    """On a GPU node each MPICH found runs with its GPU profile, and a generated campaign measures each pml of an Open
+    MPI found with UCX as a configuration of its own (mpilibs.gpu_configurations); --library may name the
+    installation (both pml configurations) or one configuration."""
+    installation = mpilibs.configuration_names(libs)
+    wanted = set(opts.libraries.library)
+    if opts.campaign or not topo.gpus:
+        named = sorted(wanted & set(installation))
+        if named:
+            raise UsageError(f"--library {', '.join(named)}: a pml configuration of a found Open MPI exists in a "
+                             f"campaign generated on a GPU node only; name the installation "
+                             f"({', '.join(sorted({installation[n] for n in named}))}), or declare the "
+                             f"configuration in a libraries file (profile openmpi-ob1 or openmpi-ucx)")
+        return [mpilibs.with_gpu_support(lib) for lib in libs] if topo.gpus else libs
+    return [c for c in mpilibs.gpu_configurations(libs)
+            if not wanted or c.name in wanted or installation.get(c.name, c.name) in wanted]
+
+
+def load_campaign(campaign: str | None, all_library_names: list[str]):
+    """The campaign file (None: generated), checked before anything is built or run: values of the wrong type and
+    libraries that are neither found nor declared are errors."""
+    if not campaign:
+        return None
+    check_campaign_file(campaign)
+    c = spec.load_campaign(campaign)
+    try:
+        checks.check_library_names(c, all_library_names)
+    except spec.CampaignError as exc:
+        raise UsageError(f"{campaign}: {exc}") from None
+    return c
+
+
+def hosts(opts: SessionOptions) -> int | None:
+    """How many hosts the launches may use: --nodes, else the hostfile's hosts, else None (unknown)."""
+    if opts.nodes:
+        return opts.nodes
+    if not opts.hostfile:
+        return None
+    try:
+        text = Path(opts.hostfile).read_text()
+    except OSError as exc:
+        raise UsageError(f"--hostfile {opts.hostfile}: {exc.strerror or exc}") from None
+    found = launchers.hostfile_hosts(text)
+    if not found:
+        raise UsageError(f"--hostfile {opts.hostfile}: no host in it")
+    return len(dict.fromkeys(found))
+
+
+def machine_topology(opts: SessionOptions):
+    """The machine's topology, or the one of --topology (planning for another machine)."""
+    if opts.topology:
+        try:
+            return topology.from_json(Path(opts.topology).read_text())
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--topology {opts.topology}: {exc}") from None
+    return topology.discover()
+
+
+def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count: int | None):
+    """The campaign to plan (the file's, else generated), checked against the engines, with the command line's
+    repetitions, timeout, seed, name and node count applied."""
+    c = loaded if loaded is not None else default_campaign(topo, libs, descriptions, quick=opts.quick,
+                                                           hosts=host_count or 1)
+    try:
+        checks.check_benchmark_names(c, descriptions)
+        checks.check_against_engines(c, descriptions)
+    except spec.CampaignError as exc:
+        raise UsageError(f"{opts.campaign}: {exc}" if opts.campaign else str(exc)) from None
+    if opts.repetitions is not None:
+        c.repetitions = opts.repetitions
+    if opts.timeout is not None:
+        c.timeout_s = opts.timeout
+    if opts.seed is not None:
+        c.seed = opts.seed
+    if c.seed is None:
+        c.seed = int.from_bytes(os.urandom(4), "little")
+    if opts.name:
+        c.name = opts.name
+    if opts.nodes:
+        rpn = opts.ranks_per_node or 1
+        for b in c.blocks:
+            if not any(d.point_to_point(n) for n in b.benchmarks for d in descriptions.values()):
+                b.ranks = [opts.nodes * rpn]
+    return c
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A session's plan: the campaign, every library configuration (with or without an engine), the launches, what
+    is skipped and why, the topology planned for and the settings the engines' doctors found to matter."""
+    campaign: spec.Campaign
+    configurations: list[Configuration]
+    launches: list[Launch]
+    skipped: list[tuple[str, str, str]]
+    topology: topology.Topology
+    settings_that_matter: list[dict]
+
+
+def prepare(opts: SessionOptions, do_build: bool, run_doctor: bool) -> Planned:
+    """The plan of `gmb plan` (nothing built, no doctor) and of a new `gmb run` (engines built unless --no-build,
+    the engines' doctors asked on a GPU machine)."""
+    check_campaign_file(opts.campaign)
+    libs, all_names = found_libraries(opts.libraries)
+    loaded = load_campaign(opts.campaign, all_names)
+    host_count = hosts(opts)
+    topo = machine_topology(opts)
+    libs = machine_configurations(opts, libs, topo)
+    confs = confs_mod.configurations(libs, do_build, build_options(opts.build) if do_build else None)
+    settings = []
+    if run_doctor:
+        confs, settings = doctor_configurations(confs, topo)
+    if not opts.campaign:
+        confs = confs_mod.with_nccl(confs, topo)
+    runnable = confs_mod.runnable(confs)
+    descriptions = confs_mod.descriptions(confs)
+    c = campaign(opts, confs_mod.libraries(runnable), descriptions, topo, loaded, host_count)
+    launches, skipped = plan(c, confs_mod.libraries(runnable), descriptions, hosts=host_count)
+    return Planned(c, confs, launches, confs_mod.skipped(confs) + skipped, topo, settings)
