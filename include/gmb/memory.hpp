@@ -57,6 +57,8 @@ struct MemoryKind {
   bool host_accessible = false;
   // True for page-locked host memory (pinned): what asynchronous GPU copies need to overlap.
   bool page_locked = false;
+  // True for ordinary pageable host memory (malloc): the host side of the pageable copies and staging.
+  bool pageable = false;
 
   bool available() const { return unavailable_reason.empty(); }
 };

@@ -343,16 +343,20 @@ std::string staging_limit_problem(const TransferConfig& config, std::size_t byte
 }
 
 const std::vector<StrategyInfo>& transfer_strategies() {
+  static const StagingMemory pageable_host{&MemoryKind::pageable, "pageable host memory"};
+  static const StagingMemory pinned_host{&MemoryKind::page_locked, "page-locked host memory"};
+  static const StagingMemory device{&MemoryKind::gpu_memory, "device memory"};
   static const std::vector<StrategyInfo> strategies = {
       {"direct", "hand the buffer's pointer to MPI (device memory needs a CUDA-aware library)"},
-      {"staged-pageable", "copy device data through pageable host memory, MPI on host memory", "host", false, false},
-      {"staged-pinned", "copy device data through pinned host memory, MPI on host memory", "pinned", false, false},
+      {"staged-pageable", "copy device data through pageable host memory, MPI on host memory", &pageable_host, false,
+       false},
+      {"staged-pinned", "copy device data through pinned host memory, MPI on host memory", &pinned_host, false, false},
       {"pipelined", "chunked staging of device data through pinned memory: copies of one chunk overlap MPI of another",
-       "pinned", false, true},
+       &pinned_host, false, true},
       {"pipelined-gpu",
        "chunked relay of host data through the rank's own GPU: its host<->device copies overlap MPI moving device "
        "memory (needs a CUDA-aware library)",
-       "device", true, true},
+       &device, true, true},
   };
   return strategies;
 }
@@ -375,9 +379,9 @@ std::string strategy_problem(const TransferConfig& config, const MemoryKind& kin
   if (!platform.gpu || !platform.gpu_unavailable_reason.empty())
     return "the " + config.strategy + " strategy copies through a GPU runtime, and there is none: " +
            platform.gpu_unavailable_reason;
-  const MemoryKind* staging = platform.memory.find(strategy->staging_kind);
+  const MemoryKind* staging = strategy->staging_kind(platform.memory);
   if (!staging || !staging->available())
-    return "the " + config.strategy + " strategy needs " + strategy->staging_kind + " memory, which is not available";
+    return "the " + config.strategy + " strategy needs " + strategy->staging->what + ", which is not available";
   if (!strategy->relays_host_side) return "";
   // Relaying sides hand MPI device memory, and so do GPU sides: the library must be proven CUDA-aware.
   const std::string refusal = device_pointer_refusal(strategy->stages(kind) ? *staging : kind, awareness);
@@ -393,7 +397,7 @@ std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm c
   if (!strategy) throw UsageError("unknown transfer strategy '" + config.strategy + "'");
   if (!strategy->stages(kind)) return std::make_unique<DirectTransfer>(comm, window, config);
   if (!platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, AwarenessReport{}));
-  return std::make_unique<StagedTransfer>(comm, *platform.gpu, buffers, platform.memory.require(strategy->staging_kind),
+  return std::make_unique<StagedTransfer>(comm, *platform.gpu, buffers, platform.memory.require_by(strategy->staging->property, strategy->staging->what),
                                           config, max_bytes, window);
 }
 
