@@ -26,6 +26,9 @@ Json describe_options(const ArgParser& parser) {
   return options;
 }
 
+// A text, or null where there is none.
+Json text_or_null(const char* text) { return text ? Json(text) : Json(); }
+
 Json describe_omb(const std::optional<OmbCounterpart>& omb) {
   if (!omb) return Json();
   return Json::object()
@@ -54,7 +57,7 @@ Json describe_benchmark(const BenchmarkInfo& b) {
       .set("transports", Json::array_of(b.records.transports))
       .set("operations", b.records.operations)
       .set("adaptive", bench->takes_precision())
-      .set("directions", directions_name(b.directions) ? Json(directions_name(b.directions)) : Json())
+      .set("directions", text_or_null(directions_name(b.directions)))
       .set("overlap", b.overlap)
       .set("omb", describe_omb(b.omb))
       .set("options", describe_options(own));
@@ -116,8 +119,8 @@ Json describe_ceiling(const CopyCeiling& c) {
   return Json::object()
       .set("operation", c.operation)
       .set("bounds", bounds)
-      .set("direction", c.direction ? Json(c.direction) : Json())
-      .set("host_memory", c.host_memory ? Json(c.host_memory) : Json());
+      .set("direction", text_or_null(c.direction))
+      .set("host_memory", text_or_null(c.host_memory));
 }
 
 // What every size-sweep run does unless told otherwise (the options' defaults).
