@@ -37,22 +37,17 @@ class Transfer {
 // sees host memory only; pipelined-gpu relays host or pinned buffers through the rank's own GPU so
 // that MPI moves device memory (its GPU path, e.g. NVLink) instead of host memory. Every other side
 // hands its buffer to MPI as it is (in the same chunks as its peer when the strategy chunks).
-// Staging memory is chosen by what it is (a kind's property), never by a kind's name.
-struct StagingMemory {
-  bool MemoryKind::*property;  // &MemoryKind::page_locked: the first kind with it (pinned)
-  const char* what;            // "page-locked host memory", for messages and the engine's description
-};
 struct StrategyInfo {
   std::string name;
   std::string description;
-  const StagingMemory* staging = nullptr;  // the staging buffers' memory; nullptr: nothing is staged
+  const MemoryByProperty* staging = nullptr;  // the staging buffers' memory; nullptr: nothing is staged
   bool relays_host_side = false;           // true: host-memory sides stage; false: GPU-backed sides stage
   bool chunked = false;                    // messages are split into chunks (--chunks, --chunk-size)
   // Whether a side whose buffers are of `kind` copies through staging buffers.
   bool stages(const MemoryKind& kind) const { return staging && (relays_host_side ? !kind.gpu_backed : kind.gpu_backed); }
   // The kind its staging buffers are allocated from (available or not); nullptr when nothing is staged or no kind
   // has the property.
-  const MemoryKind* staging_kind(const MemoryKinds& kinds) const { return staging ? kinds.find_by(staging->property) : nullptr; }
+  const MemoryKind* staging_kind(const MemoryKinds& kinds) const { return staging ? kinds.find(*staging) : nullptr; }
 };
 // The strategies this engine knows, in the order `--help` lists them.
 const std::vector<StrategyInfo>& transfer_strategies();

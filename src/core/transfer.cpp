@@ -343,20 +343,17 @@ std::string staging_limit_problem(const TransferConfig& config, std::size_t byte
 }
 
 const std::vector<StrategyInfo>& transfer_strategies() {
-  static const StagingMemory pageable_host{&MemoryKind::pageable, "pageable host memory"};
-  static const StagingMemory pinned_host{&MemoryKind::page_locked, "page-locked host memory"};
-  static const StagingMemory device{&MemoryKind::gpu_memory, "device memory"};
   static const std::vector<StrategyInfo> strategies = {
       {"direct", "hand the buffer's pointer to MPI (device memory needs a CUDA-aware library)"},
-      {"staged-pageable", "copy device data through pageable host memory, MPI on host memory", &pageable_host, false,
+      {"staged-pageable", "copy device data through pageable host memory, MPI on host memory", &kPageableHostMemory, false,
        false},
-      {"staged-pinned", "copy device data through pinned host memory, MPI on host memory", &pinned_host, false, false},
+      {"staged-pinned", "copy device data through pinned host memory, MPI on host memory", &kPinnedHostMemory, false, false},
       {"pipelined", "chunked staging of device data through pinned memory: copies of one chunk overlap MPI of another",
-       &pinned_host, false, true},
+       &kPinnedHostMemory, false, true},
       {"pipelined-gpu",
        "chunked relay of host data through the rank's own GPU: its host<->device copies overlap MPI moving device "
        "memory (needs a CUDA-aware library)",
-       &device, true, true},
+       &kDeviceMemory, true, true},
   };
   return strategies;
 }
@@ -397,8 +394,8 @@ std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm c
   if (!strategy) throw UsageError("unknown transfer strategy '" + config.strategy + "'");
   if (!strategy->stages(kind)) return std::make_unique<DirectTransfer>(comm, window, config);
   if (!platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, AwarenessReport{}));
-  return std::make_unique<StagedTransfer>(comm, *platform.gpu, buffers, platform.memory.require_by(strategy->staging->property, strategy->staging->what),
-                                          config, max_bytes, window);
+  const MemoryKind& staging = platform.memory.require(*strategy->staging);
+  return std::make_unique<StagedTransfer>(comm, *platform.gpu, buffers, staging, config, max_bytes, window);
 }
 
 std::unique_ptr<Transfer> make_persistent_transfer(MPI_Comm comm, const Buffer& send, Buffer& recv, std::size_t bytes,
