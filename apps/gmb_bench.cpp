@@ -175,7 +175,7 @@ std::vector<std::string> apply_omb_options(const BenchmarkInfo& info, const ArgP
                                            const std::vector<std::string>& positionals, RunSettings& settings,
                                            Json& reading) {
   std::vector<std::string> warnings;
-  const auto counterpart = omb_counterpart(info.name);
+  const auto& counterpart = info.omb;
   if (!omb.message_size.empty()) {
     if (!counterpart)
       throw UsageError("-m is OMB's --message-size, and " + info.name + " has no OMB counterpart: give --sizes");

@@ -26,6 +26,7 @@
 #include "gmb/platform.hpp"
 #include "gmb/record.hpp"
 #include "gmb/size_limits.hpp"
+#include "gmb/sizes.hpp"
 #include "gmb/timing.hpp"
 
 namespace gmb {
@@ -55,6 +56,8 @@ struct RunSettings {
   Json to_json() const;
 
   static constexpr double kDefaultMaxSeconds = 1.0;
+  // --window of the windowed benchmarks (bw, bibw, mbw, rma_bw, part_bw): messages in flight per iteration.
+  static constexpr int kDefaultWindow = 64;
 };
 
 // Declares --precision and --max-seconds, which set `settings` (the driver declares them with the other
@@ -221,6 +224,12 @@ struct RecordShape {
   bool operations = false;               // takes collective operation names (coll OP, nbc OP)
 };
 
+// Which way the data a benchmark's figures count moves: one way (bw), both ways at once (bibw: its bandwidth is
+// what both directions carry together), or neither where the figure is no transfer between two sides (latency,
+// collectives, peaks).
+enum class Directions { none, uni, bi };
+const char* directions_name(Directions d);  // null for none, "uni", "bi"
+
 struct BenchmarkInfo {
   std::string name;
   std::string summary;
@@ -229,6 +238,10 @@ struct BenchmarkInfo {
   bool even_ranks = false;
   std::function<std::unique_ptr<Benchmark>()> make;
   RecordShape records;
+  Directions directions = Directions::none;
+  bool overlap = false;               // measures how much of a transfer hides behind compute (nbc's arithmetic)
+  // The OSU Micro-Benchmarks program it stands for (what OMB's -m and -d read by); none where OMB has no such.
+  std::optional<OmbCounterpart> omb = std::nullopt;
 };
 
 class Registry {

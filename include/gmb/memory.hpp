@@ -57,6 +57,8 @@ struct MemoryKind {
   bool host_accessible = false;
   // True for page-locked host memory (pinned): what asynchronous GPU copies need to overlap.
   bool page_locked = false;
+  // True for ordinary pageable host memory (malloc): the host side of the pageable copies and staging.
+  bool pageable = false;
 
   bool available() const { return unavailable_reason.empty(); }
 };
@@ -65,6 +67,15 @@ struct MemoryKind {
 // on the device must fit there), host and pinned memory against the host.
 enum class MemorySide { host, device };
 inline MemorySide side_of(const MemoryKind& kind) { return kind.gpu_backed ? MemorySide::device : MemorySide::host; }
+
+// Memory asked for by what it is, never by a kind's name: the first kind with `property`.
+struct MemoryByProperty {
+  bool MemoryKind::*property;
+  const char* what;  // for messages: "page-locked host memory"
+};
+inline constexpr MemoryByProperty kDeviceMemory{&MemoryKind::gpu_memory, "device memory"};
+inline constexpr MemoryByProperty kPinnedHostMemory{&MemoryKind::page_locked, "page-locked host memory"};
+inline constexpr MemoryByProperty kPageableHostMemory{&MemoryKind::pageable, "pageable host memory"};
 
 class MemoryKinds {
  public:
@@ -80,6 +91,8 @@ class MemoryKinds {
   const MemoryKind* find_by(bool MemoryKind::*property) const;
   // The same kind; throws Unsupported with its reason when unavailable, or naming `what` when none exists.
   const MemoryKind& require_by(bool MemoryKind::*property, const std::string& what) const;
+  const MemoryKind* find(const MemoryByProperty& memory) const { return find_by(memory.property); }
+  const MemoryKind& require(const MemoryByProperty& memory) const { return require_by(memory.property, memory.what); }
   const std::vector<MemoryKind>& all() const { return kinds_; }
   std::vector<std::string> names() const;
 

@@ -21,13 +21,22 @@ std::string format_size(std::uint64_t bytes);
 // (OMB 7.x, c/util/osu_util.c process_options: point to point MIN_MESSAGE_SIZE 1 B, 0 B for the latency
 // benchmarks, up to MAX_MESSAGE_SIZE 4 MiB; collectives 1 B up to MAX_MSG_SIZE_COLL 1 MiB).
 struct OmbCounterpart {
-  std::string program;  // "osu_bw", "the OMB collectives" ...
+  const char* program = "";  // "osu_bw", "the OMB collectives" ... (a literal: registrations stay constant data)
   std::uint64_t min_size = 1, max_size = 0;
   bool collective = false;  // coll, nbc: -d places every rank's buffers; point to point: the letters do
   bool host_by_default = true;  // without letters both sides are host memory (um: managed:device)
 };
-// nullopt for benchmarks OMB has no counterpart of (halo, peaks, doctor).
-std::optional<OmbCounterpart> omb_counterpart(const std::string& benchmark);
+// A point-to-point program: from 0 B for the latency-type ones (process_options: LAT with PT2PT), else 1 B, up to
+// MAX_MESSAGE_SIZE. Each benchmark names its counterpart where it registers (BenchmarkInfo::omb).
+constexpr OmbCounterpart omb_point_to_point(const char* program, bool latency_type, bool host_by_default = true) {
+  constexpr std::uint64_t kPt2ptMax = 1ull << 22;  // MAX_MESSAGE_SIZE
+  return OmbCounterpart{program, latency_type ? 0u : 1u, kPt2ptMax, false, host_by_default};
+}
+// The collectives, blocking or not: 1 B up to MAX_MSG_SIZE_COLL.
+constexpr OmbCounterpart omb_collectives(const char* program) {
+  constexpr std::uint64_t kCollMax = 1ull << 20;  // MAX_MSG_SIZE_COLL
+  return OmbCounterpart{program, 1, kCollMax, true, true};
+}
 
 // OMB's -m [MIN:]MAX: "MAX" (from the program's minimum), "MIN:MAX", "MIN:" (up to its default maximum),
 // ":MAX"; sizes doubling from MIN while <= MAX, as OMB's loops step. K/M/G suffixes are accepted (OMB reads

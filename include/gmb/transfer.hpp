@@ -40,11 +40,14 @@ class Transfer {
 struct StrategyInfo {
   std::string name;
   std::string description;
-  const char* staging_kind = nullptr;  // memory kind of the staging buffers; nullptr: nothing is staged
-  bool relays_host_side = false;       // true: host-memory sides stage; false: GPU-backed sides stage
-  bool chunked = false;                // messages are split into chunks (--chunks, --chunk-size)
+  const MemoryByProperty* staging = nullptr;  // the staging buffers' memory; nullptr: nothing is staged
+  bool relays_host_side = false;           // true: host-memory sides stage; false: GPU-backed sides stage
+  bool chunked = false;                    // messages are split into chunks (--chunks, --chunk-size)
   // Whether a side whose buffers are of `kind` copies through staging buffers.
-  bool stages(const MemoryKind& kind) const { return staging_kind && (relays_host_side ? !kind.gpu_backed : kind.gpu_backed); }
+  bool stages(const MemoryKind& kind) const { return staging && (relays_host_side ? !kind.gpu_backed : kind.gpu_backed); }
+  // The kind its staging buffers are allocated from (available or not); nullptr when nothing is staged or no kind
+  // has the property.
+  const MemoryKind* staging_kind(const MemoryKinds& kinds) const { return staging ? kinds.find(*staging) : nullptr; }
 };
 // The strategies this engine knows, in the order `--help` lists them.
 const std::vector<StrategyInfo>& transfer_strategies();

@@ -18,8 +18,9 @@ import pytest
 from gmb.machine import detect, mpilibs
 
 REPO = Path(__file__).resolve().parents[2]
-# the record schema: CMake's GMB_SCHEMA_FILE (installed to share/gmb/schema; the MPI tests validate against it)
-SOURCES = ("CMakeLists.txt", "cmake", "src", "include", "apps", "reference", "python/src/gmb/schema")
+# the schemas: CMake's GMB_SCHEMA_FILE and GMB_ENGINE_SCHEMA_FILE (installed to share/gmb/schema; the MPI tests validate
+# against them)
+SOURCES = ("CMakeLists.txt", "cmake", "src", "include", "apps", "reference", "schema")
 
 DEBIAN = {  # family -> (mpicc, launcher)
     "openmpi": ("/usr/bin/mpicc.openmpi", "/usr/bin/mpiexec.openmpi"),

@@ -46,22 +46,49 @@ def test_benchmarks_by_family_and_what_their_records_are():
 
 
 def test_which_benchmarks_take_precision():
-    """"adaptive": the benchmark takes --precision (the size-sweep runner's); an engine built before the description
-    said so has no --precision, and its benchmarks read as not adaptive."""
+    """"adaptive": the benchmark takes --precision (the size-sweep runner's)."""
     d = describe()
     assert [b.name for b in d.benchmarks.values() if b.adaptive] == ["latency", "bw", "bibw", "mbw", "mlat", "um",
                                                                       "rma_latency", "rma_bw", "rma_bibw",
                                                                       "part_latency", "part_bw", "coll"]
     assert not any(d.benchmark(n).adaptive for n in ("part_overlap", "nbc", "halo", "peaks", "doctor"))
-    older = description()
-    for b in older["benchmarks"]:
-        del b["adaptive"]
-    assert not any(b.adaptive for b in EngineDescription(older).benchmarks.values())
+
+
+@pytest.mark.parametrize("where, key", [(None, "run_defaults"), (None, "strategies"), (None, "ceilings"),
+                                        (None, "options"), ("benchmarks", "adaptive"), ("benchmarks", "directions"),
+                                        ("benchmarks", "overlap"), ("benchmarks", "omb"), ("benchmarks", "options"),
+                                        ("memory_kinds", "pageable"), ("strategies", "staging"),
+                                        ("ceilings", "bounds")])
+def test_a_description_short_of_the_contract_is_refused(where, key):
+    """The engine and the harness ship together: a description without a field the contract requires is refused,
+    naming the field, never read with a guess."""
+    short = description()
+    for entry in short[where] if where else [short]:
+        del entry[key]
+    with pytest.raises(DescriptionError, match=f"has no .*{key}.*rebuild it"):
+        EngineDescription(short)
+
+
+def test_the_facts_the_harness_plans_and_reads_by():
+    """Run defaults, directions, overlap, OMB counterparts, strategies and the ceilings' path classes come from the
+    description (the engine's), not from tables in the harness."""
+    d = describe()
+    assert (d.run_defaults.iters, d.run_defaults.warmup_large, d.run_defaults.large_size) == (1000, 10, 1 << 20)
+    assert d.run_defaults.max_seconds == 1.0 and d.run_defaults.window == 64
+    assert [n for n, b in d.benchmarks.items() if b.bidirectional] == ["bibw", "rma_bibw"]
+    assert [n for n, b in d.benchmarks.items() if b.overlap] == ["part_overlap", "nbc"]
+    assert d.benchmark("bw").bandwidth and not d.benchmark("latency").bandwidth and not d.benchmark("coll").bandwidth
+    assert d.benchmark("bibw").omb["program"] == "osu_bibw" and d.benchmark("halo").omb is None
+    assert d.strategies["staged-pageable"].staging_property == "pageable"
+    assert d.strategies["pipelined-gpu"].staged_side == "host" and d.strategies["direct"].staged_side is None
+    ceilings = {c.operation: c for c in d.ceilings}
+    assert ceilings["p2p-ipc"].bounds == ("nvlink", "pcie", "peer") and ceilings["d2d"].bounds == ("same-gpu",)
+    assert (ceilings["h2d-pageable"].direction, ceilings["h2d-pageable"].host_memory) == ("h2d", "pageable")
 
 
 def test_options_every_benchmark_takes_and_its_own():
     """A campaign's options are checked against these: each name (every spelling), whether it takes a value, the
-    accepted values where the engine lists them. An engine built before its description listed options: None."""
+    accepted values where the engine lists them."""
     d = describe()
     bw = d.accepted_options("bw")
     assert bw["--window"] is bw["-W"] is bw["--window-size"] and bw["--window"].value == "required"
@@ -69,9 +96,6 @@ def test_options_every_benchmark_takes_and_its_own():
     assert bw["--strategy"].choices == ("direct", "staged-pageable", "staged-pinned", "pipelined", "pipelined-gpu")
     assert "--window" not in d.accepted_options("coll") and "--mem" in d.accepted_options("coll")
     assert d.accepted_options("nosuch") is None
-    older = description()
-    del older["options"]
-    assert EngineDescription(older).accepted_options("bw") is None
 
 
 def test_memory_kinds_by_property():

@@ -2,6 +2,10 @@
 """The real engine's description against the contract (gmb.engine/1), and the fake engine's against the real one's,
 so that what the fake the other tests run on says stays true of the engine."""
 
+import json
+from pathlib import Path
+
+import jsonschema
 from fake_engine import description
 from realmpi import debian_library, skip_unless_debian
 
@@ -19,6 +23,8 @@ def test_real_engine_describes_itself_and_the_fake_says_the_same(real_env):
     desc = build.describe_engine(engine, env=lib.process_env())  # refuses a description short of the contract
     raw = desc.raw
     assert raw["schema"] == SCHEMA
+    schema = json.loads((Path(__file__).resolve().parents[2] / "schema" / "engine.v1.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(raw)
     for b in raw["benchmarks"]:
         assert b["family"] in FAMILIES, b
         assert set(b["metrics"]) <= set(STAT_OBJECTS), b
@@ -39,13 +45,14 @@ def test_real_engine_describes_itself_and_the_fake_says_the_same(real_env):
     real = {b["name"]: b for b in raw["benchmarks"]}
     for b in description()["benchmarks"]:
         assert b["name"] in real, f"the fake describes {b['name']!r}, which the engine does not list"
-        assert {k: b[k] for k in ("family", "headline", "metrics", "operations", "adaptive")} == \
-            {k: real[b["name"]][k] for k in ("family", "headline", "metrics", "operations", "adaptive")}, b["name"]
+        facts = ("family", "headline", "metrics", "operations", "adaptive", "directions", "overlap", "omb")
+        assert {k: b[k] for k in facts} == {k: real[b["name"]][k] for k in facts}, b["name"]
         # a campaign's options are checked by these (an option the engine gained since need not be in the fake)
         assert [o for o in b["options"] if o not in real[b["name"]]["options"]] == [], b["name"]
     assert [o for o in description()["options"] if o not in raw["options"]] == []
     kinds = {k["name"]: k for k in raw["memory_kinds"]}
-    properties = ("gpu_memory", "gpu_backed", "placeable", "host_accessible", "page_locked", "placement", "base")
+    properties = ("gpu_memory", "gpu_backed", "placeable", "host_accessible", "page_locked", "pageable", "placement",
+                  "base")
     for k in description()["memory_kinds"]:
         assert {p: k.get(p) for p in properties} == {p: kinds[k["name"]].get(p) for p in properties}, k["name"]
     collectives = {c["name"]: c for c in raw["collectives"]}
@@ -53,3 +60,6 @@ def test_real_engine_describes_itself_and_the_fake_says_the_same(real_env):
         assert {x: c[x] for x in ("mpi_call", "nonblocking_call", "rooted", "reduction", "nccl")} == \
             {x: collectives[c["name"]][x] for x in ("mpi_call", "nonblocking_call", "rooted", "reduction", "nccl")}, \
             c["name"]
+    # the facts the harness plans and reads by, as the engine states them
+    for key in ("run_defaults", "strategies", "ceilings"):
+        assert description()[key] == raw[key], key

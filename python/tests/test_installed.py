@@ -213,10 +213,22 @@ def test_schema_is_package_data(tmp_path, monkeypatch):
     assert records.load_schema()["$id"] == gmb.SCHEMA_ID
     ctx = synth.context("r", "latency", "Open MPI v5.0.7", cuda=False)
     assert not list(records.validator().iter_errors(ctx))
-    # the package declares it as data (a wheel ships it) and nothing else in the repository holds another copy
+    # the package declares it as data (a wheel ships it)
     project = tomllib.loads((PYTHON / "pyproject.toml").read_text())
     assert "schema/*.json" in project["tool"]["setuptools"]["package-data"]["gmb"]
-    assert not (PYTHON.parent / "schema" / "record.v1.json").exists()
+
+
+def test_package_schemas_are_the_repository_schemas():
+    """schema/*.json at the top of the repository is the contract's source; the package ships identical copies (a
+    harness installed without the checkout needs them): copy them again when this fails."""
+    source = PYTHON.parent / "schema"
+    shipped = Path(gmb.__file__).resolve().parent / "schema"
+    names = sorted(p.name for p in source.glob("*.json"))
+    assert names == ["engine.v1.json", "record.v1.json"]
+    assert sorted(p.name for p in shipped.glob("*.json")) == names
+    for name in names:
+        assert (shipped / name).read_bytes() == (source / name).read_bytes(), \
+            f"python/src/gmb/schema/{name} differs from schema/{name}: cp schema/{name} python/src/gmb/schema/"
 
 
 def test_gmb_schema_overrides(tmp_path, monkeypatch):

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "gmb/collectives.hpp"
+#include "gmb/coll_operands.hpp"
 #include "gmb/error.hpp"
 #include "gmb/overlap.hpp"
 #include "gmb/stats.hpp"
@@ -484,7 +484,8 @@ void NonBlockingCollective::write_record(const Context& ctx, RecordSink& sink, c
 
 const Registration nbc_registration({"nbc", "non-blocking collectives and overlap: nbc OP|OP,OP|all (MPI_Iallreduce, ...)", 1, 0,
                                      false, [] { return std::make_unique<NonBlockingCollective>(); },
-                                     {Family::nbc, {Statistic::time_us}, Statistic::time_us, {"mpi"}, /*operations*/ true}});
+                                     {Family::nbc, {Statistic::time_us}, Statistic::time_us, {"mpi"}, /*operations*/ true},
+                                     Directions::none, /*overlap*/ true, omb_collectives("the OMB non-blocking collectives")});
 
 }  // namespace
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "gmb/collectives.hpp"
+#include "gmb/coll_operands.hpp"
 #include "gmb/error.hpp"
 #include "gmb/known_issues.hpp"
 #include "gmb/managed.hpp"

@@ -5,7 +5,7 @@
 // once per size), started and waited for every iteration (METHODOLOGY "Persistent communication").
 #include <algorithm>
 
-#include "gmb/collectives.hpp"
+#include "gmb/coll_operands.hpp"
 #include "gmb/error.hpp"
 #include "gmb/mpi_features.hpp"
 #include "gmb/stats.hpp"
@@ -196,7 +196,8 @@ class BlockingCollective final : public SizeSweep {
 const Registration coll_registration({"coll", "blocking collectives: coll OP|OP,OP|all (bcast, allreduce, alltoall(v), ...)", 1, 0,
                                       false, [] { return std::make_unique<BlockingCollective>(); },
                                       {Family::collective, {Statistic::time_us, Statistic::bandwidth_GBps, Statistic::busbw_GBps},
-                                       Statistic::busbw_GBps, transport_names(), /*operations*/ true}});
+                                       Statistic::busbw_GBps, transport_names(), /*operations*/ true},
+                                      Directions::none, false, omb_collectives("the OMB collectives")});
 
 }  // namespace
 

@@ -15,7 +15,7 @@ namespace {
 // --fresh-buffers does per size, and what applications do): {"status": passed|failed|not run, "detail"}.
 Json fresh_buffer_check(const Context& ctx) {
   Json out = Json::object();
-  const MemoryKind* device = ctx.platform->memory.find("device");
+  const MemoryKind* device = ctx.platform->memory.find(kDeviceMemory);
   if (ctx.awareness->verdict != Awareness::aware || !device || !device->available())
     return out.set("status", "not run").set("detail", "only for a library proven CUDA-aware, with device memory");
   const std::string problem = check_fresh_device_buffers(ctx.comm, *device);

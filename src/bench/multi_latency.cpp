@@ -53,7 +53,8 @@ class MultiPairLatency final : public PointToPoint {
 
 const Registration mlat_registration({"mlat", "multi-pair latency: ranks/2 pairs ping-pong at once (osu_multi_lat)", 2, 0,
                                       true, [] { return std::make_unique<MultiPairLatency>(); },
-                                      {Family::multi_pair, {Statistic::time_us}, Statistic::time_us, transport_names()}});
+                                      {Family::multi_pair, {Statistic::time_us}, Statistic::time_us, transport_names()},
+                                      Directions::none, false, omb_point_to_point("osu_multi_lat", true)});
 
 }  // namespace
 

@@ -573,11 +573,11 @@ const Registration part_latency_registration(
 const Registration part_bw_registration(
     {"part_bw", "MPI-4 partitioned bandwidth, a window of partitioned sends, over a partition-count sweep", 2, 2, false,
      [] { return std::make_unique<PartitionedTransfer>(true); },
-     {Family::partitioned, {Statistic::time_us, Statistic::bandwidth_GBps}, Statistic::bandwidth_GBps}});
+     {Family::partitioned, {Statistic::time_us, Statistic::bandwidth_GBps}, Statistic::bandwidth_GBps}, Directions::uni});
 const Registration part_overlap_registration(
     {"part_overlap", "partitions readied as a GPU kernel's blocks finish vs after the kernel: overlap (nbc arithmetic)", 2, 2,
      false, [] { return std::make_unique<PartitionedOverlap>(); },
-     {Family::partitioned, {Statistic::time_us}, Statistic::time_us}});
+     {Family::partitioned, {Statistic::time_us}, Statistic::time_us}, Directions::none, /*overlap*/ true});
 
 }  // namespace
 

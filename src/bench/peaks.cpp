@@ -96,7 +96,8 @@ class Peaks final : public Benchmark {
 
  private:
   GpuRuntime& gpu() const { return *ctx_->platform->gpu; }
-  const MemoryKind& kind(const char* name) const { return ctx_->platform->memory.require(name); }
+  // The memory a copy needs, by what it is (device, pinned, pageable), never by a kind's name.
+  const MemoryKind& kind(const MemoryByProperty& memory) const { return ctx_->platform->memory.require(memory); }
 
   // Bandwidth samples of `enqueue` (one copy of bytes_), timed with events on `stream`.
   std::vector<double> time_copies(GpuStream stream, bool hold, const std::function<void()>& enqueue) {
@@ -220,10 +221,10 @@ class Peaks final : public Benchmark {
   // Copy-engine and SM copies on this rank's GPU.
   void local_gpu_copies() {
     StreamOwner stream(gpu());
-    auto device_a = kind("device").allocate(bytes_);
-    auto device_b = kind("device").allocate(bytes_);
-    auto pinned = kind("pinned").allocate(bytes_);
-    auto pageable = kind("host").allocate(bytes_);
+    auto device_a = kind(kDeviceMemory).allocate(bytes_);
+    auto device_b = kind(kDeviceMemory).allocate(bytes_);
+    auto pinned = kind(kPinnedHostMemory).allocate(bytes_);
+    auto pageable = kind(kPageableHostMemory).allocate(bytes_);
     device_a->fill(bytes_, 1);
     pinned->fill(bytes_, 2);
     pageable->fill(bytes_, 3);
@@ -258,9 +259,9 @@ class Peaks final : public Benchmark {
         const GpuLink link = gpu().link_between(a.pci_bus_id, b.pci_bus_id);
         const PathInfo path{link.kind, link.detail, link.nominal_GBps};
         gpu().select_device(dst);
-        auto target = kind("device").allocate(bytes_);
+        auto target = kind(kDeviceMemory).allocate(bytes_);
         gpu().select_device(src);
-        auto source = kind("device").allocate(bytes_);
+        auto source = kind(kDeviceMemory).allocate(bytes_);
         source->fill(bytes_, 4);
         {
           StreamOwner stream(gpu());
@@ -283,7 +284,7 @@ class Peaks final : public Benchmark {
   // Every ordered pair of ranks on one host: rank `src` writes into rank `dst`'s buffer through
   // CUDA IPC, as a CUDA-aware MPI does for large intra-node messages.
   void ipc_copies_between_ranks() {
-    auto mine = kind("device").allocate(bytes_);
+    auto mine = kind(kDeviceMemory).allocate(bytes_);
     mine->fill(bytes_, 5);
     const std::string handle = gpu().ipc_export(mine->data());
     for (int src = 0; src < ctx_->size; ++src) {
@@ -296,7 +297,7 @@ class Peaks final : public Benchmark {
             // cudaIpcOpenMemHandle refuses a handle from the same device: nothing to measure.
           } else {
             void* peer = gpu().ipc_open(peer_handle);
-            auto source = kind("device").allocate(bytes_);
+            auto source = kind(kDeviceMemory).allocate(bytes_);
             source->fill(bytes_, 6);
             StreamOwner stream(gpu());
             const GpuStream s = stream.get();

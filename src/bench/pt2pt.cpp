@@ -123,7 +123,7 @@ std::string PointToPoint::unsupported_reason(const Context& ctx) {
   const StrategyInfo* strategy = find_strategy(transfer_.strategy);
   const MemoryKind& send = ctx.platform->memory.known(send_.kind);
   const MemoryKind& recv = ctx.platform->memory.known(recv_.kind);
-  if (strategy->staging_kind && !strategy->stages(send) && !strategy->stages(recv))
+  if (strategy->staging && !strategy->stages(send) && !strategy->stages(recv))
     return "the " + transfer_.strategy + " strategy " +
            (strategy->relays_host_side ? "relays host or pinned buffers through the GPU"
                                        : "stages device or managed buffers through host memory") +
@@ -142,8 +142,9 @@ SizeNeeds PointToPoint::needs(const Context& ctx, std::size_t bytes) const {
   const bool staged = strategy->stages(kind);
   if (staged) {
     n.refuse(staging_limit_problem(transfer_, bytes, window));
+    // Every strategy's staging memory is registered (unavailable where it cannot be allocated).
     n.add(std::to_string(2 * window) + " staging slots", 2 * static_cast<std::uint64_t>(window) * std::max<std::size_t>(bytes, 1),
-          ctx.platform->memory.known(strategy->staging_kind));
+          *strategy->staging_kind(ctx.platform->memory));
   }
   // Unchunked direct ping-pongs are blocking calls; everything else is started and waited for.
   const bool blocking = !windowed() && !staged && transfer_.chunks_for(bytes) == 1;
@@ -406,24 +407,29 @@ class MultiPairBandwidth final : public PointToPoint {
 // Every point-to-point benchmark takes --transport mpi|nccl (PointToPoint's options).
 const Registration latency_registration({"latency", "ping-pong one-way latency between 2 ranks", 2, 2, false,
                                          [] { return std::make_unique<Latency>(); },
-                                         {Family::pt2pt, {Statistic::time_us}, Statistic::time_us, transport_names()}});
+                                         {Family::pt2pt, {Statistic::time_us}, Statistic::time_us, transport_names()},
+                                         Directions::none, false, omb_point_to_point("osu_latency", true)});
 const Registration bw_registration({"bw", "uni-directional bandwidth, a window of non-blocking sends", 2, 2, false,
                                     [] { return std::make_unique<Bandwidth>(); },
                                     {Family::pt2pt, {Statistic::time_us, Statistic::bandwidth_GBps},
-                                     Statistic::bandwidth_GBps, transport_names()}});
+                                     Statistic::bandwidth_GBps, transport_names()},
+                                    Directions::uni, false, omb_point_to_point("osu_bw", false)});
 const Registration bibw_registration({"bibw", "bi-directional bandwidth, windows both ways at once", 2, 2, false,
                                       [] { return std::make_unique<BiBandwidth>(); },
                                       {Family::pt2pt, {Statistic::time_us, Statistic::bandwidth_GBps},
-                                       Statistic::bandwidth_GBps, transport_names()}});
+                                       Statistic::bandwidth_GBps, transport_names()},
+                                      Directions::bi, false, omb_point_to_point("osu_bibw", false)});
 const Registration mbw_registration({"mbw", "multi-pair aggregate bandwidth and message rate (ranks/2 pairs)", 2, 0,
                                      true, [] { return std::make_unique<MultiPairBandwidth>(); },
                                      {Family::multi_pair,
                                       {Statistic::time_us, Statistic::bandwidth_GBps, Statistic::message_rate_Mps},
-                                      Statistic::bandwidth_GBps, transport_names()}});
+                                      Statistic::bandwidth_GBps, transport_names()},
+                                     Directions::uni, false, omb_point_to_point("osu_mbw_mr", false)});
 const Registration um_registration({"um", "managed-memory latency per placement (default managed:device both sides), "
                                           "with host-host and device-device references in the same run",
                                     2, 2, false, [] { return std::make_unique<UnifiedMemoryLatency>(); },
-                                    {Family::managed, {Statistic::time_us}, Statistic::time_us, transport_names()}});
+                                    {Family::managed, {Statistic::time_us}, Statistic::time_us, transport_names()},
+                                    Directions::none, false, omb_point_to_point("osu_latency", true, /*host_by_default*/ false)});
 
 }  // namespace
 

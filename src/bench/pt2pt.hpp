@@ -78,7 +78,7 @@ class PointToPoint : public SizeSweep, protected ManagedPlacement {
 
   std::string send_text_ = "host", recv_text_ = "host";  // as given; parsed by configure()
   bool references_ = false;
-  int window_ = 64;
+  int window_ = RunSettings::kDefaultWindow;
   int pairs_ = 1;
   std::size_t bytes_ = 0;
   int rank_ = 0, peer_ = 0, size_ = 2;

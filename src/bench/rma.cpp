@@ -257,7 +257,7 @@ class OneSided : public SizeSweep {
 
   Shape shape_;
   Sync sync_ = Sync::flush;
-  int window_ = 64;
+  int window_ = RunSettings::kDefaultWindow;
 
  private:
   // Whether `rank` issues operations in an iteration: rank 0 always; rank 1 too in bibw and in the round trips
@@ -901,11 +901,11 @@ const Registration rma_latency_registration(
 const Registration rma_bw_registration(
     {"rma_bw", "one-sided (MPI-3 RMA) bandwidth, a window of put, get or acc from rank 0", 2, 2, false,
      [] { return std::make_unique<RmaBandwidth>(); },
-     {Family::rma, {Statistic::time_us, Statistic::bandwidth_GBps}, Statistic::bandwidth_GBps}});
+     {Family::rma, {Statistic::time_us, Statistic::bandwidth_GBps}, Statistic::bandwidth_GBps}, Directions::uni});
 const Registration rma_bibw_registration(
     {"rma_bibw", "one-sided (MPI-3 RMA) bi-directional bandwidth, windows of put or acc both ways at once", 2, 2,
      false, [] { return std::make_unique<RmaBiBandwidth>(); },
-     {Family::rma, {Statistic::time_us, Statistic::bandwidth_GBps}, Statistic::bandwidth_GBps}});
+     {Family::rma, {Statistic::time_us, Statistic::bandwidth_GBps}, Statistic::bandwidth_GBps}, Directions::bi});
 
 }  // namespace
 

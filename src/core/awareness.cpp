@@ -221,7 +221,7 @@ AwarenessReport detect_gpu_awareness(MPI_Comm comm, const Platform& platform, Bu
     report.evidence.set("proof", "not run: no static answer allows it");
     return report;
   }
-  const MemoryKind* device = platform.memory.find("device");
+  const MemoryKind* device = platform.memory.find(kDeviceMemory);
   if (!device || !device->available()) {
     report.verdict = Awareness::unknown;
     report.summary = "the library says it is CUDA-aware, but there is no device memory here to prove it";

@@ -22,6 +22,15 @@ const BenchmarkInfo* Registry::find(const std::string& name) const {
   return nullptr;
 }
 
+const char* directions_name(Directions d) {
+  switch (d) {
+    case Directions::none: return nullptr;
+    case Directions::uni: return "uni";
+    case Directions::bi: return "bi";
+  }
+  return nullptr;
+}
+
 const char* family_name(Family family) {
   switch (family) {
     case Family::pt2pt: return "pt2pt";

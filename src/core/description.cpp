@@ -2,11 +2,13 @@
 #include "gmb/description.hpp"
 
 #include "gmb/benchmark.hpp"
+#include "gmb/ceilings.hpp"
 #include "gmb/collectives.hpp"
 #include "gmb/mpi_features.hpp"
 #include "gmb/mpi_library.hpp"
 #include "gmb/platform.hpp"
 #include "gmb/provenance.hpp"
+#include "gmb/transfer.hpp"
 
 namespace gmb {
 
@@ -22,6 +24,19 @@ Json describe_options(const ArgParser& parser) {
     options.push(option);
   }
   return options;
+}
+
+// A text, or null where there is none.
+Json text_or_null(const char* text) { return text ? Json(text) : Json(); }
+
+Json describe_omb(const std::optional<OmbCounterpart>& omb) {
+  if (!omb) return Json();
+  return Json::object()
+      .set("program", omb->program)
+      .set("min_size", omb->min_size)
+      .set("max_size", omb->max_size)
+      .set("collective", omb->collective)
+      .set("host_by_default", omb->host_by_default);
 }
 
 Json describe_benchmark(const BenchmarkInfo& b) {
@@ -42,6 +57,9 @@ Json describe_benchmark(const BenchmarkInfo& b) {
       .set("transports", Json::array_of(b.records.transports))
       .set("operations", b.records.operations)
       .set("adaptive", bench->takes_precision())
+      .set("directions", text_or_null(directions_name(b.directions)))
+      .set("overlap", b.overlap)
+      .set("omb", describe_omb(b.omb))
       .set("options", describe_options(own));
 }
 
@@ -58,6 +76,7 @@ Json describe_kind(const MemoryKind& k, Placement placement, const std::string& 
       .set("placeable", k.placeable)
       .set("host_accessible", k.host_accessible)
       .set("page_locked", k.page_locked)
+      .set("pageable", k.pageable)
       .set("placement", placed ? Json(placement_name(placement)) : Json())
       .set("base", k.name);
 }
@@ -77,6 +96,46 @@ Json describe_collective(const coll::Collective& c) {
                        .set("reason", c.nccl.call ? Json() : Json(c.nccl.missing)));
 }
 
+// Which property picks a strategy's staging memory, by name (the harness finds the kind by the same property).
+const char* property_name(bool MemoryKind::*property) {
+  if (property == &MemoryKind::gpu_memory) return "gpu_memory";
+  if (property == &MemoryKind::page_locked) return "page_locked";
+  if (property == &MemoryKind::pageable) return "pageable";
+  return "?";
+}
+
+// A strategy and how it moves a message: which side copies through staging memory (the GPU-backed side, or the
+// host-memory side that it relays through its GPU) and of which memory.
+Json describe_strategy(const StrategyInfo& s) {
+  Json strategy = Json::object().set("name", s.name).set("description", s.description).set("chunked", s.chunked);
+  if (!s.staging) return strategy.set("staged_side", Json()).set("staging", Json());
+  return strategy.set("staged_side", s.relays_host_side ? "host" : "gpu_backed")
+      .set("staging", Json::object().set("property", property_name(s.staging->property)).set("what", s.staging->what));
+}
+
+Json describe_ceiling(const CopyCeiling& c) {
+  Json bounds = Json::array();
+  for (const char* path : c.bounds) bounds.push(path);
+  return Json::object()
+      .set("operation", c.operation)
+      .set("bounds", bounds)
+      .set("direction", text_or_null(c.direction))
+      .set("host_memory", text_or_null(c.host_memory));
+}
+
+// What every size-sweep run does unless told otherwise (the options' defaults).
+Json describe_run_defaults() {
+  const RunSettings defaults;
+  return Json::object()
+      .set("iters", defaults.iters)
+      .set("warmup", defaults.warmup)
+      .set("iters_large", defaults.iters_large)
+      .set("warmup_large", defaults.warmup_large)
+      .set("large_size", defaults.large_size)
+      .set("max_seconds", RunSettings::kDefaultMaxSeconds)
+      .set("window", RunSettings::kDefaultWindow);
+}
+
 }  // namespace
 
 std::string mpi_library_version_text() {
@@ -87,7 +146,8 @@ std::string mpi_library_version_text() {
 
 Json engine_description(const Platform& platform, const ArgParser& common_options) {
   const BuildInfo& build = build_info();
-  Json benchmarks = Json::array(), kinds = Json::array(), collectives = Json::array();
+  Json benchmarks = Json::array(), kinds = Json::array(), collectives = Json::array(), strategies = Json::array(),
+       ceilings = Json::array();
   for (const auto& b : Registry::instance().all()) benchmarks.push(describe_benchmark(b));
   for (const auto& k : platform.memory.all()) {
     kinds.push(describe_kind(k, Placement::none, k.description));
@@ -98,6 +158,8 @@ Json engine_description(const Platform& platform, const ArgParser& common_option
     }
   }
   for (const auto& c : coll::collectives()) collectives.push(describe_collective(c));
+  for (const auto& s : transfer_strategies()) strategies.push(describe_strategy(s));
+  for (const auto& c : copy_ceilings()) ceilings.push(describe_ceiling(c));
   Json features = Json::object().set("cuda", build.cuda).set("nccl", build.nccl).set("gpu_usable", platform.gpu_unavailable_reason.empty());
   if (!platform.gpu_unavailable_reason.empty()) features.set("gpu_reason", platform.gpu_unavailable_reason);
   if (platform.nccl.available()) features.set("nccl_version", platform.nccl.version);
@@ -111,9 +173,12 @@ Json engine_description(const Platform& platform, const ArgParser& common_option
                       .set("library_object", loaded_mpi_library().to_json())
                       .set("features", mpi_features_json()))
       .set("options", describe_options(common_options))
+      .set("run_defaults", describe_run_defaults())
       .set("benchmarks", benchmarks)
       .set("memory_kinds", kinds)
       .set("collectives", collectives)
+      .set("strategies", strategies)
+      .set("ceilings", ceilings)
       .set("features", features);
 }
 

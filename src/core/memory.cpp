@@ -108,7 +108,7 @@ void register_host_memory(MemoryKinds& kinds) {
   MemoryKind host = kind_named("host", "pageable host memory (malloc)", "", [](std::size_t bytes) -> std::unique_ptr<Buffer> {
     return std::make_unique<PageableHostBuffer>(bytes);
   });
-  host.host_accessible = true;
+  host.host_accessible = host.pageable = true;
   kinds.add(std::move(host));
 }
 

@@ -103,21 +103,6 @@ std::string format_size(std::uint64_t bytes) {
   return buf;
 }
 
-std::optional<OmbCounterpart> omb_counterpart(const std::string& benchmark) {
-  constexpr std::uint64_t kPt2ptMax = 1ull << 22;  // MAX_MESSAGE_SIZE
-  constexpr std::uint64_t kCollMax = 1ull << 20;   // MAX_MSG_SIZE_COLL
-  // Latency-type point to point starts at 0 bytes (process_options: LAT with PT2PT sets min_message_size 0).
-  if (benchmark == "latency") return OmbCounterpart{"osu_latency", 0, kPt2ptMax, false};
-  if (benchmark == "um") return OmbCounterpart{"osu_latency", 0, kPt2ptMax, false, false};
-  if (benchmark == "mlat") return OmbCounterpart{"osu_multi_lat", 0, kPt2ptMax, false};
-  if (benchmark == "bw") return OmbCounterpart{"osu_bw", 1, kPt2ptMax, false};
-  if (benchmark == "bibw") return OmbCounterpart{"osu_bibw", 1, kPt2ptMax, false};
-  if (benchmark == "mbw") return OmbCounterpart{"osu_mbw_mr", 1, kPt2ptMax, false};
-  if (benchmark == "coll") return OmbCounterpart{"the OMB collectives", 1, kCollMax, true};
-  if (benchmark == "nbc") return OmbCounterpart{"the OMB non-blocking collectives", 1, kCollMax, true};
-  return std::nullopt;
-}
-
 OmbMessageSizes parse_omb_message_sizes(const std::string& text, const OmbCounterpart& counterpart) {
   const char* const accepted =
       "accepted: OMB's [MIN:]MAX in bytes, K/M/G suffixes allowed: MAX (from the default minimum), MIN:MAX, MIN: "
@@ -150,8 +135,8 @@ OmbMessageSizes parse_omb_message_sizes(const std::string& text, const OmbCounte
     throw UsageError("message size '" + text + "': MIN " + format_size(out.min) + " is greater than MAX " +
                      format_size(out.max) +
                      (colon == std::string::npos || trim(text.substr(0, colon)).empty()
-                          ? " (the default minimum of " + counterpart.program + ")"
-                          : trim(text.substr(colon + 1)).empty() ? " (the default maximum of " + counterpart.program + ")"
+                          ? std::string(" (the default minimum of ") + counterpart.program + ")"
+                          : trim(text.substr(colon + 1)).empty() ? std::string(" (the default maximum of ") + counterpart.program + ")"
                                                                  : "") +
                      " (" + accepted + ")");
   out.sizes = doubling(out.min, out.max);

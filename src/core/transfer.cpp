@@ -345,14 +345,15 @@ std::string staging_limit_problem(const TransferConfig& config, std::size_t byte
 const std::vector<StrategyInfo>& transfer_strategies() {
   static const std::vector<StrategyInfo> strategies = {
       {"direct", "hand the buffer's pointer to MPI (device memory needs a CUDA-aware library)"},
-      {"staged-pageable", "copy device data through pageable host memory, MPI on host memory", "host", false, false},
-      {"staged-pinned", "copy device data through pinned host memory, MPI on host memory", "pinned", false, false},
+      {"staged-pageable", "copy device data through pageable host memory, MPI on host memory", &kPageableHostMemory, false,
+       false},
+      {"staged-pinned", "copy device data through pinned host memory, MPI on host memory", &kPinnedHostMemory, false, false},
       {"pipelined", "chunked staging of device data through pinned memory: copies of one chunk overlap MPI of another",
-       "pinned", false, true},
+       &kPinnedHostMemory, false, true},
       {"pipelined-gpu",
        "chunked relay of host data through the rank's own GPU: its host<->device copies overlap MPI moving device "
        "memory (needs a CUDA-aware library)",
-       "device", true, true},
+       &kDeviceMemory, true, true},
   };
   return strategies;
 }
@@ -375,9 +376,9 @@ std::string strategy_problem(const TransferConfig& config, const MemoryKind& kin
   if (!platform.gpu || !platform.gpu_unavailable_reason.empty())
     return "the " + config.strategy + " strategy copies through a GPU runtime, and there is none: " +
            platform.gpu_unavailable_reason;
-  const MemoryKind* staging = platform.memory.find(strategy->staging_kind);
+  const MemoryKind* staging = strategy->staging_kind(platform.memory);
   if (!staging || !staging->available())
-    return "the " + config.strategy + " strategy needs " + strategy->staging_kind + " memory, which is not available";
+    return "the " + config.strategy + " strategy needs " + strategy->staging->what + ", which is not available";
   if (!strategy->relays_host_side) return "";
   // Relaying sides hand MPI device memory, and so do GPU sides: the library must be proven CUDA-aware.
   const std::string refusal = device_pointer_refusal(strategy->stages(kind) ? *staging : kind, awareness);
@@ -393,8 +394,8 @@ std::unique_ptr<Transfer> make_transfer(const TransferConfig& config, MPI_Comm c
   if (!strategy) throw UsageError("unknown transfer strategy '" + config.strategy + "'");
   if (!strategy->stages(kind)) return std::make_unique<DirectTransfer>(comm, window, config);
   if (!platform.gpu) throw Unsupported(strategy_problem(config, kind, platform, AwarenessReport{}));
-  return std::make_unique<StagedTransfer>(comm, *platform.gpu, buffers, platform.memory.require(strategy->staging_kind),
-                                          config, max_bytes, window);
+  const MemoryKind& staging = platform.memory.require(*strategy->staging);
+  return std::make_unique<StagedTransfer>(comm, *platform.gpu, buffers, staging, config, max_bytes, window);
 }
 
 std::unique_ptr<Transfer> make_persistent_transfer(MPI_Comm comm, const Buffer& send, Buffer& recv, std::size_t bytes,

@@ -11,3 +11,7 @@ gmb_mpi_test(doctor_fresh_check_not_run 2 0 STATUS ok STDOUT "device buffers fre
 # --version: what a site's module or package check asks (no MPI started: the checker's mpiexec is not used)
 add_test(NAME cli.version COMMAND ${GMB_BIN} --version)
 set_tests_properties(cli.version PROPERTIES PASS_REGULAR_EXPRESSION "^gmb-bench ${PROJECT_VERSION} \\(revision ")
+# The engine's description is the contract the harness reads: it validates against schema/engine.v1.json.
+add_test(NAME cli.description_schema
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/validate_description.py ${GMB_BIN} ${GMB_ENGINE_SCHEMA_FILE})
+set_tests_properties(cli.description_schema PROPERTIES ENVIRONMENT "${GMB_MPI_TEST_ENV}")

@@ -8,7 +8,7 @@
 #include <numeric>
 #include <string>
 
-#include "gmb/collectives.hpp"
+#include "gmb/coll_operands.hpp"
 #include "gmb/overlap.hpp"
 
 using namespace gmb::coll;

@@ -232,3 +232,43 @@ TEST_F(DescriptionFixture, CollectivesSayWhatTheirCountsAre) {
   EXPECT_NE(text(*entry("collectives", "reduce_scatter").find("counts")->find("description")).find("reduce_scatter_equal"),
             std::string::npos);
 }
+
+// What the harness plans and reads by: directions and overlap per benchmark, its OMB counterpart, the run
+// defaults, the strategies with what they stage through, and the copies peaks measures with what they bound.
+TEST_F(DescriptionFixture, BenchmarksSayTheirDirectionsOverlapAndOmbCounterpart) {
+  EXPECT_EQ(text(*entry("benchmarks", "bw").find("directions")), "uni");
+  EXPECT_EQ(text(*entry("benchmarks", "bibw").find("directions")), "bi");
+  EXPECT_EQ(text(*entry("benchmarks", "rma_bibw").find("directions")), "bi");
+  EXPECT_TRUE(entry("benchmarks", "latency").find("directions")->is_null());
+  EXPECT_EQ(entry("benchmarks", "part_overlap").find("overlap")->dump(), "true");
+  EXPECT_EQ(entry("benchmarks", "nbc").find("overlap")->dump(), "true");
+  EXPECT_EQ(entry("benchmarks", "coll").find("overlap")->dump(), "false");
+  EXPECT_EQ(text(*entry("benchmarks", "bibw").find("omb")->find("program")), "osu_bibw");
+  EXPECT_TRUE(entry("benchmarks", "halo").find("omb")->is_null());
+}
+
+TEST_F(DescriptionFixture, RunDefaultsAreTheRunnersDefaults) {
+  const Json& defaults = *description.find("run_defaults");
+  const RunSettings settings;
+  EXPECT_EQ(defaults.find("iters")->dump(), std::to_string(settings.iters));
+  EXPECT_EQ(defaults.find("warmup_large")->dump(), std::to_string(settings.warmup_large));
+  EXPECT_EQ(defaults.find("large_size")->dump(), std::to_string(settings.large_size));
+  EXPECT_EQ(defaults.find("window")->dump(), std::to_string(RunSettings::kDefaultWindow));
+}
+
+TEST_F(DescriptionFixture, StrategiesSayWhatTheyStageThrough) {
+  const Json& staged = entry("strategies", "staged-pageable");
+  EXPECT_EQ(text(*staged.find("staged_side")), "gpu_backed");
+  EXPECT_EQ(text(*staged.find("staging")->find("property")), "pageable");
+  EXPECT_EQ(text(*entry("strategies", "pipelined").find("staging")->find("property")), "page_locked");
+  EXPECT_EQ(text(*entry("strategies", "pipelined-gpu").find("staged_side")), "host");
+  EXPECT_TRUE(entry("strategies", "direct").find("staging")->is_null());
+}
+
+TEST_F(DescriptionFixture, CeilingsSayWhichPathTheyBound) {
+  const Json* found = nullptr;
+  for (const Json& c : *description.find("ceilings")->as_array())
+    if (text(*c.find("operation")) == "p2p-ipc") found = &c;
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(strings(*found->find("bounds")), (std::vector<std::string>{"nvlink", "pcie", "peer"}));
+}

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "gmb/benchmark.hpp"
-#include "gmb/collectives.hpp"
+#include "gmb/coll_operands.hpp"
 #include "gmb/nccl.hpp"
 #include "gmb/platform.hpp"
 

@@ -21,8 +21,9 @@ strategies are capped at ``STAGED_GBPS``.
 
 from __future__ import annotations
 
-from ..engine.description import Benchmark, EngineDescription
-from ..results.peaks import bidirectional
+from dataclasses import asdict
+
+from ..engine.description import Benchmark, DescriptionError, EngineDescription
 from .plan import Launch
 from .sizes import parse_size, parse_sizes
 
@@ -48,11 +49,8 @@ PEAKS_S_PER_COPY_SAMPLE = 0.1  # ~40 ceilings x one 64 MiB copy (peaks: --sample
 NBC_CALLS = 3  # nbc: pure, then overall with compute of about the pure time (per iteration)
 # --compute-sweep: pure, then overall at compute 0, 0.25 ... 2 x pure: 1 + sum(1 + f) = 19 calls' time
 SWEEP_CALLS = 19
-# benchmarks measuring overlap with compute as nbc does (the description has no field for it)
-OVERLAP = {"part_overlap"}
-ADAPTIVE_MAX_SECONDS = 1.0  # the engine's --max-seconds when --precision is given without it
-DEFAULTS = {"iters": 1000, "warmup": 100, "iters-large": 100, "warmup-large": 10, "large-size": 1 << 20,
-            "window": 64}
+# the counts a launch runs with: its options, else the engine's run defaults (the description's)
+COUNTS = ("iters", "warmup", "iters-large", "warmup-large", "large-size", "window")
 
 
 def _options(args: list[str]) -> dict[str, str]:
@@ -69,7 +67,9 @@ def _options(args: list[str]) -> dict[str, str]:
 def launch_seconds(x: Launch, descriptions: dict[str, EngineDescription]) -> float:
     """Estimated wall time of one launch (start-up included)."""
     desc = descriptions.get(x.library)
-    b = desc.benchmark(x.benchmark) if desc else None
+    if desc is None:
+        raise DescriptionError(f"no engine description of library {x.library!r} to estimate its launches by")
+    b = desc.benchmark(x.benchmark)
     family = b.family if b else x.family
     start = START_S + PER_RANK_S * x.ranks + (NCCL_INIT_S if "--transport" in x.engine_args else 0)
     if family in FIXED_S:
@@ -77,7 +77,8 @@ def launch_seconds(x: Launch, descriptions: dict[str, EngineDescription]) -> flo
     opts = _options(x.engine_args[1:])
     if family == "peaks":
         return start + 2 + PEAKS_S_PER_COPY_SAMPLE * int(opts.get("samples", 10)) * int(opts.get("copies", 8))
-    num = {k: int(parse_size(opts[k])) if k in opts else v for k, v in DEFAULTS.items()}
+    defaults = asdict(desc.run_defaults)
+    num = {k: int(parse_size(opts[k])) if k in opts else defaults[k.replace("-", "_")] for k in COUNTS}
     sizes = parse_sizes(opts.get("sizes", "1:4M"))
     path = x.planned_path or "host"
     beta = BETA_GBPS.get(path, 8.0) * 1e3  # bytes per microsecond
@@ -87,7 +88,7 @@ def launch_seconds(x: Launch, descriptions: dict[str, EngineDescription]) -> flo
     if operations:
         beta = COLL_GBPS * 1e3 * (50 if "--transport" in x.engine_args else 1)
     calls = len(x.engine_args[1].split(",")) if operations and len(x.engine_args) > 1 else 1
-    if family == "nbc" or x.benchmark in OVERLAP:
+    if b and b.overlap:
         calls *= SWEEP_CALLS if "--compute-sweep" in x.engine_args else NBC_CALLS
     # what one launch measures several times over: each partition count swept, each ready mode, the persistent form
     sweeps = len(opts.get("partitions", "1").split(",")) * (2 if opts.get("ready") == "both" else 1) * (
@@ -98,27 +99,27 @@ def launch_seconds(x: Launch, descriptions: dict[str, EngineDescription]) -> flo
     alpha = ALPHA_US_OF_PATH.get(path, ALPHA_US)
     msg = WINDOW_MSG_US.get(path, 0.0)
     # --precision: a size's timed samples stop at --max-seconds at the latest (the estimate takes the cap)
-    timed_cap_us = float(opts.get("max-seconds", ADAPTIVE_MAX_SECONDS)) * 1e6 if "precision" in opts else None
+    timed_cap_us = float(opts.get("max-seconds", desc.run_defaults.max_seconds)) * 1e6 if "precision" in opts else None
     total_us = 0.0
     for nbytes in sizes:
         large = nbytes >= num["large-size"]
         timed = num["iters-large"] if large else num["iters"]
         timed = -(-timed // batch) * batch
         warmup = num["warmup-large"] if large else num["warmup"]
-        one = _iteration_us(b, family, x.benchmark, alpha + nbytes / beta, alpha, msg, nbytes / beta, num["window"],
+        one = _iteration_us(b, family, alpha + nbytes / beta, alpha, msg, nbytes / beta, num["window"],
                             calls)
         timed_us = timed * one if timed_cap_us is None else min(timed * one, timed_cap_us)
         total_us += sweeps * (warmup * one + timed_us)
     return start + total_us / 1e6
 
 
-def _iteration_us(b: Benchmark | None, family: str | None, name: str, one: float, alpha: float, msg: float,
+def _iteration_us(b: Benchmark | None, family: str | None, one: float, alpha: float, msg: float,
                   transfer: float, window: int, calls: int) -> float:
     """One timed iteration: ``one`` message of ``transfer`` us after ``alpha``; a window of ``window`` of them."""
-    if b is not None and b.point_to_point and name not in OVERLAP:
+    if b is not None and b.point_to_point and not b.overlap:
         if b.headline == "time_us":  # ping-pong
             return 2 * one
-        return alpha + (2 if bidirectional(name) else 1) * window * (msg + transfer)
+        return alpha + (2 if b.bidirectional else 1) * window * (msg + transfer)
     if family == "managed":
         return UM_CONFIGS * (UM_ITER_US + 2 * one)
     return calls * one  # collectives and anything else: one call per iteration and operation

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..engine.description import EngineDescription
-from ..results.peaks import bidirectional
 from .from_description import host_kind, listed
 from .spec import Block
 from .sweeps import COLL_SIZES
@@ -32,7 +31,6 @@ RMA_SINGLE_ELEMENT_SIZES = "8"
 # partition counts swept in one launch (--partitions); part_overlap: both ready modes and the compute sweep, in one
 # launch (the overlap curve), on device memory only: its kernel marks partitions ready per block
 PARTITIONS, QUICK_PARTITIONS = "1,4,16,64", "8"
-PARTITIONED_OVERLAP = "part_overlap"
 PART_OVERLAP_OPTIONS = {"ready": "both", "compute-sweep": True}
 PART_OVERLAP_SIZES, QUICK_PART_OVERLAP_SIZES = "64K,1M,16M", "4M"
 NO_FEATURES = "no mpi.features: built before the one-sided, persistent and partitioned benchmarks; rebuild it"
@@ -126,22 +124,22 @@ def mpi4_and_rma_blocks(lib, desc: EngineDescription, places: list[Place], devic
     if why_not:
         skipped.append((lib.name, "partitioned", why_not))
         return blocks
-    transfers = [n for n in names if n != PARTITIONED_OVERLAP]
+    transfers = [n for n in names if not desc.overlap(n)]
+    overlap = [n for n in names if desc.overlap(n)]
     for place in [p for p in ([] if quick or not transfers else places[:1] + [device]) if p]:
         blocks.append(block(transfers, place, place.sizes, {"partitions": PARTITIONS}))
-    if PARTITIONED_OVERLAP in names and device is None:
-        skipped.append((lib.name, PARTITIONED_OVERLAP, "its kernel marks the partitions ready: device memory handed "
-                                                       "to a CUDA-aware library on a GPU only"))
-    elif PARTITIONED_OVERLAP in names:
-        blocks.append(block([PARTITIONED_OVERLAP], device, QUICK_PART_OVERLAP_SIZES if quick else PART_OVERLAP_SIZES,
+    if overlap and device is None:
+        skipped += [(lib.name, n, "its kernel marks the partitions ready: device memory handed to a CUDA-aware "
+                                  "library on a GPU only") for n in overlap]
+    elif overlap:
+        blocks.append(block(overlap, device, QUICK_PART_OVERLAP_SIZES if quick else PART_OVERLAP_SIZES,
                             PART_OVERLAP_OPTIONS | {"partitions": QUICK_PARTITIONS if quick else PARTITIONS}))
     return blocks
 
 
 def _by_headline(desc: EngineDescription, family: str) -> tuple[str | None, str | None]:
     """The first benchmark of a family ranked by time (latency) and the first ranked by one-way bandwidth."""
-    names = [n for n in desc.of_family(family) if n != PARTITIONED_OVERLAP]
+    names = [n for n in desc.of_family(family) if not desc.overlap(n)]
     latency = next((n for n in names if desc.benchmark(n).headline == "time_us"), None)
-    bandwidth = next((n for n in names if desc.benchmark(n).headline == "bandwidth_GBps" and
-                      not bidirectional(n)), None)
+    bandwidth = next((n for n in names if desc.benchmark(n).bandwidth and not desc.bidirectional(n)), None)
     return latency, bandwidth

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """What an engine says about itself, and the harness's questions about the engine answered from it.
 
-``gmb-bench list --format json`` (docs/records.md, "The engine's description", schema ``gmb.engine/1``) names
-the engine's benchmarks (family, the statistics objects their records carry, the headline one, the transports,
-whether they take collective operations and whether they take ``--precision``, rank bounds, their options and
-those every benchmark takes), its memory kinds with their properties and whether this build can allocate them,
-its collectives with their NCCL counterparts, and its features (CUDA, NCCL).
+``gmb-bench list --format json`` (docs/records.md, "The engine's description", schema ``gmb.engine/1``, validated
+by schema/engine.v1.json) names the engine's benchmarks (family, the statistics objects their records carry, the
+headline one, the transports, whether they take collective operations and whether they take ``--precision``, their
+directions, whether they measure overlap, their OMB counterpart, rank bounds, their options and those every
+benchmark takes), the run defaults, its memory kinds with their properties and whether this build can allocate
+them, its collectives with their NCCL counterparts, its transfer strategies with what they stage through, the
+copies ``peaks`` measures with the path classes they bound, and its features (CUDA, NCCL).
 The harness keeps no list of its own of any of these: a second list drifts, and a missing entry silently
 changes what is planned or how a figure is ranked. It asks an ``EngineDescription``.
 
@@ -36,10 +38,8 @@ class Option:
     choices: tuple[str, ...] = ()  # the accepted values, where the option declares them (--strategy)
 
 
-def _options(entries, what: str, source: str) -> tuple[Option, ...] | None:
-    """The options of a description's list (None where the engine does not list them: built before it did)."""
-    if entries is None:
-        return None
+def _options(entries, what: str, source: str) -> tuple[Option, ...]:
+    """The options of a description's list."""
     if not isinstance(entries, list) or not all(isinstance(o, dict) and isinstance(o.get("names"), list)
                                                 for o in entries):
         raise DescriptionError(f"{source}: its description lists the options of {what} in a form this gmb does "
@@ -61,16 +61,26 @@ class Benchmark:
     headline: str | None  # the one tables and plots rank it by (None: its records carry no figures)
     transports: tuple[str, ...]  # the --transport values it accepts
     operations: bool  # takes collective operation names (gmb-bench coll allreduce)
-    # takes --precision (adaptive repetitions: the size-sweep runner's benchmarks); False from an engine built before
-    # the description said so, which has no --precision at all
-    adaptive: bool = False
-    # its own options (those every benchmark takes are the description's ``options``); None from an engine built
-    # before the description listed them
-    options: tuple[Option, ...] | None = None
+    adaptive: bool  # takes --precision (adaptive repetitions: the size-sweep runner's benchmarks)
+    # "uni" (bw), "bi" (bibw: its figures count both directions at once), None: no transfer between two sides
+    directions: str | None
+    overlap: bool  # measures how much of a transfer hides behind compute (nbc, part_overlap)
+    omb: dict | None  # the OSU Micro-Benchmarks program it stands for ({"program": "osu_bw", ...}), None: none
+    options: tuple[Option, ...]  # its own options (those every benchmark takes are the description's ``options``)
 
     @property
     def point_to_point(self) -> bool:
         return self.family in POINT_TO_POINT
+
+    @property
+    def bidirectional(self) -> bool:
+        """Its figures count both directions at once: compared with twice a one-way ceiling on duplex paths."""
+        return self.directions == "bi"
+
+    @property
+    def bandwidth(self) -> bool:
+        """A transfer between two sides ranked by its bandwidth (bw, bibw, mbw, rma_bw, part_bw ...)."""
+        return self.directions is not None and self.headline == "bandwidth_GBps"
 
     def ranks_refusal(self, ranks: int) -> str | None:
         """Why this benchmark cannot run on ``ranks`` ranks ("runs on exactly 2 ranks"), None when it can."""
@@ -92,6 +102,7 @@ class MemoryKind:
     placeable: bool  # takes a placement: "managed:host", "managed:device"
     host_accessible: bool  # the CPU reads and writes it directly
     page_locked: bool
+    pageable: bool  # ordinary pageable host memory (malloc)
     placement: str | None  # "host" or "device" for a placement of a placeable kind
     base: str  # the kind a placement belongs to ("managed" for "managed:host"), else its own name
 
@@ -108,10 +119,41 @@ class Collective:
     nccl_reason: str | None  # why NCCL cannot run it (None when it can)
 
 
+@dataclass(frozen=True)
+class RunDefaults:
+    """What a size-sweep run does unless told otherwise (the engine's option defaults)."""
+    iters: int
+    warmup: int
+    iters_large: int
+    warmup_large: int
+    large_size: int  # sizes from this many bytes up use the *_large counts
+    max_seconds: float  # --precision without --max-seconds: a size's timed seconds at most
+    window: int  # --window of the windowed benchmarks
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A transfer strategy: which side copies through staging memory, and which memory kind property picks it."""
+    name: str
+    chunked: bool
+    staged_side: str | None  # "gpu_backed": device or managed sides stage through host memory; "host": host sides
+    # relay through their GPU; None: nothing is staged (direct)
+    staging_property: str | None  # "pageable", "page_locked", "gpu_memory": the staging memory kind's property
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """A copy ``peaks`` measures and the path classes of the MPI transfers it bounds."""
+    operation: str
+    bounds: tuple[str, ...]
+    direction: str | None  # host<->device copies: "h2d" or "d2h"
+    host_memory: str | None  # host<->device copies: the host side's memory kind property ("page_locked", "pageable")
+
+
 def _rebuild(source: str, what: str) -> DescriptionError:
     return DescriptionError(
-        f"{source}: its description (gmb-bench list --format json) {what}: it was built before the engine described "
-        f"its benchmarks, memory kinds and collectives ({SCHEMA}); rebuild it (`gmb build` rebuilds the engines whose "
+        f"{source}: its description (gmb-bench list --format json) {what}: it was built from other sources than this "
+        f"gmb, whose contract ({SCHEMA}, schema/engine.v1.json) requires it; rebuild it (`gmb build` rebuilds the engines whose "
         f"sources changed; an engine declared with `engine = ...` is rebuilt by hand)")
 
 
@@ -120,13 +162,18 @@ def _fields(entry, keys: tuple[str, ...], what: str, source: str) -> dict:
         raise _rebuild(source, f"lists {what} that is not an object")
     missing = [k for k in keys if k not in entry]
     if missing:
-        raise _rebuild(source, f"has no {', '.join(missing)} for {what} {entry.get('name')!r}")
+        name = entry.get("name", entry.get("operation"))
+        raise _rebuild(source, f"has no {', '.join(missing)} for {what}" + (f" {name!r}" if name else ""))
     return entry
 
 
 _BENCHMARK_KEYS = ("name", "summary", "min_ranks", "max_ranks", "even_ranks", "family", "metrics", "headline",
-                   "transports", "operations")
-_KIND_KEYS = ("name", "available", "gpu_memory", "gpu_backed", "placeable", "host_accessible", "placement", "base")
+                   "transports", "operations", "adaptive", "directions", "overlap", "omb", "options")
+_KIND_KEYS = ("name", "available", "gpu_memory", "gpu_backed", "placeable", "host_accessible", "page_locked", "pageable",
+              "placement", "base")
+_RUN_DEFAULT_KEYS = ("iters", "warmup", "iters_large", "warmup_large", "large_size", "max_seconds", "window")
+_STRATEGY_KEYS = ("name", "chunked", "staged_side", "staging")
+_CEILING_KEYS = ("operation", "bounds", "direction", "host_memory")
 _COLLECTIVE_KEYS = ("name", "mpi_call", "nonblocking_call", "rooted", "reduction", "busbw_factor", "nccl")
 
 
@@ -142,7 +189,8 @@ class EngineDescription:
         if schema != SCHEMA:
             raise DescriptionError(f"{source}: describes itself as {schema!r}; this gmb reads {SCHEMA!r} (use a gmb "
                                    f"and an engine of the same source tree)")
-        for key in ("benchmarks", "memory_kinds", "collectives", "features"):
+        for key in ("options", "run_defaults", "benchmarks", "memory_kinds", "collectives", "strategies", "ceilings",
+                    "features"):
             if key not in data:
                 raise _rebuild(source, f"has no {key!r}")
         self.raw = data
@@ -153,14 +201,15 @@ class EngineDescription:
             self.benchmarks[b["name"]] = Benchmark(
                 b["name"], b["summary"], int(b["min_ranks"] or 1), int(b["max_ranks"] or 0), bool(b["even_ranks"]),
                 b["family"], tuple(b["metrics"]), b["headline"], tuple(b["transports"]), bool(b["operations"]),
-                bool(b.get("adaptive", False)), _options(b.get("options"), f"benchmark {b['name']!r}", source))
+                bool(b["adaptive"]), b["directions"], bool(b["overlap"]), b["omb"],
+                _options(b["options"], f"benchmark {b['name']!r}", source))
         self.kinds: dict[str, MemoryKind] = {}
         for k in data["memory_kinds"]:
             k = _fields(k, _KIND_KEYS, "memory kind", source)
             self.kinds[k["name"]] = MemoryKind(
                 k["name"], k.get("description", ""), bool(k["available"]), k.get("reason") or "", bool(k["gpu_memory"]),
-                bool(k["gpu_backed"]), bool(k["placeable"]), bool(k["host_accessible"]), bool(k.get("page_locked")),
-                k["placement"], k["base"])
+                bool(k["gpu_backed"]), bool(k["placeable"]), bool(k["host_accessible"]), bool(k["page_locked"]),
+                bool(k["pageable"]), k["placement"], k["base"])
         self.collectives: dict[str, Collective] = {}
         for c in data["collectives"]:
             c = _fields(c, _COLLECTIVE_KEYS, "collective", source)
@@ -168,7 +217,20 @@ class EngineDescription:
             self.collectives[c["name"]] = Collective(
                 c["name"], c["mpi_call"], c["nonblocking_call"], bool(c["rooted"]), bool(c["reduction"]),
                 c["busbw_factor"], nccl.get("call"), nccl.get("reason"))
-        self.options = _options(data.get("options"), "every benchmark", source)  # the driver's, every benchmark's
+        d = _fields(data["run_defaults"], _RUN_DEFAULT_KEYS, "run defaults", source)
+        self.run_defaults = RunDefaults(int(d["iters"]), int(d["warmup"]), int(d["iters_large"]),
+                                        int(d["warmup_large"]), int(d["large_size"]), float(d["max_seconds"]),
+                                        int(d["window"]))
+        self.strategies: dict[str, Strategy] = {}
+        for t in data["strategies"]:
+            t = _fields(t, _STRATEGY_KEYS, "strategy", source)
+            staging = t["staging"] if isinstance(t["staging"], dict) else {}
+            self.strategies[t["name"]] = Strategy(t["name"], bool(t["chunked"]), t["staged_side"],
+                                                  staging.get("property"))
+        self.ceilings: tuple[Ceiling, ...] = tuple(
+            Ceiling(c["operation"], tuple(c["bounds"]), c["direction"], c["host_memory"])
+            for c in (_fields(c, _CEILING_KEYS, "ceiling", source) for c in data["ceilings"]))
+        self.options = _options(data["options"], "every benchmark", source)  # the driver's, every benchmark's
         self.features: dict = dict(data["features"] or {})
         self.mpi: dict | None = data.get("mpi") if isinstance(data.get("mpi"), dict) else None
 
@@ -187,15 +249,23 @@ class EngineDescription:
 
     def accepted_options(self, name: str) -> dict[str, Option] | None:
         """Every option benchmark ``name`` takes (the driver's and its own), by each of its names; None when the
-        engine does not list them (built before its description did) or does not list the benchmark."""
+        engine does not list the benchmark."""
         b = self.benchmarks.get(name)
-        if b is None or b.options is None or self.options is None:
+        if b is None:
             return None
         return {n: o for o in (*self.options, *b.options) for n in o.names}
 
     def point_to_point(self, name: str) -> bool:
         b = self.benchmarks.get(name)
         return bool(b and b.point_to_point)
+
+    def bidirectional(self, name: str) -> bool:
+        b = self.benchmarks.get(name)
+        return bool(b and b.bidirectional)
+
+    def overlap(self, name: str) -> bool:
+        b = self.benchmarks.get(name)
+        return bool(b and b.overlap)
 
     # ---------------------------------------------------------------- memory kinds
     def kind_available(self, name: str) -> tuple[bool, str]:

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Reading gmb record files (JSON Lines, schema ``gmb.record/1``).
 
-A record file holds one ``context`` line followed by ``result`` lines. The contract lives in
-``python/src/gmb/schema/record.v1.json``, shipped inside the package (``gmb/schema/record.v1.json``, found with
+A record file holds one ``context`` line followed by ``result`` lines. The contract lives in the repository's
+``schema/record.v1.json``, shipped as an identical copy inside the package (``gmb/schema/record.v1.json``, found with
 ``importlib.resources``; ``$GMB_SCHEMA`` names another file); validation against it is asked for
 (``gmb ingest --validate``) and mandatory in the tests. It needs the ``jsonschema`` package, a dependency of gmb:
 validation asked for without it is an error, never skipped.

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The copies `gmb-bench peaks` measures and which MPI transfers each one bounds (its "achievable peak"), as
+// `gmb-bench list --format json` describes them: the harness compares a figure with the copy this table names
+// for the figure's path class, and keeps no table of its own.
+#pragma once
+
+#include <vector>
+
+namespace gmb {
+
+struct CopyCeiling {
+  const char* operation;  // as peaks' records name it: "h2d-pinned", "p2p-ipc" ...
+  // The path classes (path.hpp) of the MPI transfers it bounds; empty: measured for comparison only.
+  std::vector<const char*> bounds;
+  // Host<->device copies: "h2d" or "d2h", and the memory kind property of the host side ("page_locked",
+  // "pageable"); nullptr for the others.
+  const char* direction = nullptr;
+  const char* host_memory = nullptr;
+};
+
+// Every copy peaks measures; where several bound one path class, best first: the first measured is the ceiling
+// (an IPC copy between processes, as MPI ranks are, before an in-process copy-engine one, before an SM copy).
+const std::vector<CopyCeiling>& copy_ceilings();
+
+}  // namespace gmb
