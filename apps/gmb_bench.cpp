@@ -266,6 +266,31 @@ void warn_if_mpi_library_swapped(const LocalRank& local) {
                  "library running\n", mismatch.c_str(), std::getenv("LD_LIBRARY_PATH") ? std::getenv("LD_LIBRARY_PATH") : "");
 }
 
+// OMB's -f: what the full statistics are in gmb's records.
+void note_full_statistics(RecordSink& sink, const BenchmarkInfo& info) {
+  sink.note("full statistics (OMB's -f): min and max of the " +
+            std::string(full_statistic(info) ? statistic_name(*full_statistic(info)) : "figures") +
+            " samples and the timed iterations per size; OMB's average is the records' mean");
+}
+
+// Why the benchmark cannot run as asked on this many ranks (its own configuration, the rank count, --fresh-buffers,
+// --precision), or "": known only once MPI tells the rank count, so every rank returns the same answer.
+std::string configuration_problem(const BenchmarkInfo& info, Benchmark& bench, const std::vector<std::string>& positionals,
+                                  const RunSettings& settings, int ranks, Platform& platform) {
+  try {
+    bench.configure(positionals, ranks, platform);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  std::string problem = rank_count_problem(info, ranks);
+  if (problem.empty() && settings.fresh_buffers && !bench.sweeps_pooled_buffers())
+    problem = "--fresh-buffers: " + info.name +
+              " does not sweep sizes over buffers it hands to MPI, so it has no per-size allocation to stress "
+              "(accepted by: " + benchmarks_sweeping_pooled_buffers() + ")";
+  if (problem.empty()) problem = precision_problem(info, bench, settings);
+  return problem;
+}
+
 int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& args, const std::vector<std::string>& argv_all) {
   // Parse first: --help needs no MPI.
   RunSettings settings;
@@ -321,19 +346,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
     return finish(kExitUsage);
   };
 
-  if (usage_error.empty()) {
-    try {
-      bench->configure(positionals, ctx.size, platform);
-    } catch (const UsageError& e) {
-      usage_error = e.what();
-    }
-  }
-  if (usage_error.empty()) usage_error = rank_count_problem(info, ctx.size);
-  if (usage_error.empty() && settings.fresh_buffers && !bench->sweeps_pooled_buffers())
-    usage_error = "--fresh-buffers: " + info.name +
-                  " does not sweep sizes over buffers it hands to MPI, so it has no per-size allocation to stress "
-                  "(accepted by: " + benchmarks_sweeping_pooled_buffers() + ")";
-  if (usage_error.empty()) usage_error = precision_problem(info, *bench, settings);
+  if (usage_error.empty()) usage_error = configuration_problem(info, *bench, positionals, settings, ctx.size, platform);
   if (!usage_error.empty()) return usage_failure(usage_error);
   if (ctx.rank == 0)
     for (const auto& w : omb_warnings) std::fprintf(stderr, "gmb-bench %s: warning: %s\n", info.name.c_str(), w.c_str());
@@ -370,10 +383,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   if (!omb_reading.as_object()->empty()) options.set("omb", omb_reading);
   const Json context = build_context(ctx, argv_all, local, options);
   if (ctx.rank == 0) sink->write_context(context);
-  if (omb.full)
-    sink->note("full statistics (OMB's -f): min and max of the " +
-               std::string(full_statistic(info) ? statistic_name(*full_statistic(info)) : "figures") +
-               " samples and the timed iterations per size; OMB's average is the records' mean");
+  if (omb.full) note_full_statistics(*sink, info);
 
   const int code = bench->run(ctx, *sink);
   sink.reset();
