@@ -185,7 +185,7 @@ _VERSION = re.compile(r"\d+(?:\.\d+)+")
 
 def unknown_name_mismatch(name: str, context: dict) -> str | None:
     """Why the run a context record describes cannot be stored under ``name``, a name gmb knows no library by (neither
-    found nor declared), or None: the name must contain the family of the run's own label (records.library_label:
+    found nor declared), or None: the name must contain the family of the run's own label (library_label:
     openmpi-4.1.4, mpich-4.0.2, nccl-2.28.9) and, where it holds a version, that version (or its start: 4.1 for
     4.1.4). A name that cannot be checked so is not trusted: its figures would be stored under a library they may
     not be."""

@@ -241,7 +241,7 @@ class Store:
                launch_id: str | None = None, validate: bool = False) -> int:
         """Add one record file, in one transaction. ``library``: the name the campaign launched it under (a declared
         library, e.g. "nccl" for an NCCL library); without it the name comes from the context (MPI version string,
-        or NCCL for a run with --transport nccl: records.library_label), and a result whose own ``transport`` is
+        or NCCL for a run with --transport nccl: identity.library_label), and a result whose own ``transport`` is
         "nccl" is labelled by NCCL as well. Idempotent: a context whose run id is stored, and a result whose run id
         and identity (result_key) are stored, are not stored again. Returns the number of result rows added."""
         rf = source if isinstance(source, RecordFile) else read_records(source, validate=validate)
