@@ -32,12 +32,11 @@ tolerance.
 
 from __future__ import annotations
 
-import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..results.model import Point, Results, combine
+from ..results.model import Point, PointKey, Results, combine
 from ..tomlcheck import array_of_tables
 from .cells import HIGHER_IS_BETTER, Table, size_label
 
@@ -71,13 +70,18 @@ class Row:
 LAUNCH_CONFIGURATION = ("settings", "binding")
 
 
-def _key(p: Point, same_library: bool):
-    config = json.loads(p.config.canonical or "{}")
-    if not same_library:
-        for part in LAUNCH_CONFIGURATION:
-            config.pop(part, None)
-    return (p.benchmark, p.operation, p.memory, p.strategy_label, p.ranks, p.path_class, p.bytes, p.metric,
-            json.dumps(config, sort_keys=True))
+def _key(p: Point, same_library: bool) -> PointKey:
+    """What a point is (model.PointKey), without its library's name: the two sides are matched on the rest, and two
+    libraries' points also without how each was launched (LAUNCH_CONFIGURATION)."""
+    key = replace(p.key, library="")
+    return key if same_library else replace(key, settings="", binding=None)
+
+
+def _order(p: Point):
+    """Rows in the order of benchmark, operation, memory, strategy, ranks, path, size, metric and configuration."""
+    return tuple((0, x) if isinstance(x, int) else (1, str(x)) for x in
+                 (p.benchmark, p.operation, p.memory, p.strategy_label, p.ranks, p.path_class, p.bytes, p.metric,
+                  p.config.canonical))
 
 
 def compare(a: Results, b: Results, a_library: str | None = None, b_library: str | None = None) -> list[Row]:
@@ -112,7 +116,7 @@ def compare(a: Results, b: Results, a_library: str | None = None, b_library: str
 
     pa, pb = by_key(pts_a, "a"), by_key(pts_b, "b")
     out = []
-    for key in sorted(set(pa) & set(pb), key=lambda k: tuple((0, x) if isinstance(x, int) else (1, str(x)) for x in k)):
+    for key in sorted(set(pa) & set(pb), key=lambda k: _order(pa[k])):
         x, y = pa[key], pb[key]
         if x.median <= 0 or x.low <= 0:
             continue

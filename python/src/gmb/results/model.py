@@ -293,6 +293,7 @@ class Point:
     busy: int = 0  # launches that ran while this host was busy (load.py)
     configuration: str = ""  # the name without the options: the same for every benchmark of that configuration
     config: Configuration | None = None  # the configuration beyond the other fields (records.configuration)
+    key: PointKey | None = None  # what the point is (combine's group)
 
     def __post_init__(self):
         self.base_library = self.base_library or self.library
@@ -362,7 +363,7 @@ def combine(results: list[Result], metric: str | None = None) -> list[Point]:
                          min(s.median if s.p5 is None else s.p5 for s in stats),
                          max(s.median if s.p95 is None else s.p95 for s in stats), len(rs), key.chunks, key.fresh,
                          any(precision_stop(r.record) not in (None, "converged") for r in rs), key.library,
-                         sum(busy_launch(r.launch_load) for r in rs), first.configuration, first.config))
+                         sum(busy_launch(r.launch_load) for r in rs), first.configuration, first.config, key))
     out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy_label, p.ranks or 0,
                             p.path_class or "", p.bytes))
     return out
