@@ -6,11 +6,38 @@ from pathlib import Path
 import pytest
 import synth
 
+from gmb.engine.description import EngineDescription
+from gmb.machine.identity import library_label
 from gmb.report import checkreport
+from gmb.results.engine_facts import engine_file, read_engine_file
 from gmb.results.store import Store
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"
+HOST_ENGINE = DATA / "engine" / "host.json"  # the description of a host-only engine of this tree
+
+
+def write_engine_file(directory: Path, library: str, description: Path = HOST_ENGINE):
+    """directory/engines/<library>.json, as gmb run keeps it beside its records."""
+    (directory / "engines").mkdir(exist_ok=True)
+    data = engine_file(library, EngineDescription(json.loads(description.read_text())))
+    (directory / "engines" / f"{library}.json").write_text(json.dumps(data))
+
+
+def described(s: Store, description: Path = HOST_ENGINE) -> Store:
+    """Every library of the store described by one engine description (gmb run stores each library's engine's)."""
+    raw = EngineDescription(json.loads(description.read_text())).raw
+    for library in s.libraries():
+        s.record_engine(library, raw)
+    return s
+
+
+def ingest_directory(s: Store, directory: Path):
+    """Every record file of a directory and its engines/*.json, as open_results reads a directory."""
+    for f in sorted(directory.glob("*.jsonl")):
+        s.ingest(f)
+    for f in sorted(directory.glob("engines/*.json")):
+        s.ingest_engine_file(f)
 
 
 def make_results(tmp: Path, library_version: str, scale: float = 1.0, cuda: bool = True, name: str = "run") -> Path:
@@ -45,6 +72,7 @@ def make_results(tmp: Path, library_version: str, scale: float = 1.0, cuda: bool
     synth.write_jsonl(d / "nbc.jsonl", [synth.context(rid, "nbc", library_version, cuda=cuda),
                                         *synth.nbc_results(rid, "iallreduce", sizes[2:]),
                                         synth.unsupported(rid, "bw", "library is not CUDA-aware")])
+    write_engine_file(d, library_label(synth.context(rid, "nbc", library_version, cuda=cuda)))
     return d
 
 
@@ -62,8 +90,7 @@ def mpich_dir(tmp_path):
 def store(ompi_dir, mpich_dir):
     s = Store(":memory:")
     for d in (ompi_dir, mpich_dir):
-        for f in sorted(d.glob("*.jsonl")):
-            s.ingest(f)
+        ingest_directory(s, d)
     return s
 
 
@@ -73,8 +100,7 @@ def gpu_store():
     4.1.6 and 5.0.7, NCCL, with their recorded environments (NVIDIA_REQUIRE_CUDA among them)."""
     s = Store(":memory:")
     for d in ("h200-x2", "h200-ob1", "h200-ucx"):
-        for f in sorted((DATA / d).glob("*.jsonl")):
-            s.ingest(f)
+        ingest_directory(s, DATA / d)
     return s
 
 
@@ -104,6 +130,10 @@ def quick_campaign_store(directory: Path) -> Store:
                  launch_id=x["launch_id"])
     for sk in recorded["skipped"]:
         s.record_skip(sk["campaign"], sk["library"], sk["what"], sk["reason"])
+    # the campaign's configurations ran engines of one tree: one description stands for each
+    _, description = read_engine_file(sorted(directory.glob("engines/*.json"))[0])
+    for library in s.libraries():
+        s.record_engine(library, description.raw)
     return s
 
 
@@ -136,8 +166,7 @@ def gpu_x2_quick_mpich_store():
 def host_store(tmp_path):
     """A host-only result set (engine without CUDA, no GPU), as a CPU machine leaves it."""
     s = Store(":memory:")
-    for f in sorted(make_results(tmp_path, "MPICH Version: 4.0.2", cuda=False, name="cpu").glob("*.jsonl")):
-        s.ingest(f)
+    ingest_directory(s, make_results(tmp_path, "MPICH Version: 4.0.2", cuda=False, name="cpu"))
     return s
 
 

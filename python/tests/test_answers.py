@@ -5,7 +5,7 @@ import json
 import re
 
 import pytest
-from conftest import DATA
+from conftest import DATA, described
 import synth
 
 from gmb.report import answers
@@ -41,7 +41,7 @@ def _h200_store() -> Store:
             st.record_launch(launch_id=x["launch_id"], campaign="default", library=lib, benchmark=x["benchmark"],
                              repetition=x["repetition"], memory=x["memory"], strategy=x["strategy"],
                              ranks=x["ranks"], planned_path=x["planned_path"], status=x["status"], reason=reason)
-    return st
+    return described(st)
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +169,7 @@ def _store(tmp_path, per_lib: dict) -> Store:
         f = synth.write_jsonl(tmp_path / f"{i}.jsonl", [synth.context(f"r{i}", "bw", "Open MPI v5.0.7", cuda=True),
                                                          *[{**r, "run_id": f"r{i}"} for r in recs]])
         st.ingest(f, library=lib)
-    return st
+    return described(st)
 
 
 def test_overlapping_configurations_are_not_called_fastest(tmp_path):

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from conftest import DATA, described
 from fake_engine import describe
 
 from gmb.engine import build
@@ -277,7 +277,7 @@ def h200_store():
     st = Store()
     for f in sorted(H200.glob("*.jsonl")):
         st.ingest(f, validate=records.validator() is not None)
-    return st
+    return described(st)
 
 
 def test_fraction_of_peak_on_real_h200_records(h200_store):
@@ -329,7 +329,7 @@ def test_fraction_of_peak_counts_sizes_that_failed_validation():
     st = Store()
     for f in sorted((H200.parent / "h200-ucx").glob("*.jsonl")):
         st.ingest(f, validate=records.validator() is not None)
-    t = tables.fraction_of_peak(Results.load(st))
+    t = tables.fraction_of_peak(Results.load(described(st)))
     col = {c: i for i, c in enumerate(t.columns)}
     (row,) = [r for r in t.rows if r[col["memory"]] == "pinned:device"]
     assert row[col["at size"]] == "32K" and row[col["peak MPI GB/s"]] == pytest.approx(0.534, abs=1e-3)

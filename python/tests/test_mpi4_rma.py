@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 import synth
-from conftest import check_report_in_chromium
+from conftest import check_report_in_chromium, described
 from fake_engine import describe, description
 
 from gmb.report import answers
@@ -76,7 +76,7 @@ def mpi4_store(tmp_path):
         _ingest(s, rid, "part_overlap", synth.part_overlap_results(rid, [1 << 20, 4 << 20], "device", "device",
                                                                    "nvlink", [4, 16], ["after-kernel", "per-block"],
                                                                    sweep=True, seed=rep), tmp_path, rep=rep)
-    return s
+    return described(s)
 
 
 def test_operation_and_variant_are_part_of_a_point(mpi4_store):

@@ -3,7 +3,7 @@ import csv
 import json
 
 import pytest
-from conftest import DATA
+from conftest import DATA, described
 import synth
 
 from gmb.report import compare
@@ -23,7 +23,7 @@ def _real(*names, library="ompi-ob1"):
     st = Store()
     for n in ("peaks", *names):
         st.ingest(REAL / f"{n}.jsonl", library=library, validate=records.validator() is not None)
-    return st
+    return described(st)
 
 
 def _peak(run_id, op, path, nbytes, gbps, pair=0):
@@ -39,7 +39,7 @@ def _synthetic(tmp_path, peaks, mpi):
                                                  *[_peak("s", *p, pair=i) for i, p in enumerate(peaks)], *mpi])
     st = Store()
     st.ingest(f, validate=records.validator() is not None)
-    return st
+    return described(st)
 
 
 def _rows(t):
@@ -49,21 +49,21 @@ def _rows(t):
 
 def test_ceilings_keyed_by_operation_path_and_size():
     c = peaks.ceilings(Results.load(_real()))
-    assert c[("p2p-ipc", "nvlink", M)] == pytest.approx(162.7, abs=0.1)
-    assert c[("p2p-ipc", "nvlink", 64 * M)] == pytest.approx(383.76, abs=0.1)
-    assert c[("d2d", "same-gpu", M)] == pytest.approx(371.1, abs=0.1)  # median of the two GPUs
-    assert c[("d2d", "same-gpu", 64 * M)] == pytest.approx(1926.2, abs=0.1)
-    assert c[("host-copy", "host", 64 * M)] == pytest.approx(43.89, abs=0.01)
-    assert {k[2] for k in c} == {M, 64 * M}
-    assert peaks.ceiling_for("bw", "nvlink", "device", "device", 64 * M, c) == ("p2p-ipc", c[("p2p-ipc", "nvlink",
+    assert c.measured[("p2p-ipc", "nvlink", M)] == pytest.approx(162.7, abs=0.1)
+    assert c.measured[("p2p-ipc", "nvlink", 64 * M)] == pytest.approx(383.76, abs=0.1)
+    assert c.measured[("d2d", "same-gpu", M)] == pytest.approx(371.1, abs=0.1)  # median of the two GPUs
+    assert c.measured[("d2d", "same-gpu", 64 * M)] == pytest.approx(1926.2, abs=0.1)
+    assert c.measured[("host-copy", "host", 64 * M)] == pytest.approx(43.89, abs=0.01)
+    assert {k[2] for k in c.measured} == {M, 64 * M}
+    assert c.at("bw", "nvlink", "device", "device", 64 * M) == ("p2p-ipc", c.measured[("p2p-ipc", "nvlink",
                                                                                               64 * M)])
     # no ceiling at another size, however close: nothing is compared across sizes
-    assert peaks.ceiling_for("bw", "nvlink", "device", "device", 16 * M, c) == (None, None)
-    assert peaks.ceiling_for("bw", "host-device", "pinned", "device", M, c)[0] == "h2d-pinned"
-    assert peaks.ceiling_for("bw", "host-device", "host", "device", M, c)[0] == "h2d-pageable"
-    assert peaks.ceiling_for("bw", "host-device", "device", "pinned", M, c)[0] == "d2h-pinned"
-    assert peaks.ceiling_for("bw", "inter-node", "host", "host", M, c) == (None, None)
-    assert peaks.ceiling_sizes("bw", "same-gpu", "device", "device", c) == [M, 64 * M]
+    assert c.at("bw", "nvlink", "device", "device", 16 * M) == (None, None)
+    assert c.at("bw", "host-device", "pinned", "device", M)[0] == "h2d-pinned"
+    assert c.at("bw", "host-device", "host", "device", M)[0] == "h2d-pageable"
+    assert c.at("bw", "host-device", "device", "pinned", M)[0] == "d2h-pinned"
+    assert c.at("bw", "inter-node", "host", "host", M) == (None, None)
+    assert c.sizes("bw", "same-gpu", "device", "device") == [M, 64 * M]
 
 
 def test_ceiling_of_another_path_class_is_never_used(tmp_path):
@@ -72,27 +72,27 @@ def test_ceiling_of_another_path_class_is_never_used(tmp_path):
     st = _synthetic(tmp_path, [("p2p-ipc", "nvlink", 64 * M, 380.0), ("p2p-ipc", "nvlink", 64 * M, 382.0),
                                ("p2p-ipc", "pcie", 64 * M, 50.0), ("host-copy", "host", 64 * M, 40.0)], [])
     c = peaks.ceilings(Results.load(st))
-    assert peaks.ceiling_for("bw", "nvlink", "device", "device", 64 * M, c) == ("p2p-ipc", pytest.approx(381.0))
-    assert peaks.ceiling_for("bw", "pcie", "device", "device", 64 * M, c) == ("p2p-ipc", pytest.approx(50.0))
-    assert peaks.ceiling_for("bw", "peer", "device", "device", 64 * M, c) == (None, None)
-    assert peaks.ceiling_for("bw", "cross-socket", "host", "host", 64 * M, c) == (None, None)
+    assert c.at("bw", "nvlink", "device", "device", 64 * M) == ("p2p-ipc", pytest.approx(381.0))
+    assert c.at("bw", "pcie", "device", "device", 64 * M) == ("p2p-ipc", pytest.approx(50.0))
+    assert c.at("bw", "peer", "device", "device", 64 * M) == (None, None)
+    assert c.at("bw", "cross-socket", "host", "host", 64 * M) == (None, None)
 
 
 @pytest.mark.parametrize("path,mem,op,factor", [
     ("nvlink", "device:device", "p2p-ipc", 2), ("pcie", "device:device", "p2p-ipc", 2),
     ("peer", "device:device", "p2p-ipc", 2), ("host-device", "pinned:device", "h2d-pinned", 2),
-    ("inter-node", "host:host", "network", 2), ("same-gpu", "device:device", "d2d", 1),
+    ("same-gpu", "device:device", "d2d", 1),
     ("host", "host:host", "host-copy", 1), ("cross-socket", "host:host", "host-copy-remote", 1)])
 def test_bibw_ceiling_doubles_only_on_paths_with_separate_resources_per_direction(tmp_path, path, mem, op, factor):
     st = _synthetic(tmp_path, [(op, path, M, 10.0)], [])
     c = peaks.ceilings(Results.load(st))
     send, _, recv = mem.partition(":")
-    assert peaks.ceiling_for("bibw", path, send, recv, M, c) == (f"{op} x{factor}", pytest.approx(10.0 * factor))
-    assert peaks.ceiling_for("bw", path, send, recv, M, c) == (op, pytest.approx(10.0))
+    assert c.at("bibw", path, send, recv, M) == (f"{op} x{factor}", pytest.approx(10.0 * factor))
+    assert c.at("bw", path, send, recv, M) == (op, pytest.approx(10.0))
     # a measured bidirectional ceiling wins over either factor
     (tmp_path / "b").mkdir()
     c = peaks.ceilings(Results.load(_synthetic(tmp_path / "b", [(op, path, M, 10.0), (op + "-bidir", path, M, 13.0)], [])))
-    assert peaks.ceiling_for("bibw", path, send, recv, M, c) == (f"{op}-bidir", pytest.approx(13.0))
+    assert c.at("bibw", path, send, recv, M) == (f"{op}-bidir", pytest.approx(13.0))
 
 
 def test_strategy_aware_ceilings_on_real_records():
@@ -100,25 +100,25 @@ def test_strategy_aware_ceilings_on_real_records():
     d2h and h2d copies bounds them; pipelined-gpu: the host side's copy (both sides on host:host)."""
     c = peaks.ceilings(Results.load(_real()))
     big = 64 * M
-    d2h_pin, h2d_pin = c[("d2h-pinned", "host-device", big)], c[("h2d-pinned", "host-device", big)]
-    d2h_pag, h2d_pag = c[("d2h-pageable", "host-device", big)], c[("h2d-pageable", "host-device", big)]
-    assert peaks.ceiling_for("bw", "nvlink", "device", "device", big, c, "staged-pinned") == \
+    d2h_pin, h2d_pin = c.measured[("d2h-pinned", "host-device", big)], c.measured[("h2d-pinned", "host-device", big)]
+    d2h_pag, h2d_pag = c.measured[("d2h-pageable", "host-device", big)], c.measured[("h2d-pageable", "host-device", big)]
+    assert c.at("bw", "nvlink", "device", "device", big, "staged-pinned") == \
         ("min(d2h-pinned, h2d-pinned)", min(d2h_pin, h2d_pin))
-    assert peaks.ceiling_for("bw", "nvlink", "device", "device", big, c, "staged-pageable") == \
+    assert c.at("bw", "nvlink", "device", "device", big, "staged-pageable") == \
         ("min(d2h-pageable, h2d-pageable)", min(d2h_pag, h2d_pag))
-    assert peaks.ceiling_for("bw", "same-gpu", "device", "device", big, c, "pipelined") == \
+    assert c.at("bw", "same-gpu", "device", "device", big, "pipelined") == \
         ("min(d2h-pinned, h2d-pinned)", min(d2h_pin, h2d_pin))
-    assert peaks.ceiling_for("bibw", "nvlink", "device", "device", big, c, "staged-pinned") == \
+    assert c.at("bibw", "nvlink", "device", "device", big, "staged-pinned") == \
         ("min(d2h-pinned x2, h2d-pinned x2)", 2 * min(d2h_pin, h2d_pin))
-    assert peaks.ceiling_for("bw", "host-device", "host", "device", big, c, "pipelined-gpu") == \
+    assert c.at("bw", "host-device", "host", "device", big, "pipelined-gpu") == \
         ("h2d-pageable", h2d_pag)
-    assert peaks.ceiling_for("bw", "host-device", "device", "pinned", big, c, "pipelined-gpu") == \
+    assert c.at("bw", "host-device", "device", "pinned", big, "pipelined-gpu") == \
         ("d2h-pinned", d2h_pin)
-    assert peaks.ceiling_for("bw", "host", "pinned", "pinned", big, c, "pipelined-gpu") == \
+    assert c.at("bw", "host", "pinned", "pinned", big, "pipelined-gpu") == \
         ("min(h2d-pinned, d2h-pinned)", min(d2h_pin, h2d_pin))
     # direct and pipelined-gpu on device:device: the MPI path's own ceiling
-    assert peaks.ceiling_for("bw", "nvlink", "device", "device", big, c, "pipelined-gpu")[0] == "p2p-ipc"
-    assert peaks.ceiling_for("bw", "nvlink", "device", "device", big, c, "direct")[0] == "p2p-ipc"
+    assert c.at("bw", "nvlink", "device", "device", big, "pipelined-gpu")[0] == "p2p-ipc"
+    assert c.at("bw", "nvlink", "device", "device", big, "direct")[0] == "p2p-ipc"
 
     st = _real("strat-bw-staged-pinned", "strat-bw-staged-pageable", "strat-bw-pipelined",
                "hd-bw-host-device-pipelined-gpu", "hh-bw-pinned-pipelined-gpu")

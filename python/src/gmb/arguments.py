@@ -188,9 +188,11 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--cuda-arch", help="engine builds: CMAKE_CUDA_ARCHITECTURES, e.g. 90")
     buildopts(sp)
 
-    sp = sub.add_parser("ingest", help="add JSONL record files to a store")
+    sp = sub.add_parser("ingest", help="add JSONL record files (and their engines' descriptions) to a store")
     sp.add_argument("store", help="store.sqlite (created if absent)")
-    sp.add_argument("files", nargs="+")
+    sp.add_argument("files", nargs="+", help="record files (.jsonl) and engine files (RESULTS/engines/*.json: the "
+                                             "description of each library's engine, which the tables and answers "
+                                             "read)")
     sp.add_argument("--library", help="library label (default: from the context's version string); when gmb knows "
                                       "the library (gmb libs), records that ran another one are refused")
     sp.add_argument("--config", help="libraries TOML, as for gmb libs")

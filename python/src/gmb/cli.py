@@ -183,7 +183,13 @@ def cmd_ingest(args):
     from .results import records
     from .results import store
 
-    files = [records.read_records(f, validate=args.validate) for f in args.files]
+    from .results.engine_facts import read_engine_file
+
+    try:
+        engines = [read_engine_file(f) for f in args.files if Path(f).suffix == ".json"]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    files = [records.read_records(f, validate=args.validate) for f in args.files if Path(f).suffix != ".json"]
     if args.library and not args.no_check:
         try:
             known = {lib.name: lib for lib in libraries.all_libraries(args.config, detect_libs=not args.no_detect)}
@@ -217,6 +223,8 @@ def cmd_ingest(args):
     db = Path(args.store)
     with store.Store(db) as st, st.transaction(f"the records of {', '.join(str(rf.path) for rf in files)}"):
         n = sum(st.ingest(rf, library=args.library) for rf in files)  # all files or none
+        for library, description in engines:
+            st.record_engine(args.library or library, description.raw)
     already = sum(len(rf.results) for rf in files) - n
     print(f"{n} result records into {db}" +
           (f"; {already} already there (same run and point), not stored again" if already else ""))

@@ -21,7 +21,7 @@ Rules. Figures are the combined points of model.combine (median over repetitions
 A configuration is called fastest (or a strategy said to beat the library) only when its interval does not
 overlap the other's (cells.clearly_apart); otherwise the answer says the figures are within precision of each
 other. The size is stated: the largest size every configuration on that path measured, preferring a size at which
-a ceiling of that path was measured (peaks.ceiling_for). Precision: half the interval relative to the median
+a ceiling of that path was measured (peaks.Ceilings.at). Precision: half the interval relative to the median
 (Point.precision), "cap reached" when an adaptive launch stopped at its cap before reaching its target.
 """
 
@@ -205,7 +205,7 @@ def answers(results: Results) -> Answers:
 
 def _notes(results: Results, points: list[Point]) -> list[str]:
     """What holds for every answer: that its points were measured in one launch each (claims within one launch),
-    and the launches that ran while this host was busy."""
+    and the launches that ran while this host was busy, and results stored without their engines' descriptions."""
     notes = []
     if points and all(p.one_launch for p in points):
         notes.append("Each figure comes from one launch: a configuration said faster is faster within that launch; "
@@ -217,4 +217,8 @@ def _notes(results: Results, points: list[Point]) -> list[str]:
         why = busy[0].load.get("why", "")
         notes.append(f"{len(busy)} of {len(launches)} launches ran on a busy host ({why}, the first of them): their "
                      f"figures may be low; they are flagged 'busy host' in the tables.")
+    if results.undescribed():
+        notes.append("No engine description was stored with these results (records ingested without their "
+                     "RESULTS/engines/*.json): no figure is compared with a ceiling, and none is taken as counting "
+                     "both directions.")
     return notes

@@ -13,7 +13,6 @@ from .cells import clearly_apart, pairwise_bandwidth
 
 LATENCY_BYTES = 8
 DIRECT = (None, "", "direct")
-BANDWIDTH_BENCHMARKS = ("bw", "bibw", "mbw")  # preferred in this order on one path
 PRECISION_NOTE = ("Figures are medians over repetitions (launches). Precision (+-x %): half the width of the figure's "
                   "interval relative to the median: with several launches, the 95 % t-interval of the mean of the "
                   "launch medians widened to cover each launch's 95 % CI of the median; with one launch, that "
@@ -51,7 +50,7 @@ class PathAnswer:
     path_class: str | None
     benchmark: str
     bytes: int
-    ceiling: str | None  # what bounds it (peaks.ceiling_for's name), None without one at that size
+    ceiling: str | None  # what bounds it (peaks.Ceilings.at's name), None without one at that size
     ceiling_GBps: float | None
     no_ceiling: str  # why there is no percentage ("" with a ceiling)
     figures: list[Figure]

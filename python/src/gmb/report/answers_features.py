@@ -7,7 +7,7 @@ from __future__ import annotations
 from statistics import median
 
 from ..results.model import Point, Results, combine
-from ..results.peaks import bidirectional, ceiling_for, ceilings
+from ..results.peaks import ceilings
 from ..results.records import one_sided
 from .answers_data import FeatureAnswer, measured, nearest, pick_size
 from .cells import clearly_apart, size_label, within_one_launch
@@ -22,7 +22,7 @@ def _ranked_text(points: list[Point], higher: bool, unit: str, avail=None) -> st
     parts = [precision_text(best.precision, best.capped)]
     if avail is not None:
         send, _, recv = best.memory.partition(":")
-        name, ceil = ceiling_for(best.benchmark, best.path_class, send, recv, best.bytes, avail, best.strategy)
+        name, ceil = avail.at(best.benchmark, best.path_class, send, recv, best.bytes, best.strategy)
         parts.append(f"{pct(100 * best.median / ceil)} of ceiling {name}" if ceil else
                      f"no ceiling measured at {size_label(best.bytes)}")
     text = f"{best.library} {best.operation} {sig3(best.median)} {unit} ({', '.join(parts)})"
@@ -42,7 +42,7 @@ def one_sided_answers(results: Results) -> list[FeatureAnswer]:
     points = measured(combine(results.where(one_sided)))
     by_path: dict[tuple, dict[str, list[Point]]] = {}
     for p in points:
-        kind = "bandwidth" if p.metric == "bw" and not bidirectional(p.benchmark) else "latency" if p.metric == "t" \
+        kind = "bandwidth" if p.metric == "bw" and not results.engines.bidirectional(p.benchmark) else "latency" if p.metric == "t" \
             else None
         if kind:
             by_path.setdefault((p.memory, p.path_class), {}).setdefault(kind, []).append(p)
@@ -55,7 +55,7 @@ def one_sided_answers(results: Results) -> list[FeatureAnswer]:
             for p in bandwidth:
                 sizes.setdefault(f"{p.library} {p.operation}", set()).add(p.bytes)
             send, _, recv = memory.partition(":")
-            size = pick_size(sizes, lambda b: ceiling_for(bandwidth[0].benchmark, path, send, recv, b, avail)[1]
+            size = pick_size(sizes, lambda b: avail.at(bandwidth[0].benchmark, path, send, recv, b)[1]
                               is not None)
             said.append(f"bandwidth at {size_label(size)}: "
                         + _ranked_text([p for p in bandwidth if p.bytes == size], True, "GB/s", avail))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from ..campaign.spec import parse_memory
 from ..results.model import Point, Results, combine
-from ..results.peaks import ceiling_for, ceilings
+from ..results.peaks import ceilings
 from ..results.records import placed
-from .answers_data import (BANDWIDTH_BENCHMARKS, Figure, PathAnswer, StrategyAnswer, best_point, has_device, latencies,
+from .answers_data import (Figure, PathAnswer, StrategyAnswer, best_point, has_device, latencies,
                            measured, nearest, not_cuda_aware, own_path, pick_size, verdict)
 from .cells import clearly_apart, pairwise_time_results, size_label, within_one_launch
 from .wording import figure_text, order, path_label, precision_text, sig3, times
@@ -26,9 +26,9 @@ def _path_groups(results: Results, bandwidth: list[Point], latency: list[Point]
         libs = {}
         for p in pts:
             libs.setdefault(p.benchmark, set()).add(p.configuration)
-        first = next((b for b in BANDWIDTH_BENCHMARKS if b in libs), sorted(libs)[0])
-        for bench in sorted(libs, key=lambda b: (b != first, BANDWIDTH_BENCHMARKS.index(b)
-                                                 if b in BANDWIDTH_BENCHMARKS else len(BANDWIDTH_BENCHMARKS), b)):
+        ranked = sorted(libs, key=results.engines.bandwidth_order)
+        first = ranked[0]
+        for bench in ranked:
             # bw answers for the path; another benchmark only for the configurations that measured no bw there
             if bench == first or libs[bench] - libs[first]:
                 out.append((bench, memory, path, [p for p in pts if p.benchmark == bench], True))
@@ -76,7 +76,7 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
             continue  # only gmb strategies of CUDA-aware libraries here: answer 2 says what they do
 
         def ceiling_at(b: int):
-            return ceiling_for(bench, path, send, recv, b, avail) if higher and send else (None, None)
+            return avail.at(bench, path, send, recv, b) if higher and send else (None, None)
 
         sizes = {lib: set(s) for lib, s in per_lib.items()}
         # The size is that of the configurations moving device memory themselves: a staged one is measured over

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from statistics import median
 
 from ..results.model import Point, Results, combine
-from ..results.peaks import bidirectional, ceiling_for, ceilings
+from ..results.peaks import ceilings
 from ..results.records import one_sided, operation_label, overlap, partitioned, persistent
 from .cells import (NO_OPERATION, PRECISION_COLUMN, PRECISION_NOTE, Absent, Table, check_cell, clearly_apart,
                     point_flags, precision_pct, size_label)
@@ -93,13 +93,13 @@ def persistent_table(results: Results) -> Table:
 def one_sided_table(results: Results) -> Table:
     """Per library, one-sided operation, synchronisation, window creation, memory and path: the latency at 8 B and
     the one-way bandwidth at the largest size with a measured ceiling (else the largest size), with its % of that
-    ceiling (peaks.ceiling_for, as for two-sided bandwidth)."""
+    ceiling (peaks.Ceilings.at, as for two-sided bandwidth)."""
     chosen = results.where(one_sided)
     rma = {r.operation: r.record["rma"] for r in chosen}
     avail = ceilings(results)
     groups: dict[tuple, dict[str, dict[int, Point]]] = {}
     for p in combine(chosen):
-        kind = "latency" if p.metric == "t" else "bandwidth" if p.metric == "bw" and not bidirectional(p.benchmark) \
+        kind = "latency" if p.metric == "t" else "bandwidth" if p.metric == "bw" and not results.engines.bidirectional(p.benchmark) \
             else None
         if kind:
             key = (p.library, p.operation, p.memory, p.strategy, p.path_class)
@@ -112,11 +112,11 @@ def one_sided_table(results: Results) -> Table:
         send, _, recv = mem.partition(":")
         shown = [x for x in [lat] if x]
         if bw:
-            bounded = [b for b in bw if ceiling_for(bw[b].benchmark, path, send, recv, b, avail, strat)[1]]
+            bounded = [b for b in bw if avail.at(bw[b].benchmark, path, send, recv, b, strat)[1]]
             size = max(bounded or bw)
             p = bw[size]
             shown.append(p)
-            name, ceil = ceiling_for(p.benchmark, path, send, recv, size, avail, strat)
+            name, ceil = avail.at(p.benchmark, path, send, recv, size, strat)
             bw_cells = [size_label(size), round(p.median, 3), round(100 * p.median / ceil, 1) if ceil else
                         Absent(f"no ceiling at {size_label(size)}"), name or Absent("none measured for this path"),
                         round(ceil, 2) if ceil else Absent(f"no ceiling at {size_label(size)}")]

@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-from ..results.peaks import bidirectional, ceiling_curve, ceilings  # noqa: E402
+from ..results.peaks import ceilings  # noqa: E402
 from ..results.records import headline, overlap as measures_overlap, pairwise, partitioned  # noqa: E402
 from ..results.model import Point, Results, combine  # noqa: E402
 from .cells import collective_results, latency_results, pairwise_time_results, size_label  # noqa: E402
@@ -146,7 +146,7 @@ def bandwidth(results: Results, benchmark: str) -> Figure | None:
         send, _, recv = p.memory.partition(":")
         transfer = (p.path_class, p.memory, p.strategy)
         curve = () if transfer in seen else tuple(
-            c for c in ceiling_curve(benchmark, p.path_class, send, recv, avail, p.strategy) if lo <= c[0] <= hi)
+            c for c in avail.curve(benchmark, p.path_class, send, recv, p.strategy) if lo <= c[0] <= hi)
         seen.add(transfer)
         if curve and curve not in drawn:
             drawn.add(curve)
@@ -157,7 +157,7 @@ def bandwidth(results: Results, benchmark: str) -> Figure | None:
                         ha="right")
         if p.nominal and ("nominal", p.nominal) not in drawn:
             drawn.add(("nominal", p.nominal))
-            nominal = p.nominal * (2 if bidirectional(benchmark) else 1)
+            nominal = p.nominal * (2 if results.engines.bidirectional(benchmark) else 1)
             ax.axhline(nominal, linestyle=":", color="black", linewidth=1)
             ax.annotate(f"nominal {p.path_class}: {nominal:.0f} GB/s", (lo, nominal), fontsize=7,
                         va="bottom")

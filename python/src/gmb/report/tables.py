@@ -7,7 +7,7 @@ communication (feature_tables.py). Each function returns a Table; render_text, r
 from __future__ import annotations
 
 from ..results.model import Point, Results, combine, strategy_label
-from ..results.peaks import bidirectional, ceiling_for, ceiling_sizes, ceilings
+from ..results.peaks import ceilings, measured_ceilings
 from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NOTE, SUSPECT_PCT, Absent, Table,
                     check_cell, clearly_apart, collective_results, latency_results, pairwise_bandwidth, point_flags,
                     precision_pct, size_label, within_one_launch)
@@ -19,7 +19,7 @@ def fraction_of_peak(results: Results) -> Table:
     and path: the peak MPI bandwidth, its share of the measured ceiling and of the nominal link rate.
 
     The peak is the best combined median over the sizes at which a ceiling bounding that transfer was measured
-    (peaks.ceiling_for: same path class, same message size, strategy-aware), so that a figure is never compared
+    (peaks.Ceilings.at: same path class, same message size, strategy-aware), so that a figure is never compared
     with a ceiling of another size (a cache-resident small copy against a large one, or the reverse). When no
     ceiling was measured at any size the library measured, the peak is the best over all its validated sizes
     and the row says that there is no ceiling to compare with (no percentage)."""
@@ -47,7 +47,7 @@ def fraction_of_peak(results: Results) -> Table:
         send, _, recv = mem.partition(":")
         bounded = []
         for p in pts:
-            op, ceil = ceiling_for(bench, path, send, recv, p.bytes, avail, strat)
+            op, ceil = avail.at(bench, path, send, recv, p.bytes, strat)
             if ceil:
                 bounded.append((p, op, ceil))
         flags = []
@@ -58,16 +58,17 @@ def fraction_of_peak(results: Results) -> Table:
                 flags.append("ceiling suspect: MPI above it")
         else:
             p = max(pts, key=lambda x: x.median)
-            at = ceiling_sizes(bench, path, send, recv, avail, strat)
+            at = avail.sizes(bench, path, send, recv, strat)
             op = (f"none at the sizes measured (measured at {', '.join(size_label(b) for b in at)})" if at
-                  else "none measured for this path")
+                  else "none measured for this path" if results.engines.described
+                  else "unknown: no engine description stored")
             pct = ceil_cell = Absent(f"no ceiling at {size_label(p.bytes)}")
         flags += point_flags(p)
         died = broken.get((lib, bench, mem, strat or "direct", path), [])
         if died:
             flags.append(f"{len(died)} launch(es) {'/'.join(sorted(set(died)))}: sizes after the failure missing "
                          f"(see Not measured)")
-        nominal = p.nominal * (2 if bidirectional(bench) else 1) if p.nominal else None
+        nominal = p.nominal * (2 if results.engines.bidirectional(bench) else 1) if p.nominal else None
         no_rate = Absent("link rate unknown")
         rows.append([lib, bench, *([operation or NO_OPERATION] if operations else []), mem, strategy_label(strat, chunks, fresh) or "not recorded", path or "not recorded",
                      size_label(p.bytes), round(p.median, 3), precision_pct([p]), pct, op, ceil_cell,
@@ -144,7 +145,7 @@ def _fastest(points: list[Point]) -> tuple[str, float | str]:
 
 def ceilings_table(results: Results) -> Table:
     rows = [[op, path or Absent("not recorded"), size_label(nbytes), round(v, 2)]
-            for (op, path, nbytes), v in sorted(ceilings(results).items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
+            for (op, path, nbytes), v in sorted(measured_ceilings(results).items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
                                                                                           kv[0][2]))]
     return Table("Measured ceilings (no MPI)", ["operation", "path", "size", "GB/s (median)"], rows,
                  "Median over the GPU or NUMA pairs of that path class and the repetitions, per message size.")

@@ -21,7 +21,9 @@ import json
 from dataclasses import dataclass, field
 from statistics import median
 
+from ..engine.description import EngineDescription
 from ..machine.load import busy_launch
+from .engine_facts import EngineFacts
 from .records import headline, precision_stop
 from .store import STAT_COLUMNS, Store
 
@@ -161,6 +163,7 @@ class Results:
     launches: list[Launch]
     skipped: list[Skipped]
     meta: dict[str, str] = field(default_factory=dict)
+    engines: EngineFacts = field(default_factory=EngineFacts)  # what the engines that wrote them say
 
     @classmethod
     def load(cls, store: Store) -> Results:
@@ -175,7 +178,9 @@ class Results:
                     for x in store.launches()]
         skipped = [Skipped(s["library"], s["what"], s["reason"]) for s in store.skipped()]
         meta = {r["key"]: r["value"] for r in store.rows("SELECT key, value FROM meta")}
-        return cls(results, contexts, launches, skipped, meta)
+        engines = EngineFacts.of({lib: EngineDescription(raw, source=f"{store.path}: the engine of {lib}")
+                                  for lib, raw in store.engines().items()})
+        return cls(results, contexts, launches, skipped, meta, engines)
 
     def ok(self, benchmark: str | None = None) -> list[Result]:
         """The ok results (of one benchmark)."""
@@ -188,6 +193,11 @@ class Results:
 
     def libraries(self) -> list[str]:
         return sorted({r.library for r in self.results})
+
+    def undescribed(self) -> bool:
+        """No engine description came with these results (records ingested without their engines/*.json): nothing
+        tells what bounds their transfers or which benchmark counts both directions."""
+        return bool(self.results) and not self.engines.described
 
 
 # ---------------------------------------------------------------------------------------------- configuration names

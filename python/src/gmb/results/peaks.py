@@ -11,7 +11,8 @@ that class, all repetitions), the best over libraries when several ran ``peaks``
 compared with a ceiling measured at the same message size and over the same path class: a 1 MiB copy that fits
 in cache is not the ceiling of a 64 MiB message, and an NVLink pair is not the ceiling of a PCIe pair.
 
-Which ceiling bounds a transfer (``bound_terms``):
+Which copy bounds which path, which side of a transfer is host memory and what a strategy stages through are the
+engines' own facts (their stored descriptions: engine_facts.py); this module applies them (``Ceilings``):
   * direct (or no strategy): by the MPI path class; host-device by the host side's memory kind and the
     direction (h2d/d2h, pinned/pageable).
   * staged-pageable, staged-pinned, pipelined on device:device: the data goes through host memory, so the
@@ -20,7 +21,7 @@ Which ceiling bounds a transfer (``bound_terms``):
   * pipelined-gpu: a host-memory side relays through its own GPU (copy to the GPU, device-to-device MPI, copy
     back), bounded by that side's copy: h2d-X when the sender's data is on the host, d2h-X when the receiver's
     is (X = the host buffer's kind); host:host relayed both ways: min of the two.
-Bidirectional bandwidth (bibw, rma_bibw: ``bidirectional``) is compared with twice the one-way ceiling where the two directions use separate
+Bidirectional bandwidth (bibw, rma_bibw: the description's ``directions``) is compared with twice the one-way ceiling where the two directions use separate
 resources (nvlink, pcie, peer, host-device, inter-node: full-duplex links and separate copy engines), and with
 the one-way ceiling itself (x1) where they share one memory (same-gpu, host, cross-socket). A measured
 bidirectional ceiling (operation name ending in ``-bidir``) wins over either.
@@ -30,37 +31,17 @@ from __future__ import annotations
 
 from statistics import median
 
+from .engine_facts import EngineFacts
 from .model import Results
 
 # key of a measured ceiling: (operation, path class of the peaks record, bytes)
 CeilingKey = tuple[str, "str | None", int]
 
-# Ceiling candidates per MPI path class, best first; the first one measured (at that size, on that class) is used.
-_CEILING_BY_PATH = {
-    "same-gpu": ["d2d"],
-    "nvlink": ["p2p-ipc", "p2p-ce", "p2p-sm"],
-    "pcie": ["p2p-ipc", "p2p-ce", "p2p-sm"],
-    "peer": ["p2p-ipc", "p2p-ce", "p2p-sm"],
-    "host": ["host-copy", "host-stream"],
-    "cross-socket": ["host-copy-remote", "host-stream-remote"],
-    "inter-node": ["network", "ucx-perftest"],
-}
-
 # paths whose two directions use separate resources: bibw may reach twice the one-way ceiling
 DUPLEX_PATHS = {"nvlink", "pcie", "peer", "host-device", "inter-node"}
 
-HOST_KINDS = ("host", "pinned", "managed:host")
 
-
-def bidirectional(benchmark: str) -> bool:
-    """A benchmark whose figure counts both directions at once (bibw, rma_bibw): compared with twice a one-way
-    ceiling on duplex paths, with a doubled nominal rate, and estimated with windows both ways."""
-    return benchmark.endswith("bibw")
-# strategies whose data crosses host memory on a device:device transfer, with the kind of host buffer used
-_HOST_STAGED = {"staged-pageable": "pageable", "staged-pinned": "pinned", "pipelined": "pinned"}
-
-
-def ceilings(results: Results) -> dict[CeilingKey, float]:
+def measured_ceilings(results: Results) -> dict[CeilingKey, float]:
     """(operation, path class, bytes) -> measured ceiling in GB/s: median over the records of that key (GPU or
     NUMA pairs of that class, repetitions), best over the libraries that ran peaks."""
     groups: dict[tuple, list[float]] = {}
@@ -74,77 +55,82 @@ def ceilings(results: Results) -> dict[CeilingKey, float]:
     return out
 
 
-def _host_kind(mem: str | None) -> str:
-    return "pinned" if mem == "pinned" else "pageable"
+def ceilings(results: Results) -> Ceilings:
+    return Ceilings(measured_ceilings(results), results.engines)
 
 
-def bound_terms(path_class: str | None, mem_send: str | None, mem_recv: str | None,
-                strategy: str | None = None) -> list[list[tuple[str, str]]]:
-    """What bounds a transfer: a list of terms whose minimum is the ceiling; each term lists (operation, path
-    class) candidates, best first (the first measured at the size is used). [] when nothing applies."""
-    send_host, recv_host = mem_send in HOST_KINDS, mem_recv in HOST_KINDS
-    if strategy in _HOST_STAGED and not send_host and not recv_host:  # device:device through host memory
-        kind = _HOST_STAGED[strategy]
-        return [_copy_candidates("d2h", kind), _copy_candidates("h2d", kind)]
-    if strategy == "pipelined-gpu" and (send_host or recv_host):  # host side relayed through its GPU
-        terms = []
-        if send_host:
-            terms.append(_copy_candidates("h2d", _host_kind(mem_send)))
-        if recv_host:
-            terms.append(_copy_candidates("d2h", _host_kind(mem_recv)))
-        return terms
-    if path_class == "host-device":
-        if send_host:
-            return [_copy_candidates("h2d", _host_kind(mem_send))]
-        return [_copy_candidates("d2h", _host_kind(mem_recv))]
-    cands = _CEILING_BY_PATH.get(path_class or "", [])
-    return [[(op, path_class) for op in cands]] if cands else []
+class Ceilings:
+    """The measured ceilings of a store and the engines' facts that say which one bounds a transfer."""
 
+    def __init__(self, measured: dict[CeilingKey, float], facts: EngineFacts):
+        self.measured = measured
+        self.facts = facts
 
-def _copy_candidates(direction: str, kind: str) -> list[tuple[str, str]]:
-    # a pageable ceiling is sometimes not measured: the pinned one still bounds it (from above)
-    ops = [f"{direction}-{kind}"] + ([f"{direction}-pinned"] if kind == "pageable" else [])
-    return [(op, "host-device") for op in ops]
+    def bound_terms(self, path_class: str | None, mem_send: str | None, mem_recv: str | None,
+                    strategy: str | None = None) -> list[list[tuple[str, str]]]:
+        """What bounds a transfer: a list of terms whose minimum is the ceiling; each term lists (operation, path
+        class) candidates, best first (the first measured at the size is used). [] when nothing applies."""
+        facts = self.facts
+        send_host, recv_host = facts.host_side(mem_send), facts.host_side(mem_recv)
+        staged = facts.strategies.get(strategy or "")
+        if staged and staged.staged_side == "gpu_backed" and not send_host and not recv_host:
+            # device:device through host memory of the strategy's kind: the slower of its two copies
+            return [self._copies("d2h", staged.staging_property), self._copies("h2d", staged.staging_property)]
+        if staged and staged.staged_side == "host" and (send_host or recv_host):
+            # a host side relays through its GPU: bounded by that side's copy
+            terms = []
+            if send_host:
+                terms.append(self._copies("h2d", facts.host_memory(mem_send)))
+            if recv_host:
+                terms.append(self._copies("d2h", facts.host_memory(mem_recv)))
+            return terms
+        if path_class == "host-device":
+            if send_host:
+                return [self._copies("h2d", facts.host_memory(mem_send))]
+            return [self._copies("d2h", facts.host_memory(mem_recv))]
+        cands = facts.bounding(path_class or "")
+        return [[(op, path_class) for op in cands]] if cands else []
 
+    def _copies(self, direction: str, host_memory: str | None) -> list[tuple[str, str]]:
+        # a pageable ceiling is sometimes not measured: the pinned one still bounds it (from above)
+        ops = self.facts.copies(direction, host_memory or "")
+        if host_memory == "pageable":
+            ops += self.facts.copies(direction, "page_locked")
+        return [(op, "host-device") for op in ops]
 
-def _term_at(term, benchmark: str, nbytes: int, available) -> tuple[str, float] | None:
-    for op, path in term:
-        if bidirectional(benchmark) and (op + "-bidir", path, nbytes) in available:
-            return op + "-bidir", available[(op + "-bidir", path, nbytes)]
-        if (op, path, nbytes) in available:
-            v = available[(op, path, nbytes)]
-            if bidirectional(benchmark):
-                return (op + " x2", 2 * v) if path in DUPLEX_PATHS else (op + " x1", v)
-            return op, v
-    return None
+    def _term_at(self, term, benchmark: str, nbytes: int) -> tuple[str, float] | None:
+        both_ways = self.facts.bidirectional(benchmark)
+        for op, path in term:
+            if both_ways and (op + "-bidir", path, nbytes) in self.measured:
+                return op + "-bidir", self.measured[(op + "-bidir", path, nbytes)]
+            if (op, path, nbytes) in self.measured:
+                v = self.measured[(op, path, nbytes)]
+                if both_ways:
+                    return (op + " x2", 2 * v) if path in DUPLEX_PATHS else (op + " x1", v)
+                return op, v
+        return None
 
+    def at(self, benchmark: str, path_class, mem_send, mem_recv, nbytes: int, strategy: str | None = None):
+        """(name, GB/s) of the ceiling bounding this benchmark's bandwidth on that path at that message size, or
+        (None, None) when no ceiling of that path was measured at that size. The name says what was used, e.g.
+        "p2p-ipc", "p2p-ipc x2", "host-copy x1", "min(d2h-pinned, h2d-pinned)"."""
+        terms = self.bound_terms(path_class, mem_send, mem_recv, strategy)
+        if not terms:
+            return None, None
+        got = [self._term_at(t, benchmark, nbytes) for t in terms]
+        if any(g is None for g in got):
+            return None, None
+        if len(got) == 1:
+            return got[0]
+        return f"min({', '.join(name for name, _ in got)})", min(v for _, v in got)
 
-def ceiling_for(benchmark: str, path_class, mem_send, mem_recv, nbytes: int, available: dict,
-                strategy: str | None = None):
-    """(name, GB/s) of the ceiling bounding this benchmark's bandwidth on that path at that message size, or
-    (None, None) when no ceiling of that path was measured at that size. The name says what was used, e.g.
-    "p2p-ipc", "p2p-ipc x2", "host-copy x1", "min(d2h-pinned, h2d-pinned)"."""
-    terms = bound_terms(path_class, mem_send, mem_recv, strategy)
-    if not terms:
-        return None, None
-    got = [_term_at(t, benchmark, nbytes, available) for t in terms]
-    if any(g is None for g in got):
-        return None, None
-    if len(got) == 1:
-        return got[0]
-    return f"min({', '.join(name for name, _ in got)})", min(v for _, v in got)
+    def sizes(self, benchmark: str, path_class, mem_send, mem_recv, strategy: str | None = None) -> list[int]:
+        """The message sizes at which a ceiling bounding this transfer was measured, ascending."""
+        return [b for b in sorted({b for (_op, _path, b) in self.measured})
+                if self.at(benchmark, path_class, mem_send, mem_recv, b, strategy)[1] is not None]
 
-
-def ceiling_sizes(benchmark: str, path_class, mem_send, mem_recv, available: dict,
-                  strategy: str | None = None) -> list[int]:
-    """The message sizes at which a ceiling bounding this transfer was measured, ascending."""
-    sizes = sorted({b for (_op, _path, b) in available})
-    return [b for b in sizes
-            if ceiling_for(benchmark, path_class, mem_send, mem_recv, b, available, strategy)[1] is not None]
-
-
-def ceiling_curve(benchmark: str, path_class, mem_send, mem_recv, available: dict,
-                  strategy: str | None = None) -> tuple[tuple[int, str, float], ...]:
-    """((bytes, name, GB/s), ...) of the ceiling bounding this transfer at every size it was measured at."""
-    return tuple((b, *ceiling_for(benchmark, path_class, mem_send, mem_recv, b, available, strategy))
-                 for b in ceiling_sizes(benchmark, path_class, mem_send, mem_recv, available, strategy))
+    def curve(self, benchmark: str, path_class, mem_send, mem_recv, strategy: str | None = None
+              ) -> tuple[tuple[int, str, float], ...]:
+        """((bytes, name, GB/s), ...) of the ceiling bounding this transfer at every size it was measured at."""
+        return tuple((b, *self.at(benchmark, path_class, mem_send, mem_recv, b, strategy))
+                     for b in self.sizes(benchmark, path_class, mem_send, mem_recv, strategy))

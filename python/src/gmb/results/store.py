@@ -6,6 +6,8 @@ One database per results directory (``store.sqlite``). Tables:
   launches  one row per engine launch planned by a campaign (status: ok, failed, timeout, unsupported,
             validation-failed, interrupted)
   skipped   points the planner decided not to run, with the reason
+  engines   each library's engine description (gmb-bench list --format json), what the tables and answers know
+            of its benchmarks, memory kinds, strategies and ceilings (engine_facts.py)
   contexts  one row per context record (the full JSON kept in ``json``)
   results   one row per result record: the columns the tables and plots need plus the full JSON; its
             ``operation`` is the record's operation and variant as one label (records.operation_label: "put flush
@@ -25,6 +27,7 @@ from urllib.parse import quote
 
 from ..outputs import OutputError, disk_full
 from ..machine.identity import library_label, nccl_label
+from .engine_facts import read_engine_file
 from .records import STAT_OBJECTS, RecordFile, configuration, measured_nothing, operation_label, read_records
 
 SCHEMA_VERSION = 2
@@ -40,6 +43,7 @@ CREATE TABLE IF NOT EXISTS launches (
   memory TEXT, strategy TEXT, ranks INTEGER, planned_path TEXT, argv TEXT, status TEXT, rc INTEGER,
   reason TEXT, started_utc TEXT, wall_s REAL, raw_file TEXT, log_file TEXT, load TEXT);
 CREATE TABLE IF NOT EXISTS skipped (campaign TEXT, library TEXT, what TEXT, reason TEXT);
+CREATE TABLE IF NOT EXISTS engines (library TEXT PRIMARY KEY, description TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS contexts (
   run_id TEXT, launch_id TEXT, library TEXT, repetition INTEGER, benchmark TEXT, world_size INTEGER,
   library_version TEXT, gpu_awareness TEXT, source TEXT, json TEXT);
@@ -105,7 +109,7 @@ def _check_store_file(path: Path, create: bool):
 
 def _damaged(path: Path, cause: str) -> StoreError:
     return StoreError(f"{path}: a damaged gmb store ({cause}); left untouched: restore it from a copy, or make a new "
-                      f"one from its record files (gmb ingest NEW.sqlite RESULTS/raw/*.jsonl)")
+                      f"one from its record files (gmb ingest NEW.sqlite RESULTS/raw/*.jsonl RESULTS/engines/*.json)")
 
 
 def _store_write_error(path: str, what: str, exc: sqlite3.DatabaseError):
@@ -172,7 +176,7 @@ class Store:
         version = self._existing_version()
         if version is not None and version != SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store layout version {version}, this gmb reads {SCHEMA_VERSION}"
-                             + (": make a new store from its record files (gmb ingest NEW.sqlite RESULTS/raw/*.jsonl)"
+                             + (": make a new store from its record files (gmb ingest NEW.sqlite RESULTS/raw/*.jsonl RESULTS/engines/*.json)"
                                 if version < SCHEMA_VERSION else ""))
 
     def _existing_version(self):
@@ -230,6 +234,21 @@ class Store:
     def record_skip(self, campaign: str, library: str, what: str, reason: str):
         with self.transaction(f"skipped {what}"):
             self.db.execute("INSERT INTO skipped VALUES (?, ?, ?, ?)", (campaign, library, what, reason))
+
+    def record_engine(self, library: str, description: dict):
+        """The description of the engine that runs ``library``; the latest one stored wins (a resumed campaign's
+        engine, rebuilt from the same sources, says the same)."""
+        with self.transaction(f"the engine description of {library}"):
+            self.db.execute("INSERT OR REPLACE INTO engines VALUES (?, ?)",
+                            (library, json.dumps(description, sort_keys=True)))
+
+    def ingest_engine_file(self, path: str | Path):
+        """Store the description an engines/<library>.json file holds (StoreError naming the file if it is not one)."""
+        try:
+            library, description = read_engine_file(path)
+        except ValueError as exc:
+            raise StoreError(str(exc)) from None
+        self.record_engine(library, description.raw)
 
     def forget_launch(self, launch_id: str):
         """Drop what an unfinished launch may have stored, before it runs again (its figures come from the rerun)."""
@@ -340,6 +359,10 @@ class Store:
                "ON launches.launch_id = results.launch_id" + (" WHERE " + " AND ".join(where) if where else ""))
         return self.rows(sql + " ORDER BY results.library, results.benchmark, results.memory, results.bytes", params)
 
+    def engines(self) -> dict[str, dict]:
+        """Library -> its engine's description as stored."""
+        return {r["library"]: json.loads(r["description"]) for r in self.rows("SELECT * FROM engines")}
+
     def contexts(self) -> list[dict]:
         return self.rows("SELECT * FROM contexts ORDER BY library")
 
@@ -378,4 +401,6 @@ def open_results(path: str | Path) -> Store:
         raise StoreError(f"{p}: no store.sqlite and no .jsonl record files")
     for f in files:
         store.ingest(f)
+    for f in ([] if p.is_file() else sorted(p.rglob("engines/*.json"))):
+        store.ingest_engine_file(f)
     return store

@@ -25,6 +25,7 @@ from ..machine import mpilibs
 from ..machine.load import busy_launch, describe_campaign
 from ..options import SessionOptions
 from ..results import store
+from ..results.engine_facts import keep_engines
 from .execute import Stopped, run_launches, stop_on_signals
 
 
@@ -253,6 +254,7 @@ def _fresh_setup(opts: SessionOptions) -> dict | None:
         st.set_meta("settings_that_matter", json.dumps(planned.settings_that_matter))
         for lib, what, why in skipped:
             st.record_skip(c.name, lib, what, why)
+        keep_engines(outdir, st, configurations.descriptions(confs))
     except BaseException:
         lock.release()
         raise
