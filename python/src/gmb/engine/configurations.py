@@ -16,8 +16,7 @@ from ..machine import identity
 from ..machine import launchers
 from ..machine import mpilibs
 from ..machine.topology import Topology
-from .description import EngineDescription
-from .description import DescriptionError
+from .description import DescriptionError, EngineDescription
 
 
 @dataclass(frozen=True)
