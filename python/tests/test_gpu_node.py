@@ -383,12 +383,14 @@ def test_an_mpich_found_on_a_gpu_node_runs_with_its_gpu_profile(tmp_path):
     assert gpu_configurations([declared]) == [declared]
     # gmb doctor on a GPU node diagnoses what a campaign there runs: the MPICH with its profile
     from gmb.engine import doctor
-    from gmb.machine import topology
+    from gmb.options import LibraryOptions
+    from gmb.run import setup
 
-    for gpus, profile in ((TOPO4, "mpich"), (Topology(gpus=[], links={}, numa_nodes={0: "0-1"}), None)):
+    for topo, profile in ((TOPO4, "mpich"), (Topology(gpus=[], links={}, numa_nodes={0: "0-1"}), None)):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(topology, "discover", lambda gpus=gpus: gpus)
-            (entry,) = doctor.diagnose([found], run_engine_doctor=False)["libraries"]
+            mp.setattr(setup, "libraries", lambda opts, need: [found])
+            confs = setup.diagnosed_configurations(LibraryOptions(), topo)
+            (entry,) = doctor.diagnose(confs, topo, run_engine_doctor=False)["libraries"]
         assert (entry["name"], entry["profile"], entry["env"].get("UCX_MEMTYPE_CACHE")) == \
             ("mpich-4.0.2", profile, "n" if profile else None)
     # a resume finds again the one the plan ran: with the GPU profile (a GPU node's plan) or without (a host's)

@@ -11,8 +11,12 @@ import pytest
 
 from gmb.engine import build
 from gmb.engine import doctor
+from gmb.engine.configurations import Configuration
+from gmb.machine.topology import Topology
+from gmb.options import LibraryOptions
+from gmb.run import setup
 from gmb.machine import identity
-from gmb.machine import libraries, mpilibs
+from gmb.machine import mpilibs
 from gmb.cli import main
 from synth import context
 from test_cli import run_gmb
@@ -237,8 +241,8 @@ def test_engine_crash_after_swap_is_a_wrong_library_launch(fake_setup, tmp_path,
                                launcher="mpirun")
     st = Store(":memory:")
     (tmp_path / "out").mkdir()
-    execute.run_launches(tmp_path / "out", [x], {"fakempi-a": lib_a}, {"fakempi-a": str(engine)}, st, "c",
-                          progress=False)
+    execute.run_launches(tmp_path / "out", [x], {"fakempi-a": Configuration(lib_a, str(engine))}, st, "c",
+                         progress=False)
     (row,) = st.launches()
     assert row["status"] == "wrong-library"
     assert "running /x/libmpi.so.40 but built against /y/libmpi.so.40.30.4" in row["reason"]
@@ -269,9 +273,15 @@ def test_ingest_refuses_records_of_another_library(fake_setup, tmp_path, capsys)
 
 
 def test_doctor_shows_what_each_engine_loads(fake_setup, tmp_path, monkeypatch):
+    """The doctor diagnoses the library configurations a run would make (nothing built): an engine that loads
+    another library has none there, and the doctor shows what it loads."""
     monkeypatch.setenv("FAKE_MPI_LIBRARY", "/opt/other/lib/libmpi.so.40")
-    libs = libraries.all_libraries(str(fake_setup["config"]), detect_libs=False)
-    rep = doctor.diagnose(libs, run_engine_doctor=False)
+    monkeypatch.setattr(build, "build_all", lambda *a, **k: pytest.fail("the doctor built"))
+    topo = Topology(gpus=[], links={}, numa_nodes={0: "0-1"})
+    confs = setup.diagnosed_configurations(LibraryOptions(config=str(fake_setup["config"]), no_detect=True), topo)
+    assert all(isinstance(c, Configuration) for c in confs)
+    assert "does not run this library" in next(c for c in confs if c.name == "fakempi-a").no_engine
+    rep = doctor.diagnose(confs, topo, run_engine_doctor=False)
     a = next(x for x in rep["libraries"] if x["name"] == "fakempi-a")
     assert a["engine_loads"]["loaded"] == "/opt/other/lib/libmpi.so.40"
     assert "expected Open MPI 9.9.0" in a["engine_loads"]["mismatch"]

@@ -83,7 +83,13 @@ def parser() -> argparse.ArgumentParser:
                         help="keep other MPI installations' directories in PATH and LD_LIBRARY_PATH (diagnosis: "
                              "every launch is still checked for the library it ran)")
 
-    def buildopts(sp):
+    def buildopts(sp, cuda_default="$GMB_ENABLE_CUDA, else AUTO: when nvcc is found, OFF where no NVIDIA driver "
+                                    "works"):
+        """The engine build options, the same for every command that builds (``cuda_default``: what --cuda is
+        when not given)."""
+        sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"],
+                        help=f"engine builds: the CUDA module (default: {cuda_default})")
+        sp.add_argument("--cuda-arch", help="engine builds: CMAKE_CUDA_ARCHITECTURES, e.g. 90")
         sp.add_argument("--cmake-arg", action="append", metavar="ARG",
                         help="one more CMake argument for the engine builds, e.g. -DGMB_ENABLE_NCCL=ON (repeatable; "
                              "after the library's cmake_args)")
@@ -106,10 +112,6 @@ def parser() -> argparse.ArgumentParser:
                                       "uses ($GMB_ENGINE, PATH)")
     libopts(sp)
     sp.add_argument("--force", action="store_true")
-    sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="build the CUDA module (default: "
-                                                                   "$GMB_ENABLE_CUDA, else AUTO: when nvcc is found, "
-                                                                   "OFF where no NVIDIA driver works)")
-    sp.add_argument("--cuda-arch", help="CMAKE_CUDA_ARCHITECTURES, e.g. 90")
     buildopts(sp)
 
     for name, hlp in (("run", "run a campaign (default: generated from the machine)"),
@@ -136,11 +138,6 @@ def parser() -> argparse.ArgumentParser:
             sp.add_argument("--no-progress", action="store_true")
             sp.add_argument("--no-report", action="store_true")
             sp.add_argument("--dry-run", action="store_true", help="only show the plan (as `gmb plan`)")
-            sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="engine builds: the CUDA module "
-                                                                           "(default: $GMB_ENABLE_CUDA, else AUTO: "
-                                                                           "when nvcc is found, OFF where no NVIDIA "
-                                                                           "driver works)")
-            sp.add_argument("--cuda-arch", help="engine builds: CMAKE_CUDA_ARCHITECTURES, e.g. 90")
             buildopts(sp)
 
     sp = sub.add_parser("report", help="one self-contained HTML report from a results directory")
@@ -182,11 +179,7 @@ def parser() -> argparse.ArgumentParser:
                     help="build no engine here (the job never builds): every engine of the campaign must exist")
     sp.add_argument("--no-engine-check", action="store_true",
                     help="write the script without building or looking for engines (implies --no-build)")
-    sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"], help="engine builds: the CUDA module (default: "
-                                                                   "$GMB_ENABLE_CUDA, else AUTO with --gpus-per-node, "
-                                                                   "else as gmb build)")
-    sp.add_argument("--cuda-arch", help="engine builds: CMAKE_CUDA_ARCHITECTURES, e.g. 90")
-    buildopts(sp)
+    buildopts(sp, cuda_default="$GMB_ENABLE_CUDA, else AUTO with --gpus-per-node, else as gmb build")
 
     sp = sub.add_parser("ingest", help="add JSONL record files (and their engines' descriptions) to a store")
     sp.add_argument("store", help="store.sqlite (created if absent)")

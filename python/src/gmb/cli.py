@@ -11,10 +11,11 @@ import signal
 import sqlite3
 import sys
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 from .arguments import build_options, library_options, parser, session_options, slurm_options
-from .engine import engines
+from .engine import configurations, engines
 from .errors import UsageError
 from .run import session, setup
 from .outputs import OutputError, disk_full, os_cause
@@ -23,10 +24,8 @@ from .outputs import OutputError, disk_full, os_cause
 def cmd_libs(args):
     from .machine.mpilibs import cuda_aware_static
 
-    libs = setup.libraries(library_options(args), need=False)
-    for lib in libs:
-        if lib.cuda_aware is None and lib.transport == "mpi":
-            lib.cuda_aware = cuda_aware_static(lib)
+    libs = [replace(lib, cuda_aware=cuda_aware_static(lib)) if lib.cuda_aware is None and lib.transport == "mpi"
+            else lib for lib in setup.libraries(library_options(args), need=False)]
     if args.json:
         print(json.dumps([lib.describe() for lib in libs], indent=1))
     else:
@@ -40,20 +39,22 @@ def cmd_libs(args):
 
 def cmd_doctor(args):
     from .engine import doctor
+    from .machine import topology
 
-    rep = doctor.diagnose(setup.libraries(library_options(args), need=False), run_engine_doctor=not args.no_engine,
-                          check_settings=True if args.settings else None)
+    topo = topology.discover()
+    rep = doctor.diagnose(setup.diagnosed_configurations(library_options(args), topo), topo,
+                          run_engine_doctor=not args.no_engine, check_settings=True if args.settings else None)
     print(json.dumps(rep, indent=1, default=str) if args.json else doctor.format_text(rep))
     return 0
 
 
 def cmd_build(args):
-    """Each library's engine as `gmb run` would take it (engines.choose): declared, installed (GMB_ENGINE, PATH) or
-    built from the sources; which one and why is said for every library."""
+    """Each library's engine as `gmb run` would take it (configurations.engine_choices): declared, installed
+    (GMB_ENGINE, PATH) or built from the sources; which one and why is said for every library."""
     rc = 0
-    chosen = engines.choose(setup.libraries(library_options(args)), do_build=True,
-                            build_options=engines.build_options(build_options(args)),
-                            force=args.force, log=print)
+    chosen = configurations.engine_choices(setup.libraries(library_options(args)), do_build=True,
+                                           build_options=engines.build_options(build_options(args)),
+                                           force=args.force, log=print)
     for name, choice in chosen.items():
         for line in choice.lines(name):
             print(f"gmb build: {line}", file=sys.stderr)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The library configurations a session runs: each library with its engine, that engine's description and its
-launcher, made once (``configurations``) and shared by run, plan, resume, slurm and doctor. A generated campaign on
-a GPU machine adds an NCCL library (``with_nccl``): a new list, nothing changed in place."""
+launcher, made once (``configurations``) and shared by run, plan, resume and doctor; `gmb build` and `gmb slurm` stop
+at the engine each library uses (``engine_choices``). A generated campaign on a GPU machine adds an NCCL library
+(``with_nccl``): a new list, nothing changed in place."""
 
 from __future__ import annotations
 
@@ -10,22 +11,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import build
+from . import engines as engines_mod
 from ..machine import identity
 from ..machine import launchers
 from ..machine import mpilibs
 from ..machine.topology import Topology
-from .description import EngineDescription
-from .engines import choose
+from .description import DescriptionError, EngineDescription
 
 
 @dataclass(frozen=True)
 class Configuration:
     """A library as a session runs it. ``engine`` (resolved path) and ``description`` are None when it has no engine
-    (``no_engine`` says why): it is planned as skipped."""
+    (``no_engine`` says why): it is planned as skipped. ``chosen`` is how its engine was found or built (the path
+    and why, or the error; None when the engine comes from a plan: a resume)."""
     library: mpilibs.MpiLibrary
     engine: str | None = None
     description: EngineDescription | None = None
     no_engine: str | None = None
+    chosen: engines_mod.EngineChoice | None = None
 
     @property
     def name(self) -> str:
@@ -36,20 +39,28 @@ class Configuration:
         return launchers.get(self.library.launcher)
 
 
-def configurations(libs: list[mpilibs.MpiLibrary], do_build: bool, build_options: dict | None = None
-                   ) -> list[Configuration]:
+def engine_choices(libs: list[mpilibs.MpiLibrary], do_build: bool, build_options: dict | None = None,
+                   force: bool = False, log=engines_mod.say) -> dict[str, engines_mod.EngineChoice]:
+    """Library name -> the engine it uses, found or built (engines.choose; ``log`` gets the builds' progress), not
+    yet asked for its description: where `gmb build` and `gmb slurm` stop, and where ``configurations`` starts."""
+    return engines_mod.choose(libs, do_build, build_options, force=force, log=log)
+
+
+def configurations(libs: list[mpilibs.MpiLibrary], do_build: bool, build_options: dict | None = None,
+                   diagnosis: bool = False) -> list[Configuration]:
     """Each library with its engine (built when ``do_build``) and its description. A library whose engine cannot be
     had, or loads another MPI library than the planned one in the library's environment, has none (and the
     reason); an engine built before it described itself is an error (DescriptionError: rebuild it). A library whose
-    CUDA awareness is not declared gets ompi_info's static answer."""
+    CUDA awareness is not declared gets ompi_info's static answer. For a ``diagnosis`` (`gmb doctor`) nothing is
+    said, and an engine that cannot describe itself is one more reason for a library to have none."""
     libs = [replace(lib, cuda_aware=mpilibs.cuda_aware_static(lib))
             if lib.cuda_aware is None and lib.transport == "mpi" else lib for lib in libs]
-    chosen = choose(libs, do_build, build_options)
+    chosen = engine_choices(libs, do_build, build_options)
     out = []
     for lib in libs:
         choice = chosen[lib.name]
-        for line in choice.lines(lib.name) if choice.how != "declared" else ():  # a declared one goes without saying
-            print(f"gmb: {line}", file=sys.stderr)
+        for line in choice.lines(lib.name) if choice.how != "declared" and not diagnosis else ():
+            print(f"gmb: {line}", file=sys.stderr)  # a declared one goes without saying
         try:
             if choice.error is not None:
                 raise choice.error
@@ -60,9 +71,11 @@ def configurations(libs: list[mpilibs.MpiLibrary], do_build: bool, build_options
             wrong = identity.check_engine(lib, description.mpi)
             if wrong:
                 raise build.BuildError(f"its engine {path} does not run this library: {wrong}")
-            out.append(Configuration(lib, str(Path(path).resolve()), description))
-        except build.BuildError as exc:
-            out.append(Configuration(lib, no_engine=str(exc)))
+            out.append(Configuration(lib, str(Path(path).resolve()), description, chosen=choice))
+        except (build.BuildError, DescriptionError) as exc:
+            if isinstance(exc, DescriptionError) and not diagnosis:
+                raise  # run and plan refuse an engine built before it described itself: rebuild it
+            out.append(Configuration(lib, no_engine=str(exc), chosen=choice))
     return out
 
 

@@ -17,33 +17,28 @@ from ..machine import identity
 from ..machine import launchers
 from ..machine import mpilibs
 from ..machine import topology
-from .description import DescriptionError
+from .description import DescriptionError, EngineDescription
 from .configurations import Configuration
-from .engines import choose
 
 
-def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, check_settings: bool | None = None
-             ) -> dict:
-    """What the machine has and each library can do. With the engine's doctor, and GPUs present (or
+def diagnose(confs: list[Configuration], topo: topology.Topology, run_engine_doctor: bool = True,
+             check_settings: bool | None = None) -> dict:
+    """What the machine (``topo``) has and each library configuration can do, with the engine it would use
+    (configurations.configurations for a diagnosis: nothing built). With the engine's doctor, and GPUs present (or
     ``check_settings``), also the settings each library's GPU support depends on (settings_that_matter)."""
-    topo = topology.discover()
-    if topo.gpus:  # what a campaign on this node runs
-        libs = [mpilibs.with_gpu_support(lib) for lib in libs]
     report = {"topology": {"source": topo.source, "gpus": [g.__dict__ for g in topo.gpus],
                            "links": {f"{i}-{j}": v for (i, j), v in topo.links.items()},
                            "numa_nodes": topo.numa_nodes, "path_classes": topo.path_classes(),
                            "notes": topo.notes},
               "libraries": [], "missing": []}
-    if not libs:
+    if not confs:
         report["missing"].append("No MPI library found. Install one (apt-get install openmpi-bin libopenmpi-dev, "
                                  "or mpich libmpich-dev), or `pip install mpich` into this venv, or declare one "
                                  "in ~/.config/gmb/libraries.toml.")
-    chosen = choose(libs, do_build=False, log=lambda message: None)  # nothing built: what each library would use
-    for lib in libs:
+    for conf in confs:
+        lib = conf.library
         entry = lib.describe()
-        if lib.cuda_aware is None and lib.transport == "mpi":  # a declared answer stands
-            lib.cuda_aware = mpilibs.cuda_aware_static(lib)
-        entry["cuda_aware_static"] = lib.cuda_aware
+        entry["cuda_aware_static"] = lib.cuda_aware  # a declared answer, else ompi_info's (configurations)
         if lib.cxx is None:
             report["missing"].append(f"{lib.name}: no mpicxx next to {lib.launcher_path}: install the development "
                                      f"package (libopenmpi-dev / libmpich-dev) to build the engine.")
@@ -53,12 +48,12 @@ def diagnose(libs: list[mpilibs.MpiLibrary], run_engine_doctor: bool = True, che
             report["missing"].append(f"{lib.name}: launcher and compiler wrapper belong to different installations "
                                      f"({mixed}): its engine would be built for one MPI and launched by another; "
                                      f"declare the library with launcher_path and cc of one installation.")
-        choice = chosen[lib.name]
+        choice = conf.chosen
         engine = choice.path if choice.path is not None and choice.path.exists() else None
         entry["engine"] = str(engine) if engine else None
         entry["engine_found"] = choice.why if engine else None
         if engine:
-            entry["engine_loads"] = engine_loads(lib, engine)
+            entry["engine_loads"] = engine_loads(lib, engine, conf.description)
             if entry["engine_loads"].get("mismatch"):
                 report["missing"].append(f"{lib.name}: its engine does not run this library: "
                                          f"{entry['engine_loads']['mismatch']}; its launches will fail as "
@@ -119,11 +114,11 @@ def doctor_configurations(confs: list[Configuration], topo) -> tuple[list[Config
     return out, found
 
 
-def engine_loads(lib: mpilibs.MpiLibrary, engine: Path) -> dict:
-    """What the engine loads in the library's environment (``gmb-bench list --format json``, no launcher):
-    {"library_version", "loaded", "linked", "mismatch"} or {"error"}."""
+def engine_loads(lib: mpilibs.MpiLibrary, engine: Path, description: EngineDescription | None = None) -> dict:
+    """What the engine loads in the library's environment (its ``description``, else ``gmb-bench list --format
+    json``, no launcher): {"library_version", "loaded", "linked", "mismatch"} or {"error"}."""
     try:
-        mpi = build_mod.describe_engine(engine, env=lib.process_env()).mpi
+        mpi = (description or build_mod.describe_engine(engine, env=lib.process_env())).mpi
     except (build_mod.BuildError, DescriptionError) as exc:
         return {"error": str(exc)}
     if not isinstance(mpi, dict):

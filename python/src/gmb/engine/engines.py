@@ -36,7 +36,7 @@ from ..options import BuildOptions
 ENGINE_NAME = "gmb-bench"
 
 
-def _say(message: str) -> None:
+def say(message: str) -> None:
     print(message, file=sys.stderr)
 
 
@@ -99,7 +99,7 @@ def _installed_for(lib, candidates, refused: list[str]) -> EngineChoice | None:
     return None
 
 
-def choose(libs, do_build: bool, build_options: dict | None = None, force: bool = False, log=_say
+def choose(libs, do_build: bool, build_options: dict | None = None, force: bool = False, log=say
            ) -> dict[str, EngineChoice]:
     """Which engine each library uses (the order in this module's description), built from the sources when
     ``do_build`` and it comes to that; library name -> EngineChoice. Libraries that share an installation share

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..machine import identity
 from ..machine import launchers
 from . import leftovers, locks
+from ..engine.configurations import Configuration
 from ..engine.description import POINT_TO_POINT
 from ..machine.load import LoadMonitor
 from ..machine.mpilibs import MpiLibrary
@@ -48,11 +49,12 @@ def ranks_on_this_host(x: Launch, nodes: int | None, ranks_per_node: int | None)
     return min(x.ranks, ranks_per_node or -(-x.ranks // nodes))
 
 
-def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrary], engines: dict[str, str],
-                 store: Store, campaign_name: str, hostfile: str | None = None, progress: bool = True,
-                 stream=None, nodes: int | None = None, ranks_per_node: int | None = None,
-                 stop_library_after: int = 3, lock: locks.ResultsLock | None = None) -> dict[str, int]:
-    """Run the launches not finished yet. After ``stop_library_after`` failed or timed-out launches of one library
+def run_launches(outdir: Path, launches: list[Launch], confs: dict[str, Configuration], store: Store,
+                 campaign_name: str, hostfile: str | None = None, progress: bool = True, stream=None,
+                 nodes: int | None = None, ranks_per_node: int | None = None, stop_library_after: int = 3,
+                 lock: locks.ResultsLock | None = None) -> dict[str, int]:
+    """Run the launches not finished yet, each by its library configuration (``confs``: library name -> one with an
+    engine; its launcher starts the engine). After ``stop_library_after`` failed or timed-out launches of one library
     in a row (0: never), its remaining launches are recorded as "skipped" with the reason, not run. ``lock`` (the
     results directory's) is told which launch runs, for a successor should this process die, and is checked to still
     hold before each launch (locks.ResultsLockLost otherwise). A launch running when gmb is stopped (Stopped) is
@@ -66,7 +68,8 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
     counts: dict[str, int] = {}
     failures_in_a_row: dict[str, int] = {}
     for x in todo:
-        lib = libs[x.library]
+        conf = confs[x.library]
+        lib = conf.library
         if stop_library_after and failures_in_a_row.get(x.library, 0) >= stop_library_after:
             store.record_launch(launch_id=x.launch_id, campaign=campaign_name, library=x.library,
                                 benchmark=x.benchmark, repetition=x.repetition, memory=x.memory, strategy=x.strategy,
@@ -82,8 +85,8 @@ def run_launches(outdir: Path, launches: list[Launch], libs: dict[str, MpiLibrar
         log = logs / f"{x.launch_id}.log"
         _set_aside(out)
         _set_aside(log)
-        launcher = launchers.get(lib.launcher)
-        spec = launchers.LaunchSpec(ranks=x.ranks, program=[engines[x.library], *x.engine_args, "--out", str(out),
+        launcher = conf.launcher
+        spec = launchers.LaunchSpec(ranks=x.ranks, program=[conf.engine, *x.engine_args, "--out", str(out),
                                                             "--format", "json"],
                                     hostfile=hostfile, bind=x.bind, env=x.env,
                                     **dict(zip(("nodes", "ranks_per_node"), placement(x, nodes, ranks_per_node))))

@@ -87,9 +87,8 @@ def _run(opts: SessionOptions):
     print(f"gmb: results in {outdir}", file=sys.stderr)
     try:
         confs = run["configurations"]
-        counts = run_launches(outdir, run["launches"], {c.name: c.library for c in confs},
-                              configurations.engines(confs), st, run["name"],
-                              hostfile=opts.hostfile, progress=not opts.no_progress, nodes=opts.nodes,
+        counts = run_launches(outdir, run["launches"], {c.name: c for c in configurations.runnable(confs)}, st,
+                              run["name"], hostfile=opts.hostfile, progress=not opts.no_progress, nodes=opts.nodes,
                               ranks_per_node=opts.ranks_per_node, stop_library_after=run["stop_after"], lock=lock)
     except Stopped:
         print(f"\ngmb: interrupted; continue with `{resume_command(opts, outdir)}`", file=sys.stderr)

@@ -6,7 +6,7 @@ launches and what is skipped."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..campaign import checks, spec
@@ -46,8 +46,7 @@ def found_libraries(opts: LibraryOptions, need: bool = True) -> tuple[list[mpili
         raise UsageError(str(exc)) from None
     all_names = [lib.name for lib in libs]
     if opts.no_isolation:
-        for lib in libs:
-            lib.isolate_from = []
+        libs = [replace(lib, isolate_from=[]) for lib in libs]
     if opts.library:
         names = {lib.name for lib in libs}
         configuration_of = mpilibs.configuration_names(libs)
@@ -58,15 +57,23 @@ def found_libraries(opts: LibraryOptions, need: bool = True) -> tuple[list[mpili
                 if lib.name in opts.library or lib.name in {configuration_of.get(w) for w in opts.library}]
     if need and not libs:
         raise UsageError("no MPI library found or declared (see `gmb doctor`)")
-    for lib in libs:
-        if opts.launcher:
-            lib.launcher = opts.launcher
+    if opts.launcher:
+        libs = [replace(lib, launcher=opts.launcher) for lib in libs]
     return libs, all_names
 
 
 def libraries(opts: LibraryOptions, need: bool = True) -> list[mpilibs.MpiLibrary]:
     """Found and declared libraries, restricted by --library."""
     return found_libraries(opts, need)[0]
+
+
+def diagnosed_configurations(opts: LibraryOptions, topo: topology.Topology) -> list[Configuration]:
+    """What `gmb doctor` diagnoses: the libraries found and declared (on a GPU node with their GPU support: what a
+    campaign there runs), each with the engine it would use; nothing built, nothing said."""
+    libs = libraries(opts, need=False)
+    if topo.gpus:
+        libs = [mpilibs.with_gpu_support(lib) for lib in libs]
+    return confs_mod.configurations(libs, do_build=False, diagnosis=True)
 
 
 def machine_configurations(opts: SessionOptions, libs, topo) -> list[mpilibs.MpiLibrary]:

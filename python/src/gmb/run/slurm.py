@@ -26,6 +26,7 @@ from .. import __version__
 from ..campaign import checks, spec
 from ..campaign.spec import Campaign
 from ..engine import build
+from ..engine import configurations
 from ..engine import engines
 from ..errors import UsageError
 from ..options import SlurmOptions
@@ -192,9 +193,10 @@ def _engines(opts: SlurmOptions, c) -> tuple[list[str], int]:
     built = opts.build
     if built.cuda is None and opts.gpus_per_node and "GMB_ENABLE_CUDA" not in os.environ and not built.no_build:
         built = replace(built, cuda="AUTO")  # the compute nodes' GPUs decide, not this node's driver: CUDA with nvcc
-    # as gmb build (and, with --no-build, as the job's gmb run --no-build) takes them: engines.choose
-    chosen = engines.choose(libs, do_build=not built.no_build, build_options=engines.build_options(built),
-                            log=lambda m: print(f"gmb slurm: {m}", file=sys.stderr))
+    # as gmb build (and, with --no-build, as the job's gmb run --no-build) takes them
+    chosen = configurations.engine_choices(libs, do_build=not built.no_build,
+                                           build_options=engines.build_options(built),
+                                           log=lambda m: print(f"gmb slurm: {m}", file=sys.stderr))
     failed = {name: ch.error or f"engine {ch.path} does not exist" for name, ch in chosen.items()
               if ch.error is not None or ch.path is None or not Path(ch.path).exists()}
     if failed and built.no_build:
