@@ -81,7 +81,7 @@ class Family:
     gpu_configurations_need: tuple[tuple[str, str], ...] = ()  # (framework, component)
 
 
-# MPICH's and the launchers and tools it lends the families built from it
+# How MPICH's launcher (Hydra) and mpichversion say its version; MVAPICH ships the same programs
 HYDRA_VERSION = (r"Version:\s*(\S+)",)
 MPICHVERSION = VersionTool("mpichversion", r"MPICH Version:\s*(\S+)")
 
