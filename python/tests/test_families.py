@@ -36,6 +36,11 @@ def test_every_family_is_complete():
         assert f.launcher in launchers.REGISTRY
         assert f.version_patterns and f.setting_prefixes and f.behaviour_prefixes
         assert f.derived_from is None or f.derived_from in families.BY_NAME
+        # its GPU profile and configurations are its own profiles; each version pattern captures the version
+        assert {f.gpu_profile, *(c.profile for c in f.gpu_configurations)} - {None} <= set(f.gpu_profiles)
+        assert bool(f.gpu_configurations_need) <= bool(f.gpu_configurations and f.components)
+        for pattern in (*f.launcher_version, *([f.version_tool.pattern] if f.version_tool else [])):
+            assert re.compile(pattern).groups == 1
 
 
 def test_launchers_read_the_table():
@@ -71,3 +76,105 @@ def test_known_defects_are_the_engines():
     for _, defect in table:
         for call in defect.calls:
             assert f'"{call}"' in text
+
+
+def _program(path: Path, says: str, when: str = "") -> str:
+    """A program at ``path`` that prints ``says`` (only for the argument ``when``, when given)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = f"cat <<'E'\n{says}\nE\n"
+    path.write_text("#!/bin/sh\n" + (f'[ "$1" = "{when}" ] && {{ {body}}}\n' if when else body))
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("launcher, says, tool, family_version", [
+    ("mpirun", "mpirun (Open MPI) 4.1.6\n\nReport bugs to http://www.open-mpi.org/community/help/", None,
+     ("openmpi", "4.1.6")),
+    ("mpirun.openmpi", "mpirun (OpenRTE) 4.1.4", None, ("openmpi", "4.1.4")),
+    ("mpiexec", "HYDRA build details:\n    Version:                                 4.0", "MPICH Version:      4.0.2",
+     ("mpich", "4.0.2")),
+    ("mpiexec.mpich", "HYDRA build details:\n    Version:                                 4.1.2", None,
+     ("mpich", "4.1.2")),
+    ("mpiexec", "HYDRA build details:\n    Version: 2.3.7\n    Configure options: '--prefix=/opt/mvapich2'", None,
+     ("mvapich", "2.3.7")),
+    ("mpiexec.hydra", "Intel(R) MPI Library for Linux* OS, Version 2021.10 Build 20230619 (id: c2e19c2f3e)", None,
+     ("intelmpi", "2021.10")),
+    ("srun", "slurm 22.05.8", None, None),
+])
+def test_a_launcher_is_identified_by_its_familys_words_and_version_tool(tmp_path, launcher, says, tool,
+                                                                        family_version):
+    from gmb.machine import detect
+
+    path = _program(tmp_path / "bin" / launcher, says, when="--version")
+    if tool:
+        _program(tmp_path / "bin" / "mpichversion", tool)
+    assert detect.identify(path, env={"PATH": "/usr/bin:/bin"}) == family_version
+
+
+def test_a_library_may_name_itself_as_the_family_it_is_derived_from():
+    mpich = mpilibs.MpiLibrary("m", "mpich", "8.1.27", "", "/p/bin/mpiexec")
+    for text in ("MPI VERSION : CRAY MPICH version 8.1.27 (ANL base 3.4a2)", "MVAPICH2 Version 8.1.27"):
+        assert identity.mismatch(mpich, {"mpi": {"library_version": text}}) is None
+    assert "another library" in identity.mismatch(mpich, {"mpi": {"library_version": "Open MPI v8.1.27"}})
+    assert families.one_library("cray-mpich", "mpich") and not families.one_library("cray-mpich", "mvapich")
+
+
+# An example family: a new entry is all gmb needs to find, label, check, launch and configure libraries of it.
+EXAMPI = families.Family(
+    "exampi", "ExaMPI", ("exampi",), launcher="mpiexec", srun_mpi="pmix",
+    setting_prefixes=("EXAMPI_",), behaviour_prefixes=("EXAMPI_",),
+    gpu_profiles={"exampi-gpu": {"launcher_args": ["--gpu"], "env": {"EXAMPI_GPU": "1"}}},
+    launcher_words=("exampi",), launcher_version=(r"ExaMPI (\d+\.\d+\.\d+)",),
+    version_tool=families.VersionTool("exampiversion", r"Version:\s*(\S+)"),
+    launcher_names=("mpiexec.exampi",), alternatives_suffix=".exampi",
+    gpu_profile="exampi-gpu")
+
+
+def _with_family(monkeypatch, entry: families.Family) -> None:
+    """The table with ``entry`` added, and what modules derive from the table when imported (the GPU profiles, the
+    settings' and the behaviour prefixes) derived again: what importing gmb with the entry in families.py gives."""
+    monkeypatch.setattr(families, "FAMILIES", (*FAMILIES, entry))
+    monkeypatch.setattr(families, "BY_NAME", {**families.BY_NAME, entry.name: entry})
+    for name, profile in families.gpu_profiles().items():
+        monkeypatch.setitem(mpilibs.PROFILES, name, profile)
+    monkeypatch.setattr(records, "SETTING_PREFIXES", families.setting_prefixes())
+    monkeypatch.setattr(html, "BEHAVIOUR_PREFIXES", families.behaviour_prefixes())
+
+
+def test_the_table_is_derived_at_import_only_where_with_family_derives_it_again():
+    derived = set()
+    for src in (Path(mpilibs.__file__).parents[1]).rglob("*.py"):
+        derived |= {f"{src.stem}.{name}" for name in
+                    re.findall(r"^(\w+)[^=\n]*= families\.\w+\(", src.read_text(), re.MULTILINE)}
+    assert derived == {"mpilibs.PROFILES", "records.SETTING_PREFIXES", "html.BEHAVIOUR_PREFIXES"}
+
+
+def test_adding_a_family_is_one_table_entry(tmp_path, monkeypatch):
+    from gmb.machine import detect
+
+    _with_family(monkeypatch, EXAMPI)
+    bindir = tmp_path / "exampi" / "bin"
+    _program(bindir / "mpiexec.exampi", "ExaMPI 1.2 launcher", when="--version")
+    _program(bindir / "exampiversion", "ExaMPI Version: 1.2.3")
+    _program(bindir / "mpicc.exampi", "mpicc for ExaMPI 1.2.3", when="-v")
+    _program(bindir / "mpicxx.exampi", "")
+    # detection: its launcher name on PATH, its words, its version tool, its compiler wrappers, its launcher
+    (lib,) = [lib for lib in detect.detect(path_env=str(bindir)) if lib.family == "exampi"]
+    assert (lib.name, lib.version, lib.launcher, lib.cc) == ("exampi-1.2.3", "1.2.3", "mpiexec",
+                                                             str(bindir / "mpicc.exampi"))
+    # labelling and the launch check: its records are labelled by it, and another family's are not its
+    said = {"mpi": {"library_version": "ExaMPI 1.2.3 (built 2026)"}}
+    assert identity.library_label(said) == "exampi-1.2.3"
+    assert identity.mismatch(lib, said) is None and identity.launcher_and_wrapper(lib, {}) is None
+    assert "another library" in identity.mismatch(lib, {"mpi": {"library_version": "Open MPI v1.2.3"}})
+    assert identity.expected(lib) == f"ExaMPI 1.2.3 from {tmp_path / 'exampi'}"
+    # launching: its launcher, srun's PMI plugin; on a GPU node its GPU profile
+    spec = launchers.LaunchSpec(ranks=2, program=["x"])
+    assert launchers.get(lib.launcher).argv(lib, spec)[:3] == [str(bindir / "mpiexec.exampi"), "-n", "2"]
+    assert "--mpi=pmix" in launchers.get("srun").argv(lib, spec)
+    (gpu,) = mpilibs.gpu_configurations([lib])
+    assert (gpu.name, gpu.profile, gpu.env, gpu.launcher_args) == ("exampi-1.2.3", "exampi-gpu", {"EXAMPI_GPU": "1"},
+                                                                   ["--gpu"])
+    # its settings are a record's settings, and the report shows them as changing how it behaves
+    assert records.settings({"environment": {"EXAMPI_EAGER": "4096", "HOME": "/h"}}) == {"EXAMPI_EAGER": "4096"}
+    assert "EXAMPI_EAGER" in html.environment_cell({"EXAMPI_EAGER": "4096", "HOME": "/h"}).split("<details")[0]

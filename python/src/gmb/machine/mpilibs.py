@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
-import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -104,97 +102,61 @@ def _under_any(directory: str, prefixes: list[str]) -> bool:
     return any(d == os.path.normpath(p) or d.startswith(os.path.normpath(p) + os.sep) for p in prefixes)
 
 
-def tool_output(argv: list[str], timeout: float = 15, env: dict[str, str] | None = None) -> str:
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
-        return (p.stdout or "") + (p.stderr or "")
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-
-
 def cuda_aware_static(lib: MpiLibrary) -> bool | None:
-    """Open MPI: ompi_info's mpi_built_with_cuda_support. Others: unknown (the engine's doctor proves it)."""
-    if lib.family != "openmpi":
-        return None
-    d = Path(lib.launcher_path).parent
-    info = d / "ompi_info"
-    if not info.exists():
-        return None
-    out = tool_output([str(info), "--parsable", "--all"], timeout=30, env=lib.process_env())
-    m = re.search(r"mpi_built_with_cuda_support:value:(true|false)", out)
-    return (m.group(1) == "true") if m else None
+    """What the family's own tools say of the build's CUDA awareness (Open MPI: ompi_info's
+    mpi_built_with_cuda_support); None when it has none to ask (the engine's doctor proves it)."""
+    query = families.of(lib.family).built_with_cuda
+    return query(Path(lib.launcher_path).parent, lib.process_env()) if query else None
 
 
-def ompi_components(lib: MpiLibrary) -> dict[str, set[str]]:
-    """Open MPI's MCA components by framework (``{"pml": {"ob1", "ucx", ...}, "btl": {...}}``), from ompi_info run in
-    the library's environment; {} when it cannot be asked."""
-    info = Path(lib.launcher_path).parent / "ompi_info"
-    if lib.family != "openmpi" or not info.exists():
-        return {}
-    found: dict[str, set[str]] = {}
-    for m in re.finditer(r"^mca:(\w+):(\w+):", tool_output([str(info), "--parsable"], timeout=30, env=lib.process_env()),
-                         re.MULTILINE):
-        found.setdefault(m.group(1), set()).add(m.group(2))
-    return found
-
-
-# the pmls of an Open MPI with UCX that a GPU node's generated campaign measures as configurations of their own
-PMLS = ("ob1", "ucx")
+def components(lib: MpiLibrary) -> dict[str, set[str]]:
+    """The components of the build by framework, as the family's own tools list them (Open MPI's MCA components:
+    ``{"pml": {"ob1", "ucx", ...}, "btl": {...}}``); {} when they cannot be asked."""
+    query = families.of(lib.family).components
+    return query(Path(lib.launcher_path).parent, lib.process_env()) if query else {}
 
 
 def configuration_names(libs: list[MpiLibrary]) -> dict[str, str]:
-    """The names gpu_configurations may give (configuration name -> the installation's name), for each Open MPI."""
-    return {_configuration_name(lib, pml): lib.name for lib in libs if lib.family == "openmpi" for pml in PMLS}
+    """The names gpu_configurations may give (configuration name -> the installation's name)."""
+    return {_configuration_name(lib, conf): lib.name
+            for lib in libs for conf in families.of(lib.family).gpu_configurations}
 
 
-def _configuration_name(lib: MpiLibrary, pml: str) -> str:
-    return f"{lib.name}-{pml}"
+def _configuration_name(lib: MpiLibrary, conf: families.GpuConfiguration) -> str:
+    return f"{lib.name}-{conf.suffix}"
 
 
 def gpu_configurations(libs: list[MpiLibrary]) -> list[MpiLibrary]:
     """The configurations a GPU node's generated campaign measures, from the libraries found there (not declared, no
-    profile): each Open MPI that has the UCX pml becomes two, measured under names of their own, "<name>-ob1" (Open
-    MPI's own transports: profile openmpi-ob1, its BTL list cut to the components this build has) and "<name>-ucx"
-    (profile openmpi-ucx): left to itself the library picks one pml, and which one moves GPU data faster, or moves it
-    at all, is what a GPU node's campaign is for; both share one engine (one installation). Each MPICH runs with its
-    GPU profile (mpich), under its own name: without it an MPICH built with CUDA over UCX crashes on device memory.
-    Other libraries are kept as they are."""
+    profile): a library whose build has the components its family's GPU configurations need becomes one library per
+    configuration, measured under a name of its own (an Open MPI with UCX: "<name>-ob1", profile openmpi-ob1, its BTL
+    list cut to the components this build has, and "<name>-ucx", profile openmpi-ucx), all sharing one engine (one
+    installation); any other is measured with its family's GPU profile (with_gpu_support)."""
     out = []
     for lib in libs:
-        components = ompi_components(lib) if lib.family == "openmpi" and _found_as_is(lib) else {}
-        if "ucx" not in components.get("pml", set()):
+        family = families.of(lib.family)
+        split = bool(family.gpu_configurations) and _found_as_is(lib)
+        built = components(lib) if split else {}
+        if not split or not all(c in built.get(framework, set()) for framework, c in family.gpu_configurations_need):
             out.append(with_gpu_support(lib))
             continue
-        for pml in PMLS:
-            conf = apply_profile(replace(lib, name=_configuration_name(lib, pml)), f"openmpi-{pml}")
-            conf.launcher_args = _btl_present(conf.launcher_args, components.get("btl", set()))
-            out.append(conf)
+        for conf in family.gpu_configurations:
+            configured = apply_profile(replace(lib, name=_configuration_name(lib, conf)), conf.profile)
+            if conf.fit:
+                configured.launcher_args = conf.fit(configured.launcher_args, built)
+            out.append(configured)
     return out
 
 
 def with_gpu_support(lib: MpiLibrary) -> MpiLibrary:
-    """A GPU node's MPICH found as is (not declared, no profile): with its GPU profile, under the same name. Others
-    as they are."""
-    return apply_profile(lib, "mpich") if lib.family == "mpich" and _found_as_is(lib) else lib
+    """A GPU node's library found as is (not declared, no profile) with its family's GPU profile (MPICH's), under the
+    same name. Others as they are."""
+    profile = families.of(lib.family).gpu_profile
+    return apply_profile(lib, profile) if profile and _found_as_is(lib) else lib
 
 
 def _found_as_is(lib: MpiLibrary) -> bool:
     return lib.source == "detected" and not lib.profile and lib.transport == "mpi"
-
-
-def _btl_present(launcher_args: list[str], btls: set[str]) -> list[str]:
-    """``--mca btl LIST`` of a pml ob1 configuration made of the BTLs this build has (Open MPI refuses to start when
-    one named is missing): smcuda (device buffers between the processes of a node; CUDA builds only), else the
-    shared-memory BTL (sm, called vader before Open MPI 5), then self, then tcp for other nodes."""
-    if not btls:
-        return list(launcher_args)
-    local = next((b for b in ("smcuda", "sm", "vader") if b in btls), None)
-    wanted = ",".join(b for b in (local, "self", "tcp" if "tcp" in btls else None) if b)
-    args = list(launcher_args)
-    for i in range(len(args) - 2):
-        if args[i] == "--mca" and args[i + 1] == "btl":
-            args[i + 2] = wanted
-    return args
 
 
 def apply_profile(lib: MpiLibrary, profile: str) -> MpiLibrary:
