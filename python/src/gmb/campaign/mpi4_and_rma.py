@@ -33,7 +33,6 @@ RMA_SINGLE_ELEMENT_SIZES = "8"
 PARTITIONS, QUICK_PARTITIONS = "1,4,16,64", "8"
 PART_OVERLAP_OPTIONS = {"ready": "both", "compute-sweep": True}
 PART_OVERLAP_SIZES, QUICK_PART_OVERLAP_SIZES = "64K,1M,16M", "4M"
-NO_FEATURES = "no mpi.features: built before the one-sided, persistent and partitioned benchmarks; rebuild it"
 
 
 class Place(NamedTuple):
@@ -100,27 +99,23 @@ def mpi4_and_rma_blocks(lib, desc: EngineDescription, places: list[Place], devic
     # persistent: the regular and the persistent form in one launch; point-to-point latency and bandwidth (host and
     # device memory), the collective allreduce where the library has persistent collectives; not in --quick
     collectives = desc.mpi_feature("persistent_collectives")
-    if collectives is None:
-        skipped.append((lib.name, "persistent", f"the engine does not describe its MPI-4 interfaces ({NO_FEATURES})"))
-    else:
-        latency, bandwidth = _by_headline(desc, "pt2pt")
-        for place in [p for p in ([] if quick else places[:1] + [device]) if p]:
-            blocks += [block([b], place, sizes, {"persistent": True})
-                       for b, sizes in ((latency, place.latency_sizes), (bandwidth, place.sizes)) if b]
-        if not collectives[0]:
-            skipped.append((lib.name, "persistent collectives", collectives[1]))
-        elif not quick:
-            mem = {"mem": device.memory.partition(":")[0]} if device else {}
-            blocks += [Block([bench], sizes=COLL_SIZES, ranks=[max(2, len(gpus or ()))], gpus=gpus,
-                             options=options_for([bench]) | mem | {"persistent": True}, libraries=[lib.name],
-                             operations=listed(lib, desc, bench, ["allreduce"], skipped))
-                       for bench in desc.of_family("collective")]
+    latency, bandwidth = _by_headline(desc, "pt2pt")
+    for place in [p for p in ([] if quick else places[:1] + [device]) if p]:
+        blocks += [block([b], place, sizes, {"persistent": True})
+                   for b, sizes in ((latency, place.latency_sizes), (bandwidth, place.sizes)) if b]
+    if not collectives[0]:
+        skipped.append((lib.name, "persistent collectives", collectives[1]))
+    elif not quick:
+        mem = {"mem": device.memory.partition(":")[0]} if device else {}
+        blocks += [Block([bench], sizes=COLL_SIZES, ranks=[max(2, len(gpus or ()))], gpus=gpus,
+                         options=options_for([bench]) | mem | {"persistent": True}, libraries=[lib.name],
+                         operations=listed(lib, desc, bench, ["allreduce"], skipped))
+                   for bench in desc.of_family("collective")]
     # partitioned: the transfers over a sweep of partition counts (host and device memory), and part_overlap on
     # device memory
     names = desc.of_family("partitioned")
     feature = desc.mpi_feature("partitioned")
-    why_not = ("the engine lists no benchmark of family partitioned" if not names else
-               f"the engine does not describe its MPI-4 interfaces ({NO_FEATURES})" if feature is None else feature[1])
+    why_not = "the engine lists no benchmark of family partitioned" if not names else feature[1]
     if why_not:
         skipped.append((lib.name, "partitioned", why_not))
         return blocks

@@ -232,7 +232,10 @@ class EngineDescription:
             for c in (_fields(c, _CEILING_KEYS, "ceiling", source) for c in data["ceilings"]))
         self.options = _options(data["options"], "every benchmark", source)  # the driver's, every benchmark's
         self.features: dict = dict(data["features"] or {})
-        self.mpi: dict | None = data.get("mpi") if isinstance(data.get("mpi"), dict) else None
+        mpi = data.get("mpi")
+        if not isinstance(mpi, dict) or not isinstance(mpi.get("features"), dict):
+            raise _rebuild(source, "does not say which MPI-4 interfaces its MPI library has (mpi.features)")
+        self.mpi: dict = mpi
 
     # ---------------------------------------------------------------- benchmarks
     def benchmark(self, name: str) -> Benchmark | None:
@@ -300,14 +303,12 @@ class EngineDescription:
         return None if c.nccl_call else (c.nccl_reason or "no NCCL counterpart")
 
     # ---------------------------------------------------------------- features
-    def mpi_feature(self, name: str) -> tuple[bool, str] | None:
+    def mpi_feature(self, name: str) -> tuple[bool, str]:
         """Whether the engine's MPI library has an MPI-4 interface (``mpi.features``: "partitioned",
-        "persistent_collectives"): (True, "") or (False, the engine's reason); None from an engine built before it
-        described them (which also predates the benchmarks that use them)."""
-        features = (self.mpi or {}).get("features")
-        entry = features.get(name) if isinstance(features, dict) else None
+        "persistent_collectives"): (True, "") or (False, the engine's reason)."""
+        entry = self.mpi["features"].get(name)
         if not isinstance(entry, dict):
-            return None
+            return False, f"the engine does not say whether its MPI library has {name} (mpi.features)"
         if entry.get("available"):
             return True, ""
         return False, entry.get("reason") or f"the engine's MPI library has no {entry.get('calls') or name}"
