@@ -209,12 +209,16 @@ def status_table(results: Results) -> Table:
                  "runs the planner left out, or launches).")
 
 
+# The report's tables, in the order shown: each an analysis function of the results, and whether it is shown when
+# it has no row (one-sided, persistent and partitioned only where the results hold such results). A new table is
+# one function here and one entry below: text, HTML and CSV render every Table alike.
+TABLES = ((fraction_of_peak, True), (ceilings_table, True), (latency_table, True), (one_sided_table, False),
+          (persistent_table, False), (partitioned_overlap_table, False), (collectives_table, True),
+          (status_table, True))
+
+
 def all_tables(results: Results) -> list[Table]:
-    """The report's tables; those of one-sided, persistent and partitioned communication only where the results hold
-    such results."""
-    measured = [t for t in (one_sided_table(results), persistent_table(results), partitioned_overlap_table(results))
-                if t.rows]
-    return [fraction_of_peak(results), ceilings_table(results), latency_table(results), *measured,
-            collectives_table(results), status_table(results)]
+    """The report's tables (TABLES)."""
+    return [t for make, always in TABLES for t in [make(results)] if always or t.rows]
 
 
