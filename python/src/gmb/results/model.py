@@ -70,7 +70,7 @@ class Result:
     status: str
     reason: str | None
     bytes: int
-    memory: str  # store.memory_label: "send:recv", or a collective's kinds
+    memory: str  # records.memory_label: "send:recv", or a collective's kinds
     mem_send: str | None
     mem_recv: str | None
     strategy: str | None

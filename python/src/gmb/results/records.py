@@ -52,6 +52,16 @@ def pairwise(result: dict) -> bool:
     return isinstance(memory, dict) and "send" in memory and "recv" in memory
 
 
+def memory_label(memory: dict | None) -> str:
+    """'host:device' for point to point (send:recv); collectives list the per-rank kinds, deduplicated."""
+    if not memory:
+        return ""
+    if "send" in memory or "recv" in memory:
+        return f"{memory.get('send', '?')}:{memory.get('recv', '?')}"
+    kinds = sorted(set(memory.values()))
+    return ",".join(kinds)
+
+
 def operation_label(result: dict) -> str | None:
     """What a result measured within its benchmark, as one label: its operation and its variant ("put flush create"
     for one-sided put under flush on a window MPI_Win_create made, "allreduce persistent", "persistent", "P=16",

@@ -28,7 +28,8 @@ from urllib.parse import quote
 from ..outputs import OutputError, disk_full
 from ..machine.identity import library_label, nccl_label
 from .engine_facts import read_engine_file
-from .records import STAT_OBJECTS, RecordFile, configuration, measured_nothing, operation_label, read_records
+from .records import (STAT_OBJECTS, RecordFile, configuration, measured_nothing, memory_label, operation_label,
+                      read_records)
 
 SCHEMA_VERSION = 2
 
@@ -127,16 +128,6 @@ def _store_write_error(path: str, what: str, exc: sqlite3.DatabaseError):
     if "malformed" in str(exc):
         raise _damaged(Path(path), str(exc)) from None
     raise StoreError(f"{path}: cannot {what}: {exc}; nothing of it was stored") from None
-
-
-def memory_label(memory: dict | None) -> str:
-    """'host:device' for point to point (send:recv); collectives list the per-rank kinds, deduplicated."""
-    if not memory:
-        return ""
-    if "send" in memory or "recv" in memory:
-        return f"{memory.get('send', '?')}:{memory.get('recv', '?')}"
-    kinds = sorted(set(memory.values()))
-    return ",".join(kinds)
 
 
 class Store:
