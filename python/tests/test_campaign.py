@@ -5,6 +5,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -234,7 +235,8 @@ def test_name_checks():
     c = Campaign("c", [Block(["latency", "bww"], libraries=["a"])], libraries=["*"])
     with pytest.raises(CampaignError, match="unknown benchmark 'bww'; did you mean 'bw'"):
         checks.check_benchmark_names(c, {"a": HOST_DESC})
-    c.blocks[0].benchmarks = ["latency", "nbc", "newbench"]  # one engine lists nbc, another newbench
+    # one engine lists nbc, another newbench
+    c = replace(c, blocks=[replace(c.blocks[0], benchmarks=["latency", "nbc", "newbench"])])
     newer = description()
     newer["benchmarks"].append({**newer["benchmarks"][0], "name": "newbench"})
     checks.check_benchmark_names(c, {"a": HOST_DESC, "b": describe(), "c": EngineDescription(newer)})
@@ -242,7 +244,7 @@ def test_name_checks():
         checks.check_benchmark_names(c, {"a": describe()})
     checks.check_benchmark_names(c, {})  # no engine described itself: nothing to check against
     checks.check_library_names(c, ["a", "b"])
-    c.libraries = ["a", "c"]
+    c = replace(c, libraries=["a", "c"])
     with pytest.raises(CampaignError, match=r"\[campaign\] libraries: unknown library 'c'.*found or declared: a, b"):
         checks.check_library_names(c, ["a", "b"])
 

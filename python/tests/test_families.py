@@ -4,12 +4,18 @@ family and a record's label, the launcher and srun's PMI plugin, the GPU profile
 report's behaviour variables; its known defects are the engine's (src/core/known_issues.cpp)."""
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from gmb.engine import configurations, doctor
+from gmb.errors import UsageError
 from gmb.machine import families, identity, launchers, mpilibs
 from gmb.machine.families import FAMILIES
+from gmb.machine.topology import Gpu, Topology
+from gmb.options import LibraryOptions, SessionOptions
+from gmb.run import setup
 from gmb.report import html
 from gmb.results import records
 
@@ -39,6 +45,7 @@ def test_every_family_is_complete():
         # its GPU profile and configurations are its own profiles; each version pattern captures the version
         assert {f.gpu_profile, *(c.profile for c in f.gpu_configurations)} - {None} <= set(f.gpu_profiles)
         assert bool(f.gpu_configurations_need) <= bool(f.gpu_configurations and f.components)
+        assert bool(f.built_without_cuda) == bool(f.built_with_cuda)  # the doctor can say its query's "no"
         for pattern in (*f.launcher_version, *([f.version_tool.pattern] if f.version_tool else [])):
             assert re.compile(pattern).groups == 1
 
@@ -178,3 +185,43 @@ def test_adding_a_family_is_one_table_entry(tmp_path, monkeypatch):
     # its settings are a record's settings, and the report shows them as changing how it behaves
     assert records.settings({"environment": {"EXAMPI_EAGER": "4096", "HOME": "/h"}}) == {"EXAMPI_EAGER": "4096"}
     assert "EXAMPI_EAGER" in html.environment_cell({"EXAMPI_EAGER": "4096", "HOME": "/h"}).split("<details")[0]
+
+
+GPU_NODE = Topology(gpus=[Gpu(0, "NVIDIA H100")], links={}, numa_nodes={0: "0-1"})
+
+
+def _not_cuda_aware_said(lib: mpilibs.MpiLibrary) -> str:
+    """What `gmb doctor` on a GPU node says of ``lib``, known not to be CUDA-aware."""
+    confs = configurations.configurations([lib], do_build=False, diagnosis=True)
+    (said,) = [m for m in doctor.diagnose(confs, GPU_NODE, run_engine_doctor=False)["missing"] if "CUDA-aware" in m]
+    return said
+
+
+def _configuration_refused(lib: mpilibs.MpiLibrary, configuration: str) -> str:
+    """Why `gmb plan --library <configuration>` of a campaign file refuses a configuration of ``lib``."""
+    opts = SessionOptions(libraries=LibraryOptions(library=(configuration,)), campaign="c.toml")
+    with pytest.raises(UsageError) as refused:
+        setup.machine_configurations(opts, [lib], GPU_NODE)
+    return str(refused.value)
+
+
+def test_the_messages_that_name_a_family_say_its_own_tool_and_configurations(monkeypatch):
+    ompi = mpilibs.MpiLibrary("ompi", "openmpi", "5.0.7", "/opt/ompi", "/opt/ompi/bin/mpirun", "mpirun",
+                              cuda_aware=False)
+    assert _not_cuda_aware_said(ompi) == ("ompi: not CUDA-aware (ompi_info says mpi_built_with_cuda_support=false); "
+                                          "device buffers will only be measured with staged strategies.")
+    assert _configuration_refused(ompi, "ompi-ucx") == (
+        "--library ompi-ucx: a pml configuration of a found Open MPI exists in a campaign generated on a GPU node "
+        "only; name the installation (ompi), or declare the configuration in a libraries file (profile openmpi-ob1 "
+        "or openmpi-ucx)")
+    # a family without a tool to ask: only a declaration says so
+    assert "not CUDA-aware (declared cuda_aware = false);" in _not_cuda_aware_said(replace(ompi, family="mpich"))
+    _with_family(monkeypatch, replace(EXAMPI, built_with_cuda=lambda bin_dir, env: False,
+                                      built_without_cuda="exampi_info says gpu=no", gpu_configuration_kind="transport",
+                                      gpu_configurations=(families.GpuConfiguration("fast", "exampi-gpu"),)))
+    exampi = replace(ompi, name="exa", family="exampi", launcher="mpiexec")
+    assert "exa: not CUDA-aware (exampi_info says gpu=no); device" in _not_cuda_aware_said(exampi)
+    assert _configuration_refused(exampi, "exa-fast") == (
+        "--library exa-fast: a transport configuration of a found ExaMPI exists in a campaign generated on a GPU "
+        "node only; name the installation (exa), or declare the configuration in a libraries file (profile "
+        "exampi-gpu)")

@@ -119,7 +119,7 @@ def test_each_library_runs_without_the_other_installations_directories(monkeypat
     system = lib("ompi-4", dirs=["/usr/lib/x86_64-linux-gnu/openmpi/lib", "/usr/lib/x86_64-linux-gnu"])
     lab = lib("ompi-5", version="5.0.7", prefix="/opt/cuda-mpi/ompi", dirs=["/opt/cuda-mpi/ompi/lib"])
     ucx = lib("ompi-5-ucx", version="5.0.7", prefix="/opt/cuda-mpi/ompi", dirs=["/opt/cuda-mpi/ompi/lib"])  # same install
-    identity.isolate([system, lab, ucx])
+    system, lab, ucx = identity.isolated([system, lab, ucx])
     assert system.isolate_from == ["/opt/cuda-mpi/ompi/lib", "/opt/cuda-mpi/ompi/bin"]
     assert set(lab.isolate_from) == {"/usr/lib/x86_64-linux-gnu/openmpi/lib", "/usr/lib/x86_64-linux-gnu"}
     assert "/usr/bin" not in lab.isolate_from  # never a system bin directory

@@ -6,6 +6,7 @@ with a fake gmb."""
 import os
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -219,7 +220,7 @@ def test_script_runs_setup_then_records_and_runs_gmb(tmp_path):
 
 def test_campaign_name_and_path_cannot_break_out(tmp_path):
     c = spec.load_campaign(Path(__file__).parents[2] / "campaigns" / "scaling.toml")
-    c.name = "x\nreboot"
+    c = replace(c, name="x\nreboot")
     text = slurm.batch_script("a\nb.toml", c, [1], 1, 0)
     assert "#SBATCH --job-name=gmb-x_reboot" in text and "# campaign: a\\x0ab.toml;" in text
     # in the command only inside single quotes (a newline in a quoted word is the word's)

@@ -6,6 +6,7 @@ import json
 import shutil
 import sqlite3
 import subprocess
+from dataclasses import replace
 
 import pytest
 from realmpi import debian_library, have_debian
@@ -40,12 +41,11 @@ def test_srun_argv_pmi_plugin_per_family():
     spec = launchers.LaunchSpec(ranks=2, program=["./e"])
     lib = MpiLibrary("m", "mpich", "4.0.2", "/usr", "/usr/bin/mpiexec.mpich", "srun")
     assert s.argv(lib, spec) == ["srun", "-n", "2", "--mpi=pmi2", "./e"]
-    lib.family = "openmpi"
+    lib = replace(lib, family="openmpi")
     assert "--mpi=pmix" in s.argv(lib, spec)
-    lib.launcher_args = ["--mpi=pmix_v4"]  # declared: taken as given
+    lib = replace(lib, launcher_args=["--mpi=pmix_v4"])  # declared: taken as given
     assert s.argv(lib, spec).count("--mpi=pmix_v4") == 1 and "--mpi=pmix" not in s.argv(lib, spec)
-    lib.family = "cray-mpich"
-    lib.launcher_args = []
+    lib = replace(lib, family="cray-mpich", launcher_args=[])
     assert not any(a.startswith("--mpi") for a in s.argv(lib, spec))
 
 

@@ -55,7 +55,7 @@ class CampaignError(ValueError):
     """A campaign that cannot be run as written (the message names the block and key)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Block:
     benchmarks: list[str]
     memory: list[str] = field(default_factory=lambda: [""])
@@ -80,7 +80,7 @@ DEFAULT_OPERATIONS = {"coll": ["allreduce", "bcast", "alltoall", "allgather", "r
                       "nbc": ["allreduce", "bcast", "alltoall"]}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Campaign:
     name: str
     blocks: list[Block]

@@ -71,8 +71,8 @@ def diagnose(confs: list[Configuration], topo: topology.Topology, run_engine_doc
                                          f"; device buffers will only be measured with staged strategies unless "
                                          f"its settings change (e.g. UCX_MEMTYPE_CACHE=n for pml ucx).")
         if topo.gpus and lib.cuda_aware is False and lib.transport == "mpi":
-            report["missing"].append(f"{lib.name}: not CUDA-aware (ompi_info says mpi_built_with_cuda_support=false);"
-                                     f" device buffers will only be measured with staged strategies.")
+            report["missing"].append(f"{lib.name}: not CUDA-aware ({mpilibs.not_cuda_aware_because(lib)}); device "
+                                     f"buffers will only be measured with staged strategies.")
         report["libraries"].append(entry)
     if not topo.gpus:
         report["missing"].append("No GPU visible: only host-memory benchmarks can run. On a GPU machine install "

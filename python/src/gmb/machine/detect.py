@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from . import families
@@ -128,13 +129,10 @@ def detect(path_env: str | None = None) -> list[MpiLibrary]:
         lib = MpiLibrary(name=f"{family}-{version}", family=family, version=version, prefix=prefix,
                          launcher_path=launcher_path, launcher=families.launcher(family),
                          cxx=cxx, cc=cc)
-        lib.find_library_dirs()
-        libs[key] = lib
+        libs[key] = lib.with_library_dirs()
     out = list(libs.values())
     names: dict[str, int] = {}
     for lib in out:  # same family+version at two prefixes: make names unique
         names[lib.name] = names.get(lib.name, 0) + 1
-    for lib in out:
-        if names[lib.name] > 1:
-            lib.name = f"{lib.name}-{Path(lib.prefix).name or 'root'}"
-    return out
+    return [replace(lib, name=f"{lib.name}-{Path(lib.prefix).name or 'root'}") if names[lib.name] > 1 else lib
+            for lib in out]

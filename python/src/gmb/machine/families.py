@@ -73,12 +73,14 @@ class Family:
     # what its build has (mpilibs.py), asked of its own tools in the launcher's directory with the library's
     # environment: CUDA awareness (None: unknown; the engine's doctor proves it), components by framework
     built_with_cuda: Callable[[Path, dict[str, str]], bool | None] | None = None
+    built_without_cuda: str | None = None  # how the doctor says that query's "no" (it names the tool and the answer)
     components: Callable[[Path, dict[str, str]], dict[str, set[str]]] | None = None
     # a found library on a GPU node (mpilibs.py): the GPU profile it runs with under its own name, and the
     # configurations a generated campaign measures instead where the build has the components they need
     gpu_profile: str | None = None
     gpu_configurations: tuple[GpuConfiguration, ...] = ()
     gpu_configurations_need: tuple[tuple[str, str], ...] = ()  # (framework, component)
+    gpu_configuration_kind: str = "GPU"  # what its configurations differ in, as a person says it: "a pml configuration"
 
 
 # How MPICH's launcher (Hydra) and mpichversion say its version; MVAPICH ships the same programs
@@ -95,11 +97,12 @@ FAMILIES: tuple[Family, ...] = (
            install_globs=("/opt/*/ompi/bin/mpirun", "/opt/openmpi*/bin/mpirun"),
            wrapper_libdirs_flag="-showme:libdirs", wrapper_version_flags=("-showme:version", "-v"),
            built_with_cuda=family_tools.ompi_info_cuda_support, components=family_tools.ompi_info_components,
+           built_without_cuda="ompi_info says mpi_built_with_cuda_support=false",
            # left to itself the library picks one pml; which one moves GPU data faster, or moves it at all, is what a
            # GPU node's campaign is for: where it has UCX, both are measured (one installation, one engine)
            gpu_configurations=(GpuConfiguration("ob1", "openmpi-ob1", fit=family_tools.btls_present),
                                GpuConfiguration("ucx", "openmpi-ucx")),
-           gpu_configurations_need=(("pml", "ucx"),),
+           gpu_configurations_need=(("pml", "ucx"),), gpu_configuration_kind="pml",
            gpu_profiles={
                # UCX picks cuda_copy/cuda_ipc itself when built with CUDA. Its memory-type cache can take device
                # pointers for host memory (with CUDA 13 + UCX 1.22 the engine's awareness proof crashed until it was

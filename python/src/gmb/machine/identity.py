@@ -26,6 +26,7 @@ import functools
 import os
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 from . import families
@@ -108,9 +109,10 @@ def bin_dirs(lib) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def isolate(libs: list) -> None:
-    """Set every library's ``isolate_from``: the library and bin directories of every other installation in
+def isolated(libs: list) -> list:
+    """``libs``, each with its ``isolate_from``: the library and bin directories of every other installation in
     ``libs`` (declared or detected), less the library's own and the system's bin directories."""
+    out = []
     for lib in libs:
         own = set(lib.library_dirs) | set(bin_dirs(lib))
         foreign: list[str] = []
@@ -119,7 +121,8 @@ def isolate(libs: list) -> None:
                 continue
             foreign += [d for d in [*other.library_dirs, *bin_dirs(other)]
                         if d not in own and d not in SYSTEM_BIN_DIRS]
-        lib.isolate_from = list(dict.fromkeys(foreign))
+        out.append(replace(lib, isolate_from=list(dict.fromkeys(foreign))))
+    return out
 
 
 def without_dirs(value: str, directories: list[str]) -> str:

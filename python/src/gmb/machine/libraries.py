@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 from . import families, identity
@@ -137,15 +138,13 @@ def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibra
         if family is None or entry.get("version") is None:
             ident = identify(launcher_path, env=lib.process_env())  # with the library's own environment
             if ident:
-                lib.family = family or ident[0]
-                lib.version = entry.get("version") or ident[1]
+                lib = replace(lib, family=family or ident[0], version=entry.get("version") or ident[1])
         cxx, cc = compilers(launcher_path)
-        lib.cxx, lib.cc = entry.get("cxx", cxx), entry.get("cc", cc)
-        lib.launcher = entry.get("launcher") or families.launcher(lib.family)
+        lib = replace(lib, cxx=entry.get("cxx", cxx), cc=entry.get("cc", cc),
+                      launcher=entry.get("launcher") or families.launcher(lib.family))
         if profile:
             lib = apply_profile(lib, profile)
-        lib.find_library_dirs()
-        out.append(lib)
+        out.append(lib.with_library_dirs())
     return out
 
 
@@ -193,5 +192,4 @@ def all_libraries(config: str | None = None, detect_libs: bool = True) -> list[M
         if (lib.family, lib.version, lib.prefix) not in declared_ids and lib.name not in names:
             out.append(lib)
     # every installation found, used or not, is kept out of the others' environments
-    identity.isolate([*out, *(lib for lib in detected if lib not in out)])
-    return out
+    return identity.isolated([*out, *(lib for lib in detected if lib not in out)])[:len(out)]

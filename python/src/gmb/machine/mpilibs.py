@@ -23,8 +23,11 @@ class ConfigError(ValueError):
     pass
 
 
-@dataclass
+@dataclass(frozen=True)
 class MpiLibrary:
+    """One library, never changed once built: each step that completes one (its family, its library directories, its
+    profile, the installations kept out of its environment) returns a new one (dataclasses.replace)."""
+
     name: str
     family: str  # openmpi | mpich | mvapich | cray-mpich | intelmpi | unknown
     version: str
@@ -49,7 +52,7 @@ class MpiLibrary:
     # where this installation's MPI library files are (identity.library_dirs): a launch that loaded its MPI from
     # anywhere else ran another library
     library_dirs: list[str] = field(default_factory=list)
-    # library and bin directories of the other installations found (identity.isolate), removed from PATH and
+    # library and bin directories of the other installations found (identity.isolated), removed from PATH and
     # LD_LIBRARY_PATH of this library's processes
     isolate_from: list[str] = field(default_factory=list)
 
@@ -87,10 +90,12 @@ class MpiLibrary:
         env.update(self.env)
         return env
 
-    def find_library_dirs(self) -> None:
-        """Fill ``library_dirs`` from the compiler wrapper (or the prefix), in the library's own environment."""
+    def with_library_dirs(self) -> MpiLibrary:
+        """This library with ``library_dirs`` from the compiler wrapper (or the prefix), asked in its own
+        environment."""
         env = replace(self, isolate_from=[]).process_env()
-        self.library_dirs = identity.library_dirs(identity.wrapper_library_dirs(self.cc, self.family, env), self.prefix)
+        dirs = identity.library_dirs(identity.wrapper_library_dirs(self.cc, self.family, env), self.prefix)
+        return replace(self, library_dirs=dirs)
 
 
 PATH_VARIABLES = ("PATH", "LD_LIBRARY_PATH")
@@ -107,6 +112,11 @@ def cuda_aware_static(lib: MpiLibrary) -> bool | None:
     mpi_built_with_cuda_support); None when it has none to ask (the engine's doctor proves it)."""
     query = families.of(lib.family).built_with_cuda
     return query(Path(lib.launcher_path).parent, lib.process_env()) if query else None
+
+
+def not_cuda_aware_because(lib: MpiLibrary) -> str:
+    """Who says a library is not CUDA-aware: its family's tool (Open MPI's ompi_info), else its declaration."""
+    return families.of(lib.family).built_without_cuda or "declared cuda_aware = false"
 
 
 def components(lib: MpiLibrary) -> dict[str, set[str]]:
@@ -143,7 +153,7 @@ def gpu_configurations(libs: list[MpiLibrary]) -> list[MpiLibrary]:
         for conf in family.gpu_configurations:
             configured = apply_profile(replace(lib, name=_configuration_name(lib, conf)), conf.profile)
             if conf.fit:
-                configured.launcher_args = conf.fit(configured.launcher_args, built)
+                configured = replace(configured, launcher_args=conf.fit(configured.launcher_args, built))
             out.append(configured)
     return out
 

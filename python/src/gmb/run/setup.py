@@ -17,7 +17,7 @@ from ..engine.configurations import Configuration
 from ..engine.doctor import doctor_configurations
 from ..engine.engines import build_options
 from ..errors import UsageError
-from ..machine import launchers
+from ..machine import families, launchers
 from ..machine import libraries as libraries_mod
 from ..machine import mpilibs
 from ..machine import topology
@@ -85,13 +85,22 @@ def machine_configurations(opts: SessionOptions, libs, topo) -> list[mpilibs.Mpi
     if opts.campaign or not topo.gpus:
         named = sorted(wanted & set(installation))
         if named:
-            raise UsageError(f"--library {', '.join(named)}: a pml configuration of a found Open MPI exists in a "
-                             f"campaign generated on a GPU node only; name the installation "
-                             f"({', '.join(sorted({installation[n] for n in named}))}), or declare the "
-                             f"configuration in a libraries file (profile openmpi-ob1 or openmpi-ucx)")
+            raise UsageError(_generated_configurations_only(named, installation, libs))
         return [mpilibs.with_gpu_support(lib) for lib in libs] if topo.gpus else libs
     return [c for c in mpilibs.gpu_configurations(libs)
             if not wanted or c.name in wanted or installation.get(c.name, c.name) in wanted]
+
+
+def _generated_configurations_only(named: list[str], installation: dict[str, str], libs) -> str:
+    """Why --library may not name a configuration of a found library (mpilibs.gpu_configurations) here, in the words
+    of its family's entry: "a pml configuration of a found Open MPI ... (profile openmpi-ob1 or openmpi-ucx)"."""
+    installations = sorted({installation[n] for n in named})
+    fams = [families.of(f) for f in dict.fromkeys(lib.family for lib in libs if lib.name in installations)]
+    what = " or ".join(f"a {f.gpu_configuration_kind} configuration of a found {f.title}" for f in fams)
+    profiles = " or ".join(c.profile for f in fams for c in f.gpu_configurations)
+    return (f"--library {', '.join(named)}: {what} exists in a campaign generated on a GPU node only; name the "
+            f"installation ({', '.join(installations)}), or declare the configuration in a libraries file "
+            f"(profile {profiles})")
 
 
 def load_campaign(campaign: str | None, all_library_names: list[str]):
@@ -135,8 +144,8 @@ def machine_topology(opts: SessionOptions):
 
 
 def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count: int | None):
-    """The campaign to plan (the file's, else generated), checked against the engines, with the command line's
-    repetitions, timeout, seed, name and node count applied."""
+    """The campaign to plan (the file's, else generated), checked against the engines: a new one with the command
+    line's repetitions, timeout, seed, name and node count applied (``loaded`` stays as it was)."""
     c = loaded if loaded is not None else default_campaign(topo, libs, descriptions, quick=opts.quick,
                                                            hosts=host_count or 1)
     try:
@@ -144,21 +153,14 @@ def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count:
         checks.check_against_engines(c, descriptions)
     except spec.CampaignError as exc:
         raise UsageError(f"{opts.campaign}: {exc}" if opts.campaign else str(exc)) from None
-    if opts.repetitions is not None:
-        c.repetitions = opts.repetitions
-    if opts.timeout is not None:
-        c.timeout_s = opts.timeout
-    if opts.seed is not None:
-        c.seed = opts.seed
-    if c.seed is None:
-        c.seed = int.from_bytes(os.urandom(4), "little")
-    if opts.name:
-        c.name = opts.name
+    seed = opts.seed if opts.seed is not None else c.seed
+    c = replace(c, repetitions=c.repetitions if opts.repetitions is None else opts.repetitions,
+                timeout_s=c.timeout_s if opts.timeout is None else opts.timeout,
+                seed=int.from_bytes(os.urandom(4), "little") if seed is None else seed, name=opts.name or c.name)
     if opts.nodes:
-        rpn = opts.ranks_per_node or 1
-        for b in c.blocks:
-            if not any(d.point_to_point(n) for n in b.benchmarks for d in descriptions.values()):
-                b.ranks = [opts.nodes * rpn]
+        ranks = [opts.nodes * (opts.ranks_per_node or 1)]
+        c = replace(c, blocks=[b if any(d.point_to_point(n) for n in b.benchmarks for d in descriptions.values())
+                               else replace(b, ranks=ranks) for b in c.blocks])
     return c
 
 
