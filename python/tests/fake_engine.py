@@ -15,7 +15,8 @@ the engine says it loaded (``mpi.library_object``, ``ranks[].mpi_library``, and 
 engine too old to say. FAKE_MPI3=1: an engine built against an MPI-3 library (``mpi.features`` unavailable, with the
 engine's reasons): partitioned points and persistent collectives are "unsupported" with the reason. As the engine, the
 context records the environment variables of the engine's prefixes (UCX_, OMPI_, NCCL_ ...) and the benchmark's
-options (options.benchmark); FAKE_HOSTS=<n>: the ranks ran on n hosts (node0, node1, ...).
+options (options.benchmark); FAKE_HOSTS=<n>: the ranks ran on n hosts (node0, node1, ...); FAKE_WORLD_SIZE=<n>: the
+ranks of the launch (the fake launcher sets it from -np for collectives).
 RMA (family rma) takes --op/--sync/--win; partitioned ones --partitions, part_overlap --ready and --compute-sweep
 (and a GPU: unsupported on a host-only build); latency, bw, bibw, mbw and coll take --persistent (the regular form,
 then the persistent one)."""
@@ -85,6 +86,11 @@ def mpi_identity():
         out["library_object"] = {"loaded": path, "loaded_realpath": path, "linked": path, "linked_realpath": path,
                                  "matches_build": True}
     return out
+
+
+def world_size() -> int:
+    """The ranks the fake launcher was asked for (FAKE_WORLD_SIZE), else 2."""
+    return int(os.environ.get("FAKE_WORLD_SIZE", "2"))
 
 
 def opt(args, name, default=None):
@@ -167,7 +173,7 @@ def _regular_results(run_id, info, args, send, recv, scale, seed, cuda, features
                                   for side, kind in (("send", send), ("recv", recv))}
         return recs
     if family == "collective":
-        return synth.coll_results(run_id, ops, sizes[2:], 2, scale=scale, memory=opt(args, "--mem", "host"))
+        return synth.coll_results(run_id, ops, sizes[2:], world_size(), scale=scale, memory=opt(args, "--mem", "host"))
     if family == "nbc":
         return [r for op in ops for r in synth.nbc_results(run_id, op, sizes[2:])]
     if family == "peaks":
@@ -207,7 +213,7 @@ def main(argv):
     scale = float(os.environ.get("FAKE_SCALE", "1.0")) * (0.1 if transport == "nccl" else 1.0)
     lib = os.environ.get("FAKE_LIBRARY_VERSION", "Open MPI v9.9.0")
     cuda = caps["features"]["cuda"]
-    ctx = synth.context(run_id, bench, lib, argv=["gmb-bench", *argv], cuda=cuda)
+    ctx = synth.context(run_id, bench, lib, argv=["gmb-bench", *argv], cuda=cuda, world_size=world_size())
     ctx["tool"]["build"]["nccl"] = caps["features"]["nccl"]
     if os.environ.get("FAKE_MPI_LIBRARY"):
         ctx["mpi"]["library_object"] = mpi_identity()["library_object"]

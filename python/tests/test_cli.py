@@ -160,7 +160,7 @@ def test_slurm_script(tmp_path, capsys):
                    "--no-engine-check") == 0  # fakempi-a is no library here: nothing to build (test_slurm.py)
     text = out.read_text()
     assert "#SBATCH --nodes=4" in text and "#SBATCH --gpus-per-node=4" in text
-    assert "for N in 1 2 4" in text and "--launcher srun --nodes \"$N\"" in text
+    assert "--launcher srun --nodes 1,2,4 --ranks-per-node 4" in text and text.count(" run ") == 1
     assert run_gmb("slurm", c, "-o", out) == 2  # no overwrite
 
 
@@ -291,7 +291,7 @@ def test_unknown_launcher_rejected_before_anything(fake_setup, tmp_path, capsys)
     (["--timeout", "-5"], "--timeout: must be a number of seconds > 0"),
     (["--timeout", "inf"], "--timeout: must be a number of seconds > 0 (got 'inf')"),
     (["--timeout", "nan"], "--timeout: must be a number of seconds > 0 (got 'nan')"),
-    (["--nodes", "0"], "--nodes: must be an integer >= 1"),
+    (["--nodes", "0"], "--nodes: must be node counts, integers >= 1, comma-separated"),
     (["--ranks-per-node", "0"], "--ranks-per-node: must be an integer >= 1"),
 ])
 def test_bad_numbers_on_the_command_line(args, needle, fake_setup, tmp_path, capsys):
@@ -306,13 +306,16 @@ def test_bad_numbers_on_the_command_line(args, needle, fake_setup, tmp_path, cap
     _nothing_made(tmp_path)
 
 
-@pytest.mark.parametrize("nodes,needle", [("1,x", "got 'x'"), ("0", "got '0'"), ("2,,4", "got ''")])
+@pytest.mark.parametrize("nodes,needle", [("1,x", "got '1,x'"), ("0", "got '0'"), ("2,,4", "got '2,,4'")])
 def test_slurm_bad_node_counts(nodes, needle, tmp_path, capsys):
     c = tmp_path / "c.toml"
     c.write_text(CAMPAIGN)
     out = tmp_path / "job.sbatch"
-    rc = run_gmb("slurm", c, "-o", out, "--nodes", nodes)
-    _bad(rc, capsys, "gmb slurm: error: --nodes", "node counts must be integers >= 1", needle)
+    with pytest.raises(SystemExit) as e:
+        run_gmb("slurm", c, "-o", out, "--nodes", nodes)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "gmb slurm: error: argument --nodes: must be node counts, integers >= 1" in err and needle in err
     assert not out.exists()
 
 
@@ -473,24 +476,22 @@ def test_hostfile_with_two_hosts_adds_inter_node_blocks(fake_setup, tmp_path, mo
     assert not (tmp_path / "res2").exists()
 
 
-def test_slurm_sweep_goes_on_after_a_failed_node_count(tmp_path):
-    """The batch script runs `gmb run` for every node count, even after one exits 1, and exits 1 at the end."""
+def test_slurm_script_is_one_run_over_the_node_counts(tmp_path):
+    """The batch script runs one `gmb run` over every node count (one results directory) and exits with its
+    status."""
     from gmb.run import slurm
     from gmb.campaign import spec
 
     c = spec.load_campaign(Path(__file__).parents[2] / "campaigns" / "scaling.toml")
     fake = tmp_path / "gmb"
-    fake.write_text('#!/bin/bash\necho "$@" >> "$GMB_FAKE_LOG"\n'
-                    'for a in "$@"; do [ "$prev" = --nodes ] && n=$a; prev=$a; done\n'
-                    '[ "$n" != 2 ]\n')
+    fake.write_text('#!/bin/bash\necho "$@" >> "$GMB_FAKE_LOG"\nexit 1\n')
     fake.chmod(0o755)
     script = tmp_path / "job.sbatch"
     script.write_text(slurm.batch_script("campaigns/scaling.toml", c, [1, 2, 4], 4, 4, gmb=str(fake)))
     log = tmp_path / "calls"
     p = subprocess.run(["bash", str(script)], capture_output=True, text=True,
                        env={**os.environ, "GMB_FAKE_LOG": str(log)})
-    calls = log.read_text().splitlines()
-    assert [c.split("--nodes ")[1].split()[0] for c in calls] == ["1", "2", "4"]
-    assert p.returncode == 1 and "node counts with failures: 2" in p.stderr
+    (call,) = log.read_text().splitlines()
+    assert "--nodes 1,2,4 --ranks-per-node 4" in call and p.returncode == 1
     fake.write_text("#!/bin/bash\nexit 0\n")
     assert subprocess.run(["bash", str(script)], capture_output=True).returncode == 0

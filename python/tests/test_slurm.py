@@ -181,30 +181,29 @@ def test_unknown_campaign_library_refused(tmp_path, fake_setup, capsys):
 
 
 def test_script_runs_setup_then_records_and_runs_gmb(tmp_path):
-    """bash runs it: the setup first (it puts the fake gmb on PATH), every gmb command line printed, failures named
-    at the end; a failing setup line stops the job before any run."""
+    """bash runs it: the setup first (it puts the fake gmb on PATH), one gmb run over every node count (one results
+    directory), its command line printed, its exit status the job's; a failing setup line stops the job before any
+    run."""
     c = spec.load_campaign(Path(__file__).parents[2] / "campaigns" / "scaling.toml")
     bindir = tmp_path / "sw"
     bindir.mkdir()
     fake = bindir / "gmb"
-    fake.write_text('#!/bin/bash\necho "$SETUP_DONE $*" >> "$GMB_FAKE_LOG"\n'
-                    'for a in "$@"; do [ "$prev" = --nodes ] && n=$a; prev=$a; done\n[ "$n" != 2 ]\n')
+    fake.write_text('#!/bin/bash\necho "$SETUP_DONE $*" >> "$GMB_FAKE_LOG"\nexit 1\n')
     fake.chmod(0o755)
     log = tmp_path / "calls"
     script = tmp_path / "job.sbatch"
     setup = [f"export PATH={bindir}:$PATH", "export SETUP_DONE=yes"]
-    script.write_text(slurm.batch_script("my camp.toml", c, [1, 2], 2, 0, setup=setup, qos="q",
+    script.write_text(slurm.batch_script("my camp.toml", c, [2, 1], 2, 0, setup=setup, qos="q",
                                          run_args=["--library", "a b"], exports={"GMB_CACHE": str(tmp_path / "c")}))
     env = {k: v for k, v in os.environ.items() if k != "SLURM_JOB_ID"}
     p = subprocess.run(["bash", str(script)], capture_output=True, text=True,
                        env={**env, "GMB_FAKE_LOG": str(log), "PATH": "/usr/bin:/bin"})
-    calls = log.read_text().splitlines()
-    assert len(calls) == 2 and all(c.startswith("yes run my camp.toml --launcher srun") for c in calls)
-    assert all(c.split()[-3:] == ["--no-build", "--library", "a b"] or c.endswith("--no-build --library a b")
-               for c in calls)
-    recorded = [ln for ln in p.stdout.splitlines() if ln.startswith("gmb: job ")]
-    assert len(recorded) == 2 and "1 node(s): gmb run my\\ camp.toml --launcher srun --nodes 1" in recorded[0]
-    assert p.returncode == 1 and "node counts with failures: 2" in p.stderr
+    (call,) = log.read_text().splitlines()
+    assert call.startswith("yes run my camp.toml --launcher srun --nodes 1,2 --ranks-per-node 2")
+    assert call.endswith("--no-build --library a b")
+    (recorded,) = [ln for ln in p.stdout.splitlines() if ln.startswith("gmb: job ")]
+    assert "node counts 1,2: gmb run my\\ camp.toml --launcher srun --nodes 1\\,2" in recorded
+    assert p.returncode == 1
     # a failing setup line: the job stops, saying which
     script.unlink()
     script.write_text(slurm.batch_script("s.toml", c, [1], 1, 0, setup=["false"], gmb=str(fake)))
@@ -224,7 +223,7 @@ def test_campaign_name_and_path_cannot_break_out(tmp_path):
     text = slurm.batch_script("a\nb.toml", c, [1], 1, 0)
     assert "#SBATCH --job-name=gmb-x_reboot" in text and "# campaign: a\\x0ab.toml;" in text
     # in the command only inside single quotes (a newline in a quoted word is the word's)
-    assert text.count("\nreboot") == 1 and "--name 'x\nreboot'-N" in text
+    assert text.count("\nreboot") == 1 and "--name 'x\nreboot' --no-build" in text
     assert text.count("\nb.toml") == 1 and " 'a\nb.toml' --launcher" in text
     path = tmp_path / "s.sbatch"
     path.write_text(text)

@@ -56,6 +56,15 @@ def _checked(convert, ok, what: str):
 
 
 _positive_int = _checked(int, lambda v: v >= 1, "an integer >= 1")
+
+
+def _node_counts(text: str) -> tuple[int, ...]:
+    """--nodes 1,2,4: node counts, each an integer >= 1, ascending and each once."""
+    counts = [n.strip() for n in text.split(",")]
+    if not all(n.isdigit() and int(n) >= 1 for n in counts):
+        raise argparse.ArgumentTypeError(f"must be node counts, integers >= 1, comma-separated (e.g. 1,2,4); got "
+                                         f"{text!r}")
+    return tuple(sorted({int(n) for n in counts}))
 _nonnegative_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
 _positive_seconds = _checked(float, lambda v: 0 < v < float("inf"), "a number of seconds > 0")  # NaN is not
 
@@ -125,7 +134,9 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--seed", type=int)
         sp.add_argument("--name")
         sp.add_argument("--launcher", help="override the launcher of every library (mpirun, mpiexec, srun)")
-        sp.add_argument("--nodes", type=_positive_int, help="nodes of the allocation (srun)")
+        sp.add_argument("--nodes", type=_node_counts, help="node counts: the hosts the launches may use (srun's "
+                                                           "allocation, a hostfile's first hosts); several (1,2,4): "
+                                                           "the collectives on each, in one results directory")
         sp.add_argument("--ranks-per-node", type=_positive_int)
         sp.add_argument("--topology", metavar="JSON", help="plan for this topology instead of the machine's "
                                                            "(a file like `gmb doctor --json`'s topology)")
@@ -163,7 +174,8 @@ def parser() -> argparse.ArgumentParser:
     libopts(sp)
     sp.add_argument("campaign")
     sp.add_argument("-o", "--output", default="gmb.sbatch")
-    sp.add_argument("--nodes", default="1", help="comma-separated node counts, e.g. 1,2,4,8")
+    sp.add_argument("--nodes", type=_node_counts, default=(1,), help="comma-separated node counts, e.g. 1,2,4,8 "
+                                                                      "(one gmb run over all of them)")
     sp.add_argument("--ranks-per-node", type=_positive_int, default=1)
     sp.add_argument("--gpus-per-node", type=_nonnegative_int, default=0)
     sp.add_argument("--time", default="01:00:00", help="#SBATCH --time (default 01:00:00)")

@@ -38,7 +38,7 @@ class SessionOptions:
     timeout: float | None = None
     seed: int | None = None
     name: str | None = None
-    nodes: int | None = None
+    nodes: tuple[int, ...] = ()  # node counts: the largest is the hosts the session has; several: a sweep
     ranks_per_node: int | None = None
     topology: str | None = None  # plan for the topology of this JSON file
     hostfile: str | None = None
@@ -56,7 +56,7 @@ class SlurmOptions:
     libraries: LibraryOptions = field(default_factory=LibraryOptions)
     build: BuildOptions = field(default_factory=BuildOptions)
     output: str = "gmb.sbatch"
-    nodes: str = "1"  # node counts, comma-separated
+    nodes: tuple[int, ...] = (1,)  # node counts
     ranks_per_node: int = 1
     gpus_per_node: int = 0
     time: str = "01:00:00"

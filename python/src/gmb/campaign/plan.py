@@ -9,13 +9,14 @@ import json
 import math
 import random
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..machine.mpilibs import MpiLibrary
 from ..outputs import OutputError, os_cause, write_new
 from ..engine.description import Benchmark, EngineDescription
+from .sizes import parse_sizes
 from .spec import DEFAULT_OPERATIONS, Block, Campaign, CampaignError, parse_memory
 
 
@@ -34,6 +35,8 @@ class Launch:
     bind: str | None
     timeout_s: float
     family: str  # the benchmark's family (engine description): how its launches are placed on several nodes
+    nodes: int | None = None  # the node count it runs on (a block over node counts); None: the session's hosts
+    scaling: str | None = None  # "strong" or "weak": one node count of a collective scaling series
 
 
 def _safe(s: str) -> str:
@@ -41,13 +44,14 @@ def _safe(s: str) -> str:
 
 
 def engine_args(bench: str, block: Block, memory: str, strategy: str, operation: str | None = None,
-                transport: str = "mpi") -> list[str]:
-    """The engine's command line for one launch (after the engine's path, without --out)."""
+                transport: str = "mpi", sizes: str | None = None) -> list[str]:
+    """The engine's command line for one launch (after the engine's path, without --out); ``sizes``: instead of the
+    block's (a weak-scaling launch's)."""
     a = [bench]
     if operation:
         a.append(operation)
-    if block.sizes:
-        a += ["--sizes", str(block.sizes)]
+    if sizes or block.sizes:
+        a += ["--sizes", str(sizes or block.sizes)]
     if memory:
         send, recv = parse_memory(memory)
         a += ["--send", send, "--recv", recv]
@@ -146,6 +150,12 @@ def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDesc
             skipped.append(("all", f"block {bi + 1} (inter-node)", "one host: give --nodes 2 or more (srun), or a "
                                                                    "--hostfile with 2 hosts or more"))
             continue
+        if block.nodes and hosts and max(block.nodes) > hosts:
+            skipped += [("all", f"block {bi + 1} on {n} nodes", f"the session has {hosts} host(s) (--nodes, the "
+                                                                 f"hostfile)") for n in block.nodes if n > hosts]
+            block = replace(block, nodes=[n for n in block.nodes if n <= hosts])
+            if not block.nodes:
+                continue
         wanted = block.libraries or c.libraries
         names = list(by_name) if "*" in wanted else wanted
         for name in names:
@@ -198,7 +208,7 @@ def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineD
             elif lib.cuda_aware is not True and _hands_device_pointers(desc, b, mem, strat):
                 skipped.append((name, f"{bench} {mem} {strat or 'direct'}", not_aware_reason(lib, short=True)))
                 continue
-            for ranks in block.ranks:
+            for nodes, ranks in _placements(block):
                 refused = b.ranks_refusal(ranks)
                 if refused:
                     skipped.append((name, f"{bench} n={ranks}", refused))
@@ -206,13 +216,39 @@ def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineD
                 env = dict(block.env)
                 if block.gpus is not None:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in dict.fromkeys(block.gpus))
-                for op, rep in ((o, r) for o in ops for r in range(1, c.repetitions + 1)):
-                    label = f"{bench}-{op.replace(',', '+')}" if op else bench
-                    lid = _safe(f"b{bi + 1}.{name}.{label}.{mem or 'na'}.{strat or 'na'}.n{ranks}.r{rep}")
-                    out.append(Launch(lid, name, bench, mem, strat, ranks, rep,
-                                      engine_args(bench, block, mem, strat, op, lib.transport), env, block.path,
-                                      block.bind, c.timeout_s, b.family))
+                for op, sizes in (g for o in ops for g in _scaled(desc, block, o, ranks)):
+                    for rep in range(1, c.repetitions + 1):
+                        label = f"{bench}-{op.replace(',', '+')}" if op else bench
+                        where = f".N{nodes}" if nodes else ""
+                        lid = _safe(f"b{bi + 1}.{name}.{label}.{mem or 'na'}.{strat or 'na'}.n{ranks}{where}.r{rep}")
+                        out.append(Launch(lid, name, bench, mem, strat, ranks, rep,
+                                          engine_args(bench, block, mem, strat, op, lib.transport, sizes), env,
+                                          block.path, block.bind, c.timeout_s, b.family, nodes,
+                                          (block.scaling or "strong") if nodes else None))
     return out
+
+
+def _placements(block: Block) -> list[tuple[int | None, int]]:
+    """(node count, ranks) of each launch of a block: over its node counts, ranks_per_node on each; else its ranks
+    on the session's hosts."""
+    if block.nodes:
+        return [(n, n * (block.ranks_per_node or 1)) for n in block.nodes]
+    return [(None, r) for r in block.ranks]
+
+
+def _scaled(desc: EngineDescription, block: Block, operation: str | None, ranks: int
+            ) -> list[tuple[str | None, str | None]]:
+    """(operation argument, sizes) of the launches of one operation argument: the block's sizes, except under weak
+    scaling, where an operation that splits S among the ranks (counts.split) keeps each rank's share: its sizes
+    grow with the ranks from the block's first node count (a launch of its own when joined with others)."""
+    if block.scaling != "weak" or not block.nodes or not operation or not block.sizes:
+        return [(operation, None)]
+    ops = operation.split(",")
+    split = [op for op in ops if (desc.collective(op) and desc.collective(op).split) in ("equal-blocks", "unequal")]
+    whole = [op for op in ops if op not in split]
+    first = block.nodes[0] * (block.ranks_per_node or 1)
+    sizes = ",".join(str(s * ranks // first) for s in parse_sizes(block.sizes))
+    return ([(",".join(whole), None)] if whole else []) + ([(",".join(split), sizes)] if split else [])
 
 
 def new_results_dir(base: str | Path, name: str) -> Path:

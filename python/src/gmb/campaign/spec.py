@@ -27,6 +27,9 @@ Campaign file::
     join_operations = false  # true: all operations in one launch (gmb-bench coll allreduce,bcast): less
                              # start-up time; a crash in one operation loses the rest of that launch
     env = { UCX_RNDV_THRESH = "8192" }
+    nodes = [1, 2, 4]        # optional: run the block on each node count (one results directory), with
+    ranks_per_node = 4       #   ranks_per_node ranks per node (default: --ranks-per-node, else 1)
+    scaling = "weak"         # collectives: "strong" (S fixed, the default) or "weak" (each rank's share fixed)
 
 Every (block, benchmark, library, memory, strategy, ranks, repetition) is one engine launch writing its own
 raw JSONL file (plan.py). Ceilings (the ``peaks`` benchmark) always run first. Sizes and counts are checked as
@@ -72,6 +75,13 @@ class Block:
     # operation listed; None: DEFAULT_OPERATIONS
     operations: list[str] | None = None
     join_operations: bool = False  # all operations in one launch (gmb-bench coll allreduce,bcast,...)
+    # node counts the block's launches run on, in one campaign (one results directory), ranks_per_node ranks on
+    # each; None: the hosts the session has (--nodes, a hostfile)
+    nodes: list[int] | None = None
+    ranks_per_node: int | None = None
+    # collectives over node counts: "strong" keeps the message size S, "weak" keeps each rank's share of it (S grows
+    # with the ranks where the operation splits S among them: the engine's counts.split); None: strong
+    scaling: str | None = None
 
 
 # operations given to the benchmarks that need one (``gmb-bench coll OP``) when a block names none
@@ -200,6 +210,12 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                 raise CampaignError(f"{where}: {key} must be a string (got {json.dumps(r[key], default=str)})")
         if not isinstance(r.get("join_operations", False), bool):
             raise CampaignError(f"{where}: join_operations must be true or false")
+        if r.get("scaling") not in (None, "strong", "weak"):
+            raise CampaignError(f"{where}: scaling must be \"strong\" or \"weak\" (got "
+                                f"{json.dumps(r['scaling'], default=str)})")
+        per_node = _int_list(r.get("ranks_per_node"), where, "ranks_per_node", 1)
+        if per_node is not None and (len(per_node) != 1 or isinstance(r["ranks_per_node"], list)):
+            raise CampaignError(f"{where}: ranks_per_node must be one integer >= 1")
         b = Block(benchmarks=_str_list(r["benchmarks"], where, "benchmarks"),
                   memory=_str_list(r.get("memory"), where, "memory") or [""],
                   strategies=_str_list(r.get("strategies"), where, "strategies") or [""], sizes=sizes,
@@ -209,7 +225,9 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                   env={k: str(v) for k, v in _table(r.get("env"), where, "env").items()},
                   libraries=_str_list(r.get("libraries"), where, "libraries"),
                   operations=_str_list(r.get("operations"), where, "operations"),
-                  join_operations=r.get("join_operations", False))
+                  join_operations=r.get("join_operations", False),
+                  nodes=sorted(set(_int_list(r.get("nodes"), where, "nodes", 1) or [])) or None,
+                  ranks_per_node=per_node[0] if per_node else None, scaling=r.get("scaling"))
         for m in b.memory:
             if m:
                 try:

@@ -117,6 +117,9 @@ class Collective:
     busbw_factor: str | None
     nccl_call: str | None
     nccl_reason: str | None  # why NCCL cannot run it (None when it can)
+    # how S (bytes) is shared among the ranks (counts.split): "whole" (every rank holds all of S), "equal-blocks",
+    # "unequal" (S split among the ranks), "none" (no data)
+    split: str | None = None
 
 
 @dataclass(frozen=True)
@@ -216,7 +219,8 @@ class EngineDescription:
             nccl = c["nccl"] if isinstance(c["nccl"], dict) else {}
             self.collectives[c["name"]] = Collective(
                 c["name"], c["mpi_call"], c["nonblocking_call"], bool(c["rooted"]), bool(c["reduction"]),
-                c["busbw_factor"], nccl.get("call"), nccl.get("reason"))
+                c["busbw_factor"], nccl.get("call"), nccl.get("reason"),
+                (c.get("counts") or {}).get("split") if isinstance(c.get("counts"), dict) else None)
         d = _fields(data["run_defaults"], _RUN_DEFAULT_KEYS, "run defaults", source)
         self.run_defaults = RunDefaults(int(d["iters"]), int(d["warmup"]), int(d["iters_large"]),
                                         int(d["warmup_large"]), int(d["large_size"]), float(d["max_seconds"]),

@@ -35,6 +35,7 @@ from .answers_data import (DIRECT, Answers, CollectiveAnswer, Figure, MissingAns
                            measured, nccl_libraries, pick_size, two_sided, verdict)
 from .answers_features import one_sided_answers, partitioned_answers, persistent_answers
 from .answers_paths import path_answers, strategy_answers
+from .scaling import scaling_answers
 from .cells import collective_results, latency_results, size_label, within_one_launch
 from .wording import path_label, precision_text, sig3, times
 
@@ -187,7 +188,8 @@ def answers(results: Results) -> Answers:
     settings, settings_note = _settings_answers(results)
     collectives = _collective_answers(results)
     missing = _missing_answers(results)
-    features = one_sided_answers(results) + persistent_answers(results) + partitioned_answers(results)
+    features = (one_sided_answers(results) + persistent_answers(results) + partitioned_answers(results)
+                + scaling_answers(results))
     notes = _notes(results, bandwidth + latency + [f.point for c in collectives for f in c.figures])
     empty = ""
     if not (paths or strategies or collectives or features):

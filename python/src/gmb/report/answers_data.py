@@ -122,7 +122,8 @@ class FeatureAnswer:
 # answer 6's topics, in the order and under the headings the answers show them
 FEATURE_TOPICS = {"one-sided": "One-sided communication (RMA), best per path",
                   "persistent": "Persistent calls against the regular ones",
-                  "partitioned": "Partitioned communication: overlap per-block vs after the kernel"}
+                  "partitioned": "Partitioned communication: overlap per-block vs after the kernel",
+                  "scaling": "Collectives over node counts (time growth from the fewest to the most nodes)"}
 
 
 @dataclass

@@ -84,6 +84,7 @@ class Result:
     configuration: str = ""  # the configuration's name (configuration_labels)
     variant: str = ""  # the options that tell it from the benchmark's other points of that configuration
     launch_load: dict | None = None  # how busy the host was while its launch ran (load.py)
+    scaling: str | None = None  # "strong" or "weak": its launch is one node count of a scaling series
 
     @property
     def headline(self) -> str:
@@ -152,7 +153,8 @@ def _result(row: dict) -> Result:
                   row["operation"], row["status"], row["reason"], row["bytes"], row["memory"], row["mem_send"],
                   row["mem_recv"], row["strategy"], row["ranks"], row["path_class"], row["nominal_GBps"],
                   _statistics(row), _json(row["metrics"], {}), _json(row["json"], {}),
-                  Configuration.parse(row["config"]), launch_load=_json(row["launch_load"], None))
+                  Configuration.parse(row["config"]), launch_load=_json(row["launch_load"], None),
+                  scaling=row["launch_scaling"])
 
 
 @dataclass

@@ -14,7 +14,8 @@ One database per results directory (``store.sqlite``). Tables:
             create", "persistent", "P=16"), so that records of one benchmark that differ by either are never merged;
             its ``config`` is the rest of the point's configuration (records.configuration: settings, options that
             change the measured work, binding, hosts) as canonical JSON
-A launch's ``load`` says how busy this host was while it ran (load.py).
+A launch's ``load`` says how busy this host was while it ran (load.py); ``nodes`` and ``scaling`` the node count it
+was planned on and the scaling series it belongs to ("strong", "weak"), for a block over node counts.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .engine_facts import read_engine_file
 from .records import (STAT_OBJECTS, RecordFile, configuration, measured_nothing, memory_label, operation_label,
                       read_records)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # statistics object -> prefix of its columns in the results table (t_median, bw_p5, ...)
 STAT_COLUMNS = {"time_us": "t", "bandwidth_GBps": "bw", "busbw_GBps": "busbw", "message_rate_Mps": "rate"}
@@ -42,7 +43,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS launches (
   launch_id TEXT PRIMARY KEY, campaign TEXT, library TEXT, benchmark TEXT, repetition INTEGER,
   memory TEXT, strategy TEXT, ranks INTEGER, planned_path TEXT, argv TEXT, status TEXT, rc INTEGER,
-  reason TEXT, started_utc TEXT, wall_s REAL, raw_file TEXT, log_file TEXT, load TEXT);
+  reason TEXT, started_utc TEXT, wall_s REAL, raw_file TEXT, log_file TEXT, load TEXT, nodes INTEGER, scaling TEXT);
 CREATE TABLE IF NOT EXISTS skipped (campaign TEXT, library TEXT, what TEXT, reason TEXT);
 CREATE TABLE IF NOT EXISTS engines (library TEXT PRIMARY KEY, description TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS contexts (
@@ -346,7 +347,8 @@ class Store:
         for k, v in eq.items():
             where.append(f"results.{k} = ?")
             params.append(v)
-        sql = ("SELECT results.*, launches.load AS launch_load FROM results LEFT JOIN launches "
+        sql = ("SELECT results.*, launches.load AS launch_load, launches.scaling AS launch_scaling FROM results "
+               "LEFT JOIN launches "
                "ON launches.launch_id = results.launch_id" + (" WHERE " + " AND ".join(where) if where else ""))
         return self.rows(sql + " ORDER BY results.library, results.benchmark, results.memory, results.bytes", params)
 

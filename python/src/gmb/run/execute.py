@@ -33,7 +33,10 @@ def placement(x: Launch, nodes: int | None, ranks_per_node: int | None) -> tuple
     """(nodes, ranks per node) given to the launcher for one launch. Path "inter-node": one rank per node (on
     ``min(nodes, ranks)`` nodes under srun; mpirun/mpiexec with a hostfile: ppr 1 / -ppn 1). With several nodes,
     a point-to-point launch meant for a path inside a node (host, nvlink, same-gpu, ...) stays on one node, and one
-    with no planned path gets one rank per node; everything else runs on all nodes, ``ranks_per_node`` each."""
+    with no planned path gets one rank per node; a launch planned for a node count (a block over node counts) runs
+    on that many nodes, its ranks spread evenly; everything else runs on all nodes, ``ranks_per_node`` each."""
+    if x.nodes:
+        return x.nodes, -(-x.ranks // x.nodes)
     if x.planned_path == "inter-node":
         return (min(nodes, x.ranks) if nodes else None), 1
     if nodes and nodes > 1 and x.family in POINT_TO_POINT:
@@ -95,7 +98,8 @@ def run_launches(outdir: Path, launches: list[Launch], confs: dict[str, Configur
         started = datetime.now(timezone.utc).isoformat()
         row = dict(launch_id=x.launch_id, campaign=campaign_name, library=x.library, benchmark=x.benchmark,
                    repetition=x.repetition, memory=x.memory, strategy=x.strategy, ranks=x.ranks,
-                   planned_path=x.planned_path, argv=argv, started_utc=started, raw_file=str(out.relative_to(outdir)),
+                   planned_path=x.planned_path, nodes=x.nodes, scaling=x.scaling, argv=argv, started_utc=started,
+                   raw_file=str(out.relative_to(outdir)),
                    log_file=str(log.relative_to(outdir)))
         store.forget_launch(x.launch_id)
         store.record_launch(**row, status="running")

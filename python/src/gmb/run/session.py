@@ -88,7 +88,7 @@ def _run(opts: SessionOptions):
     try:
         confs = run["configurations"]
         counts = run_launches(outdir, run["launches"], {c.name: c for c in configurations.runnable(confs)}, st,
-                              run["name"], hostfile=opts.hostfile, progress=not opts.no_progress, nodes=opts.nodes,
+                              run["name"], hostfile=opts.hostfile, progress=not opts.no_progress, nodes=setup.hosts_given(opts),
                               ranks_per_node=opts.ranks_per_node, stop_library_after=run["stop_after"], lock=lock)
     except Stopped:
         print(f"\ngmb: interrupted; continue with `{resume_command(opts, outdir)}`", file=sys.stderr)
@@ -137,7 +137,7 @@ def resume_options(opts: SessionOptions) -> list[str]:
                                   ("--no-build", built.no_build), ("--no-report", opts.no_report)) if on]
     if opts.hostfile:
         out += ["--hostfile", str(Path(opts.hostfile).resolve())]
-    for flag, value in (("--launcher", libs.launcher), ("--nodes", opts.nodes),
+    for flag, value in (("--launcher", libs.launcher), ("--nodes", ",".join(map(str, opts.nodes)) or None),
                         ("--ranks-per-node", opts.ranks_per_node), ("--cuda", built.cuda),
                         ("--cuda-arch", built.cuda_arch)):
         if value is not None:

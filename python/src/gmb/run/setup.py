@@ -118,9 +118,10 @@ def load_campaign(campaign: str | None, all_library_names: list[str]):
 
 
 def hosts(opts: SessionOptions) -> int | None:
-    """How many hosts the launches may use: --nodes, else the hostfile's hosts, else None (unknown)."""
+    """How many hosts the launches may use: --nodes (the largest count), else the hostfile's hosts, else None
+    (unknown)."""
     if opts.nodes:
-        return opts.nodes
+        return max(opts.nodes)
     if not opts.hostfile:
         return None
     try:
@@ -157,11 +158,22 @@ def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count:
     c = replace(c, repetitions=c.repetitions if opts.repetitions is None else opts.repetitions,
                 timeout_s=c.timeout_s if opts.timeout is None else opts.timeout,
                 seed=int.from_bytes(os.urandom(4), "little") if seed is None else seed, name=opts.name or c.name)
-    if opts.nodes:
-        ranks = [opts.nodes * (opts.ranks_per_node or 1)]
-        c = replace(c, blocks=[b if any(d.point_to_point(n) for n in b.benchmarks for d in descriptions.values())
-                               else replace(b, ranks=ranks) for b in c.blocks])
+    if opts.nodes:  # blocks placed on all nodes (not point to point) run on each node count given
+        per_node = opts.ranks_per_node or 1
+        c = replace(c, blocks=[b if b.nodes or any(d.point_to_point(n) for n in b.benchmarks
+                                                   for d in descriptions.values())
+                               else replace(b, ranks=[max(opts.nodes) * per_node]) if len(opts.nodes) == 1
+                               else replace(b, nodes=list(opts.nodes), ranks_per_node=per_node)
+                               for b in c.blocks])
+    if opts.ranks_per_node:  # a block over node counts without its own ranks per node takes the command line's
+        c = replace(c, blocks=[replace(b, ranks_per_node=b.ranks_per_node or opts.ranks_per_node) if b.nodes else b
+                               for b in c.blocks])
     return c
+
+
+def hosts_given(opts: SessionOptions) -> int | None:
+    """The hosts of --nodes (the largest count): what the launcher is told for launches on all nodes."""
+    return max(opts.nodes) if opts.nodes else None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Several node counts in one campaign: one results directory, the node count part of each point, collectives in
+strong and weak scaling (the engine's counts.split says which operations keep each rank's share by growing S)."""
+import json
+import sqlite3
+
+from test_cli import run_gmb
+
+from gmb.campaign import plan as plan_mod
+from gmb.campaign import spec
+from gmb.engine.description import EngineDescription
+from gmb.results.model import Results
+from gmb.results.store import open_results
+from conftest import HOST_ENGINE
+from test_mpi4_rma import lib
+
+SCALING = """
+[campaign]
+name = "scaling"
+repetitions = 1
+[[run]]
+benchmarks = ["coll"]
+operations = ["allreduce", "alltoall"]
+join_operations = true
+sizes = "1M"
+nodes = [1, 2]
+ranks_per_node = 2
+scaling = "weak"
+"""
+
+
+def test_weak_scaling_grows_only_what_the_ranks_split():
+    desc = EngineDescription(json.loads(HOST_ENGINE.read_text()))
+    c = spec.parse_campaign(__import__("tomllib").loads(SCALING))
+    launches, skipped = plan_mod.plan(c, [lib("a", aware=None)], {"a": desc}, hosts=2)
+    got = sorted((x.nodes, x.ranks, x.scaling, x.engine_args[1], x.engine_args[x.engine_args.index("--sizes") + 1])
+                 for x in launches)
+    assert got == [(1, 2, "weak", "allreduce", "1M"), (1, 2, "weak", "alltoall", str(1 << 20)),
+                   (2, 4, "weak", "allreduce", "1M"), (2, 4, "weak", "alltoall", str(2 << 20))]
+    assert all(".N1." in x.launch_id or ".N2." in x.launch_id for x in launches)
+    # one host: the 2-node launches are skipped with the reason
+    launches, skipped = plan_mod.plan(c, [lib("a", aware=None)], {"a": desc}, hosts=1)
+    assert {x.nodes for x in launches} == {1}
+    assert any("on 2 nodes" in what and "has 1 host" in why for _, what, why in skipped)
+
+
+def test_a_run_over_node_counts_is_one_results_directory(fake_setup, tmp_path, capsys):
+    c = tmp_path / "c.toml"
+    c.write_text(SCALING.replace('scaling = "weak"', 'scaling = "strong"').replace(
+        'operations = ["allreduce", "alltoall"]', 'operations = ["allreduce"]').replace(
+        "[campaign]", '[campaign]\nlibraries = ["fakempi-a"]'))
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("nodeA slots=2\nnodeB slots=2\n")
+    rc = run_gmb("run", c, "--config", fake_setup["config"], "--no-detect", "--results", tmp_path / "res",
+                 "--no-build", "--hostfile", hostfile, "--no-report")
+    assert rc == 0, capsys.readouterr().err
+    (outdir,) = list((tmp_path / "res").iterdir())
+    argv = [json.loads(r[0]) for r in sqlite3.connect(outdir / "store.sqlite").execute("SELECT argv FROM launches")]
+    assert sorted((a[a.index("-np") + 1], a[a.index("--map-by") + 1]) for a in argv) == \
+        [("2", "ppr:2:node"), ("4", "ppr:2:node")]
+    results = Results.load(open_results(outdir))
+    hosts = sorted({r.config.hosts for r in results.ok("coll")})
+    assert hosts == [1, 2]
+    names = {r.configuration for r in results.ok("coll")}
+    assert any("2 hosts" in n for n in names) and any("1 host" in n for n in names)
+    assert {r.scaling for r in results.ok("coll")} == {"strong"}
+    # the report's scaling table and answer: one series per library, its time at each node count and its growth
+    from gmb.report import answers, render_text, tables
+    (t,) = [t for t in tables.all_tables(results) if t.title == "Collectives over node counts"]
+    assert t.columns[5:7] == ["1 node", "2 nodes"]
+    assert [r[:4] for r in t.rows] == [["fakempi-a", "allreduce", "host", "strong"]]
+    assert t.rows[0][5].endswith("GB/s)") and t.rows[0][7].startswith("1.00x [")
+    text = render_text.answers_text(answers.answers(results))
+    assert "allreduce (strong, host), time growth over 1 -> 2 nodes: fakempi-a 1.00x" in text
