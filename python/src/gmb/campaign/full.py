@@ -16,26 +16,37 @@ from .sweeps import COLL_SIZES, FAST_SIZES, GPU_PT2PT_OPTIONS, HALO_OPTIONS, HOS
 
 def inter_node_blocks(lib, desc, gpus, quick, skipped) -> list[Block]:
     """Several hosts: the point-to-point benchmarks between two ranks on two nodes (one rank per node:
-    run_launches places launches of path "inter-node" so), host memory and, with GPUs and a CUDA-aware library,
-    device memory."""
-    have = desc.of_family("pt2pt")
+    run_launches places launches of path "inter-node" so) on host and pinned memory and, with GPUs and a CUDA-aware
+    library (NCCL: device memory only), device memory; and whole nodes at once: every GPU of one node paired with
+    the same GPU index of the other (the multi-pair benchmarks on 2 nodes, one rank per GPU: the multi-rail
+    pattern)."""
+    transport = "nccl" if lib.transport == "nccl" else None
+    have = desc.of_family("pt2pt", transport=transport)
     if not have:
         return []
     opts = quick_options(desc, have) if quick else dict(GPU_PT2PT_OPTIONS)
     sizes = "1:1M" if quick else HOST_SIZES
-    host = host_kind(desc, False)
-    blocks = [Block(have, memory=[f"{host}:{host}"], sizes=sizes, ranks=[2], path="inter-node", options=dict(opts),
-                    libraries=[lib.name])]
+    hosts = [] if transport else [host_kind(desc, False)] + ([host_kind(desc, True)] if gpus else [])
+    memory = [f"{k}:{k}" for k in hosts if desc.kind_available(k)[0]]
+    blocks = [Block(have, memory=memory, sizes=sizes, ranks=[2], path="inter-node", options=dict(opts),
+                    libraries=[lib.name])] if memory else []
     if not gpus:
         return blocks
     dev, _ = gpu_kind(desc)
     if dev is None:
         skipped.append((lib.name, "inter-node device:device", "device memory kind unavailable"))
-    elif lib.cuda_aware is not True:
+        return blocks
+    if lib.cuda_aware is not True and not transport:
         skipped.append((lib.name, "inter-node device:device", not_aware_reason(lib, short=True)))
-    else:
-        blocks.append(Block(have, memory=[f"{dev}:{dev}"], strategies=["direct"], sizes=sizes, ranks=[2], gpus=[0],
-                            path="inter-node", options=dict(opts), libraries=[lib.name]))
+        return blocks
+    blocks.append(Block(have, memory=[f"{dev}:{dev}"], strategies=["direct"], sizes=sizes, ranks=[2], gpus=[0],
+                        path="inter-node", options=dict(opts), libraries=[lib.name]))
+    multi = desc.of_family("multi-pair", transport=transport)
+    if multi and len(gpus) > 1:
+        blocks.append(Block(multi, memory=[f"{dev}:{dev}"], strategies=["direct"], sizes=sizes,
+                            gpus=list(range(len(gpus))),
+                            path="inter-node", nodes=[2], ranks_per_node=len(gpus), options=dict(opts),
+                            libraries=[lib.name]))
     return blocks
 
 

@@ -24,7 +24,9 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[
                      quick: bool = False, hosts: int = 1) -> Campaign:
     """A campaign generated from the machine: ceilings first, then per library and path class the point-to-point
     benchmarks for HH, DD, HD; the multi-pair ones; collectives; overlap; managed placements; halo; with ``hosts``
-    > 1 (a hostfile of several hosts, or several Slurm nodes) HH and DD between two nodes (path "inter-node").
+    > 1 (a hostfile of several hosts, or several Slurm nodes) between two nodes (path "inter-node"): a pair on
+    host, pinned and device memory, and every GPU of a node with its counterpart on the other (full.inter_node_blocks),
+    for each library configuration and NCCL.
     Benchmarks are chosen by family from each engine's description, so a new benchmark of a family gets that
     family's blocks. What the build or library cannot do is left out with the reason (Campaign.skipped). NCCL
     libraries (transport "nccl") get DD point to point over each GPU link class and the collectives on device
@@ -63,7 +65,7 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[
             else:
                 blocks += host_machine_blocks(lib, descriptions[lib.name], topo, quick, skipped)
     if hosts > 1:
-        for lib in mpi_libs:
+        for lib in usable:
             blocks += inter_node_blocks(lib, descriptions[lib.name], gpus, quick, skipped)
     for lib in usable:
         if lib.transport == "nccl":
