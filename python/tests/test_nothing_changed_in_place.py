@@ -31,7 +31,7 @@ def test_the_session_campaign_is_a_new_one_and_the_loaded_one_stays_as_it_was():
     with pytest.raises(dataclasses.FrozenInstanceError):
         loaded.blocks[0].ranks = [4]
     as_loaded = copy.deepcopy(loaded)
-    opts = SessionOptions(campaign="c.toml", repetitions=1, timeout=30, seed=7, name="session", nodes=2,
+    opts = SessionOptions(campaign="c.toml", repetitions=1, timeout=30, seed=7, name="session", nodes=(2,),
                           ranks_per_node=4)
     c = setup.campaign(opts, [], {"ompi": describe()}, Topology(), loaded, host_count=2)
     assert (c.repetitions, c.timeout_s, c.seed, c.name) == (1, 30, 7, "session")
