@@ -6,6 +6,7 @@ names and bridge, so that a cluster someone started by hand is left alone."""
 
 import importlib.machinery
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -156,6 +157,13 @@ def test_mpich_hydra_through_the_agent_uses_tcp(cluster, tmp_path):
     to_the_other_host = [e for e in endpoints if "self/" not in e]
     assert len(to_the_other_host) == 2, out  # one endpoint from each rank
     assert all("tcp/eth0" in e and "memory" not in e for e in to_the_other_host), out  # never shared memory
+
+
+@NEED_NAMESPACES
+def test_netcheck_measures_tcp_between_two_hosts(cluster):
+    out = cluster("netcheck", *cluster.hosts, "--iterations", "200", "--stream-bytes", str(8 << 20)).stdout
+    result = json.loads(out.splitlines()[-1])
+    assert result["stream_bytes"] == 8 << 20 and result["latency_8B_us"] > 0 and result["stream_GBps"] > 0
 
 
 @NEED_NAMESPACES
