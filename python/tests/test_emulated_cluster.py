@@ -197,5 +197,7 @@ def test_slurm_runs_a_job_on_two_emulated_hosts(cluster, tmp_path):
         out = tmp_path / "job.out"
         cluster.run(cluster.hosts[0], "sbatch", "-N", "2", "--wait", "-o", str(out), "--wrap", "srun -N 2 hostname")
         assert sorted(out.read_text().split()) == cluster.hosts
+        if shutil.which("mpicc.openmpi"):  # Slurm's PMIx across hosts: each host keeps its own scratch directory
+            cluster.run(cluster.hosts[0], "srun", "-N", "2", "-n", "2", "--mpi=pmix", compiled(tmp_path, "mpicc.openmpi"))
     finally:
         cluster("slurm", "stop")
