@@ -11,11 +11,15 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "emulated-cluster"
+sys.path.insert(0, str(SCRIPT.parent))
+from emulated_cluster.core import missing_requirements  # noqa: E402 (the script's own module)
+
 HELLO = r"""
 #include <mpi.h>
 #include <stdio.h>
@@ -35,7 +39,7 @@ int main(int argc, char **argv) {
 
 
 def load_script():
-    loader = importlib.machinery.SourceFileLoader("emulated_cluster", str(SCRIPT))
+    loader = importlib.machinery.SourceFileLoader("emulated_cluster_command", str(SCRIPT))
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
     loader.exec_module(module)
     return module
@@ -44,7 +48,7 @@ def load_script():
 def namespaces_unavailable() -> str | None:
     if os.geteuid() != 0:
         return "needs root (network namespaces, veth pairs, a bridge)"
-    if missing := load_script().missing_requirements(0):
+    if missing := missing_requirements(0):
         return "missing: " + "; ".join(missing)
     p = subprocess.run(["unshare", "--net", "--uts", "--mount", "true"], capture_output=True, text=True)
     return None if p.returncode == 0 else f"namespaces cannot be made here: {p.stderr.strip()}"
@@ -98,9 +102,9 @@ def test_agent_skips_ssh_options():
 
 
 def test_refuses_without_root_or_tools():
-    missing = load_script().missing_requirements(1000, tools=("unshare", "no-such-tool-here"))
+    missing = missing_requirements(1000, tools=("unshare", "no-such-tool-here"))
     assert any("root" in m for m in missing) and any("no-such-tool-here" in m for m in missing)
-    assert load_script().missing_requirements(0, tools=("sh",)) == []
+    assert missing_requirements(0, tools=("sh",)) == []
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("runuser"), reason="needs root and runuser")
@@ -198,6 +202,7 @@ def test_slurm_runs_a_job_on_two_emulated_hosts(cluster, tmp_path):
         cluster.run(cluster.hosts[0], "sbatch", "-N", "2", "--wait", "-o", str(out), "--wrap", "srun -N 2 hostname")
         assert sorted(out.read_text().split()) == cluster.hosts
         if shutil.which("mpicc.openmpi"):  # Slurm's PMIx across hosts: each host keeps its own scratch directory
-            cluster.run(cluster.hosts[0], "srun", "-N", "2", "-n", "2", "--mpi=pmix", compiled(tmp_path, "mpicc.openmpi"))
+            hello = compiled(tmp_path, "mpicc.openmpi")
+            cluster.run(cluster.hosts[0], "srun", "-N", "2", "-n", "2", "--mpi=pmix", hello)
     finally:
         cluster("slurm", "stop")
