@@ -11,6 +11,7 @@
 #include "gmb/error.hpp"
 #include "gmb/mpi_features.hpp"
 #include "gmb/mpi_library.hpp"
+#include "gmb/network.hpp"
 #include "gmb/numa.hpp"
 
 extern char** environ;
@@ -155,7 +156,8 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                                          std::to_string(gpu.memory_bytes), std::to_string(this_process_numa_node()),
                                          std::to_string(gpu.pci_bus_id.empty() ? -1 : pci_numa_node(gpu.pci_bus_id)),
                                          mpi_library.loaded_realpath.empty() ? mpi_library.loaded
-                                                                             : mpi_library.loaded_realpath};
+                                                                             : mpi_library.loaded_realpath,
+                                         network_facts(gpu.pci_bus_id, gpu.index >= 0 ? ctx.platform->gpu.get() : nullptr, gpu.index).dump()};
   const auto all = gather_fields(ctx.comm, mine);
   if (ctx.rank != 0) return Json::object();
 
@@ -180,7 +182,8 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                    .set("cpu_binding", f[3])
                    .set("numa_node", std::stoi(f[9]) >= 0 ? Json(std::stoi(f[9])) : Json(nullptr))
                    .set("mpi_library", f[11])
-                   .set("gpu", gpu_json));
+                   .set("gpu", gpu_json)
+                   .set("network", Json::verbatim(f[12])));
   }
 
   std::string library_version;

@@ -164,6 +164,17 @@ void* CudaRuntime::ipc_open(const std::string& handle) {
 
 void CudaRuntime::ipc_close(void* pointer) { GMB_CUDA_CHECK(cudaIpcCloseMemHandle(pointer)); }
 
+bool CudaRuntime::dma_buf_supported(int index, std::string* problem) const {
+  int supported = 0;
+  const cudaError_t s = cudaDeviceGetAttribute(&supported, cudaDevAttrDmaBufSupported, index);
+  if (s != cudaSuccess) {
+    cudaGetLastError();
+    if (problem) *problem = std::string("cudaDeviceGetAttribute(cudaDevAttrDmaBufSupported) on device ") + std::to_string(index) + ": " + cudaGetErrorString(s);
+    return false;
+  }
+  return supported != 0;
+}
+
 GpuLink CudaRuntime::link_between(const std::string& pci_a, const std::string& pci_b) const {
   if (pci_a == pci_b) return {"same-gpu", "one GPU", 0};
   if (GpuLink link = nvml_link_between(pci_a, pci_b); !link.kind.empty()) return link;
