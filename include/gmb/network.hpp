@@ -39,6 +39,10 @@ std::optional<double> infiniband_rate_gbps(const std::string& text);
 // that chooses devices, and GPUDirect RDMA evidence. `gpu` (nullptr without CUDA) answers the dma-buf question.
 Json network_facts(const std::string& gpu_pci, const GpuRuntime* gpu, int gpu_index, const std::string& sysfs_root = "/sys");
 
+// A few lines for `gmb-bench doctor` from network_facts(): the interfaces that are up with their addresses,
+// the RDMA devices, the device-selection environment and the GPUDirect RDMA evidence.
+std::vector<std::string> network_summary(const Json& facts);
+
 // The IPv4 addresses of the interfaces that are up, loopback last; empty with `error` set when getifaddrs fails.
 struct InterfaceAddress {
   std::string interface, address;

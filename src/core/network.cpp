@@ -267,6 +267,56 @@ Json network_facts(const std::string& gpu_pci, const GpuRuntime* gpu, int gpu_in
       .set("gpudirect_rdma", gpudirect(sysfs, gpu, gpu_index));
 }
 
+namespace {
+
+std::string text_of(const Json* value) {
+  if (!value || value->is_null()) return "?";
+  if (const std::string* s = value->as_string()) return *s;
+  return value->dump();
+}
+
+std::string interface_line(const Json& nic) {
+  std::string line = text_of(nic.find("name")) + " " + text_of(nic.find("operstate"));
+  if (const Json* speed = nic.find("speed_Mbps"); speed && !speed->is_null()) line += " " + speed->dump() + " Mb/s";
+  if (const Json* v4 = nic.find("ipv4"); v4 && v4->as_array())
+    for (const Json& a : *v4->as_array()) line += " " + text_of(&a);
+  if (const Json* pci = nic.find("pci_address"); pci && !pci->is_null()) line += " PCI " + text_of(pci);
+  if (const Json* d = nic.find("pcie_distance_to_gpu")) line += " (" + text_of(d->find("level")) + " from the GPU)";
+  return line;
+}
+
+std::string rdma_line(const Json& devices, const std::string& label) {
+  const Json* list = devices.find("devices");
+  if (!list || !list->as_array() || list->as_array()->empty()) return label + ": none (" + text_of(devices.find("looked_at")) + ")";
+  std::string line = label + ":";
+  for (const Json& d : *list->as_array()) {
+    line += " " + text_of(d.find("name"));
+    if (const Json* ports = d.find("ports"); ports && ports->as_array())
+      for (const Json& p : *ports->as_array())
+        line += " [port " + text_of(p.find("port")) + " " + text_of(p.find("state")) + " " + text_of(p.find("rate")) + "]";
+  }
+  return line;
+}
+
+}  // namespace
+
+std::vector<std::string> network_summary(const Json& facts) {
+  std::vector<std::string> lines;
+  if (const Json* interfaces = facts.find("interfaces"); interfaces && interfaces->find("devices"))
+    for (const Json& nic : *interfaces->find("devices")->as_array())
+      if (text_of(nic.find("operstate")) != "down") lines.push_back("interface " + interface_line(nic));
+  lines.push_back(rdma_line(*facts.find("infiniband"), "InfiniBand"));
+  lines.push_back(rdma_line(*facts.find("cxi"), "CXI"));
+  const Json* selection = facts.find("device_selection");
+  lines.push_back("device selection: " + (selection->as_object()->empty() ? std::string("none in the environment") : selection->dump()));
+  const Json* rdma = facts.find("gpudirect_rdma");
+  auto answer = [](const Json* value) { return !value || value->is_null() ? "unknown" : value->dump() == "true" ? "yes" : "no"; };
+  lines.push_back(std::string("GPUDirect RDMA: nvidia_peermem loaded: ") + answer(rdma->find("nvidia_peermem")->find("loaded")) +
+                  ", dma-buf supported: " + answer(rdma->find("dma_buf")->find("supported")) +
+                  ", gdrcopy (/dev/gdrdrv): " + answer(rdma->find("gdrcopy")->find("present")));
+  return lines;
+}
+
 std::vector<InterfaceAddress> ipv4_addresses(std::string* error) {
   std::vector<InterfaceAddress> found, loopback;
   ifaddrs* list = nullptr;

@@ -43,7 +43,9 @@ std::string broadcast_string(MPI_Comm comm, std::string value, int root) {
   return value;
 }
 
-// Gathers each rank's list of strings to rank 0 (each string length-prefixed in one buffer).
+}  // namespace
+
+// Each string length-prefixed in one buffer.
 std::vector<std::vector<std::string>> gather_fields(MPI_Comm comm, const std::vector<std::string>& fields) {
   int rank = 0, size = 1;
   GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -76,8 +78,6 @@ std::vector<std::vector<std::string>> gather_fields(MPI_Comm comm, const std::ve
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<RankFacts> gather_rank_facts(MPI_Comm comm, const Platform& platform) {
   GpuInfo gpu;
@@ -145,6 +145,12 @@ Json relevant_environment() {
   return Json::object_of(picked);
 }
 
+Json rank_network_facts(const Context& ctx) {
+  if (!ctx.platform->gpu || !ctx.platform->gpu_unavailable_reason.empty()) return network_facts("", nullptr, -1);
+  const GpuInfo gpu = ctx.platform->gpu->current_device();
+  return network_facts(gpu.pci_bus_id, ctx.platform->gpu.get(), gpu.index);
+}
+
 Json build_context(const Context& ctx, const std::vector<std::string>& command_line, const LocalRank& local,
                    const Json& benchmark_options) {
   GpuInfo gpu;
@@ -157,7 +163,7 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                                          std::to_string(gpu.pci_bus_id.empty() ? -1 : pci_numa_node(gpu.pci_bus_id)),
                                          mpi_library.loaded_realpath.empty() ? mpi_library.loaded
                                                                              : mpi_library.loaded_realpath,
-                                         network_facts(gpu.pci_bus_id, gpu.index >= 0 ? ctx.platform->gpu.get() : nullptr, gpu.index).dump()};
+                                         rank_network_facts(ctx).dump()};
   const auto all = gather_fields(ctx.comm, mine);
   if (ctx.rank != 0) return Json::object();
 
