@@ -24,6 +24,9 @@ const BuildInfo& build_info();  // generated at configure time (src/core/build_i
 // A run identifier shared by all ranks (rank 0 makes it, everyone receives it).
 std::string make_run_id(MPI_Comm comm);
 
+// Collective: `value` of rank `root`, on every rank.
+std::string broadcast_string(MPI_Comm comm, std::string value, int root);
+
 // Collective: each rank's list of strings, gathered to rank 0 (empty elsewhere).
 std::vector<std::vector<std::string>> gather_fields(MPI_Comm comm, const std::vector<std::string>& fields);
 

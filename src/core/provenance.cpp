@@ -35,6 +35,8 @@ std::string utc_now() {
   return buf;
 }
 
+}  // namespace
+
 std::string broadcast_string(MPI_Comm comm, std::string value, int root) {
   int length = static_cast<int>(value.size());
   GMB_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, root, comm));
@@ -42,8 +44,6 @@ std::string broadcast_string(MPI_Comm comm, std::string value, int root) {
   GMB_MPI_CHECK(MPI_Bcast(value.data(), length, MPI_CHAR, root, comm));
   return value;
 }
-
-}  // namespace
 
 // Each string length-prefixed in one buffer.
 std::vector<std::vector<std::string>> gather_fields(MPI_Comm comm, const std::vector<std::string>& fields) {
