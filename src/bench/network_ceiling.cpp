@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -52,8 +53,11 @@ std::string interface_of(const std::string& address) {
   return "";
 }
 
-// The interface's link speed in GB/s (sysfs speed, Mb/s), or 0 when it is not known.
+// The interface's link speed in GB/s (sysfs speed, Mb/s), or 0 when it is not known. Only a device on a bus
+// has one: a virtual interface (veth, bridge) reports a speed it does not limit to.
 double link_GBps(const std::string& interface) {
+  std::error_code error;
+  if (interface.empty() || !std::filesystem::exists("/sys/class/net/" + interface + "/device", error)) return 0;
   std::ifstream in("/sys/class/net/" + interface + "/speed");
   long long megabits = -1;
   if (!interface.empty() && in >> megabits && megabits > 0) return static_cast<double>(megabits) / 8000.0;
