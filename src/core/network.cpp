@@ -185,7 +185,7 @@ Json device_selection_environment() {
 Json gpudirect(const fs::path& sysfs, const GpuRuntime* gpu, int gpu_index) {
   std::error_code error;
   const fs::path peermem = sysfs / "module/nvidia_peermem";
-  Json dma_buf = Json::object().set("looked_at", "cudaDeviceGetAttribute(cudaDevAttrDmaBufSupported)");
+  Json dma_buf = Json::object().set("looked_at", "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED)");
   if (!gpu || gpu_index < 0) {
     dma_buf.set("supported", Json()).set("reason", "no GPU in use (or a build without CUDA)");
   } else {
