@@ -101,6 +101,9 @@ class GpuRuntime {
   virtual void ipc_close(void* pointer) = 0;
 
   // How two GPUs of this host are linked (NVML when present, else the CUDA peer query).
+  // Whether the device can export memory as dma-buf (GPUDirect RDMA without nvidia_peermem); false with
+  // `problem` set when the question could not be asked.
+  virtual bool dma_buf_supported(int index, std::string* problem) const = 0;
   virtual GpuLink link_between(const std::string& pci_a, const std::string& pci_b) const = 0;
 
   // Unified-memory counters for the current device; null with `reason` set where they cannot be

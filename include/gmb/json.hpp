@@ -42,6 +42,8 @@ class Json {
     return Json(std::move(a));
   }
   static Json object_of(const std::map<std::string, std::string>& items);
+  // A value another rank built and sent as its dump(): written back as it is, never parsed.
+  static Json verbatim(std::string dumped);
 
   // Object access: sets (or replaces) a member and returns *this for chaining.
   Json& set(const std::string& key, Json value);
@@ -61,8 +63,12 @@ class Json {
   std::string dump() const;  // compact, one line
 
  private:
+  struct Dumped {
+    std::string text;
+  };
+  explicit Json(Dumped d) : value_(std::move(d)) {}
   void dump_to(std::string& out) const;
-  std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, Array, Object> value_;
+  std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, Array, Object, Dumped> value_;
 };
 
 }  // namespace gmb

@@ -24,6 +24,12 @@ const BuildInfo& build_info();  // generated at configure time (src/core/build_i
 // A run identifier shared by all ranks (rank 0 makes it, everyone receives it).
 std::string make_run_id(MPI_Comm comm);
 
+// Collective: `value` of rank `root`, on every rank.
+std::string broadcast_string(MPI_Comm comm, std::string value, int root);
+
+// Collective: each rank's list of strings, gathered to rank 0 (empty elsewhere).
+std::vector<std::vector<std::string>> gather_fields(MPI_Comm comm, const std::vector<std::string>& fields);
+
 // Collective: every rank learns every rank's host and GPU (Context::ranks).
 std::vector<RankFacts> gather_rank_facts(MPI_Comm comm, const Platform& platform);
 
@@ -31,6 +37,9 @@ std::vector<RankFacts> gather_rank_facts(MPI_Comm comm, const Platform& platform
 // object elsewhere).
 Json build_context(const Context& ctx, const std::vector<std::string>& command_line, const LocalRank& local,
                    const Json& benchmark_options);
+
+// This rank's network facts (network.hpp) with its GPU, as the context record's ranks[].network holds them.
+Json rank_network_facts(const Context& ctx);
 
 // Environment variables that change how MPI, UCX, CUDA or the launcher behave.
 Json relevant_environment();

@@ -6,6 +6,8 @@
 
 #include "gmb/benchmark.hpp"
 #include "gmb/error.hpp"
+#include "gmb/network.hpp"
+#include "gmb/provenance.hpp"
 
 namespace gmb {
 
@@ -37,6 +39,7 @@ class Doctor final : public Benchmark {
 
   int run(Context& ctx, RecordSink& sink) override {
     const Json fresh = fresh_buffer_check(ctx);
+    const auto network = gather_fields(ctx.comm, network_summary(rank_network_facts(ctx)));
     if (ctx.rank != 0) return kExitOk;
     Json kinds = Json::object();
     for (const auto& k : ctx.platform->memory.all()) kinds.set(k.name, k.available() ? "available" : k.unavailable_reason);
@@ -73,6 +76,15 @@ class Doctor final : public Benchmark {
         const PathInfo p = ctx.path_between(a, gpus, b, gpus);
         sink.note("ranks " + std::to_string(a) + "-" + std::to_string(b) + ": " + p.path_class + " (" + p.link + ")");
       }
+    for (std::size_t r = 0; r < network.size(); ++r) {
+      const std::string rank = "network of rank " + std::to_string(r);
+      if (r > 0 && network[r] == network[r - 1] && ctx.ranks[r].host == ctx.ranks[r - 1].host) {
+        sink.note(rank + ": as rank " + std::to_string(r - 1));
+        continue;
+      }
+      sink.note(rank + " (the context record's ranks[].network holds the details):");
+      for (const auto& line : network[r]) sink.note("  " + line);
+    }
     return kExitOk;
   }
 };

@@ -18,6 +18,7 @@
 #include "gmb/error.hpp"
 #include "gmb/numa.hpp"
 #include "gmb/stats.hpp"
+#include "network_ceiling.hpp"
 
 namespace gmb {
 
@@ -35,6 +36,8 @@ class Peaks final : public Benchmark {
             [this](const std::string& v) { samples_ = parse_positive_int(v, "sample count"); });
     p.value({"--copies"}, "N", "copies per sample (default 8)",
             [this](const std::string& v) { copies_ = parse_positive_int(v, "copy count"); });
+    p.value({"--network-interface"}, "IF", "the interface whose IPv4 address the network ceiling's receiver listens on (default: the first non-loopback IPv4 address that is up)",
+            [this](const std::string& v) { network_interface_ = v; });
     p.value({"--host-threads"}, "N", "threads for the host-memory copy (default: the fastest of 1, 2, 4, ... up to the NUMA node's CPUs, at most 32)",
             [this](const std::string& v) { host_threads_ = parse_positive_int(v, "thread count"); });
   }
@@ -43,7 +46,11 @@ class Peaks final : public Benchmark {
   }
   std::string default_sizes() const override { return "64M"; }
   Json options_json() const override {
-    return Json::object().set("samples", samples_).set("copies", copies_).set("host_threads", host_threads_);
+    return Json::object()
+        .set("samples", samples_)
+        .set("copies", copies_)
+        .set("host_threads", host_threads_)
+        .set("network_interface", network_interface_.empty() ? Json() : Json(network_interface_));
   }
   std::vector<TableColumn> columns() const override {
     return {{"operation", "operation", 0}, {"pair", "metrics.pair", 0}, {"GB/s", "bandwidth_GBps.median", 2}, {"p5_GB/s", "bandwidth_GBps.p5", 2}};
@@ -68,12 +75,14 @@ class Peaks final : public Benchmark {
       if (const std::string& refusal = verdicts.refusals[index]; !refusal.empty()) {
         if (ctx.rank == 0) {
           emit_unsupported("host-copy", refusal);
+          emit_unsupported("network", refusal);
           emit_unsupported("gpu-copies", refusal);
         }
         exit_code = kExitUnsupported;
         continue;
       }
       host_bandwidth();
+      network_ceiling();
       const std::string why_not = agree_on_reason(ctx.comm, ctx.platform->gpu_unavailable_reason);
       if (!why_not.empty()) {
         if (ctx.rank == 0) emit_unsupported("gpu-copies", why_not);
@@ -116,8 +125,9 @@ class Peaks final : public Benchmark {
     return per_copy.seconds();
   }
 
+  // `metrics`: the record's metrics when the copy has more than its pair to say (the network copy).
   void emit(const std::string& operation, const std::string& pair, const std::vector<double>& seconds,
-            const PathInfo& path, const std::string& method) {
+            const PathInfo& path, const std::string& method, const Json& metrics = Json()) {
     Json record = result_record(*ctx_, bytes_)
                       .set("operation", operation)
                       .set("iterations", samples_ * copies_)
@@ -126,7 +136,7 @@ class Peaks final : public Benchmark {
                       .set("time_us", summarize_transformed(seconds, [](double s) { return s * 1e6; }).to_json())
                       .set("bandwidth_GBps", summarize_transformed(seconds, [&](double s) { return bytes_ / s / 1e9; }).to_json())
                       .set("path", path.to_json())
-                      .set("metrics", Json::object().set("pair", pair));
+                      .set("metrics", metrics.is_null() ? Json::object().set("pair", pair) : metrics);
     sink_->write_result(record);
     medians_[operation][pair] = bytes_ / summarize(seconds).median / 1e9;
   }
@@ -139,13 +149,13 @@ class Peaks final : public Benchmark {
 
   // Results are written by rank 0; other ranks send theirs there.
   void report(const std::string& operation, const std::string& pair, const std::vector<double>& seconds,
-              const PathInfo& path, const std::string& method) {
-    if (ctx_->rank == 0) emit(operation, pair, seconds, path, method);
-    else pending_.push_back({operation, pair, seconds, path, method, ""});
+              const PathInfo& path, const std::string& method, const Json& metrics = Json()) {
+    if (ctx_->rank == 0) emit(operation, pair, seconds, path, method, metrics);
+    else pending_.push_back({operation, pair, seconds, path, method, "", metrics.is_null() ? "" : metrics.dump()});
   }
   void report_unsupported(const std::string& operation, const std::string& reason, const PathInfo& path) {
     if (ctx_->rank == 0) emit_unsupported(operation, reason, &path);
-    else pending_.push_back({operation, "", {}, path, "", reason});
+    else pending_.push_back({operation, "", {}, path, "", reason, ""});
   }
 
   // The readable view of this size's records: one matrix per copy family (rows: source, columns:
@@ -193,7 +203,7 @@ class Peaks final : public Benchmark {
       GMB_MPI_CHECK(MPI_Bcast(&count, 1, MPI_INT, r, ctx_->comm));
       for (int k = 0; k < count; ++k) {
         Pending p = ctx_->rank == r ? pending_[static_cast<std::size_t>(k)] : Pending{};
-        for (std::string* field : {&p.operation, &p.pair, &p.path.path_class, &p.path.link, &p.method, &p.reason})
+        for (std::string* field : {&p.operation, &p.pair, &p.path.path_class, &p.path.link, &p.method, &p.reason, &p.metrics})
           *field = bcast(*field, r);
         int n = static_cast<int>(p.seconds.size());
         GMB_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, r, ctx_->comm));
@@ -201,7 +211,7 @@ class Peaks final : public Benchmark {
         GMB_MPI_CHECK(MPI_Bcast(p.seconds.data(), n, MPI_DOUBLE, r, ctx_->comm));
         GMB_MPI_CHECK(MPI_Bcast(&p.path.nominal_GBps, 1, MPI_DOUBLE, r, ctx_->comm));
         if (ctx_->rank != 0) continue;
-        if (p.reason.empty()) emit(p.operation, p.pair, p.seconds, p.path, p.method);
+        if (p.reason.empty()) emit(p.operation, p.pair, p.seconds, p.path, p.method, p.metrics.empty() ? Json() : Json::verbatim(p.metrics));
         else emit_unsupported(p.operation, p.reason, &p.path);
       }
     }
@@ -310,6 +320,29 @@ class Peaks final : public Benchmark {
         }
         GMB_MPI_CHECK(MPI_Barrier(ctx_->comm));
       }
+    }
+    flush_pending_to_rank0();
+  }
+
+  // The TCP stream between the first ranks of every two hosts, one pair at a time; on one host, the reason
+  // it is not measured.
+  void network_ceiling() {
+    const PathInfo inter_node{"inter-node", "TCP between two hosts", 0};
+    const std::vector<NetworkPair> pairs = network_pairs(ctx_->ranks);
+    if (pairs.empty()) {
+      if (ctx_->rank == 0)
+        emit_unsupported("network", "all " + std::to_string(ctx_->size) + " ranks run on one host (" + ctx_->ranks[0].host +
+                                        "): the network ceiling needs ranks on two hosts", &inter_node);
+      return;
+    }
+    const NetworkSettings settings{bytes_, samples_, copies_, network_interface_};
+    for (const NetworkPair& pair : pairs) {
+      const NetworkResult result = measure_network(*ctx_, pair, settings);
+      if (ctx_->rank == pair.sender) {
+        if (!result.refusal.empty()) report_unsupported("network", result.refusal, inter_node);
+        else report("network", *result.metrics.find("pair")->as_string(), result.seconds, result.path, result.method, result.metrics);
+      }
+      GMB_MPI_CHECK(MPI_Barrier(ctx_->comm));
     }
     flush_pending_to_rank0();
   }
@@ -495,10 +528,12 @@ class Peaks final : public Benchmark {
     std::vector<double> seconds;
     PathInfo path;
     std::string method;
-    std::string reason;  // not empty: an unsupported result
+    std::string reason;   // not empty: an unsupported result
+    std::string metrics;  // the record's metrics, as dumped JSON; empty: the pair alone
   };
 
   int samples_ = 10, copies_ = 8, host_threads_ = 0;
+  std::string network_interface_;
   std::size_t bytes_ = 0;
   Context* ctx_ = nullptr;
   RecordSink* sink_ = nullptr;
@@ -506,7 +541,7 @@ class Peaks final : public Benchmark {
   std::map<std::string, std::map<std::string, double>> medians_;  // rank 0: operation -> pair -> GB/s
 };
 
-const Registration peaks_registration({"peaks", "native copy ceilings: host<->device, device, peer (CE, SM, IPC), host memory",
+const Registration peaks_registration({"peaks", "native copy ceilings: host<->device, device, peer (CE, SM, IPC), host memory, network (TCP)",
                                        1, 0, false, [] { return std::make_unique<Peaks>(); },
                                        {Family::peaks, {Statistic::time_us, Statistic::bandwidth_GBps}, Statistic::bandwidth_GBps}});
 

@@ -17,6 +17,7 @@ const std::vector<CopyCeiling>& copy_ceilings() {
       {"p2p-sm", gpu_pairs},
       {"host-copy", {"host"}},
       {"host-copy-remote", {"cross-socket"}},
+      {"network", {"inter-node"}},  // plain TCP sockets: what the hosts' network gives without an MPI library
   };
   return ceilings;
 }

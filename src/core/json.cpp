@@ -12,6 +12,8 @@ Json Json::object_of(const std::map<std::string, std::string>& items) {
   return o;
 }
 
+Json Json::verbatim(std::string dumped) { return Json(Dumped{std::move(dumped)}); }
+
 Json& Json::set(const std::string& key, Json value) {
   if (!is_object()) value_ = Object{};
   auto& members = std::get<Object>(value_);
@@ -137,6 +139,8 @@ void Json::dump_to(std::string& out) const {
     }
   } else if (auto* s = std::get_if<std::string>(&value_)) {
     dump_string(*s, out);
+  } else if (auto* dumped = std::get_if<Dumped>(&value_)) {
+    out += dumped->text;
   } else if (auto* a = std::get_if<Array>(&value_)) {
     out += '[';
     for (std::size_t k = 0; k < a->size(); ++k) {

@@ -11,6 +11,7 @@
 #include "gmb/error.hpp"
 #include "gmb/mpi_features.hpp"
 #include "gmb/mpi_library.hpp"
+#include "gmb/network.hpp"
 #include "gmb/numa.hpp"
 
 extern char** environ;
@@ -34,6 +35,8 @@ std::string utc_now() {
   return buf;
 }
 
+}  // namespace
+
 std::string broadcast_string(MPI_Comm comm, std::string value, int root) {
   int length = static_cast<int>(value.size());
   GMB_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, root, comm));
@@ -42,7 +45,7 @@ std::string broadcast_string(MPI_Comm comm, std::string value, int root) {
   return value;
 }
 
-// Gathers each rank's list of strings to rank 0 (each string length-prefixed in one buffer).
+// Each string length-prefixed in one buffer.
 std::vector<std::vector<std::string>> gather_fields(MPI_Comm comm, const std::vector<std::string>& fields) {
   int rank = 0, size = 1;
   GMB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -75,8 +78,6 @@ std::vector<std::vector<std::string>> gather_fields(MPI_Comm comm, const std::ve
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<RankFacts> gather_rank_facts(MPI_Comm comm, const Platform& platform) {
   GpuInfo gpu;
@@ -144,6 +145,12 @@ Json relevant_environment() {
   return Json::object_of(picked);
 }
 
+Json rank_network_facts(const Context& ctx) {
+  if (!ctx.platform->gpu || !ctx.platform->gpu_unavailable_reason.empty()) return network_facts("", nullptr, -1);
+  const GpuInfo gpu = ctx.platform->gpu->current_device();
+  return network_facts(gpu.pci_bus_id, ctx.platform->gpu.get(), gpu.index);
+}
+
 Json build_context(const Context& ctx, const std::vector<std::string>& command_line, const LocalRank& local,
                    const Json& benchmark_options) {
   GpuInfo gpu;
@@ -155,7 +162,8 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                                          std::to_string(gpu.memory_bytes), std::to_string(this_process_numa_node()),
                                          std::to_string(gpu.pci_bus_id.empty() ? -1 : pci_numa_node(gpu.pci_bus_id)),
                                          mpi_library.loaded_realpath.empty() ? mpi_library.loaded
-                                                                             : mpi_library.loaded_realpath};
+                                                                             : mpi_library.loaded_realpath,
+                                         rank_network_facts(ctx).dump()};
   const auto all = gather_fields(ctx.comm, mine);
   if (ctx.rank != 0) return Json::object();
 
@@ -180,7 +188,8 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
                    .set("cpu_binding", f[3])
                    .set("numa_node", std::stoi(f[9]) >= 0 ? Json(std::stoi(f[9])) : Json(nullptr))
                    .set("mpi_library", f[11])
-                   .set("gpu", gpu_json));
+                   .set("gpu", gpu_json)
+                   .set("network", Json::verbatim(f[12])));
   }
 
   std::string library_version;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstring>
@@ -163,6 +165,29 @@ void* CudaRuntime::ipc_open(const std::string& handle) {
 }
 
 void CudaRuntime::ipc_close(void* pointer) { GMB_CUDA_CHECK(cudaIpcCloseMemHandle(pointer)); }
+
+// A driver-API attribute (the runtime has no name for it): libcuda.so.1 is opened as NVML is, so that the engine
+// links only the runtime. The runtime has initialised the driver, and both number devices alike.
+bool CudaRuntime::dma_buf_supported(int index, std::string* problem) const {
+  using GetDevice = CUresult (*)(CUdevice*, int);
+  using GetAttribute = CUresult (*)(int*, CUdevice_attribute, CUdevice);
+  static void* const driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  const auto get_device = driver ? reinterpret_cast<GetDevice>(dlsym(driver, "cuDeviceGet")) : nullptr;
+  const auto get_attribute = driver ? reinterpret_cast<GetAttribute>(dlsym(driver, "cuDeviceGetAttribute")) : nullptr;
+  if (!get_device || !get_attribute) {
+    *problem = "cannot open libcuda.so.1 or find cuDeviceGet/cuDeviceGetAttribute in it";
+    return false;
+  }
+  CUdevice device = 0;
+  int supported = 0;
+  CUresult s = get_device(&device, index);
+  if (s == CUDA_SUCCESS) s = get_attribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, device);
+  if (s != CUDA_SUCCESS) {
+    *problem = "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) on device " + std::to_string(index) + " failed: CUresult " + std::to_string(s);
+    return false;
+  }
+  return supported != 0;
+}
 
 GpuLink CudaRuntime::link_between(const std::string& pci_a, const std::string& pci_b) const {
   if (pci_a == pci_b) return {"same-gpu", "one GPU", 0};

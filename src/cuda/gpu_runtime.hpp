@@ -37,6 +37,7 @@ class CudaRuntime final : public GpuRuntime {
   std::string ipc_export(void* device_pointer) override;
   void* ipc_open(const std::string& handle) override;
   void ipc_close(void* pointer) override;
+  bool dma_buf_supported(int index, std::string* problem) const override;
   GpuLink link_between(const std::string& pci_a, const std::string& pci_b) const override;
   std::unique_ptr<UnifiedMemoryCounter> unified_memory_counter(std::string* reason) override;
 };

@@ -7,7 +7,7 @@ benchmark (`gmb-bench list --format json`). Used by ctest (tests/CMakeLists.txt)
   run_mpi_test.py --mpiexec M --np N --exit E --schema S --workdir D [--stderr REGEX] [--stdout REGEX]
                   [--expect-status ok|unsupported|failed] [--expect-point BYTES=STATUS[=REASON_REGEX] ...]
                   [--max-rss-mb MB] [--env-invalid-utf8 NAME] [--expect-sizes B,B,...]
-                  [--expect-precision TARGET --max-iterations N] -- gmb-bench ARGS...
+                  [--expect-precision TARGET --max-iterations N] [--expect-interface NAME] -- gmb-bench ARGS...
 
 The literal argument OUT in ARGS is replaced by a fresh records path inside --workdir; the
 checker then requires that file to hold a valid context line followed by result lines.
@@ -154,6 +154,13 @@ def check_precision(records, target, max_iterations):
             fail(f"{r['bytes']} bytes: converged on {samples} samples, fewer than the 10 the rule requires")
 
 
+def check_interface(context, name):
+    for rank in context["ranks"]:
+        names = [d["name"] for d in rank["network"]["interfaces"]["devices"]]
+        if name not in names:
+            fail(f"rank {rank['rank']}'s network interfaces {names} do not include {name}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpiexec", required=True)
@@ -182,6 +189,8 @@ def main():
                         help="with --expect-precision: the iteration cap no measured result may exceed")
     parser.add_argument("--expect-sizes",
                         help="B,B,...: the result records' sizes in order, and the context's options.common.sizes")
+    parser.add_argument("--expect-interface",
+                        help="NAME: every rank's network facts in the context list the network interface NAME")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
@@ -231,6 +240,8 @@ def main():
             check_precision(records, args.expect_precision, args.max_iterations)
             if args.expect_sizes:
                 check_sizes(records, args.expect_sizes)
+            if args.expect_interface:
+                check_interface(records[0], args.expect_interface)
             if args.env_invalid_utf8:
                 got = records[0]["environment"].get(args.env_invalid_utf8)
                 if got != "bad\ufffdbyte":

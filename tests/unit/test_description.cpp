@@ -272,3 +272,13 @@ TEST_F(DescriptionFixture, CeilingsSayWhichPathTheyBound) {
   ASSERT_NE(found, nullptr);
   EXPECT_EQ(strings(*found->find("bounds")), (std::vector<std::string>{"nvlink", "pcie", "peer"}));
 }
+
+TEST_F(DescriptionFixture, NetworkCeilingBoundsInterNodeTransfers) {
+  const Json* found = nullptr;
+  for (const Json& c : *description.find("ceilings")->as_array())
+    if (text(*c.find("operation")) == "network") found = &c;
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(strings(*found->find("bounds")), (std::vector<std::string>{"inter-node"}));
+  EXPECT_TRUE(found->find("direction")->is_null());
+  EXPECT_TRUE(found->find("host_memory")->is_null());
+}

@@ -43,3 +43,8 @@ TEST(Json, LookupPath) {
   EXPECT_EQ(lookup_path(j, "time_us.p95"), nullptr);
   EXPECT_EQ(lookup_path(j, "nothing.median"), nullptr);
 }
+
+TEST(Json, VerbatimIsWrittenAsItIs) {
+  const Json other_rank = Json::object().set("name", "lo").set("mtu", 65536);
+  EXPECT_EQ(Json::array().push(Json::verbatim(other_rank.dump())).dump(), R"([{"name":"lo","mtu":65536}])");
+}

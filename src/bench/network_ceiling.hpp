@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// peaks' "network" copy: the engine's own inter-node ceiling, a TCP stream and an 8-byte ping-pong between two
+// ranks on different hosts over plain sockets (tool "gmb-tcp"). MPI carries only the receiver's address.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gmb/benchmark.hpp"
+
+namespace gmb {
+
+// The first rank of each host, for every pair of hosts (in the order of their first ranks): sender, receiver.
+struct NetworkPair {
+  int sender = 0, receiver = 0;
+};
+std::vector<NetworkPair> network_pairs(const std::vector<RankFacts>& ranks);
+
+struct NetworkSettings {
+  std::size_t bytes = 0;
+  int samples = 10, copies = 8;
+  std::string interface;  // --network-interface; "" for the first non-loopback IPv4 address that is up
+};
+
+// On the pair's sender: per-message stream seconds, the metrics of the record (pair, tool, hosts, interfaces,
+// addresses, one-way latency), its path and timing method; or the reason it could not be measured.
+struct NetworkResult {
+  std::vector<double> seconds;
+  Json metrics;
+  PathInfo path;
+  std::string method, refusal;
+};
+
+// Collective over ctx.comm (the address exchange); the pair's two ranks measure, the others return at once.
+NetworkResult measure_network(const Context& ctx, const NetworkPair& pair, const NetworkSettings& settings);
+
+}  // namespace gmb
