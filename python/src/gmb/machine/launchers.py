@@ -23,14 +23,23 @@ def get(name: str) -> "Launcher":
     return REGISTRY[name]()
 
 
-def hostfile_hosts(text: str) -> list[str]:
-    """The hosts a hostfile names, in order (Open MPI: "host slots=N"; Hydra: "host:N"; # comments)."""
-    hosts = []
+def hostfile_entries(text: str) -> list[tuple[str, int | None]]:
+    """(host, slots) of each line of a hostfile, in order, in either launcher's form (Open MPI: "host slots=N";
+    Hydra: "host:N"; # comments); slots None where the line gives none."""
+    entries = []
     for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            hosts.append(line.split()[0].split(":")[0])
-    return hosts
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        host, _, count = words[0].partition(":")
+        slots = next((w.partition("=")[2] for w in words[1:] if w.startswith(("slots=", "max_slots="))), count)
+        entries.append((host, int(slots) if slots.isdigit() else None))
+    return entries
+
+
+def hostfile_hosts(text: str) -> list[str]:
+    """The hosts a hostfile names, in order (either launcher's form)."""
+    return [host for host, _ in hostfile_entries(text)]
 
 
 @dataclass
@@ -47,6 +56,10 @@ class LaunchSpec:
 class Launcher:
     name = ""
 
+    def hostfile(self, entries: list[tuple[str, int | None]]) -> str:
+        """A hostfile of these (host, slots) in this launcher's form: one host per line (srun takes none)."""
+        return "".join(f"{host}\n" for host, _ in entries)
+
     def argv(self, lib, spec: LaunchSpec) -> list[str]:
         raise NotImplementedError
 
@@ -61,6 +74,9 @@ class OpenMpiRun(Launcher):
     """Open MPI's mpirun (ORTE in 4.x, PRRTE in 5.x)."""
 
     name = "mpirun"
+
+    def hostfile(self, entries):
+        return "".join(f"{host}" + (f" slots={slots}" if slots else "") + "\n" for host, slots in entries)
 
     def argv(self, lib, spec):
         exe = lib.launcher_path if lib.launcher_path and "srun" not in lib.launcher_path else "mpirun"
@@ -90,6 +106,9 @@ class HydraExec(Launcher):
     """MPICH / MVAPICH / Intel MPI mpiexec (Hydra)."""
 
     name = "mpiexec"
+
+    def hostfile(self, entries):
+        return "".join(f"{host}" + (f":{slots}" if slots else "") + "\n" for host, slots in entries)
 
     def argv(self, lib, spec):
         exe = lib.launcher_path or "mpiexec"

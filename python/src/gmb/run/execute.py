@@ -5,6 +5,7 @@ why (the engine's last word and the library's first error); a progress line on s
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import signal
@@ -24,6 +25,7 @@ from ..machine.load import LoadMonitor
 from ..machine.mpilibs import MpiLibrary
 from ..campaign.plan import Launch
 from ..results.records import read_records
+from ..outputs import write_new
 from ..results.store import Store
 
 EXIT_STATUS = {0: "ok", 1: "failed", 2: "bad-input", 3: "unsupported", 4: "validation-failed"}
@@ -50,6 +52,19 @@ def ranks_on_this_host(x: Launch, nodes: int | None, ranks_per_node: int | None)
     if not nodes or nodes <= 1:
         return x.ranks
     return min(x.ranks, ranks_per_node or -(-x.ranks // nodes))
+
+
+def launcher_hostfile(outdir: Path, hostfile: str, launcher: launchers.Launcher) -> str:
+    """The hostfile in the launcher's own form (Open MPI's "host slots=N", Hydra's "host:N"), kept in the results
+    directory as hostfile.<launcher> (a resume given another hostfile: hostfile.<launcher>.2, ...): one --hostfile
+    serves libraries of either family."""
+    text = launcher.hostfile(launchers.hostfile_entries(Path(hostfile).read_text()))
+    for n in itertools.count(1):
+        path = outdir / (f"hostfile.{launcher.name}" + (f".{n}" if n > 1 else ""))
+        if not path.exists():
+            write_new(path, text)
+        if path.read_text() == text:
+            return str(path)
 
 
 def run_launches(outdir: Path, launches: list[Launch], confs: dict[str, Configuration], store: Store,
@@ -91,7 +106,8 @@ def run_launches(outdir: Path, launches: list[Launch], confs: dict[str, Configur
         launcher = conf.launcher
         spec = launchers.LaunchSpec(ranks=x.ranks, program=[conf.engine, *x.engine_args, "--out", str(out),
                                                             "--format", "json"],
-                                    hostfile=hostfile, bind=x.bind, env=x.env,
+                                    hostfile=hostfile and launcher_hostfile(outdir, hostfile, launcher), bind=x.bind,
+                                    env=x.env,
                                     **dict(zip(("nodes", "ranks_per_node"), placement(x, nodes, ranks_per_node))))
         argv = launcher.argv(lib, spec)
         env = launcher.environment(lib, spec)
