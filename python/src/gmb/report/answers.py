@@ -65,6 +65,8 @@ def _collective_answers(results: Results) -> list[CollectiveAnswer]:
     nccl = nccl_libraries(results)
     groups: dict[tuple, list[Point]] = {}
     for p in measured(combine(collective_results(results))):
+        if (p.ranks or 0) < 2:  # one rank moves nothing between ranks: its bus bandwidth is 0 by definition
+            continue
         groups.setdefault((p.operation or "", p.ranks or 0, p.memory), []).append(p)
     out = []
     for (op, ranks, memory), pts in groups.items():

@@ -246,8 +246,10 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
             rc = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             _stop_launch(proc)
+            lf.flush()
+            said = _first_library_error(log)  # a host that cannot be reached hangs some launchers: what they said
             lf.write(f"\ngmb: killed after {timeout_s:g} s (timeout)\n")
-            return "timeout", None, f"killed after {timeout_s:g} s"
+            return "timeout", None, f"killed after {timeout_s:g} s" + (f"; the log says: {said}" if said else "")
         except Stopped as exc:
             _stop_launch(proc)
             lf.write(f"\ngmb: stopped ({exc}): launch ended\n")
@@ -288,10 +290,22 @@ def _swapped_library(log: Path) -> str:
 # signals, a component that could not be opened or selected, a dependency of the wrong version); the launcher's
 # closing banner ("prterun detected that one or more processes exited ...") is not one.
 _LIBRARY_ERROR = re.compile(r"\bERROR\b|\berror\b|Segmentation fault|\bSIG(SEGV|BUS|ABRT|ILL|FPE)\b|Killed|"
-                            r"No components were able to be opened|cannot be selected|\bincompatible\b")
+                            r"No components were able to be opened|cannot be selected|\bincompatible\b|"
+                            # a host that cannot be reached or used (launchers' and ssh's words)
+                            r"not enough slots|Could not resolve hostname|Name or service not known|"
+                            r"ssh: connect to host|Connection refused|Host key verification failed|"
+                            r"unable to reliably start|lost communication|unknown host|no such host")
 # Open MPI's notes about its help messages, never a cause
 _LAUNCHER_NOTE = re.compile(r"orte_base_help_aggregate|more process(es)? ha(s|ve) sent help message")
 _LOG_PREFIX = re.compile(r"^(\[[^\]]*\]\s*)+")  # "[1795408113.106396] [vm:15516:0]" time and process stamps
+
+
+def _first_library_error(log: Path) -> str:
+    """The first line of a log that reads as the library's or launcher's error, without its stamps ("" for none)."""
+    lines = log.read_text(errors="replace").replace("\0", "").splitlines()
+    return next((_LOG_PREFIX.sub("", ln.strip())[:300] for ln in lines
+                 if not ln.startswith(("gmb-bench:", "$ ", "{")) and _LIBRARY_ERROR.search(ln)
+                 and not _LAUNCHER_NOTE.search(ln)), "")
 
 
 def _last_error(log: Path) -> str:
