@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""gmb across two hosts of the emulated cluster (scripts/emulated-cluster), with the real engine and Debian's Open
+MPI and MPICH, launched by hostfile through the cluster's agent: the inter-node pair with the network's own ceiling
+(peaks between the hosts, tool gmb-tcp) and its % in the Answers, a collective on 1 and 2 nodes in one report, and
+each rank's network facts in the records. Skipped, with the reason, without root, namespaces or the libraries."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from realmpi import DEBIAN, have_debian
+from test_emulated_cluster import SCRIPT, WHY, Cluster
+
+from gmb.report import answers, render_text, tables
+from gmb.results.model import Results
+from gmb.results.store import open_results
+
+pytestmark = [pytest.mark.skipif(WHY is not None, reason=WHY or ""),
+              pytest.mark.skipif(not (have_debian("openmpi") and have_debian("mpich")),
+                                 reason="needs cmake, g++ and both Debian MPIs")]
+
+CAMPAIGN = """
+[campaign]
+name = "two-hosts"
+repetitions = 2
+timeout_s = 240
+order = "sequential"
+
+[[run]]
+benchmarks = ["peaks"]
+ranks = [2]
+libraries = ["ompi"]
+path = "inter-node"
+sizes = "1M"
+bind = "none"
+options = { samples = 3, copies = 2 }
+
+[[run]]
+benchmarks = ["latency", "bw"]
+memory = ["host:host"]
+sizes = "8,1M"
+path = "inter-node"
+bind = "none"
+options = { iters = 100, warmup = 10, iters-large = 20, warmup-large = 2 }
+
+[[run]]
+benchmarks = ["coll"]
+operations = ["allreduce"]
+sizes = "64K"
+nodes = [1, 2]
+ranks_per_node = 1
+bind = "none"
+options = { iters = 50, warmup = 5 }
+"""
+
+
+def libraries_file(path: Path, agent: str) -> Path:
+    """Debian's two libraries, their launchers reaching the emulated hosts through the cluster's agent."""
+    path.write_text(f"""
+[[library]]
+name = "ompi"
+family = "openmpi"
+launcher = "mpirun"
+launcher_path = "{DEBIAN['openmpi'][1]}"
+launcher_args = ["--mca", "plm_rsh_agent", "{agent}"]
+
+[[library]]
+name = "mpich"
+family = "mpich"
+launcher = "mpiexec"
+launcher_path = "{DEBIAN['mpich'][1]}"
+launcher_args = ["-launcher", "ssh", "-launcher-exec", "{agent}"]
+""")
+    return path
+
+
+@pytest.fixture(scope="module")
+def two_hosts(engine_env, tmp_path_factory):
+    cluster = Cluster(Path(f"/run/gmb-emulated-cluster-multinode-{os.getpid()}"), "gmbm")
+    cluster("start", "--hosts", "2", "--name", "gmbm", "--bridge", "gmbmbr0", "--subnet", "10.79.0.0/24")
+    try:
+        out = tmp_path_factory.mktemp("two-hosts")
+        (out / "c.toml").write_text(CAMPAIGN)
+        libs = libraries_file(out / "libs.toml", cluster.agent)
+        env = {"GMB_SOURCE": str(engine_env["source"]), "GMB_CACHE": str(engine_env["cache"]),
+               "GMB_ENABLE_CUDA": engine_env["cuda"], "HOME": str(out / "home"),
+               "PYTHONPATH": str(Path(__file__).parents[1] / "src"), "PATH": os.environ["PATH"]}
+        p = cluster("run", "gmbm1", "--", "env", *(f"{k}={v}" for k, v in env.items()), sys.executable, "-m", "gmb",
+                    "run", str(out / "c.toml"), "--config", str(libs), "--no-detect", "--hostfile",
+                    str(cluster.state / "hostfile.openmpi"), "--results", str(out / "results"), "--no-progress",
+                    check=False)
+        (results,) = list((out / "results").iterdir())
+        yield {"rc": p.returncode, "log": p.stderr[-4000:], "dir": results,
+               "results": Results.load(open_results(results))}
+    finally:
+        cluster("stop", check=False)
+
+
+def test_both_libraries_ran_across_the_two_hosts(two_hosts):
+    assert two_hosts["rc"] == 0, two_hosts["log"]
+    r = two_hosts["results"]
+    pairs = [x for x in r.ok() if x.benchmark in ("latency", "bw")]
+    assert {x.library for x in pairs} == {"ompi", "mpich"}
+    assert {x.path_class for x in pairs} == {"inter-node"} and {x.config.hosts for x in pairs} == {2}
+    # each library's hostfile in its own form
+    assert (two_hosts["dir"] / "hostfile.mpirun").read_text().startswith("gmbm1 slots=")
+    assert (two_hosts["dir"] / "hostfile.mpiexec").read_text().startswith("gmbm1:")
+
+
+def test_the_network_ceiling_is_measured_between_the_hosts_and_bounds_the_pair(two_hosts):
+    r = two_hosts["results"]
+    (network, *_) = [x for x in r.ok("peaks") if x.operation == "network"]
+    assert network.path_class == "inter-node" and network.metrics["tool"] == "gmb-tcp"
+    assert "gmbm1" in json.dumps(network.metrics) and "gmbm2" in json.dumps(network.metrics)
+    a = answers.answers(r)
+    (pair,) = [p for p in a.paths if p.path_class == "inter-node"]
+    assert pair.ceiling == "network" and all(f.pct_of_ceiling for f in pair.figures)
+    assert "ceiling network" in render_text.answers_text(a)
+
+
+def test_a_collective_on_one_and_two_nodes_is_one_report(two_hosts):
+    r = two_hosts["results"]
+    assert sorted({x.config.hosts for x in r.ok("coll")}) == [1, 2]
+    (t,) = [t for t in tables.all_tables(r) if t.title == "Collectives over node counts"]
+    assert {row[0] for row in t.rows} == {"ompi", "mpich"}
+    assert "Collectives over node counts" in (two_hosts["dir"] / "report.html").read_text()
+
+
+def test_the_records_name_each_ranks_network(two_hosts):
+    contexts = [c.record for c in two_hosts["results"].contexts if c.record.get("benchmark") == "bw"]
+    hosts = {}
+    for ctx in contexts:
+        for rank in ctx["ranks"]:
+            names = {i["name"]: i for i in rank["network"]["interfaces"]["devices"]}
+            hosts[rank["host"]] = names
+    assert set(hosts) == {"gmbm1", "gmbm2"}
+    # each host's eth0 at its bridge address (getifaddrs sees the host's network namespace; /sys/class/net is the
+    # machine's sysfs, shared by the emulated hosts, so it also lists the bridge and the veths)
+    assert hosts["gmbm1"]["eth0"]["ipv4"] == ["10.79.0.2"] and hosts["gmbm2"]["eth0"]["ipv4"] == ["10.79.0.3"]
+    assert {"lo", "eth0"} <= set(hosts["gmbm1"]) and {"lo", "eth0"} <= set(hosts["gmbm2"])
+
+
+def test_a_host_that_does_not_exist_is_named_and_nothing_hangs(engine_env, tmp_path):
+    """A hostfile naming a host the agent cannot reach: the launch ends (failed, or killed at the campaign's
+    timeout) with the agent's words naming the host."""
+    cluster = Cluster(Path(f"/run/gmb-emulated-cluster-badhost-{os.getpid()}"), "gmbq")
+    cluster("start", "--hosts", "2", "--name", "gmbq", "--bridge", "gmbqbr0", "--subnet", "10.80.0.0/24")
+    try:
+        (tmp_path / "hosts").write_text("gmbq1 slots=1\ngmbq9 slots=1\n")
+        (tmp_path / "c.toml").write_text(CAMPAIGN.split("[[run]]")[0].replace("timeout_s = 240", "timeout_s = 30")
+                                         + '[[run]]\nbenchmarks = ["latency"]\nmemory = ["host:host"]\nsizes = "8"\n'
+                                           'path = "inter-node"\nbind = "none"\n')
+        env = {"GMB_SOURCE": str(engine_env["source"]), "GMB_CACHE": str(engine_env["cache"]),
+               "GMB_ENABLE_CUDA": engine_env["cuda"], "HOME": str(tmp_path / "home"),
+               "PYTHONPATH": str(Path(__file__).parents[1] / "src"), "PATH": os.environ["PATH"]}
+        cluster("run", "gmbq1", "--", "env", *(f"{k}={v}" for k, v in env.items()), sys.executable, "-m", "gmb",
+                "run", str(tmp_path / "c.toml"), "--config", str(libraries_file(tmp_path / "libs.toml", cluster.agent)),
+                "--no-detect", "--hostfile", str(tmp_path / "hosts"), "--results", str(tmp_path / "results"),
+                "--no-progress", "--no-report", check=False)
+        (results,) = list((tmp_path / "results").iterdir())
+        launches = Results.load(open_results(results)).launches
+        assert {x.library for x in launches} == {"ompi", "mpich"}
+        assert all(x.status != "ok" and "gmbq9" in (x.reason or "") for x in launches), \
+            [(x.library, x.status, x.reason) for x in launches]
+    finally:
+        cluster("stop", check=False)
+
+
+def test_the_cluster_script_is_the_repositorys():
+    assert SCRIPT.is_file() and subprocess.run([str(SCRIPT), "--help"], capture_output=True).returncode == 0
