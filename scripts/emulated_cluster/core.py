@@ -113,13 +113,17 @@ def hold_starting_namespace():
     (STATE / "holder.json").write_text(json.dumps(held) + "\n")
 
 
-def host_environment(c: dict) -> dict:
+def host_environment(c: dict, h: dict | None = None) -> dict:
+    """The environment of what runs in a host: this one, the cluster's Slurm configuration, the host's own
+    (its GPUs: start --gpus-per-host)."""
     env = dict(os.environ)
+    env.update((h or {}).get("env") or {})
     if (STATE / "slurm" / "slurm.conf").exists():
         env["SLURM_CONF"] = str(STATE / "slurm" / "slurm.conf")
     return env
 
 
 def run_in(c: dict, name: str, argv: list[str], **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(enter_argv(host(c, name), os.getcwd()) + argv, env=host_environment(c), **kwargs)
+    return subprocess.run(enter_argv(host(c, name), os.getcwd()) + argv, env=host_environment(c, host(c, name)),
+                          **kwargs)
 
