@@ -11,6 +11,7 @@ apart from every other series' of that operation."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from ..results.model import Point, Results, combine
@@ -30,9 +31,12 @@ class Series:
 
     @property
     def growth(self) -> tuple[float, float, float]:
-        """(time at the most nodes / time at the fewest, its low and high bound)."""
+        """(time at the most nodes / time at the fewest, its low and high bound). A time interval reaching 0 or
+        below (few launches far apart) bounds nothing: the low bound is then 0, the high one infinite."""
         lo, hi = self.by_nodes[min(self.by_nodes)], self.by_nodes[max(self.by_nodes)]
-        return hi.median / lo.median, hi.low / lo.high, hi.high / lo.low
+        low = hi.low / lo.high if hi.low > 0 and lo.high > 0 else 0.0
+        high = hi.high / lo.low if lo.low > 0 else math.inf
+        return hi.median / lo.median, low, high
 
 
 def series(results: Results) -> list[Series]:
@@ -67,7 +71,7 @@ def scaling_table(results: Results) -> Table:
                  for n in counts]
         g, lo, hi = s.growth
         rows.append([s.library, s.operation, s.memory, s.scaling, size_label(first.bytes), *cells,
-                     f"{times(g)} [{sig3(lo)}, {sig3(hi)}]"])
+                     f"{times(g)} [{sig3(lo)}, {sig3(hi) if math.isfinite(hi) else 'unbounded'}]"])
     return Table("Collectives over node counts", ["library", "operation", "memory", "scaling", "size at fewest nodes",
                                                    *[f"{n} node{'s' if n > 1 else ''}" for n in counts],
                                                    "time growth, fewest -> most nodes [interval]"], rows,
