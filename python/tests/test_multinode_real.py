@@ -77,6 +77,14 @@ launcher_args = ["-launcher", "ssh", "-launcher-exec", "{agent}"]
     return path
 
 
+def gmb_in_a_host(engine_env, home: Path) -> list[str]:
+    """The command line of this tree's gmb, with the session's engine sources and cache, run in an emulated host."""
+    env = {"GMB_SOURCE": str(engine_env["source"]), "GMB_CACHE": str(engine_env["cache"]),
+           "GMB_ENABLE_CUDA": engine_env["cuda"], "HOME": str(home),
+           "PYTHONPATH": str(Path(__file__).parents[1] / "src"), "PATH": os.environ["PATH"]}
+    return ["env", *(f"{k}={v}" for k, v in env.items()), sys.executable, "-m", "gmb"]
+
+
 @pytest.fixture(scope="module")
 def two_hosts(engine_env, tmp_path_factory):
     cluster = Cluster(Path(f"/run/gmb-emulated-cluster-multinode-{os.getpid()}"), "gmbm")
@@ -85,10 +93,7 @@ def two_hosts(engine_env, tmp_path_factory):
         out = tmp_path_factory.mktemp("two-hosts")
         (out / "c.toml").write_text(CAMPAIGN)
         libs = libraries_file(out / "libs.toml", cluster.agent)
-        env = {"GMB_SOURCE": str(engine_env["source"]), "GMB_CACHE": str(engine_env["cache"]),
-               "GMB_ENABLE_CUDA": engine_env["cuda"], "HOME": str(out / "home"),
-               "PYTHONPATH": str(Path(__file__).parents[1] / "src"), "PATH": os.environ["PATH"]}
-        p = cluster("run", "gmbm1", "--", "env", *(f"{k}={v}" for k, v in env.items()), sys.executable, "-m", "gmb",
+        p = cluster("run", "gmbm1", "--", *gmb_in_a_host(engine_env, out / "home"),
                     "run", str(out / "c.toml"), "--config", str(libs), "--no-detect", "--hostfile",
                     str(cluster.state / "hostfile.openmpi"), "--results", str(out / "results"), "--no-progress",
                     check=False)
@@ -153,10 +158,7 @@ def test_a_host_that_does_not_exist_is_named_and_nothing_hangs(engine_env, tmp_p
         (tmp_path / "c.toml").write_text(CAMPAIGN.split("[[run]]")[0].replace("timeout_s = 240", "timeout_s = 30")
                                          + '[[run]]\nbenchmarks = ["latency"]\nmemory = ["host:host"]\nsizes = "8"\n'
                                            'path = "inter-node"\nbind = "none"\n')
-        env = {"GMB_SOURCE": str(engine_env["source"]), "GMB_CACHE": str(engine_env["cache"]),
-               "GMB_ENABLE_CUDA": engine_env["cuda"], "HOME": str(tmp_path / "home"),
-               "PYTHONPATH": str(Path(__file__).parents[1] / "src"), "PATH": os.environ["PATH"]}
-        cluster("run", "gmbq1", "--", "env", *(f"{k}={v}" for k, v in env.items()), sys.executable, "-m", "gmb",
+        cluster("run", "gmbq1", "--", *gmb_in_a_host(engine_env, tmp_path / "home"),
                 "run", str(tmp_path / "c.toml"), "--config", str(libraries_file(tmp_path / "libs.toml", cluster.agent)),
                 "--no-detect", "--hostfile", str(tmp_path / "hosts"), "--results", str(tmp_path / "results"),
                 "--no-progress", "--no-report", check=False)
