@@ -199,11 +199,19 @@ def test_inter_node_blocks_with_several_hosts():
     one = generated.default_campaign(TOPO2, libs, caps)
     assert not any(b.path == "inter-node" for b in one.blocks)
     two = generated.default_campaign(TOPO2, libs, caps, hosts=2)
-    inter = {(b.libraries[0], b.memory[0], tuple(b.strategies)): b for b in two.blocks if b.path == "inter-node"}
-    assert set(inter) == {("ucx", "host:host", ("",)), ("ucx", "device:device", ("direct",)),
-                          ("sys", "host:host", ("",))}
-    assert all(b.ranks == [2] and b.benchmarks == ["latency", "bw", "bibw"] for b in inter.values())
-    assert inter[("ucx", "device:device", ("direct",))].gpus == [0]  # each node's first GPU
+    inter = {(b.libraries[0], tuple(b.memory), tuple(b.strategies), tuple(b.nodes or ())): b
+             for b in two.blocks if b.path == "inter-node"}
+    pair = ("latency", "bw", "bibw")
+    assert set(inter) == {("ucx", ("",), ("",), ()),  # the network's own ceiling: peaks across two nodes
+                          ("ucx", ("host:host", "pinned:pinned"), ("",), ()),
+                          ("ucx", ("device:device",), ("direct",), ()),
+                          ("ucx", ("device:device",), ("direct",), (2,)),  # whole nodes: every GPU with its own
+                          ("sys", ("host:host", "pinned:pinned"), ("",), ())}
+    assert inter[("ucx", ("",), ("",), ())].benchmarks == ["peaks"]
+    assert all(b.ranks == [2] and tuple(b.benchmarks) == pair for k, b in inter.items() if k[1] != ("",) and not k[3])
+    assert inter[("ucx", ("device:device",), ("direct",), ())].gpus == [0]  # each node's first GPU
+    whole = inter[("ucx", ("device:device",), ("direct",), (2,))]
+    assert whole.ranks_per_node == 2 and whole.gpus == [0, 1] and "mbw" in whole.benchmarks
     assert any(lb == "sys" and what == "inter-node device:device" for lb, what, _ in two.skipped)
     # without GPUs (or a build without CUDA): host memory only; --quick too
     host = generated.default_campaign(Topology(numa_nodes={0: "0-3"}), [lib("a")], {"a": HOST_DESC}, quick=True,

@@ -457,7 +457,7 @@ def test_hostfile_with_two_hosts_adds_inter_node_blocks(fake_setup, tmp_path, mo
         "SELECT library, benchmark, planned_path, argv FROM launches").fetchall()
     inter = [(lib, b, json.loads(argv)) for lib, b, path, argv in rows if path == "inter-node"]
     assert {(lib, b) for lib, b, _ in inter} == {(lib, b) for lib in ("fakempi-a", "fakempi-b")
-                                                 for b in ("latency", "bw", "bibw")}
+                                                 for b in ("latency", "bw", "bibw")} | {("fakempi-a", "peaks")}
     for lib, _, argv in inter:  # one rank per node: Open MPI's mpirun and Hydra's mpiexec
         assert argv[1:3] in (["-np", "2"], ["-n", "2"])
         assert ("--map-by ppr:1:node" if lib == "fakempi-a" else "-ppn 1") in " ".join(argv)
