@@ -85,6 +85,7 @@ def run_launches(outdir: Path, launches: list[Launch], confs: dict[str, Configur
     bar = Progress(len(todo), stream) if progress else None
     counts: dict[str, int] = {}
     failures_in_a_row: dict[str, int] = {}
+    hostfiles: dict[str, str] = {}  # launcher name -> the hostfile in its form, written once
     for x in todo:
         conf = confs[x.library]
         lib = conf.library
@@ -104,10 +105,11 @@ def run_launches(outdir: Path, launches: list[Launch], confs: dict[str, Configur
         _set_aside(out)
         _set_aside(log)
         launcher = conf.launcher
+        if hostfile and launcher.name not in hostfiles:
+            hostfiles[launcher.name] = launcher_hostfile(outdir, hostfile, launcher)
         spec = launchers.LaunchSpec(ranks=x.ranks, program=[conf.engine, *x.engine_args, "--out", str(out),
                                                             "--format", "json"],
-                                    hostfile=hostfile and launcher_hostfile(outdir, hostfile, launcher), bind=x.bind,
-                                    env=x.env,
+                                    hostfile=hostfiles.get(launcher.name), bind=x.bind, env=x.env,
                                     **dict(zip(("nodes", "ranks_per_node"), placement(x, nodes, ranks_per_node))))
         argv = launcher.argv(lib, spec)
         env = launcher.environment(lib, spec)
@@ -247,7 +249,7 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
         except subprocess.TimeoutExpired:
             _stop_launch(proc)
             lf.flush()
-            said = _first_library_error(log)  # a host that cannot be reached hangs some launchers: what they said
+            said = _first_library_error(_log_lines(log))[:300]  # an unreachable host hangs some launchers
             lf.write(f"\ngmb: killed after {timeout_s:g} s (timeout)\n")
             return "timeout", None, f"killed after {timeout_s:g} s" + (f"; the log says: {said}" if said else "")
         except Stopped as exc:
@@ -300,12 +302,16 @@ _LAUNCHER_NOTE = re.compile(r"orte_base_help_aggregate|more process(es)? ha(s|ve
 _LOG_PREFIX = re.compile(r"^(\[[^\]]*\]\s*)+")  # "[1795408113.106396] [vm:15516:0]" time and process stamps
 
 
-def _first_library_error(log: Path) -> str:
-    """The first line of a log that reads as the library's or launcher's error, without its stamps ("" for none)."""
-    lines = log.read_text(errors="replace").replace("\0", "").splitlines()
-    return next((_LOG_PREFIX.sub("", ln.strip())[:300] for ln in lines
-                 if not ln.startswith(("gmb-bench:", "$ ", "{")) and _LIBRARY_ERROR.search(ln)
-                 and not _LAUNCHER_NOTE.search(ln)), "")
+def _log_lines(log: Path) -> list[str]:
+    """A launch log's lines that say something (not blank, not the launcher's notes about its help messages)."""
+    return [ln.strip() for ln in log.read_text(errors="replace").replace("\0", "").splitlines()
+            if ln.strip() and not _LAUNCHER_NOTE.search(ln)]
+
+
+def _first_library_error(lines: list[str]) -> str:
+    """The first line that reads as the library's or launcher's error, without its stamps ("" for none)."""
+    return next((_LOG_PREFIX.sub("", ln) for ln in lines
+                 if not ln.startswith(("gmb-bench:", "$ ", "{")) and _LIBRARY_ERROR.search(ln)), "")
 
 
 def _last_error(log: Path) -> str:
@@ -313,8 +319,7 @@ def _last_error(log: Path) -> str:
     of its last unsupported/failed record), followed by the first error the library printed, which is usually the
     cause (e.g. "MPI_Waitall failed: MPI_ERR_IN_STATUS" after "UCX ERROR cuMemcpyDtoDAsync ... invalid argument").
     Without either: the last line that is not launcher decoration."""
-    lines = [ln.strip() for ln in log.read_text(errors="replace").replace("\0", "").splitlines()
-             if ln.strip() and not _LAUNCHER_NOTE.search(ln)]
+    lines = _log_lines(log)
     engine = ""
     for ln in reversed(lines):
         if ln.startswith("gmb-bench:"):
@@ -329,8 +334,7 @@ def _last_error(log: Path) -> str:
                 what = " ".join(str(rec[k]) for k in ("benchmark", "operation") if rec.get(k))
                 engine = f"{what}: {rec['reason']}" if what else str(rec["reason"])
                 break
-    cause = next((_LOG_PREFIX.sub("", ln) for ln in lines
-                  if not ln.startswith(("gmb-bench:", "$ ", "{")) and _LIBRARY_ERROR.search(ln)), "")
+    cause = _first_library_error(lines)
     if engine and cause and cause not in engine:
         return f"{engine} [first library error: {cause}]"[:500]
     if engine or cause:

@@ -121,7 +121,7 @@ def hosts(opts: SessionOptions) -> int | None:
     """How many hosts the launches may use: --nodes (the largest count), else the hostfile's hosts, else None
     (unknown)."""
     if opts.nodes:
-        return max(opts.nodes)
+        return hosts_given(opts)
     if not opts.hostfile:
         return None
     try:
