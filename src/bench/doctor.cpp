@@ -7,6 +7,8 @@
 #include "gmb/benchmark.hpp"
 #include "gmb/error.hpp"
 #include "gmb/network.hpp"
+#include "network_ceiling.hpp"
+#include "network_tools.hpp"
 #include "gmb/provenance.hpp"
 
 namespace gmb {
@@ -30,6 +32,18 @@ Json fresh_buffer_check(const Context& ctx) {
                                "applications that free and reallocate device buffers are");
 }
 
+// host -> the network ceiling tools' lines of its first rank.
+Json tools_by_host(const Context& ctx, const std::vector<std::vector<std::string>>& tools) {
+  Json out = Json::object();
+  for (std::size_t r = 0; r < tools.size(); ++r) {
+    if (out.find(ctx.ranks[r].host)) continue;
+    Json lines = Json::array();
+    for (const auto& line : tools[r]) lines.push(line);
+    out.set(ctx.ranks[r].host, lines);
+  }
+  return out;
+}
+
 class Doctor final : public Benchmark {
  public:
   void configure(const std::vector<std::string>& positionals, int, const Platform&) override {
@@ -40,6 +54,7 @@ class Doctor final : public Benchmark {
   int run(Context& ctx, RecordSink& sink) override {
     const Json fresh = fresh_buffer_check(ctx);
     const auto network = gather_fields(ctx.comm, network_summary(rank_network_facts(ctx)));
+    const auto tools = gather_fields(ctx.comm, network_tool_availability());
     if (ctx.rank != 0) return kExitOk;
     Json kinds = Json::object();
     for (const auto& k : ctx.platform->memory.all()) kinds.set(k.name, k.available() ? "available" : k.unavailable_reason);
@@ -59,7 +74,8 @@ class Doctor final : public Benchmark {
                                           .set("fresh_buffers", fresh)
                                           .set("memory_kinds", kinds)
                                           .set("gpu", gpus ? Json("usable") : Json(ctx.platform->gpu_unavailable_reason))
-                                          .set("paths", paths));
+                                          .set("paths", paths)
+                                          .set("network_tools", tools_by_host(ctx, tools)));
     sink.write_result(record);
     sink.note("GPU awareness: " + std::string(to_string(ctx.awareness->verdict)) + " (" + ctx.awareness->summary + ")");
     for (const auto& [name, value] : *ctx.awareness->evidence.as_object())
@@ -84,6 +100,16 @@ class Doctor final : public Benchmark {
       }
       sink.note(rank + " (the context record's ranks[].network holds the details):");
       for (const auto& line : network[r]) sink.note("  " + line);
+    }
+    // The network ceiling's tools, once per host (the first rank there says it).
+    const bool one_host = network_pairs(ctx.ranks).empty();
+    for (std::size_t r = 0; r < tools.size(); ++r) {
+      bool first_on_host = true;
+      for (std::size_t q = 0; q < r; ++q) first_on_host = first_on_host && ctx.ranks[q].host != ctx.ranks[r].host;
+      if (!first_on_host) continue;
+      sink.note("network ceiling tools on host " + ctx.ranks[r].host +
+                (one_host ? " (this job runs on one host: peaks measures the network only with ranks on two hosts)" : "") + ":");
+      for (const auto& line : tools[r]) sink.note("  " + line);
     }
     return kExitOk;
   }

@@ -6,11 +6,16 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <chrono>
+#include <sstream>
+#include <thread>
 
 #include "gmb/error.hpp"
+#include "network_tools.hpp"
 #include "gmb/network.hpp"
 #include "gmb/provenance.hpp"
 #include "gmb/stats.hpp"
+#include "gmb/subprocess.hpp"
 #include "gmb/tcp.hpp"
 #include "gmb/timing.hpp"
 
@@ -136,6 +141,8 @@ NetworkResult sender_result(const Context& ctx, const NetworkPair& pair, const T
                   .set("sender_host", sender_host)
                   .set("receiver_host", receiver_host)
                   .set("sender_interface", local_interface.empty() ? Json() : Json(local_interface))
+                  .set("sender_device", local_interface.empty() ? local : local_interface)
+                  .set("receiver_device", receiver[1])
                   .set("sender_address", local)
                   .set("receiver_interface", receiver[1])
                   .set("receiver_address", receiver[0])
@@ -200,6 +207,146 @@ NetworkResult measure_network(const Context& ctx, const NetworkPair& pair, const
   TcpConnection c = tcp_connect(receiver[0], std::stoi(receiver[3]), where(ctx));
   c.no_delay();
   return sender_result(ctx, pair, c, send_side(c, settings), receiver);
+}
+
+
+namespace {
+
+// How long a server may take to listen, and a client's time beyond its data at 100 MB/s, before the tool is
+// taken as failed (stopped, and reported with its output).
+constexpr double kServerStartSeconds = 20;
+constexpr double kClientBaseSeconds = 30;
+
+std::string first_line_of(const std::vector<std::string>& argv, const std::string& where_text) {
+  if (argv.empty() || find_program(argv[0]).empty()) return "";
+  ChildProcess version(argv, {}, where_text);
+  if (!version.wait(10)) return "";
+  std::string text = version.output();
+  text = text.substr(0, text.find('\n'));
+  while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+std::string argv_text(const std::vector<std::string>& argv) {
+  std::string text;
+  for (const auto& a : argv) text += (text.empty() ? "" : " ") + a;
+  return text;
+}
+
+Json environment_json(const std::map<std::string, std::string>& environment) {
+  Json out = Json::object();
+  for (const auto& [name, value] : environment) out.set(name, value);
+  return out;
+}
+
+// One server/client run of `tool`: on the receiver the server, on the sender the client. Every rank of
+// ctx.comm takes part in the two broadcasts. The sender returns the bandwidth, or why there is none.
+ToolReading tool_run(const Context& ctx, const NetworkPair& pair, const NetworkTool& tool, std::size_t bytes,
+                     const std::string& address, std::string* client_text) {
+  const int iterations = tool.iterations(bytes);
+  std::unique_ptr<ChildProcess> server;
+  std::string ready;  // the port the server listens on, or "!" and why it does not
+  if (ctx.rank == pair.receiver) {
+    const int port = TcpListener(address, where(ctx)).port();  // a port the kernel just found free
+    const ToolCommand command = tool.server(bytes, iterations, port);
+    server = std::make_unique<ChildProcess>(command.argv, command.environment, where(ctx));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kServerStartSeconds);
+    while (server->running() && !tcp_port_listening(port) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (tcp_port_listening(port)) ready = std::to_string(port);
+    else
+      ready = "!the server `" + server->command_line() + "` on " + where(ctx) + " did not listen on port " + std::to_string(port) +
+              " within " + std::to_string(static_cast<int>(kServerStartSeconds)) + " s (" + (server->running() ? "still running" : server->exit_description()) +
+              "): " + server->output().substr(0, 400);
+  }
+  ready = broadcast_string(ctx.comm, ready, pair.receiver);
+  ToolReading reading;
+  std::string done;  // "" when the client succeeded, else why not
+  if (ctx.rank == pair.sender) {
+    if (ready[0] == '!') {
+      reading.error = ready.substr(1);
+    } else {
+      const ToolCommand command = tool.client(bytes, iterations, std::stoi(ready), address);
+      *client_text = argv_text(command.argv);
+      ChildProcess client(command.argv, command.environment, where(ctx));
+      const double seconds = kClientBaseSeconds + static_cast<double>(bytes) * iterations / 1e8;
+      if (!client.wait(seconds)) {
+        client.stop();
+        reading.error = "`" + client.command_line() + "` on " + where(ctx) + " did not finish within " + std::to_string(static_cast<int>(seconds)) + " s";
+      } else if (!client.succeeded()) {
+        reading.error = "`" + client.command_line() + "` on " + where(ctx) + " ended with " + client.exit_description() + ": " + client.output().substr(0, 600);
+      } else {
+        reading = tool.read(client.output(), bytes);
+      }
+    }
+    done = reading.error.empty() ? "ok" : "!";
+  }
+  broadcast_string(ctx.comm, done, pair.sender);
+  if (server && !server->wait(10)) server->stop();  // a server left waiting after a failed client
+  return reading;
+}
+
+}  // namespace
+
+NetworkResult measure_with_tool(const Context& ctx, const NetworkPair& pair, const NetworkTool& tool, const NetworkSettings& settings) {
+  NetworkResult result;
+  // Both hosts must have the tool (and its device).
+  std::string why_not;
+  for (const int side : {pair.sender, pair.receiver}) {
+    std::string reason = ctx.rank == side ? tool.unavailable() : "";
+    if (!reason.empty()) reason += " on " + where(ctx);
+    reason = broadcast_string(ctx.comm, reason, side);
+    if (why_not.empty()) why_not = reason;
+  }
+  std::string offer;  // the receiver's address, or "!" and why there is none
+  if (why_not.empty() && ctx.rank == pair.receiver) {
+    const ChosenAddress chosen = choose_address(ctx, settings.interface);
+    offer = chosen.refusal.empty() ? chosen.address : "!" + chosen.refusal;
+  }
+  if (why_not.empty()) {
+    offer = broadcast_string(ctx.comm, offer, pair.receiver);
+    if (offer[0] == '!') why_not = offer.substr(1);
+  }
+  if (!why_not.empty()) {
+    result.refusal = tool.name() + ": " + why_not;
+    return result;
+  }
+  std::string receiver_device = ctx.rank == pair.receiver ? tool.server(settings.bytes, 1, 0).device : "";
+  receiver_device = broadcast_string(ctx.comm, receiver_device, pair.receiver);
+  std::vector<double> seconds;
+  std::string client_text;
+  for (int sample = 0; sample < settings.samples; ++sample) {
+    const ToolReading reading = tool_run(ctx, pair, tool, settings.bytes, offer, &client_text);
+    std::string failure = ctx.rank == pair.sender ? reading.error : "";
+    failure = broadcast_string(ctx.comm, failure, pair.sender);
+    if (!failure.empty()) {
+      result.refusal = tool.name() + ": " + failure;
+      return result;
+    }
+    if (ctx.rank == pair.sender) seconds.push_back(static_cast<double>(settings.bytes) / (reading.GBps * 1e9));
+  }
+  if (ctx.rank != pair.sender) return result;
+  const std::string& sender_host = ctx.ranks[static_cast<std::size_t>(pair.sender)].host;
+  const std::string& receiver_host = ctx.ranks[static_cast<std::size_t>(pair.receiver)].host;
+  const ToolCommand client = tool.client(settings.bytes, tool.iterations(settings.bytes), 0, offer);
+  const std::string version = first_line_of(tool.version_command(), where(ctx));
+  result.seconds = seconds;
+  result.metrics = Json::object()
+                       .set("pair", "rank" + std::to_string(pair.sender) + ":" + sender_host + "->rank" + std::to_string(pair.receiver) + ":" + receiver_host)
+                       .set("tool", tool.name())
+                       .set("tool_version", version.empty() ? Json() : Json(version))
+                       .set("sender_host", sender_host)
+                       .set("receiver_host", receiver_host)
+                       .set("sender_device", client.device)
+                       .set("receiver_device", receiver_device)
+                       .set("receiver_address", offer)
+                       .set("memory", "host")
+                       .set("command", client_text)
+                       .set("tool_environment", environment_json(client.environment))
+                       .set("messages_per_run", tool.iterations(settings.bytes));
+  result.path = {"inter-node", tool.name() + " from " + sender_host + " to " + receiver_host + " (" + client.device + ")", 0};
+  result.method = tool.method();
+  return result;
 }
 
 }  // namespace gmb

@@ -34,4 +34,10 @@ struct NetworkResult {
 // Collective over ctx.comm (the address exchange); the pair's two ranks measure, the others return at once.
 NetworkResult measure_network(const Context& ctx, const NetworkPair& pair, const NetworkSettings& settings);
 
+// The same with an external tool (network_tools.hpp) run as a server on the receiver's host and a client on
+// the sender's, once per sample; the refusal names the tool and says why when either host cannot run it or
+// a run fails (with the tool's output). Collective over ctx.comm.
+class NetworkTool;
+NetworkResult measure_with_tool(const Context& ctx, const NetworkPair& pair, const NetworkTool& tool, const NetworkSettings& settings);
+
 }  // namespace gmb

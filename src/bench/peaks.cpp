@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "gmb/benchmark.hpp"
@@ -19,6 +20,7 @@
 #include "gmb/numa.hpp"
 #include "gmb/stats.hpp"
 #include "network_ceiling.hpp"
+#include "network_tools.hpp"
 
 namespace gmb {
 
@@ -38,6 +40,9 @@ class Peaks final : public Benchmark {
             [this](const std::string& v) { copies_ = parse_positive_int(v, "copy count"); });
     p.value({"--network-interface"}, "IF", "the interface whose IPv4 address the network ceiling's receiver listens on (default: the first non-loopback IPv4 address that is up)",
             [this](const std::string& v) { network_interface_ = v; });
+    p.value({"--network-tools"}, "LIST", "which programs measure the network ceiling: auto (default: gmb-tcp and every one of ucx_perftest, "
+            "ib_write_bw, fi_pingpong that both hosts can run) or a comma-separated list of them",
+            [this](const std::string& v) { network_tools_ = parse_network_tools(v); });
     p.value({"--host-threads"}, "N", "threads for the host-memory copy (default: the fastest of 1, 2, 4, ... up to the NUMA node's CPUs, at most 32)",
             [this](const std::string& v) { host_threads_ = parse_positive_int(v, "thread count"); });
   }
@@ -50,7 +55,8 @@ class Peaks final : public Benchmark {
         .set("samples", samples_)
         .set("copies", copies_)
         .set("host_threads", host_threads_)
-        .set("network_interface", network_interface_.empty() ? Json() : Json(network_interface_));
+        .set("network_interface", network_interface_.empty() ? Json() : Json(network_interface_))
+        .set("network_tools", network_tools_.empty() ? Json("auto") : Json(network_tools_text()));
   }
   std::vector<TableColumn> columns() const override {
     return {{"operation", "operation", 0}, {"pair", "metrics.pair", 0}, {"GB/s", "bandwidth_GBps.median", 2}, {"p5_GB/s", "bandwidth_GBps.p5", 2}};
@@ -125,13 +131,16 @@ class Peaks final : public Benchmark {
     return per_copy.seconds();
   }
 
-  // `metrics`: the record's metrics when the copy has more than its pair to say (the network copy).
+  // `metrics`: the record's metrics when the copy has more than its pair to say (the network copy). An external
+  // tool's run moves its own number of messages (metrics.messages_per_run), one run per sample.
   void emit(const std::string& operation, const std::string& pair, const std::vector<double>& seconds,
             const PathInfo& path, const std::string& method, const Json& metrics = Json()) {
+    const Json* per_run = metrics.is_null() ? nullptr : metrics.find("messages_per_run");
+    const long long batch = per_run ? static_cast<long long>(per_run->as_number()) : copies_;
     Json record = result_record(*ctx_, bytes_)
                       .set("operation", operation)
-                      .set("iterations", samples_ * copies_)
-                      .set("batch", copies_)
+                      .set("iterations", static_cast<long long>(seconds.size()) * batch)
+                      .set("batch", batch)
                       .set("timing", method)
                       .set("time_us", summarize_transformed(seconds, [](double s) { return s * 1e6; }).to_json())
                       .set("bandwidth_GBps", summarize_transformed(seconds, [&](double s) { return bytes_ / s / 1e9; }).to_json())
@@ -324,10 +333,12 @@ class Peaks final : public Benchmark {
     flush_pending_to_rank0();
   }
 
-  // The TCP stream between the first ranks of every two hosts, one pair at a time; on one host, the reason
-  // it is not measured.
+  // The network between the first ranks of every two hosts, one pair and one tool at a time: the engine's own
+  // TCP stream and the external tools (--network-tools). Each measured record lists the tools that did not
+  // measure that pair and why; a pair none could measure gets one unsupported record with every reason. On
+  // one host, the reason nothing is measured.
   void network_ceiling() {
-    const PathInfo inter_node{"inter-node", "TCP between two hosts", 0};
+    const PathInfo inter_node{"inter-node", "the network between two hosts", 0};
     const std::vector<NetworkPair> pairs = network_pairs(ctx_->ranks);
     if (pairs.empty()) {
       if (ctx_->rank == 0)
@@ -336,15 +347,61 @@ class Peaks final : public Benchmark {
       return;
     }
     const NetworkSettings settings{bytes_, samples_, copies_, network_interface_};
+    const bool automatic = network_tools_.empty();
     for (const NetworkPair& pair : pairs) {
-      const NetworkResult result = measure_network(*ctx_, pair, settings);
+      std::vector<NetworkResult> measured;
+      Json not_used = Json::object();
+      std::string reasons;
+      for (const std::string& name : automatic ? network_tool_names() : network_tools_) {
+        NetworkResult result = name == "gmb-tcp" ? measure_network(*ctx_, pair, settings) : measure_with_tool(*ctx_, pair, external_tool(name), settings);
+        if (ctx_->rank != pair.sender) continue;
+        if (result.refusal.empty()) {
+          measured.push_back(std::move(result));
+        } else {
+          const std::string reason = name == "gmb-tcp" ? "gmb-tcp: " + result.refusal : result.refusal;
+          not_used.set(name, reason.substr(name.size() + 2));
+          reasons += (reasons.empty() ? "" : "; ") + reason;
+        }
+      }
       if (ctx_->rank == pair.sender) {
-        if (!result.refusal.empty()) report_unsupported("network", result.refusal, inter_node);
-        else report("network", *result.metrics.find("pair")->as_string(), result.seconds, result.path, result.method, result.metrics);
+        if (measured.empty()) report_unsupported("network", "no tool measured the network: " + reasons, inter_node);
+        for (NetworkResult& result : measured) {
+          result.metrics.set("tools_not_used", not_used);
+          report("network", *result.metrics.find("pair")->as_string(), result.seconds, result.path, result.method, result.metrics);
+        }
       }
       GMB_MPI_CHECK(MPI_Barrier(ctx_->comm));
     }
     flush_pending_to_rank0();
+  }
+
+  static const NetworkTool& external_tool(const std::string& name) {
+    for (const auto& tool : external_network_tools())
+      if (tool->name() == name) return *tool;
+    throw UsageError("unknown network tool " + name);  // parse_network_tools admits only known names
+  }
+
+  static std::vector<std::string> parse_network_tools(const std::string& value) {
+    if (value == "auto") return {};
+    const std::vector<std::string> known = network_tool_names();
+    std::vector<std::string> chosen;
+    std::stringstream items(value);
+    for (std::string item; std::getline(items, item, ',');) {
+      if (std::find(known.begin(), known.end(), item) == known.end()) {
+        std::string accepted = "auto";
+        for (const auto& k : known) accepted += ", " + k;
+        throw UsageError("--network-tools: unknown tool '" + item + "' (accepted: " + accepted + ", or a comma-separated list of the tools)");
+      }
+      if (std::find(chosen.begin(), chosen.end(), item) == chosen.end()) chosen.push_back(item);
+    }
+    if (chosen.empty()) throw UsageError("--network-tools: empty list (accepted: auto, or a comma-separated list of tools)");
+    return chosen;
+  }
+
+  std::string network_tools_text() const {
+    std::string text;
+    for (const auto& t : network_tools_) text += (text.empty() ? "" : ",") + t;
+    return text;
   }
 
   // STREAM-like copy of host memory by several threads (each thread copies its own slice), on the
@@ -534,6 +591,7 @@ class Peaks final : public Benchmark {
 
   int samples_ = 10, copies_ = 8, host_threads_ = 0;
   std::string network_interface_;
+  std::vector<std::string> network_tools_;  // empty: auto
   std::size_t bytes_ = 0;
   Context* ctx_ = nullptr;
   RecordSink* sink_ = nullptr;
@@ -541,7 +599,7 @@ class Peaks final : public Benchmark {
   std::map<std::string, std::map<std::string, double>> medians_;  // rank 0: operation -> pair -> GB/s
 };
 
-const Registration peaks_registration({"peaks", "native copy ceilings: host<->device, device, peer (CE, SM, IPC), host memory, network (TCP)",
+const Registration peaks_registration({"peaks", "native copy ceilings: host<->device, device, peer (CE, SM, IPC), host memory, network (TCP, ucx_perftest, ib_write_bw, fi_pingpong)",
                                        1, 0, false, [] { return std::make_unique<Peaks>(); },
                                        {Family::peaks, {Statistic::time_us, Statistic::bandwidth_GBps}, Statistic::bandwidth_GBps}});
 

@@ -21,3 +21,6 @@ set_tests_properties(cli.version PROPERTIES PASS_REGULAR_EXPRESSION "^gmb-bench 
 add_test(NAME cli.description_schema
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/validate_description.py ${GMB_BIN} ${GMB_ENGINE_SCHEMA_FILE})
 set_tests_properties(cli.description_schema PROPERTIES ENVIRONMENT "${GMB_MPI_TEST_ENV}")
+# --network-tools: an unknown tool is refused with the accepted names.
+gmb_mpi_test(peaks_network_tools_unknown 1 2 STDERR "--network-tools: unknown tool 'iperf' \\(accepted: auto, gmb-tcp, ucx_perftest, ib_write_bw, fi_pingpong"
+             ARGS peaks --network-tools gmb-tcp,iperf --out OUT)
