@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """gmb across two hosts of the emulated cluster (scripts/emulated-cluster), with the real engine and Debian's Open
 MPI and MPICH, launched by hostfile through the cluster's agent: the inter-node pair with the network's own ceiling
-(peaks between the hosts, tool gmb-tcp) and its % in the Answers, a collective on 1 and 2 nodes in one report, and
+(peaks between the hosts: gmb-tcp and every external tool on PATH) and its % in the Answers, a collective on 1 and 2 nodes in one report, and
 each rank's network facts in the records. Skipped, with the reason, without root, namespaces or the libraries."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -96,7 +97,7 @@ def two_hosts(engine_env, tmp_path_factory):
         p = cluster("run", "gmbm1", "--", *gmb_in_a_host(engine_env, out / "home"),
                     "run", str(out / "c.toml"), "--config", str(libs), "--no-detect", "--hostfile",
                     str(cluster.state / "hostfile.openmpi"), "--results", str(out / "results"), "--no-progress",
-                    check=False)
+                    check=False, timeout=1200)  # may build both engines first
         (results,) = list((out / "results").iterdir())
         yield {"rc": p.returncode, "log": p.stderr[-4000:], "dir": results,
                "results": Results.load(open_results(results))}
@@ -117,13 +118,34 @@ def test_both_libraries_ran_across_the_two_hosts(two_hosts):
 
 def test_the_network_ceiling_is_measured_between_the_hosts_and_bounds_the_pair(two_hosts):
     r = two_hosts["results"]
-    (network, *_) = [x for x in r.ok("peaks") if x.operation == "network"]
-    assert network.path_class == "inter-node" and network.metrics["tool"] == "gmb-tcp"
-    assert "gmbm1" in json.dumps(network.metrics) and "gmbm2" in json.dumps(network.metrics)
+    network = [x for x in r.ok("peaks") if x.operation == "network"]
+    assert {x.path_class for x in network} == {"inter-node"}
+    assert all("gmbm1" in json.dumps(x.metrics) and "gmbm2" in json.dumps(x.metrics) for x in network)
     a = answers.answers(r)
     (pair,) = [p for p in a.paths if p.path_class == "inter-node"]
     assert pair.ceiling == "network" and all(f.pct_of_ceiling for f in pair.figures)
-    assert "ceiling network" in render_text.answers_text(a)
+    assert "ceiling network (" in render_text.answers_text(a)
+
+
+def test_each_network_tool_that_both_hosts_can_run_measured_and_the_others_say_why_not(two_hosts):
+    network = [x for x in two_hosts["results"].ok("peaks") if x.operation == "network"]
+    tools = {x.metrics["tool"] for x in network}
+    expected = {"gmb-tcp"} | {t for t in ("ucx_perftest", "fi_pingpong") if shutil.which(t)}
+    assert tools == expected
+    for x in network:
+        # which device, which command and, for external tools, the tool's version
+        assert x.metrics["sender_device"] and x.metrics["receiver_device"]
+        if x.metrics["tool"] != "gmb-tcp":
+            assert x.metrics["command"].split()[0] == x.metrics["tool"] and x.metrics["tool_version"]
+        # no machine here has an RDMA device: ib_write_bw says why it did not measure
+        assert "ib_write_bw" in x.metrics["tools_not_used"]
+        assert ("no RDMA (verbs) device" in x.metrics["tools_not_used"]["ib_write_bw"]
+                or "not on PATH" in x.metrics["tools_not_used"]["ib_write_bw"])
+    if "ucx_perftest" in tools:
+        (ucx, *_) = [x for x in network if x.metrics["tool"] == "ucx_perftest"]
+        assert ucx.metrics["tool_environment"] == {"UCX_TLS": "^sm,cuda_ipc"}  # the network transports only
+    (t,) = [t for t in tables.all_tables(two_hosts["results"]) if t.title.startswith("Network ceiling")]
+    assert {row[1] for row in t.rows} == expected | {"ib_write_bw"}
 
 
 def test_a_collective_on_one_and_two_nodes_is_one_report(two_hosts):

@@ -65,11 +65,12 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[
             else:
                 blocks += host_machine_blocks(lib, descriptions[lib.name], topo, quick, skipped)
     if hosts > 1:
-        # the network's own ceiling: peaks with one rank on each of two nodes measures TCP between them
+        # the network's own ceiling: peaks with one rank on each of two nodes measures the network between them
+        # with every tool both can run (each tool run is a server and a client: 5 samples keep it short)
         ceilings = fdesc.of_family("peaks")
         if ceilings:
             blocks.append(Block(ceilings, ranks=[2], path="inter-node", libraries=[first.name],
-                                options={} if quick else {"samples": 5, "copies": 4},
+                                options={"samples": 5, "copies": 4},
                                 sizes=QUICK_HOST_CEILING_SIZES if quick else CEILING_SIZES))
         for lib in usable:
             blocks += inter_node_blocks(lib, descriptions[lib.name], gpus, quick, skipped)

@@ -176,6 +176,10 @@ def engine_doctor(lib: mpilibs.MpiLibrary, engine: Path, timeout: float = 120) -
                       if isinstance(r.get("metrics", {}).get("fresh_buffers"), dict)), None)
         if fresh:
             out["fresh_buffers"] = fresh
+        tools = next((r["metrics"]["network_tools"] for r in results
+                      if isinstance(r.get("metrics", {}).get("network_tools"), dict)), None)
+        if tools:
+            out["network_tools"] = tools
         return out
 
 
@@ -364,6 +368,8 @@ def format_text(rep: dict) -> str:
             if fresh:
                 lines.append(f"      device buffers freed and allocated again: {fresh.get('status')} "
                              f"({fresh.get('detail', '')})")
+            for host, tools in (ed.get("network_tools") or {}).items():
+                lines.append(f"      network ceiling tools on {host}: " + "; ".join(tools))
         settings = lib.get("settings_that_matter")
         if settings:
             for f in settings["findings"]:

@@ -151,7 +151,9 @@ def _missing_answers(results: Results) -> list[MissingAnswer]:
         said_by_points.add(r.launch_id)
         why = _RESULT_STATUS.get(r.status, r.status)
         cause = f"{why}: {r.reason}" if r.reason else why
-        add(cause, (r.library, r.benchmark, _where(r.memory, r.path_class, r.strategy)),
+        # a peaks record stands for one copy kind (network, gpu-copies ...), not for peaks as a whole
+        bench = f"{r.benchmark} {r.operation}" if r.benchmark == "peaks" and r.operation else r.benchmark
+        add(cause, (r.library, bench, _where(r.memory, r.path_class, r.strategy)),
             nbytes=r.bytes if r.status == "failed" else None)
     for x in results.launches:
         if x.status == "ok" or (x.status == "unsupported" and x.launch_id in said_by_points):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..campaign.spec import parse_memory
 from ..results.model import Point, Results, combine
 from ..results.peaks import ceilings
+from .network import NETWORK, network_ceiling_words, network_not_measured
 from ..results.records import placed
 from .answers_data import (Figure, PathAnswer, StrategyAnswer, best_point, has_device, latencies,
                            measured, nearest, not_cuda_aware, own_path, pick_size, verdict)
@@ -109,9 +110,12 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
         fastest, slowest, ratio, leaders = verdict(figs, higher)
         no_ceiling = ("" if ceil else "a time figure: no ceiling applies" if not higher
                       else f"no ceiling measured at {size_label(size)}")
+        if not ceil and higher and path == "inter-node" and network_not_measured(results):
+            no_ceiling += f" ({network_not_measured(results)})"
         missing = sorted(lib for lib in per_lib if size not in per_lib[lib])
-        head = f"{label} ({bench} at {size_label(size)}" + (
-            f", ceiling {ceil_name} {sig3(ceil)} GB/s)" if ceil else f"; {no_ceiling})")
+        ceiling_words = (network_ceiling_words(results, size, ceil) if ceil and ceil_name == NETWORK
+                         else f"{ceil_name} {sig3(ceil)} GB/s" if ceil else "")
+        head = f"{label} ({bench} at {size_label(size)}" + (f", ceiling {ceiling_words})" if ceil else f"; {no_ceiling})")
         sentence = _path_sentence(head, figs, fastest, slowest, ratio, leaders, higher, ceil is not None)
         if missing:
             sentence += f"; not measured at {size_label(size)}: {', '.join(missing)}"

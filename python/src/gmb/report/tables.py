@@ -12,6 +12,7 @@ from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NO
                     check_cell, clearly_apart, collective_results, latency_results, pairwise_bandwidth, point_flags,
                     precision_pct, size_label, within_one_launch)
 from .feature_tables import one_sided_table, partitioned_overlap_table, persistent_table
+from .network import network_table
 from .scaling import scaling_table
 
 
@@ -213,7 +214,7 @@ def status_table(results: Results) -> Table:
 # The report's tables, in the order shown: each an analysis function of the results, and whether it is shown when
 # it has no row (one-sided, persistent and partitioned only where the results hold such results). A new table is
 # one function here and one entry below: text, HTML and CSV render every Table alike.
-TABLES = ((fraction_of_peak, True), (ceilings_table, True), (latency_table, True), (one_sided_table, False),
+TABLES = ((fraction_of_peak, True), (ceilings_table, True), (network_table, False), (latency_table, True), (one_sided_table, False),
           (persistent_table, False), (partitioned_overlap_table, False), (collectives_table, True),
           (scaling_table, False),
           (status_table, True))

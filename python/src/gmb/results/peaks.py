@@ -43,13 +43,15 @@ DUPLEX_PATHS = {"nvlink", "pcie", "peer", "host-device", "inter-node"}
 
 def measured_ceilings(results: Results) -> dict[CeilingKey, float]:
     """(operation, path class, bytes) -> measured ceiling in GB/s: median over the records of that key (GPU or
-    NUMA pairs of that class, repetitions), best over the libraries that ran peaks."""
+    NUMA pairs of that class, repetitions), best over the libraries that ran peaks and over the tools that
+    measured it (the network's: gmb-tcp, ucx_perftest, ib_write_bw, fi_pingpong; metrics.tool)."""
     groups: dict[tuple, list[float]] = {}
     for r in results.ok("peaks"):
         if "bw" in r.stats and r.operation:
-            groups.setdefault((r.operation, r.path_class, r.bytes, r.library), []).append(r.stats["bw"].median)
+            tool = r.metrics.get("tool")
+            groups.setdefault((r.operation, r.path_class, r.bytes, r.library, tool), []).append(r.stats["bw"].median)
     out: dict[CeilingKey, float] = {}
-    for (op, path, nbytes, _lib), values in groups.items():
+    for (op, path, nbytes, _lib, _tool), values in groups.items():
         key = (op, path, nbytes)
         out[key] = max(out.get(key, 0.0), median(values))
     return out
