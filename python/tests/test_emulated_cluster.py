@@ -206,3 +206,10 @@ def test_slurm_runs_a_job_on_two_emulated_hosts(cluster, tmp_path):
             cluster.run(cluster.hosts[0], "srun", "-N", "2", "-n", "2", "--mpi=pmix", hello)
     finally:
         cluster("slurm", "stop")
+
+
+@NEED_NAMESPACES
+def test_gpu_sharing_needs_gpus_per_host(tmp_path):
+    cluster = Cluster(tmp_path / "state", "gmbg")
+    p = cluster("start", "--hosts", "2", "--name", "gmbg", "--gpus", "2", check=False)
+    assert p.returncode == 2 and "--gpus 2: give the machine's GPU count" in p.stderr

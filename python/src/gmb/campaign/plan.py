@@ -213,6 +213,11 @@ def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineD
                 if refused:
                     skipped.append((name, f"{bench} n={ranks}", refused))
                     continue
+                if nodes == 1 and ranks == 1 and b.family in ("collective", "nbc"):
+                    skipped.append((name, f"{bench} on 1 node", "a collective on one rank moves no data: with "
+                                    "ranks_per_node = 1 the series starts at 2 nodes (ranks_per_node 2 or more "
+                                    "measures one node too)"))
+                    continue
                 env = dict(block.env)
                 if block.gpus is not None:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in dict.fromkeys(block.gpus))

@@ -95,8 +95,9 @@ def latency_results(results: Results) -> list[Result]:
 
 
 def collective_results(results: Results) -> list[Result]:
-    """The results ranked by bus bandwidth: collective operations (barrier, which moves no data, has none)."""
-    return results.where(lambda rec: headline(rec) == "busbw_GBps")
+    """The results ranked by bus bandwidth: collective operations (barrier, which moves no data, has none), on two
+    ranks or more (a collective on one rank moves nothing: its "bandwidth" is a copy or no work at all)."""
+    return results.where(lambda rec: headline(rec) == "busbw_GBps" and rec.get("ranks") != 1)
 
 
 @dataclass
