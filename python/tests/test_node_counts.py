@@ -72,3 +72,11 @@ def test_a_run_over_node_counts_is_one_results_directory(fake_setup, tmp_path, c
     assert t.rows[0][5].endswith("GB/s)") and t.rows[0][7].startswith("1.00x [")
     text = render_text.answers_text(answers.answers(results))
     assert "allreduce (strong, host), time growth over 1 -> 2 nodes: fakempi-a 1.00x" in text
+
+
+def test_one_rank_on_one_node_is_no_collective_and_is_skipped_with_the_reason():
+    desc = EngineDescription(json.loads(HOST_ENGINE.read_text()))
+    c = spec.parse_campaign(__import__("tomllib").loads(SCALING.replace("ranks_per_node = 2", "ranks_per_node = 1")))
+    launches, skipped = plan_mod.plan(c, [lib("a", aware=None)], {"a": desc}, hosts=2)
+    assert {(x.nodes, x.ranks) for x in launches} == {(2, 2)}
+    assert any("on 1 node" in what and "a collective on one rank moves no data" in why for _, what, why in skipped)
