@@ -993,3 +993,15 @@ def test_a_results_directory_is_read_through_its_store_only(fake_setup, campaign
     assert main(["tables", str(outdir)]) == 2
     assert f"{outdir / 'store.sqlite'}: is missing" in capsys.readouterr().err
     assert main(["tables", str(outdir / "raw")]) == 0
+
+
+def test_exit_2_is_bad_input_only_when_the_engine_refused_its_arguments(tmp_path):
+    """A launcher or its agent that exits 2 (a host it cannot reach) is a failed launch, not the engine's refusal."""
+    from gmb.run import execute
+
+    status, rc, reason = execute._execute(["sh", "-c", "echo 'ssh: Could not resolve hostname nohost' >&2; exit 2"],
+                                          None, tmp_path / "agent.log", 60)
+    assert (status, rc) == ("failed", 2) and "nohost" in reason
+    status, rc, _ = execute._execute(["sh", "-c", "echo 'gmb-bench coll: error: unknown option --x' >&2; exit 2"],
+                                     None, tmp_path / "engine.log", 60)
+    assert (status, rc) == ("bad-input", 2)

@@ -262,6 +262,8 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
             lf.write(f"\ngmb: {len(outlived)} process(es) of the launch outlived its launcher (pids "
                      f"{', '.join(map(str, sorted(outlived)))}): stopped\n")
     status = EXIT_STATUS.get(rc, "failed")
+    if status == "bad-input" and not _ENGINE_REFUSAL.search(log.read_text(errors="replace")):
+        status = "failed"  # exit 2 from the launcher or its agent (a host it cannot reach), not the engine's refusal
     reason = "" if rc == 0 else _last_error(log) or f"exit status {rc}"
     return status, rc, reason
 
@@ -297,6 +299,8 @@ _LIBRARY_ERROR = re.compile(r"\bERROR\b|\berror\b|Segmentation fault|\bSIG(SEGV|
                             r"not enough slots|Could not resolve hostname|Name or service not known|"
                             r"ssh: connect to host|Connection refused|Host key verification failed|"
                             r"unable to reliably start|lost communication|unknown host|no such host")
+# The engine's own refusal of its arguments (exit 2): "gmb-bench peaks: error: unknown option ..."
+_ENGINE_REFUSAL = re.compile(r"gmb-bench[^:\n]*: error:")
 # Open MPI's notes about its help messages, never a cause
 _LAUNCHER_NOTE = re.compile(r"orte_base_help_aggregate|more process(es)? ha(s|ve) sent help message")
 _LOG_PREFIX = re.compile(r"^(\[[^\]]*\]\s*)+")  # "[1795408113.106396] [vm:15516:0]" time and process stamps
