@@ -52,7 +52,7 @@ benchmarks = ["coll"]
 operations = ["allreduce"]
 sizes = "64K"
 nodes = [1, 2]
-ranks_per_node = 1
+ranks_per_node = 2
 bind = "none"
 options = { iters = 50, warmup = 5 }
 """
@@ -89,7 +89,7 @@ def gmb_in_a_host(engine_env, home: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def two_hosts(engine_env, tmp_path_factory):
     cluster = Cluster(Path(f"/run/gmb-emulated-cluster-multinode-{os.getpid()}"), "gmbm")
-    cluster("start", "--hosts", "2", "--name", "gmbm", "--bridge", "gmbmbr0", "--subnet", "10.79.0.0/24")
+    cluster("start", "--hosts", "2", "--name", "gmbm", "--bridge", "gmbmbr0", "--subnet", "10.79.0.0/24", "--slots", "2")
     try:
         out = tmp_path_factory.mktemp("two-hosts")
         (out / "c.toml").write_text(CAMPAIGN)
