@@ -18,6 +18,7 @@
 #include <system_error>
 
 #include "gmb/gpu.hpp"
+#include "gmb/nic_pinning.hpp"
 #include "gmb/numa.hpp"
 
 namespace gmb {
@@ -129,6 +130,8 @@ Json interfaces(const fs::path& sysfs, const std::string& gpu_path, int gpu_numa
     const auto v4 = addresses.ipv4.find(name), v6 = addresses.ipv6.find(name);
     nic.set("ipv4", v4 == addresses.ipv4.end() ? Json::array() : Json::array_of(v4->second));
     nic.set("ipv6", v6 == addresses.ipv6.end() ? Json::array() : Json::array_of(v6->second));
+    // A device of no hardware (veth, bridge, loopback) has no "device" link; ARPHRD_LOOPBACK is type 772.
+    nic.set("virtual", device_path_of(entry).empty()).set("loopback", read_line(entry / "type") == "772");
     add_pci_facts(nic, entry, gpu_path, gpu_numa);
     list.push(nic);
   }
@@ -309,6 +312,7 @@ std::vector<std::string> network_summary(const Json& facts) {
   lines.push_back(rdma_line(*facts.find("cxi"), "CXI"));
   const Json* selection = facts.find("device_selection");
   lines.push_back("device selection: " + (selection->as_object()->empty() ? std::string("none in the environment") : selection->dump()));
+  if (const Json* pinning = facts.find("nic_pinning")) lines.push_back(nic_pinning_summary(*pinning));
   const Json* rdma = facts.find("gpudirect_rdma");
   auto answer = [](const Json* value) { return !value || value->is_null() ? "unknown" : value->dump() == "true" ? "yes" : "no"; };
   lines.push_back(std::string("GPUDirect RDMA: nvidia_peermem loaded: ") + answer(rdma->find("nvidia_peermem")->find("loaded")) +
