@@ -77,12 +77,20 @@ std::string device_path_of(const fs::path& class_device) {
   return error ? "" : real.string();
 }
 
+// The PCI function a device path is or sits below ("" for none): a paravirtual card's device (virtio2) is a child
+// of the PCI function that carries it, and that function is its place in the PCIe tree.
+std::string pci_function_of(const std::string& device_path) {
+  for (fs::path p(device_path); !p.empty() && p != p.root_path(); p = p.parent_path())
+    if (!pci_address_in(p.string()).empty()) return p.string();
+  return "";
+}
+
 // The PCI facts of a class device: address, NUMA node, and the PCIe distance to the rank's GPU.
 void add_pci_facts(Json& out, const fs::path& class_device, const std::string& gpu_path, int gpu_numa) {
-  const std::string device = device_path_of(class_device);
+  const std::string device = pci_function_of(device_path_of(class_device));
   const std::string pci = pci_address_in(device);
   out.set("pci_address", pci.empty() ? Json() : Json(pci));
-  const Json numa = pci.empty() ? Json() : non_negative_or_null(class_device / "device" / "numa_node");
+  const Json numa = pci.empty() ? Json() : non_negative_or_null(fs::path(device) / "numa_node");
   out.set("numa_node", numa);
   if (pci.empty() || gpu_path.empty()) return;
   out.set("pcie_distance_to_gpu", pcie_distance(gpu_path, gpu_numa, device, numa.is_null() ? -1 : static_cast<int>(numa.as_number())).to_json());
