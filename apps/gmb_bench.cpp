@@ -130,6 +130,13 @@ void add_common_options(ArgParser& parser, RunSettings& s, OmbOptions& omb, bool
                  if (s.memory_limit == 0) throw UsageError("bad memory limit '" + v + "' (accepted: at least 1 byte, e.g. 512M)");
                });
   add_precision_options(parser, s);
+  parser.value({"--nic"}, "nearest|NAME[,NAME...]|none",
+               "the network card each local rank's MPI library and NCCL use: the one nearest its GPU in the PCIe tree "
+               "(ties spread by local rank), or the NAMEs (interfaces or RDMA devices) by local rank modulo their "
+               "number; set through UCX_NET_DEVICES, OMPI_MCA_btl_tcp_if_include, FI_TCP_IFACE, NCCL_IB_HCA or "
+               "NCCL_SOCKET_IFNAME before MPI_Init wherever the user has not set them (default none: the library's "
+               "own choice)",
+               [&](const std::string& v) { s.nic = parse_nic_request(v); });
   parser.value({"--out", "-o"}, "FILE.jsonl", "write records to FILE (never overwrites an existing file)",
                [&](const std::string& v) {
                  if (v.empty()) throw UsageError("empty file name");
@@ -256,6 +263,13 @@ void select_gpu(Platform& platform, const LocalRank& local) {
   if (count > 0) platform.gpu->select_device(local.rank % count);
 }
 
+// The PCI address of the GPU select_gpu() chose ("" without one): the GPU --nic measures distances from.
+std::string selected_gpu_pci(const Platform& platform) {
+  std::string error;
+  if (!platform.gpu || !platform.gpu_unavailable_reason.empty() || platform.gpu->device_count(&error) <= 0) return "";
+  return platform.gpu->current_device().pci_bus_id;
+}
+
 // Said before MPI_Init, by the first rank of each host: a library swapped for another of the same soname
 // may crash during initialisation, and this line is then the only explanation.
 void warn_if_mpi_library_swapped(const LocalRank& local) {
@@ -323,6 +337,10 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   LocalRank local = local_rank_from_environment();
   select_gpu(platform, local);
   warn_if_mpi_library_swapped(local);
+  // Libraries read their device selection at initialisation; a request that cannot be honoured ends this process
+  // here (UsageError, naming the host and local rank), before any peer waits for it.
+  const Json nic_pinning =
+      usage_error.empty() ? apply_nic_request(settings.nic, local.rank, local.source, selected_gpu_pci(platform)) : Json();
 
   GMB_MPI_CHECK(MPI_Init(nullptr, nullptr));
   // Errors come back to us so that every failure is reported with host, rank and call.
@@ -379,6 +397,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   ctx.run_id = make_run_id(MPI_COMM_WORLD);
   ctx.ranks = gather_rank_facts(MPI_COMM_WORLD, platform);
   ctx.launch_cost = measure_launch_cost(MPI_COMM_WORLD, platform, ctx.ranks, ctx.rank);
+  ctx.nic_pinning = nic_pinning;
   Json options = bench->options_json();
   if (!omb_reading.as_object()->empty()) options.set("omb", omb_reading);
   const Json context = build_context(ctx, argv_all, local, options);

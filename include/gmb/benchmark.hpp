@@ -22,6 +22,7 @@
 #include "gmb/buffer_pool.hpp"
 #include "gmb/json.hpp"
 #include "gmb/managed.hpp"
+#include "gmb/nic_pinning.hpp"
 #include "gmb/path.hpp"
 #include "gmb/platform.hpp"
 #include "gmb/record.hpp"
@@ -48,6 +49,7 @@ struct RunSettings {
   double max_seconds = 0;
   std::string out_path;
   StdoutFormat format = StdoutFormat::table;
+  NicRequest nic;  // --nic: applied before MPI_Init (apply_nic_request)
 
   int iterations_for(std::uint64_t bytes) const { return bytes >= large_size ? iters_large : iters; }
   int warmup_for(std::uint64_t bytes) const { return bytes >= large_size ? warmup_large : warmup; }
@@ -76,6 +78,7 @@ struct Context {
   std::string benchmark;  // the registered name, as records spell it
   std::vector<RankFacts> ranks;  // every rank's host and GPU, filled at start-up on every rank
   LaunchCost launch_cost;        // every rank's kernel-launch cost, measured at start-up
+  Json nic_pinning;              // this rank's --nic choice (apply_nic_request); null without --nic
 
   // Path between two ranks' buffers (the GPU runtime answers link questions when there is one).
   PathInfo path_between(int rank_a, bool gpu_backed_a, int rank_b, bool gpu_backed_b) const;

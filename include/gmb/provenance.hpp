@@ -38,10 +38,12 @@ std::vector<RankFacts> gather_rank_facts(MPI_Comm comm, const Platform& platform
 Json build_context(const Context& ctx, const std::vector<std::string>& command_line, const LocalRank& local,
                    const Json& benchmark_options);
 
-// This rank's network facts (network.hpp) with its GPU, as the context record's ranks[].network holds them.
+// This rank's network facts (network.hpp) with its GPU and its --nic choice (nic_pinning), as the context record's
+// ranks[].network holds them.
 Json rank_network_facts(const Context& ctx);
 
-// Environment variables that change how MPI, UCX, CUDA or the launcher behave.
-Json relevant_environment();
+// Environment variables that change how MPI, UCX, CUDA or the launcher behave, as the launch gave them: without
+// those --nic set (`nic_pinning`, the record of apply_nic_request; null without --nic).
+Json relevant_environment(const Json& nic_pinning);
 
 }  // namespace gmb

@@ -102,7 +102,7 @@ ENGINE_ENV_PREFIXES = ("UCX_", "OMPI_", "PMIX_", "PRTE_", "MPICH_", "MPIR_", "HY
                        "NCCL_", "NVIDIA_", "SLURM_", "PALS_", "FLUX_", "PMI_", "OMP_", "GMB_", "HWLOC_", "UCC_")
 # the options every benchmark shares (options.common) and those other fields of a record name
 NOT_BENCHMARK_OPTIONS = {"sizes", "iters", "warmup", "iters-large", "warmup-large", "large-size", "batch", "validate",
-                         "precision", "max-seconds", "out", "format", "memory-limit", "fresh-buffers"}
+                         "precision", "max-seconds", "out", "format", "memory-limit", "fresh-buffers", "nic"}
 
 
 # the engine's names for some options in its context
@@ -224,6 +224,7 @@ def main(argv):
     ctx["options"] = {"common": dict(ctx["options"]), "benchmark": {**windowed, **benchmark_options(args),
                                                                    "send": opt(args, "--send", "host"),
                                                                    "recv": opt(args, "--recv", "host")}}
+    ctx["options"]["common"]["nic"] = opt(args, "--nic", "none")
     ctx["environment"] = {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENGINE_ENV_PREFIXES)}
     hosts = int(os.environ.get("FAKE_HOSTS", "1"))
     for r in ctx["ranks"]:

@@ -18,6 +18,7 @@
 #include <system_error>
 
 #include "gmb/gpu.hpp"
+#include "gmb/nic_pinning.hpp"
 #include "gmb/numa.hpp"
 
 namespace gmb {
@@ -76,12 +77,20 @@ std::string device_path_of(const fs::path& class_device) {
   return error ? "" : real.string();
 }
 
+// The PCI function a device path is or sits below ("" for none): a paravirtual card's device (virtio2) is a child
+// of the PCI function that carries it, and that function is its place in the PCIe tree.
+std::string pci_function_of(const std::string& device_path) {
+  for (fs::path p(device_path); !p.empty() && p != p.root_path(); p = p.parent_path())
+    if (!pci_address_in(p.string()).empty()) return p.string();
+  return "";
+}
+
 // The PCI facts of a class device: address, NUMA node, and the PCIe distance to the rank's GPU.
 void add_pci_facts(Json& out, const fs::path& class_device, const std::string& gpu_path, int gpu_numa) {
-  const std::string device = device_path_of(class_device);
+  const std::string device = pci_function_of(device_path_of(class_device));
   const std::string pci = pci_address_in(device);
   out.set("pci_address", pci.empty() ? Json() : Json(pci));
-  const Json numa = pci.empty() ? Json() : non_negative_or_null(class_device / "device" / "numa_node");
+  const Json numa = pci.empty() ? Json() : non_negative_or_null(fs::path(device) / "numa_node");
   out.set("numa_node", numa);
   if (pci.empty() || gpu_path.empty()) return;
   out.set("pcie_distance_to_gpu", pcie_distance(gpu_path, gpu_numa, device, numa.is_null() ? -1 : static_cast<int>(numa.as_number())).to_json());
@@ -129,6 +138,8 @@ Json interfaces(const fs::path& sysfs, const std::string& gpu_path, int gpu_numa
     const auto v4 = addresses.ipv4.find(name), v6 = addresses.ipv6.find(name);
     nic.set("ipv4", v4 == addresses.ipv4.end() ? Json::array() : Json::array_of(v4->second));
     nic.set("ipv6", v6 == addresses.ipv6.end() ? Json::array() : Json::array_of(v6->second));
+    // A device of no hardware (veth, bridge, loopback) has no "device" link; ARPHRD_LOOPBACK is type 772.
+    nic.set("virtual", device_path_of(entry).empty()).set("loopback", read_line(entry / "type") == "772");
     add_pci_facts(nic, entry, gpu_path, gpu_numa);
     list.push(nic);
   }
@@ -309,6 +320,7 @@ std::vector<std::string> network_summary(const Json& facts) {
   lines.push_back(rdma_line(*facts.find("cxi"), "CXI"));
   const Json* selection = facts.find("device_selection");
   lines.push_back("device selection: " + (selection->as_object()->empty() ? std::string("none in the environment") : selection->dump()));
+  if (const Json* pinning = facts.find("nic_pinning")) lines.push_back(nic_pinning_summary(*pinning));
   const Json* rdma = facts.find("gpudirect_rdma");
   auto answer = [](const Json* value) { return !value || value->is_null() ? "unknown" : value->dump() == "true" ? "yes" : "no"; };
   lines.push_back(std::string("GPUDirect RDMA: nvidia_peermem loaded: ") + answer(rdma->find("nvidia_peermem")->find("loaded")) +

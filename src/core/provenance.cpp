@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -124,7 +125,12 @@ std::string make_run_id(MPI_Comm comm) {
   return broadcast_string(comm, id, 0);
 }
 
-Json relevant_environment() {
+Json relevant_environment(const Json& nic_pinning) {
+  // The variables --nic set belong to nic_pinning, not to the environment the launch was given.
+  std::vector<std::string> set_by_gmb;
+  if (const Json* variables = nic_pinning.is_null() ? nullptr : nic_pinning.find("variables"))
+    for (const auto& [name, decision] : *variables->as_object())
+      if (decision.find("set")) set_by_gmb.push_back(name);
   static const char* const kPrefixes[] = {"UCX_",  "OMPI_",  "PMIX_",  "PRTE_", "MPICH_", "MPIR_",   "HYDRA_",
                                           "I_MPI_", "MV2_",  "FI_",    "CUDA_", "NCCL_",  "NVIDIA_", "SLURM_",
                                           "PALS_", "FLUX_",  "PMI_",   "OMP_",  "GMB_",   "HWLOC_",  "UCC_",
@@ -135,6 +141,7 @@ Json relevant_environment() {
     const auto eq = entry.find('=');
     if (eq == std::string::npos) continue;
     const std::string name = entry.substr(0, eq);
+    if (std::find(set_by_gmb.begin(), set_by_gmb.end(), name) != set_by_gmb.end()) continue;
     for (const char* prefix : kPrefixes) {
       if (name.rfind(prefix, 0) == 0) {
         picked[name] = entry.substr(eq + 1);
@@ -145,10 +152,20 @@ Json relevant_environment() {
   return Json::object_of(picked);
 }
 
-Json rank_network_facts(const Context& ctx) {
+namespace {
+
+Json network_facts_of_gpu(const Context& ctx) {
   if (!ctx.platform->gpu || !ctx.platform->gpu_unavailable_reason.empty()) return network_facts("", nullptr, -1);
   const GpuInfo gpu = ctx.platform->gpu->current_device();
   return network_facts(gpu.pci_bus_id, ctx.platform->gpu.get(), gpu.index);
+}
+
+}  // namespace
+
+Json rank_network_facts(const Context& ctx) {
+  Json facts = network_facts_of_gpu(ctx);
+  if (!ctx.nic_pinning.is_null()) facts.set("nic_pinning", ctx.nic_pinning);
+  return facts;
 }
 
 Json build_context(const Context& ctx, const std::vector<std::string>& command_line, const LocalRank& local,
@@ -231,7 +248,7 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
       .set("command_line", Json::array_of(command_line))
       .set("benchmark", ctx.benchmark)
       .set("world_size", ctx.size)
-      .set("environment", relevant_environment())
+      .set("environment", relevant_environment(ctx.nic_pinning))
       .set("mpi", Json::object()
                       .set("library_version", library_version)
                       .set("standard_version", std::to_string(major) + "." + std::to_string(minor))

@@ -37,6 +37,7 @@ Json RunSettings::to_json() const {
       .set("validate", validate)
       .set("fresh_buffers", fresh_buffers)
       .set("memory_limit", memory_limit ? Json(memory_limit) : Json())
+      .set("nic", nic.text)
       .set("precision", adaptive() ? Json::object().set("target", precision).set("max_seconds", time_cap()) : Json());
 }
 

@@ -7,7 +7,8 @@ benchmark (`gmb-bench list --format json`). Used by ctest (tests/CMakeLists.txt)
   run_mpi_test.py --mpiexec M --np N --exit E --schema S --workdir D [--stderr REGEX] [--stdout REGEX]
                   [--expect-status ok|unsupported|failed] [--expect-point BYTES=STATUS[=REASON_REGEX] ...]
                   [--max-rss-mb MB] [--env-invalid-utf8 NAME] [--expect-sizes B,B,...]
-                  [--expect-precision TARGET --max-iterations N] [--expect-interface NAME] -- gmb-bench ARGS...
+                  [--expect-precision TARGET --max-iterations N] [--expect-interface NAME]
+                  [--expect-nic NAME|nearest] -- gmb-bench ARGS...
 
 The literal argument OUT in ARGS is replaced by a fresh records path inside --workdir; the
 checker then requires that file to hold a valid context line followed by result lines.
@@ -161,6 +162,34 @@ def check_interface(context, name):
             fail(f"rank {rank['rank']}'s network interfaces {names} do not include {name}")
 
 
+def check_nic(context, expected):
+    """--nic: every rank recorded its choice: the card named `expected`, or for "nearest" one of its host's
+    interfaces that is up and not loopback; the variables it set are in its network facts' device selection, and
+    none of them in the context's environment (the launch's, without what --nic set)."""
+    for rank in context["ranks"]:
+        pinning = rank["network"].get("nic_pinning")
+        if not pinning:
+            fail(f"rank {rank['rank']} recorded no nic_pinning")
+        devices = {d["name"]: d for d in rank["network"]["interfaces"]["devices"]}
+        chosen = pinning["chosen"]
+        if expected == "nearest":
+            nic = devices.get(chosen)
+            if nic is None or nic.get("loopback") or nic.get("operstate") == "down":
+                fail(f"rank {rank['rank']}: --nic nearest chose {chosen!r}, not an interface up other than loopback")
+        elif chosen != expected:
+            fail(f"rank {rank['rank']}: chose {chosen!r}, expected {expected!r}")
+        if pinning["local_rank"] != rank["local_rank"]:
+            fail(f"rank {rank['rank']}: nic_pinning.local_rank {pinning['local_rank']} is not its local rank")
+        variables = {name: d["set"] for name, d in pinning["variables"].items() if "set" in d}
+        if variables.get("OMPI_MCA_btl_tcp_if_include") != chosen or variables.get("UCX_NET_DEVICES") != chosen:
+            fail(f"rank {rank['rank']}: the variables set {variables} do not name {chosen!r}")
+        selection = rank["network"]["device_selection"]
+        if any(selection.get(name) != value for name, value in variables.items()):
+            fail(f"rank {rank['rank']}: device selection {selection} lacks what --nic set ({variables})")
+        if set(variables) & set(context["environment"]):
+            fail(f"the context's environment holds what --nic set: {sorted(set(variables) & set(context['environment']))}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpiexec", required=True)
@@ -191,6 +220,8 @@ def main():
                         help="B,B,...: the result records' sizes in order, and the context's options.common.sizes")
     parser.add_argument("--expect-interface",
                         help="NAME: every rank's network facts in the context list the network interface NAME")
+    parser.add_argument("--expect-nic",
+                        help="NAME or nearest: every rank's network facts record the --nic choice (check_nic)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
@@ -242,6 +273,8 @@ def main():
                 check_sizes(records, args.expect_sizes)
             if args.expect_interface:
                 check_interface(records[0], args.expect_interface)
+            if args.expect_nic:
+                check_nic(records[0], args.expect_nic)
             if args.env_invalid_utf8:
                 got = records[0]["environment"].get(args.env_invalid_utf8)
                 if got != "bad\ufffdbyte":

@@ -8,6 +8,12 @@ gmb_mpi_test(peaks_host_only 2 3 STDOUT "host-copy, median GB/s" ARGS peaks --si
 # Every rank's network facts in the context (every host has a loopback interface), and doctor's section of them.
 gmb_mpi_test(doctor_network_facts 2 0 STATUS ok INTERFACE lo STDOUT "#   interface lo [a-z]+ 127\\.0\\.0\\.1"
              ARGS doctor --out OUT)
+# --nic before MPI_Init: every rank records its card and the variables set; a name (every host has lo) and the
+# nearest (here no GPU: an interface that is up, hardware before virtual), and a name the host lacks fails early.
+gmb_mpi_test(nic_named 2 0 STATUS ok NIC lo STDOUT "#   NIC pinning \\(--nic lo\\): lo " ARGS doctor --nic lo --out OUT)
+gmb_mpi_test(nic_nearest 2 0 STATUS ok NIC nearest ARGS latency --sizes 8 --iters 10 --warmup 2 --nic nearest --out OUT)
+gmb_mpi_test(nic_absent 2 2 STDERR "--nic gmb-no-such-nic on host [^ ]+ local rank [01]: gmb-no-such-nic is not on this host"
+             ARGS latency --sizes 8 --nic gmb-no-such-nic)
 # On one host the network ceiling is not measured: an unsupported record says why (the other copies run).
 gmb_mpi_test(peaks_network_one_host 2 3 STDOUT "network +- +- +- +unsupported: all 2 ranks run on one host"
              ARGS peaks --sizes 4M --samples 2 --copies 1 --out OUT)

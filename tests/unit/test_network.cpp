@@ -58,6 +58,25 @@ TEST(Network, InfinibandPortText) {
   EXPECT_FALSE(infiniband_rate_gbps("unknown").has_value());
 }
 
+TEST(Network, AParavirtualCardSitsAtThePciFunctionCarryingIt) {
+  const fs::path root = fs::temp_directory_path() / ("gmb-virtio-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const fs::path gpu = root / "devices/pci0000:00/0000:00:06.0", function = root / "devices/pci0000:00/0000:00:03.0";
+  for (const auto& d : {gpu, function}) write_file(d / "numa_node", "0\n");
+  fs::create_directories(function / "virtio2");
+  fs::create_directories(root / "bus/pci/devices");
+  fs::create_directory_symlink(gpu, root / "bus/pci/devices/0000:00:06.0");
+  write_file(root / "class/net/eth0/operstate", "up\n");
+  fs::create_directory_symlink(function / "virtio2", root / "class/net/eth0/device");
+  const Json facts = network_facts("00000000:00:06.0", nullptr, -1, root.string());
+  const Json& eth0 = (*facts.find("interfaces")->find("devices")->as_array())[0];
+  EXPECT_EQ(*eth0.find("pci_address")->as_string(), "0000:00:03.0");
+  EXPECT_EQ(eth0.find("numa_node")->dump(), "0");
+  EXPECT_EQ(eth0.find("pcie_distance_to_gpu")->find("level")->dump(), "\"PHB\"");
+  EXPECT_EQ(eth0.find("virtual")->dump(), "false");
+  fs::remove_all(root);
+}
+
 TEST(Network, FactsFromARecordedSysfs) {
   const fs::path root = fs::temp_directory_path() / ("gmb-net-" + std::to_string(::getpid()));
   fs::remove_all(root);

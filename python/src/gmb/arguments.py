@@ -8,6 +8,7 @@ import argparse
 from dataclasses import fields
 
 from . import __version__
+from .campaign.spec import CampaignError, nic_request
 from .options import BuildOptions, LibraryOptions, SessionOptions, SlurmOptions
 
 _NESTED = {"libraries": LibraryOptions, "build": BuildOptions}
@@ -65,6 +66,16 @@ def _node_counts(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"must be node counts, integers >= 1, comma-separated (e.g. 1,2,4); got "
                                          f"{text!r}")
     return tuple(sorted({int(n) for n in counts}))
+
+
+def _nic(text: str) -> str:
+    """--nic nearest|none|NAME[,NAME...]: what the engine's --nic takes."""
+    try:
+        return nic_request(text.split(",") if "," in text else text, "--nic")
+    except CampaignError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--nic: ")) from None
+
+
 _nonnegative_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
 _positive_seconds = _checked(float, lambda v: 0 < v < float("inf"), "a number of seconds > 0")  # NaN is not
 
@@ -138,6 +149,10 @@ def parser() -> argparse.ArgumentParser:
                                                            "allocation, a hostfile's first hosts); several (1,2,4): "
                                                            "the collectives on each, in one results directory")
         sp.add_argument("--ranks-per-node", type=_positive_int)
+        sp.add_argument("--nic", type=_nic, metavar="nearest|NAME[,NAME...]|none",
+                        help="the network card each local rank's MPI library and NCCL use, in every block (overrides "
+                             "the campaign's nic): the one nearest its GPU, or the names by local rank; none: the "
+                             "library's own choice (docs/multinode.md)")
         sp.add_argument("--topology", metavar="JSON", help="plan for this topology instead of the machine's "
                                                            "(a file like `gmb doctor --json`'s topology)")
         if name == "run":

@@ -41,6 +41,7 @@ class SessionOptions:
     nodes: tuple[int, ...] = ()  # node counts: the largest is the hosts the session has; several: a sweep
     ranks_per_node: int | None = None
     topology: str | None = None  # plan for the topology of this JSON file
+    nic: str | None = None  # every block's --nic ("nearest", "none", names joined by commas); None: the campaign's
     hostfile: str | None = None
     results: str = "results"
     resume: str | None = None

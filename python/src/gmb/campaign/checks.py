@@ -15,8 +15,8 @@ def check_against_engines(c: Campaign, descriptions: dict[str, EngineDescription
     """What only the engines can say, checked before anything runs: every memory kind a block names is one an
     engine lists (available here or not: an unavailable one is skipped with its reason), every block's rank counts
     are within its benchmarks' rank bounds (the same in every build), every option of a block is one each of its
-    benchmarks takes (with a value where it takes one, one of its values where the engine lists them), every
-    operation is a collective an engine lists and some benchmark of the block takes operations, and every strategy
+    benchmarks takes (with a value where it takes one, one of its values where the engine lists them), a block's nic is
+    an option the engines take, every operation is a collective an engine lists and some benchmark of the block takes operations, and every strategy
     is one each benchmark of the block accepts. An option, operation or strategy some engine accepts is valid."""
     if not descriptions:
         return
@@ -39,6 +39,9 @@ def check_against_engines(c: Campaign, descriptions: dict[str, EngineDescription
         for bench in block.benchmarks:
             accepted = _accepted_options(bench, descriptions)
             if accepted is not None:
+                if block.nic and "--nic" not in accepted:
+                    raise CampaignError(f"{where}: nic = {json.dumps(block.nic)}: the engine has no --nic (built "
+                                        f"before NIC pinning: `gmb build --force` rebuilds it)")
                 _check_options(block, where, bench, accepted)
                 _check_strategies(block, where, bench, accepted)
 

@@ -59,6 +59,8 @@ def engine_args(bench: str, block: Block, memory: str, strategy: str, operation:
         a += ["--strategy", strategy]
     if transport != "mpi":  # the engine's default
         a += ["--transport", transport]
+    if block.nic:
+        a += ["--nic", block.nic]
     for k, v in block.options.items():
         flag = "--" + k.replace("_", "-")
         if v is True:

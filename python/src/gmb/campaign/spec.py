@@ -12,6 +12,7 @@ Campaign file::
     stop_library_after = 3   # after this many failed/timed-out launches in a row, a library's remaining
                              # launches are recorded as skipped (a broken library does not eat the time); 0: never
     libraries = ["*"]        # names (see `gmb libs`), "*" = all
+    nic = "nearest"          # optional, every block's default: the network card each local rank uses (below)
 
     [[run]]                  # one block of the matrix; several blocks allowed
     benchmarks = ["latency", "bw", "bibw"]
@@ -30,6 +31,8 @@ Campaign file::
     nodes = [1, 2, 4]        # optional: run the block on each node count (one results directory), with
     ranks_per_node = 4       #   ranks_per_node ranks per node (default: --ranks-per-node, else 1)
     scaling = "weak"         # collectives: "strong" (S fixed, the default) or "weak" (each rank's share fixed)
+    nic = ["mlx5_0", "mlx5_1"]  # optional: "nearest" (the card nearest each rank's GPU), names (by local rank
+                             # modulo their number), or "none" (the library's own choice, the default): --nic
 
 Every (block, benchmark, library, memory, strategy, ranks, repetition) is one engine launch writing its own
 raw JSONL file (plan.py). Ceilings (the ``peaks`` benchmark) always run first. Sizes and counts are checked as
@@ -82,6 +85,8 @@ class Block:
     # collectives over node counts: "strong" keeps the message size S, "weak" keeps each rank's share of it (S grows
     # with the ranks where the operation splits S among them: the engine's counts.split); None: strong
     scaling: str | None = None
+    # the engine's --nic: "nearest" or names joined by commas (docs/multinode.md "NIC pinning"); None: not pinned
+    nic: str | None = None
 
 
 # operations given to the benchmarks that need one (``gmb-bench coll OP``) when a block names none
@@ -114,6 +119,8 @@ class Campaign:
             for k, v in asdict(b).items():
                 if v in (None, {}, [""]):
                     continue
+                if k == "nic" and v != "nearest":  # names as the campaign file lists them
+                    v = v.split(",")
                 if isinstance(v, dict):
                     lines.append(f"{k} = {{ " + ", ".join(f"{kk} = {json.dumps(vv)}" for kk, vv in v.items()) + " }")
                 else:
@@ -173,7 +180,21 @@ def _table(v, where: str, key: str, scalar_values: bool = True) -> dict:
     return dict(v)
 
 
-HEAD_KEYS = {"name", "repetitions", "order", "seed", "timeout_s", "stop_library_after", "libraries"}
+HEAD_KEYS = {"name", "repetitions", "order", "seed", "timeout_s", "stop_library_after", "libraries", "nic"}
+NIC_ACCEPTED = ('"nearest", "none", a network interface or RDMA device name, or a list of names (e.g. '
+                '["mlx5_0", "mlx5_1"])')
+
+
+def nic_request(value, where: str) -> str:
+    """A campaign's or a command line's nic as the engine's --nic takes it: "nearest", "none", or names joined by
+    commas (a name or a list of names, each non-empty, without commas or spaces, neither nearest nor none)."""
+    names = value if isinstance(value, list) else [value]
+    if value in ("nearest", "none"):
+        return value
+    if not names or not all(isinstance(n, str) and n and not any(c in n for c in ", \t") and n not in
+                            ("nearest", "none") for n in names):
+        raise CampaignError(f"{where}: nic must be {NIC_ACCEPTED} (got {json.dumps(value, default=str)})")
+    return ",".join(names)
 
 
 def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
@@ -192,6 +213,7 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
         raise CampaignError(f"{source}: no [[run]] blocks")
     blocks = []
     known = set(Block.__dataclass_fields__)
+    campaign_nic = nic_request(head["nic"], f"{source}: [campaign]") if "nic" in head else "none"
     for i, r in enumerate(runs):
         where = f"{source}: [[run]] #{i + 1}"
         unknown = set(r) - known
@@ -213,6 +235,7 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
         if r.get("scaling") not in (None, "strong", "weak"):
             raise CampaignError(f"{where}: scaling must be \"strong\" or \"weak\" (got "
                                 f"{json.dumps(r['scaling'], default=str)})")
+        nic = nic_request(r["nic"], where) if "nic" in r else campaign_nic
         per_node = _int_list(r.get("ranks_per_node"), where, "ranks_per_node", 1)
         if per_node is not None and (len(per_node) != 1 or isinstance(r["ranks_per_node"], list)):
             raise CampaignError(f"{where}: ranks_per_node must be one integer >= 1")
@@ -227,7 +250,11 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                   operations=_str_list(r.get("operations"), where, "operations"),
                   join_operations=r.get("join_operations", False),
                   nodes=sorted(set(_int_list(r.get("nodes"), where, "nodes", 1) or [])) or None,
-                  ranks_per_node=per_node[0] if per_node else None, scaling=r.get("scaling"))
+                  ranks_per_node=per_node[0] if per_node else None, scaling=r.get("scaling"),
+                  nic=None if nic == "none" else nic)
+        if "nic" in b.options:
+            raise CampaignError(f"{where}: options.nic: write nic = ... in the block (or in [campaign]), not in "
+                                f"options")
         for m in b.memory:
             if m:
                 try:

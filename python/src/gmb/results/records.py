@@ -154,13 +154,16 @@ def _binding(context: dict) -> str | None:
 def configuration(context: dict, result: dict) -> dict:
     """What a result's figure depends on beyond the columns the store keeps of it (library, benchmark, operation,
     memory, strategy, ranks, path, size): the settings (settings()), the benchmark options that change the measured
-    work (window, compute, tests, dtype, root, in place, buffer offsets, an explicit batch ...), how ranks were bound,
+    work (window, compute, tests, dtype, root, in place, buffer offsets, an explicit batch, the NIC pinning ...), how
+    ranks were bound,
     and over how many hosts they ran. Results of one library whose configurations differ are different points."""
     options = (context.get("options") or {}).get("benchmark") or {}
     common = (context.get("options") or {}).get("common") or {}
     work = {k: v for k, v in options.items() if k not in NOT_CONFIGURATION_OPTIONS} if isinstance(options, dict) else {}
     if isinstance(common, dict) and common.get("batch"):  # 0: chosen by the engine, not asked for
         work["batch"] = common["batch"]
+    if isinstance(common, dict) and common.get("nic") not in (None, "none"):  # --nic: the card each rank used
+        work["nic"] = common["nic"]
     hosts = {r.get("host") for r in context.get("ranks") or [] if r.get("host")}
     transport = str(result.get("transport") or transport_of(context))
     out = {"settings": settings(context, transport), "options": dict(sorted(work.items())), "binding": _binding(context),

@@ -186,7 +186,8 @@ def _resume_setup(opts: SessionOptions) -> dict:
         raise UsageError(f"--resume {opts.resume} takes no campaign file ({opts.campaign}): the campaign comes "
                          f"from {opts.resume} (its plan.json)")
     given = [opt for opt, v in (("--quick", opts.quick), ("--repetitions", opts.repetitions),
-                                ("--seed", opts.seed), ("--name", opts.name)) if v not in (None, False)]
+                                ("--seed", opts.seed), ("--name", opts.name), ("--nic", opts.nic))
+             if v not in (None, False)]
     if given:
         raise UsageError(f"--resume {opts.resume}: {', '.join(given)} cannot change a campaign already planned "
                          f"(it comes from {opts.resume}/plan.json)")

@@ -146,7 +146,7 @@ def machine_topology(opts: SessionOptions):
 
 def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count: int | None):
     """The campaign to plan (the file's, else generated), checked against the engines: a new one with the command
-    line's repetitions, timeout, seed, name and node count applied (``loaded`` stays as it was)."""
+    line's repetitions, timeout, seed, name, node count and NIC pinning applied (``loaded`` stays as it was)."""
     c = loaded if loaded is not None else default_campaign(topo, libs, descriptions, quick=opts.quick,
                                                            hosts=host_count or 1)
     try:
@@ -165,6 +165,8 @@ def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count:
                                else replace(b, ranks=[max(opts.nodes) * per_node]) if len(opts.nodes) == 1
                                else replace(b, nodes=list(opts.nodes), ranks_per_node=per_node)
                                for b in c.blocks])
+    if opts.nic:  # the command line's --nic for every block, "none" too
+        c = replace(c, blocks=[replace(b, nic=None if opts.nic == "none" else opts.nic) for b in c.blocks])
     if opts.ranks_per_node:  # a block over node counts without its own ranks per node takes the command line's
         c = replace(c, blocks=[replace(b, ranks_per_node=b.ranks_per_node or opts.ranks_per_node) if b.nodes else b
                                for b in c.blocks])
