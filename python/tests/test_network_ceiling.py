@@ -64,3 +64,11 @@ def test_without_a_peaks_launch_across_hosts_the_answer_says_so(tmp_path):
     (pair,) = answers.answers(r).paths
     assert "no peaks launch ran across two hosts" in pair.no_ceiling
     assert not [t for t in tables.all_tables(r) if t.title.startswith("Network ceiling")]
+
+
+def test_a_one_host_refusal_is_no_news_where_the_network_was_measured(tmp_path):
+    r = _results(tmp_path, [_network("gmb-tcp", 4.0),
+                            _unsupported_network("all 2 ranks run on one host (h1): the network ceiling needs ranks "
+                                                 "on two hosts")])
+    (t,) = [t for t in tables.all_tables(r) if t.title.startswith("Network ceiling")]
+    assert not [row for row in t.rows if "not measured" in str(row[-1])]

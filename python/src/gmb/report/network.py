@@ -51,8 +51,9 @@ def network_table(results: Results) -> Table:
             for (hosts, tool, device, nbytes), rs in sorted(measured.items())]
     rows += [[hosts, tool, Absent("not used"), Absent("-"), Absent("-"), Absent("-"), f"not used: {reason}"]
              for (hosts, tool), reason in sorted(not_used.items())]
-    rows += [[Absent("none"), Absent("none"), Absent("-"), Absent("-"), Absent("-"), Absent("-"), f"not measured: {reason}"]
-             for reason in sorted(nothing)]
+    if not measured:  # a launch on one host says so too; that is no news where another launch measured the network
+        rows += [[Absent("none"), Absent("none"), Absent("-"), Absent("-"), Absent("-"), Absent("-"),
+                  f"not measured: {reason}"] for reason in sorted(nothing)]
     return Table("Network ceiling between hosts (no MPI)",
                  ["hosts", "tool", "device", "size", "GB/s (median)", "one-way latency (us)", "records or reason"], rows,
                  "The network's own rate between the first ranks of two hosts, by each tool that could run on both: "
