@@ -64,9 +64,9 @@ class Cluster:
         self.hosts = [f"{prefix}1", f"{prefix}2"]
         self.agent = str(state / "agent")
 
-    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    def __call__(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
         env = dict(os.environ, GMB_EMULATED_CLUSTER_DIR=str(self.state))
-        p = subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=120)
+        p = subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=timeout)
         assert not check or p.returncode == 0, p.stderr + p.stdout
         return p
 
@@ -74,8 +74,8 @@ class Cluster:
         return self("start", "--hosts", "2", "--name", self.prefix, "--bridge", f"{self.prefix}br0",
                     "--subnet", "10.78.0.0/24")
 
-    def run(self, host: str, *command: str, check: bool = True) -> subprocess.CompletedProcess:
-        return self("run", host, "--", *command, check=check)
+    def run(self, host: str, *command: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
+        return self("run", host, "--", *command, check=check, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
