@@ -26,7 +26,6 @@ pytestmark = [pytest.mark.skipif(WHY is not None, reason=WHY or ""),
                                  reason="needs cmake, g++ and both Debian MPIs")]
 
 HOSTS = ["gmbj1", "gmbj2"]
-# Each launch ends at the campaign's timeout, the job at its time limit (minutes), sbatch --wait before ours.
 CAMPAIGN = """
 [campaign]
 name = "sbatch"
@@ -49,6 +48,7 @@ sizes = "1K"
 bind = "none"
 options = { iters = 20, warmup = 2, mem = "host" }
 """
+# nothing hangs: a launch ends at the campaign's timeout_s, the job at its time limit, sbatch --wait before ours
 JOB_MINUTES = 4
 SBATCH_TIMEOUT_S = JOB_MINUTES * 60 + 60
 
