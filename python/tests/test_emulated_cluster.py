@@ -74,8 +74,8 @@ class Cluster:
         return self("start", "--hosts", "2", "--name", self.prefix, "--bridge", f"{self.prefix}br0",
                     "--subnet", "10.78.0.0/24")
 
-    def run(self, host: str, *command: str, check: bool = True) -> subprocess.CompletedProcess:
-        return self("run", host, "--", *command, check=check)
+    def run(self, host: str, *command: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
+        return self("run", host, "--", *command, check=check, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

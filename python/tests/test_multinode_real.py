@@ -97,7 +97,7 @@ def two_hosts(engine_env, tmp_path_factory):
         p = cluster("run", "gmbm1", "--", *gmb_in_a_host(engine_env, out / "home"),
                     "run", str(out / "c.toml"), "--config", str(libs), "--no-detect", "--hostfile",
                     str(cluster.state / "hostfile.openmpi"), "--results", str(out / "results"), "--no-progress",
-                    check=False, timeout=1200)  # may build both engines first
+                    check=False, timeout=1800)  # a hang guard only: each launch ends at the campaign's timeout_s
         (results,) = list((out / "results").iterdir())
         yield {"rc": p.returncode, "log": p.stderr[-4000:], "dir": results,
                "results": Results.load(open_results(results))}

@@ -173,6 +173,16 @@ def test_no_build_checks_engines(camp, tmp_path, fake_setup, monkeypatch, capsys
     bash_n(out)
 
 
+def test_the_job_reads_the_campaign_and_config_wherever_it_is_submitted(camp, tmp_path, fake_setup, monkeypatch):
+    """sbatch runs the script in the directory it is submitted from: the paths given relative to this one are
+    written absolute."""
+    monkeypatch.chdir(camp.parent)
+    out = tmp_path / "job.sbatch"
+    assert gmb_slurm(camp.name, out, "--config", fake_setup["config"].name, "--no-detect") == 0
+    (cmd,) = [ln for ln in out.read_text().splitlines() if ln.startswith("cmd=(")]
+    assert f"gmb run {camp} --launcher srun" in cmd and f"--config {fake_setup['config']} --no-detect" in cmd
+
+
 def test_unknown_campaign_library_refused(tmp_path, fake_setup, capsys):
     c = tmp_path / "c.toml"
     c.write_text(CAMPAIGN.replace("fakempi-a", "fakempi-x"))

@@ -82,7 +82,8 @@ def slurm_start(c: dict, timeout: float) -> int:
         ready = [line for line in states.splitlines() if line.split()[-1].startswith(("idle", "mixed", "alloc"))]
         if len(ready) == len(c["hosts"]):
             say(f"Slurm is up: {states.replace(chr(10), ', ')}")
-            print(f"use it from a host: {Path(__file__).resolve()} run {first} -- sbatch -N 2 --wrap 'srun -N 2 "
+            command = Path(__file__).resolve().parents[1] / "emulated-cluster"
+            print(f"use it from a host: {command} run {first} -- sbatch -N 2 --wrap 'srun -N 2 "
                   f"hostname'  (run sets SLURM_CONF={conf}; set it yourself otherwise)")
             return 0
         time.sleep(1)

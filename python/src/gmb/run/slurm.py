@@ -6,8 +6,8 @@ The engines are built before the job, here (the login node), as `gmb build` buil
 compiles (the job runs `gmb run ... --no-build`). The script, in order: the ``#SBATCH`` header (every value checked:
 nothing given can end the line or add one), comments recording what wrote it and the engines, the exports that let
 the job find those engines ($GMB_CACHE, $GMB_SOURCE when set), the setup block (``--setup`` / ``--setup-file``
-lines in the order given: modules, a venv, exports; a failing line stops the job), then one `gmb run` per node
-count, its command line printed before it runs; the job exits 1 at the end naming the node counts that failed.
+lines in the order given: modules, a venv, exports; a failing line stops the job), then one `gmb run` over every
+node count, its command line printed before it runs; its exit status is the job's.
 """
 
 from __future__ import annotations
@@ -212,10 +212,13 @@ def command(opts: SlurmOptions) -> int:
         raise UsageError(f"{out} exists; not overwriting")
     nodes = list(opts.nodes)
     setup = setup_lines(opts.setup)
+    # the files the job reads, as absolute paths: sbatch runs the script in the directory it is submitted from,
+    # which need not be this one
+    campaign = os.path.abspath(opts.campaign)
     options = dict(qos=opts.qos, reservation=opts.reservation, constraint=opts.constraint, exclusive=opts.exclusive,
                    setup=setup)
     libs = opts.libraries
-    run_args = [*(["--config", libs.config] if libs.config else []),
+    run_args = [*(["--config", os.path.abspath(libs.config)] if libs.config else []),
                 *(a for name in libs.library for a in ("--library", name)),
                 *(["--no-detect"] if libs.no_detect else []), *(["--no-isolation"] if libs.no_isolation else [])]
     exports = {"GMB_CACHE": str(build.cache_dir().expanduser().resolve())}
@@ -224,13 +227,13 @@ def command(opts: SlurmOptions) -> int:
     venv = os.environ.get("VIRTUAL_ENV") or (sys.prefix if sys.prefix != sys.base_prefix else "")
     hint = f"--setup 'source {venv}/bin/activate'" if venv else "--setup to put it on PATH"
     # every value checked before anything is built
-    batch_script(opts.campaign, c, nodes, opts.ranks_per_node, opts.gpus_per_node, opts.time, opts.partition,
+    batch_script(campaign, c, nodes, opts.ranks_per_node, opts.gpus_per_node, opts.time, opts.partition,
                  opts.account, run_args=run_args, exports=exports, **options)
     engine_notes, rc = _engines(opts, c)
     if rc:
         return rc
     notes = [f"written by gmb slurm (gmb {__version__}) on {socket.gethostname()} in {Path.cwd()}", *engine_notes]
-    text = batch_script(opts.campaign, c, nodes, opts.ranks_per_node, opts.gpus_per_node, opts.time, opts.partition,
+    text = batch_script(campaign, c, nodes, opts.ranks_per_node, opts.gpus_per_node, opts.time, opts.partition,
                         opts.account, run_args=run_args, exports=exports, notes=notes, gmb_hint=hint, **options)
     write_new(out, text)
     print(out)
