@@ -1005,3 +1005,22 @@ def test_exit_2_is_bad_input_only_when_the_engine_refused_its_arguments(tmp_path
     status, rc, _ = execute._execute(["sh", "-c", "echo 'gmb-bench coll: error: unknown option --x' >&2; exit 2"],
                                      None, tmp_path / "engine.log", 60)
     assert (status, rc) == ("bad-input", 2)
+
+
+def test_a_launch_that_hangs_in_mpi_finalize_is_ended_soon_and_named(tmp_path, monkeypatch):
+    """The engine's "finished" line, then no exit: the launch ends FINALIZE_GRACE_S later (not at its timeout),
+    as finalize-hang with the exit status the engine meant."""
+    from gmb.run import execute
+
+    monkeypatch.setattr(execute, "FINALIZE_GRACE_S", 1.0)
+    t0 = time.monotonic()
+    status, rc, reason = execute._execute(
+        ["sh", "-c", "echo 'gmb-bench: finished (exit status 3); MPI_Finalize next' >&2; sleep 300"],
+        None, tmp_path / "hang.log", 120)
+    assert (status, rc) == ("finalize-hang", 3) and "MPI_Finalize did not return" in reason
+    assert time.monotonic() - t0 < 60
+    # an engine that exits after the line is an ordinary launch
+    status, rc, _ = execute._execute(
+        ["sh", "-c", "echo 'gmb-bench: finished (exit status 0); MPI_Finalize next' >&2; sleep 0.2"],
+        None, tmp_path / "fine.log", 120)
+    assert (status, rc) == ("ok", 0)

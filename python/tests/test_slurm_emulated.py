@@ -95,7 +95,7 @@ def job(engine_env, tmp_path_factory):
                      "GMB_ENABLE_CUDA": engine_env["cuda"], "HOME": login / "home"}
         write = cluster.run(HOSTS[0], "sh", "-c", f"cd {shlex.quote(str(login))} && exec env " + shlex.join(
             [*(f"{k}={v}" for k, v in build_env.items()), str(bindir / "gmb"), "slurm", "c.toml", "--config",
-             "libs.toml", "--no-detect", "--nodes", "1,2", "--ranks-per-node", "1", "--time", str(JOB_MINUTES),
+             "libs.toml", "--no-detect", "--nodes", "1,2", "--ranks-per-node", "2", "--time", str(JOB_MINUTES),
              "--setup", f"export PATH={shlex.quote(str(bindir))}:$PATH", "-o", "job.sbatch"]),
             check=False, timeout=1800)  # builds the engines when the session has not yet
         outcome = {"write": write, "script": login / "job.sbatch", "submit": submit, "sbatch": None}
@@ -134,7 +134,9 @@ def results_dir(job) -> Path:
 
 def test_the_job_runs_to_completion(job):
     assert job["write"].returncode == 0 and job["sbatch"] is not None, what_happened(job)
-    assert job["sbatch"].returncode == 0, what_happened(job)
+    statuses = {row[0] for row in sqlite3.connect(results_dir(job) / "store.sqlite").execute("SELECT status FROM launches")}
+    # exit 1 only for a launch that hung in MPI_Finalize after measuring (see below)
+    assert job["sbatch"].returncode == 0 or statuses == {"ok", "finalize-hang"}, what_happened(job)
     (out,) = list(job["submit"].glob("gmb-*.out"))  # in the directory submitted from
     assert "gmb: job " in out.read_text() and "node counts 1,2: gmb run " in out.read_text()
     assert f"on {HOSTS[0]} in" in job["script"].read_text()  # written on the login node
@@ -143,7 +145,9 @@ def test_the_job_runs_to_completion(job):
 def test_srun_launched_each_family_on_one_and_two_nodes(job):
     db = sqlite3.connect(results_dir(job) / "store.sqlite")
     launches = db.execute("SELECT library, benchmark, nodes, status, argv FROM launches").fetchall()
-    assert {row[3] for row in launches} == {"ok"}, (launches, what_happened(job))
+    # finalize-hang: Debian's MPICH 4.0.2 over UCX's tcp now and then hangs in MPI_Finalize after measuring
+    # (test_multinode_real.py); gmb ends it soon after with its records stored
+    assert {row[3] for row in launches} <= {"ok", "finalize-hang"}, (launches, what_happened(job))
     assert {(lib, nodes) for lib, benchmark, nodes, _, _ in launches if benchmark.startswith("coll")} == {
         ("ompi", 1), ("ompi", 2), ("mpich", 1), ("mpich", 2)}
     plugin = {"ompi": "--mpi=pmix", "mpich": "--mpi=pmi2"}
@@ -156,12 +160,13 @@ def test_the_records_span_both_hosts(job):
     r = Results.load(open_results(results_dir(job)))
     for ctx in r.contexts:
         hosts = [rank["host"] for rank in ctx.record["ranks"]]
-        assert hosts == HOSTS[:len(hosts)], hosts  # srun placed one rank on each host
+        # srun placed the ranks in blocks, host by host: [gmbj1, gmbj2] for a pair, 2 per host for collectives
+        assert hosts == sorted(hosts) and set(hosts) <= set(HOSTS), hosts
     latency = [x for x in r.ok() if x.benchmark == "latency"]
     assert {x.library for x in latency} == {"ompi", "mpich"}
     assert {x.path_class for x in latency} == {"inter-node"} and {x.config.hosts for x in latency} == {2}
     two_nodes = [x for x in r.ok("coll") if x.config.hosts == 2]
-    assert two_nodes and {x.path_class for x in two_nodes} == {"inter-node"}
+    assert two_nodes and {x.path_class for x in two_nodes} == {"mixed"}  # 2 ranks on each of the 2 hosts
 
 
 def test_the_report_holds_the_collectives_over_node_counts(job):

@@ -106,7 +106,7 @@ def _collective_answers(results: Results) -> list[CollectiveAnswer]:
 _LAUNCH_STATUS = {"failed": "launch failed", "timeout": "timed out", "unsupported": "not supported",
                   "validation-failed": "wrong data received", "bad-input": "arguments refused",
                   "interrupted": "interrupted", "skipped": "not run", "wrong-library": "ran another MPI library",
-                  "running": "did not finish"}
+                  "running": "did not finish", "finalize-hang": "measured, then hung in MPI_Finalize"}
 _RESULT_STATUS = {"failed": "wrong data received (validation failed)", "unsupported": "not supported"}
 
 

@@ -245,7 +245,13 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
             return "failed", None, f"cannot start {argv[0]}: {exc}"
         try:
             started(proc.pid)
-            rc = proc.wait(timeout=timeout_s)
+            rc, intended = _wait(proc, log, timeout_s)
+            if rc is None:  # measured to the end, then hung in MPI_Finalize
+                _stop_launch(proc)
+                lf.write(f"\ngmb: MPI_Finalize did not return within {FINALIZE_GRACE_S:g} s: launch ended\n")
+                return ("finalize-hang", intended, f"MPI_Finalize did not return within {FINALIZE_GRACE_S:g} s after "
+                        f"every rank had finished measuring (the engine meant exit status {intended}; its records "
+                        "are complete): ended by gmb; a fault of the library or its launcher")
         except subprocess.TimeoutExpired:
             _stop_launch(proc)
             lf.flush()
@@ -266,6 +272,37 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
         status = "failed"  # exit 2 from the launcher or its agent (a host it cannot reach), not the engine's refusal
     reason = "" if rc == 0 else _last_error(log) or f"exit status {rc}"
     return status, rc, reason
+
+
+# How long a launch may stay in MPI_Finalize once the engine said every rank had finished
+FINALIZE_GRACE_S = 30.0
+_FINISHED = re.compile(rb"gmb-bench: finished \(exit status (\d+)\); MPI_Finalize next")
+
+
+def _wait(proc: subprocess.Popen, log: Path, timeout_s: float) -> tuple[int | None, int | None]:
+    """(exit status, None) when the launch ends; (None, the engine's intended exit status) when it is still running
+    FINALIZE_GRACE_S after the engine's "finished" line (a hang in MPI_Finalize); TimeoutExpired at timeout_s."""
+    deadline, finished_at, intended = time.monotonic() + timeout_s, None, None
+    while True:
+        try:
+            return proc.wait(timeout=min(1.0, max(deadline - time.monotonic(), 0.01))), None
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+            if finished_at is None:
+                m = _FINISHED.search(_tail(log))
+                if m:
+                    finished_at, intended = now, int(m.group(1))
+            elif now - finished_at > FINALIZE_GRACE_S:
+                return None, intended
+            if now >= deadline:
+                raise
+
+
+def _tail(log: Path, nbytes: int = 65536) -> bytes:
+    """The end of a launch log (the engine's "finished" line is among its last words)."""
+    with open(log, "rb") as f:
+        f.seek(max(f.seek(0, 2) - nbytes, 0))
+        return f.read()
 
 
 def _stop_launch(proc: subprocess.Popen):
