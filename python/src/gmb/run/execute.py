@@ -112,7 +112,9 @@ def run_launches(outdir: Path, launches: list[Launch], confs: dict[str, Configur
                                     hostfile=hostfiles.get(launcher.name), bind=x.bind, env=x.env,
                                     **dict(zip(("nodes", "ranks_per_node"), placement(x, nodes, ranks_per_node))))
         argv = launcher.argv(lib, spec)
-        env = launcher.environment(lib, spec)
+        # the engine's rank 0 (started on this host by mpirun, or given the environment by srun and Hydra) then says
+        # when every rank has finished, so that a hang in MPI_Finalize is told from one in the measurement
+        env = {**launcher.environment(lib, spec), "GMB_ANNOUNCE_FINISH": "1"}
         started = datetime.now(timezone.utc).isoformat()
         row = dict(launch_id=x.launch_id, campaign=campaign_name, library=x.library, benchmark=x.benchmark,
                    repetition=x.repetition, memory=x.memory, strategy=x.strategy, ranks=x.ranks,
