@@ -238,3 +238,14 @@ def test_campaign_name_and_path_cannot_break_out(tmp_path):
     path = tmp_path / "s.sbatch"
     path.write_text(text)
     bash_n(path)
+
+
+def test_nic_reaches_the_jobs_gmb_run_and_a_bad_one_is_refused(camp, tmp_path, fake_setup, capsys):
+    out = tmp_path / "job.sbatch"
+    assert gmb_slurm(camp, out, "--config", fake_setup["config"], "--no-detect", "--no-build", "--nic", "nearest") == 0
+    (run,) = [ln for ln in out.read_text().splitlines() if "cmd=(" in ln]
+    assert "--nic nearest" in run
+    bash_n(out)
+    with pytest.raises(SystemExit) as exc:
+        gmb_slurm(camp, tmp_path / "other.sbatch", "--no-detect", "--nic", "near,")
+    assert exc.value.code == 2 and not (tmp_path / "other.sbatch").exists()

@@ -193,6 +193,8 @@ def parser() -> argparse.ArgumentParser:
                                                                       "(one gmb run over all of them)")
     sp.add_argument("--ranks-per-node", type=_positive_int, default=1)
     sp.add_argument("--gpus-per-node", type=_nonnegative_int, default=0)
+    sp.add_argument("--nic", type=_nic, metavar="nearest|NAME[,NAME...]|none",
+                    help="the job's gmb run --nic: the network card of each local rank (docs/multinode.md)")
     sp.add_argument("--time", default="01:00:00", help="#SBATCH --time (default 01:00:00)")
     for opt in ("partition", "account", "qos", "reservation"):
         sp.add_argument(f"--{opt}", help=f"#SBATCH --{opt}")

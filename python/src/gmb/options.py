@@ -60,6 +60,7 @@ class SlurmOptions:
     nodes: tuple[int, ...] = (1,)  # node counts
     ranks_per_node: int = 1
     gpus_per_node: int = 0
+    nic: str | None = None  # the job's gmb run --nic; None: the campaign's
     time: str = "01:00:00"
     partition: str | None = None
     account: str | None = None

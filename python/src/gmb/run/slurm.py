@@ -220,7 +220,8 @@ def command(opts: SlurmOptions) -> int:
     libs = opts.libraries
     run_args = [*(["--config", os.path.abspath(libs.config)] if libs.config else []),
                 *(a for name in libs.library for a in ("--library", name)),
-                *(["--no-detect"] if libs.no_detect else []), *(["--no-isolation"] if libs.no_isolation else [])]
+                *(["--no-detect"] if libs.no_detect else []), *(["--no-isolation"] if libs.no_isolation else []),
+                *(["--nic", opts.nic] if opts.nic else [])]
     exports = {"GMB_CACHE": str(build.cache_dir().expanduser().resolve())}
     if os.environ.get("GMB_SOURCE"):
         exports["GMB_SOURCE"] = str(Path(os.environ["GMB_SOURCE"]).resolve())
