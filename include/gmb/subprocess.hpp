@@ -16,6 +16,9 @@ namespace gmb {
 // there is none.
 std::string find_program(const std::string& name);
 
+// A command line as one text: its words joined by spaces (for messages and records).
+std::string command_text(const std::vector<std::string>& argv);
+
 class ChildProcess {
  public:
   // Starts argv[0] (found on PATH) with the environment of this process plus `environment`. GMB_FATAL naming
@@ -34,7 +37,7 @@ class ChildProcess {
   std::string exit_description() const;
   bool succeeded() const { return ended_ && exited_ && code_ == 0; }
   std::string output() const;  // standard output and error so far
-  std::string command_line() const;
+  std::string command_line() const { return command_text(argv_); }
 
  private:
   std::vector<std::string> argv_;

@@ -7,9 +7,9 @@
 #include "gmb/benchmark.hpp"
 #include "gmb/error.hpp"
 #include "gmb/network.hpp"
+#include "gmb/provenance.hpp"
 #include "network_ceiling.hpp"
 #include "network_tools.hpp"
-#include "gmb/provenance.hpp"
 
 namespace gmb {
 
@@ -35,11 +35,10 @@ Json fresh_buffer_check(const Context& ctx) {
 // host -> the network ceiling tools' lines of its first rank.
 Json tools_by_host(const Context& ctx, const std::vector<std::vector<std::string>>& tools) {
   Json out = Json::object();
-  for (std::size_t r = 0; r < tools.size(); ++r) {
-    if (out.find(ctx.ranks[r].host)) continue;
+  for (const int r : first_rank_of_each_host(ctx.ranks)) {
     Json lines = Json::array();
-    for (const auto& line : tools[r]) lines.push(line);
-    out.set(ctx.ranks[r].host, lines);
+    for (const auto& line : tools[static_cast<std::size_t>(r)]) lines.push(line);
+    out.set(ctx.ranks[static_cast<std::size_t>(r)].host, lines);
   }
   return out;
 }
@@ -103,13 +102,10 @@ class Doctor final : public Benchmark {
     }
     // The network ceiling's tools, once per host (the first rank there says it).
     const bool one_host = network_pairs(ctx.ranks).empty();
-    for (std::size_t r = 0; r < tools.size(); ++r) {
-      bool first_on_host = true;
-      for (std::size_t q = 0; q < r; ++q) first_on_host = first_on_host && ctx.ranks[q].host != ctx.ranks[r].host;
-      if (!first_on_host) continue;
-      sink.note("network ceiling tools on host " + ctx.ranks[r].host +
+    for (const int r : first_rank_of_each_host(ctx.ranks)) {
+      sink.note("network ceiling tools on host " + ctx.ranks[static_cast<std::size_t>(r)].host +
                 (one_host ? " (this job runs on one host: peaks measures the network only with ranks on two hosts)" : "") + ":");
-      for (const auto& line : tools[r]) sink.note("  " + line);
+      for (const auto& line : tools[static_cast<std::size_t>(r)]) sink.note("  " + line);
     }
     return kExitOk;
   }

@@ -5,19 +5,19 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <chrono>
-#include <sstream>
+#include <map>
+#include <memory>
 #include <thread>
 
 #include "gmb/error.hpp"
-#include "network_tools.hpp"
 #include "gmb/network.hpp"
 #include "gmb/provenance.hpp"
 #include "gmb/stats.hpp"
 #include "gmb/subprocess.hpp"
 #include "gmb/tcp.hpp"
 #include "gmb/timing.hpp"
+#include "network_tools.hpp"
 
 namespace gmb {
 
@@ -31,6 +31,14 @@ constexpr int kPingPongsPerSample = 100;
 
 std::string where(const Context& ctx) {
   return "host " + ctx.ranks[static_cast<std::size_t>(ctx.rank)].host + ", rank " + std::to_string(ctx.rank);
+}
+
+const std::string& host_of(const Context& ctx, int rank) { return ctx.ranks[static_cast<std::size_t>(rank)].host; }
+
+// The record's name of a pair: "rank0:h1->rank1:h2".
+std::string pair_name(const Context& ctx, const NetworkPair& pair) {
+  return "rank" + std::to_string(pair.sender) + ":" + host_of(ctx, pair.sender) + "->rank" + std::to_string(pair.receiver) + ":" +
+         host_of(ctx, pair.receiver);
 }
 
 // The address the receiver listens on.
@@ -129,14 +137,13 @@ SenderTimes send_side(TcpConnection& c, const NetworkSettings& s) {
 
 NetworkResult sender_result(const Context& ctx, const NetworkPair& pair, const TcpConnection& c, const SenderTimes& times,
                             const std::vector<std::string>& receiver) {
-  const std::string& sender_host = ctx.ranks[static_cast<std::size_t>(pair.sender)].host;
-  const std::string& receiver_host = ctx.ranks[static_cast<std::size_t>(pair.receiver)].host;
+  const std::string& sender_host = host_of(ctx, pair.sender);
+  const std::string& receiver_host = host_of(ctx, pair.receiver);
   const std::string local = c.local_address(), local_interface = interface_of(local);
   NetworkResult r;
   r.seconds = times.stream;
-  const std::string name = "rank" + std::to_string(pair.sender) + ":" + sender_host + "->rank" + std::to_string(pair.receiver) + ":" + receiver_host;
   r.metrics = Json::object()
-                  .set("pair", name)
+                  .set("pair", pair_name(ctx, pair))
                   .set("tool", "gmb-tcp")
                   .set("sender_host", sender_host)
                   .set("receiver_host", receiver_host)
@@ -162,12 +169,17 @@ NetworkResult sender_result(const Context& ctx, const NetworkPair& pair, const T
 
 }  // namespace
 
-std::vector<NetworkPair> network_pairs(const std::vector<RankFacts>& ranks) {
-  std::vector<int> firsts;  // the first rank of each host
+std::vector<int> first_rank_of_each_host(const std::vector<RankFacts>& ranks) {
+  std::vector<int> firsts;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const bool seen = std::any_of(firsts.begin(), firsts.end(), [&](int f) { return ranks[static_cast<std::size_t>(f)].host == ranks[r].host; });
     if (!seen) firsts.push_back(static_cast<int>(r));
   }
+  return firsts;
+}
+
+std::vector<NetworkPair> network_pairs(const std::vector<RankFacts>& ranks) {
+  const std::vector<int> firsts = first_rank_of_each_host(ranks);
   std::vector<NetworkPair> pairs;
   for (std::size_t a = 0; a < firsts.size(); ++a)
     for (std::size_t b = a + 1; b < firsts.size(); ++b) pairs.push_back({firsts[a], firsts[b]});
@@ -209,7 +221,6 @@ NetworkResult measure_network(const Context& ctx, const NetworkPair& pair, const
   return sender_result(ctx, pair, c, send_side(c, settings), receiver);
 }
 
-
 namespace {
 
 // How long a server may take to listen, and a client's time beyond its data at 100 MB/s, before the tool is
@@ -217,20 +228,20 @@ namespace {
 constexpr double kServerStartSeconds = 20;
 constexpr double kClientBaseSeconds = 30;
 
-std::string first_line_of(const std::vector<std::string>& argv, const std::string& where_text) {
-  if (argv.empty() || find_program(argv[0]).empty()) return "";
-  ChildProcess version(argv, {}, where_text);
-  if (!version.wait(10)) return "";
-  std::string text = version.output();
+// The first line a tool's version command prints ("" when there is none), asked once per process: every record
+// of the tool names it.
+std::string tool_version(const NetworkTool& tool, const std::string& where_text) {
+  static std::map<std::string, std::string> known;
+  if (const auto found = known.find(tool.name()); found != known.end()) return found->second;
+  const std::vector<std::string> argv = tool.version_command();
+  std::string text;
+  if (!argv.empty() && !find_program(argv[0]).empty()) {
+    ChildProcess version(argv, {}, where_text);
+    if (version.wait(10)) text = version.output();
+  }
   text = text.substr(0, text.find('\n'));
   while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
-  return text;
-}
-
-std::string argv_text(const std::vector<std::string>& argv) {
-  std::string text;
-  for (const auto& a : argv) text += (text.empty() ? "" : " ") + a;
-  return text;
+  return known[tool.name()] = text;
 }
 
 Json environment_json(const std::map<std::string, std::string>& environment) {
@@ -240,7 +251,8 @@ Json environment_json(const std::map<std::string, std::string>& environment) {
 }
 
 // One server/client run of `tool`: on the receiver the server, on the sender the client. Every rank of
-// ctx.comm takes part in the two broadcasts. The sender returns the bandwidth, or why there is none.
+// ctx.comm takes part in the two broadcasts and returns why the run failed ("" when it did not); the sender's
+// reading also holds the bandwidth.
 ToolReading tool_run(const Context& ctx, const NetworkPair& pair, const NetworkTool& tool, std::size_t bytes,
                      const std::string& address, std::string* client_text) {
   const int iterations = tool.iterations(bytes);
@@ -261,13 +273,12 @@ ToolReading tool_run(const Context& ctx, const NetworkPair& pair, const NetworkT
   }
   ready = broadcast_string(ctx.comm, ready, pair.receiver);
   ToolReading reading;
-  std::string done;  // "" when the client succeeded, else why not
   if (ctx.rank == pair.sender) {
     if (ready[0] == '!') {
       reading.error = ready.substr(1);
     } else {
       const ToolCommand command = tool.client(bytes, iterations, std::stoi(ready), address);
-      *client_text = argv_text(command.argv);
+      *client_text = command_text(command.argv);
       ChildProcess client(command.argv, command.environment, where(ctx));
       const double seconds = kClientBaseSeconds + static_cast<double>(bytes) * iterations / 1e8;
       if (!client.wait(seconds)) {
@@ -279,9 +290,8 @@ ToolReading tool_run(const Context& ctx, const NetworkPair& pair, const NetworkT
         reading = tool.read(client.output(), bytes);
       }
     }
-    done = reading.error.empty() ? "ok" : "!";
   }
-  broadcast_string(ctx.comm, done, pair.sender);
+  reading.error = broadcast_string(ctx.comm, reading.error, pair.sender);
   if (server && !server->wait(10)) server->stop();  // a server left waiting after a failed client
   return reading;
 }
@@ -308,7 +318,7 @@ NetworkResult measure_with_tool(const Context& ctx, const NetworkPair& pair, con
     if (offer[0] == '!') why_not = offer.substr(1);
   }
   if (!why_not.empty()) {
-    result.refusal = tool.name() + ": " + why_not;
+    result.refusal = why_not;
     return result;
   }
   std::string receiver_device = ctx.rank == pair.receiver ? tool.server(settings.bytes, 1, 0).device : "";
@@ -317,22 +327,20 @@ NetworkResult measure_with_tool(const Context& ctx, const NetworkPair& pair, con
   std::string client_text;
   for (int sample = 0; sample < settings.samples; ++sample) {
     const ToolReading reading = tool_run(ctx, pair, tool, settings.bytes, offer, &client_text);
-    std::string failure = ctx.rank == pair.sender ? reading.error : "";
-    failure = broadcast_string(ctx.comm, failure, pair.sender);
-    if (!failure.empty()) {
-      result.refusal = tool.name() + ": " + failure;
+    if (!reading.error.empty()) {
+      result.refusal = reading.error;
       return result;
     }
     if (ctx.rank == pair.sender) seconds.push_back(static_cast<double>(settings.bytes) / (reading.GBps * 1e9));
   }
   if (ctx.rank != pair.sender) return result;
-  const std::string& sender_host = ctx.ranks[static_cast<std::size_t>(pair.sender)].host;
-  const std::string& receiver_host = ctx.ranks[static_cast<std::size_t>(pair.receiver)].host;
+  const std::string& sender_host = host_of(ctx, pair.sender);
+  const std::string& receiver_host = host_of(ctx, pair.receiver);
   const ToolCommand client = tool.client(settings.bytes, tool.iterations(settings.bytes), 0, offer);
-  const std::string version = first_line_of(tool.version_command(), where(ctx));
+  const std::string version = tool_version(tool, where(ctx));
   result.seconds = seconds;
   result.metrics = Json::object()
-                       .set("pair", "rank" + std::to_string(pair.sender) + ":" + sender_host + "->rank" + std::to_string(pair.receiver) + ":" + receiver_host)
+                       .set("pair", pair_name(ctx, pair))
                        .set("tool", tool.name())
                        .set("tool_version", version.empty() ? Json() : Json(version))
                        .set("sender_host", sender_host)

@@ -10,6 +10,9 @@
 
 namespace gmb {
 
+// The first rank of each host, in rank order: the rank that speaks for its host.
+std::vector<int> first_rank_of_each_host(const std::vector<RankFacts>& ranks);
+
 // The first rank of each host, for every pair of hosts (in the order of their first ranks): sender, receiver.
 struct NetworkPair {
   int sender = 0, receiver = 0;
@@ -35,8 +38,8 @@ struct NetworkResult {
 NetworkResult measure_network(const Context& ctx, const NetworkPair& pair, const NetworkSettings& settings);
 
 // The same with an external tool (network_tools.hpp) run as a server on the receiver's host and a client on
-// the sender's, once per sample; the refusal names the tool and says why when either host cannot run it or
-// a run fails (with the tool's output). Collective over ctx.comm.
+// the sender's, once per sample; the refusal says why when either host cannot run it or a run fails (with the
+// tool's output). Collective over ctx.comm.
 class NetworkTool;
 NetworkResult measure_with_tool(const Context& ctx, const NetworkPair& pair, const NetworkTool& tool, const NetworkSettings& settings);
 

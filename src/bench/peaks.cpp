@@ -358,9 +358,8 @@ class Peaks final : public Benchmark {
         if (result.refusal.empty()) {
           measured.push_back(std::move(result));
         } else {
-          const std::string reason = name == "gmb-tcp" ? "gmb-tcp: " + result.refusal : result.refusal;
-          not_used.set(name, reason.substr(name.size() + 2));
-          reasons += (reasons.empty() ? "" : "; ") + reason;
+          not_used.set(name, result.refusal);
+          reasons += (reasons.empty() ? "" : "; ") + name + ": " + result.refusal;
         }
       }
       if (ctx_->rank == pair.sender) {
@@ -409,9 +408,8 @@ class Peaks final : public Benchmark {
   // (where both buffers live), so that local and cross-socket host bandwidth are both measured.
   void host_bandwidth() {
     const auto& me = ctx_->ranks[static_cast<std::size_t>(ctx_->rank)];
-    bool first_on_host = true;
-    for (int r = 0; r < ctx_->rank; ++r) first_on_host = first_on_host && ctx_->ranks[static_cast<std::size_t>(r)].host != me.host;
-    if (first_on_host) {
+    const std::vector<int> firsts = first_rank_of_each_host(ctx_->ranks);
+    if (std::find(firsts.begin(), firsts.end(), ctx_->rank) != firsts.end()) {
       std::vector<NumaNode> nodes = numa_nodes();
       if (nodes.empty()) {  // no NUMA information: one node with every online CPU
         NumaNode all{0, {}, true};

@@ -122,9 +122,9 @@ std::string ChildProcess::output() const {
   return text.str();
 }
 
-std::string ChildProcess::command_line() const {
+std::string command_text(const std::vector<std::string>& argv) {
   std::string line;
-  for (const auto& a : argv_) line += (line.empty() ? "" : " ") + a;
+  for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
   return line;
 }
 

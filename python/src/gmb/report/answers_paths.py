@@ -110,8 +110,9 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
         fastest, slowest, ratio, leaders = verdict(figs, higher)
         no_ceiling = ("" if ceil else "a time figure: no ceiling applies" if not higher
                       else f"no ceiling measured at {size_label(size)}")
-        if not ceil and higher and path == "inter-node" and network_not_measured(results):
-            no_ceiling += f" ({network_not_measured(results)})"
+        why_no_network = network_not_measured(results) if not ceil and higher and path == "inter-node" else None
+        if why_no_network:
+            no_ceiling += f" ({why_no_network})"
         missing = sorted(lib for lib in per_lib if size not in per_lib[lib])
         ceiling_words = (network_ceiling_words(results, size, ceil) if ceil and ceil_name == NETWORK
                          else f"{ceil_name} {sig3(ceil)} GB/s" if ceil else "")

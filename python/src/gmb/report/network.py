@@ -8,6 +8,7 @@ from __future__ import annotations
 from statistics import median
 
 from ..results.model import Result, Results
+from ..results.peaks import ceiling_tool
 from .cells import Absent, Table, size_label
 from .wording import sig3
 
@@ -72,15 +73,7 @@ def network_not_measured(results: Results) -> str | None:
     return "; ".join(sorted({r.reason or "no reason recorded" for r in records}))
 
 
-def best_network_tool(results: Results, nbytes: int) -> str | None:
-    """The tool whose median is the network ceiling at this size (the best tool), or None."""
-    by_tool: dict[str, list[float]] = {}
-    for r in network_records(results):
-        if r.status == "ok" and r.bytes == nbytes and "bw" in r.stats:
-            by_tool.setdefault(r.metrics.get("tool") or "not recorded", []).append(r.stats["bw"].median)
-    return max(by_tool, key=lambda t: median(by_tool[t])) if by_tool else None
-
-
 def network_ceiling_words(results: Results, nbytes: int, value: float) -> str:
-    tool = best_network_tool(results, nbytes)
+    """The network ceiling at a size, with the tool that measured it: "network (ucx_perftest) 5.00 GB/s"."""
+    tool = ceiling_tool(results, (NETWORK, "inter-node", nbytes))
     return f"network ({tool}) {sig3(value)} GB/s" if tool else f"network {sig3(value)} GB/s"

@@ -45,15 +45,26 @@ def measured_ceilings(results: Results) -> dict[CeilingKey, float]:
     """(operation, path class, bytes) -> measured ceiling in GB/s: median over the records of that key (GPU or
     NUMA pairs of that class, repetitions), best over the libraries that ran peaks and over the tools that
     measured it (the network's: gmb-tcp, ucx_perftest, ib_write_bw, fi_pingpong; metrics.tool)."""
+    return {key: value for key, (value, _tool) in _best_ceilings(results).items()}
+
+
+def ceiling_tool(results: Results, key: CeilingKey) -> str | None:
+    """The tool whose median is the ceiling of that key (metrics.tool: the network's), or None."""
+    return _best_ceilings(results).get(key, (None, None))[1]
+
+
+def _best_ceilings(results: Results) -> dict[CeilingKey, tuple[float, str | None]]:
+    """(operation, path class, bytes) -> (the best median over libraries and tools, the tool that measured it)."""
     groups: dict[tuple, list[float]] = {}
     for r in results.ok("peaks"):
         if "bw" in r.stats and r.operation:
             tool = r.metrics.get("tool")
             groups.setdefault((r.operation, r.path_class, r.bytes, r.library, tool), []).append(r.stats["bw"].median)
-    out: dict[CeilingKey, float] = {}
-    for (op, path, nbytes, _lib, _tool), values in groups.items():
+    out: dict[CeilingKey, tuple[float, str | None]] = {}
+    for (op, path, nbytes, _lib, tool), values in groups.items():
         key = (op, path, nbytes)
-        out[key] = max(out.get(key, 0.0), median(values))
+        if key not in out or median(values) > out[key][0]:
+            out[key] = (median(values), tool)
     return out
 
 
