@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Planning: a campaign expanded into engine launches (one per block, benchmark, library, memory, strategy, ranks,
-operation and repetition), with what cannot run skipped and the reason; the results directory and its plan file
-(``plan.json``, what a resume runs from)."""
+operation, setting set and repetition), with what cannot run skipped and the reason; the results directory and its
+plan file (``plan.json``, what a resume runs from)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..machine.launchers import mca_env
 from ..machine.mpilibs import MpiLibrary
 from ..outputs import OutputError, os_cause, write_new
 from ..engine.description import Benchmark, EngineDescription
@@ -173,8 +174,9 @@ def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDesc
             if lib.transport == "nccl" and not desc.nccl:
                 skipped.append((name, f"block {bi + 1}", "the engine was built without NCCL (features.nccl false)"))
                 continue
-            for bench in block.benchmarks:
-                launches += _launches(c, bi, block, lib, desc, bench, skipped)
+            envs = _environments(bi, block, lib, skipped)
+            for bench in block.benchmarks if envs else ():
+                launches += _launches(c, bi, block, lib, desc, bench, envs, skipped)
     peaks = [x for x in launches if x.family == "peaks"]
     rest = [x for x in launches if x.family != "peaks"]
     if c.order == "random":
@@ -183,9 +185,38 @@ def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDesc
     return peaks + rest, skipped
 
 
+def _environments(bi: int, block: Block, lib: MpiLibrary, skipped: list) -> list[tuple[str, dict[str, str]]]:
+    """(launch id suffix, environment) of each setting set of a block for one library: the block's env with the set
+    over it (".s1", ".s2" ...), or the block's env alone ("") without settings; one the library would not apply is
+    skipped with the reason."""
+    out = []
+    for k, settings in [(None, {})] if block.settings is None else enumerate(block.settings, 1):
+        env = {**block.env, **settings}
+        refused = outranked(env, lib.launcher_args)
+        if refused:
+            skipped.append((lib.name, f"block {bi + 1}" + (f" settings #{k}" if k else ""), refused))
+        else:
+            out.append((f".s{k}" if k else "", env))
+    return out
+
+
+def outranked(env: dict[str, str], launcher_args: list[str]) -> str | None:
+    """Why ``env`` would not all apply under these launcher arguments: an OMPI_MCA_ variable they give another value
+    (mpirun's --mca outranks the environment; under srun they become those variables, set after it); else None."""
+    given = mca_env(launcher_args)
+    clash = [k for k in env if k in given and given[k] != env[k]]
+    if not clash:
+        return None
+    ours = ", ".join(f"{k}={env[k]}" for k in clash)
+    theirs = " ".join(f"--mca {k.removeprefix('OMPI_MCA_')} {given[k]}" for k in clash)
+    return (f"{ours} {'is' if len(clash) == 1 else 'are'} outranked by the library's launcher arguments ({theirs}): "
+            f"declare a library configuration without it")
+
+
 def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineDescription, bench: str,
-              skipped: list) -> list[Launch]:
-    """The launches of one benchmark of one block for one library, with what cannot run skipped."""
+              envs: list[tuple[str, dict[str, str]]], skipped: list) -> list[Launch]:
+    """The launches of one benchmark of one block for one library, once per (launch id suffix, environment) of
+    ``envs`` (_environments), with what cannot run skipped."""
     name, b = lib.name, desc.benchmark(bench)
     if b is None:
         skipped.append((name, bench, "engine does not list this benchmark"))
@@ -220,18 +251,19 @@ def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineD
                                     "ranks_per_node = 1 the series starts at 2 nodes (ranks_per_node 2 or more "
                                     "measures one node too)"))
                     continue
-                env = dict(block.env)
-                if block.gpus is not None:
-                    env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in dict.fromkeys(block.gpus))
+                gpus = {} if block.gpus is None else {
+                    "CUDA_VISIBLE_DEVICES": ",".join(str(g) for g in dict.fromkeys(block.gpus))}
                 for op, sizes in (g for o in ops for g in _scaled(desc, block, o, ranks)):
-                    for rep in range(1, c.repetitions + 1):
-                        label = f"{bench}-{op.replace(',', '+')}" if op else bench
-                        where = f".N{nodes}" if nodes else ""
-                        lid = _safe(f"b{bi + 1}.{name}.{label}.{mem or 'na'}.{strat or 'na'}.n{ranks}{where}.r{rep}")
-                        out.append(Launch(lid, name, bench, mem, strat, ranks, rep,
-                                          engine_args(bench, block, mem, strat, op, lib.transport, sizes), env,
-                                          block.path, block.bind, c.timeout_s, b.family, nodes,
-                                          (block.scaling or "strong") if nodes else None))
+                    args = engine_args(bench, block, mem, strat, op, lib.transport, sizes)
+                    label = f"{bench}-{op.replace(',', '+')}" if op else bench
+                    where = f".N{nodes}" if nodes else ""
+                    for suffix, env in envs:
+                        for rep in range(1, c.repetitions + 1):
+                            lid = _safe(f"b{bi + 1}.{name}.{label}.{mem or 'na'}.{strat or 'na'}.n{ranks}{where}"
+                                        f"{suffix}.r{rep}")
+                            out.append(Launch(lid, name, bench, mem, strat, ranks, rep, list(args), {**env, **gpus},
+                                              block.path, block.bind, c.timeout_s, b.family, nodes,
+                                              (block.scaling or "strong") if nodes else None))
     return out
 
 

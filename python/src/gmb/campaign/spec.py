@@ -28,14 +28,20 @@ Campaign file::
     join_operations = false  # true: all operations in one launch (gmb-bench coll allreduce,bcast): less
                              # start-up time; a crash in one operation loses the rest of that launch
     env = { UCX_RNDV_THRESH = "8192" }
+    settings = [{}, { UCX_RNDV_SCHEME = "get_zcopy" }]   # optional: setting sets (library knobs: UCX_*, OMPI_MCA_*,
+                             # MPIR_CVAR_*, NCCL_* ...), each over env (the set wins) and run as the whole block
+                             # again; {}: env alone (the library's defaults). Values: strings or numbers
     nodes = [1, 2, 4]        # optional: run the block on each node count (one results directory), with
     ranks_per_node = 4       #   ranks_per_node ranks per node (default: --ranks-per-node, else 1)
     scaling = "weak"         # collectives: "strong" (S fixed, the default) or "weak" (each rank's share fixed)
     nic = ["mlx5_0", "mlx5_1"]  # optional: "nearest" (the card nearest each rank's GPU), names (by local rank
                              # modulo their number), or "none" (the library's own choice, the default): --nic
 
-Every (block, benchmark, library, memory, strategy, ranks, repetition) is one engine launch writing its own
-raw JSONL file (plan.py). Ceilings (the ``peaks`` benchmark) always run first. Sizes and counts are checked as
+Every (block, benchmark, library, memory, strategy, ranks, setting set, repetition) is one engine launch writing
+its own raw JSONL file (plan.py); results that differ in a setting are different points, named apart by the settings
+that differ ("openmpi-5.0.7-ucx [UCX_RNDV_SCHEME=get_zcopy]"). An ``OMPI_MCA_<name>`` setting that the library's
+launcher arguments give otherwise (``--mca <name> <value>``: mpirun's command line outranks the environment) is
+skipped with the reason. Ceilings (the ``peaks`` benchmark) always run first. Sizes and counts are checked as
 the engine reads them (sizes.py); the names a campaign gives are checked against the engines and libraries found
 (checks.py).
 
@@ -49,8 +55,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ..tomlcheck import array_of_tables, typename
@@ -87,6 +94,8 @@ class Block:
     scaling: str | None = None
     # the engine's --nic: "nearest" or names joined by commas (docs/multinode.md "NIC pinning"); None: not pinned
     nic: str | None = None
+    # setting sets (setting_sets()), each run as the whole block again with its variables over env; None: env alone
+    settings: list[dict[str, str]] | None = None
 
 
 # operations given to the benchmarks that need one (``gmb-bench coll OP``) when a block names none
@@ -122,10 +131,48 @@ class Campaign:
                 if k == "nic" and v != "nearest":  # names as the campaign file lists them
                     v = v.split(",")
                 if isinstance(v, dict):
-                    lines.append(f"{k} = {{ " + ", ".join(f"{kk} = {json.dumps(vv)}" for kk, vv in v.items()) + " }")
+                    lines.append(f"{k} = {_inline_table(v)}")
+                elif k == "settings":
+                    lines.append(f"{k} = [" + ", ".join(_inline_table(s) for s in v) + "]")
                 else:
                     lines.append(f"{k} = {json.dumps(v)}")
         return "\n".join(lines) + "\n"
+
+
+def _inline_table(d: dict) -> str:
+    return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in d.items()) + " }" if d else "{}"
+
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def setting_sets(sets, where: str, env: dict | None = None) -> list[dict[str, str]]:
+    """A block's setting sets as Block.settings holds them (values as strings), checked: a non-empty list of tables
+    of environment variables, strings or numbers (booleans are refused: libraries spell them differently, y/n, 1/0,
+    true/false), no two alike over the block's ``env``. Raises CampaignError naming ``where`` and the set."""
+    if not isinstance(sets, list) or not sets:
+        raise CampaignError(f"{where}: settings must be a non-empty list of tables of environment variables, e.g. "
+                            f"settings = [{{}}, {{ UCX_RNDV_SCHEME = \"get_zcopy\" }}] (got {typename(sets)}: "
+                            f"{json.dumps(sets, default=str)})")
+    out = []
+    for i, one in enumerate(sets, 1):
+        if not isinstance(one, dict):
+            raise CampaignError(f"{where}: settings #{i} must be a table, e.g. {{ UCX_RNDV_SCHEME = \"get_zcopy\" }}"
+                                f" ({{}}: the block's env alone) (got {typename(one)}: {json.dumps(one, default=str)})")
+        for name, value in one.items():
+            if not ENV_NAME.fullmatch(name):
+                raise CampaignError(f"{where}: settings #{i}: {json.dumps(name)} is not an environment variable name "
+                                    f"(letters, digits and _, not starting with a digit)")
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise CampaignError(f"{where}: settings #{i}: {name} must be a string or a number, as the library "
+                                    f"spells it (e.g. \"y\", \"1\", \"true\") (got {typename(value)})")
+        out.append({name: str(value) for name, value in one.items()})
+    merged = [{**(env or {}), **one} for one in out]
+    for i, one in enumerate(merged):
+        if one in merged[:i]:
+            raise CampaignError(f"{where}: settings #{merged.index(one) + 1} and #{i + 1} are the same set over the "
+                                f"block's env ({json.dumps(one)}): list each set once")
+    return out
 
 
 def parse_memory(mem: str) -> tuple[str, str]:
@@ -252,6 +299,8 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                   nodes=sorted(set(_int_list(r.get("nodes"), where, "nodes", 1) or [])) or None,
                   ranks_per_node=per_node[0] if per_node else None, scaling=r.get("scaling"),
                   nic=None if nic == "none" else nic)
+        if "settings" in r:
+            b = replace(b, settings=setting_sets(r["settings"], where, b.env))
         if "nic" in b.options:
             raise CampaignError(f"{where}: options.nic: write nic = ... in the block (or in [campaign]), not in "
                                 f"options")

@@ -218,7 +218,7 @@ def _settings(lib: mpilibs.MpiLibrary) -> list[tuple[str, dict]]:
     args = lib.launcher_args
     k = 0
     while k < len(args):
-        if args[k] in ("--mca", "-mca", "--gmca") and k + 2 < len(args):
+        if args[k] in launchers.MCA_FLAGS and k + 2 < len(args):
             out.append((f"{args[k]} {args[k + 1]} {args[k + 2]}", {"launcher_args": args[:k] + args[k + 3:]}))
             k += 3
         elif args[k] == "-x" and k + 1 < len(args):

@@ -160,10 +160,15 @@ class SlurmRun(Launcher):
         return env
 
 
+# mpirun's options that set an MCA parameter: NAME VALUE follow
+MCA_FLAGS = ("--mca", "-mca", "--gmca", "-gmca")
+
+
 def mca_env(args: list[str]) -> dict[str, str]:
+    """The MCA parameters that launcher arguments set (``--mca NAME VALUE``), as OMPI_MCA_NAME -> VALUE."""
     out, i = {}, 0
     while i < len(args):
-        if args[i] in ("--mca", "-mca") and i + 2 < len(args):
+        if args[i] in MCA_FLAGS and i + 2 < len(args):
             out[f"OMPI_MCA_{args[i + 1]}"] = args[i + 2]
             i += 3
         else:
@@ -174,7 +179,7 @@ def mca_env(args: list[str]) -> dict[str, str]:
 def _non_mca(args: list[str]) -> list[str]:
     out, i = [], 0
     while i < len(args):
-        if args[i] in ("--mca", "-mca"):
+        if args[i] in MCA_FLAGS:
             i += 3
         else:
             out.append(args[i])

@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Setting sweeps in a campaign: `settings` in a [[run]] block, a list of setting sets, each over the block's env and
+run as the whole block again; points measured under different sets stay apart, named by the settings that differ. An
+OMPI_MCA_ setting the library's launcher arguments give otherwise would not apply: skipped with the reason."""
+
+import json
+import tomllib
+
+import pytest
+from fake_engine import describe
+from test_cli import run_gmb
+
+from gmb.campaign.plan import outranked, plan
+from gmb.campaign.spec import Block, Campaign, CampaignError, parse_campaign, setting_sets
+from gmb.machine.launchers import mca_env
+from gmb.machine.mpilibs import MpiLibrary
+from gmb.results.model import Results, combine
+from gmb.results.store import open_results
+
+DESC = describe()
+SWEEP = """
+[campaign]
+name = "sweep"
+repetitions = 2
+[[run]]
+benchmarks = ["latency", "bw"]
+memory = ["host:host"]
+env = { UCX_TLS = "sm,self" }
+settings = [{}, { UCX_RNDV_SCHEME = "get_zcopy" }, { UCX_RNDV_SCHEME = "put_zcopy", UCX_RNDV_THRESH = 8192 }]
+"""
+
+
+def lib(name="a", launcher_args=()):
+    return MpiLibrary(name=name, family="openmpi", version="5", prefix="/x", launcher_path="/x/bin/mpirun",
+                      launcher="mpirun", launcher_args=list(launcher_args))
+
+
+def block_settings(text: str):
+    return parse_campaign(tomllib.loads(f'[[run]]\nbenchmarks = ["bw"]\n{text}\n')).blocks[0].settings
+
+
+def test_settings_are_parsed_as_strings_and_absent_means_none():
+    assert parse_campaign(tomllib.loads(SWEEP)).blocks[0].settings == [
+        {}, {"UCX_RNDV_SCHEME": "get_zcopy"}, {"UCX_RNDV_SCHEME": "put_zcopy", "UCX_RNDV_THRESH": "8192"}]
+    assert block_settings("settings = [{ X = 1.5 }]") == [{"X": "1.5"}]
+    assert block_settings("") is None
+    # what other code (gmb tune) hands to Block(..., settings=...)
+    assert setting_sets([{"NCCL_ALGO": "Ring"}, {"NCCL_PROTO": 2}], "tune") == [{"NCCL_ALGO": "Ring"},
+                                                                              {"NCCL_PROTO": "2"}]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("settings = []", r"\[\[run\]\] #1: settings must be a non-empty list of tables of environment variables, e.g. "
+                      r"settings = \[\{\}, \{ UCX_RNDV_SCHEME = \"get_zcopy\" \}\] \(got a list: \[\]\)"),
+    ("settings = { X = \"1\" }", r"#1: settings must be a non-empty list of tables .* \(got a table"),
+    ("settings = \"X=1\"", r"#1: settings must be a non-empty list .* \(got a string"),
+    ("settings = [{}, \"X=1\"]", r"#1: settings #2 must be a table, e.g. .* \(got a string: \"X=1\"\)"),
+    ("settings = [{ \"1X\" = \"1\" }]", r"#1: settings #1: \"1X\" is not an environment variable name"),
+    ("settings = [{ \"UCX TLS\" = \"sm\" }]", r"settings #1: \"UCX TLS\" is not an environment variable name"),
+    ("settings = [{ X = true }]", r"#1: settings #1: X must be a string or a number, as the library spells it "
+                                  r"\(e.g. \"y\", \"1\", \"true\"\) \(got a boolean\)"),
+    ("settings = [{ X = [1] }]", r"settings #1: X must be a string or a number.*\(got a list\)"),
+    ("settings = [{ X = { Y = 1 } }]", r"settings #1: X must be a string or a number.*\(got a table\)"),
+    ("settings = [{ X = \"1\" }, {}, { X = 1 }]", r"#1: settings #1 and #3 are the same set over the block's env "
+                                                  r"\(\{\"X\": \"1\"\}\): list each set once"),
+    ("env = { X = \"1\" }\nsettings = [{}, { X = \"1\" }]", r"settings #1 and #2 are the same set over the"),
+])
+def test_bad_settings_are_refused_naming_the_block_and_set(text, message):
+    with pytest.raises(CampaignError, match=message):
+        block_settings(text)
+
+
+def test_settings_written_back_plan_the_same_campaign():
+    c = parse_campaign(tomllib.loads(SWEEP))
+    again = parse_campaign(tomllib.loads(c.to_toml()))
+    assert again == c
+    assert "settings = [{}, { UCX_RNDV_SCHEME = \"get_zcopy\" }, " in c.to_toml()
+
+
+def test_each_set_is_the_whole_block_again_with_its_settings_over_env():
+    c = parse_campaign(tomllib.loads(SWEEP))
+    launches, skipped = plan(c, [lib()], {"a": DESC})
+    assert not skipped
+    assert len(launches) == 2 * 3 * 2  # benchmarks x sets x repetitions
+    by_id = {x.launch_id: x for x in launches}
+    assert len(by_id) == len(launches)
+    assert by_id["b1.a.bw.host_host.na.n2.s1.r1"].env == {"UCX_TLS": "sm,self"}
+    assert by_id["b1.a.bw.host_host.na.n2.s2.r2"].env == {"UCX_TLS": "sm,self", "UCX_RNDV_SCHEME": "get_zcopy"}
+    assert by_id["b1.a.latency.host_host.na.n2.s3.r1"].env == {"UCX_TLS": "sm,self", "UCX_RNDV_SCHEME": "put_zcopy",
+                                                              "UCX_RNDV_THRESH": "8192"}
+    # a set wins over the block's env; gpus still give CUDA_VISIBLE_DEVICES
+    c = Campaign("s", [Block(["bw"], env={"UCX_TLS": "sm"}, gpus=[0], settings=[{"UCX_TLS": "tcp"}])], repetitions=1)
+    (x,), _ = plan(c, [lib()], {"a": describe(cuda=True)})
+    assert x.env == {"UCX_TLS": "tcp", "CUDA_VISIBLE_DEVICES": "0"} and x.launch_id == "b1.a.bw.na.na.n2.s1.r1"
+    # without settings the launch ids are as they were
+    c = Campaign("s", [Block(["bw"], env={"UCX_TLS": "sm"})], repetitions=1)
+    assert [x.launch_id for x in plan(c, [lib()], {"a": DESC})[0]] == ["b1.a.bw.na.na.n2.r1"]
+
+
+def test_an_mca_setting_the_launcher_arguments_outrank_is_skipped_with_the_reason():
+    c = Campaign("s", [Block(["bw"], settings=[{}, {"OMPI_MCA_pml": "ob1"}, {"OMPI_MCA_pml": "ucx"}])],
+                 repetitions=1, order="sequential")
+    ucx = lib("ucx", ["--mca", "pml", "ucx"])
+    launches, skipped = plan(c, [ucx, lib("plain")], {"ucx": DESC, "plain": DESC})
+    assert sorted(x.launch_id for x in launches) == ["b1.plain.bw.na.na.n2.s1.r1", "b1.plain.bw.na.na.n2.s2.r1",
+                                                    "b1.plain.bw.na.na.n2.s3.r1", "b1.ucx.bw.na.na.n2.s1.r1",
+                                                    "b1.ucx.bw.na.na.n2.s3.r1"]
+    assert skipped == [("ucx", "block 1 settings #2", "OMPI_MCA_pml=ob1 is outranked by the library's launcher "
+                                                      "arguments (--mca pml ucx): declare a library configuration "
+                                                      "without it")]
+    # the block's env too, every benchmark of the block at once
+    c = Campaign("s", [Block(["bw", "latency"], env={"OMPI_MCA_pml": "ob1"})], repetitions=1)
+    assert plan(c, [ucx], {"ucx": DESC}) == ([], [("ucx", "block 1", skipped[0][2])])
+
+
+def test_outranked_reads_every_mca_flag_of_the_launcher_arguments():
+    args = ["--bind-to", "none", "-mca", "pml", "ob1", "--gmca", "btl", "self,sm", "-gmca", "coll", "^hcoll"]
+    assert mca_env(args) == {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,sm", "OMPI_MCA_coll": "^hcoll"}
+    assert outranked({"OMPI_MCA_pml": "ob1", "UCX_TLS": "sm"}, args) is None  # the same value applies
+    assert outranked({"OMPI_MCA_pml": "ucx", "OMPI_MCA_btl": "tcp"}, args).startswith(
+        "OMPI_MCA_pml=ucx, OMPI_MCA_btl=tcp are outranked by the library's launcher arguments (--mca pml ob1 --mca "
+        "btl self,sm)")
+
+
+def test_run_stores_each_set_as_its_own_point_named_by_its_settings(fake_setup, tmp_path, capsys):
+    c = tmp_path / "c.toml"
+    c.write_text('[campaign]\nname = "sweep"\nrepetitions = 2\nlibraries = ["fakempi-a"]\n'
+                 '[[run]]\nbenchmarks = ["bw"]\nmemory = ["host:host"]\n'
+                 'env = { UCX_TLS = "sm,self" }\n'
+                 'settings = [{}, { UCX_RNDV_SCHEME = "get_zcopy" }, { UCX_RNDV_SCHEME = "put_zcopy" }]\n')
+    common = ("--config", fake_setup["config"], "--no-detect", "--no-build", "--no-progress")
+    assert run_gmb("plan", c, *common[:3]) == 0
+    out = capsys.readouterr().out
+    assert "b1.fakempi-a.bw.host_host.na.n2.s2.r1" in out and "'UCX_RNDV_SCHEME': 'get_zcopy'" in out
+    assert run_gmb("run", c, *common, "--results", tmp_path / "res") == 0, capsys.readouterr().err
+    (outdir,) = (tmp_path / "res").iterdir()
+    plan_file = json.loads((outdir / "plan.json").read_text())
+    assert len(plan_file["launches"]) == 3 * 2
+    points = combine(Results.load(open_results(outdir)).ok("bw"))
+    assert {p.library for p in points} == {"fakempi-a [UCX_RNDV_SCHEME unset]",
+                                           "fakempi-a [UCX_RNDV_SCHEME=get_zcopy]",
+                                           "fakempi-a [UCX_RNDV_SCHEME=put_zcopy]"}
+    assert all(p.reps == 2 for p in points)  # each point of both repetitions of its set
+    capsys.readouterr()
+    assert run_gmb("tables", outdir) == 0
+    tables = capsys.readouterr().out
+    assert all(f"fakempi-a [UCX_RNDV_SCHEME{x}]" in tables for x in (" unset", "=get_zcopy", "=put_zcopy"))
+    html = (outdir / "report.html").read_text()
+    assert "UCX_RNDV_SCHEME=get_zcopy" in html and "UCX_RNDV_SCHEME=put_zcopy" in html
