@@ -5,11 +5,12 @@ that knows argparse."""
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import fields
 
 from . import __version__
 from .campaign.spec import CampaignError, nic_request
-from .options import BuildOptions, LibraryOptions, SessionOptions, SlurmOptions
+from .options import BuildOptions, LibraryOptions, SessionOptions, SlurmOptions, TuneOptions
 
 _NESTED = {"libraries": LibraryOptions, "build": BuildOptions}
 
@@ -41,6 +42,10 @@ def session_options(namespace) -> SessionOptions:
 
 def slurm_options(namespace) -> SlurmOptions:
     return options(SlurmOptions, namespace)
+
+
+def tune_options(namespace) -> TuneOptions:
+    return options(TuneOptions, namespace)
 
 
 def _checked(convert, ok, what: str):
@@ -78,6 +83,16 @@ def _nic(text: str) -> str:
 
 _nonnegative_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
 _positive_seconds = _checked(float, lambda v: 0 < v < float("inf"), "a number of seconds > 0")  # NaN is not
+
+
+def _knob(text: str) -> tuple[str, tuple[str, ...]]:
+    """--knob NAME=V1,V2: a setting to search and its values."""
+    name, _, values = text.partition("=")
+    items = tuple(v for v in values.split(",") if v)
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or not items:
+        raise argparse.ArgumentTypeError(f"must be NAME=VALUE[,VALUE...], NAME an environment variable (e.g. "
+                                         f"UCX_RNDV_THRESH=8192,65536); got {text!r}")
+    return name, items
 
 
 class _SetupItem(argparse.Action):
@@ -153,6 +168,8 @@ def parser() -> argparse.ArgumentParser:
                         help="the network card each local rank's MPI library and NCCL use, in every block (overrides "
                              "the campaign's nic): the one nearest its GPU, or the names by local rank; none: the "
                              "library's own choice (docs/multinode.md)")
+        sp.add_argument("--tuned", metavar="TUNE_DIR", help="measure the configurations a `gmb tune` recommended "
+                                                            "(its results directory) beside the others")
         sp.add_argument("--topology", metavar="JSON", help="plan for this topology instead of the machine's "
                                                            "(a file like `gmb doctor --json`'s topology)")
         if name == "run":
@@ -165,6 +182,26 @@ def parser() -> argparse.ArgumentParser:
             sp.add_argument("--no-report", action="store_true")
             sp.add_argument("--dry-run", action="store_true", help="only show the plan (as `gmb plan`)")
             buildopts(sp)
+
+    sp = sub.add_parser("tune", help="search each library's settings per path within a time budget and recommend "
+                                     "them, with the gain proven (docs/tune.md)")
+    libopts(sp)
+    sp.add_argument("--budget", type=_positive_seconds, default=600.0,
+                    help="seconds for the search (default 600; building engines comes before it)")
+    sp.add_argument("--paths", type=lambda t: tuple(w for w in t.split(",") if w), default=(),
+                    help="paths to search, by name or kind, comma-separated: nvlink, pcie, same-gpu, device, "
+                         "host-device, host, inter-node, collective (default: every path here)")
+    sp.add_argument("--knob", action="append", type=_knob, metavar="NAME=V1[,V2...]",
+                    help="one more setting to search, with its values (repeatable)")
+    sp.add_argument("--list", dest="list_knobs", action="store_true",
+                    help="say which knobs each configuration is offered (default, values tried) and which not, why")
+    sp.add_argument("--seed", type=int)
+    sp.add_argument("--nodes", type=_node_counts, help="the hosts the launches may use (srun's allocation)")
+    sp.add_argument("--hostfile")
+    sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
+    sp.add_argument("--no-build", action="store_true", help="use existing engines only")
+    sp.add_argument("--no-report", action="store_true")
+    buildopts(sp)
 
     sp = sub.add_parser("report", help="one self-contained HTML report from a results directory")
     sp.add_argument("results", help="results directory, store.sqlite, or JSONL file/directory")

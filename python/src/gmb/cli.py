@@ -14,7 +14,7 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from .arguments import build_options, library_options, parser, session_options, slurm_options
+from .arguments import build_options, library_options, parser, session_options, slurm_options, tune_options
 from .engine import configurations, engines
 from .errors import UsageError
 from .run import session, setup
@@ -173,6 +173,12 @@ def cmd_slurm(args):
     from .run import slurm
 
     return slurm.command(slurm_options(args))
+
+
+def cmd_tune(args):
+    from .tune import session as tune_session
+
+    return tune_session.tune(tune_options(args))
 
 
 def cmd_ingest(args):

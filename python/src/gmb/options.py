@@ -42,12 +42,29 @@ class SessionOptions:
     ranks_per_node: int | None = None
     topology: str | None = None  # plan for the topology of this JSON file
     nic: str | None = None  # every block's --nic ("nearest", "none", names joined by commas); None: the campaign's
+    tuned: str | None = None  # a `gmb tune` results directory: its tuned configurations beside the others
     hostfile: str | None = None
     results: str = "results"
     resume: str | None = None
     no_progress: bool = False
     no_report: bool = False
     dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """`gmb tune`."""
+    libraries: LibraryOptions = field(default_factory=LibraryOptions)
+    build: BuildOptions = field(default_factory=BuildOptions)
+    budget: float = 600.0  # seconds for the search (engines built before it starts)
+    paths: tuple[str, ...] = ()  # path names or kinds to search (tune/paths.py); none: every path
+    knob: tuple[tuple[str, tuple[str, ...]], ...] = ()  # --knob NAME=V1,V2: more knobs to search
+    list_knobs: bool = False  # only say which knobs each configuration is offered
+    seed: int | None = None
+    nodes: tuple[int, ...] = ()
+    hostfile: str | None = None
+    results: str = "results"
+    no_report: bool = False
 
 
 @dataclass(frozen=True)

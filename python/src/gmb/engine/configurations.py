@@ -129,3 +129,21 @@ def nccl_configuration(confs: list[Configuration], topo: Topology) -> tuple[Conf
     version = via.description.nccl_version
     return added, (f"NCCL library {name!r} added, via {via.name!r} (its engine was built with NCCL"
                    f"{' ' + version if version else ''}; launches use its launcher and environment)")
+
+
+def with_tuned(confs: list[Configuration], tuned: list[dict], source: str) -> list[Configuration]:
+    """``confs`` and, for each configuration a `gmb tune` recommended (``tuned``: its answer's entries {"name",
+    "base", "settings", "paths"}), its base configuration with those settings on top under the tuned name: same
+    engine, same launcher. A base this session does not have is an error (ValueError) naming what it has."""
+    by_name = {c.name: c for c in confs}
+    out = list(confs)
+    for t in tuned:
+        base = by_name.get(t["base"])
+        if base is None:
+            raise ValueError(f"{source}: tuned configuration {t['name']} is of {t['base']}, which this session does "
+                             f"not have (it has: {', '.join(by_name) or 'none'}; --library, --config)")
+        if t["name"] in by_name:
+            raise ValueError(f"{source}: tuned configuration {t['name']}: a configuration of that name exists")
+        lib = replace(base.library, name=t["name"], env={**base.library.env, **t["settings"]}, source="tuned")
+        out.append(replace(base, library=lib))
+    return out

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import family_tools
+from . import knobs as knobs_mod
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,12 @@ class Family:
     gpu_configurations: tuple[GpuConfiguration, ...] = ()
     gpu_configurations_need: tuple[tuple[str, str], ...] = ()  # (framework, component)
     gpu_configuration_kind: str = "GPU"  # what its configurations differ in, as a person says it: "a pml configuration"
+    # settings `gmb tune` searches (knobs.py): its own and those of the runtimes below it; how its library lists its
+    # parameters (bin directory, environment -> layer -> listing); the layers a configuration of it uses (its
+    # settings, launcher's --mca included, and its MPI_Get_library_version text)
+    knobs: tuple[knobs_mod.Knob, ...] = ()
+    knob_listings: Callable[[Path, dict[str, str]], dict[str, knobs_mod.Listing]] | None = None
+    knob_layers: Callable[[dict[str, str], str], set[str]] | None = None
 
 
 # How MPICH's launcher (Hydra) and mpichversion say its version; MVAPICH ships the same programs
@@ -98,6 +105,8 @@ FAMILIES: tuple[Family, ...] = (
            wrapper_libdirs_flag="-showme:libdirs", wrapper_version_flags=("-showme:version", "-v"),
            built_with_cuda=family_tools.ompi_info_cuda_support, components=family_tools.ompi_info_components,
            built_without_cuda="ompi_info says mpi_built_with_cuda_support=false",
+           knobs=knobs_mod.OPEN_MPI_KNOBS + knobs_mod.UCX_KNOBS, knob_listings=family_tools.openmpi_listings,
+           knob_layers=family_tools.openmpi_layers,
            # left to itself the library picks one pml; which one moves GPU data faster, or moves it at all, is what a
            # GPU node's campaign is for: where it has UCX, both are measured (one installation, one engine)
            gpu_configurations=(GpuConfiguration("ob1", "openmpi-ob1", fit=family_tools.btls_present),
@@ -121,6 +130,8 @@ FAMILIES: tuple[Family, ...] = (
            launcher_words=("hydra", "mpich"), launcher_version=HYDRA_VERSION, version_tool=MPICHVERSION,
            launcher_names=("mpiexec.mpich", "mpirun.mpich", "mpiexec.hydra"), alternatives_suffix=".mpich",
            install_globs=("/opt/mpich*/bin/mpiexec", "/opt/*/mpich/bin/mpiexec"),
+           knobs=knobs_mod.MPICH_KNOBS + knobs_mod.UCX_KNOBS, knob_listings=family_tools.mpich_listings,
+           knob_layers=family_tools.mpich_layers,
            # without it an MPICH built with CUDA over UCX crashes on device memory
            gpu_profile="mpich",
            gpu_profiles={

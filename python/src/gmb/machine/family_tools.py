@@ -52,3 +52,28 @@ def btls_present(launcher_args: list[str], components: dict[str, set[str]]) -> l
         if args[i] == "--mca" and args[i + 1] == "btl":
             args[i + 2] = wanted
     return args
+
+
+def openmpi_listings(bin_dir: Path, env: dict[str, str]) -> dict:
+    """Open MPI's parameters (ompi_info: its own, ob1's), and UCX's (ucx_info) for its pml ucx."""
+    from .knobs import ompi_listing, ucx_listing
+    own = ompi_listing(bin_dir, env)
+    return {"openmpi": own, "ob1": own, "ucx": ucx_listing(bin_dir, env)}
+
+
+def mpich_listings(bin_dir: Path, env: dict[str, str]) -> dict:
+    """MPICH's control variables (mpivars), and UCX's (ucx_info) for its ch4:ucx device."""
+    from .knobs import mpich_listing, ucx_listing
+    return {"mpich": mpich_listing(bin_dir, env), "ucx": ucx_listing(bin_dir, env)}
+
+
+def openmpi_layers(settings: dict[str, str], version_text: str) -> set[str]:
+    """What an Open MPI configuration runs on: its collectives, and the pml it names (OMPI_MCA_pml, mpirun's --mca pml
+    included); both pmls where it names none (the library picks one at start)."""
+    pml = settings.get("OMPI_MCA_pml")
+    return {"openmpi"} | ({"ob1"} if pml in (None, "ob1") else set()) | ({"ucx"} if pml in (None, "ucx") else set())
+
+
+def mpich_layers(settings: dict[str, str], version_text: str) -> set[str]:
+    """MPICH's own control variables, and UCX's where its device is ch4:ucx (its version text says the device)."""
+    return {"mpich"} | ({"ucx"} if "ch4:ucx" in version_text.lower() else set())

@@ -68,6 +68,11 @@ class Launcher:
         env.update(spec.env)
         return env
 
+    def setting_arguments(self, settings: dict[str, str]) -> list[str]:
+        """The launcher's own arguments that give its ranks these settings (a ready command line); none where the
+        ranks take the launcher's environment as it is (srun): ``export`` them."""
+        return []
+
 
 @register
 class OpenMpiRun(Launcher):
@@ -91,6 +96,11 @@ class OpenMpiRun(Launcher):
             a.append("--oversubscribe")  # small containers: more ranks than cores is refused otherwise
         a += lib.launcher_args
         return a + spec.program
+
+    def setting_arguments(self, settings):
+        return [w for name, value in settings.items()
+                for w in (["--mca", name.removeprefix("OMPI_MCA_"), value] if name.startswith("OMPI_MCA_")
+                          else ["-x", f"{name}={value}"])]
 
     def environment(self, lib, spec, base=None):
         env = super().environment(lib, spec, base)
@@ -121,6 +131,9 @@ class HydraExec(Launcher):
             a += ["-bind-to", spec.bind]
         a += lib.launcher_args
         return a + spec.program
+
+    def setting_arguments(self, settings):
+        return [w for name, value in settings.items() for w in ("-genv", name, value)]
 
 
 # the campaign's binding (mpirun's --bind-to words) as srun's --cpu-bind type: a NUMA domain is a "locality domain"

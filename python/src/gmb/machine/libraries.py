@@ -10,15 +10,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import families, identity
+from .knobs import check_declared
 from .detect import compilers, detect, identify
 from .launchers import REGISTRY
 from .mpilibs import PROFILES, TRANSPORTS, ConfigError, MpiLibrary, apply_profile, nccl_library
 from ..tomlcheck import array_of_tables
 
 LIBRARY_KEYS = {"name", "prefix", "profile", "family", "version", "launcher", "launcher_path", "launcher_args", "env",
-                "cxx", "cc", "engine", "cuda_aware", "transport", "via", "env_unset", "path_remove", "cmake_args"}
+                "cxx", "cc", "engine", "cuda_aware", "transport", "via", "env_unset", "path_remove", "cmake_args", "knobs"}
 # keys an NCCL transport entry may set itself; everything else comes from its ``via`` library
-NCCL_KEYS = {"name", "transport", "via", "env", "launcher_args"}
+NCCL_KEYS = {"name", "transport", "via", "env", "launcher_args", "knobs"}
 
 
 def _str_list(entry: dict, key: str, where: str) -> list[str]:
@@ -71,6 +72,7 @@ def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibra
         cuda_aware = false              # overrides ompi_info's static answer
         cmake_args = ["-DCMAKE_CUDA_ARCHITECTURES=90"]   # extra CMake arguments for its engine
         engine = "/path/to/gmb-bench"   # optional: use this engine instead of building one
+        knobs = { UCX_IB_SL = ["1", "2"] }  # settings `gmb tune` tries beside its catalogue: NAME -> values
 
         [[library]]                     # NCCL as one more library: launched, built and bootstrapped
         name = "nccl"                   # through the MPI library named by `via` (declared earlier in
@@ -134,7 +136,7 @@ def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibra
                          engine=entry.get("engine"), cuda_aware=cuda_aware,
                          env_unset=_str_list(entry, "env_unset", where),
                          path_remove=_str_list(entry, "path_remove", where),
-                         cmake_args=_str_list(entry, "cmake_args", where))
+                         cmake_args=_str_list(entry, "cmake_args", where), knobs=_knobs(entry, where))
         if family is None or entry.get("version") is None:
             ident = identify(launcher_path, env=lib.process_env())  # with the library's own environment
             if ident:
@@ -162,8 +164,16 @@ def _nccl_library(entry: dict, where: str, candidates: list[MpiLibrary]) -> MpiL
                           f"known: {', '.join(lib.name for lib in candidates) or 'none'})")
     if via.transport != "mpi":
         raise ConfigError(f"{where}: via library {via.name!r} is itself an NCCL library")
-    return nccl_library(via, entry["name"], env=_str_table(entry, "env", where),
-                        launcher_args=_str_list(entry, "launcher_args", where), source="declared")
+    return replace(nccl_library(via, entry["name"], env=_str_table(entry, "env", where),
+                                launcher_args=_str_list(entry, "launcher_args", where), source="declared"),
+                   knobs=_knobs(entry, where))
+
+
+def _knobs(entry: dict, where: str) -> dict[str, list[str]]:
+    try:
+        return check_declared(entry.get("knobs", {}), where)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def config_paths(explicit: str | None = None) -> list[Path]:

@@ -55,6 +55,8 @@ class MpiLibrary:
     # library and bin directories of the other installations found (identity.isolated), removed from PATH and
     # LD_LIBRARY_PATH of this library's processes
     isolate_from: list[str] = field(default_factory=list)
+    # knobs a user added for `gmb tune` to search beside the family's catalogue: NAME -> the values to try
+    knobs: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def identity(self) -> str:
@@ -72,7 +74,8 @@ class MpiLibrary:
                 "source": self.source, "cuda_aware": self.cuda_aware, "identity": self.identity,
                 "build_hash": self.build_hash, "transport": self.transport, "via": self.via,
                 "env_unset": self.env_unset, "path_remove": self.path_remove, "cmake_args": self.cmake_args,
-                "library_dirs": self.library_dirs, "isolate_from": self.isolate_from}
+                "library_dirs": self.library_dirs, "isolate_from": self.isolate_from,
+                **({"knobs": self.knobs} if self.knobs else {})}
 
     def process_env(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """The environment this library's processes (launcher, compiler wrappers, engine) run with: ``base``
@@ -181,6 +184,6 @@ def nccl_library(via: MpiLibrary, name: str = "nccl", env: dict | None = None, l
                  source: str = "derived") -> MpiLibrary:
     """An NCCL transport library on top of the MPI library ``via``: same installation (so the same engine),
     launcher, environment; NCCL does not need a CUDA-aware MPI, so CUDA awareness does not apply."""
-    return replace(via, name=name, transport="nccl", via=via.name, source=source, cuda_aware=None,
+    return replace(via, name=name, transport="nccl", via=via.name, source=source, cuda_aware=None, knobs={},
                    env={**via.env, **(env or {})}, launcher_args=[*via.launcher_args, *launcher_args],
                    env_unset=list(via.env_unset), path_remove=list(via.path_remove), cmake_args=list(via.cmake_args))

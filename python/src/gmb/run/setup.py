@@ -5,7 +5,9 @@ launches and what is skipped."""
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -190,6 +192,44 @@ class Planned:
     settings_that_matter: list[dict]
 
 
+def configured(opts: SessionOptions, libs: list[mpilibs.MpiLibrary], topo: topology.Topology, do_build: bool,
+               run_doctor: bool) -> tuple[list[Configuration], list[dict]]:
+    """The session's library configurations on this machine, each with its engine (built when ``do_build``), with
+    the awareness the engines' doctors found (``run_doctor``) and NCCL added for a generated campaign; and the
+    settings the doctors found to matter."""
+    libs = machine_configurations(opts, libs, topo)
+    confs = confs_mod.configurations(libs, do_build, build_options(opts.build) if do_build else None)
+    settings = []
+    if run_doctor:
+        confs, settings = doctor_configurations(confs, topo)
+    if not opts.campaign:
+        confs = confs_mod.with_nccl(confs, topo)
+    if opts.tuned:
+        try:
+            confs = confs_mod.with_tuned(confs, tuned_configurations(opts.tuned), f"--tuned {opts.tuned}")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return confs, settings
+
+
+def tuned_configurations(tune_dir: str) -> list[dict]:
+    """The configurations a `gmb tune` results directory recommends (its tune.json's "tuned")."""
+    path = Path(tune_dir) / "tune.json"
+    try:
+        data = json.loads(path.read_text())
+        tuned = data["tuned"]
+        if not isinstance(tuned, list) or not all(isinstance(t, dict) and isinstance(t.get("settings"), dict)
+                                                  and t.get("name") and t.get("base") for t in tuned):
+            raise ValueError("its tuned configurations are not a list of {name, base, settings}")
+    except FileNotFoundError:
+        raise UsageError(f"--tuned {tune_dir}: no tune.json (give the results directory of a `gmb tune`)") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--tuned {tune_dir}: {path} cannot be read: {exc}") from None
+    if not tuned:
+        print(f"gmb: --tuned {tune_dir}: the search recommended no setting: nothing to add", file=sys.stderr)
+    return tuned
+
+
 def prepare(opts: SessionOptions, do_build: bool, run_doctor: bool) -> Planned:
     """The plan of `gmb plan` (nothing built, no doctor) and of a new `gmb run` (engines built unless --no-build,
     the engines' doctors asked on a GPU machine)."""
@@ -198,13 +238,7 @@ def prepare(opts: SessionOptions, do_build: bool, run_doctor: bool) -> Planned:
     loaded = load_campaign(opts.campaign, all_names)
     host_count = hosts(opts)
     topo = machine_topology(opts)
-    libs = machine_configurations(opts, libs, topo)
-    confs = confs_mod.configurations(libs, do_build, build_options(opts.build) if do_build else None)
-    settings = []
-    if run_doctor:
-        confs, settings = doctor_configurations(confs, topo)
-    if not opts.campaign:
-        confs = confs_mod.with_nccl(confs, topo)
+    confs, settings = configured(opts, libs, topo, do_build, run_doctor)
     runnable = confs_mod.runnable(confs)
     descriptions = confs_mod.descriptions(confs)
     c = campaign(opts, confs_mod.libraries(runnable), descriptions, topo, loaded, host_count)

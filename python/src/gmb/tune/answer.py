@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""What `gmb tune` answers, as data (tune.json, the store's meta "tune": what the report's Settings section reads),
+as text, and as the campaign that reproduces it: per configuration and path, the settings recommended per size
+range as a ready command line, their gain over the defaults with both intervals, the knobs that made no difference,
+those that broke correctness; per installation and path, how its configurations (Open MPI's pmls) compare at their
+defaults; the tuned configurations `gmb run --tuned` measures beside the defaults."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+from .catalogue import configuration_settings, format_offers
+from .paths import ROUND_PRECISION, round_options
+from .search import DEFAULTS, MIN_LAUNCHES, Race, apart, best_gain, recommendation, verdict
+from ..campaign.spec import Campaign
+from ..engine import configurations as confs_mod
+from ..engine.configurations import Configuration
+from ..machine.knobs import Offer
+
+UNITS = {"bw": "GB/s", "t": "us"}
+REPRODUCE_REPETITIONS = 3
+# the verdicts of knob values (search.verdict) in the order the answer lists them, the best one aside
+VERDICTS = ("better", "no difference", "worse", "broken", "cut early (looked better)", "cut early (no difference)",
+            "cut early (looked worse)")
+
+
+def _figures(arm) -> dict[str, list]:
+    return {str(size): [f.median, f.low, f.high, f.launches] for size, f in sorted(arm.figures.items())}
+
+
+def ready_lines(conf: Configuration, settings: dict[str, str]) -> dict[str, str]:
+    """The configuration with ``settings`` on top, as its launcher's command line (before the program) and as an
+    ``export`` line."""
+    lib = conf.library
+    every = {**lib.env, **settings}
+    command = [Path(lib.launcher_path).name, *lib.launcher_args, *conf.launcher.setting_arguments(every)]
+    export = {**configuration_settings(conf), **settings}
+    return {"command": shlex.join(command) + " ...",
+            "export": "export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in export.items())}
+
+
+def _race(race: Race, conf: Configuration) -> dict:
+    ranges = []
+    for r in recommendation(race):
+        entry = {"low": r.low, "high": r.high, "arm": r.arm, "settings": r.settings,
+                 "sizes": [{"bytes": size, "gain": g, "arm": [f.median, f.low, f.high, f.launches] if f else None,
+                            "defaults": [d.median, d.low, d.high, d.launches]} for size, g, f, d in r.sizes]}
+        if r.arm != DEFAULTS:
+            entry.update(ready_lines(conf, r.settings))
+        ranges.append(entry)
+    arms = []
+    for a in race.arms:
+        g, at = best_gain(race, a)
+        arms.append({"key": a.key, "knob": a.knob, "settings": a.settings, "state": a.state, "why": a.why,
+                     "verdict": "baseline" if a.key == DEFAULTS else verdict(race, a), "best_gain": g,
+                     "best_bytes": at, "launches": a.launches, "figures": _figures(a)})
+    return {"configuration": race.configuration, "path": race.path, "kind": race.kind, "metric": race.metric,
+            "unit": UNITS.get(race.metric, ""), "higher_is_better": race.higher_is_better,
+            "benchmark": race.block.benchmarks[0], "sizes": race.sizes, "note": race.note, "arms": arms,
+            "recommendation": ranges}
+
+
+def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dict]:
+    """Per installation with several configurations (Open MPI's pml ob1 and ucx) and per path and size: each
+    configuration's figure at its defaults, the best, and whether its interval is apart from every other's."""
+    groups: dict[tuple[str, str], list[Race]] = {}
+    for race in races:
+        groups.setdefault((confs[race.configuration].library.identity, race.path), []).append(race)
+    out = []
+    for (_, path), group in groups.items():
+        if len(group) < 2:
+            continue
+        for size in sorted(set.intersection(*(set(r.sizes) for r in group))):
+            figs = {r.configuration: r.defaults.figures[size] for r in group}
+            higher = group[0].higher_is_better
+            best = (max if higher else min)(figs, key=lambda c: figs[c].median)
+            others = [f for c, f in figs.items() if c != best]
+            clear = all((figs[best].low > f.high) if higher else (figs[best].high < f.low) for f in others)
+            worst = (min if higher else max)(others, key=lambda f: f.median)
+            ratio = figs[best].median / worst.median if higher else worst.median / figs[best].median
+            out.append({"path": path, "bytes": size, "best": best, "apart": clear, "ratio": ratio,
+                        "launches": min(f.launches for f in figs.values()), "unit": UNITS.get(group[0].metric, ""),
+                        "figures": {c: [f.median, f.low, f.high, f.launches] for c, f in figs.items()}})
+    return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")
+
+
+def _tuned(race_entries: list[dict]) -> list[dict]:
+    """Per configuration, each distinct set of recommended settings as a configuration of its own: "<name>-tuned"
+    where there is one, "<name>-tuned-<first path>" where paths recommend different sets."""
+    by_conf: dict[str, list[tuple[dict, str]]] = {}
+    for race in race_entries:
+        for r in race["recommendation"]:
+            if r["arm"] != DEFAULTS:
+                by_conf.setdefault(race["configuration"], []).append((r["settings"], race["path"]))
+    out = []
+    for conf, found in by_conf.items():
+        sets: dict[str, tuple[dict, list[str]]] = {}
+        for settings, path in found:
+            key = repr(sorted(settings.items()))
+            sets.setdefault(key, (settings, []))[1].append(path)
+        for settings, paths in sets.values():
+            paths = list(dict.fromkeys(paths))
+            name = f"{conf}-tuned" if len(sets) == 1 else f"{conf}-tuned-{_slug(paths[0])}"
+            out.append({"name": name, "base": conf, "settings": settings, "paths": paths})
+    return out
+
+
+def answer(races: list[Race], confs: list[Configuration], all_offers: dict[str, list[Offer]], skipped: list,
+           budget_s: float, used_s: float, rounds: int, launches: int, cut_short: bool) -> dict:
+    """The whole answer as JSON-able data."""
+    by_name = {c.name: c for c in confs_mod.runnable(confs)}
+    entries = [_race(race, by_name[race.configuration]) for race in races]
+    return {"budget_s": budget_s, "used_s": round(used_s, 1), "rounds": rounds, "launches": launches,
+            "cut_short": cut_short, "min_launches": MIN_LAUNCHES,
+            "precision": [p for p, _ in ROUND_PRECISION],
+            "configurations": [{"name": name, "offers": [_offer(o) for o in offs]}
+                               for name, offs in all_offers.items()],
+            "skipped": [list(s) for s in skipped], "races": entries,
+            "comparisons": _comparisons(races, by_name), "tuned": _tuned(entries)}
+
+
+def _offer(o: Offer) -> dict:
+    k = o.knob
+    return {"knob": k.name, "layer": k.layer, "paths": list(k.paths), "why": k.why, "default": o.default,
+            "values": list(o.values), "refused": o.refused, "note": o.note, "source": k.source,
+            "together": dict(k.together)}
+
+
+def offers_text(conf: Configuration, all_offers: list[Offer]) -> list[str]:
+    return format_offers(f"{conf.name} ({conf.launcher.name})", all_offers)
+
+
+def _size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+def _fig(f: list | None, unit: str) -> str:
+    return "-" if not f else f"{f[0]:.4g} {unit} [{f[1]:.4g}-{f[2]:.4g}, {f[3]} launches]"
+
+
+def answer_text(result: dict) -> list[str]:
+    """The answer for a person: per configuration and path the recommendation per size range, its gain and both
+    intervals, the ready lines; the knob values without effect, worse, broken; the configurations compared."""
+    lines = [f"== gmb tune: {result['launches']} launches in {result['rounds']} rounds, {result['used_s']:.0f} s of "
+             f"{result['budget_s']:.0f} s" + (" (the budget ran out: the last round was cut short)"
+                                              if result["cut_short"] else "")]
+    for race in result["races"]:
+        unit = race["unit"]
+        lines.append(f"{race['configuration']}, {race['path']} ({race['benchmark']}, {unit}):")
+        if race["note"]:
+            lines.append(f"  not searched to the end: {race['note']}")
+        for r in race["recommendation"]:
+            span = _size(r["low"]) if r["low"] == r["high"] else f"{_size(r['low'])} - {_size(r['high'])}"
+            if r["arm"] == DEFAULTS:
+                lines.append(f"  {span}: the defaults (no setting beat them with intervals apart)")
+                continue
+            best = max(r["sizes"], key=lambda s: s["gain"])
+            lines.append(f"  {span}: {r['arm']}  {100 * (best['gain'] - 1):+.0f} % at {_size(best['bytes'])} "
+                         f"({_fig(best['arm'], unit)} vs defaults {_fig(best['defaults'], unit)})")
+            lines += [f"      {r['command']}", f"      {r['export']}"]
+        for word in VERDICTS:
+            arms = [a for a in race["arms"] if a["verdict"] == word]
+            if arms:
+                lines.append(f"  {word}: " + "; ".join(a["key"] + (f" ({a['why']})" if word == "broken" else "")
+                                                       for a in arms))
+    for c in result["comparisons"]:
+        lines.append(f"{c['path']} at {_size(c['bytes'])}: {c['best']} is best at its defaults, {c['ratio']:.2f}x "
+                     + ("(intervals apart)" if c["apart"] else "(intervals overlap: no claim)") + ": "
+                     + ", ".join(f"{name} {f[0]:.4g} {c['unit']}" for name, f in c["figures"].items()))
+    for t in result["tuned"]:
+        lines.append(f"tuned configuration {t['name']}: {t['base']} with "
+                     + " ".join(f"{k}={v}" for k, v in t["settings"].items()) + f" (for {', '.join(t['paths'])})")
+    return lines
+
+
+def reproducing_campaign(result: dict, races: list[Race]) -> Campaign:
+    """The campaign that measures again what the answer claims: each race's block at the finest precision, with the
+    defaults and each recommended set of settings as points of their own, REPRODUCE_REPETITIONS launches each."""
+    blocks = []
+    for race, entry in zip(races, result["races"]):
+        sets = [{}]
+        for r in entry["recommendation"]:
+            if r["arm"] != DEFAULTS and r["settings"] not in sets:
+                sets.append(r["settings"])
+        blocks.append(replace(round_options(race.block, len(ROUND_PRECISION) - 1), settings=sets))
+    return Campaign("tune-check", blocks, repetitions=REPRODUCE_REPETITIONS, order="random")

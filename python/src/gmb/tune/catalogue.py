@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The knobs `gmb tune` offers for one library configuration: its family's catalogue (families.py, knobs.py) for the
+layers it runs on (an Open MPI with pml ob1 gets ob1's, with pml ucx UCX's; NCCL gets NCCL's), checked against what
+the installed library lists of its own parameters, then the knobs a user added (the libraries file's ``knobs``, the
+command line's --knob)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..engine.configurations import Configuration
+from ..machine import families
+from ..machine.knobs import NCCL_KNOBS, Knob, Listing, Offer, offer, user_knobs
+from ..machine.launchers import mca_env
+
+
+def configuration_settings(conf: Configuration) -> dict[str, str]:
+    """The settings a configuration runs with: its launcher's --mca parameters (as OMPI_MCA_ variables) and its
+    environment."""
+    return {**mca_env(conf.library.launcher_args), **conf.library.env}
+
+
+def offers(conf: Configuration, extra: tuple[Knob, ...] = (), listings_cache: dict | None = None) -> list[Offer]:
+    """Every knob considered for ``conf``, offered or not (Offer.refused says why): the catalogue's of the layers
+    it runs on, those of the libraries file and ``extra`` (the command line's)."""
+    lib = conf.library
+    family = families.of(lib.family)
+    own = configuration_settings(conf)
+    if lib.transport == "nccl":
+        layers, listings, catalogue = {"nccl"}, {}, NCCL_KNOBS
+    else:
+        text = str((conf.description.mpi or {}).get("library_version", "")) if conf.description else ""
+        layers = family.knob_layers(own, text) if family.knob_layers else set()
+        listings = _listings(conf, family, listings_cache if listings_cache is not None else {})
+        catalogue = family.knobs
+    out = []
+    for knob in catalogue:
+        if knob.layer not in layers:
+            out.append(Offer(knob, None, (), refused=f"belongs to {knob.layer}, which this configuration does not "
+                                                     f"run on ({', '.join(sorted(layers))})"))
+        else:
+            out.append(_not_set_already(offer(knob, listings), own))
+    added = user_knobs(lib.knobs, f"the libraries file ({lib.name})") + tuple(extra)
+    out += [_not_set_already(offer(knob, listings), own) for knob in added]
+    return out
+
+
+def _not_set_already(o: Offer, own: dict[str, str]) -> Offer:
+    """A knob the configuration itself sets is its configuration, not a search: refused, with the value it has."""
+    if o.knob.name in own and o.refused is None:
+        return Offer(o.knob, own[o.knob.name], (), refused=f"the configuration sets it ({o.knob.name}="
+                                                            f"{own[o.knob.name]}): declare another configuration "
+                                                            "to compare values")
+    return o
+
+
+def _listings(conf: Configuration, family: families.Family, cache: dict) -> dict[str, Listing]:
+    """The family's listings of the installation's parameters, asked once per launcher (one installation, several
+    configurations)."""
+    if family.knob_listings is None:
+        return {}
+    lib = conf.library
+    if lib.launcher_path not in cache:
+        cache[lib.launcher_path] = family.knob_listings(Path(lib.launcher_path).parent, lib.process_env())
+    return cache[lib.launcher_path]
+
+
+def offered(all_offers: list[Offer], kind: str) -> list[Offer]:
+    """The offers that may change a path of ``kind`` (knobs.PATHS)."""
+    return [o for o in all_offers if o.offered and kind in o.knob.paths]
+
+
+def format_offers(name: str, all_offers: list[Offer]) -> list[str]:
+    """`gmb tune --list`: one line per knob, offered (default, values, paths) or not (why)."""
+    lines = [f"{name}:"]
+    for o in all_offers:
+        k = o.knob
+        if o.offered:
+            default = o.default if o.default is not None else "not listed"
+            lines.append(f"  {k.name:<44} default {default}; tries {', '.join(o.values)}; paths "
+                         f"{', '.join(k.paths)}" + (f"; with {', '.join(f'{n}={v}' for n, v in k.together)}"
+                                                    if k.together else "") + f" ({o.note})")
+        else:
+            lines.append(f"  {k.name:<44} not offered: {o.refused}")
+    return lines

@@ -1,0 +1,192 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The search of `gmb tune`, apart from running anything: one race per library configuration and path, its arms
+(the defaults, each knob value alone, then the winners together), which arms go on after a round, which win, and what
+is recommended per size range.
+
+A round gives every arm still racing one more launch (its points at adaptive precision). After it, an arm whose
+median beats the defaults' interval at no size is cut (no effect, or worse), and of the others the better half by
+best gain goes on (successive halving). An arm wins where its interval lies wholly beyond the defaults' at a size,
+measured in at least MIN_LAUNCHES launches (a claim holds across launches). The winners' best values, one per knob,
+are then measured together ("combined"). The defaults are measured in every round, never cut."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..campaign.spec import Block
+
+DEFAULTS = "defaults"
+COMBINED = "combined"
+MIN_LAUNCHES = 3  # launches an arm needs before it can win (the launch-to-launch interval is wide below)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One arm at one size: the median of its launches' medians and its launch-to-launch interval
+    (model.launch_interval)."""
+    median: float
+    low: float
+    high: float
+    launches: int
+
+
+@dataclass
+class Arm:
+    key: str  # DEFAULTS, COMBINED or NAME=VALUE
+    settings: dict[str, str]  # beyond the configuration's own
+    knob: str | None = None  # the knob it sets (None: the defaults, the combination)
+    state: str = "racing"  # racing | cut | broken | final
+    why: str = ""  # why it was cut or is broken
+    figures: dict[int, Figure] = field(default_factory=dict)  # by size
+
+    @property
+    def launches(self) -> int:
+        return min((f.launches for f in self.figures.values()), default=0)
+
+
+@dataclass
+class Race:
+    """One library configuration on one path: the block that measures it (its settings left to the arms)."""
+    configuration: str
+    path: str  # the path's name: "nvlink", "same-gpu", "host-device pinned", "host", "collective allreduce" ...
+    kind: str  # knobs.PATHS: what knobs can affect it
+    block: Block
+    higher_is_better: bool  # bandwidth: higher; time: lower
+    metric: str  # the statistic compared (model STAT_COLUMNS prefix)
+    arms: list[Arm] = field(default_factory=list)
+    note: str = ""  # why it ended early (budget, a broken default)
+
+    def arm(self, key: str) -> Arm | None:
+        return next((a for a in self.arms if a.key == key), None)
+
+    @property
+    def defaults(self) -> Arm:
+        return self.arms[0]
+
+    def racing(self) -> list[Arm]:
+        return [a for a in self.arms if a.state in ("racing", "final")]
+
+    @property
+    def sizes(self) -> list[int]:
+        return sorted(self.defaults.figures)
+
+
+def gain(race: Race, arm: Arm, size: int) -> float | None:
+    """How much better than the defaults ``arm`` is at ``size`` (1.25: 25 % more bandwidth, or 25 % less time per
+    operation as a speed ratio); None where either was not measured."""
+    a, d = arm.figures.get(size), race.defaults.figures.get(size)
+    if a is None or d is None or a.median <= 0 or d.median <= 0:
+        return None
+    return a.median / d.median if race.higher_is_better else d.median / a.median
+
+
+def apart(race: Race, arm: Arm, size: int) -> int:
+    """+1 where ``arm``'s interval lies wholly on the better side of the defaults', -1 on the worse side, 0 where they
+    overlap (or either is missing)."""
+    a, d = arm.figures.get(size), race.defaults.figures.get(size)
+    if a is None or d is None:
+        return 0
+    if a.low > d.high:
+        return 1 if race.higher_is_better else -1
+    if a.high < d.low:
+        return -1 if race.higher_is_better else 1
+    return 0
+
+
+def _beats_defaults_somewhere(race: Race, arm: Arm) -> bool:
+    """The arm's median lies beyond the defaults' interval, on the better side, at some size (lenient: an early
+    round's cut)."""
+    d = race.defaults.figures
+    for size, f in arm.figures.items():
+        if size in d and (f.median > d[size].high if race.higher_is_better else f.median < d[size].low):
+            return True
+    return False
+
+
+def best_gain(race: Race, arm: Arm) -> tuple[float, int | None]:
+    """The arm's largest gain over the defaults and the size it is at (1.0, None when never measured)."""
+    found = [(g, s) for s in arm.figures if (g := gain(race, arm, s)) is not None]
+    return max(found, default=(1.0, None))
+
+
+def cut_losers(race: Race, round_number: int) -> list[Arm]:
+    """After a round: the arms cut (state "cut", why said). No better than the defaults anywhere: cut. Of the rest,
+    the better half by best gain races on."""
+    cut = []
+    candidates = [a for a in race.arms if a.state == "racing" and a.key != DEFAULTS]
+    alive = []
+    for a in candidates:
+        if _beats_defaults_somewhere(race, a):
+            alive.append(a)
+        else:
+            a.state, a.why = "cut", f"no better than the defaults at any size after {a.launches} launch(es)"
+            cut.append(a)
+    alive.sort(key=lambda a: best_gain(race, a)[0], reverse=True)
+    keep = math.ceil(len(alive) / 2) if round_number > 0 and len(alive) > 2 else len(alive)
+    for a in alive[keep:]:
+        a.state, a.why = "cut", f"behind the better half after round {round_number + 1}"
+        cut.append(a)
+    return cut
+
+
+def winners(race: Race) -> list[Arm]:
+    """Arms apart from the defaults on the better side at some size, in at least MIN_LAUNCHES launches."""
+    return [a for a in race.arms if a.key != DEFAULTS and a.state in ("racing", "final")
+            and a.launches >= MIN_LAUNCHES and any(apart(race, a, s) > 0 for s in a.figures)]
+
+
+def combination(race: Race) -> dict[str, str] | None:
+    """The best winning value of each knob together, when two knobs or more won (None otherwise)."""
+    best: dict[str, Arm] = {}
+    for a in winners(race):
+        if a.knob and (a.knob not in best or best_gain(race, a)[0] > best_gain(race, best[a.knob])[0]):
+            best[a.knob] = a
+    if len(best) < 2:
+        return None
+    merged: dict[str, str] = {}
+    for a in best.values():
+        merged.update(a.settings)
+    return merged
+
+
+@dataclass(frozen=True)
+class Range:
+    """Sizes ``low``..``high`` of a path where one arm is best: its settings, its gain over the defaults at each size
+    and both figures."""
+    low: int
+    high: int
+    arm: str  # DEFAULTS where no setting beat them
+    settings: dict[str, str]
+    sizes: tuple[tuple[int, float, Figure, Figure], ...]  # (size, gain, the arm's figure, the defaults')
+
+
+def recommendation(race: Race) -> list[Range]:
+    """Per size the best arm that beat the defaults (intervals apart, MIN_LAUNCHES launches), else the defaults;
+    consecutive sizes with the same arm make one range."""
+    contenders = winners(race) + ([race.arm(COMBINED)] if race.arm(COMBINED) else [])
+    contenders = [a for a in contenders if a and a.state != "broken" and a.launches >= MIN_LAUNCHES]
+    ranges: list[Range] = []
+    for size in race.sizes:
+        good = [a for a in contenders if apart(race, a, size) > 0]
+        best = max(good, key=lambda a: gain(race, a, size), default=race.defaults)
+        entry = (size, gain(race, best, size) or 1.0, best.figures.get(size), race.defaults.figures[size])
+        if ranges and ranges[-1].arm == best.key:
+            last = ranges[-1]
+            ranges[-1] = Range(last.low, size, last.arm, last.settings, last.sizes + (entry,))
+        else:
+            ranges.append(Range(size, size, best.key, dict(best.settings), (entry,)))
+    return ranges
+
+
+def verdict(race: Race, arm: Arm) -> str:
+    """A knob value's effect in words: "better", "worse" or "no difference" (intervals from MIN_LAUNCHES launches or
+    more), "broken", or, for a value cut before that, what its launches suggested: "cut early (looked better)",
+    "cut early (looked worse)", "cut early (no difference)"."""
+    if arm.state == "broken":
+        return "broken"
+    signs = {apart(race, arm, s) for s in arm.figures}
+    word = "better" if 1 in signs else "worse" if -1 in signs else "no difference"
+    if arm.launches >= MIN_LAUNCHES:
+        return word
+    return f"cut early ({'looked ' + word if word != 'no difference' else word})"

@@ -1,0 +1,273 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""A `gmb tune` session: the configurations and their engines (as `gmb run` has them), the races (configuration x
+path, search.py), each knob value proven correct by the engine's doctor before it is measured, the rounds run within
+the budget, the winners measured together, the answer written (answer.py) into a results directory like a
+campaign's: its launches and records in store.sqlite, tune.json, the campaign that reproduces it, the report."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from . import answer as answer_mod
+from .catalogue import offered, offers
+from .paths import round_options, tune_paths
+from .search import COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, combination, cut_losers
+from ..campaign.plan import new_results_dir, plan
+from ..campaign.spec import Campaign
+from ..engine import configurations as confs_mod
+from ..engine.doctor import _describe, engine_doctor
+from ..errors import UsageError
+from ..machine.knobs import user_knobs
+from ..options import SessionOptions, TuneOptions
+from ..outputs import write_new
+from ..results import store as store_mod
+from ..results.engine_facts import keep_engines
+from ..results.model import Results, combine
+from ..run import setup
+from ..run.execute import Stopped, run_launches, stop_on_signals
+from ..run.session import _hold
+
+FIRST_LAUNCH_GUESS_S = 5.0  # a launch's wall time until one has been measured
+LAUNCH_TIMEOUT_S = 180.0
+MAX_ROUNDS = 5  # halving rounds: by then few arms are left
+
+
+def tune(opts: TuneOptions) -> int:
+    """`gmb tune`; the exit status: 0 searched (whether or not a setting won), 1 nothing could be searched, 128+N
+    stopped by signal N."""
+    session = SessionOptions(libraries=opts.libraries, build=opts.build, hostfile=opts.hostfile, nodes=opts.nodes,
+                             results=opts.results)
+    libs, _ = setup.found_libraries(opts.libraries)
+    topo = setup.machine_topology(session)
+    hosts = setup.hosts(session) or 1
+    extra = user_knobs(dict(opts.knob), "--knob")
+    if opts.list_knobs:
+        confs, _ = setup.configured(session, libs, topo, do_build=False, run_doctor=False)
+        cache: dict = {}
+        for conf in confs:
+            print("\n".join(answer_mod.offers_text(conf, offers(conf, extra, cache))))
+        return 0
+    with stop_on_signals():
+        try:
+            return _tune(opts, session, libs, topo, hosts, extra)
+        except Stopped as exc:
+            print(f"\ngmb tune: stopped by {exc}", file=sys.stderr)
+            return 128 + exc.signum
+
+
+def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: list) -> tuple[list[Race], dict]:
+    """One race per configuration and path (those ``wanted`` name by path name or kind; all when none), with the
+    defaults and each knob value the configuration offers for the path; and each configuration's offers."""
+    races, all_offers, cache = [], {}, {}
+    for conf in confs_mod.runnable(confs):
+        all_offers[conf.name] = offers(conf, extra, cache)
+        for path in tune_paths(conf, topo, hosts, skipped):
+            if wanted and not any(w in (path.name, path.kind) or path.name.startswith(w + " ") for w in wanted):
+                continue
+            bench = conf.description.benchmark(path.block.benchmarks[0])
+            higher = bench.headline != "time_us"
+            race = Race(conf.name, path.name, path.kind, path.block, higher, "bw" if higher else "t",
+                        [Arm(DEFAULTS, {})])
+            race.arms += [Arm(f"{o.knob.name}={v}", o.knob.setting(v), o.knob.name)
+                          for o in offered(all_offers[conf.name], path.kind) for v in o.values]
+            races.append(race)
+    return races, all_offers
+
+
+class Tuner:
+    """Runs the races' launches into one results directory, within the deadline."""
+
+    def __init__(self, outdir: Path, st, lock, confs, opts: TuneOptions, hosts: int, deadline: float):
+        self.outdir, self.st, self.lock, self.opts, self.hosts = outdir, st, lock, opts, hosts
+        self.confs = {c.name: c for c in confs_mod.runnable(confs)}
+        self.deadline = deadline
+        self.owner: dict[str, tuple[Race, Arm]] = {}  # launch id -> its race and arm
+        self.walls: list[float] = []
+        self.doctor: dict[tuple[str, str], str | None] = {}  # (configuration, settings) -> why broken (None: fine)
+        self.rng = random.Random(opts.seed)
+        self.cut_short = False
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def launch_estimate(self) -> float:
+        return sum(self.walls) / len(self.walls) if self.walls else FIRST_LAUNCH_GUESS_S
+
+    def prove(self, race: Race, arm: Arm) -> bool:
+        """The engine's doctor (its validated exchange, device buffers freed and allocated again) with the arm's
+        settings answers as with the defaults; NCCL's knobs are proven by the validated measurement itself (the
+        doctor's exchange is MPI's). False (the arm broken, why said) otherwise."""
+        conf = self.confs[race.configuration]
+        if not arm.settings or conf.library.transport == "nccl":
+            return True
+        key = (conf.name, json.dumps(arm.settings, sort_keys=True))
+        if key not in self.doctor:
+            base_key = (conf.name, "{}")
+            if base_key not in self.doctor:
+                self.doctor[base_key] = _describe(engine_doctor(conf.library, Path(conf.engine), timeout=60))
+            lib = replace(conf.library, env={**conf.library.env, **arm.settings})
+            said = _describe(engine_doctor(lib, Path(conf.engine), timeout=60))
+            self.doctor[key] = None if said == self.doctor[base_key] else \
+                f"the engine's doctor says {said} (with the defaults: {self.doctor[base_key]})"
+        if self.doctor[key]:
+            arm.state, arm.why = "broken", self.doctor[key]
+            return False
+        return True
+
+    def run_round(self, round_number: int, work: list[tuple[Race, Arm]]) -> None:
+        """One launch of each (race, arm), in random order, each arm proven correct first; stops at the deadline."""
+        work = [(race, arm) for race, arm in work if arm.state == "broken" or self.prove(race, arm)]
+        work = [(race, arm) for race, arm in work if arm.state != "broken"]
+        blocks = [replace(round_options(race.block, round_number), env={**race.block.env, **arm.settings})
+                  for race, arm in work]
+        campaign = Campaign(f"tune-round{round_number + 1}", blocks, repetitions=1, order="random",
+                            seed=self.rng.randrange(1 << 30), timeout_s=LAUNCH_TIMEOUT_S)
+        libs = [c.library for c in self.confs.values()]
+        launches, skipped = plan(campaign, libs, {n: c.description for n, c in self.confs.items()},
+                                 hosts=self.hosts)
+        for lib, what, why in skipped:  # a plan refusal breaks the arm of its block (e.g. an outranked setting)
+            if what.startswith("block "):
+                race, arm = work[int(what.split()[1]) - 1]
+                arm.state, arm.why = "broken", why
+        for x in launches:
+            race, arm = work[int(x.launch_id.split(".")[0][1:]) - 1]
+            x = replace(x, launch_id=f"t{round_number + 1}.{x.launch_id}")
+            if arm.state == "broken":
+                continue
+            if self.left() < self.launch_estimate():
+                self.cut_short = True
+                return
+            self.owner[x.launch_id] = (race, arm)
+            run_launches(self.outdir, [x], self.confs, self.st, "tune", hostfile=self.opts.hostfile,
+                         progress=False, nodes=self.hosts if self.opts.nodes else None, stop_library_after=0,
+                         lock=self.lock)
+            row = next(r for r in self.st.launches() if r["launch_id"] == x.launch_id)
+            self.walls.append(float(row["wall_s"] or 0))
+            if row["status"] not in ("ok", "unsupported") and arm.key != DEFAULTS:
+                arm.state, arm.why = "broken", f"its launch {row['status']}: {row['reason'] or 'no reason given'}"
+            elif row["status"] not in ("ok", "unsupported"):
+                race.note = f"a launch with the defaults {row['status']}: {row['reason'] or 'no reason given'}"
+
+    def update_figures(self, races: list[Race]) -> None:
+        """Each arm's figure per size from its launches so far; an arm with a failed result (wrong data) is
+        broken."""
+        results = Results.load(self.st)
+        by_arm: dict[int, list] = {}
+        for r in results.results:
+            owner = self.owner.get(r.launch_id or "")
+            if owner is None:
+                continue
+            race, arm = owner
+            if r.status == "failed" and arm.state != "broken":
+                arm.state, arm.why = "broken", f"{r.bytes} B: {r.reason or 'failed'}"
+            if r.status == "ok":
+                by_arm.setdefault(id(arm), []).append(r)
+        for race in races:
+            for arm in race.arms:
+                points = combine(by_arm.get(id(arm), []), metric=race.metric)
+                arm.figures = {p.bytes: Figure(p.median, p.low, p.high, p.reps) for p in points}
+
+
+def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, extra) -> int:
+    confs, _ = setup.configured(session, libs, topo, do_build=not opts.build.no_build, run_doctor=True)
+    skipped: list = list(confs_mod.skipped(confs))
+    races, all_offers = _races(confs, topo, hosts, extra, opts.paths, skipped)
+    for lib, what, why in skipped:
+        print(f"gmb tune: {lib}: {what}: not searched: {why}", file=sys.stderr)
+    if not races:
+        raise UsageError("nothing to search: no configuration has a path here" +
+                         (f" among --paths {', '.join(opts.paths)}" if opts.paths else ""))
+    results = Path(opts.results)
+    outdir = new_results_dir(results, "tune")
+    lock = _hold(outdir, "gmb tune")
+    started = time.monotonic()
+    try:
+        st = store_mod.Store(outdir / "store.sqlite")
+        st.set_meta("campaign", "tune")
+        st.set_meta("topology", topo.summary())
+        for lib, what, why in skipped:
+            st.record_skip("tune", lib, what, why)
+        keep_engines(outdir, st, confs_mod.descriptions(confs))
+        print(f"gmb tune: {len(races)} races, {sum(len(r.arms) for r in races)} arms; budget {opts.budget:g} s; "
+              f"results in {outdir}", file=sys.stderr)
+        tuner = Tuner(outdir, st, lock, confs, opts, hosts, started + opts.budget)
+        rounds = _search(tuner, races)
+        result = answer_mod.answer(races, confs, all_offers, skipped, opts.budget, time.monotonic() - started,
+                                   rounds, len(tuner.owner), tuner.cut_short)
+        st.set_meta("tune", json.dumps(result, allow_nan=False))
+    finally:
+        lock.release()
+    write_new(outdir / "tune.json", json.dumps(result, indent=1, allow_nan=False))
+    write_new(outdir / "tune.toml", answer_mod.reproducing_campaign(result, races).to_toml())
+    print("\n" + "\n".join(answer_mod.answer_text(result)) + "\n")
+    out = outdir / "report.html"
+    if not opts.no_report:
+        from ..report import html as report
+        report.write_report(Results.load(st), out, title="gmb tune")
+        print(f"gmb: report {out}")
+    print(str(outdir))
+    return 0
+
+
+def _search(tuner: Tuner, races: list[Race]) -> int:
+    """The rounds: every arm still racing gets one launch a round (the defaults every round, at least MIN_LAUNCHES),
+    losers cut after each; then, where two knobs or more won, their best values together against the defaults, to
+    MIN_LAUNCHES launches each. A round starts only where its launches fit the time left (and, from the second
+    round, the combination's after it). Returns the rounds run."""
+    number = 0
+    compared = _compared(races, tuner)
+    while number < MAX_ROUNDS and not tuner.cut_short:
+        work = [(race, arm) for race in races if not race.note for arm in race.racing()
+                if arm.key != DEFAULTS or len(race.racing()) > 1 or (number < MIN_LAUNCHES and id(race) in compared)]
+        if not work or (number > 0 and tuner.left() < tuner.launch_estimate() * (len(work) + _final_cost(races))):
+            break
+        tuner.run_round(number, work)
+        tuner.update_figures(races)
+        for race in races:
+            cut_losers(race, number)
+        _say_round(number, races, tuner)
+        number += 1
+        if number >= MIN_LAUNCHES and all(len(race.racing()) <= 2 for race in races):
+            break  # nothing left to halve: each race is the defaults and one value at most
+    for race in races:
+        together = combination(race)
+        if together is not None:
+            race.arms.append(Arm(COMBINED, together))
+    while not tuner.cut_short:
+        work = [(race, arm) for race in races if race.arm(COMBINED) and not race.note
+                for arm in (race.defaults, race.arm(COMBINED))
+                if race.arm(COMBINED).state != "broken" and race.arm(COMBINED).launches < MIN_LAUNCHES]
+        if not work:
+            break
+        tuner.run_round(number, work)
+        tuner.update_figures(races)
+        number += 1
+    return number
+
+
+def _compared(races: list[Race], tuner: Tuner) -> set[int]:
+    """The races whose defaults are compared with another configuration of the same installation on the same path
+    (Open MPI's pml ob1 and ucx): they are measured MIN_LAUNCHES times even when no knob races."""
+    groups: dict[tuple[str, str], list[Race]] = {}
+    for race in races:
+        groups.setdefault((tuner.confs[race.configuration].library.identity, race.path), []).append(race)
+    return {id(race) for group in groups.values() if len(group) > 1 for race in group}
+
+
+def _final_cost(races: list[Race]) -> int:
+    """Launches the combination phase would take: the defaults and the combination, MIN_LAUNCHES each, where two
+    knobs or more still race."""
+    return sum(2 * MIN_LAUNCHES for race in races
+               if len({a.knob for a in race.racing() if a.knob}) >= 2)
+
+
+def _say_round(number: int, races: list[Race], tuner: Tuner) -> None:
+    racing = sum(len(r.racing()) - 1 for r in races)
+    broken = sum(a.state == "broken" for r in races for a in r.arms)
+    print(f"gmb tune: round {number + 1}: {racing} knob value(s) still racing, {broken} broken; "
+          f"{len(tuner.owner)} launches, {max(0.0, tuner.left()):.0f} s left", file=sys.stderr)
