@@ -16,7 +16,10 @@ engine too old to say. FAKE_MPI3=1: an engine built against an MPI-3 library (``
 engine's reasons): partitioned points and persistent collectives are "unsupported" with the reason. As the engine, the
 context records the environment variables of the engine's prefixes (UCX_, OMPI_, NCCL_ ...) and the benchmark's
 options (options.benchmark); FAKE_HOSTS=<n>: the ranks ran on n hosts (node0, node1, ...); FAKE_WORLD_SIZE=<n>: the
-ranks of the launch (the fake launcher sets it from -np for collectives).
+ranks of the launch (the fake launcher sets it from -np for collectives). Settings that change figures, as a library's
+knobs do: FAKE_KNOB_EFFECT="NAME=VALUE@F;..." makes a launch whose environment has NAME=VALUE F times faster (F < 1:
+slower); FAKE_KNOB_BREAK="NAME=VALUE;..." makes its results fail as wrong data; FAKE_DOCTOR_CRASH="NAME=VALUE;..."
+makes the doctor crash (SIGSEGV) with it. FAKE_STEADY=1: every launch of a point gives the same figures.
 RMA (family rma) takes --op/--sync/--win; partitioned ones --partitions, part_overlap --ready and --compute-sweep
 (and a GPU: unsupported on a host-only build); latency, bw, bibw, mbw and coll take --persistent (the regular form,
 then the persistent one)."""
@@ -183,6 +186,16 @@ def _regular_results(run_id, info, args, send, recv, scale, seed, cuda, features
     return []  # doctor: a context only
 
 
+def _set(listed: str) -> list[str]:
+    """The entries of a FAKE_KNOB_* list ("NAME=VALUE[@F];...") whose NAME=VALUE this process's environment has."""
+    out = []
+    for entry in filter(None, listed.split(";")):
+        name, _, value = entry.partition("@")[0].partition("=")
+        if os.environ.get(name) == value:
+            out.append(entry)
+    return out
+
+
 def main(argv):
     if argv[:1] == ["list"]:
         caps = capabilities()
@@ -210,7 +223,12 @@ def main(argv):
         print(f"gmb-bench: --transport: bad value '{transport}'", file=sys.stderr)
         return 2
     run_id = uuid.uuid4().hex
+    if bench == "doctor" and _set(os.environ.get("FAKE_DOCTOR_CRASH", "")):
+        print("gmb-bench: FATAL: signal 11 (fake)", file=sys.stderr)
+        return 139
     scale = float(os.environ.get("FAKE_SCALE", "1.0")) * (0.1 if transport == "nccl" else 1.0)
+    for setting in _set(os.environ.get("FAKE_KNOB_EFFECT", "")):
+        scale /= float(setting.partition("@")[2])
     lib = os.environ.get("FAKE_LIBRARY_VERSION", "Open MPI v9.9.0")
     cuda = caps["features"]["cuda"]
     ctx = synth.context(run_id, bench, lib, argv=["gmb-bench", *argv], cuda=cuda, world_size=world_size())
@@ -249,7 +267,11 @@ def main(argv):
     if unsupported:
         recs.append(synth.unsupported(run_id, bench, unsupported, send, recv))
     else:
-        recs += results(run_id, info, args, send, recv, scale, hash(out) % 1000, cuda, caps["mpi"]["features"])
+        seed = 0 if os.environ.get("FAKE_STEADY") else hash(out) % 1000
+        recs += results(run_id, info, args, send, recv, scale, seed, cuda, caps["mpi"]["features"])
+        if _set(os.environ.get("FAKE_KNOB_BREAK", "")):
+            for rec in recs[1:]:
+                rec.update(status="failed", reason="validation failed: the received data differ from what was sent")
     for rec in recs[1:]:
         if with_transport:
             rec["transport"] = transport

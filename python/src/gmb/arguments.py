@@ -196,6 +196,8 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--list", dest="list_knobs", action="store_true",
                     help="say which knobs each configuration is offered (default, values tried) and which not, why")
     sp.add_argument("--seed", type=int)
+    sp.add_argument("--topology", metavar="JSON", help="with --list: the knobs of another machine's paths, its topology from "
+                                                       "this file (like `gmb doctor --json`'s topology)")
     sp.add_argument("--nodes", type=_node_counts, help="the hosts the launches may use (srun's allocation)")
     sp.add_argument("--hostfile")
     sp.add_argument("--results", default="results", help="parent directory of results (default results/)")

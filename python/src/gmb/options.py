@@ -60,6 +60,7 @@ class TuneOptions:
     paths: tuple[str, ...] = ()  # path names or kinds to search (tune/paths.py); none: every path
     knob: tuple[tuple[str, tuple[str, ...]], ...] = ()  # --knob NAME=V1,V2: more knobs to search
     list_knobs: bool = False  # only say which knobs each configuration is offered
+    topology: str | None = None  # the topology of this JSON file instead of the machine's
     seed: int | None = None
     nodes: tuple[int, ...] = ()
     hostfile: str | None = None

@@ -20,7 +20,7 @@ from ..engine import configurations as confs_mod
 from ..engine.configurations import Configuration
 from ..machine.knobs import Offer
 
-UNITS = {"bw": "GB/s", "t": "us"}
+UNITS = {"bw": "GB/s", "busbw": "GB/s", "t": "us", "rate": "M messages/s"}
 REPRODUCE_REPETITIONS = 3
 # the verdicts of knob values (search.verdict) in the order the answer lists them, the best one aside
 VERDICTS = ("better", "no difference", "worse", "broken", "cut early (looked better)", "cut early (no difference)",
@@ -64,8 +64,9 @@ def _race(race: Race, conf: Configuration) -> dict:
 
 
 def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dict]:
-    """Per installation with several configurations (Open MPI's pml ob1 and ucx) and per path and size: each
-    configuration's figure at its defaults, the best, and whether its interval is apart from every other's."""
+    """Per installation with several configurations on a path (Open MPI's pml ob1 and ucx, NCCL over it) and per
+    size: the configurations at their defaults from best to worst, each with how far behind the best it is and
+    whether their intervals are apart."""
     groups: dict[tuple[str, str], list[Race]] = {}
     for race in races:
         groups.setdefault((confs[race.configuration].library.identity, race.path), []).append(race)
@@ -73,17 +74,18 @@ def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dic
     for (_, path), group in groups.items():
         if len(group) < 2:
             continue
+        higher = group[0].higher_is_better
         for size in sorted(set.intersection(*(set(r.sizes) for r in group))):
-            figs = {r.configuration: r.defaults.figures[size] for r in group}
-            higher = group[0].higher_is_better
-            best = (max if higher else min)(figs, key=lambda c: figs[c].median)
-            others = [f for c, f in figs.items() if c != best]
-            clear = all((figs[best].low > f.high) if higher else (figs[best].high < f.low) for f in others)
-            worst = (min if higher else max)(others, key=lambda f: f.median)
-            ratio = figs[best].median / worst.median if higher else worst.median / figs[best].median
-            out.append({"path": path, "bytes": size, "best": best, "apart": clear, "ratio": ratio,
-                        "launches": min(f.launches for f in figs.values()), "unit": UNITS.get(group[0].metric, ""),
-                        "figures": {c: [f.median, f.low, f.high, f.launches] for c, f in figs.items()}})
+            figs = sorted(((r.configuration, r.defaults.figures[size]) for r in group),
+                          key=lambda cf: cf[1].median, reverse=higher)
+            best = figs[0][1]
+            out.append({"path": path, "bytes": size, "unit": UNITS.get(group[0].metric, ""), "best": figs[0][0],
+                        "ranking": [{"configuration": c, "figure": [f.median, f.low, f.high, f.launches],
+                                     "behind": (best.median / f.median if higher else f.median / best.median)
+                                     if f.median > 0 else None,
+                                     "apart": c != figs[0][0] and ((best.low > f.high) if higher
+                                                                   else (best.high < f.low))}
+                                    for c, f in figs]})
     return out
 
 
@@ -156,7 +158,8 @@ def answer_text(result: dict) -> list[str]:
                                               if result["cut_short"] else "")]
     for race in result["races"]:
         unit = race["unit"]
-        lines.append(f"{race['configuration']}, {race['path']} ({race['benchmark']}, {unit}):")
+        what = {"busbw": "bus bandwidth", "t": "time", "rate": "message rate"}.get(race["metric"], "bandwidth")
+        lines.append(f"{race['configuration']}, {race['path']} ({race['benchmark']} {what}, {unit}):")
         if race["note"]:
             lines.append(f"  not searched to the end: {race['note']}")
         for r in race["recommendation"]:
@@ -174,9 +177,10 @@ def answer_text(result: dict) -> list[str]:
                 lines.append(f"  {word}: " + "; ".join(a["key"] + (f" ({a['why']})" if word == "broken" else "")
                                                        for a in arms))
     for c in result["comparisons"]:
-        lines.append(f"{c['path']} at {_size(c['bytes'])}: {c['best']} is best at its defaults, {c['ratio']:.2f}x "
-                     + ("(intervals apart)" if c["apart"] else "(intervals overlap: no claim)") + ": "
-                     + ", ".join(f"{name} {f[0]:.4g} {c['unit']}" for name, f in c["figures"].items()))
+        ranked = [c["ranking"][0]["configuration"] + f" {c['ranking'][0]['figure'][0]:.4g} {c['unit']}"]
+        ranked += [f"{r['configuration']} {r['figure'][0]:.4g} ({r['behind']:.2f}x behind, "
+                   f"{'apart' if r['apart'] else 'overlapping: no claim'})" for r in c["ranking"][1:]]
+        lines.append(f"{c['path']} at {_size(c['bytes'])}, defaults: " + " > ".join(ranked))
     for t in result["tuned"]:
         lines.append(f"tuned configuration {t['name']}: {t['base']} with "
                      + " ".join(f"{k}={v}" for k, v in t["settings"].items()) + f" (for {', '.join(t['paths'])})")

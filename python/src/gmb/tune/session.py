@@ -28,6 +28,7 @@ from ..outputs import write_new
 from ..results import store as store_mod
 from ..results.engine_facts import keep_engines
 from ..results.model import Results, combine
+from ..results.store import STAT_COLUMNS
 from ..run import setup
 from ..run.execute import Stopped, run_launches, stop_on_signals
 from ..run.session import _hold
@@ -41,7 +42,9 @@ def tune(opts: TuneOptions) -> int:
     """`gmb tune`; the exit status: 0 searched (whether or not a setting won), 1 nothing could be searched, 128+N
     stopped by signal N."""
     session = SessionOptions(libraries=opts.libraries, build=opts.build, hostfile=opts.hostfile, nodes=opts.nodes,
-                             results=opts.results)
+                             results=opts.results, topology=opts.topology)
+    if opts.topology and not opts.list_knobs:
+        raise UsageError("--topology describes another machine: use it with --list (a search measures this one)")
     libs, _ = setup.found_libraries(opts.libraries)
     topo = setup.machine_topology(session)
     hosts = setup.hosts(session) or 1
@@ -69,9 +72,8 @@ def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: lis
         for path in tune_paths(conf, topo, hosts, skipped):
             if wanted and not any(w in (path.name, path.kind) or path.name.startswith(w + " ") for w in wanted):
                 continue
-            bench = conf.description.benchmark(path.block.benchmarks[0])
-            higher = bench.headline != "time_us"
-            race = Race(conf.name, path.name, path.kind, path.block, higher, "bw" if higher else "t",
+            headline = conf.description.benchmark(path.block.benchmarks[0]).headline
+            race = Race(conf.name, path.name, path.kind, path.block, headline != "time_us", STAT_COLUMNS[headline],
                         [Arm(DEFAULTS, {})])
             race.arms += [Arm(f"{o.knob.name}={v}", o.knob.setting(v), o.knob.name)
                           for o in offered(all_offers[conf.name], path.kind) for v in o.values]

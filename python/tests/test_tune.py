@@ -1,0 +1,278 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""`gmb tune`: the search's decisions on given figures, the knob catalogue checked against a library's own listing,
+and whole searches on the fake engine (knobs that help, hurt, break the data or crash the doctor; the budget; the
+configurations of one installation compared; the answer reproduced by a campaign and by `gmb run --tuned`)."""
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from conftest import write_fake_engine, write_fake_launcher
+from fake_engine import describe
+
+from gmb.campaign.spec import Block, load_campaign
+from gmb.cli import main
+from gmb.engine.configurations import Configuration
+from gmb.machine import knobs, topology
+from gmb.machine.mpilibs import MpiLibrary
+from gmb.machine.topology import Gpu, Topology
+from gmb.options import BuildOptions, LibraryOptions, TuneOptions
+from gmb.tune import search
+from gmb.tune.catalogue import offers
+from gmb.tune.search import Arm, Figure, Race
+from gmb.tune.session import tune
+
+
+# ------------------------------------------------------------------------------------------------ the search alone
+def _race(arms: dict[str, dict[int, tuple]], higher=True) -> Race:
+    """A race whose arms have these figures: key -> size -> (median, low, high, launches)."""
+    race = Race("lib", "host", "host", Block(["bw"]), higher, "bw" if higher else "t")
+    for key, figures in arms.items():
+        knob = None if key in (search.DEFAULTS, search.COMBINED) else key.partition("=")[0]
+        race.arms.append(Arm(key, {} if knob is None else {knob: key.partition("=")[2]}, knob,
+                             figures={s: Figure(*f) for s, f in figures.items()}))
+    return race
+
+
+def test_a_value_better_nowhere_is_cut_and_the_better_half_goes_on():
+    race = _race({"defaults": {8: (10, 9.8, 10.2, 1), 4096: (100, 98, 102, 1)},
+                  "A=1": {8: (10.1, 9.9, 10.3, 1), 4096: (99, 97, 101, 1)},  # within the defaults' interval
+                  "B=1": {8: (9, 8.8, 9.2, 1), 4096: (150, 148, 152, 1)},
+                  "C=1": {8: (12, 11.8, 12.2, 1), 4096: (101, 99, 103, 1)},
+                  "D=1": {8: (10.5, 10.3, 10.7, 1), 4096: (103, 101, 105, 1)},
+                  "E=1": {8: (10.4, 10.2, 10.6, 1), 4096: (100, 98, 102, 1)}})
+    cut = search.cut_losers(race, 0)
+    assert [a.key for a in cut] == ["A=1"] and "no better than the defaults" in race.arm("A=1").why
+    cut = search.cut_losers(race, 1)  # from the second round on, the better half by best gain
+    assert {a.key for a in race.racing()} == {"defaults", "B=1", "C=1"}
+    assert all("better half" in a.why for a in cut)
+    assert race.defaults.state == "racing"
+
+
+def test_winners_need_intervals_apart_in_enough_launches_and_win_per_size_range():
+    n = search.MIN_LAUNCHES
+    race = _race({"defaults": {8: (10, 9.5, 10.5, n), 1 << 20: (100, 95, 105, n), 4 << 20: (100, 95, 105, n)},
+                  "SMALL=1": {8: (20, 19, 21, n), 1 << 20: (100, 95, 105, n), 4 << 20: (99, 94, 104, n)},
+                  "LARGE=1": {8: (10, 9.5, 10.5, n), 1 << 20: (150, 145, 155, n), 4 << 20: (160, 155, 165, n)},
+                  "EARLY=1": {8: (30, 29, 31, 1)}})  # better, but in one launch: no claim
+    assert {a.key for a in search.winners(race)} == {"SMALL=1", "LARGE=1"}
+    assert search.combination(race) == {"SMALL": "1", "LARGE": "1"}
+    ranges = search.recommendation(race)
+    assert [(r.low, r.high, r.arm) for r in ranges] == [(8, 8, "SMALL=1"), (1 << 20, 4 << 20, "LARGE=1")]
+    assert ranges[1].sizes[1][1] == pytest.approx(1.6)
+    assert search.verdict(race, race.arm("EARLY=1")) == "cut early (looked better)"
+    assert search.verdict(race, race.arm("LARGE=1")) == "better"
+
+
+def test_for_a_time_lower_is_better():
+    n = search.MIN_LAUNCHES
+    race = _race({"defaults": {8: (10, 9.5, 10.5, n)}, "FAST=1": {8: (5, 4.8, 5.2, n)},
+                  "SLOW=1": {8: (20, 19, 21, n)}}, higher=False)
+    assert search.gain(race, race.arm("FAST=1"), 8) == pytest.approx(2.0)
+    assert search.verdict(race, race.arm("SLOW=1")) == "worse"
+    assert search.recommendation(race)[0].arm == "FAST=1"
+
+
+def test_no_winner_recommends_the_defaults():
+    n = search.MIN_LAUNCHES
+    race = _race({"defaults": {8: (10, 9, 11, n)}, "A=1": {8: (10.5, 9.5, 11.5, n)}})
+    assert [r.arm for r in search.recommendation(race)] == ["defaults"]
+    assert search.verdict(race, race.arm("A=1")) == "no difference"
+
+
+# ----------------------------------------------------------------------------------------- the catalogue, filtered
+OMPI_INFO = """mca:btl:vader:param:btl_vader_single_copy_mechanism:value:cma
+mca:btl:vader:param:btl_vader_single_copy_mechanism:enumerator:value:1:cma
+mca:btl:vader:param:btl_vader_single_copy_mechanism:enumerator:value:3:none
+mca:btl:vader:param:btl_vader_eager_limit:value:4096
+mca:coll:tuned:param:coll_tuned_allreduce_algorithm:value:ignore
+mca:coll:tuned:param:coll_tuned_allreduce_algorithm:enumerator:value:4:ring
+"""
+
+
+def _tool(path: Path, text: str) -> None:
+    path.write_text("#!/bin/sh\ncat <<'EOF'\n" + text + "EOF\n")
+    path.chmod(0o755)
+
+
+def _listed_openmpi(tmp_path, launcher_args, env=None) -> Configuration:
+    """An Open MPI configuration whose ompi_info and ucx_info (beside its launcher) list a few parameters."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    _tool(bindir / "ompi_info", OMPI_INFO)
+    _tool(bindir / "ucx_info", "UCX_RNDV_SCHEME=auto\nUCX_RNDV_THRESH=auto\nUCX_PROTO_ENABLE=n\n")
+    lib = MpiLibrary("ompi", "openmpi", "5.0.7", str(tmp_path), str(bindir / "mpirun"), "mpirun",
+                     launcher_args=launcher_args, env=env or {}, knobs={"MY_KNOB": ["1", "2"]})
+    return Configuration(lib, "/bin/true", describe())
+
+
+def test_the_catalogue_keeps_what_the_library_lists_with_its_defaults(tmp_path):
+    got = {o.knob.name: o for o in offers(_listed_openmpi(tmp_path, ["--mca", "pml", "ob1"]))}
+    single = got["OMPI_MCA_btl_vader_single_copy_mechanism"]
+    assert single.offered and single.default == "cma" and single.values == ("none",)  # xpmem: not in this build
+    assert got["OMPI_MCA_btl_vader_eager_limit"].values == ("16384", "65536")
+    assert "does not list it" in got["OMPI_MCA_btl_sm_eager_limit"].refused
+    algorithm = got["OMPI_MCA_coll_tuned_allreduce_algorithm"]
+    assert algorithm.values == ("ring",)
+    assert algorithm.knob.setting("ring") == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                                              "OMPI_MCA_coll_tuned_allreduce_algorithm": "ring"}
+    assert "does not run on" in got["UCX_RNDV_SCHEME"].refused  # pml ob1: UCX's knobs do nothing
+    assert got["MY_KNOB"].offered and "not listed" in got["MY_KNOB"].note  # the libraries file's own
+
+
+def test_under_pml_ucx_the_ucx_knobs_are_offered_and_a_configured_setting_is_not(tmp_path):
+    conf = _listed_openmpi(tmp_path, ["--mca", "pml", "ucx"], env={"UCX_PROTO_ENABLE": "y"})
+    got = {o.knob.name: o for o in offers(conf)}
+    assert got["UCX_RNDV_SCHEME"].offered and got["UCX_RNDV_SCHEME"].default == "auto"
+    assert "does not run on" in got["OMPI_MCA_btl_vader_eager_limit"].refused
+    assert "the configuration sets it" in got["UCX_PROTO_ENABLE"].refused
+    assert got["UCX_MAX_RNDV_RAILS"].refused  # not listed by this ucx_info
+
+
+def test_an_nccl_configuration_gets_the_nccl_knobs_unlisted(tmp_path):
+    conf = _listed_openmpi(tmp_path, [])
+    nccl = Configuration(MpiLibrary("nccl", "openmpi", "5", str(tmp_path), conf.library.launcher_path, "mpirun",
+                                    transport="nccl"), "/bin/true", describe())
+    got = {o.knob.name: o for o in offers(nccl)}
+    assert set(got) == {k.name for k in knobs.NCCL_KNOBS}
+    assert got["NCCL_PROTO"].values == ("LL", "LL128", "Simple") and "lists no parameters" in got["NCCL_PROTO"].note
+
+
+def test_knobs_a_user_declares_are_checked():
+    assert knobs.check_declared({"A_B": ["1", 2]}, "f") == {"A_B": ["1", "2"]}
+    for bad in ({"1A": ["x"]}, {"A": []}, {"A": [True]}, ["A"]):
+        with pytest.raises(ValueError, match="knobs"):
+            knobs.check_declared(bad, "f")
+
+
+# --------------------------------------------------------------------------------------- searches on the fake engine
+def _config(tmp_path, body: str) -> Path:
+    bindir = tmp_path / "bin"
+    launcher = write_fake_launcher(bindir)
+    write_fake_engine(bindir / "gmb-bench")
+    cfg = tmp_path / "libs.toml"
+    cfg.write_text(body.replace("LAUNCHER", str(launcher)).replace("ENGINE", str(bindir / "gmb-bench")))
+    return cfg
+
+
+# a library of a family without a catalogue: only the knobs declared for it are searched
+KNOBS = ("FAKEKNOB=fast@2;FAKEKNOB=slow@0.5", "FAKEKNOB=bad", "FAKEKNOB=crash")
+PLAIN = """
+[[library]]
+name = "plain"
+family = "intelmpi"
+version = "1"
+launcher = "mpirun"
+launcher_path = "LAUNCHER"
+engine = "ENGINE"
+knobs = { FAKEKNOB = ["fast", "slow", "same", "bad", "crash"] }
+env = { FAKE_LIBRARY_VERSION = "Intel(R) MPI Library 1 for Linux* OS", FAKE_STEADY = "1", FAKE_KNOB_EFFECT = "%s", FAKE_KNOB_BREAK = "%s", FAKE_DOCTOR_CRASH = "%s" }
+""" % KNOBS
+
+
+@pytest.fixture
+def fake_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[1] / "src"))
+    monkeypatch.setattr(topology, "discover", lambda: Topology(gpus=[], links={}, numa_nodes={0: "0-1"}))
+    return tmp_path
+
+
+def _tune(tmp_path, cfg: Path, **more) -> dict:
+    opts = TuneOptions(libraries=LibraryOptions(config=str(cfg), no_detect=True), build=BuildOptions(no_build=True),
+                       results=str(tmp_path / "results"), seed=1, no_report=True, **more)
+    assert tune(opts) == 0
+    (outdir,) = (tmp_path / "results").glob("tune-*")
+    return {"dir": outdir, **json.loads((outdir / "tune.json").read_text())}
+
+
+def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fake_home, capsys):
+    cfg = _config(fake_home, PLAIN)
+    got = _tune(fake_home, cfg, paths=("host",), budget=300)
+    (race,) = got["races"]
+    assert race["configuration"] == "plain" and race["path"] == "host"
+    verdicts = {a["key"]: a for a in race["arms"]}
+    assert verdicts["FAKEKNOB=fast"]["verdict"] == "better" and verdicts["FAKEKNOB=fast"]["launches"] >= 3
+    assert verdicts["FAKEKNOB=slow"]["verdict"].endswith("worse)") or verdicts["FAKEKNOB=slow"]["verdict"] == "worse"
+    assert verdicts["FAKEKNOB=same"]["verdict"] in ("no difference", "cut early (no difference)")
+    assert verdicts["FAKEKNOB=bad"]["verdict"] == "broken" and "received data differ" in verdicts["FAKEKNOB=bad"]["why"]
+    assert verdicts["FAKEKNOB=crash"]["verdict"] == "broken" and "doctor" in verdicts["FAKEKNOB=crash"]["why"]
+    (rec,) = [r for r in race["recommendation"] if r["arm"] != "defaults"]
+    assert rec["arm"] == "FAKEKNOB=fast" and rec["settings"] == {"FAKEKNOB": "fast"}
+    assert all(s["gain"] > 1.5 and s["arm"][1] > s["defaults"][2] for s in rec["sizes"])  # intervals apart
+    assert "-x FAKEKNOB=fast" in rec["command"] and "FAKEKNOB=fast" in rec["export"]
+    assert got["tuned"] == [{"name": "plain-tuned", "base": "plain", "settings": {"FAKEKNOB": "fast"},
+                             "paths": ["host"]}]
+    out = capsys.readouterr().out
+    assert "FAKEKNOB=fast" in out and "broken: FAKEKNOB=bad" in out
+    # the store is a results directory: its records, and the answer in its meta for the report
+    assert main(["tables", str(got["dir"])]) == 0
+    # the campaign that reproduces it: the defaults and the recommended settings, each its own point
+    check = load_campaign(got["dir"] / "tune.toml")
+    assert [b.settings for b in check.blocks] == [[{}, {"FAKEKNOB": "fast"}]] and check.repetitions == 3
+    assert main(["plan", "--config", str(cfg), "--no-detect", str(got["dir"] / "tune.toml")]) == 0
+    # gmb run --tuned: the recommended configuration beside the others
+    assert main(["plan", "--config", str(cfg), "--no-detect", "--quick", "--tuned", str(got["dir"])]) == 0
+    planned = capsys.readouterr().out
+    assert ".plain-tuned." in planned and "FAKEKNOB" not in planned.split(".plain.")[0]
+
+
+def test_the_budget_stops_the_search_and_the_answer_says_so(fake_home):
+    cfg = _config(fake_home, PLAIN.replace('["fast", "slow", "same", "bad", "crash"]',
+                                           '["fast", "slow", "same", "s1", "s2", "s3", "s4", "s5"]'))
+    got = _tune(fake_home, cfg, paths=("host",), budget=3)
+    assert got["cut_short"] and got["launches"] < 8
+    assert all(r["arm"] == "defaults" for r in got["races"][0]["recommendation"])  # nothing proven in that time
+
+
+def test_a_tuned_directory_that_is_not_one_is_refused(fake_home, capsys):
+    cfg = _config(fake_home, PLAIN)
+    assert main(["plan", "--config", str(cfg), "--no-detect", "--quick", "--tuned", str(fake_home)]) == 2
+    assert "no tune.json" in capsys.readouterr().err
+    assert main(["tune", "--config", str(cfg), "--no-detect", "--topology", "x.json"]) == 2
+
+
+TWO_PMLS = """
+[[library]]
+name = "x-ob1"
+family = "intelmpi"
+version = "1"
+prefix = "/opt/x"
+launcher = "mpirun"
+launcher_path = "LAUNCHER"
+engine = "ENGINE"
+cuda_aware = true
+launcher_args = ["--mca", "pml", "ob1"]
+env = { FAKE_LIBRARY_VERSION = "Intel(R) MPI Library 1 for Linux* OS", FAKE_STEADY = "1", FAKE_CUDA = "1", FAKE_NCCL = "2.28.3", FAKE_KNOB_EFFECT = "NCCL_PROTO=LL@3" }
+
+[[library]]
+name = "x-ucx"
+family = "intelmpi"
+version = "1"
+prefix = "/opt/x"
+launcher = "mpirun"
+launcher_path = "LAUNCHER"
+engine = "ENGINE"
+cuda_aware = true
+launcher_args = ["--mca", "pml", "ucx"]
+env = { FAKE_LIBRARY_VERSION = "Intel(R) MPI Library 1 for Linux* OS", FAKE_STEADY = "1", FAKE_CUDA = "1", FAKE_NCCL = "2.28.3", FAKE_SCALE = "0.5" }
+"""
+
+
+def test_on_a_gpu_node_the_configurations_are_compared_and_nccl_searched(fake_home, monkeypatch):
+    two = Topology(gpus=[Gpu(i, "NVIDIA H200") for i in range(2)], links={(0, 1): "NV18", (1, 0): "NV18"},
+                   numa_nodes={0: "0-1"})
+    monkeypatch.setattr(topology, "discover", lambda: two)
+    cfg = _config(fake_home, TWO_PMLS)
+    got = _tune(fake_home, cfg, paths=("nvlink", "collective"), budget=600)
+    races = {(r["configuration"], r["path"]) for r in got["races"]}
+    assert races == {(c, p) for c in ("x-ob1", "x-ucx", "nccl") for p in ("nvlink", "collective allreduce")}
+    nvlink = [c for c in got["comparisons"] if c["path"] == "nvlink"]
+    for c in nvlink:  # the fake NCCL is 10x faster than the MPIs, x-ucx 2x faster than x-ob1
+        assert [r["configuration"] for r in c["ranking"]] == ["nccl", "x-ucx", "x-ob1"]
+        assert all(r["apart"] for r in c["ranking"][1:]) and c["ranking"][2]["behind"] > 2 * c["ranking"][1]["behind"] * 0.9
+    (nccl,) = [r for r in got["races"] if r["configuration"] == "nccl" and r["path"].startswith("collective")]
+    assert {r["arm"] for r in nccl["recommendation"]} == {"NCCL_PROTO=LL"}
+    assert "NCCL_PROTO=LL" in nccl["recommendation"][0]["command"]
