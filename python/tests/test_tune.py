@@ -103,7 +103,7 @@ def _listed_openmpi(tmp_path, launcher_args, env=None) -> Configuration:
     _tool(bindir / "ompi_info", OMPI_INFO)
     _tool(bindir / "ucx_info", "UCX_RNDV_SCHEME=auto\nUCX_RNDV_THRESH=auto\nUCX_PROTO_ENABLE=n\n")
     lib = MpiLibrary("ompi", "openmpi", "5.0.7", str(tmp_path), str(bindir / "mpirun"), "mpirun",
-                     launcher_args=launcher_args, env=env or {}, knobs={"MY_KNOB": ["1", "2"]})
+                     launcher_args=launcher_args, env=env or {}, knobs={"UCX_MY_KNOB": ["1", "2"]})
     return Configuration(lib, "/bin/true", describe())
 
 
@@ -118,7 +118,7 @@ def test_the_catalogue_keeps_what_the_library_lists_with_its_defaults(tmp_path):
     assert algorithm.knob.setting("ring") == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
                                               "OMPI_MCA_coll_tuned_allreduce_algorithm": "ring"}
     assert "does not run on" in got["UCX_RNDV_SCHEME"].refused  # pml ob1: UCX's knobs do nothing
-    assert got["MY_KNOB"].offered and "not listed" in got["MY_KNOB"].note  # the libraries file's own
+    assert got["UCX_MY_KNOB"].offered and "not listed" in got["UCX_MY_KNOB"].note  # the libraries file's own
 
 
 def test_under_pml_ucx_the_ucx_knobs_are_offered_and_a_configured_setting_is_not(tmp_path):
@@ -140,10 +140,10 @@ def test_an_nccl_configuration_gets_the_nccl_knobs_unlisted(tmp_path):
 
 
 def test_knobs_a_user_declares_are_checked():
-    assert knobs.check_declared({"A_B": ["1", 2]}, "f") == {"A_B": ["1", "2"]}
-    for bad in ({"1A": ["x"]}, {"A": []}, {"A": [True]}, ["A"]):
+    assert knobs.check_declared({"UCX_B": ["1", 2]}, "f", ("UCX_",)) == {"UCX_B": ["1", "2"]}
+    for bad in ({"1A": ["x"]}, {"UCX_A": []}, {"UCX_A": [True]}, ["UCX_A"], {"MY_KNOB": ["1"]}):
         with pytest.raises(ValueError, match="knobs"):
-            knobs.check_declared(bad, "f")
+            knobs.check_declared(bad, "f", ("UCX_",))
 
 
 # --------------------------------------------------------------------------------------- searches on the fake engine
@@ -157,7 +157,7 @@ def _config(tmp_path, body: str) -> Path:
 
 
 # a library of a family without a catalogue: only the knobs declared for it are searched
-KNOBS = ("FAKEKNOB=fast@2;FAKEKNOB=slow@0.5", "FAKEKNOB=bad", "FAKEKNOB=crash")
+KNOBS = ("UCX_FAKE_KNOB=fast@2;UCX_FAKE_KNOB=slow@0.5", "UCX_FAKE_KNOB=bad", "UCX_FAKE_KNOB=crash")
 PLAIN = """
 [[library]]
 name = "plain"
@@ -166,7 +166,7 @@ version = "1"
 launcher = "mpirun"
 launcher_path = "LAUNCHER"
 engine = "ENGINE"
-knobs = { FAKEKNOB = ["fast", "slow", "same", "bad", "crash"] }
+knobs = { UCX_FAKE_KNOB = ["fast", "slow", "same", "bad", "crash"] }
 env = { FAKE_LIBRARY_VERSION = "Intel(R) MPI Library 1 for Linux* OS", FAKE_STEADY = "1", FAKE_KNOB_EFFECT = "%s", FAKE_KNOB_BREAK = "%s", FAKE_DOCTOR_CRASH = "%s" }
 """ % KNOBS
 
@@ -194,29 +194,38 @@ def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fa
     (race,) = got["races"]
     assert race["configuration"] == "plain" and race["path"] == "host"
     verdicts = {a["key"]: a for a in race["arms"]}
-    assert verdicts["FAKEKNOB=fast"]["verdict"] == "better" and verdicts["FAKEKNOB=fast"]["launches"] >= 3
-    assert verdicts["FAKEKNOB=slow"]["verdict"].endswith("worse)") or verdicts["FAKEKNOB=slow"]["verdict"] == "worse"
-    assert verdicts["FAKEKNOB=same"]["verdict"] in ("no difference", "cut early (no difference)")
-    assert verdicts["FAKEKNOB=bad"]["verdict"] == "broken" and "received data differ" in verdicts["FAKEKNOB=bad"]["why"]
-    assert verdicts["FAKEKNOB=crash"]["verdict"] == "broken" and "doctor" in verdicts["FAKEKNOB=crash"]["why"]
+    assert verdicts["UCX_FAKE_KNOB=fast"]["verdict"] == "better" and verdicts["UCX_FAKE_KNOB=fast"]["launches"] >= 3
+    assert verdicts["UCX_FAKE_KNOB=slow"]["verdict"].endswith("worse)") or verdicts["UCX_FAKE_KNOB=slow"]["verdict"] == "worse"
+    assert verdicts["UCX_FAKE_KNOB=same"]["verdict"] in ("no difference", "cut early (no difference)")
+    assert verdicts["UCX_FAKE_KNOB=bad"]["verdict"] == "broken" and "received data differ" in verdicts["UCX_FAKE_KNOB=bad"]["why"]
+    assert verdicts["UCX_FAKE_KNOB=crash"]["verdict"] == "broken" and "doctor" in verdicts["UCX_FAKE_KNOB=crash"]["why"]
     (rec,) = [r for r in race["recommendation"] if r["arm"] != "defaults"]
-    assert rec["arm"] == "FAKEKNOB=fast" and rec["settings"] == {"FAKEKNOB": "fast"}
+    assert rec["arm"] == "UCX_FAKE_KNOB=fast" and rec["settings"] == {"UCX_FAKE_KNOB": "fast"}
     assert all(s["gain"] > 1.5 and s["arm"][1] > s["defaults"][2] for s in rec["sizes"])  # intervals apart
-    assert "-x FAKEKNOB=fast" in rec["command"] and "FAKEKNOB=fast" in rec["export"]
-    assert got["tuned"] == [{"name": "plain-tuned", "base": "plain", "settings": {"FAKEKNOB": "fast"},
+    assert "-x UCX_FAKE_KNOB=fast" in rec["command"] and "UCX_FAKE_KNOB=fast" in rec["export"]
+    assert got["tuned"] == [{"name": "plain-tuned", "base": "plain", "settings": {"UCX_FAKE_KNOB": "fast"},
                              "paths": ["host"]}]
     out = capsys.readouterr().out
-    assert "FAKEKNOB=fast" in out and "broken: FAKEKNOB=bad" in out
+    assert "UCX_FAKE_KNOB=fast" in out and "broken: UCX_FAKE_KNOB=bad" in out
     # the store is a results directory: its records, and the answer in its meta for the report
     assert main(["tables", str(got["dir"])]) == 0
     # the campaign that reproduces it: the defaults and the recommended settings, each its own point
     check = load_campaign(got["dir"] / "tune.toml")
-    assert [b.settings for b in check.blocks] == [[{}, {"FAKEKNOB": "fast"}]] and check.repetitions == 3
+    assert [b.settings for b in check.blocks] == [[{}, {"UCX_FAKE_KNOB": "fast"}]] and check.repetitions == 3
     assert main(["plan", "--config", str(cfg), "--no-detect", str(got["dir"] / "tune.toml")]) == 0
+    # measured again by a plain gmb run of it, with the libraries as the search ran them: the search's figures agree
+    libs = got["dir"] / "tune-libraries.toml"
+    assert main(["run", "--config", str(libs), "--no-detect", str(got["dir"] / "tune.toml"), "--results",
+                 str(fake_home / "check"), "--no-progress", "--no-report"]) == 0
+    (check_dir,) = (fake_home / "check").iterdir()
+    capsys.readouterr()
+    assert main(["tune", "--verify", str(got["dir"]), str(check_dir)]) == 0
+    verified = capsys.readouterr().out
+    assert "agrees" in verified and "the gain holds (+100 %)" in verified and "DIFFERS" not in verified
     # gmb run --tuned: the recommended configuration beside the others
     assert main(["plan", "--config", str(cfg), "--no-detect", "--quick", "--tuned", str(got["dir"])]) == 0
     planned = capsys.readouterr().out
-    assert ".plain-tuned." in planned and "FAKEKNOB" not in planned.split(".plain.")[0]
+    assert ".plain-tuned." in planned and "UCX_FAKE_KNOB" not in planned.split(".plain.")[0]
 
 
 def test_the_budget_stops_the_search_and_the_answer_says_so(fake_home):
@@ -276,3 +285,21 @@ def test_on_a_gpu_node_the_configurations_are_compared_and_nccl_searched(fake_ho
     (nccl,) = [r for r in got["races"] if r["configuration"] == "nccl" and r["path"].startswith("collective")]
     assert {r["arm"] for r in nccl["recommendation"]} == {"NCCL_PROTO=LL"}
     assert "NCCL_PROTO=LL" in nccl["recommendation"][0]["command"]
+    # the libraries as the search ran them, NCCL by its via library
+    from gmb.machine.libraries import load_config
+    declared = {lib.name: lib for lib in load_config(got["dir"] / "tune-libraries.toml")}
+    assert set(declared) == {"x-ob1", "x-ucx", "nccl"}
+    assert declared["nccl"].transport == "nccl" and declared["nccl"].via == "x-ob1"
+    assert declared["nccl"].launcher_args == ["--mca", "pml", "ob1"] and declared["x-ucx"].env["FAKE_SCALE"] == "0.5"
+
+
+def test_a_knob_on_the_command_line_must_be_a_setting_the_records_keep(fake_home, capsys):
+    cfg = _config(fake_home, PLAIN)
+    assert main(["tune", "--config", str(cfg), "--no-detect", "--knob", "MY_THING=1", "--list"]) == 2
+    assert "is not a setting the records keep" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["tune", "--config", str(cfg), "--no-detect", "--knob", "UCX_TLS", "--list"])
+    assert main(["tune", "--config", str(cfg), "--no-detect", "--knob", "UCX_TLS=tcp,self", "--knob",
+                 "UCX_TLS=sm,self", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "tries tcp,self, sm,self" in listed and "UCX_FAKE_KNOB" in listed

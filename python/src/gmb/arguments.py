@@ -85,14 +85,13 @@ _nonnegative_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
 _positive_seconds = _checked(float, lambda v: 0 < v < float("inf"), "a number of seconds > 0")  # NaN is not
 
 
-def _knob(text: str) -> tuple[str, tuple[str, ...]]:
-    """--knob NAME=V1,V2: a setting to search and its values."""
-    name, _, values = text.partition("=")
-    items = tuple(v for v in values.split(",") if v)
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or not items:
-        raise argparse.ArgumentTypeError(f"must be NAME=VALUE[,VALUE...], NAME an environment variable (e.g. "
-                                         f"UCX_RNDV_THRESH=8192,65536); got {text!r}")
-    return name, items
+def _knob(text: str) -> tuple[str, str]:
+    """--knob NAME=VALUE: a setting to search and one value of it (the value may hold commas: UCX_TLS=sm,self)."""
+    name, _, value = text.partition("=")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or not value:
+        raise argparse.ArgumentTypeError(f"must be NAME=VALUE, NAME an environment variable (e.g. "
+                                         f"UCX_RNDV_THRESH=8192); got {text!r}")
+    return name, value
 
 
 class _SetupItem(argparse.Action):
@@ -191,10 +190,13 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--paths", type=lambda t: tuple(w for w in t.split(",") if w), default=(),
                     help="paths to search, by name or kind, comma-separated: nvlink, pcie, same-gpu, device, "
                          "host-device, host, inter-node, collective (default: every path here)")
-    sp.add_argument("--knob", action="append", type=_knob, metavar="NAME=V1[,V2...]",
-                    help="one more setting to search, with its values (repeatable)")
+    sp.add_argument("--knob", action="append", type=_knob, metavar="NAME=VALUE",
+                    help="a value of one more setting to search (repeatable: the same NAME again adds a value)")
     sp.add_argument("--list", dest="list_knobs", action="store_true",
                     help="say which knobs each configuration is offered (default, values tried) and which not, why")
+    sp.add_argument("--verify", nargs=2, metavar=("TUNE_DIR", "RUN_DIR"),
+                    help="set a search's recommendations beside a `gmb run` of its tune.toml (with its "
+                         "tune-libraries.toml): do they agree, does the gain hold; exit 1 where not")
     sp.add_argument("--seed", type=int)
     sp.add_argument("--topology", metavar="JSON", help="with --list: the knobs of another machine's paths, its topology from "
                                                        "this file (like `gmb doctor --json`'s topology)")

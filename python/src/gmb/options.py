@@ -58,8 +58,9 @@ class TuneOptions:
     build: BuildOptions = field(default_factory=BuildOptions)
     budget: float = 600.0  # seconds for the search (engines built before it starts)
     paths: tuple[str, ...] = ()  # path names or kinds to search (tune/paths.py); none: every path
-    knob: tuple[tuple[str, tuple[str, ...]], ...] = ()  # --knob NAME=V1,V2: more knobs to search
+    knob: tuple[tuple[str, str], ...] = ()  # --knob NAME=VALUE, repeatable: more knob values to search
     list_knobs: bool = False  # only say which knobs each configuration is offered
+    verify: tuple[str, ...] = ()  # (TUNE_DIR, RUN_DIR): a search's answer against a run of its tune.toml
     topology: str | None = None  # the topology of this JSON file instead of the machine's
     seed: int | None = None
     nodes: tuple[int, ...] = ()

@@ -208,15 +208,19 @@ def user_knobs(declared: dict[str, list[str]], source: str) -> tuple[Knob, ...]:
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def check_declared(declared, where: str) -> dict[str, list[str]]:
+def check_declared(declared, where: str, setting_prefixes: tuple[str, ...]) -> dict[str, list[str]]:
     """A table of knobs as a user writes it (NAME = ["value", ...]) checked: ValueError names what is wrong and what
-    is accepted."""
+    is accepted. A knob must be a setting the records keep (``setting_prefixes``): its values would be taken for one
+    another otherwise."""
     if not isinstance(declared, dict):
         raise ValueError(f"{where}: knobs must be a table, e.g. knobs = {{ UCX_RNDV_THRESH = [\"8192\", \"65536\"] }}")
     out = {}
     for name, values in declared.items():
         if not _NAME.match(name):
             raise ValueError(f"{where}: knobs: {name!r} is no environment variable name (letters, digits, _)")
+        if not name.startswith(setting_prefixes):
+            raise ValueError(f"{where}: knobs: {name} is not a setting the records keep, so its values could not be "
+                             f"told apart (accepted: names starting with {', '.join(setting_prefixes)})")
         items = values if isinstance(values, list) else [values]
         if not items or not all(isinstance(v, (str, int)) and not isinstance(v, bool) and str(v) for v in items):
             raise ValueError(f"{where}: knobs.{name} must be a value or a list of values (strings or integers; "

@@ -4,6 +4,7 @@ this machine (detect.py) whose installation was not declared (``all_libraries``)
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from dataclasses import replace
@@ -169,9 +170,40 @@ def _nccl_library(entry: dict, where: str, candidates: list[MpiLibrary]) -> MpiL
                    knobs=_knobs(entry, where))
 
 
+def _toml_value(v) -> str:
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    return json.dumps(v)  # strings, lists of strings, booleans: the same in TOML
+
+
+def to_toml(libs: list[MpiLibrary]) -> str:
+    """A libraries file declaring ``libs`` as they are (load_config reads it back to the same launches): each with
+    its launcher, arguments and environment spelled out (no profile), an NCCL library by its ``via``."""
+    out = []
+    by_name = {lib.name: lib for lib in libs}
+    for lib in libs:
+        fields = {"name": lib.name}
+        if lib.transport == "nccl":  # what it adds to its via library's (load_config puts them together again)
+            via = by_name.get(lib.via) or replace(lib, env={}, launcher_args=[])
+            fields |= {"transport": "nccl", "via": lib.via,
+                       "env": {k: v for k, v in lib.env.items() if via.env.get(k) != v},
+                       "launcher_args": lib.launcher_args[len(via.launcher_args):]}
+        else:
+            fields |= {"family": lib.family, "version": lib.version, "prefix": lib.prefix, "launcher": lib.launcher,
+                       "launcher_path": lib.launcher_path, "launcher_args": lib.launcher_args, "env": lib.env,
+                       "env_unset": lib.env_unset, "path_remove": lib.path_remove, "cmake_args": lib.cmake_args,
+                       "engine": lib.engine}
+            if lib.cuda_aware is not None:
+                fields["cuda_aware"] = lib.cuda_aware
+        fields["knobs"] = lib.knobs
+        out.append("[[library]]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in fields.items()
+                                             if v not in ([], {}, None)))
+    return "\n".join(out)
+
+
 def _knobs(entry: dict, where: str) -> dict[str, list[str]]:
     try:
-        return check_declared(entry.get("knobs", {}), where)
+        return check_declared(entry.get("knobs", {}), where, families.setting_prefixes())
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 

@@ -59,7 +59,8 @@ def _race(race: Race, conf: Configuration) -> dict:
                      "best_bytes": at, "launches": a.launches, "figures": _figures(a)})
     return {"configuration": race.configuration, "path": race.path, "kind": race.kind, "metric": race.metric,
             "unit": UNITS.get(race.metric, ""), "higher_is_better": race.higher_is_better,
-            "benchmark": race.block.benchmarks[0], "sizes": race.sizes, "note": race.note, "arms": arms,
+            "benchmark": race.block.benchmarks[0], "memory": race.block.memory[0] or None,
+            "operation": (race.block.operations or [None])[0], "sizes": race.sizes, "note": race.note, "arms": arms,
             "recommendation": ranges}
 
 

@@ -22,7 +22,9 @@ from ..campaign.spec import Campaign
 from ..engine import configurations as confs_mod
 from ..engine.doctor import _describe, engine_doctor
 from ..errors import UsageError
-from ..machine.knobs import user_knobs
+from ..machine import libraries as libraries_mod
+from ..machine import families
+from ..machine.knobs import check_declared, user_knobs
 from ..options import SessionOptions, TuneOptions
 from ..outputs import write_new
 from ..results import store as store_mod
@@ -43,12 +45,21 @@ def tune(opts: TuneOptions) -> int:
     stopped by signal N."""
     session = SessionOptions(libraries=opts.libraries, build=opts.build, hostfile=opts.hostfile, nodes=opts.nodes,
                              results=opts.results, topology=opts.topology)
+    if opts.verify:
+        from .verify import command
+        return command(*opts.verify)
     if opts.topology and not opts.list_knobs:
         raise UsageError("--topology describes another machine: use it with --list (a search measures this one)")
     libs, _ = setup.found_libraries(opts.libraries)
     topo = setup.machine_topology(session)
     hosts = setup.hosts(session) or 1
-    extra = user_knobs(dict(opts.knob), "--knob")
+    try:
+        declared: dict[str, list[str]] = {}
+        for name, value in opts.knob:
+            declared.setdefault(name, []).append(value)
+        extra = user_knobs(check_declared(declared, "--knob", families.setting_prefixes()), "--knob")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if opts.list_knobs:
         confs, _ = setup.configured(session, libs, topo, do_build=False, run_doctor=False)
         cache: dict = {}
@@ -206,12 +217,15 @@ def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, ex
         lock.release()
     write_new(outdir / "tune.json", json.dumps(result, indent=1, allow_nan=False))
     write_new(outdir / "tune.toml", answer_mod.reproducing_campaign(result, races).to_toml())
+    write_new(outdir / "tune-libraries.toml", libraries_mod.to_toml(confs_mod.libraries(confs_mod.runnable(confs))))
     print("\n" + "\n".join(answer_mod.answer_text(result)) + "\n")
     out = outdir / "report.html"
     if not opts.no_report:
         from ..report import html as report
         report.write_report(Results.load(st), out, title="gmb tune")
         print(f"gmb: report {out}")
+    print(f"gmb tune: measure it again: gmb run --config {outdir / 'tune-libraries.toml'} --no-detect "
+          f"{outdir / 'tune.toml'}; then: gmb tune --verify {outdir} RUN_DIR", file=sys.stderr)
     print(str(outdir))
     return 0
 

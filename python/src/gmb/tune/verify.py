@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""`gmb tune --verify TUNE_DIR RUN_DIR`: what a search recommended, measured again by a plain `gmb run` (of its
+tune.toml, with its tune-libraries.toml), set beside what the search measured. Per recommended range and size: the
+search's figure and interval, the run's, whether they agree (intervals overlap), and whether the gain over the
+defaults holds in the run (intervals apart there too).
+
+A record belongs to an arm of a race by its configuration, benchmark, memory (operation) and the race's knobs it
+ran with: the arm's values, and none of the race's other knobs (the defaults: none at all)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import UsageError
+from ..results.model import Point, Results, combine
+from ..results.store import open_results, StoreError
+from .search import DEFAULTS
+
+
+def _answer(tune_dir: Path) -> dict:
+    try:
+        return json.loads((tune_dir / "tune.json").read_text())
+    except FileNotFoundError:
+        raise UsageError(f"{tune_dir}: no tune.json (give the results directory of a `gmb tune`)") from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{tune_dir / 'tune.json'} cannot be read: {exc}") from None
+
+
+def _results(path: Path) -> Results:
+    try:
+        return Results.load(open_results(path))
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def arm_points(results: Results, race: dict, settings: dict[str, str]) -> dict[int, Point]:
+    """The race's points (by size) measured with exactly ``settings`` of the race's knobs."""
+    knobs = {k for arm in race["arms"] for k in arm["settings"]}
+    memory = race.get("memory")
+    chosen = [r for r in results.ok(race["benchmark"]) if r.library == race["configuration"]
+              and (memory is None or r.memory == memory) and (race.get("operation") in (None, r.operation))
+              and {k: v for k, v in r.config.settings.items() if k in knobs} == settings]
+    return {p.bytes: p for p in combine(chosen, metric=race["metric"])}
+
+
+def _apart(a: Point, b: Point, higher: bool) -> bool:
+    return a.low > b.high if higher else a.high < b.low
+
+
+def verify(tune_dir: Path, run_dir: Path) -> list[dict]:
+    """One row per recommended range and size: the search's and the run's figures of the recommended settings and
+    of the defaults, agreement, and whether the gain holds."""
+    answer, tuned, run = _answer(tune_dir), _results(tune_dir), _results(run_dir)
+    rows = []
+    for race in answer["races"]:
+        higher = race["higher_is_better"]
+        for r in race["recommendation"]:
+            if r["arm"] == DEFAULTS:
+                continue
+            sides = {name: (arm_points(res, race, r["settings"]), arm_points(res, race, {}))
+                     for name, res in (("tune", tuned), ("run", run))}
+            for size in (s["bytes"] for s in r["sizes"]):
+                (t_arm, t_def), (r_arm, r_def) = ((a.get(size), d.get(size)) for a, d in sides.values())
+                row = {"configuration": race["configuration"], "path": race["path"], "bytes": size,
+                       "settings": r["settings"], "unit": race["unit"], "tune": t_arm, "run": r_arm,
+                       "run_defaults": r_def, "agrees": None, "gain_holds": None}
+                if t_arm and r_arm:
+                    row["agrees"] = not (_apart(t_arm, r_arm, True) or _apart(r_arm, t_arm, True))
+                if r_arm and r_def:
+                    row["gain_holds"] = _apart(r_arm, r_def, higher) and r_arm.reps >= 2 and r_def.reps >= 2
+                    row["run_gain"] = r_arm.median / r_def.median if higher else r_def.median / r_arm.median
+                rows.append(row)
+    return rows
+
+
+def verify_text(rows: list[dict]) -> list[str]:
+    def fig(p: Point | None, unit: str) -> str:
+        return "not measured" if p is None else f"{p.median:.4g} {unit} [{p.low:.4g}-{p.high:.4g}, {p.reps} launches]"
+
+    lines = []
+    for row in rows:
+        said = {True: "agrees", False: "DIFFERS", None: "not comparable"}[row["agrees"]]
+        holds = {True: "the gain holds", False: "the gain does NOT hold", None: "gain not measured"}[row["gain_holds"]]
+        gain = f" ({100 * (row['run_gain'] - 1):+.0f} %)" if "run_gain" in row else ""
+        lines.append(f"{row['configuration']}, {row['path']} at {row['bytes']} B, "
+                     + " ".join(f"{k}={v}" for k, v in row["settings"].items())
+                     + f": search {fig(row['tune'], row['unit'])}; run {fig(row['run'], row['unit'])}: {said}; "
+                     f"{holds}{gain} over the run's defaults {fig(row['run_defaults'], row['unit'])}")
+    return lines or ["the search recommended no setting: nothing to verify"]
+
+
+def command(tune_dir: str, run_dir: str) -> int:
+    """Exit 0 when every recommendation agrees and its gain holds, 1 otherwise."""
+    rows = verify(Path(tune_dir), Path(run_dir))
+    print("\n".join(verify_text(rows)))
+    return 0 if all(r["agrees"] and r["gain_holds"] for r in rows) else 1
