@@ -17,8 +17,9 @@ namespace {
 
 // Whether the library still moves device memory correctly when buffers are freed and allocated again (what
 // --fresh-buffers does per size, and what applications do): {"status": passed|failed|not run, "detail"}.
-Json fresh_buffer_check(const Context& ctx) {
+Json fresh_buffer_check(const Context& ctx, bool asked) {
   Json out = Json::object();
+  if (!asked) return out.set("status", "not run").set("detail", "not asked (--awareness-only)");
   const MemoryKind* device = ctx.platform->memory.find(kDeviceMemory);
   if (ctx.awareness->verdict != Awareness::aware || !device || !device->available())
     return out.set("status", "not run").set("detail", "only for a library proven CUDA-aware, with device memory");
@@ -45,13 +46,20 @@ Json tools_by_host(const Context& ctx, const std::vector<std::vector<std::string
 
 class Doctor final : public Benchmark {
  public:
+  void add_options(ArgParser& p) override {
+    // The proof alone: a check of settings one by one (gmb tune) needs the validated exchange, not the stress of
+    // buffers allocated again, which may hang for its whole timeout
+    p.flag({"--awareness-only"}, "only the CUDA-awareness proof (no check of device buffers freed and allocated again)",
+           &awareness_only_);
+  }
+  Json options_json() const override { return Json::object().set("awareness_only", awareness_only_); }
   void configure(const std::vector<std::string>& positionals, int, const Platform&) override {
     if (!positionals.empty()) throw UsageError("doctor takes no positional arguments");
   }
   std::vector<TableColumn> columns() const override { return {}; }
 
   int run(Context& ctx, RecordSink& sink) override {
-    const Json fresh = fresh_buffer_check(ctx);
+    const Json fresh = fresh_buffer_check(ctx, !awareness_only_);
     const auto network = gather_fields(ctx.comm, network_summary(rank_network_facts(ctx)));
     const auto tools = gather_fields(ctx.comm, network_tool_availability());
     if (ctx.rank != 0) return kExitOk;
@@ -109,6 +117,9 @@ class Doctor final : public Benchmark {
     }
     return kExitOk;
   }
+
+ private:
+  bool awareness_only_ = false;
 };
 
 const Registration doctor_registration({"doctor", "GPU awareness of the MPI library (static answers + proof), kinds, GPU paths",

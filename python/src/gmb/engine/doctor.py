@@ -130,18 +130,20 @@ def engine_loads(lib: mpilibs.MpiLibrary, engine: Path, description: EngineDescr
             "mismatch": identity.check_engine(lib, mpi)}
 
 
-def engine_doctor(lib: mpilibs.MpiLibrary, engine: Path, timeout: float = 120) -> dict:
+def engine_doctor(lib: mpilibs.MpiLibrary, engine: Path, timeout: float = 120, awareness_only: bool = False) -> dict:
     """Run `gmb-bench doctor` under the library's launcher with 2 ranks; returns its records or the error:
     {"exit", "gpu_awareness": {verdict, summary}, "fresh_buffers": {status, detail} (when the engine got that far),
     "results", and "crashed"/"signal" for a launch a signal ended}. A launch that a signal ended (the launcher's exit
     128+N, or -N: e.g. 139 when pml ucx with UCX defaults crashes on device memory) is a verdict, not a failure of
     gmb doctor: "not aware", the awareness proof crashed (signal N), with the first line of the engine's FATAL
     message when there is one; unless the crash came in the doctor's fresh-buffer check, after the proof: then the
-    verdict stands and the fresh-buffer check is what crashed."""
+    verdict stands and the fresh-buffer check is what crashed. ``awareness_only``: the proof alone (an engine that
+    lists --awareness-only for its doctor)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "doctor.jsonl"
         launcher = launchers.get(lib.launcher)
-        spec = launchers.LaunchSpec(ranks=2, program=[str(engine), "doctor", "--out", str(out)])
+        spec = launchers.LaunchSpec(ranks=2, program=[str(engine), "doctor", "--out", str(out),
+                                                      *(["--awareness-only"] if awareness_only else [])])
         try:
             p = subprocess.run(launcher.argv(lib, spec), env=launcher.environment(lib, spec), capture_output=True,
                                text=True, errors="replace", timeout=timeout)

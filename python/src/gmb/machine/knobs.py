@@ -58,14 +58,21 @@ OPEN_MPI_KNOBS = (
 
 # UCX, under Open MPI's pml ucx and MPICH's ch4:ucx: the rendezvous protocol moves large and device messages
 UCX_KNOBS = (
-    Knob("UCX_RNDV_THRESH", ("8192", "65536", "1048576"), PATHS, "ucx",
+    Knob("UCX_RNDV_THRESH", ("8192", "1048576"), PATHS, "ucx",
          "the size from which a message goes by rendezvous (zero-copy) instead of eagerly"),
-    Knob("UCX_RNDV_SCHEME", ("get_zcopy", "put_zcopy"), PATHS, "ucx",
-         "how the rendezvous moves the data: the receiver reads it (get) or the sender writes it (put)"),
+    Knob("UCX_RNDV_SCHEME", ("get_zcopy", "put_zcopy", "get_ppln", "put_ppln"), PATHS, "ucx",
+         "how the rendezvous moves the data: the receiver reads it (get) or the sender writes it (put), directly "
+         "(zcopy) or pipelined through staging buffers (ppln)"),
     Knob("UCX_RNDV_FRAG_MEM_TYPE", ("host", "cuda"), ("host-device", "inter-node"), "ucx",
          "where a pipelined rendezvous stages its fragments: host or device memory"),
-    Knob("UCX_RNDV_FRAG_SIZE", ("host:4m,cuda:4m", "host:128k,cuda:1m"), ("host-device", "inter-node"), "ucx",
+    Knob("UCX_RNDV_FRAG_MEM_TYPES", ("host", "cuda"), ("host-device", "inter-node"), "ucx",
+         "the memory types a pipelined rendezvous may stage its fragments in"),
+    Knob("UCX_RNDV_FRAG_SIZE", ("host:4m,cuda:4m",), ("host-device", "inter-node"), "ucx",
          "the fragment size of a pipelined rendezvous, per memory type"),
+    Knob("UCX_RNDV_PIPELINE_SEND_THRESH", ("65536",), ("host-device",), "ucx",
+         "the size from which the sender pipelines a message between memory types"),
+    Knob("UCX_RNDV_PIPELINE_SHM_ENABLE", ("y", "n"), ("device", "host-device"), "ucx",
+         "the two-stage pipelined rendezvous between GPUs of one node"),
     Knob("UCX_PROTO_ENABLE", ("y", "n"), PATHS, "ucx", "UCX's newer protocol selection (v2) or the older one"),
     Knob("UCX_MAX_RNDV_RAILS", ("1", "2", "4"), ("inter-node",), "ucx",
          "how many network devices one rendezvous message is split over"),
@@ -125,8 +132,24 @@ def parse_ompi_info(text: str) -> tuple[dict[str, str], dict[str, set[str]]]:
 
 
 def parse_ucx_info(text: str) -> tuple[dict[str, str], dict[str, set[str]]]:
-    """ucx_info -c: UCX_<NAME> -> default."""
-    return dict(re.findall(r"^(UCX_\w+)=(.*)$", text, re.MULTILINE)), {}
+    """ucx_info -c -f: UCX_<NAME> -> default, and -> the values an enumerated one accepts (its "syntax:" line, one of
+    [a|b|c] or <y|n>; a list of them is no single value)."""
+    defaults: dict[str, str] = {}
+    choices: dict[str, set[str]] = {}
+    syntax = ""
+    for line in text.splitlines():
+        if line.startswith("# syntax:"):
+            syntax = line.removeprefix("# syntax:").strip()
+            continue
+        m = re.match(r"^(UCX_\w+)=(.*)$", line)
+        if not m:
+            continue
+        defaults[m.group(1)] = m.group(2)
+        listed = re.fullmatch(r"\[([\w|-]+)\]|<([\w|-]+)>", syntax)
+        if listed:
+            choices[m.group(1)] = set((listed.group(1) or listed.group(2)).split("|"))
+        syntax = ""
+    return defaults, choices
 
 
 def parse_mpivars(text: str) -> tuple[dict[str, str], dict[str, set[str]]]:
@@ -147,7 +170,7 @@ def ucx_listing(bin_dir: Path, env: dict[str, str]) -> Listing:
     """UCX's own listing, by the ucx_info beside the library's launcher, else the first on the library's PATH."""
     dirs = [bin_dir, *(Path(p) for p in env.get("PATH", "").split(":") if p)]
     info = next((d / "ucx_info" for d in dirs if (d / "ucx_info").exists()), bin_dir / "ucx_info")
-    return _listing("ucx_info -c", [str(info), "-c"], env, parse_ucx_info)
+    return _listing("ucx_info -c -f", [str(info), "-c", "-f"], env, parse_ucx_info)
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,19 @@ def recommendation(race: Race) -> list[Range]:
     return ranges
 
 
+def worst_per_knob(race: Race) -> list[Arm]:
+    """Per knob, the value cut after it looked worse than the defaults (intervals apart at some size) that lost the
+    most: what to measure again to prove the knob matters."""
+    worst: dict[str, tuple[float, Arm]] = {}
+    for a in race.arms:
+        if a.state != "cut" or not a.knob or not any(apart(race, a, s) < 0 for s in a.figures):
+            continue
+        loss = min((g for s in a.figures if (g := gain(race, a, s)) is not None), default=1.0)
+        if a.knob not in worst or loss < worst[a.knob][0]:
+            worst[a.knob] = (loss, a)
+    return [a for _, a in worst.values()]
+
+
 def verdict(race: Race, arm: Arm) -> str:
     """A knob value's effect in words: "better", "worse" or "no difference" (intervals from MIN_LAUNCHES launches or
     more), "broken", or, for a value cut before that, what its launches suggested: "cut early (looked better)",

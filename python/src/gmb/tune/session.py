@@ -16,11 +16,11 @@ from pathlib import Path
 from . import answer as answer_mod
 from .catalogue import offered, offers
 from .paths import round_options, tune_paths
-from .search import COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, combination, cut_losers
+from .search import COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, combination, cut_losers, worst_per_knob
 from ..campaign.plan import new_results_dir, plan
 from ..campaign.spec import Campaign
 from ..engine import configurations as confs_mod
-from ..engine.doctor import _describe, engine_doctor
+from ..engine.doctor import _describe, _verdict, engine_doctor
 from ..errors import UsageError
 from ..machine import libraries as libraries_mod
 from ..machine import families
@@ -102,6 +102,7 @@ class Tuner:
         self.owner: dict[str, tuple[Race, Arm]] = {}  # launch id -> its race and arm
         self.walls: list[float] = []
         self.doctor: dict[tuple[str, str], str | None] = {}  # (configuration, settings) -> why broken (None: fine)
+        self.doctor_defaults: dict[str, dict] = {}  # configuration -> its doctor's answer with the defaults
         self.rng = random.Random(opts.seed)
         self.cut_short = False
 
@@ -112,25 +113,32 @@ class Tuner:
         return sum(self.walls) / len(self.walls) if self.walls else FIRST_LAUNCH_GUESS_S
 
     def prove(self, race: Race, arm: Arm) -> bool:
-        """The engine's doctor (its validated exchange, device buffers freed and allocated again) with the arm's
-        settings answers as with the defaults; NCCL's knobs are proven by the validated measurement itself (the
-        doctor's exchange is MPI's). False (the arm broken, why said) otherwise."""
+        """The engine's doctor with the arm's settings answers as with the defaults: its validated exchange proves
+        the library CUDA-aware (or not) alike, and nothing crashes or fails to start. NCCL's knobs are proven by the
+        validated measurement itself (the doctor's exchange is MPI's). False (the arm broken, why said)
+        otherwise."""
         conf = self.confs[race.configuration]
         if not arm.settings or conf.library.transport == "nccl":
             return True
         key = (conf.name, json.dumps(arm.settings, sort_keys=True))
         if key not in self.doctor:
-            base_key = (conf.name, "{}")
-            if base_key not in self.doctor:
-                self.doctor[base_key] = _describe(engine_doctor(conf.library, Path(conf.engine), timeout=60))
-            lib = replace(conf.library, env={**conf.library.env, **arm.settings})
-            said = _describe(engine_doctor(lib, Path(conf.engine), timeout=60))
-            self.doctor[key] = None if said == self.doctor[base_key] else \
-                f"the engine's doctor says {said} (with the defaults: {self.doctor[base_key]})"
+            self.doctor[key] = self._doctor_differs(conf, arm.settings)
         if self.doctor[key]:
             arm.state, arm.why = "broken", self.doctor[key]
             return False
         return True
+
+    def _doctor_differs(self, conf, settings: dict[str, str]) -> str | None:
+        """Why the doctor's answer with ``settings`` is not its answer with the defaults (None: it is)."""
+        quick = "--awareness-only" in (conf.description.accepted_options("doctor") or {})
+        if conf.name not in self.doctor_defaults:
+            self.doctor_defaults[conf.name] = engine_doctor(conf.library, Path(conf.engine), 60, quick)
+        base = self.doctor_defaults[conf.name]
+        lib = replace(conf.library, env={**conf.library.env, **settings})
+        said = engine_doctor(lib, Path(conf.engine), 60, quick)
+        if (_verdict(said), said.get("crashed", False)) == (_verdict(base), base.get("crashed", False)):
+            return None
+        return f"the engine's doctor says {_describe(said)} (with the defaults: {_describe(base)})"
 
     def run_round(self, round_number: int, work: list[tuple[Race, Arm]]) -> None:
         """One launch of each (race, arm), in random order, each arm proven correct first; stops at the deadline."""
@@ -237,6 +245,10 @@ def _search(tuner: Tuner, races: list[Race]) -> int:
     round, the combination's after it). Returns the rounds run."""
     number = 0
     compared = _compared(races, tuner)
+    first = sum(len(race.arms) for race in races) * tuner.launch_estimate()
+    if first > 0.5 * tuner.left():
+        print(f"gmb tune: warning: the first round alone takes about {first:.0f} s of the {tuner.left():.0f} s "
+              f"budget: little is left to prove a gain (a larger --budget, or fewer --paths)", file=sys.stderr)
     while number < MAX_ROUNDS and not tuner.cut_short:
         work = [(race, arm) for race in races if not race.note for arm in race.racing()
                 if arm.key != DEFAULTS or len(race.racing()) > 1 or (number < MIN_LAUNCHES and id(race) in compared)]
@@ -254,11 +266,19 @@ def _search(tuner: Tuner, races: list[Race]) -> int:
         together = combination(race)
         if together is not None:
             race.arms.append(Arm(COMBINED, together))
+    number = _top_up(tuner, races, number, lambda race: [race.defaults, race.arm(COMBINED)]
+                     if race.arm(COMBINED) and race.arm(COMBINED).state != "broken" else [])
+    # what made a path slower, proven across launches too while time is left: each knob's worst value
+    return _top_up(tuner, races, number, worst_per_knob)
+
+
+def _top_up(tuner: Tuner, races: list[Race], number: int, arms_of) -> int:
+    """Rounds giving the arms ``arms_of`` each race names launches until each has MIN_LAUNCHES (or the time is
+    out); returns the next round's number."""
     while not tuner.cut_short:
-        work = [(race, arm) for race in races if race.arm(COMBINED) and not race.note
-                for arm in (race.defaults, race.arm(COMBINED))
-                if race.arm(COMBINED).state != "broken" and race.arm(COMBINED).launches < MIN_LAUNCHES]
-        if not work:
+        work = [(race, arm) for race in races if not race.note for arm in arms_of(race)
+                if arm.state != "broken" and arm.launches < MIN_LAUNCHES]
+        if not work or tuner.left() < tuner.launch_estimate():
             break
         tuner.run_round(number, work)
         tuner.update_figures(races)
