@@ -16,6 +16,7 @@ from pathlib import Path
 from ..machine.launchers import mca_env
 from ..machine.mpilibs import MpiLibrary
 from ..outputs import OutputError, os_cause, write_new
+from ..results import records
 from ..engine.description import Benchmark, EngineDescription
 from .sizes import parse_sizes
 from .spec import DEFAULT_OPERATIONS, Block, Campaign, CampaignError, parse_memory
@@ -187,15 +188,23 @@ def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDesc
 
 def _environments(bi: int, block: Block, lib: MpiLibrary, skipped: list) -> list[tuple[str, dict[str, str]]]:
     """(launch id suffix, environment) of each setting set of a block for one library: the block's env with the set
-    over it (".s1", ".s2" ...), or the block's env alone ("") without settings; one the library would not apply is
+    over it (".s1", ".s2" ...), or the block's env alone ("") without settings; one the library would not apply, or
+    whose results would be taken for another set's (they differ in no variable the results keep as a setting), is
     skipped with the reason."""
-    out = []
+    out, recorded = [], {}
     for k, settings in [(None, {})] if block.settings is None else enumerate(block.settings, 1):
         env = {**block.env, **settings}
+        kept = json.dumps(records.settings({"environment": env}, lib.transport), sort_keys=True)
         refused = outranked(env, lib.launcher_args)
+        if not refused and kept in recorded:
+            j, other = recorded[kept]
+            names = sorted(v for v in env.keys() | other.keys() if env.get(v) != other.get(v))
+            refused = (f"its results would be taken for those of settings #{j}: {', '.join(names)} "
+                       f"{'is' if len(names) == 1 else 'are'} not among the settings {lib.name}'s results keep")
         if refused:
             skipped.append((lib.name, f"block {bi + 1}" + (f" settings #{k}" if k else ""), refused))
         else:
+            recorded[kept] = (k, env)
             out.append((f".s{k}" if k else "", env))
     return out
 
