@@ -11,7 +11,8 @@ import pytest
 from fake_engine import describe
 from test_cli import run_gmb
 
-from gmb.campaign.plan import outranked, plan
+from gmb.campaign.environments import outranked
+from gmb.campaign.plan import plan
 from gmb.campaign.spec import Block, Campaign, CampaignError, parse_campaign, setting_sets
 from gmb.machine.launchers import mca_env
 from gmb.machine.mpilibs import MpiLibrary
@@ -130,6 +131,12 @@ def test_a_set_whose_results_would_merge_with_another_sets_is_skipped_with_the_r
                                      "settings a's results keep"),
         ("nccl", "block 1 settings #3", "its results would be taken for those of settings #1: MY_KNOB is not among "
                                         "the settings nccl's results keep")]
+
+    # a set giving the library's own value measures what the library's defaults do
+    c = Campaign("s", [Block(["bw"], settings=[{}, {"UCX_TLS": "sm"}])], repetitions=1)
+    launches, skipped = plan(c, [replace(lib(), env={"UCX_TLS": "sm"})], {"a": DESC})
+    assert skipped == [("a", "block 1 settings #2", "its results would be taken for those of settings #1: a's own "
+                                                    "env sets UCX_TLS=sm")]
 
 
 def test_outranked_reads_every_mca_flag_of_the_launcher_arguments():
