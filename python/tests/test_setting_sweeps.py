@@ -5,12 +5,14 @@ OMPI_MCA_ setting the library's launcher arguments give otherwise would not appl
 
 import json
 import tomllib
+from dataclasses import replace
 
 import pytest
 from fake_engine import describe
 from test_cli import run_gmb
 
-from gmb.campaign.plan import outranked, plan
+from gmb.campaign.environments import outranked
+from gmb.campaign.plan import plan
 from gmb.campaign.spec import Block, Campaign, CampaignError, parse_campaign, setting_sets
 from gmb.machine.launchers import mca_env
 from gmb.machine.mpilibs import MpiLibrary
@@ -111,6 +113,30 @@ def test_an_mca_setting_the_launcher_arguments_outrank_is_skipped_with_the_reaso
     # the block's env too, every benchmark of the block at once
     c = Campaign("s", [Block(["bw", "latency"], env={"OMPI_MCA_pml": "ob1"})], repetitions=1)
     assert plan(c, [ucx], {"ucx": DESC}) == ([], [("ucx", "block 1", skipped[0][2])])
+
+
+def test_a_set_whose_results_would_merge_with_another_sets_is_skipped_with_the_reason():
+    nccl = replace(lib("nccl"), transport="nccl")
+    c = Campaign("s", [Block(["bw"], memory=["device:device"], settings=[{}, {"NCCL_ALGO": "Ring"},
+                                                                         {"MY_KNOB": "1"}])], repetitions=1)
+    aware = replace(lib(), cuda_aware=True)
+    launches, skipped = plan(c, [aware, nccl], {"a": describe(cuda=True), "nccl": describe(cuda=True, nccl="2.21")})
+    assert sorted(x.launch_id for x in launches) == ["b1.a.bw.device_device.na.n2.s1.r1",
+                                                    "b1.nccl.bw.device_device.na.n2.s1.r1",
+                                                    "b1.nccl.bw.device_device.na.n2.s2.r1"]
+    assert sorted(skipped) == [
+        ("a", "block 1 settings #2", "its results would be taken for those of settings #1: NCCL_ALGO is not among "
+                                     "the settings a's results keep"),
+        ("a", "block 1 settings #3", "its results would be taken for those of settings #1: MY_KNOB is not among the "
+                                     "settings a's results keep"),
+        ("nccl", "block 1 settings #3", "its results would be taken for those of settings #1: MY_KNOB is not among "
+                                        "the settings nccl's results keep")]
+
+    # a set giving the library's own value measures what the library's defaults do
+    c = Campaign("s", [Block(["bw"], settings=[{}, {"UCX_TLS": "sm"}])], repetitions=1)
+    launches, skipped = plan(c, [replace(lib(), env={"UCX_TLS": "sm"})], {"a": DESC})
+    assert skipped == [("a", "block 1 settings #2", "its results would be taken for those of settings #1: a's own "
+                                                    "env sets UCX_TLS=sm")]
 
 
 def test_outranked_reads_every_mca_flag_of_the_launcher_arguments():

@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..machine.launchers import mca_env
 from ..machine.mpilibs import MpiLibrary
 from ..outputs import OutputError, os_cause, write_new
 from ..engine.description import Benchmark, EngineDescription
+from .environments import environments
 from .sizes import parse_sizes
 from .spec import DEFAULT_OPERATIONS, Block, Campaign, CampaignError, parse_memory
 
@@ -174,7 +174,7 @@ def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDesc
             if lib.transport == "nccl" and not desc.nccl:
                 skipped.append((name, f"block {bi + 1}", "the engine was built without NCCL (features.nccl false)"))
                 continue
-            envs = _environments(bi, block, lib, skipped)
+            envs = environments(bi, block, lib, skipped)
             for bench in block.benchmarks if envs else ():
                 launches += _launches(c, bi, block, lib, desc, bench, envs, skipped)
     peaks = [x for x in launches if x.family == "peaks"]
@@ -185,38 +185,10 @@ def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDesc
     return peaks + rest, skipped
 
 
-def _environments(bi: int, block: Block, lib: MpiLibrary, skipped: list) -> list[tuple[str, dict[str, str]]]:
-    """(launch id suffix, environment) of each setting set of a block for one library: the block's env with the set
-    over it (".s1", ".s2" ...), or the block's env alone ("") without settings; one the library would not apply is
-    skipped with the reason."""
-    out = []
-    for k, settings in [(None, {})] if block.settings is None else enumerate(block.settings, 1):
-        env = {**block.env, **settings}
-        refused = outranked(env, lib.launcher_args)
-        if refused:
-            skipped.append((lib.name, f"block {bi + 1}" + (f" settings #{k}" if k else ""), refused))
-        else:
-            out.append((f".s{k}" if k else "", env))
-    return out
-
-
-def outranked(env: dict[str, str], launcher_args: list[str]) -> str | None:
-    """Why ``env`` would not all apply under these launcher arguments: an OMPI_MCA_ variable they give another value
-    (mpirun's --mca outranks the environment; under srun they become those variables, set after it); else None."""
-    given = mca_env(launcher_args)
-    clash = [k for k in env if k in given and given[k] != env[k]]
-    if not clash:
-        return None
-    ours = ", ".join(f"{k}={env[k]}" for k in clash)
-    theirs = " ".join(f"--mca {k.removeprefix('OMPI_MCA_')} {given[k]}" for k in clash)
-    return (f"{ours} {'is' if len(clash) == 1 else 'are'} outranked by the library's launcher arguments ({theirs}): "
-            f"declare a library configuration without it")
-
-
 def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineDescription, bench: str,
               envs: list[tuple[str, dict[str, str]]], skipped: list) -> list[Launch]:
     """The launches of one benchmark of one block for one library, once per (launch id suffix, environment) of
-    ``envs`` (_environments), with what cannot run skipped."""
+    ``envs`` (environments.py), with what cannot run skipped."""
     name, b = lib.name, desc.benchmark(bench)
     if b is None:
         skipped.append((name, bench, "engine does not list this benchmark"))

@@ -40,8 +40,8 @@ Campaign file::
 Every (block, benchmark, library, memory, strategy, ranks, setting set, repetition) is one engine launch writing
 its own raw JSONL file (plan.py); results that differ in a setting are different points, named apart by the settings
 that differ ("openmpi-5.0.7-ucx [UCX_RNDV_SCHEME=get_zcopy]"). An ``OMPI_MCA_<name>`` setting that the library's
-launcher arguments give otherwise (``--mca <name> <value>``: mpirun's command line outranks the environment) is
-skipped with the reason. Ceilings (the ``peaks`` benchmark) always run first. Sizes and counts are checked as
+launcher arguments give otherwise (``--mca <name> <value>``: mpirun's command line outranks the environment), or a set
+whose results would be taken for another's (no setting the records keep tells them apart), is skipped with the reason. Ceilings (the ``peaks`` benchmark) always run first. Sizes and counts are checked as
 the engine reads them (sizes.py); the names a campaign gives are checked against the engines and libraries found
 (checks.py).
 
