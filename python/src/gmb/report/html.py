@@ -29,7 +29,7 @@ figure{margin:1.5em 0} code{background:#f6f6f6;padding:1px 3px}
 .warn{color:#a00;background:#fff3f3;padding:4px 8px;border-left:3px solid #a00}
 td.why{color:#777;font-style:italic} summary{cursor:pointer;color:#555}
 td code{display:inline-block;margin:1px 0}
-code.ready{user-select:all;white-space:pre-wrap;word-break:break-all}
+code.ready{user-select:all;white-space:pre-wrap;overflow-wrap:anywhere}
 """
 
 

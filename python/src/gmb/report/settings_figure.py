@@ -48,12 +48,15 @@ def gain_figure(answer: dict) -> bytes | None:
             measured = a["best_bytes"] is not None
             gain = 100 * (a["best_gain"] - 1) if measured else 0.0
             broken = a["verdict"] == _BROKEN
-            ax.barh(y, gain, height=0.7, color="none" if broken else _colour(a["verdict"]),
-                    edgecolor=_WORSE if broken else "none", hatch="///" if broken else None)
+            if broken:  # its row hatched across the axes: a broken value has no gain to draw
+                ax.axhspan(y - 0.35, y + 0.35, facecolor="none", edgecolor=_WORSE, hatch="///", linewidth=0)
+            else:
+                ax.barh(y, gain, height=0.7, color=_colour(a["verdict"]))
             note = _BROKEN if broken else f"{gain_text(a['best_gain'])} at {size_label(a['best_bytes'])}" \
                 if measured else "not measured"
             ax.annotate(note, (gain, y), xytext=(3 if gain >= 0 else -3, 0), textcoords="offset points",
-                        ha="left" if gain >= 0 else "right", va="center", fontsize=7)
+                        ha="left" if gain >= 0 else "right", va="center", fontsize=7,
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5} if broken else None)
             labels.append((y, arm_label(a)))
     ax.set_yticks([p for p, _ in labels], [text for _, text in labels], fontsize=7)
     for i in headers:
