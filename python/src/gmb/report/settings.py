@@ -23,6 +23,8 @@ COMBINED = "combined"
 VERDICT_ORDER = ("better", "no difference", "worse", "broken", "cut early (looked better)",
                  "cut early (no difference)", "cut early (looked worse)")
 BASELINE = "baseline"
+# what the section reads of the answer's top level
+_ANSWER_KEYS = ("budget_s", "used_s", "rounds", "launches", "cut_short", "min_launches", "races")
 
 
 def tune_answer(results: Results) -> dict | None:
@@ -34,9 +36,10 @@ def tune_answer(results: Results) -> dict | None:
         found = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"the store's tune answer (meta '{TUNE_META}') is not JSON: {exc}") from None
-    if not isinstance(found, dict) or not isinstance(found.get("races"), list):
-        raise UsageError(f"the store's tune answer (meta '{TUNE_META}') has no list of races: not an answer of "
-                         "gmb tune")
+    missing = [k for k in _ANSWER_KEYS if k not in found] if isinstance(found, dict) else list(_ANSWER_KEYS)
+    if missing or not isinstance(found["races"], list):
+        raise UsageError(f"the store's tune answer (meta '{TUNE_META}') is not an answer of gmb tune: without "
+                         f"{', '.join(missing) or 'a list of races'}")
     return found
 
 
@@ -100,7 +103,8 @@ def recommendations_table(answer: dict) -> Table:
     for race in answer["races"]:
         unit = race["unit"]
         for r in race["recommendation"]:
-            where = [race["configuration"], f"{race['path']} ({race['benchmark']}, {unit})", span_text(r["low"], r["high"])]
+            where = [race["configuration"], f"{race['path']} ({race['benchmark']}, {unit})",
+                     span_text(r["low"], r["high"])]
             if r["arm"] == DEFAULTS:
                 rows.append(where + ["defaults: no setting beat them", Absent("none"), Absent("-"),
                                      Absent("none needed")])
@@ -165,7 +169,7 @@ def comparisons_table(answer: dict) -> Table:
         rows.append([c["path"], size_label(c["bytes"]), figures, c["best"], times(c["ratio"]),
                      "intervals apart" if c["apart"] else "overlap: no claim", c["launches"]])
     return Table("Configurations compared at their defaults",
-                 ["path", "size", "figures [interval]", "best", "best / worst", "answer", "launches (fewest)"], rows,
+                 ["path", "size", "figures [interval]", "best", "best vs worst", "answer", "launches (fewest)"], rows,
                  "Configurations of one installation (e.g. Open MPI with pml ob1 and with ucx), each at its defaults; "
                  "one is called best only where its interval is apart from every other's.")
 
