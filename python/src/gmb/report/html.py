@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from datetime import datetime, timezone
@@ -16,7 +15,8 @@ from ..outputs import write_new
 from ..results.model import Context, Results
 from .answers import answers
 from .cells import Table
-from .render_html import Markup, answers_html, escape, shown, table_html
+from .render_html import Markup, answers_html, escape, figure_html, shown, table_html
+from .settings import settings_section, tune_answer
 from .tables import all_tables
 
 _CSS = """
@@ -29,6 +29,7 @@ figure{margin:1.5em 0} code{background:#f6f6f6;padding:1px 3px}
 .warn{color:#a00;background:#fff3f3;padding:4px 8px;border-left:3px solid #a00}
 td.why{color:#777;font-style:italic} summary{cursor:pointer;color:#555}
 td code{display:inline-block;margin:1px 0}
+code.ready{user-select:all;white-space:pre-wrap;overflow-wrap:anywhere}
 """
 
 
@@ -205,23 +206,40 @@ def settings_table(results: Results) -> Table | None:
                  "with each GPU setting of its family.")
 
 
+def _left_out(what: str, exc: ImportError) -> str:
+    return f"<p class='note'>{what} left out: {escape(exc)} (pip install matplotlib).</p>"
+
+
 def _figures_section(results: Results) -> str:
     parts = ["<h2>Figures</h2>"]
     try:
         from . import plots as plots_mod
     except ImportError as exc:  # matplotlib absent (e.g. an offline machine): tables only, and say so
-        return parts[0] + f"<p class='note'>Figures left out: {escape(exc)} (pip install matplotlib).</p>"
+        return parts[0] + _left_out("Figures", exc)
     missing = []
     for fid, ftitle, png in plots_mod.render_all(results):
         if png is None:
             missing.append(ftitle)
             continue
-        b64 = base64.b64encode(png).decode()
-        parts.append(f"<figure id='fig-{fid}'><img alt='{escape(ftitle)}' src='data:image/png;base64,{b64}'>"
-                     f"<figcaption>{escape(ftitle)}</figcaption></figure>")
+        parts.append(figure_html(fid, ftitle, png))
     if missing:
         parts.append(f"<p class='note'>Figures without data in this result set: {escape(', '.join(missing))}.</p>")
     return "\n".join(parts)
+
+
+def _settings_section(results: Results) -> str:
+    """The Settings section where `gmb tune` wrote these results, with its figure; "" for any other store."""
+    answer = tune_answer(results)
+    if answer is None:
+        return ""
+    try:
+        from .settings_figure import gain_figure
+    except ImportError as exc:  # matplotlib absent: the tables only, and say so
+        return settings_section(answer, _left_out("Figure", exc))
+    png = gain_figure(answer)
+    figure = (figure_html("tune-gains", "Gain of each knob value over the defaults, per configuration and path", png)
+              if png else "<p class='note'>No figure: no knob value was measured.</p>")
+    return settings_section(answer, figure)
 
 
 def build_html(results: Results, title: str = "gmb report") -> str:
@@ -235,6 +253,9 @@ def build_html(results: Results, title: str = "gmb report") -> str:
     settings = settings_table(results)
     if settings:
         parts.append(table_html(settings, "settings"))
+    tune = _settings_section(results)
+    if tune:
+        parts.append(tune)
     parts.append("<h2>Tables</h2>")
     parts += [table_html(t, f"table-{i}") for i, t in enumerate(all_tables(results))]
     parts.append(_figures_section(results))

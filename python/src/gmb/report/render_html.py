@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import base64
 import html
 
 from .answers_data import FEATURE_TOPICS, PRECISION_NOTE, Answers, Figure, PathAnswer
@@ -49,6 +50,13 @@ def table_html(t: Table, table_id: str = "") -> str:
         out.append(f"<tr>{''.join(_cell(v) for v in r)}</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
+
+
+def figure_html(fid: str, title: str, png: bytes) -> str:
+    """A figure embedded in the page as base64 PNG, with its title as caption."""
+    b64 = base64.b64encode(png).decode()
+    return (f"<figure id='fig-{fid}'><img alt='{escape(title)}' src='data:image/png;base64,{b64}'>"
+            f"<figcaption>{escape(title)}</figcaption></figure>")
 
 
 def _role(p: PathAnswer, f: Figure) -> str:

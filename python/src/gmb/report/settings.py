@@ -1,0 +1,221 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The report's Settings section: what `gmb tune` answered (the store's meta "tune", the JSON of tune.json). Per
+library configuration and path, the settings recommended per size range with their gain over the defaults, both
+figures with their intervals and the ready launcher and export lines; every knob value tried, by verdict; the
+configurations of one installation compared at their defaults; the knobs offered and not offered; a figure of each
+knob value's gain."""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import UsageError
+from ..results.model import Results
+from .cells import Absent, Table, size_label
+from .render_html import Markup, escape, table_html
+from .wording import sig3, times
+
+TUNE_META = "tune"
+DEFAULTS = "defaults"
+COMBINED = "combined"
+# the answer's verdict words in the order the section lists them (report/ comes before tune/, which writes them);
+# a word not listed here comes last
+VERDICT_ORDER = ("better", "no difference", "worse", "broken", "cut early (looked better)",
+                 "cut early (no difference)", "cut early (looked worse)")
+BASELINE = "baseline"
+# what the section reads of the answer's top level
+_ANSWER_KEYS = ("budget_s", "used_s", "rounds", "launches", "cut_short", "min_launches", "races")
+
+
+def tune_answer(results: Results) -> dict | None:
+    """The answer `gmb tune` stored with these results, None when there is none."""
+    text = results.meta.get(TUNE_META)
+    if not text:
+        return None
+    try:
+        found = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"the store's tune answer (meta '{TUNE_META}') is not JSON: {exc}") from None
+    missing = [k for k in _ANSWER_KEYS if k not in found] if isinstance(found, dict) else list(_ANSWER_KEYS)
+    if missing or not isinstance(found["races"], list):
+        raise UsageError(f"the store's tune answer (meta '{TUNE_META}') is not an answer of gmb tune: without "
+                         f"{', '.join(missing) or 'a list of races'}")
+    return found
+
+
+def gain_text(gain: float) -> str:
+    """A gain over the defaults (a ratio, above 1 better) as a signed percentage: 1.121 -> "+12.1 %"."""
+    return f"{round(100 * (gain - 1), 1) + 0.0:+.1f} %"  # + 0.0: no "-0.0 %" for a loss too small to show
+
+
+def interval_text(f: list, unit: str = "") -> str:
+    """[median, low, high, launches] as "12.1 GB/s [11.8, 12.4]" (the interval as the report writes others)."""
+    value = f"{sig3(f[0])} {unit}".rstrip()
+    return f"{value} [{sig3(f[1])}, {sig3(f[2])}]"
+
+
+def versus_text(arm: list, defaults: list, unit: str) -> str:
+    """An arm's figure against the defaults': "12.1 GB/s [11.8, 12.4] vs 8.50 [8.30, 8.70], 3 launches each"."""
+    launches = f"{arm[3]} launches each" if arm[3] == defaults[3] else f"{arm[3]} and {defaults[3]} launches"
+    return f"{interval_text(arm, unit)} vs {interval_text(defaults)}, {launches}"
+
+
+def span_text(low: int, high: int) -> str:
+    return size_label(low) if low == high else f"{size_label(low)} - {size_label(high)}"
+
+
+def arm_label(arm: dict) -> str:
+    """A knob value as "NAME=VALUE"; the combination of the winners with its settings."""
+    if arm["key"] == COMBINED:
+        return f"{COMBINED}: " + " ".join(f"{k}={v}" for k, v in arm["settings"].items())
+    return arm["key"]
+
+
+def race_label(race: dict) -> str:
+    return f"{race['configuration']}, {race['path']}"
+
+
+def _code_lines(lines: list[str], css: str = "") -> Markup:
+    cls = f" class='{css}'" if css else ""
+    return Markup("<br>".join(f"<code{cls}>{escape(line)}</code>" for line in lines))
+
+
+def summary_html(answer: dict) -> str:
+    """One line on the search itself: its budget and what it used, launches and rounds, whether the budget ran out;
+    the configurations or paths it did not search and why."""
+    line = (f"The search used {answer['used_s']:.0f} s of its {answer['budget_s']:.0f} s budget: "
+            f"{answer['launches']} launches in {answer['rounds']} rounds, at least {answer['min_launches']} launches "
+            "per value before it is called better, worse or no different from the defaults.")
+    if answer["cut_short"]:
+        line += " The budget ran out: the last round was cut short."
+    out = f"<p>{escape(line)}</p>"
+    skipped = answer.get("skipped") or []
+    if skipped:
+        out += "<p class='note'>Not searched:</p><ul>" + "".join(
+            f"<li>{escape(': '.join(str(part) for part in s))}</li>" for s in skipped) + "</ul>"
+    return out
+
+
+def recommendations_table(answer: dict) -> Table:
+    """Per configuration, path and size range: the settings recommended (or the defaults), their gain at the size
+    where it is largest with both figures, and the lines that set them."""
+    rows = []
+    for race in answer["races"]:
+        unit = race["unit"]
+        for r in race["recommendation"]:
+            where = [race["configuration"], f"{race['path']} ({race['benchmark']}, {unit})",
+                     span_text(r["low"], r["high"])]
+            if r["arm"] == DEFAULTS:
+                rows.append(where + ["defaults: no setting beat them", Absent("none"), Absent("-"),
+                                     Absent("none needed")])
+                continue
+            best = max(r["sizes"], key=lambda s: s["gain"])
+            figures = versus_text(best["arm"], best["defaults"], unit) if best["arm"] else Absent("not measured")
+            rows.append(where + [_code_lines([f"{k}={v}" for k, v in r["settings"].items()]),
+                                 f"{gain_text(best['gain'])} at {size_label(best['bytes'])}", figures,
+                                 _code_lines([r["command"], r["export"]], "ready")])
+    return Table("Recommended settings", ["configuration", "path (benchmark, unit)", "sizes", "recommended settings",
+                                          "gain over the defaults", "settings vs defaults [interval]",
+                                          "ready lines (launcher, export)"], rows,
+                 "Per size range, the best knob value (or the winners combined) whose interval is apart from the "
+                 "defaults' after enough launches; the gain is at the size where it is largest. The launcher line "
+                 "runs the configuration with the settings (append the program); the export line sets them for any "
+                 "launch.")
+
+
+def _value_text(arm: dict) -> str:
+    """A knob value with its best gain, and for a broken one why."""
+    text = arm_label(arm)
+    if arm["verdict"] == "broken":
+        return f"{text}: {arm['why'] or 'no reason recorded'}"
+    if arm["best_bytes"] is None:
+        return f"{text} (not measured)"
+    launches = f", {arm['launches']} launch{'es' if arm['launches'] != 1 else ''}"
+    return f"{text} ({gain_text(arm['best_gain'])} at {size_label(arm['best_bytes'])}{launches})"
+
+
+def _verdict_rank(word: str) -> int:
+    return VERDICT_ORDER.index(word) if word in VERDICT_ORDER else len(VERDICT_ORDER)
+
+
+def verdicts_table(answer: dict) -> Table:
+    """Per configuration and path, the knob values tried grouped by verdict, each with its best gain."""
+    rows = []
+    for race in answer["races"]:
+        groups: dict[str, list[dict]] = {}
+        for arm in race["arms"]:
+            if arm["verdict"] != BASELINE:
+                groups.setdefault(arm["verdict"], []).append(arm)
+        where = [race["configuration"], race["path"]]
+        if race["note"]:
+            rows.append(where + ["ended early", race["note"]])
+        for word in sorted(groups, key=_verdict_rank):
+            rows.append(where + [word, Markup("<br>".join(escape(_value_text(a)) for a in groups[word]))])
+        if not groups:
+            rows.append(where + [Absent("none"), Absent("no knob value was tried")])
+    return Table("Knob values by verdict", ["configuration", "path", "verdict", "values (best gain at its size, "
+                                                                                "launches)"], rows,
+                 "better / worse / no difference: the value's interval against the defaults' at some size, after "
+                 f"{answer['min_launches']} launches or more; cut early: the search stopped racing it sooner (what "
+                 "its launches suggested); broken: its launches failed or gave wrong results.")
+
+
+def comparisons_table(answer: dict) -> Table:
+    """The configurations of one installation (Open MPI's pml ob1 and ucx) against each other at their defaults."""
+    rows = []
+    for c in answer.get("comparisons") or []:
+        figures = Markup("<br>".join(f"{escape(name)}: {escape(interval_text(f, c['unit']))}"
+                                     for name, f in c["figures"].items()))
+        rows.append([c["path"], size_label(c["bytes"]), figures, c["best"], times(c["ratio"]),
+                     "intervals apart" if c["apart"] else "overlap: no claim", c["launches"]])
+    return Table("Configurations compared at their defaults",
+                 ["path", "size", "figures [interval]", "best", "best vs worst", "answer", "launches (fewest)"], rows,
+                 "Configurations of one installation (e.g. Open MPI with pml ob1 and with ucx), each at its defaults; "
+                 "one is called best only where its interval is apart from every other's.")
+
+
+def _offers_table(conf: dict) -> Table:
+    rows = []
+    for o in conf["offers"]:
+        together = ", with " + " ".join(f"{k}={v}" for k, v in o["together"].items()) if o.get("together") else ""
+        tried = (Absent(f"not offered: {o['refused']}") if o["refused"] else
+                 ", ".join(o["values"]) + together if o["values"] else Absent("no value besides the default"))
+        rows.append([Markup(f"<code>{escape(o['knob'])}</code>"), o["layer"], ", ".join(o["paths"]), o["why"],
+                     o["default"] if o["default"] is not None else Absent("not known"), tried,
+                     o["note"] or Absent(o["source"])])
+    return Table(f"Knobs of {conf['name']}", ["knob", "layer", "paths", "what it changes", "default", "values tried",
+                                             "found by"], rows)
+
+
+def offers_html(answer: dict) -> str:
+    """Per configuration, behind a fold: each knob, its default and the values tried, or why it was not offered."""
+    out = ["<h3>Knobs offered</h3>"]
+    for i, conf in enumerate(answer.get("configurations") or []):
+        offered = sum(1 for o in conf["offers"] if not o["refused"])
+        summary = (f"{conf['name']}: {offered} knob{'s' if offered != 1 else ''} offered, "
+                   f"{len(conf['offers']) - offered} not offered")
+        out.append(f"<details><summary>{escape(summary)}</summary>{table_html(_offers_table(conf), f'tune-offers-{i}')}"
+                   "</details>")
+    return "\n".join(out)
+
+
+def tuned_html(answer: dict) -> str:
+    tuned = answer.get("tuned") or []
+    if not tuned:
+        return ""
+    items = [f"<li><code>{escape(t['name'])}</code>: {escape(t['base'])} with "
+             + " ".join(f"<code>{escape(k)}={escape(v)}</code>" for k, v in t["settings"].items())
+             + f" (for {escape(', '.join(t['paths']))})</li>" for t in tuned]
+    return ("<p class='note'>Tuned configurations (<code>gmb run --tuned</code> measures them beside the "
+            "defaults):</p><ul>" + "".join(items) + "</ul>")
+
+
+def settings_section(answer: dict, figure: str) -> str:
+    """The Settings section of an answer of `gmb tune`, with its figure (HTML: the figure, or why there is none)."""
+    parts = ["<section id='tune'><h2>Settings</h2>", summary_html(answer),
+             table_html(recommendations_table(answer), "tune-recommendations"), tuned_html(answer),
+             table_html(verdicts_table(answer), "tune-verdicts"), figure]
+    if answer.get("comparisons"):
+        parts.append(table_html(comparisons_table(answer), "tune-comparisons"))
+    parts += [offers_html(answer), "</section>"]
+    return "\n".join(parts)
