@@ -83,10 +83,12 @@ def synthetic_answer() -> dict:
         "skipped": [["nccl-2.21", "tune", "no knob of NCCL applies to one GPU"]],
         "races": [_race(UCX, "nvlink", ucx_arms, ucx_recommendation),
                   _race(OB1, "nvlink", ob1_arms, ob1_recommendation, note="the budget ran out")],
-        "comparisons": [{"path": "nvlink", "bytes": 4194304, "best": OB1, "apart": True, "ratio": 1.057,
-                         "launches": 3, "unit": "GB/s", "figures": {OB1: _fig(9.0), UCX: _fig(8.515)}},
-                        {"path": "nvlink", "bytes": 65536, "best": UCX, "apart": False, "ratio": 1.01,
-                         "launches": 3, "unit": "GB/s", "figures": {OB1: _fig(4.95), UCX: _fig(5.0)}}],
+        "comparisons": [{"path": "nvlink", "bytes": 4194304, "best": OB1, "unit": "GB/s",
+                         "ranking": [{"configuration": OB1, "figure": _fig(9.0), "behind": 1.0, "ahead_of": [UCX]},
+                                     {"configuration": UCX, "figure": _fig(8.515), "behind": 1.057, "ahead_of": []}]},
+                        {"path": "nvlink", "bytes": 65536, "best": UCX, "unit": "GB/s",
+                         "ranking": [{"configuration": UCX, "figure": _fig(5.0), "behind": 1.0, "ahead_of": []},
+                                     {"configuration": OB1, "figure": _fig(4.95), "behind": 1.01, "ahead_of": []}]}],
         "tuned": [{"name": f"{UCX}-tuned", "base": UCX, "settings": {"UCX_RNDV_THRESH": "8192"},
                    "paths": ["nvlink"]}]}
 
@@ -127,8 +129,8 @@ def test_the_settings_section_says_what_tune_answered(tmp_path):
         assert said in words, said
     # the configurations compared at their defaults
     comparison = _text(section[section.index("Configurations compared at their defaults"):])
-    assert f"{OB1}: 9.00 GB/s [8.82, 9.18]" in comparison and "1.06x intervals apart" in comparison
-    assert "overlap: no claim" in comparison
+    assert f"{OB1}: 9.00 GB/s [8.82, 9.18]" in comparison and f"{OB1} &gt; {UCX} (1.06x behind)" in comparison
+    assert f"{UCX} ~ {OB1} (1.01x behind)" in comparison
     # the knobs offered and not, per configuration, folded
     assert f"<summary>{UCX}: 3 knobs offered, 1 not offered</summary>" in section
     assert "not offered: one host: no network path" in words and "8192, 65536" in words

@@ -105,7 +105,7 @@ FAMILIES: tuple[Family, ...] = (
            wrapper_libdirs_flag="-showme:libdirs", wrapper_version_flags=("-showme:version", "-v"),
            built_with_cuda=family_tools.ompi_info_cuda_support, components=family_tools.ompi_info_components,
            built_without_cuda="ompi_info says mpi_built_with_cuda_support=false",
-           knobs=knobs_mod.OPEN_MPI_KNOBS + knobs_mod.UCX_KNOBS, knob_listings=family_tools.openmpi_listings,
+           knobs=knobs_mod.OPEN_MPI_KNOBS + knobs_mod.UCX_KNOBS, knob_listings=knobs_mod.openmpi_listings,
            knob_layers=family_tools.openmpi_layers,
            # left to itself the library picks one pml; which one moves GPU data faster, or moves it at all, is what a
            # GPU node's campaign is for: where it has UCX, both are measured (one installation, one engine)
@@ -130,7 +130,7 @@ FAMILIES: tuple[Family, ...] = (
            launcher_words=("hydra", "mpich"), launcher_version=HYDRA_VERSION, version_tool=MPICHVERSION,
            launcher_names=("mpiexec.mpich", "mpirun.mpich", "mpiexec.hydra"), alternatives_suffix=".mpich",
            install_globs=("/opt/mpich*/bin/mpiexec", "/opt/*/mpich/bin/mpiexec"),
-           knobs=knobs_mod.MPICH_KNOBS + knobs_mod.UCX_KNOBS, knob_listings=family_tools.mpich_listings,
+           knobs=knobs_mod.MPICH_KNOBS + knobs_mod.UCX_KNOBS, knob_listings=knobs_mod.mpich_listings,
            knob_layers=family_tools.mpich_layers,
            # without it an MPICH built with CUDA over UCX crashes on device memory
            gpu_profile="mpich",

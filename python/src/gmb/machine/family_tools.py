@@ -54,19 +54,6 @@ def btls_present(launcher_args: list[str], components: dict[str, set[str]]) -> l
     return args
 
 
-def openmpi_listings(bin_dir: Path, env: dict[str, str]) -> dict:
-    """Open MPI's parameters (ompi_info: its own, ob1's), and UCX's (ucx_info) for its pml ucx."""
-    from .knobs import ompi_listing, ucx_listing
-    own = ompi_listing(bin_dir, env)
-    return {"openmpi": own, "ob1": own, "ucx": ucx_listing(bin_dir, env)}
-
-
-def mpich_listings(bin_dir: Path, env: dict[str, str]) -> dict:
-    """MPICH's control variables (mpivars), and UCX's (ucx_info) for its ch4:ucx device."""
-    from .knobs import mpich_listing, ucx_listing
-    return {"mpich": mpich_listing(bin_dir, env), "ucx": ucx_listing(bin_dir, env)}
-
-
 def openmpi_layers(settings: dict[str, str], version_text: str) -> set[str]:
     """What an Open MPI configuration runs on: its collectives, and the pml it names (OMPI_MCA_pml, mpirun's --mca pml
     included); both pmls where it names none (the library picks one at start)."""

@@ -173,6 +173,17 @@ def ucx_listing(bin_dir: Path, env: dict[str, str]) -> Listing:
     return _listing("ucx_info -c -f", [str(info), "-c", "-f"], env, parse_ucx_info)
 
 
+def openmpi_listings(bin_dir: Path, env: dict[str, str]) -> dict[str, Listing]:
+    """Open MPI's parameters (ompi_info: its own, ob1's), and UCX's (ucx_info) for its pml ucx."""
+    own = ompi_listing(bin_dir, env)
+    return {"openmpi": own, "ob1": own, "ucx": ucx_listing(bin_dir, env)}
+
+
+def mpich_listings(bin_dir: Path, env: dict[str, str]) -> dict[str, Listing]:
+    """MPICH's control variables (mpivars), and UCX's (ucx_info) for its ch4:ucx device."""
+    return {"mpich": mpich_listing(bin_dir, env), "ucx": ucx_listing(bin_dir, env)}
+
+
 @dataclass(frozen=True)
 class Offer:
     """A knob as `gmb tune` offers it for one library configuration: its default as the library lists it (None: not

@@ -161,17 +161,22 @@ def verdicts_table(answer: dict) -> Table:
 
 
 def comparisons_table(answer: dict) -> Table:
-    """The configurations of one installation (Open MPI's pml ob1 and ucx) against each other at their defaults."""
+    """The configurations of one installation (Open MPI's pml ob1 and ucx, NCCL over it) against each other at their
+    defaults, best first: ">" where one is ahead of the next with intervals apart, "~" where no claim is made."""
     rows = []
     for c in answer.get("comparisons") or []:
-        figures = Markup("<br>".join(f"{escape(name)}: {escape(interval_text(f, c['unit']))}"
-                                     for name, f in c["figures"].items()))
-        rows.append([c["path"], size_label(c["bytes"]), figures, c["best"], times(c["ratio"]),
-                     "intervals apart" if c["apart"] else "overlap: no claim", c["launches"]])
+        ranking = c["ranking"]
+        figures = Markup("<br>".join(f"{escape(e['configuration'])}: {escape(interval_text(e['figure'], c['unit']))}"
+                                     for e in ranking))
+        order = "".join((("" if not k else " > " if e["configuration"] in ranking[k - 1]["ahead_of"] else " ~ ")
+                         + e["configuration"] + ("" if not k else f" ({times(e['behind'])} behind)"))
+                        for k, e in enumerate(ranking))
+        rows.append([c["path"], size_label(c["bytes"]), figures, order, min(e["figure"][3] for e in ranking)])
     return Table("Configurations compared at their defaults",
-                 ["path", "size", "figures [interval]", "best", "best vs worst", "answer", "launches (fewest)"], rows,
-                 "Configurations of one installation (e.g. Open MPI with pml ob1 and with ucx), each at its defaults; "
-                 "one is called best only where its interval is apart from every other's.")
+                 ["path", "size", "figures [interval]", "order", "launches (fewest)"], rows,
+                 "Configurations of one installation (e.g. Open MPI with pml ob1 and with ucx), each at its defaults, "
+                 "best first: \">\" where one is ahead of the next with intervals apart in enough launches, \"~\" "
+                 "where their intervals overlap or too few launches allow no claim.")
 
 
 def _offers_table(conf: dict) -> Table:

@@ -66,8 +66,9 @@ def _race(race: Race, conf: Configuration) -> dict:
 
 def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dict]:
     """Per installation with several configurations on a path (Open MPI's pml ob1 and ucx, NCCL over it) and per
-    size: the configurations at their defaults from best to worst, each with how far behind the best it is and
-    whether their intervals are apart."""
+    size: the configurations at their defaults from best to worst, each with how far behind the best it is and the
+    configurations it is ahead of with intervals apart (each measured in MIN_LAUNCHES launches or more: a claim
+    holds across launches)."""
     groups: dict[tuple[str, str], list[Race]] = {}
     for race in races:
         groups.setdefault((confs[race.configuration].library.identity, race.path), []).append(race)
@@ -80,13 +81,28 @@ def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dic
             figs = sorted(((r.configuration, r.defaults.figures[size]) for r in group),
                           key=lambda cf: cf[1].median, reverse=higher)
             best = figs[0][1]
+
+            def ahead(a, b) -> bool:
+                sure = a.launches >= MIN_LAUNCHES and b.launches >= MIN_LAUNCHES
+                return sure and (a.low > b.high if higher else a.high < b.low)
+
             out.append({"path": path, "bytes": size, "unit": UNITS.get(group[0].metric, ""), "best": figs[0][0],
                         "ranking": [{"configuration": c, "figure": [f.median, f.low, f.high, f.launches],
                                      "behind": (best.median / f.median if higher else f.median / best.median)
                                      if f.median > 0 else None,
-                                     "apart": c != figs[0][0] and ((best.low > f.high) if higher
-                                                                   else (best.high < f.low))}
-                                    for c, f in figs]})
+                                     "ahead_of": [o for o, g in figs if ahead(f, g)]} for c, f in figs]})
+    return out
+
+
+def ordering(c: dict) -> str:
+    """A comparison in a line: "a 320 GB/s > b 146 (2.19x behind) ~ c 140 (2.29x behind)", ">" where the one before
+    is ahead with intervals apart, "~" where no claim can be made."""
+    out = ""
+    for k, entry in enumerate(c["ranking"]):
+        if k:
+            out += " > " if entry["configuration"] in c["ranking"][k - 1]["ahead_of"] else " ~ "
+        out += f"{entry['configuration']} {entry['figure'][0]:.4g}" + (f" {c['unit']}" if not k else
+                                                                         f" ({entry['behind']:.2f}x behind)")
     return out
 
 
@@ -178,10 +194,7 @@ def answer_text(result: dict) -> list[str]:
                 lines.append(f"  {word}: " + "; ".join(a["key"] + (f" ({a['why']})" if word == "broken" else "")
                                                        for a in arms))
     for c in result["comparisons"]:
-        ranked = [c["ranking"][0]["configuration"] + f" {c['ranking'][0]['figure'][0]:.4g} {c['unit']}"]
-        ranked += [f"{r['configuration']} {r['figure'][0]:.4g} ({r['behind']:.2f}x behind, "
-                   f"{'apart' if r['apart'] else 'overlapping: no claim'})" for r in c["ranking"][1:]]
-        lines.append(f"{c['path']} at {_size(c['bytes'])}, defaults: " + " > ".join(ranked))
+        lines.append(f"{c['path']} at {_size(c['bytes'])}, defaults: {ordering(c)}")
     for t in result["tuned"]:
         lines.append(f"tuned configuration {t['name']}: {t['base']} with "
                      + " ".join(f"{k}={v}" for k, v in t["settings"].items()) + f" (for {', '.join(t['paths'])})")

@@ -5,7 +5,7 @@ is recommended per size range.
 
 A round gives every arm still racing one more launch (its points at adaptive precision). After it, an arm whose
 median beats the defaults' interval at no size is cut (no effect, or worse), and of the others the better half by
-best gain goes on (successive halving). An arm wins where its interval lies wholly beyond the defaults' at a size,
+best gain goes on (successive halving), as many as the time left allows (plan_round). An arm wins where its interval lies wholly beyond the defaults' at a size,
 measured in at least MIN_LAUNCHES launches (a claim holds across launches). The winners' best values, one per knob,
 are then measured together ("combined"). The defaults are measured in every round, never cut."""
 
@@ -110,24 +110,52 @@ def best_gain(race: Race, arm: Arm) -> tuple[float, int | None]:
     return max(found, default=(1.0, None))
 
 
-def cut_losers(race: Race, round_number: int) -> list[Arm]:
-    """After a round: the arms cut (state "cut", why said). No better than the defaults anywhere: cut. Of the rest,
-    the better half by best gain races on."""
+def cut_losers(race: Race) -> list[Arm]:
+    """After a round: the knob values no better than the defaults at any size are cut (state "cut", why said)."""
     cut = []
-    candidates = [a for a in race.arms if a.state == "racing" and a.key != DEFAULTS]
-    alive = []
-    for a in candidates:
-        if _beats_defaults_somewhere(race, a):
-            alive.append(a)
-        else:
+    for a in race.arms:
+        if a.state == "racing" and a.key != DEFAULTS and not _beats_defaults_somewhere(race, a):
             a.state, a.why = "cut", f"no better than the defaults at any size after {a.launches} launch(es)"
             cut.append(a)
-    alive.sort(key=lambda a: best_gain(race, a)[0], reverse=True)
-    keep = math.ceil(len(alive) / 2) if round_number > 0 and len(alive) > 2 else len(alive)
-    for a in alive[keep:]:
-        a.state, a.why = "cut", f"behind the better half after round {round_number + 1}"
-        cut.append(a)
     return cut
+
+
+def plan_round(races: list[Race], round_number: int, affordable: int, compared: set[int]) -> list[tuple[Race, Arm]]:
+    """The launches of round ``round_number`` (from the second on), at most ``affordable``: per race the better half
+    of its racing knob values by best gain (successive halving), taken rank by rank over the races, the most
+    promising race first, each race's defaults with its first value. The values left out are cut, and why said.
+    Races in ``compared`` (their defaults set beside another configuration's) get their defaults to MIN_LAUNCHES
+    launches while there is room."""
+    open_races = [r for r in races if not r.note]
+    ranked = {id(r): sorted((a for a in r.arms if a.state == "racing" and a.key != DEFAULTS),
+                            key=lambda a, r=r: best_gain(r, a)[0], reverse=True) for r in open_races}
+    keep = {key: math.ceil(len(arms) / 2) for key, arms in ranked.items()}
+    order = sorted(open_races, key=lambda r: max((best_gain(r, a)[0] for a in ranked[id(r)]), default=0.0),
+                   reverse=True)
+    chosen: list[tuple[Race, Arm]] = []
+    with_defaults: set[int] = set()
+    for rank in range(max(keep.values(), default=0)):
+        for race in order:
+            arms = ranked[id(race)]
+            if rank >= min(keep[id(race)], len(arms)):
+                continue
+            cost = 1 + (id(race) not in with_defaults)
+            if len(chosen) + len(with_defaults) + cost > affordable:
+                continue
+            chosen.append((race, arms[rank]))
+            with_defaults.add(id(race))
+    for race in order:
+        if id(race) in compared and id(race) not in with_defaults and race.defaults.launches < MIN_LAUNCHES \
+                and len(chosen) + len(with_defaults) < affordable:
+            with_defaults.add(id(race))
+    taken = {id(a) for _, a in chosen}
+    for race in open_races:
+        for rank, a in enumerate(ranked[id(race)]):
+            if id(a) not in taken:
+                a.state = "cut"
+                a.why = (f"behind the better half after round {round_number}" if rank >= keep[id(race)]
+                         else f"no time left for it in round {round_number + 1}")
+    return [(race, race.defaults) for race in order if id(race) in with_defaults] + chosen
 
 
 def winners(race: Race) -> list[Arm]:

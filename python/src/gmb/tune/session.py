@@ -16,7 +16,8 @@ from pathlib import Path
 from . import answer as answer_mod
 from .catalogue import offered, offers
 from .paths import round_options, tune_paths
-from .search import COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, combination, cut_losers, worst_per_knob
+from .search import (COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, combination, cut_losers, plan_round,
+                     worst_per_knob)
 from ..campaign.plan import new_results_dir, plan
 from ..campaign.spec import Campaign
 from ..engine import configurations as confs_mod
@@ -37,7 +38,6 @@ from ..run.session import _hold
 
 FIRST_LAUNCH_GUESS_S = 5.0  # a launch's wall time until one has been measured
 LAUNCH_TIMEOUT_S = 180.0
-MAX_ROUNDS = 5  # halving rounds: by then few arms are left
 
 
 def tune(opts: TuneOptions) -> int:
@@ -100,7 +100,8 @@ class Tuner:
         self.confs = {c.name: c for c in confs_mod.runnable(confs)}
         self.deadline = deadline
         self.owner: dict[str, tuple[Race, Arm]] = {}  # launch id -> its race and arm
-        self.walls: list[float] = []
+        self.round_seconds = 0.0  # spent in rounds
+        self.launched = 0
         self.doctor: dict[tuple[str, str], str | None] = {}  # (configuration, settings) -> why broken (None: fine)
         self.doctor_defaults: dict[str, dict] = {}  # configuration -> its doctor's answer with the defaults
         self.rng = random.Random(opts.seed)
@@ -110,7 +111,8 @@ class Tuner:
         return self.deadline - time.monotonic()
 
     def launch_estimate(self) -> float:
-        return sum(self.walls) / len(self.walls) if self.walls else FIRST_LAUNCH_GUESS_S
+        """Seconds a launch takes, the doctor's proofs and the bookkeeping between launches included."""
+        return self.round_seconds / self.launched if self.launched else FIRST_LAUNCH_GUESS_S
 
     def prove(self, race: Race, arm: Arm) -> bool:
         """The engine's doctor with the arm's settings answers as with the defaults: its validated exchange proves
@@ -142,6 +144,14 @@ class Tuner:
 
     def run_round(self, round_number: int, work: list[tuple[Race, Arm]]) -> None:
         """One launch of each (race, arm), in random order, each arm proven correct first; stops at the deadline."""
+        started, before = time.monotonic(), len(self.owner)
+        try:
+            self._run_round(round_number, work)
+        finally:
+            self.round_seconds += time.monotonic() - started
+            self.launched += len(self.owner) - before
+
+    def _run_round(self, round_number: int, work: list[tuple[Race, Arm]]) -> None:
         work = [(race, arm) for race, arm in work if arm.state == "broken" or self.prove(race, arm)]
         work = [(race, arm) for race, arm in work if arm.state != "broken"]
         blocks = [replace(round_options(race.block, round_number), env={**race.block.env, **arm.settings})
@@ -168,7 +178,6 @@ class Tuner:
                          progress=False, nodes=self.hosts if self.opts.nodes else None, stop_library_after=0,
                          lock=self.lock)
             row = next(r for r in self.st.launches() if r["launch_id"] == x.launch_id)
-            self.walls.append(float(row["wall_s"] or 0))
             if row["status"] not in ("ok", "unsupported") and arm.key != DEFAULTS:
                 arm.state, arm.why = "broken", f"its launch {row['status']}: {row['reason'] or 'no reason given'}"
             elif row["status"] not in ("ok", "unsupported"):
@@ -239,29 +248,33 @@ def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, ex
 
 
 def _search(tuner: Tuner, races: list[Race]) -> int:
-    """The rounds: every arm still racing gets one launch a round (the defaults every round, at least MIN_LAUNCHES),
-    losers cut after each; then, where two knobs or more won, their best values together against the defaults, to
-    MIN_LAUNCHES launches each. A round starts only where its launches fit the time left (and, from the second
-    round, the combination's after it). Returns the rounds run."""
-    number = 0
+    """The rounds: first every knob value once beside the defaults; those no better anywhere are cut. Then, until
+    the leaders have MIN_LAUNCHES launches, the better half of each race (plan_round), as many as the time left
+    allows spread over the rounds to go (a tenth kept for what follows). Then, where two knobs or more won, their
+    best values together against the defaults, and, while time is left, each knob's worst value proven worse.
+    Returns the rounds run."""
     compared = _compared(races, tuner)
     first = sum(len(race.arms) for race in races) * tuner.launch_estimate()
     if first > 0.5 * tuner.left():
         print(f"gmb tune: warning: the first round alone takes about {first:.0f} s of the {tuner.left():.0f} s "
               f"budget: little is left to prove a gain (a larger --budget, or fewer --paths)", file=sys.stderr)
-    while number < MAX_ROUNDS and not tuner.cut_short:
-        work = [(race, arm) for race in races if not race.note for arm in race.racing()
-                if arm.key != DEFAULTS or len(race.racing()) > 1 or (number < MIN_LAUNCHES and id(race) in compared)]
-        if not work or (number > 0 and tuner.left() < tuner.launch_estimate() * (len(work) + _final_cost(races))):
+    tuner.run_round(0, [(race, arm) for race in races for arm in race.arms])
+    tuner.update_figures(races)
+    for race in races:
+        cut_losers(race)
+    _say_round(0, races, tuner)
+    number = 1
+    while number < MIN_LAUNCHES and not tuner.cut_short:
+        affordable = int(0.9 * tuner.left() / tuner.launch_estimate() / (MIN_LAUNCHES - number))
+        work = plan_round(races, number, affordable, compared)
+        if not work:
             break
         tuner.run_round(number, work)
         tuner.update_figures(races)
         for race in races:
-            cut_losers(race, number)
+            cut_losers(race)
         _say_round(number, races, tuner)
         number += 1
-        if number >= MIN_LAUNCHES and all(len(race.racing()) <= 2 for race in races):
-            break  # nothing left to halve: each race is the defaults and one value at most
     for race in races:
         together = combination(race)
         if together is not None:
@@ -293,13 +306,6 @@ def _compared(races: list[Race], tuner: Tuner) -> set[int]:
     for race in races:
         groups.setdefault((tuner.confs[race.configuration].library.identity, race.path), []).append(race)
     return {id(race) for group in groups.values() if len(group) > 1 for race in group}
-
-
-def _final_cost(races: list[Race]) -> int:
-    """Launches the combination phase would take: the defaults and the combination, MIN_LAUNCHES each, where two
-    knobs or more still race."""
-    return sum(2 * MIN_LAUNCHES for race in races
-               if len({a.knob for a in race.racing() if a.knob}) >= 2)
 
 
 def _say_round(number: int, races: list[Race], tuner: Tuner) -> None:

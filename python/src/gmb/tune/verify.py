@@ -74,6 +74,27 @@ def verify(tune_dir: Path, run_dir: Path) -> list[dict]:
     return rows
 
 
+def verify_comparisons(answer: dict, run: Results) -> list[dict]:
+    """Per comparison of configurations at their defaults (path, size): whether each claim of the search (a
+    configuration ahead of another, intervals apart) holds in the run, which measured both in two launches or
+    more."""
+    races = {(r["configuration"], r["path"]): r for r in answer["races"]}
+    rows = []
+    for c in answer["comparisons"]:
+        figures = {e["configuration"]: arm_points(run, races[(e["configuration"], c["path"])], {}).get(c["bytes"])
+                   for e in c["ranking"]}
+        higher = races[(c["best"], c["path"])]["higher_is_better"]
+        for entry in c["ranking"]:
+            for other in entry["ahead_of"]:
+                a, b = figures[entry["configuration"]], figures[other]
+                holds = None if not (a and b) else _apart(a, b, higher) and a.reps >= 2 and b.reps >= 2
+                search = {e["configuration"]: e["figure"] for e in c["ranking"]}
+                rows.append({"path": c["path"], "bytes": c["bytes"], "unit": c["unit"], "ahead": entry["configuration"],
+                             "behind": other, "search": (search[entry["configuration"]], search[other]),
+                             "run": (a, b), "holds": holds})
+    return rows
+
+
 def verify_text(rows: list[dict]) -> list[str]:
     def fig(p: Point | None, unit: str) -> str:
         return "not measured" if p is None else f"{p.median:.4g} {unit} [{p.low:.4g}-{p.high:.4g}, {p.reps} launches]"
@@ -87,11 +108,25 @@ def verify_text(rows: list[dict]) -> list[str]:
                      + " ".join(f"{k}={v}" for k, v in row["settings"].items())
                      + f": search {fig(row['tune'], row['unit'])}; run {fig(row['run'], row['unit'])}: {said}; "
                      f"{holds}{gain} over the run's defaults {fig(row['run_defaults'], row['unit'])}")
-    return lines or ["the search recommended no setting: nothing to verify"]
+    return lines or ["the search recommended no setting"]
+
+
+def comparisons_text(rows: list[dict]) -> list[str]:
+    def fig(p: Point | None) -> str:
+        return "not measured" if p is None else f"{p.median:.4g} [{p.low:.4g}-{p.high:.4g}, {p.reps} launches]"
+
+    return [f"{r['path']} at {r['bytes']} B: {r['ahead']} ahead of {r['behind']} "
+            f"(search {r['search'][0][0]:.4g} vs {r['search'][1][0]:.4g} {r['unit']}): "
+            + {True: "holds", False: "does NOT hold", None: "not measured in the run"}[r["holds"]]
+            + f" (run {fig(r['run'][0])} vs {fig(r['run'][1])})" for r in rows]
 
 
 def command(tune_dir: str, run_dir: str) -> int:
-    """Exit 0 when every recommendation agrees and its gain holds, 1 otherwise."""
+    """Exit 0 when every recommendation agrees and its gain holds and every claim of a comparison holds, 1
+    otherwise."""
     rows = verify(Path(tune_dir), Path(run_dir))
-    print("\n".join(verify_text(rows)))
-    return 0 if all(r["agrees"] and r["gain_holds"] for r in rows) else 1
+    compared = verify_comparisons(_answer(Path(tune_dir)), _results(Path(run_dir)))
+    print("\n".join(["== recommended settings", *verify_text(rows), "== configurations compared at their defaults",
+                     *(comparisons_text(compared) or ["no comparison"])]))
+    return 0 if all(r["agrees"] and r["gain_holds"] for r in rows) and \
+        all(r["holds"] is not False for r in compared) else 1
