@@ -123,15 +123,24 @@ def recommendations_table(answer: dict) -> Table:
                  "launch.")
 
 
+def change(arm: dict) -> tuple[float, int | None]:
+    """A knob value's largest change against the defaults (better or worse, a ratio) and its size; for an answer
+    from before it said so, its best gain."""
+    if "change" in arm:
+        return arm["change"], arm["change_bytes"]
+    return arm["best_gain"], arm["best_bytes"]
+
+
 def _value_text(arm: dict) -> str:
-    """A knob value with its best gain, and for a broken one why."""
+    """A knob value with its largest change against the defaults, and for a broken one why."""
     text = arm_label(arm)
     if arm["verdict"] == "broken":
         return f"{text}: {arm['why'] or 'no reason recorded'}"
-    if arm["best_bytes"] is None:
+    ratio, at = change(arm)
+    if at is None:
         return f"{text} (not measured)"
     launches = f", {arm['launches']} launch{'es' if arm['launches'] != 1 else ''}"
-    return f"{text} ({gain_text(arm['best_gain'])} at {size_label(arm['best_bytes'])}{launches})"
+    return f"{text} ({gain_text(ratio)} at {size_label(at)}{launches})"
 
 
 def _verdict_rank(word: str) -> int:
@@ -153,7 +162,7 @@ def verdicts_table(answer: dict) -> Table:
             rows.append(where + [word, Markup("<br>".join(escape(_value_text(a)) for a in groups[word]))])
         if not groups:
             rows.append(where + [Absent("none"), Absent("no knob value was tried")])
-    return Table("Knob values by verdict", ["configuration", "path", "verdict", "values (best gain at its size, "
+    return Table("Knob values by verdict", ["configuration", "path", "verdict", "values (largest change at its size, "
                                                                                 "launches)"], rows,
                  "better / worse / no difference: the value's interval against the defaults' at some size, after "
                  f"{answer['min_launches']} launches or more; cut early: the search stopped racing it sooner (what "

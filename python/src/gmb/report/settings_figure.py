@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The Settings section's figure: each knob value `gmb tune` tried as a horizontal bar, its best gain over the
-defaults in %, grouped by configuration and path and coloured by verdict (better green, worse red, no difference
+defaults in % where it differs most from them (better or worse), grouped by configuration and path and coloured by verdict (better green, worse red, no difference
 and cut early grey, broken hatched)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from matplotlib.patches import Patch
 
 from .cells import size_label
 from .plots import _png, plt
-from .settings import BASELINE, arm_label, gain_text, race_label
+from .settings import BASELINE, arm_label, change, gain_text, race_label
 
 _BETTER, _WORSE, _OTHER = "#2e8b57", "#c0392b", "#a0a0a0"
 _BROKEN = "broken"
@@ -33,7 +33,7 @@ def _groups(answer: dict) -> list[tuple[str, list[dict]]]:
 def gain_figure(answer: dict) -> bytes | None:
     """The figure as PNG bytes, None when no knob value was measured."""
     groups = _groups(answer)
-    if not any(a["best_bytes"] is not None for _, arms in groups for a in arms):
+    if not any(change(a)[1] is not None for _, arms in groups for a in arms):
         return None
     labels, headers = [], []
     rows = sum(1 + len(arms) for _, arms in groups)
@@ -45,14 +45,15 @@ def gain_figure(answer: dict) -> bytes | None:
         labels.append((y, title))
         for a in arms:
             y -= 1
-            measured = a["best_bytes"] is not None
-            gain = 100 * (a["best_gain"] - 1) if measured else 0.0
+            ratio, at = change(a)
+            measured = at is not None
+            gain = 100 * (ratio - 1) if measured else 0.0
             broken = a["verdict"] == _BROKEN
             if broken:  # its row hatched across the axes: a broken value has no gain to draw
                 ax.axhspan(y - 0.35, y + 0.35, facecolor="none", edgecolor=_WORSE, hatch="///", linewidth=0)
             else:
                 ax.barh(y, gain, height=0.7, color=_colour(a["verdict"]))
-            note = _BROKEN if broken else f"{gain_text(a['best_gain'])} at {size_label(a['best_bytes'])}" \
+            note = _BROKEN if broken else f"{gain_text(ratio)} at {size_label(at)}" \
                 if measured else "not measured"
             ax.annotate(note, (gain, y), xytext=(3 if gain >= 0 else -3, 0), textcoords="offset points",
                         ha="left" if gain >= 0 else "right", va="center", fontsize=7,
@@ -67,7 +68,7 @@ def gain_figure(answer: dict) -> bytes | None:
     ax.set_xlim(lo - pad if lo < 0 else lo, hi + pad)
     ax.axvline(0, color="black", linewidth=0.8)
     ax.grid(True, axis="x", alpha=0.3)
-    ax.set_xlabel("best gain over the defaults (%), at the size where it is largest")
+    ax.set_xlabel("change against the defaults (%), at the size where it is largest (better or worse)")
     ax.set_title("gmb tune: each knob value against the defaults, per configuration and path")
     ax.legend(handles=[Patch(color=_BETTER, label="better"), Patch(color=_WORSE, label="worse"),
                        Patch(color=_OTHER, label="no difference / cut early"),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .catalogue import configuration_settings, format_offers
 from .paths import ROUND_PRECISION, round_options
-from .search import DEFAULTS, MIN_LAUNCHES, Race, apart, best_gain, recommendation, verdict
+from .search import DEFAULTS, MIN_LAUNCHES, Race, apart, best_gain, largest_change, recommendation, verdict
 from ..campaign.spec import Campaign
 from ..engine import configurations as confs_mod
 from ..engine.configurations import Configuration
@@ -54,9 +54,11 @@ def _race(race: Race, conf: Configuration) -> dict:
     arms = []
     for a in race.arms:
         g, at = best_gain(race, a)
+        change, change_at = largest_change(race, a)
         arms.append({"key": a.key, "knob": a.knob, "settings": a.settings, "state": a.state, "why": a.why,
                      "verdict": "baseline" if a.key == DEFAULTS else verdict(race, a), "best_gain": g,
-                     "best_bytes": at, "launches": a.launches, "figures": _figures(a)})
+                     "best_bytes": at, "change": change, "change_bytes": change_at, "launches": a.launches,
+                     "figures": _figures(a)})
     return {"configuration": race.configuration, "path": race.path, "kind": race.kind, "metric": race.metric,
             "unit": UNITS.get(race.metric, ""), "higher_is_better": race.higher_is_better,
             "benchmark": race.block.benchmarks[0], "memory": race.block.memory[0] or None,

@@ -110,6 +110,13 @@ def best_gain(race: Race, arm: Arm) -> tuple[float, int | None]:
     return max(found, default=(1.0, None))
 
 
+def largest_change(race: Race, arm: Arm) -> tuple[float, int | None]:
+    """The arm's gain over the defaults where it differs most from them, better or worse (a ratio: 0.5 is half
+    the defaults' figure), and the size it is at (1.0, None when never measured)."""
+    found = [(g, s) for s in arm.figures if (g := gain(race, arm, s)) is not None and g > 0]
+    return max(found, key=lambda gs: abs(math.log(gs[0])), default=(1.0, None))
+
+
 def cut_losers(race: Race) -> list[Arm]:
     """After a round: the knob values no better than the defaults at any size are cut (state "cut", why said)."""
     cut = []
