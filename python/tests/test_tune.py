@@ -253,9 +253,10 @@ def test_a_tuned_directory_that_is_not_one_is_refused(fake_home, capsys):
     assert main(["tune", "--config", str(cfg), "--no-detect", "--topology", "x.json"]) == 2
 
 
-TWO_PMLS = """
+# two configurations of one installation (fake pml ob1 and ucx: ucx 2x faster), NCCL over the first
+PML_ENTRY = """
 [[library]]
-name = "x-ob1"
+name = "x-{pml}"
 family = "intelmpi"
 version = "1"
 prefix = "/opt/x"
@@ -263,21 +264,11 @@ launcher = "mpirun"
 launcher_path = "LAUNCHER"
 engine = "ENGINE"
 cuda_aware = true
-launcher_args = ["--mca", "pml", "ob1"]
-env = { FAKE_LIBRARY_VERSION = "Intel(R) MPI Library 1 for Linux* OS", FAKE_STEADY = "1", FAKE_CUDA = "1", FAKE_NCCL = "2.28.3", FAKE_KNOB_EFFECT = "NCCL_PROTO=LL@3" }
-
-[[library]]
-name = "x-ucx"
-family = "intelmpi"
-version = "1"
-prefix = "/opt/x"
-launcher = "mpirun"
-launcher_path = "LAUNCHER"
-engine = "ENGINE"
-cuda_aware = true
-launcher_args = ["--mca", "pml", "ucx"]
-env = { FAKE_LIBRARY_VERSION = "Intel(R) MPI Library 1 for Linux* OS", FAKE_STEADY = "1", FAKE_CUDA = "1", FAKE_NCCL = "2.28.3", FAKE_SCALE = "0.5" }
+launcher_args = ["--mca", "pml", "{pml}"]
+env = {{ FAKE_LIBRARY_VERSION = "Intel(R) MPI Library 1 for Linux* OS", FAKE_STEADY = "1", FAKE_CUDA = "1", FAKE_NCCL = "2.28.3", {more} }}
 """
+TWO_PMLS = (PML_ENTRY.format(pml="ob1", more='FAKE_KNOB_EFFECT = "NCCL_PROTO=LL@3"')
+            + PML_ENTRY.format(pml="ucx", more='FAKE_SCALE = "0.5"'))
 
 
 def test_on_a_gpu_node_the_configurations_are_compared_and_nccl_searched(fake_home, monkeypatch, capsys):
