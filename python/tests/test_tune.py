@@ -251,6 +251,8 @@ def test_a_tuned_directory_that_is_not_one_is_refused(fake_home, capsys):
     assert main(["plan", "--config", str(cfg), "--no-detect", "--quick", "--tuned", str(fake_home)]) == 2
     assert "no tune.json" in capsys.readouterr().err
     assert main(["tune", "--config", str(cfg), "--no-detect", "--topology", "x.json"]) == 2
+    assert main(["tune", "--config", str(cfg), "--no-detect", "--no-build", "--paths", "host,nvlnk"]) == 2
+    assert "--paths: nvlnk is no path here (paths here: collective allreduce, host" in capsys.readouterr().err
 
 
 # two configurations of one installation (fake pml ob1 and ucx: ucx 2x faster), NCCL over the first

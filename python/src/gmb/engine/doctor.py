@@ -66,7 +66,7 @@ def diagnose(confs: list[Configuration], topo: topology.Topology, run_engine_doc
             entry["engine_doctor"] = engine_doctor(lib, engine)
             if check_settings or (check_settings is None and topo.gpus):
                 entry["settings_that_matter"] = settings_that_matter(lib, engine, baseline=entry["engine_doctor"])
-            if _verdict(entry["engine_doctor"]) == "not aware" and entry["engine_doctor"].get("crashed"):
+            if doctor_verdict(entry["engine_doctor"]) == "not aware" and entry["engine_doctor"].get("crashed"):
                 report["missing"].append(f"{lib.name}: not aware: {entry['engine_doctor']['gpu_awareness']['summary']}"
                                          f"; device buffers will only be measured with staged strategies unless "
                                          f"its settings change (e.g. UCX_MEMTYPE_CACHE=n for pml ucx).")
@@ -185,13 +185,13 @@ def engine_doctor(lib: mpilibs.MpiLibrary, engine: Path, timeout: float = 120, a
         return out
 
 
-def _verdict(ed: dict) -> str:
+def doctor_verdict(ed: dict) -> str:
     """One word for an engine doctor's answer: aware, not aware, unknown, or error."""
     aw = ed.get("gpu_awareness")
     return aw.get("verdict", "unknown") if isinstance(aw, dict) else "error"
 
 
-def _describe(ed: dict) -> str:
+def doctor_answer(ed: dict) -> str:
     """The doctor's answer in a sentence: the verdict and why (a crash by its signal alone: the full message is in
     the doctor's own report), then the fresh-buffer check when it did not pass."""
     aw = ed.get("gpu_awareness")
@@ -268,11 +268,11 @@ def settings_that_matter(lib: mpilibs.MpiLibrary, engine: Path, timeout: float =
     "effect"}], "tried": [settings]}. A finding is a setting whose removal (or addition) changes the verdict or
     the fresh-buffer check; "effect" says how, for a person choosing settings."""
     base = baseline or engine_doctor(lib, engine, timeout)
-    out = {"library": lib.name, "as_configured": _describe(base), "findings": [], "tried": []}
-    aware = _verdict(base) == "aware"
+    out = {"library": lib.name, "as_configured": doctor_answer(base), "findings": [], "tried": []}
+    aware = doctor_verdict(base) == "aware"
     # Remedies are tried for a "not aware" answer (not for a doctor that could not run at all), and not for a
     # library built without CUDA support (its static answer): no setting would change that.
-    remedies = _verdict(base) == "not aware" and lib.cuda_aware is not False
+    remedies = doctor_verdict(base) == "not aware" and lib.cuda_aware is not False
 
     def candidates():
         yield from _settings(lib) if aware else _remedies(lib) if remedies else []
@@ -282,17 +282,17 @@ def settings_that_matter(lib: mpilibs.MpiLibrary, engine: Path, timeout: float =
     for setting, fields in candidates():
         out["tried"].append(("without " if aware else "with ") + setting)
         ed = engine_doctor(replace(lib, **fields), engine, timeout)
-        if _verdict(ed) != _verdict(base):
+        if doctor_verdict(ed) != doctor_verdict(base):
             kind = "needed" if aware else "remedy"
-            effect = (f"needed: without it the doctor says {_describe(ed)}" if aware
-                      else f"makes it work: with it the doctor says {_describe(ed)}")
+            effect = (f"needed: without it the doctor says {doctor_answer(ed)}" if aware
+                      else f"makes it work: with it the doctor says {doctor_answer(ed)}")
         elif aware and _fresh(ed) != _fresh(base):
             kind = "reallocation"
             effect = (f"decides whether device buffers freed and allocated again move correctly: without it the check "
                       f"{_fresh(ed)}, with it {_fresh(base)}")
         else:
             continue
-        out["findings"].append({"setting": setting, "as_configured": _describe(base), "changed": _describe(ed),
+        out["findings"].append({"setting": setting, "as_configured": doctor_answer(base), "changed": doctor_answer(ed),
                                 "effect": effect, "kind": kind})
     return out
 

@@ -152,7 +152,7 @@ def resume_command(opts: SessionOptions, outdir: Path, options: list[str] | None
                                                                    options)])
 
 
-def _hold(outdir: Path, command: str):
+def hold(outdir: Path, command: str):
     """The results directory's lock, and the stopping of what a dead previous owner left running."""
     lock = locks.ResultsLock(outdir, command)
     try:
@@ -203,7 +203,7 @@ def _resume_setup(opts: SessionOptions) -> dict:
             setup.check_launcher(lib.launcher, f"library {lib.name}")
     engines = resume_engines(planned["engines"], libs_all, {x.library for x in launches}, opts.build.no_build,
                              build_options(opts.build))
-    lock = _hold(outdir, "gmb run --resume")
+    lock = hold(outdir, "gmb run --resume")
     try:
         st = store.Store(outdir / "store.sqlite")
     except BaseException:
@@ -242,7 +242,7 @@ def _fresh_setup(opts: SessionOptions) -> dict | None:
         print("gmb run: nothing to run", file=sys.stderr)
         return None
     outdir = new_results_dir(results, c.name)
-    lock = _hold(outdir, "gmb run")
+    lock = hold(outdir, "gmb run")
     try:
         write_plan(outdir, c, launches, skipped, configurations.libraries(confs), configurations.engines(confs),
                    resume_options(opts))

@@ -208,7 +208,8 @@ def configured(opts: SessionOptions, libs: list[mpilibs.MpiLibrary], topo: topol
         try:
             confs = confs_mod.with_tuned(confs, tuned_configurations(opts.tuned), f"--tuned {opts.tuned}")
         except ValueError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(f"{exc}; the libraries as the search had them: --config "
+                             f"{Path(opts.tuned) / 'tune-libraries.toml'} --no-detect") from None
     return confs, settings
 
 

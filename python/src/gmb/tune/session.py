@@ -21,11 +21,11 @@ from .search import (COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, combin
 from ..campaign.plan import new_results_dir, plan
 from ..campaign.spec import Campaign
 from ..engine import configurations as confs_mod
-from ..engine.doctor import _describe, _verdict, engine_doctor
+from ..engine.doctor import doctor_answer, doctor_verdict, engine_doctor
 from ..errors import UsageError
 from ..machine import libraries as libraries_mod
 from ..machine import families
-from ..machine.knobs import check_declared, user_knobs
+from ..machine.knobs import PATHS, check_declared, user_knobs
 from ..options import SessionOptions, TuneOptions
 from ..outputs import write_new
 from ..results import store as store_mod
@@ -34,15 +34,15 @@ from ..results.model import Results, combine
 from ..results.store import STAT_COLUMNS
 from ..run import setup
 from ..run.execute import Stopped, run_launches, stop_on_signals
-from ..run.session import _hold
+from ..run.session import hold
 
 FIRST_LAUNCH_GUESS_S = 5.0  # a launch's wall time until one has been measured
 LAUNCH_TIMEOUT_S = 180.0
 
 
 def tune(opts: TuneOptions) -> int:
-    """`gmb tune`; the exit status: 0 searched (whether or not a setting won), 1 nothing could be searched, 128+N
-    stopped by signal N."""
+    """`gmb tune`; the exit status: 0 searched (whether or not a setting won), 2 nothing to search or bad input,
+    128+N stopped by signal N; --verify: 0 the answer holds, 1 not."""
     session = SessionOptions(libraries=opts.libraries, build=opts.build, hostfile=opts.hostfile, nodes=opts.nodes,
                              results=opts.results, topology=opts.topology)
     if opts.verify:
@@ -77,11 +77,13 @@ def tune(opts: TuneOptions) -> int:
 def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: list) -> tuple[list[Race], dict]:
     """One race per configuration and path (those ``wanted`` name by path name or kind; all when none), with the
     defaults and each knob value the configuration offers for the path; and each configuration's offers."""
-    races, all_offers, cache = [], {}, {}
+    races, all_offers, cache, seen = [], {}, {}, set()
     for conf in confs_mod.runnable(confs):
         all_offers[conf.name] = offers(conf, extra, cache)
         for path in tune_paths(conf, topo, hosts, skipped):
-            if wanted and not any(w in (path.name, path.kind) or path.name.startswith(w + " ") for w in wanted):
+            named = {w for w in wanted if w in (path.name, path.kind) or path.name.startswith(w + " ")}
+            seen |= named | {path.name}
+            if wanted and not named:
                 continue
             headline = conf.description.benchmark(path.block.benchmarks[0]).headline
             race = Race(conf.name, path.name, path.kind, path.block, headline != "time_us", STAT_COLUMNS[headline],
@@ -89,6 +91,10 @@ def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: lis
             race.arms += [Arm(f"{o.knob.name}={v}", o.knob.setting(v), o.knob.name)
                           for o in offered(all_offers[conf.name], path.kind) for v in o.values]
             races.append(race)
+    unknown = [w for w in wanted if w not in seen]
+    if unknown:
+        raise UsageError(f"--paths: {', '.join(unknown)} is no path here (paths here: {', '.join(sorted(seen))}; "
+                         f"kinds: {', '.join(PATHS)})")
     return races, all_offers
 
 
@@ -138,9 +144,9 @@ class Tuner:
         base = self.doctor_defaults[conf.name]
         lib = replace(conf.library, env={**conf.library.env, **settings})
         said = engine_doctor(lib, Path(conf.engine), 60, quick)
-        if (_verdict(said), said.get("crashed", False)) == (_verdict(base), base.get("crashed", False)):
+        if (doctor_verdict(said), said.get("crashed", False)) == (doctor_verdict(base), base.get("crashed", False)):
             return None
-        return f"the engine's doctor says {_describe(said)} (with the defaults: {_describe(base)})"
+        return f"the engine's doctor says {doctor_answer(said)} (with the defaults: {doctor_answer(base)})"
 
     def run_round(self, round_number: int, work: list[tuple[Race, Arm]]) -> None:
         """One launch of each (race, arm), in random order, each arm proven correct first; stops at the deadline."""
@@ -214,7 +220,7 @@ def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, ex
                          (f" among --paths {', '.join(opts.paths)}" if opts.paths else ""))
     results = Path(opts.results)
     outdir = new_results_dir(results, "tune")
-    lock = _hold(outdir, "gmb tune")
+    lock = hold(outdir, "gmb tune")
     started = time.monotonic()
     try:
         st = store_mod.Store(outdir / "store.sqlite")
