@@ -181,6 +181,8 @@ def answer_text(result: dict) -> list[str]:
         lines.append(f"{race['configuration']}, {race['path']} ({race['benchmark']} {what}, {unit}):")
         if race["note"]:
             lines.append(f"  not searched to the end: {race['note']}")
+        if not race["sizes"]:
+            lines.append("  not measured: the budget ran out before its first launch")
         for r in race["recommendation"]:
             span = _size(r["low"]) if r["low"] == r["high"] else f"{_size(r['low'])} - {_size(r['high'])}"
             if r["arm"] == DEFAULTS:
