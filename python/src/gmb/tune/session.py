@@ -16,8 +16,8 @@ from pathlib import Path
 from . import answer as answer_mod
 from .catalogue import offered, offers
 from .paths import round_options, tune_paths
-from .search import (COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, combination, cut_losers, plan_round,
-                     worst_per_knob)
+from .search import (COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, best_gain, combination, cut_losers,
+                     plan_round, worst_per_knob)
 from ..campaign.plan import new_results_dir, plan
 from ..campaign.spec import Campaign
 from ..engine import configurations as confs_mod
@@ -257,8 +257,9 @@ def _search(tuner: Tuner, races: list[Race]) -> int:
     """The rounds: first every knob value once beside the defaults; those no better anywhere are cut. Then, until
     the leaders have MIN_LAUNCHES launches, the better half of each race (plan_round), as many as the time left
     allows spread over the rounds to go (a tenth kept for what follows). Then, where two knobs or more won, their
-    best values together against the defaults, and, while time is left, each knob's worst value proven worse.
-    Returns the rounds run."""
+    best values together against the defaults; and, while time is left, the values cut early to MIN_LAUNCHES
+    launches too (each knob's worst first), so that "worse" and "no difference" are proven as well. Returns the
+    rounds run."""
     compared = _compared(races, tuner)
     first = sum(len(race.arms) for race in races) * tuner.launch_estimate()
     if first > 0.5 * tuner.left():
@@ -285,20 +286,24 @@ def _search(tuner: Tuner, races: list[Race]) -> int:
         together = combination(race)
         if together is not None:
             race.arms.append(Arm(COMBINED, together))
-    number = _top_up(tuner, races, number, lambda race: [race.defaults, race.arm(COMBINED)]
-                     if race.arm(COMBINED) and race.arm(COMBINED).state != "broken" else [])
-    # what made a path slower, proven across launches too while time is left: each knob's worst value
-    return _top_up(tuner, races, number, worst_per_knob)
+    number = _top_up(tuner, races, number, lambda race: [race.arm(COMBINED)] if race.arm(COMBINED) else [])
+    # while time is left, verdicts proven across launches for the values cut early too: first each knob's worst
+    # value (what made a path slower), then the others, the most promising first
+    number = _top_up(tuner, races, number, worst_per_knob)
+    return _top_up(tuner, races, number, lambda race: sorted(
+        (a for a in race.arms if a.state == "cut"), key=lambda a: best_gain(race, a)[0], reverse=True))
 
 
 def _top_up(tuner: Tuner, races: list[Race], number: int, arms_of) -> int:
     """Rounds giving the arms ``arms_of`` each race names launches until each has MIN_LAUNCHES (or the time is
-    out); returns the next round's number."""
+    out), each race's defaults beside them; returns the next round's number."""
     while not tuner.cut_short:
-        work = [(race, arm) for race in races if not race.note for arm in arms_of(race)
-                if arm.state != "broken" and arm.launches < MIN_LAUNCHES]
-        if not work or tuner.left() < tuner.launch_estimate():
+        arms = [(race, arm) for race in races if not race.note for arm in arms_of(race)
+                if arm.state != "broken" and arm.launches < MIN_LAUNCHES and arm.key != DEFAULTS]
+        if not arms or tuner.left() < tuner.launch_estimate():
             break
+        with_arms = {id(race): race for race, _ in arms}
+        work = [(race, race.defaults) for race in with_arms.values()] + arms
         tuner.run_round(number, work)
         tuner.update_figures(races)
         number += 1
