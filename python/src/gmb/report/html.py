@@ -237,8 +237,8 @@ def _settings_section(results: Results) -> str:
     except ImportError as exc:  # matplotlib absent: the tables only, and say so
         return settings_section(answer, _left_out("Figure", exc))
     png = gain_figure(answer)
-    figure = (figure_html("tune-gains", "Gain of each knob value over the defaults, per configuration and path", png)
-              if png else "<p class='note'>No figure: no knob value was measured.</p>")
+    caption = "Each knob value against the defaults where it changes the figure most, per configuration and path"
+    figure = (figure_html("tune-gains", caption, png) if png else "<p class='note'>No figure: no knob value was measured.</p>")
     return settings_section(answer, figure)
 
 
