@@ -238,7 +238,8 @@ def _settings_section(results: Results) -> str:
         return settings_section(answer, _left_out("Figure", exc))
     png = gain_figure(answer)
     caption = "Each knob value against the defaults where it changes the figure most, per configuration and path"
-    figure = (figure_html("tune-gains", caption, png) if png else "<p class='note'>No figure: no knob value was measured.</p>")
+    figure = (figure_html("tune-gains", caption, png) if png
+              else "<p class='note'>No figure: no knob value was measured.</p>")
     return settings_section(answer, figure)
 
 
