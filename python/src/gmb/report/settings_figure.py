@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The Settings section's figure: each knob value `gmb tune` tried as a horizontal bar, its best gain over the
-defaults in % where it differs most from them (better or worse), grouped by configuration and path and coloured by verdict (better green, worse red, no difference
-and cut early grey, broken hatched)."""
+"""The Settings section's figure: each knob value `gmb tune` tried as a horizontal bar, its change against the
+defaults in % where it differs most from them (better or worse), grouped by configuration and path and coloured by
+verdict (better green, worse red, no difference and cut early grey, broken hatched)."""
 
 from __future__ import annotations
 

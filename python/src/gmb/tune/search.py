@@ -5,9 +5,10 @@ is recommended per size range.
 
 A round gives every arm still racing one more launch (its points at adaptive precision). After it, an arm whose
 median beats the defaults' interval at no size is cut (no effect, or worse), and of the others the better half by
-best gain goes on (successive halving), as many as the time left allows (plan_round). An arm wins where its interval lies wholly beyond the defaults' at a size,
-measured in at least MIN_LAUNCHES launches (a claim holds across launches). The winners' best values, one per knob,
-are then measured together ("combined"). The defaults are measured in every round, never cut."""
+best gain goes on (successive halving), as many as the time left allows (plan_round). An arm wins where its interval
+lies wholly beyond the defaults' at a size, measured in at least MIN_LAUNCHES launches (a claim holds across
+launches). The winners' best values, one per knob, are then measured together ("combined"). The defaults are
+measured in every round, never cut."""
 
 from __future__ import annotations
 
