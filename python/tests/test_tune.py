@@ -316,3 +316,32 @@ def test_a_knob_on_the_command_line_must_be_a_setting_the_records_keep(fake_home
                  "UCX_TLS=sm,self", "--list"]) == 0
     listed = capsys.readouterr().out
     assert "tries tcp,self, sm,self" in listed and "UCX_FAKE_KNOB" in listed
+
+
+def test_a_campaign_files_blocks_and_knobs_are_searched(fake_home, capsys):
+    cfg = _config(fake_home, PLAIN.replace('knobs = { UCX_FAKE_KNOB = ["fast", "slow", "same", "bad", "crash"] }\n',
+                                           ""))
+    camp = fake_home / "mine.toml"
+    camp.write_text('[campaign]\nname = "mine"\n\n[[run]]\nbenchmarks = ["bw"]\nmemory = ["host:host"]\n'
+                    'sizes = "64K,1M"\npath = "my-exchange"\noptions = { iters = 20, warmup = 2 }\n\n'
+                    '[[run]]\nbenchmarks = ["coll"]\noperations = ["allreduce"]\nsizes = "1M"\n'
+                    'options = { iters = 20, warmup = 2 }\n\n[knobs]\nUCX_FAKE_KNOB = ["fast", "same"]\n')
+    got = _tune(fake_home, cfg, campaign=str(camp), budget=300)
+    races = {r["path"]: r for r in got["races"]}
+    assert set(races) == {"my-exchange", "block 2"} and races["block 2"]["kind"] == "collective"
+    assert {r["arm"] for r in races["my-exchange"]["recommendation"]} == {"UCX_FAKE_KNOB=fast"}
+    assert [o["source"] for o in got["configurations"][0]["offers"]] == [f"the campaign file {camp}"]
+    # a block that makes several launches per set, and knobs the records would not keep, are refused
+    camp.write_text('[[run]]\nbenchmarks = ["bw", "latency"]\n')
+    assert main(["tune", str(camp), "--config", str(cfg), "--no-detect", "--no-build"]) == 2
+    assert "block 1: gmb tune measures each set of settings in one launch: it makes 2" in capsys.readouterr().err
+    camp.write_text('[[run]]\nbenchmarks = ["bw"]\n\n[knobs]\nMY_KNOB = ["1"]\n')
+    assert main(["tune", str(camp), "--config", str(cfg), "--no-detect", "--no-build"]) == 2
+    assert "MY_KNOB is not a setting the records keep" in capsys.readouterr().err
+
+
+def test_a_campaigns_knobs_go_back_into_its_file():
+    from gmb.campaign.spec import parse_campaign
+    c = parse_campaign(tomllib.loads('[[run]]\nbenchmarks = ["bw"]\n\n[knobs]\nUCX_TLS = ["sm,self", "tcp,self"]\n'))
+    assert c.knobs == {"UCX_TLS": ["sm,self", "tcp,self"]}
+    assert parse_campaign(tomllib.loads(c.to_toml())) == c

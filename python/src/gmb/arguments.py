@@ -185,6 +185,8 @@ def parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("tune", help="search each library's settings per path within a time budget and recommend "
                                      "them, with the gain proven (docs/tune.md)")
     libopts(sp)
+    sp.add_argument("campaign", nargs="?", help="search the blocks of this campaign file (each one launch per set of "
+                                                "settings; its [knobs] tried too) instead of the machine's paths")
     sp.add_argument("--budget", type=_positive_seconds, default=600.0,
                     help="seconds for the search (default 600; building engines comes before it)")
     sp.add_argument("--paths", type=lambda t: tuple(w for w in t.split(",") if w), default=(),

@@ -56,6 +56,7 @@ class TuneOptions:
     """`gmb tune`."""
     libraries: LibraryOptions = field(default_factory=LibraryOptions)
     build: BuildOptions = field(default_factory=BuildOptions)
+    campaign: str | None = None  # a campaign file whose blocks are the paths searched (None: the machine's paths)
     budget: float = 600.0  # seconds for the search (engines built before it starts)
     paths: tuple[str, ...] = ()  # path names or kinds to search (tune/paths.py); none: every path
     knob: tuple[tuple[str, str], ...] = ()  # --knob NAME=VALUE, repeatable: more knob values to search

@@ -37,13 +37,16 @@ Campaign file::
     nic = ["mlx5_0", "mlx5_1"]  # optional: "nearest" (the card nearest each rank's GPU), names (by local rank
                              # modulo their number), or "none" (the library's own choice, the default): --nic
 
+    [knobs]                  # optional: settings `gmb tune CAMPAIGN` tries beside its catalogue (docs/tune.md)
+    UCX_RNDV_THRESH = ["8192", "65536"]
+
 Every (block, benchmark, library, memory, strategy, ranks, setting set, repetition) is one engine launch writing
 its own raw JSONL file (plan.py); results that differ in a setting are different points, named apart by the settings
 that differ ("openmpi-5.0.7-ucx [UCX_RNDV_SCHEME=get_zcopy]"). An ``OMPI_MCA_<name>`` setting that the library's
 launcher arguments give otherwise (``--mca <name> <value>``: mpirun's command line outranks the environment), or a set
-whose results would be taken for another's (no setting the records keep tells them apart), is skipped with the reason. Ceilings (the ``peaks`` benchmark) always run first. Sizes and counts are checked as
-the engine reads them (sizes.py); the names a campaign gives are checked against the engines and libraries found
-(checks.py).
+whose results would be taken for another's (no setting the records keep tells them apart), is skipped with the
+reason. Ceilings (the ``peaks`` benchmark) always run first. Sizes and counts are checked as the engine reads them
+(sizes.py); the names a campaign gives are checked against the engines and libraries found (checks.py).
 
 A library with ``transport = "nccl"`` (mpilibs) gets only what NCCL can do: latency, bw and bibw on
 device:device buffers with the direct strategy, one GPU per rank, and ``coll`` on device memory
@@ -60,6 +63,8 @@ import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from ..machine import families
+from ..machine.knobs import check_declared
 from ..tomlcheck import array_of_tables, typename
 from .sizes import check_counts, parse_sizes
 
@@ -115,6 +120,8 @@ class Campaign:
     libraries: list[str] = field(default_factory=lambda: ["*"])
     skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (library, what, reason) from generation
     stop_library_after: int = 3
+    # settings `gmb tune` tries beside its catalogue when it searches this campaign's blocks: NAME -> values
+    knobs: dict[str, list[str]] = field(default_factory=dict)
 
     def to_toml(self) -> str:
         lines = ["[campaign]", f"name = {json.dumps(self.name)}", f"repetitions = {self.repetitions}",
@@ -136,6 +143,8 @@ class Campaign:
                     lines.append(f"{k} = [" + ", ".join(_inline_table(s) for s in v) + "]")
                 else:
                     lines.append(f"{k} = {json.dumps(v)}")
+        if self.knobs:
+            lines += ["\n[knobs]", *(f"{k} = {json.dumps(v)}" for k, v in self.knobs.items())]
         return "\n".join(lines) + "\n"
 
 
@@ -248,9 +257,14 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
     head = data.get("campaign", {})
     if not isinstance(head, dict):
         raise CampaignError(f"{source}: campaign must be a [campaign] table (got {typename(head)})")
-    unknown = set(data) - {"campaign", "run"}
+    unknown = set(data) - {"campaign", "run", "knobs"}
     if unknown:
-        raise CampaignError(f"{source}: unknown top-level keys {sorted(unknown)} (accepted: [campaign], [[run]])")
+        raise CampaignError(f"{source}: unknown top-level keys {sorted(unknown)} (accepted: [campaign], [[run]], "
+                            f"[knobs])")
+    try:
+        knobs = check_declared(data.get("knobs", {}), f"{source}: [knobs]", families.setting_prefixes())
+    except ValueError as exc:
+        raise CampaignError(str(exc)) from None
     unknown = set(head) - HEAD_KEYS
     if unknown:
         raise CampaignError(f"{source}: [campaign]: unknown keys {sorted(unknown)} "
@@ -340,7 +354,7 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
     return Campaign(name=name, blocks=blocks, repetitions=reps, order=order,
                     seed=seed, timeout_s=float(timeout),
                     libraries=_str_list(head.get("libraries"), f"{source}: [campaign]", "libraries") or ["*"],
-                    stop_library_after=stop)
+                    stop_library_after=stop, knobs=knobs)
 
 
 def load_campaign(path: str | Path) -> Campaign:

@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..campaign.from_description import gpu_kind, host_kind
+from ..campaign.plan import plan
 from ..campaign.quick import QUICK_ADAPTIVE, QUICK_FIXED
-from ..campaign.spec import Block
+from ..campaign.spec import Block, Campaign, parse_memory
+from ..errors import UsageError
 from ..engine.configurations import Configuration
 from ..machine.topology import Topology
 
@@ -95,3 +97,39 @@ def tune_paths(conf: Configuration, topo: Topology, hosts: int, skipped: list) -
                                       options={**_options(desc, coll), **({"mem": dev} if on_device else {})},
                                       operations=[COLLECTIVE], libraries=[lib.name], path="collective")))
     return out
+
+
+def campaign_paths(campaign: Campaign, conf: Configuration, skipped: list) -> list[TunePath]:
+    """The blocks of a campaign file as paths of ``conf`` (those that name it, or every library): each must make one
+    launch per set of settings (one benchmark, memory, strategy, rank count, operation or joined operations, node
+    count); a block that makes none for it (it cannot run there) goes to ``skipped`` with the planner's reason.
+    Named by the block's path, else its number; its kind (the knobs it is offered) from its benchmark and memory."""
+    lib, desc = conf.library, conf.description
+    out = []
+    for number, block in enumerate(campaign.blocks, start=1):
+        wanted = block.libraries or campaign.libraries
+        if "*" not in wanted and lib.name not in wanted:
+            continue
+        one = replace(block, libraries=[lib.name], settings=None)
+        launches, refused = plan(Campaign(campaign.name, [one], repetitions=1), [lib], {lib.name: desc})
+        if len(launches) > 1:
+            raise UsageError(f"{campaign.name}: block {number}: gmb tune measures each set of settings in one launch: "
+                             f"it makes {len(launches)} for {lib.name} (give one benchmark, memory, strategy, rank "
+                             "count and node count, and one operation or join_operations = true)")
+        if not launches:
+            skipped += [(lib.name, f"block {number}", why) for _, _, why in refused]
+            continue
+        out.append(TunePath(block.path or f"block {number}", _kind(desc, one), one))
+    return out
+
+
+def _kind(desc, block: Block) -> str:
+    """The knobs.PATHS kind of a block: a collective's, else by where its buffers are and its planned path."""
+    family = desc.benchmark(block.benchmarks[0]).family
+    if family in ("collective", "nbc"):
+        return "collective"
+    if block.path in ("inter-node", "host-device", "host"):
+        return block.path
+    memory = block.memory[0]
+    on_gpu = [desc.gpu_memory(k) for k in parse_memory(memory)] if memory else [False]
+    return "device" if all(on_gpu) else "host-device" if any(on_gpu) else "host"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import answer as answer_mod
 from .catalogue import offered, offers
-from .paths import round_options, tune_paths
+from .paths import campaign_paths, round_options, tune_paths
 from .search import (COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, best_gain, combination, cut_losers,
                      plan_round, worst_per_knob)
 from ..campaign.plan import new_results_dir, plan
@@ -44,13 +44,14 @@ def tune(opts: TuneOptions) -> int:
     """`gmb tune`; the exit status: 0 searched (whether or not a setting won), 2 nothing to search or bad input,
     128+N stopped by signal N; --verify: 0 the answer holds, 1 not."""
     session = SessionOptions(libraries=opts.libraries, build=opts.build, hostfile=opts.hostfile, nodes=opts.nodes,
-                             results=opts.results, topology=opts.topology)
+                             results=opts.results, topology=opts.topology, campaign=opts.campaign)
     if opts.verify:
         from .verify import command
         return command(*opts.verify)
     if opts.topology and not opts.list_knobs:
         raise UsageError("--topology describes another machine: use it with --list (a search measures this one)")
-    libs, _ = setup.found_libraries(opts.libraries)
+    libs, all_names = setup.found_libraries(opts.libraries)
+    campaign = setup.load_campaign(opts.campaign, all_names)
     topo = setup.machine_topology(session)
     hosts = setup.hosts(session) or 1
     try:
@@ -60,6 +61,8 @@ def tune(opts: TuneOptions) -> int:
         extra = user_knobs(check_declared(declared, "--knob", families.setting_prefixes()), "--knob")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if campaign:
+        extra = user_knobs(campaign.knobs, f"the campaign file {opts.campaign}") + extra
     if opts.list_knobs:
         confs, _ = setup.configured(session, libs, topo, do_build=False, run_doctor=False)
         cache: dict = {}
@@ -68,19 +71,22 @@ def tune(opts: TuneOptions) -> int:
         return 0
     with stop_on_signals():
         try:
-            return _tune(opts, session, libs, topo, hosts, extra)
+            return _tune(opts, session, libs, topo, hosts, extra, campaign)
         except Stopped as exc:
             print(f"\ngmb tune: stopped by {exc}", file=sys.stderr)
             return 128 + exc.signum
 
 
-def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: list) -> tuple[list[Race], dict]:
-    """One race per configuration and path (those ``wanted`` name by path name or kind; all when none), with the
-    defaults and each knob value the configuration offers for the path; and each configuration's offers."""
+def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: list, campaign=None
+           ) -> tuple[list[Race], dict]:
+    """One race per configuration and path (the machine's, or the blocks of ``campaign``; those ``wanted`` name by
+    path name or kind, all when none), with the defaults and each knob value the configuration offers for the path;
+    and each configuration's offers."""
     races, all_offers, cache, seen = [], {}, {}, set()
     for conf in confs_mod.runnable(confs):
         all_offers[conf.name] = offers(conf, extra, cache)
-        for path in tune_paths(conf, topo, hosts, skipped):
+        paths = campaign_paths(campaign, conf, skipped) if campaign else tune_paths(conf, topo, hosts, skipped)
+        for path in paths:
             named = {w for w in wanted if w in (path.name, path.kind) or path.name.startswith(w + " ")}
             seen |= named | {path.name}
             if wanted and not named:
@@ -209,10 +215,10 @@ class Tuner:
                 arm.figures = {p.bytes: Figure(p.median, p.low, p.high, p.reps) for p in points}
 
 
-def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, extra) -> int:
+def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, extra, campaign) -> int:
     confs, _ = setup.configured(session, libs, topo, do_build=not opts.build.no_build, run_doctor=True)
     skipped: list = list(confs_mod.skipped(confs))
-    races, all_offers = _races(confs, topo, hosts, extra, opts.paths, skipped)
+    races, all_offers = _races(confs, topo, hosts, extra, opts.paths, skipped, campaign)
     for lib, what, why in skipped:
         print(f"gmb tune: {lib}: {what}: not searched: {why}", file=sys.stderr)
     if not races:
