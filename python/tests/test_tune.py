@@ -345,3 +345,27 @@ def test_a_campaigns_knobs_go_back_into_its_file():
     c = parse_campaign(tomllib.loads('[[run]]\nbenchmarks = ["bw"]\n\n[knobs]\nUCX_TLS = ["sm,self", "tcp,self"]\n'))
     assert c.knobs == {"UCX_TLS": ["sm,self", "tcp,self"]}
     assert parse_campaign(tomllib.loads(c.to_toml())) == c
+
+
+def test_a_search_stopped_by_a_signal_answers_what_it_measured(fake_home, monkeypatch, capsys):
+    import signal
+
+    from gmb.run.execute import Stopped
+    from gmb.tune import session
+
+    cfg = _config(fake_home, PLAIN)
+    real = session.Tuner.run_round
+
+    def stop_in_the_second_round(self, number, work):
+        if self.rounds == 1:
+            raise Stopped(signal.SIGTERM)
+        real(self, number, work)
+
+    monkeypatch.setattr(session.Tuner, "run_round", stop_in_the_second_round)
+    opts = TuneOptions(libraries=LibraryOptions(config=str(cfg), no_detect=True), build=BuildOptions(no_build=True),
+                       results=str(fake_home / "results"), paths=("host",), no_report=True)
+    assert tune(opts) == 128 + signal.SIGTERM
+    (outdir,) = (fake_home / "results").iterdir()
+    answer = json.loads((outdir / "tune.json").read_text())
+    assert answer["stopped"] == "gmb tune was stopped by SIGTERM" and answer["cut_short"] and answer["launches"] == 5  # the first round: every value but the doctor's crash
+    assert "stopped by SIGTERM: the answer so far" in capsys.readouterr().out

@@ -134,12 +134,13 @@ def _tuned(race_entries: list[dict]) -> list[dict]:
 
 
 def answer(races: list[Race], confs: list[Configuration], all_offers: dict[str, list[Offer]], skipped: list,
-           budget_s: float, used_s: float, rounds: int, launches: int, cut_short: bool) -> dict:
-    """The whole answer as JSON-able data."""
+           budget_s: float, used_s: float, rounds: int, launches: int, cut_short: bool, stopped: str | None = None
+           ) -> dict:
+    """The whole answer as JSON-able data (``stopped``: why the search ended before its time, if it did)."""
     by_name = {c.name: c for c in confs_mod.runnable(confs)}
     entries = [_race(race, by_name[race.configuration]) for race in races]
     return {"budget_s": budget_s, "used_s": round(used_s, 1), "rounds": rounds, "launches": launches,
-            "cut_short": cut_short, "min_launches": MIN_LAUNCHES,
+            "cut_short": cut_short or stopped is not None, "stopped": stopped, "min_launches": MIN_LAUNCHES,
             "precision": [p for p, _ in ROUND_PRECISION],
             "configurations": [{"name": name, "offers": [_offer(o) for o in offs]}
                                for name, offs in all_offers.items()],
@@ -174,7 +175,8 @@ def answer_text(result: dict) -> list[str]:
     intervals, the ready lines; the knob values without effect, worse, broken; the configurations compared."""
     lines = [f"== gmb tune: {result['launches']} launches in {result['rounds']} rounds, {result['used_s']:.0f} s of "
              f"{result['budget_s']:.0f} s" + (" (the budget ran out: the last round was cut short)"
-                                              if result["cut_short"] else "")]
+                                              if result["cut_short"] and not result.get("stopped") else "")
+             + (f" ({result['stopped']}: the answer so far)" if result.get("stopped") else "")]
     for race in result["races"]:
         unit = race["unit"]
         what = {"busbw": "bus bandwidth", "t": "time", "rate": "message rate"}.get(race["metric"], "bandwidth")

@@ -114,6 +114,7 @@ class Tuner:
         self.owner: dict[str, tuple[Race, Arm]] = {}  # launch id -> its race and arm
         self.round_seconds = 0.0  # spent in rounds
         self.launched = 0
+        self.rounds = 0  # rounds run
         self.doctor: dict[tuple[str, str], str | None] = {}  # (configuration, settings) -> why broken (None: fine)
         self.doctor_defaults: dict[str, dict] = {}  # configuration -> its doctor's answer with the defaults
         self.rng = random.Random(opts.seed)
@@ -156,6 +157,7 @@ class Tuner:
 
     def run_round(self, round_number: int, work: list[tuple[Race, Arm]]) -> None:
         """One launch of each (race, arm), in random order, each arm proven correct first; stops at the deadline."""
+        self.rounds += 1
         started, before = time.monotonic(), len(self.owner)
         try:
             self._run_round(round_number, work)
@@ -238,9 +240,15 @@ def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, ex
         print(f"gmb tune: {len(races)} races, {sum(len(r.arms) for r in races)} arms; budget {opts.budget:g} s; "
               f"results in {outdir}", file=sys.stderr)
         tuner = Tuner(outdir, st, lock, confs, opts, hosts, started + opts.budget)
-        rounds = _search(tuner, races)
+        stopped = None
+        try:
+            _search(tuner, races)
+        except Stopped as exc:  # what was measured so far is answered, then the stop goes on
+            stopped = exc
+            tuner.update_figures(races)
         result = answer_mod.answer(races, confs, all_offers, skipped, opts.budget, time.monotonic() - started,
-                                   rounds, len(tuner.owner), tuner.cut_short)
+                                   tuner.rounds, len(tuner.owner), tuner.cut_short,
+                                   stopped=f"gmb tune was stopped by {stopped}" if stopped else None)
         st.set_meta("tune", json.dumps(result, allow_nan=False))
     finally:
         lock.release()
@@ -248,6 +256,9 @@ def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, ex
     write_new(outdir / "tune.toml", answer_mod.reproducing_campaign(result, races).to_toml())
     write_new(outdir / "tune-libraries.toml", libraries_mod.to_toml(confs_mod.libraries(confs_mod.runnable(confs))))
     print("\n" + "\n".join(answer_mod.answer_text(result)) + "\n")
+    if stopped:
+        print(f"gmb tune: the answer so far is in {outdir}", file=sys.stderr)
+        raise stopped
     out = outdir / "report.html"
     if not opts.no_report:
         from ..report import html as report
