@@ -76,7 +76,7 @@ def format_offers(name: str, all_offers: list[Offer]) -> list[str]:
     for o in all_offers:
         k = o.knob
         if o.offered:
-            default = o.default if o.default is not None else "not listed"
+            default = "not listed" if o.default is None else o.default or "(empty)"
             lines.append(f"  {k.name:<44} default {default}; tries {', '.join(o.values)}; paths "
                          f"{', '.join(k.paths)}" + (f"; with {', '.join(f'{n}={v}' for n, v in k.together)}"
                                                     if k.together else "") + f" ({o.note})")
