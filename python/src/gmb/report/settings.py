@@ -124,8 +124,8 @@ def recommendations_table(answer: dict) -> Table:
 
 
 def change(arm: dict) -> tuple[float, int | None]:
-    """A knob value's largest change against the defaults (better or worse, a ratio) and its size; for an answer
-    from before it said so, its best gain."""
+    """A knob value's largest change against the defaults (better or worse, a ratio) and its size; its best gain
+    where an older answer does not say it."""
     if "change" in arm:
         return arm["change"], arm["change_bytes"]
     return arm["best_gain"], arm["best_bytes"]
