@@ -58,6 +58,10 @@ def test_a_value_better_nowhere_is_cut_and_the_better_half_goes_on_as_time_allow
     assert [(r.path, a.key) for r, a in work] == [("host", "defaults"), ("host", "B=1"), ("host", "C=1")]
     assert "no time left" in other.arm("F=1").why
     assert race.defaults.state == "racing"
+    # a race compared with another configuration gets its defaults launched while there is room, knobs or not
+    alone = _race({"defaults": {8: (10, 9.8, 10.2, 1)}})
+    assert search.plan_round([alone], 1, 1, {id(alone)}) == [(alone, alone.defaults)]
+    assert search.plan_round([alone], 1, 1, set()) == []
 
 
 def test_winners_need_intervals_apart_in_enough_launches_and_win_per_size_range():
@@ -298,6 +302,10 @@ def test_on_a_gpu_node_the_configurations_are_compared_and_nccl_searched(fake_ho
     verified = capsys.readouterr().out
     assert "nvlink at 65536 B: x-ucx ahead of x-ob1" in verified and "does NOT" not in verified
     assert "NCCL_PROTO=LL" in verified and "the gain holds (+200 %)" in verified
+    # NCCL's recommended protocol as a configuration of its own in a generated campaign
+    assert main(["plan", "--config", str(cfg), "--no-detect", "--quick", "--tuned", str(got["dir"])]) == 0
+    planned = capsys.readouterr().out
+    assert ".nccl-tuned.coll-allreduce" in planned and ".nccl-tuned.bw.device_device" in planned
     # the libraries as the search ran them, NCCL by its via library
     from gmb.machine.libraries import load_config
     declared = {lib.name: lib for lib in load_config(got["dir"] / "tune-libraries.toml")}
@@ -369,3 +377,15 @@ def test_a_search_stopped_by_a_signal_answers_what_it_measured(fake_home, monkey
     answer = json.loads((outdir / "tune.json").read_text())
     assert answer["stopped"] == "gmb tune was stopped by SIGTERM" and answer["cut_short"] and answer["launches"] == 5  # the first round: every value but the doctor's crash
     assert "stopped by SIGTERM: the answer so far" in capsys.readouterr().out
+
+
+def test_a_tuned_configuration_is_its_base_with_the_settings_on_top(tmp_path):
+    from gmb.engine.configurations import with_tuned
+    base = _listed_openmpi(tmp_path, ["--mca", "pml", "ucx"], env={"UCX_MEMTYPE_CACHE": "n"})
+    tuned = with_tuned([base], [{"name": "ompi-tuned", "base": "ompi", "settings": {"UCX_RNDV_THRESH": "8192"},
+                                 "paths": ["nvlink"]}], "--tuned d")
+    assert [c.name for c in tuned] == ["ompi", "ompi-tuned"] and tuned[1].engine == base.engine
+    assert tuned[1].library.env == {"UCX_MEMTYPE_CACHE": "n", "UCX_RNDV_THRESH": "8192"}
+    assert tuned[1].library.launcher_args == ["--mca", "pml", "ucx"]
+    with pytest.raises(ValueError, match="of other, which this session does not have"):
+        with_tuned([base], [{"name": "x", "base": "other", "settings": {}}], "--tuned d")
