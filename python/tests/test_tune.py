@@ -324,6 +324,7 @@ def test_a_knob_on_the_command_line_must_be_a_setting_the_records_keep(fake_home
                  "UCX_TLS=sm,self", "--list"]) == 0
     listed = capsys.readouterr().out
     assert "tries tcp,self, sm,self" in listed and "UCX_FAKE_KNOB" in listed
+    assert "values per path: host 7, collective allreduce 7; the first round takes 16 launches" in listed
 
 
 def test_a_campaign_files_blocks_and_knobs_are_searched(fake_home, capsys):

@@ -67,7 +67,13 @@ def tune(opts: TuneOptions) -> int:
         confs, _ = setup.configured(session, libs, topo, do_build=False, run_doctor=False)
         cache: dict = {}
         for conf in confs:
-            print("\n".join(answer_mod.offers_text(conf, offers(conf, extra, cache))))
+            conf_offers = offers(conf, extra, cache)
+            print("\n".join(answer_mod.offers_text(conf, conf_offers)))
+            if conf.description is not None:  # what a search of it costs: one launch per value and path, first
+                counts = [(path.name, sum(len(o.values) for o in offered(conf_offers, path.kind)))
+                          for path in tune_paths(conf, topo, hosts, [])]
+                print(f"  values per path: {', '.join(f'{name} {n}' for name, n in counts)}; the first round "
+                      f"takes {sum(n + 1 for _, n in counts)} launches")
         return 0
     with stop_on_signals():
         try:
