@@ -5,11 +5,11 @@ that knows argparse."""
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import fields
 
 from . import __version__
 from .campaign.spec import CampaignError, nic_request
+from .machine.knobs import ENV_NAME
 from .options import BuildOptions, LibraryOptions, SessionOptions, SlurmOptions, TuneOptions
 
 _NESTED = {"libraries": LibraryOptions, "build": BuildOptions}
@@ -88,7 +88,7 @@ _positive_seconds = _checked(float, lambda v: 0 < v < float("inf"), "a number of
 def _knob(text: str) -> tuple[str, str]:
     """--knob NAME=VALUE: a setting to search and one value of it (the value may hold commas: UCX_TLS=sm,self)."""
     name, _, value = text.partition("=")
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or not value:
+    if not ENV_NAME.fullmatch(name) or not value:
         raise argparse.ArgumentTypeError(f"must be NAME=VALUE, NAME an environment variable (e.g. "
                                          f"UCX_RNDV_THRESH=8192); got {text!r}")
     return name, value

@@ -58,13 +58,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ..machine import families
-from ..machine.knobs import check_declared
+from ..machine.knobs import ENV_NAME, check_declared
 from ..tomlcheck import array_of_tables, typename
 from .sizes import check_counts, parse_sizes
 
@@ -150,9 +149,6 @@ class Campaign:
 
 def _inline_table(d: dict) -> str:
     return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in d.items()) + " }" if d else "{}"
-
-
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def setting_sets(sets, where: str, env: dict | None = None) -> list[dict[str, str]]:

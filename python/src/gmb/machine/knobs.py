@@ -239,7 +239,8 @@ def user_knobs(declared: dict[str, list[str]], source: str) -> tuple[Knob, ...]:
                  for name, values in declared.items())
 
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# an environment variable's name, as shells and launchers take it (fullmatch)
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def check_declared(declared, where: str, setting_prefixes: tuple[str, ...]) -> dict[str, list[str]]:
@@ -250,7 +251,7 @@ def check_declared(declared, where: str, setting_prefixes: tuple[str, ...]) -> d
         raise ValueError(f"{where}: knobs must be a table, e.g. knobs = {{ UCX_RNDV_THRESH = [\"8192\", \"65536\"] }}")
     out = {}
     for name, values in declared.items():
-        if not _NAME.match(name):
+        if not ENV_NAME.fullmatch(name):
             raise ValueError(f"{where}: knobs: {name!r} is no environment variable name (letters, digits, _)")
         if not name.startswith(setting_prefixes):
             raise ValueError(f"{where}: knobs: {name} is not a setting the records keep, so its values could not be "

@@ -29,6 +29,7 @@ from ..engine import build
 from ..engine import configurations
 from ..engine import engines
 from ..errors import UsageError
+from ..machine.knobs import ENV_NAME
 from ..options import SlurmOptions
 from ..outputs import write_new
 from .setup import found_libraries
@@ -117,7 +118,7 @@ def batch_script(campaign_file: str, c: Campaign, nodes: list[int], ranks_per_no
     # -u after the setup: module and conda scripts read variables that may be unset
     lines.append("set -eo pipefail")
     for name, value in (exports or {}).items():
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        if not ENV_NAME.fullmatch(name):
             raise ValueError(f"not an environment variable name: {name!r}")
         lines.append(f"export {name}={shlex.quote(value)}")
     if setup:
