@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .catalogue import configuration_settings, format_offers
 from .paths import ROUND_PRECISION, round_options
-from .search import DEFAULTS, MIN_LAUNCHES, Race, apart, best_gain, largest_change, recommendation, verdict
+from .search import DEFAULTS, MIN_LAUNCHES, Race, ahead, apart, best_gain, largest_change, recommendation, verdict
 from ..campaign.spec import Campaign
 from ..engine import configurations as confs_mod
 from ..engine.configurations import Configuration
@@ -83,16 +83,13 @@ def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dic
             figs = sorted(((r.configuration, r.defaults.figures[size]) for r in group),
                           key=lambda cf: cf[1].median, reverse=higher)
             best = figs[0][1]
-
-            def ahead(a, b) -> bool:
-                sure = a.launches >= MIN_LAUNCHES and b.launches >= MIN_LAUNCHES
-                return sure and (a.low > b.high if higher else a.high < b.low)
-
+            sure = {c for c, f in figs if f.launches >= MIN_LAUNCHES}
             out.append({"path": path, "bytes": size, "unit": UNITS.get(group[0].metric, ""), "best": figs[0][0],
                         "ranking": [{"configuration": c, "figure": [f.median, f.low, f.high, f.launches],
                                      "behind": (best.median / f.median if higher else f.median / best.median)
                                      if f.median > 0 else None,
-                                     "ahead_of": [o for o, g in figs if ahead(f, g)]} for c, f in figs]})
+                                     "ahead_of": [o for o, g in figs if {c, o} <= sure and ahead(f, g, higher)]}
+                                    for c, f in figs]})
     return out
 
 

@@ -82,17 +82,19 @@ def gain(race: Race, arm: Arm, size: int) -> float | None:
     return a.median / d.median if race.higher_is_better else d.median / a.median
 
 
+def ahead(a, b, higher_is_better: bool) -> bool:
+    """Whether ``a``'s interval lies wholly on the better side of ``b``'s (each a Figure or a model Point: anything
+    with ``low`` and ``high``)."""
+    return a.low > b.high if higher_is_better else a.high < b.low
+
+
 def apart(race: Race, arm: Arm, size: int) -> int:
     """+1 where ``arm``'s interval lies wholly on the better side of the defaults', -1 on the worse side, 0 where they
     overlap (or either is missing)."""
     a, d = arm.figures.get(size), race.defaults.figures.get(size)
     if a is None or d is None:
         return 0
-    if a.low > d.high:
-        return 1 if race.higher_is_better else -1
-    if a.high < d.low:
-        return -1 if race.higher_is_better else 1
-    return 0
+    return 1 if ahead(a, d, race.higher_is_better) else -1 if ahead(d, a, race.higher_is_better) else 0
 
 
 def _beats_defaults_somewhere(race: Race, arm: Arm) -> bool:

@@ -13,9 +13,10 @@ import json
 from pathlib import Path
 
 from ..errors import UsageError
+from ..report.cells import clearly_apart
 from ..results.model import Point, Results, combine
 from ..results.store import open_results, StoreError
-from .search import DEFAULTS
+from .search import DEFAULTS, ahead
 
 
 def _answer(tune_dir: Path) -> dict:
@@ -44,10 +45,6 @@ def arm_points(results: Results, race: dict, settings: dict[str, str]) -> dict[i
     return {p.bytes: p for p in combine(chosen, metric=race["metric"])}
 
 
-def _apart(a: Point, b: Point, higher: bool) -> bool:
-    return a.low > b.high if higher else a.high < b.low
-
-
 def verify(tune_dir: Path, run_dir: Path) -> list[dict]:
     """One row per recommended range and size: the search's and the run's figures of the recommended settings and
     of the defaults, agreement, and whether the gain holds."""
@@ -66,9 +63,9 @@ def verify(tune_dir: Path, run_dir: Path) -> list[dict]:
                        "settings": r["settings"], "unit": race["unit"], "tune": t_arm, "run": r_arm,
                        "run_defaults": r_def, "agrees": None, "gain_holds": None}
                 if t_arm and r_arm:
-                    row["agrees"] = not (_apart(t_arm, r_arm, True) or _apart(r_arm, t_arm, True))
+                    row["agrees"] = not clearly_apart(t_arm, r_arm)
                 if r_arm and r_def:
-                    row["gain_holds"] = _apart(r_arm, r_def, higher) and r_arm.reps >= 2 and r_def.reps >= 2
+                    row["gain_holds"] = ahead(r_arm, r_def, higher) and r_arm.reps >= 2 and r_def.reps >= 2
                     row["run_gain"] = r_arm.median / r_def.median if higher else r_def.median / r_arm.median
                 rows.append(row)
     return rows
@@ -79,15 +76,20 @@ def verify_comparisons(answer: dict, run: Results) -> list[dict]:
     configuration ahead of another, intervals apart) holds in the run, which measured both in two launches or
     more."""
     races = {(r["configuration"], r["path"]): r for r in answer["races"]}
+    defaults: dict[tuple[str, str], dict[int, Point]] = {}  # each race's defaults, combined once for all its sizes
     rows = []
     for c in answer["comparisons"]:
-        figures = {e["configuration"]: arm_points(run, races[(e["configuration"], c["path"])], {}).get(c["bytes"])
-                   for e in c["ranking"]}
+        figures = {}
+        for e in c["ranking"]:
+            key = (e["configuration"], c["path"])
+            if key not in defaults:
+                defaults[key] = arm_points(run, races[key], {})
+            figures[e["configuration"]] = defaults[key].get(c["bytes"])
         higher = races[(c["best"], c["path"])]["higher_is_better"]
         for entry in c["ranking"]:
             for other in entry["ahead_of"]:
                 a, b = figures[entry["configuration"]], figures[other]
-                holds = None if not (a and b) else _apart(a, b, higher) and a.reps >= 2 and b.reps >= 2
+                holds = None if not (a and b) else ahead(a, b, higher) and a.reps >= 2 and b.reps >= 2
                 search = {e["configuration"]: e["figure"] for e in c["ranking"]}
                 rows.append({"path": c["path"], "bytes": c["bytes"], "unit": c["unit"], "ahead": entry["configuration"],
                              "behind": other, "search": (search[entry["configuration"]], search[other]),
