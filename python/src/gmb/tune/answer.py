@@ -16,6 +16,7 @@ from .catalogue import configuration_settings, format_offers
 from .paths import ROUND_PRECISION, round_options
 from .search import DEFAULTS, MIN_LAUNCHES, Race, ahead, apart, best_gain, largest_change, recommendation, verdict
 from ..campaign.spec import Campaign
+from ..report.cells import size_label
 from ..engine import configurations as confs_mod
 from ..engine.configurations import Configuration
 from ..machine.knobs import Offer
@@ -156,13 +157,6 @@ def offers_text(conf: Configuration, all_offers: list[Offer]) -> list[str]:
     return format_offers(f"{conf.name} ({conf.launcher.name})", all_offers)
 
 
-def _size(n: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift} {unit}"
-    return f"{n} B"
-
-
 def _fig(f: list | None, unit: str) -> str:
     return "-" if not f else f"{f[0]:.4g} {unit} [{f[1]:.4g}-{f[2]:.4g}, {f[3]} launches]"
 
@@ -183,12 +177,12 @@ def answer_text(result: dict) -> list[str]:
         if not race["sizes"]:
             lines.append("  not measured: the budget ran out before its first launch")
         for r in race["recommendation"]:
-            span = _size(r["low"]) if r["low"] == r["high"] else f"{_size(r['low'])} - {_size(r['high'])}"
+            span = size_label(r["low"]) + ("" if r["low"] == r["high"] else f" - {size_label(r['high'])}")
             if r["arm"] == DEFAULTS:
                 lines.append(f"  {span}: the defaults (no setting beat them with intervals apart)")
                 continue
             best = max(r["sizes"], key=lambda s: s["gain"])
-            lines.append(f"  {span}: {r['arm']}  {100 * (best['gain'] - 1):+.0f} % at {_size(best['bytes'])} "
+            lines.append(f"  {span}: {r['arm']}  {100 * (best['gain'] - 1):+.0f} % at {size_label(best['bytes'])} "
                          f"({_fig(best['arm'], unit)} vs defaults {_fig(best['defaults'], unit)})")
             lines += [f"      {r['command']}", f"      {r['export']}"]
         for word in VERDICTS:
@@ -197,7 +191,7 @@ def answer_text(result: dict) -> list[str]:
                 lines.append(f"  {word}: " + "; ".join(a["key"] + (f" ({a['why']})" if word == "broken" else "")
                                                        for a in arms))
     for c in result["comparisons"]:
-        lines.append(f"{c['path']} at {_size(c['bytes'])}, defaults: {ordering(c)}")
+        lines.append(f"{c['path']} at {size_label(c['bytes'])}, defaults: {ordering(c)}")
     for t in result["tuned"]:
         lines.append(f"tuned configuration {t['name']}: {t['base']} with "
                      + " ".join(f"{k}={v}" for k, v in t["settings"].items()) + f" (for {', '.join(t['paths'])})")

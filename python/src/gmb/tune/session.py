@@ -197,7 +197,7 @@ class Tuner:
             run_launches(self.outdir, [x], self.confs, self.st, "tune", hostfile=self.opts.hostfile,
                          progress=False, nodes=self.hosts if self.opts.nodes else None, stop_library_after=0,
                          lock=self.lock)
-            row = next(r for r in self.st.launches() if r["launch_id"] == x.launch_id)
+            (row,) = self.st.rows("SELECT status, reason FROM launches WHERE launch_id = ?", (x.launch_id,))
             if row["status"] not in ("ok", "unsupported") and arm.key != DEFAULTS:
                 arm.state, arm.why = "broken", f"its launch {row['status']}: {row['reason'] or 'no reason given'}"
             elif row["status"] not in ("ok", "unsupported"):
