@@ -64,7 +64,7 @@ from pathlib import Path
 
 from ..machine import families
 from ..machine.knobs import ENV_NAME, check_declared
-from ..tomlcheck import array_of_tables, typename
+from ..tomlcheck import array_of_tables, toml_value, typename
 from .sizes import check_counts, parse_sizes
 
 
@@ -136,19 +136,10 @@ class Campaign:
                     continue
                 if k == "nic" and v != "nearest":  # names as the campaign file lists them
                     v = v.split(",")
-                if isinstance(v, dict):
-                    lines.append(f"{k} = {_inline_table(v)}")
-                elif k == "settings":
-                    lines.append(f"{k} = [" + ", ".join(_inline_table(s) for s in v) + "]")
-                else:
-                    lines.append(f"{k} = {json.dumps(v)}")
+                lines.append(f"{k} = {toml_value(v)}")
         if self.knobs:
-            lines += ["\n[knobs]", *(f"{k} = {json.dumps(v)}" for k, v in self.knobs.items())]
+            lines += ["\n[knobs]", *(f"{k} = {toml_value(v)}" for k, v in self.knobs.items())]
         return "\n".join(lines) + "\n"
-
-
-def _inline_table(d: dict) -> str:
-    return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in d.items()) + " }" if d else "{}"
 
 
 def setting_sets(sets, where: str, env: dict | None = None) -> list[dict[str, str]]:

@@ -4,7 +4,6 @@ this machine (detect.py) whose installation was not declared (``all_libraries``)
 
 from __future__ import annotations
 
-import json
 import os
 import tomllib
 from dataclasses import replace
@@ -15,7 +14,7 @@ from .knobs import check_declared
 from .detect import compilers, detect, identify
 from .launchers import REGISTRY
 from .mpilibs import PROFILES, TRANSPORTS, ConfigError, MpiLibrary, apply_profile, nccl_library
-from ..tomlcheck import array_of_tables
+from ..tomlcheck import array_of_tables, toml_value
 
 LIBRARY_KEYS = {"name", "prefix", "profile", "family", "version", "launcher", "launcher_path", "launcher_args", "env",
                 "cxx", "cc", "engine", "cuda_aware", "transport", "via", "env_unset", "path_remove", "cmake_args", "knobs"}
@@ -170,12 +169,6 @@ def _nccl_library(entry: dict, where: str, candidates: list[MpiLibrary]) -> MpiL
                    knobs=_knobs(entry, where))
 
 
-def _toml_value(v) -> str:
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
-    return json.dumps(v)  # strings, lists of strings, booleans: the same in TOML
-
-
 def to_toml(libs: list[MpiLibrary]) -> str:
     """A libraries file declaring ``libs`` as they are (load_config reads it back to the same launches): each with
     its launcher, arguments and environment spelled out (no profile), an NCCL library by its ``via``."""
@@ -196,7 +189,7 @@ def to_toml(libs: list[MpiLibrary]) -> str:
             if lib.cuda_aware is not None:
                 fields["cuda_aware"] = lib.cuda_aware
         fields["knobs"] = lib.knobs
-        out.append("[[library]]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in fields.items()
+        out.append("[[library]]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in fields.items()
                                              if v not in ([], {}, None)))
     return "\n".join(out)
 
