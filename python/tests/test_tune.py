@@ -327,6 +327,18 @@ def test_a_knob_on_the_command_line_must_be_a_setting_the_records_keep(fake_home
     assert "values per path: host 7, collective allreduce 7; the first round takes 16 launches" in listed
 
 
+def test_knobs_narrows_the_search_to_the_knobs_it_names(fake_home, capsys):
+    cfg = _config(fake_home, PLAIN)
+    assert main(["tune", "--config", str(cfg), "--no-detect", "--knob", "UCX_TLS=tcp,self", "--knobs",
+                 "UCX_FAKE_*", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "UCX_TLS" in listed and "not offered: not among --knobs UCX_FAKE_*" in listed
+    assert "values per path: host 5, collective allreduce 5; the first round takes 12 launches" in listed
+    assert main(["tune", "--config", str(cfg), "--no-detect", "--knobs", "UCX_FAKE_*,UCX_RNDV_TRESH", "--list"]) == 2
+    err = capsys.readouterr().err
+    assert "--knobs: UCX_RNDV_TRESH names no knob of these configurations (offered here:" in err
+
+
 def test_a_campaign_files_blocks_and_knobs_are_searched(fake_home, capsys):
     cfg = _config(fake_home, PLAIN.replace('knobs = { UCX_FAKE_KNOB = ["fast", "slow", "same", "bad", "crash"] }\n',
                                            ""))

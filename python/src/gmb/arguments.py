@@ -194,6 +194,10 @@ def parser() -> argparse.ArgumentParser:
                          "host-device, host, inter-node, collective (default: every path here)")
     sp.add_argument("--knob", action="append", type=_knob, metavar="NAME=VALUE",
                     help="a value of one more setting to search (repeatable: the same NAME again adds a value)")
+    sp.add_argument("--knobs", type=lambda t: tuple(w for w in t.split(",") if w), default=(),
+                    metavar="PATTERN[,PATTERN...]",
+                    help="search only the knobs with these names (shell patterns, e.g. 'UCX_RNDV_*,NCCL_PROTO'): "
+                         "fewer values, more launches each within the budget (default: every knob offered)")
     sp.add_argument("--list", dest="list_knobs", action="store_true",
                     help="say which knobs each configuration is offered (default, values tried) and which not, why")
     sp.add_argument("--verify", nargs=2, metavar=("TUNE_DIR", "RUN_DIR"),

@@ -60,6 +60,7 @@ class TuneOptions:
     budget: float = 600.0  # seconds for the search (engines built before it starts)
     paths: tuple[str, ...] = ()  # path names or kinds to search (tune/paths.py); none: every path
     knob: tuple[tuple[str, str], ...] = ()  # --knob NAME=VALUE, repeatable: more knob values to search
+    knobs: tuple[str, ...] = ()  # --knobs: only the knobs whose names match these shell patterns (none: all)
     list_knobs: bool = False  # only say which knobs each configuration is offered
     verify: tuple[str, ...] = ()  # (TUNE_DIR, RUN_DIR): a search's answer against a run of its tune.toml
     topology: str | None = None  # the topology of this JSON file instead of the machine's

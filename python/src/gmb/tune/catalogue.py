@@ -6,6 +6,7 @@ command line's --knob)."""
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..engine.configurations import Configuration
@@ -20,9 +21,11 @@ def configuration_settings(conf: Configuration) -> dict[str, str]:
     return {**mca_env(conf.library.launcher_args), **conf.library.env}
 
 
-def offers(conf: Configuration, extra: tuple[Knob, ...] = (), listings_cache: dict | None = None) -> list[Offer]:
+def offers(conf: Configuration, extra: tuple[Knob, ...] = (), listings_cache: dict | None = None,
+           only: tuple[str, ...] = ()) -> list[Offer]:
     """Every knob considered for ``conf``, offered or not (Offer.refused says why): the catalogue's of the layers
-    it runs on, those of the libraries file and ``extra`` (the command line's)."""
+    it runs on, those of the libraries file and ``extra`` (the command line's); where ``only`` has patterns
+    (--knobs), those whose names match none are left out of the search."""
     lib = conf.library
     family = families.of(lib.family)
     own = configuration_settings(conf)
@@ -42,7 +45,19 @@ def offers(conf: Configuration, extra: tuple[Knob, ...] = (), listings_cache: di
             out.append(_not_set_already(offer(knob, listings), own))
     added = user_knobs(lib.knobs, f"the libraries file ({lib.name})") + tuple(extra)
     out += [_not_set_already(offer(knob, listings), own) for knob in added]
-    return out
+    return [_chosen(o, only) for o in out]
+
+
+def _chosen(o: Offer, only: tuple[str, ...]) -> Offer:
+    if not only or not o.offered or any(fnmatchcase(o.knob.name, p) for p in only):
+        return o
+    return Offer(o.knob, o.default, (), refused=f"not among --knobs {','.join(only)}", note=o.note)
+
+
+def unmatched_patterns(only: tuple[str, ...], all_offers: list[list[Offer]]) -> list[str]:
+    """The --knobs patterns that name no knob of any configuration (a typo, or a knob of another family)."""
+    names = {o.knob.name for conf_offers in all_offers for o in conf_offers}
+    return [p for p in only if not any(fnmatchcase(n, p) for n in names)]
 
 
 def _not_set_already(o: Offer, own: dict[str, str]) -> Offer:

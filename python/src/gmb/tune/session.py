@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import answer as answer_mod
-from .catalogue import offered, offers
+from .catalogue import offered, offers, unmatched_patterns
 from .paths import campaign_paths, round_options, tune_paths
 from .search import (COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, best_gain, combination, cut_losers,
                      plan_round, worst_per_knob)
@@ -66,8 +66,9 @@ def tune(opts: TuneOptions) -> int:
     if opts.list_knobs:
         confs, _ = setup.configured(session, libs, topo, do_build=False, run_doctor=False)
         cache: dict = {}
-        for conf in confs:
-            conf_offers = offers(conf, extra, cache)
+        listed = [(conf, offers(conf, extra, cache, opts.knobs)) for conf in confs]
+        _check_knob_patterns(opts.knobs, [o for _, o in listed])
+        for conf, conf_offers in listed:
             print("\n".join(answer_mod.offers_text(conf, conf_offers)))
             if conf.description is not None:  # what a search of it costs: one launch per value and path, first
                 counts = [(path.name, sum(len(o.values) for o in offered(conf_offers, path.kind)))
@@ -83,14 +84,22 @@ def tune(opts: TuneOptions) -> int:
             return 128 + exc.signum
 
 
-def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: list, campaign=None
-           ) -> tuple[list[Race], dict]:
+def _check_knob_patterns(only: tuple[str, ...], all_offers: list) -> None:
+    unmatched = unmatched_patterns(only, all_offers)
+    if unmatched:
+        names = sorted({o.knob.name for conf_offers in all_offers for o in conf_offers if o.offered})
+        raise UsageError(f"--knobs: {', '.join(unmatched)} names no knob of these configurations (offered here: "
+                         f"{', '.join(names) or 'none'}; `gmb tune --list` says why the others are not)")
+
+
+def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: list, campaign=None,
+           only: tuple[str, ...] = ()) -> tuple[list[Race], dict]:
     """One race per configuration and path (the machine's, or the blocks of ``campaign``; those ``wanted`` name by
     path name or kind, all when none), with the defaults and each knob value the configuration offers for the path;
     and each configuration's offers."""
     races, all_offers, cache, seen = [], {}, {}, set()
     for conf in confs_mod.runnable(confs):
-        all_offers[conf.name] = offers(conf, extra, cache)
+        all_offers[conf.name] = offers(conf, extra, cache, only)
         paths = campaign_paths(campaign, conf, skipped) if campaign else tune_paths(conf, topo, hosts, skipped)
         for path in paths:
             named = {w for w in wanted if w in (path.name, path.kind) or path.name.startswith(w + " ")}
@@ -103,6 +112,7 @@ def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: lis
             race.arms += [Arm(f"{o.knob.name}={v}", o.knob.setting(v), o.knob.name)
                           for o in offered(all_offers[conf.name], path.kind) for v in o.values]
             races.append(race)
+    _check_knob_patterns(only, list(all_offers.values()))
     unknown = [w for w in wanted if w not in seen]
     if unknown:
         raise UsageError(f"--paths: {', '.join(unknown)} is no path here (paths here: {', '.join(sorted(seen))}; "
@@ -226,7 +236,7 @@ class Tuner:
 def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, extra, campaign) -> int:
     confs, _ = setup.configured(session, libs, topo, do_build=not opts.build.no_build, run_doctor=True)
     skipped: list = list(confs_mod.skipped(confs))
-    races, all_offers = _races(confs, topo, hosts, extra, opts.paths, skipped, campaign)
+    races, all_offers = _races(confs, topo, hosts, extra, opts.paths, skipped, campaign, opts.knobs)
     for lib, what, why in skipped:
         print(f"gmb tune: {lib}: {what}: not searched: {why}", file=sys.stderr)
     if not races:
