@@ -222,6 +222,8 @@ def parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("tables", help="print the tables (and optionally export CSV)")
     sp.add_argument("results")
     sp.add_argument("--csv", metavar="DIR")
+    sp.add_argument("--json", action="store_true",
+                    help="print the answers and the tables as one JSON document (format gmb.answers/1) instead of text")
 
     sp = sub.add_parser("compare", help="ratio of medians B/A per point, with CIs; regression check")
     sp.add_argument("a")

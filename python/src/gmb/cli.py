@@ -125,9 +125,15 @@ def cmd_tables(args):
     from .results.model import Results
 
     _check_csv_dir(args.csv)
-    ts = tables.all_tables(Results.load(_open(args.results)))
-    for t in ts:
-        print(render_text.table_text(t) + "\n")
+    results = Results.load(_open(args.results))
+    ts = tables.all_tables(results)
+    if args.json:
+        from .report.answers import answers
+        from .report.render_json import answers_json
+        print(answers_json(answers(results), ts))
+    else:
+        for t in ts:
+            print(render_text.table_text(t) + "\n")
     if args.csv:
         render_csv.export_csv(ts, args.csv)
     return 0
