@@ -134,22 +134,25 @@ class GmbCampaign(rfm.RunOnlyRegressionTest):
 
     @run_before("performance")
     def set_performance_variables(self):
+        if self.is_dry_run():  # nothing ran: no answers to read
+            return
         self.perf_variables = {name: sn.make_performance_function(sn.defer(value), unit)
                                for name, (value, unit) in self.figures().evaluate().items()}
 
 
 @rfm.simple_test
 class gmb_nightly(GmbCampaign):
-    """The example: the host-memory campaign. The reference is an example (a 2-core Debian 12 VM, Open MPI 4.1.4 and
-    MPICH 4.0.2): a site sets its own per system:partition (value, lower, upper bound as fractions, unit)."""
+    """The example: the host-memory campaign. The references are an example (a busy 2-core Debian 12 VM, Open MPI
+    4.1.4 and MPICH 4.0.2): (value, lower and upper bound as fractions of it, unit), per system:partition; a site
+    sets its own. Latency has no bound here: on that VM it ranged from 0.2 us to hundreds of us under srun."""
 
     reference = {
         "example:cpu": {
-            "host/openmpi-4.1.4/bw": (2.0, -0.7, None, "GB/s"),
-            "host/openmpi-4.1.4/latency": (0.5, None, 3.0, "us"),
-            "allreduce-2-host/openmpi-4.1.4/busbw": (1.5, -0.7, None, "GB/s"),
-            "host/mpich-4.0.2/bw": (2.0, -0.7, None, "GB/s"),
-            "host/mpich-4.0.2/latency": (0.5, None, 3.0, "us"),
-            "allreduce-2-host/mpich-4.0.2/busbw": (1.5, -0.7, None, "GB/s"),
+            "host/openmpi-4.1.4/bw": (2.0, -0.75, None, "GB/s"),
+            "host/openmpi-4.1.4/latency": (0.5, None, None, "us"),
+            "allreduce-2-host/openmpi-4.1.4/busbw": (1.5, -0.75, None, "GB/s"),
+            "host/mpich-4.0.2/bw": (2.0, -0.75, None, "GB/s"),
+            "host/mpich-4.0.2/latency": (0.5, None, None, "us"),
+            "allreduce-2-host/mpich-4.0.2/busbw": (1.5, -0.75, None, "GB/s"),
         },
     }
