@@ -89,6 +89,7 @@ class GmbCampaign(rfm.RunOnlyRegressionTest):
     num_tasks_per_node = 2
     time_limit = "20m"
     tags = {"gmb", "benchmark"}
+    keep_files = [RESULTS, ANSWERS]  # copied to the output directory: the stage directory goes when the test passes
 
     @run_after("setup")
     def set_command(self):
