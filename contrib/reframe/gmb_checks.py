@@ -99,7 +99,7 @@ class GmbCampaign(rfm.RunOnlyRegressionTest):
         if self.harness_pip:
             self.prerun_cmds = ["python3 -m venv gmb-venv", f"gmb-venv/bin/pip install -q {self.harness_pip}"]
             gmb = "./gmb-venv/bin/gmb"
-        launcher = self.launcher or GMB_LAUNCHERS.get(self.current_partition.launcher_type.registered_name, "")
+        launcher = self.launcher or self.partition_launcher()
         self.executable = gmb
         self.executable_opts = ["run", self.campaign, "--results", RESULTS, "--no-progress", "--no-report"]
         self.executable_opts += ["--launcher", launcher] if launcher else []
@@ -113,6 +113,13 @@ class GmbCampaign(rfm.RunOnlyRegressionTest):
         self.postrun_cmds = [f"{gmb} tables {RESULTS}/*/ --json > {ANSWERS}",
                              f"{gmb} ingest gmb-validated.sqlite {RESULTS}/*/raw/*.jsonl {RESULTS}/*/engines/*.json "
                              f"--validate"]
+
+    def partition_launcher(self):
+        name = self.current_partition.launcher_type.registered_name
+        if name not in GMB_LAUNCHERS:
+            raise ValueError(f"partition {self.current_partition.fullname}: its launcher {name!r} is not one gmb "
+                             f"runs (srun, mpirun, mpiexec): set -S launcher=srun|mpirun|mpiexec")
+        return GMB_LAUNCHERS[name]
 
     @run_before("run")
     def run_gmb_once(self):
