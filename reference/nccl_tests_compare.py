@@ -6,7 +6,9 @@
                           --records coll-nccl.jsonl coll-mpi.jsonl [--min-bytes 1M] [--tolerance 5]
                           [--offsets rotating|fixed]
 
-nccl-tests files are the perf binaries' standard output (all_reduce_perf ... > ar.txt). Like is compared with like:
+nccl-tests files are the perf binaries' JSON (all_reduce_perf ... -J ar.json: nccl-tests 2.17.4 and later) or, for
+older builds, their standard output (all_reduce_perf ... > ar.txt); a file starting with "{" is read as JSON. One data
+type per file (nccl-tests' -d; the default, float). Like is compared with like:
 - in place or not: gmb's NCCL figure is set beside nccl-tests' out-of-place busbw, or its in-place busbw where gmb's
   call is in place (bcast always: MPI_Bcast has one buffer, which gmb hands to ncclBroadcast as both; the others
   where the record says in_place);
@@ -33,7 +35,7 @@ OPERATIONS = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scat
 # gmb operations whose call is in place whatever the options (MPI defines them over one buffer)
 IN_PLACE_BY_NATURE = {"bcast"}
 # a result line: size count type redop root, then time algbw busbw #wrong out of place, the same in place
-OUT_OF_PLACE_BUSBW, IN_PLACE_BUSBW = 7, 11
+SIZE, TYPE, OUT_OF_PLACE_BUSBW, IN_PLACE_BUSBW = 0, 2, 7, 11
 
 
 def parse_size(text: str) -> int:
@@ -44,16 +46,40 @@ def parse_size(text: str) -> int:
     return int(text)
 
 
-def read_nccl_tests(path: Path) -> dict[bool, dict[int, float]]:
-    """{in place: {size in bytes: busbw (GB/s)}} from a perf binary's standard output."""
-    out = {False: {}, True: {}}
-    for line in path.read_text().splitlines():
+def text_results(text: str) -> list[tuple[int, str, float, float | None]]:
+    """(size, data type, out-of-place busbw, in-place busbw or None) per result line of a perf binary's output."""
+    rows = []
+    for line in text.splitlines():
         fields = line.split()
-        if not fields or fields[0].startswith("#") or not fields[0].isdigit() or len(fields) <= OUT_OF_PLACE_BUSBW:
+        if not fields or not fields[SIZE].isdigit() or len(fields) <= OUT_OF_PLACE_BUSBW:
             continue
-        out[False][int(fields[0])] = float(fields[OUT_OF_PLACE_BUSBW])
-        if len(fields) > IN_PLACE_BUSBW:
-            out[True][int(fields[0])] = float(fields[IN_PLACE_BUSBW])
+        in_place_busbw = float(fields[IN_PLACE_BUSBW]) if len(fields) > IN_PLACE_BUSBW else None
+        rows.append((int(fields[SIZE]), fields[TYPE], float(fields[OUT_OF_PLACE_BUSBW]), in_place_busbw))
+    return rows
+
+
+def json_results(text: str) -> list[tuple[int, str, float | None, float | None]]:
+    """The same from a perf binary's -J file (nccl-tests src/util.cu: "results", a list of {"size", "type",
+    "out_of_place": {"bus_bw", ...}, "in_place": {...}}; "out_of_place" is null where only in place ran, and an
+    undefined figure is the string "nan")."""
+    def busbw(column):
+        return None if column is None or column["bus_bw"] == "nan" else float(column["bus_bw"])
+    return [(int(r["size"]), r["type"], busbw(r.get("out_of_place")), busbw(r.get("in_place")))
+            for r in json.loads(text).get("results", [])]
+
+
+def read_nccl_tests(path: Path) -> dict[bool, dict[int, float]]:
+    """{in place: {size in bytes: busbw (GB/s)}} from a perf binary's JSON or standard output."""
+    text = path.read_text()
+    rows = json_results(text) if text.lstrip().startswith("{") else text_results(text)
+    types = sorted({data_type for _, data_type, _, _ in rows})
+    if len(types) > 1:
+        raise ValueError(f"{path}: results of several data types ({', '.join(types)}); run nccl-tests with one -d")
+    out = {False: {}, True: {}}
+    for size, _, out_of_place_busbw, in_place_busbw in rows:
+        for place, busbw in ((False, out_of_place_busbw), (True, in_place_busbw)):
+            if busbw is not None:
+                out[place][size] = busbw
     if not out[False]:
         raise ValueError(f"{path}: no result lines (is this nccl-tests output?)")
     return out
@@ -94,7 +120,7 @@ def read_gmb(paths: list[Path]) -> dict[tuple, dict[str, float]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nccl-tests", action="append", default=[], metavar="NAME[@RANKS]=FILE",
-                    help="a perf binary's output, e.g. all_reduce@4=ar4.txt (RANKS defaults to 2)")
+                    help="a perf binary's -J JSON or standard output, e.g. all_reduce@4=ar4.json (RANKS defaults to 2)")
     ap.add_argument("--records", nargs="+", type=Path, required=True, help="gmb-bench coll JSON Lines files")
     ap.add_argument("--min-bytes", default="1M", help="sizes checked against --tolerance (default 1M)")
     ap.add_argument("--tolerance", type=float, default=5.0, help="allowed difference in percent (default 5)")
@@ -113,7 +139,7 @@ def main() -> int:
                                  f"{', '.join(OPERATIONS)})")
             reference[(OPERATIONS[name], int(ranks or 2))] = read_nccl_tests(Path(file))
         gmb = read_gmb(args.records)
-    except (ValueError, OSError, json.JSONDecodeError, KeyError) as e:
+    except (ValueError, OSError, KeyError, TypeError) as e:
         print(f"nccl_tests_compare: error: {e}", file=sys.stderr)
         return 2
 

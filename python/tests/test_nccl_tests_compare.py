@@ -20,6 +20,27 @@ def nccl_tests_output(sizes_busbw: dict[int, tuple[float, float]]) -> str:
     return "\n".join(lines + ["# Avg bus bandwidth    : 1.0", ""])
 
 
+def nccl_tests_json(sizes_busbw: dict[int, tuple[float, float]], data_types: tuple[str, ...] = ("float",)) -> str:
+    """A perf binary's -J file as nccl-tests 2.19.6 writes it (src/util.cu: one line, no spaces, doubles as "%lf",
+    booleans as the strings "true"/"false", the root as "%6i"): broadcast_perf on 4 ranks."""
+    results = ",".join(
+        f'{{"size":{size},"count":{size // 4},"type":"{data_type}","redop":"none","root":"     0",'
+        f'"out_of_place":{{"time":10.000000,"alg_bw":{oop:f},"bus_bw":{oop:f},"nwrong":0.000000}},'
+        f'"in_place":{{"time":10.000000,"alg_bw":{ip:f},"bus_bw":{ip:f},"nwrong":0.000000}},'
+        f'"actual_iterations":20,"experiment_name":""}}'
+        for data_type in data_types for size, (oop, ip) in sorted(sizes_busbw.items()))
+    devices = ",".join(f'{{"rank":{r},"group":0,"pid":{100 + r},"hostname":"node1","device":{r},'
+                       f'"device_hex":"0000:1b:00","device_info":"NVIDIA H200"}}' for r in range(4))
+    return ('{"version":3,"start_time":"2026-11-26 23:00:00","args":["./build/broadcast_perf","-b","1M","-e","16M",'
+            '"-f","2","-g","1","-J","bc.json"],"env":["PATH=/usr/bin"],"nccl_version":22803,'
+            '"config":{"nthreads":1,"ngpus":1,"minimum_bytes":1048576,"maximum_bytes":16777216,"step_factor":2,'
+            '"warmup_iters":1,"iterations":20,"aggregated_iterations":1,"validation":1,"graph":0,'
+            '"blocking_collectives":"false","per_iter_timing":"false","per_iter_skip":0,"parallel_init":"false",'
+            f'"devices":[{devices}]}},"results":[{results}],"out_of_bounds":{{"count":0,"okay":"true"}},'
+            '"average_bus_bandwidth":{"bandwidth":150.000000,"okay":"unchecked"},"errors":[],'
+            '"end_time":"2026-11-26 23:00:05"}')
+
+
 def gmb_records(tmp_path, name, op, busbw_by_size, offsets):
     results = synth.coll_results("run-" + name, [op], sorted(busbw_by_size), ranks=4, memory="device")
     for r in results:
@@ -73,3 +94,27 @@ def test_bad_input_exits_2(tmp_path):
     assert out.returncode == 2 and "no result lines" in out.stderr
     out = run("--nccl-tests", f"allreduce@4={empty}", "--records", records)
     assert out.returncode == 2 and "expected NAME[@RANKS]=FILE" in out.stderr
+
+
+def test_nccl_tests_json_is_read_like_its_text_output(tmp_path):
+    mib = 1 << 20
+    figures = {mib: (100.0, 200.0), 16 * mib: (250.0, 300.0)}
+    records = gmb_records(tmp_path, "rot", "bcast", {mib: 198.0, 16 * mib: 301.0}, "rotating")
+    tables = []
+    for name, text in (("bc.json", nccl_tests_json(figures)), ("bc.txt", nccl_tests_output(figures))):
+        (tmp_path / name).write_text(text)
+        out = run("--nccl-tests", f"broadcast@4={tmp_path / name}", "--records", records)
+        assert out.returncode == 0, out.stdout + out.stderr
+        tables.append(out.stdout)
+    assert f"| bcast | {mib} | 200.00 | in place | 198.00 | 0.990 |" in tables[0]
+    assert tables[0] == tables[1]
+
+
+def test_nccl_tests_json_of_several_data_types_or_no_results_exits_2(tmp_path):
+    records = gmb_records(tmp_path, "x", "bcast", {1 << 20: 1.0}, "rotating")
+    (tmp_path / "mixed.json").write_text(nccl_tests_json({1 << 20: (1.0, 1.0)}, ("half", "float")))
+    out = run("--nccl-tests", f"broadcast@4={tmp_path / 'mixed.json'}", "--records", records)
+    assert out.returncode == 2 and "several data types (float, half)" in out.stderr
+    (tmp_path / "cut.json").write_text(nccl_tests_json({}))
+    out = run("--nccl-tests", f"broadcast@4={tmp_path / 'cut.json'}", "--records", records)
+    assert out.returncode == 2 and "no result lines" in out.stderr

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# The Spack package of gmb (docs/install.md, "Spack"). Add this repository with
+# The Spack package of gmb's engine (docs/install.md, "Spack"); py-gmb beside it is the harness. Add this repository
+# with
 #   spack repo add <gmb checkout>/packaging/spack
-# then e.g. `spack install gmb@main +cuda +nccl cuda_arch=90`.
+# then e.g. `spack install gmb +cuda +nccl cuda_arch=90`.
 
 import os
 
@@ -17,18 +18,20 @@ except ImportError:  # Spack 0.x (and 1.x reading this API v1 repository): from 
 class Gmb(CMakePackage, CudaPackage):
     """GPU-aware MPI benchmarks: gmb-bench measures point-to-point, collective, halo and copy-ceiling
     performance of MPI libraries on host, pinned, device and managed memory (NCCL optional), and writes
-    JSON Lines records with their provenance. The Python harness (`gmb`) is installed separately with pip."""
+    JSON Lines records with their provenance. The Python harness (`gmb`) is the package py-gmb."""
 
-    # PLACEHOLDER: gmb has no public repository yet. Before use, set `git` (and `homepage`) to where your
-    # site keeps gmb (a mirror, an internal Git server, or a local clone: "file:///path/to/gmb"). The
-    # ".invalid" addresses below can never resolve, so a recipe that was not adapted fails at fetch.
-    homepage = "https://gmb.example.invalid"
-    git = "https://git.example.invalid/gmb/gmb.git"
+    # gmb has no public address yet. Its versions come from the release tarball gmb-<version>.tar.gz, which
+    # `cmake --build <build> --target package_source` makes, in the folder at GMB_SOURCE_URL (file:///path/to/build,
+    # or a site's web or mirror folder); by default the build/ folder of the checkout this repository is in.
+    # gmb@main is that checkout's main branch (or the Git repository at GMB_GIT_URL).
+    _checkout = os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4))
+    url = os.environ.get("GMB_SOURCE_URL", f"file://{_checkout}/build").rstrip("/") + "/gmb-0.1.0.tar.gz"
+    git = os.environ.get("GMB_GIT_URL", f"file://{_checkout}")
 
     license("BSD-3-Clause")
 
+    version("0.1.0", sha256="f65ae9ad80f72e65634a14af2d65ed6297a93c8a81f6d89b028dcedb2c5b228d")
     version("main", branch="main")
-    version("0.1.0", tag="v0.1.0")
 
     # +cuda (and cuda_arch) come from CudaPackage.
     variant("nccl", default=False, description="Build the NCCL transport (--transport nccl); needs +cuda")
