@@ -41,8 +41,8 @@ def nccl_tests_json(sizes_busbw: dict[int, tuple[float, float]], data_types: tup
             '"end_time":"2026-11-26 23:00:05"}')
 
 
-def gmb_records(tmp_path, name, op, busbw_by_size, offsets):
-    results = synth.coll_results("run-" + name, [op], sorted(busbw_by_size), ranks=4, memory="device")
+def gmb_records(tmp_path, name, op, busbw_by_size, offsets, ranks=4):
+    results = synth.coll_results("run-" + name, [op], sorted(busbw_by_size), ranks=ranks, memory="device")
     for r in results:
         r["transport"] = "nccl"
         r["buffer_offsets"] = offsets
@@ -50,7 +50,7 @@ def gmb_records(tmp_path, name, op, busbw_by_size, offsets):
         r["busbw_GBps"]["median"] *= scale
         r["time_us"]["median"] /= scale
         r["metrics"] = {"rank_mean_time_us": {"median": r["time_us"]["median"] * 0.98}}
-    return synth.write_jsonl(tmp_path / f"{name}.jsonl", [synth.context("run-" + name, "coll", world_size=4),
+    return synth.write_jsonl(tmp_path / f"{name}.jsonl", [synth.context("run-" + name, "coll", world_size=ranks),
                                                            *results])
 
 
@@ -118,3 +118,16 @@ def test_nccl_tests_json_of_several_data_types_or_no_results_exits_2(tmp_path):
     (tmp_path / "cut.json").write_text(nccl_tests_json({}))
     out = run("--nccl-tests", f"broadcast@4={tmp_path / 'cut.json'}", "--records", records)
     assert out.returncode == 2 and "no result lines" in out.stderr
+
+
+def test_real_nccl_tests_json_and_text_give_one_table(tmp_path):
+    """nccl-tests 2.19.6 on 2 x H200 with -J: its JSON file and its standard output, read alike."""
+    data = HERE / "data" / "nccl-tests-h200-x2"
+    mib = 1 << 20
+    for op, nt_name, column in (("allreduce", "all_reduce", "out of place"), ("bcast", "broadcast", "in place")):
+        records = gmb_records(tmp_path, op, op, {(4 * mib) << k: 200.0 for k in range(7)}, "rotating", 2)
+        tables = [run("--nccl-tests", f"{nt_name}@2={data / f'{nt_name}.{kind}'}", "--records", records,
+                      "--min-bytes", "4M", "--tolerance", "100") for kind in ("json", "txt")]
+        assert [t.returncode for t in tables] == [0, 0], tables[0].stderr + tables[1].stderr
+        assert tables[0].stdout == tables[1].stdout
+        assert f"| {op} | {16 * mib} | " in tables[0].stdout and column in tables[0].stdout
