@@ -423,7 +423,7 @@ def test_latency_table_says_which_size_was_not_measured(tmp_path):
     t = tables.latency_table(Results.load(_synthetic(tmp_path, [], mpi)))
     c = {name: i for i, name in enumerate(t.columns)}
     dev = next(r for r in t.rows if r[c["memory"]] == "device:device")
-    assert dev[c["1K"]] == "not measured" and isinstance(dev[c["1"]], float)
+    assert dev[c["1K"]] == "not measured" and isinstance(dev[c["1 B"]], float)
 
 
 def _coll_store(tmp_path, figures, op_figures=None, launches=2):

@@ -83,4 +83,6 @@ def answers_table(a: Answers) -> str:
     rows += [_collective_row(c) for c in a.collectives]
     head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
-    return f'<table id="answers-table" class="answers"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    # data-paths: how many paths are answered, so that the browser check knows the first figure must be there
+    return (f'<table id="answers-table" class="answers" data-paths="{len(a.paths)}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{body}</tbody></table>')

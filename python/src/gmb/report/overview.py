@@ -19,9 +19,9 @@ from .wording import pct, sig3
 
 WINNER = "\u2605 fastest"
 CSS = """
-table.overview{width:100%;table-layout:fixed;font-size:14px;margin:.5em 0}
+table.overview{table-layout:fixed;font-size:14px;margin:.5em 0}
 table.overview th{vertical-align:bottom;font-weight:normal;font-size:12px;overflow-wrap:anywhere}
-table.overview th.path{width:16%;text-align:left;vertical-align:middle;font-size:13px}
+table.overview th.path{width:14em;text-align:left;vertical-align:middle;font-size:13px}
 table.overview th b{font-size:14px} table.overview td{text-align:center;padding:4px 3px;line-height:1.25}
 table.overview .v{font-weight:bold;font-size:15px} table.overview td.none{color:#777;background:#fafafa}
 .overview-key{font-size:13px;color:#444;margin:.2em 0 1em}
@@ -99,5 +99,7 @@ def overview_html(a: Answers) -> str:
            "only times) and its % of the ceiling measured at that size. Colour: red 0 % to green 100 % of the "
            f"ceiling; by rank within the row where none was measured. {WINNER}: its interval lies apart from every "
            "other configuration's on that path.")
-    return (f"<figure id='overview'><table class='overview'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
+    # a column no wider than a few figures need: a lone configuration does not stretch over the page
+    width = min(100, 16 + 14 * len(libs))
+    return (f"<figure id='overview'><table class='overview' style='width:{width}%'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
             f"</table><figcaption class='overview-key'>{_esc(key)}</figcaption></figure>")

@@ -29,6 +29,12 @@ def sig3(v: float) -> str:
     return f"{v:.{digits}f}"
 
 
+def sig3_number(v: float) -> float | int:
+    """A number rounded as sig3 writes it, kept a number for tables and CSV: 1.0476 -> 1.05, 771.4 -> 771."""
+    text = sig3(v)
+    return float(text) if "." in text else int(text)
+
+
 def sig2(v: float) -> str:
     """Two significant figures, for precisions: 0.481 -> 0.48, 6.74 -> 6.7, 39.0 -> 39."""
     if v == 0 or not math.isfinite(v):
@@ -83,7 +89,11 @@ def order(label: str) -> tuple:
 
 def short(text: str, n: int = 160) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= n else text[: n - 3].rstrip() + "..."
+    if len(text) <= n:
+        return text
+    cut = text[: n - 3]
+    # end at a word: a word cut in two reads as another word ("not buil...")
+    return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip(" ,;:") + "..."
 
 
 def who(f: Figure) -> str:
