@@ -7,7 +7,7 @@ import math
 
 from ..campaign.spec import parse_memory
 from .answers_data import LATENCY_BYTES, Figure
-from .cells import size_label
+from .cells import size_text
 
 # path labels, in the order the answers list them
 _GPU_PAIR = {"nvlink": "NVLink pair", "pcie": "PCIe pair", "peer": "GPU pair (peer)",
@@ -116,4 +116,4 @@ def latency_text(f: Figure) -> str:
     figure = f"{sig3(f.latency_us)} us ({precision_text(f.latency_precision, f.latency_capped)})"
     if f.latency_bytes == LATENCY_BYTES:
         return f"8 B latency {figure}"
-    return f"latency {figure} at {size_label(f.latency_bytes)} B (8 B not measured)"
+    return f"latency {figure} at {size_text(f.latency_bytes)} (8 B not measured)"
