@@ -27,6 +27,7 @@ table{border-collapse:collapse;margin:1em 0;font-size:13px}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:left}
 th{background:#f0f0f0} td.num{text-align:right;font-variant-numeric:tabular-nums}
 img{width:100%;border:1px solid #eee} .note{color:#555;font-size:13px}
+table.answers td:nth-child(1){width:14em} table.answers td:nth-child(2){width:34%}
 table.answers td:nth-child(5){font-size:12px;color:#444} table.answers td:nth-child(3){white-space:nowrap}
 figure{margin:1.5em 0} code{background:#f6f6f6;padding:1px 3px}
 .warn{color:#a00;background:#fff3f3;padding:4px 8px;border-left:3px solid #a00}

@@ -33,6 +33,7 @@ LEGEND_FONT = 10
 _LEGEND_INSIDE_MAX = 4
 _LONG_LABEL = 60
 _LEGEND_LINE_INCHES = 0.24
+_MARKERS = ("o", "s", "^", "D", "v")
 # the log2 axis reaches this factor beyond the smallest and the largest size, so that end points are not on the frame
 _MARGIN = 2 ** 0.3
 _MAX_TICKS = 9
@@ -86,9 +87,11 @@ def _series(points: list[Point], label_fn) -> dict[str, list[Point]]:
 
 
 def _draw(ax, series: dict[str, list[Point]], x=lambda p: p.bytes):
-    for label, pts in sorted(series.items()):
+    for i, (label, pts) in enumerate(sorted(series.items())):
         xs = [x(p) for p in pts]
-        (line,) = ax.plot(xs, [p.median for p in pts], marker="o", markersize=3, label=label)
+        # matplotlib's ten colours repeat: each further ten series get another marker, so no two look alike
+        marker = _MARKERS[i // 10 % len(_MARKERS)]
+        (line,) = ax.plot(xs, [p.median for p in pts], marker=marker, markersize=4, label=label)
         ax.fill_between(xs, [p.low for p in pts], [p.high for p in pts], color=line.get_color(), alpha=0.3)
         ax.fill_between(xs, [p.p5 for p in pts], [p.p95 for p in pts], color=line.get_color(), alpha=0.1)
 
