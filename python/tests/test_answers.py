@@ -108,7 +108,8 @@ def test_collectives_put_nccl_next_to_mpi(h200):
     # the 4-rank operations only ob1 measured share one line, which says there is no NCCL figure
     alone = [ln for ln in _flat(text).split("openmpi-5.0.7-ob1, 4 ranks")[1:]]
     assert len(alone) == 1 and "allgather" in alone[0] and "bcast" in alone[0] and "no NCCL figure" in alone[0]
-    assert 'id="answers-collectives"' in html
+    assert ("<td>allreduce, 2 ranks, device memory: bus bandwidth at 64M</td><td>fastest nccl, 771x openmpi-5.0.7-ob1"
+            "</td><td>270 GB/s (+-0.33 %)</td>") in html
 
 
 def test_missing_points_are_grouped_by_cause(h200):
@@ -141,10 +142,17 @@ def test_html_fragment(h200):
     _st, _a, _text, html = h200
     assert html.startswith('<section id="answers"><h2>Answers</h2>') and html.rstrip().endswith("</section>")
     assert "95 % t-interval of the mean of the launch medians" in html and "within that launch only" in html
-    assert 'id="answers-paths"' in html and "pipelined-gpu C=4" in html
-    # every path's configurations in the table, with numbers
-    assert re.search(r"<td>NVLink pair</td><td>bw</td><td>64M</td><td>openmpi-5\.0\.7-ob1 \(window=64\)</td>"
-                     r'<td class="num">377</td>', html)
+    assert 'id="answers-table" class="answers" data-paths="5"' in html and "pipelined-gpu C=4" in html
+    # the first thing is the figure of paths by configuration: each cell the figure, its % of ceiling, the
+    # fastest marked where the answers call it so
+    assert html.index("<figure id='overview'>") < html.index('id="answers-table"')
+    assert re.search(r"<th class='path'><b>same GPU</b><br>bw at 64M, ceiling d2d 1950 GB/s</th>.*?"
+                     r"<span class='v'>1820 GB/s</span><br>93\.6 % of ceiling<br><b>\u2605 fastest</b>", html)
+    # one row per question: a path's bandwidth and its latency apart, each with its size
+    assert ("<td>NVLink pair: bandwidth (bw) at 64M</td><td>only openmpi-5.0.7-ob1 (window=64)</td>"
+            "<td>377 GB/s (+-2.6 %)</td><td>97.3 %</td>") in html
+    assert "<td>NVLink pair: latency at 1 B</td><td>only openmpi-5.0.7-ob1 (window=64)</td><td>20.3 us" in html
+    assert "sizes measured on this path: 1 B to 64M" in html
 
 
 def _bw(run_id, gbps, low, high, nbytes, send="device", recv="device", path="nvlink", bench="bw",

@@ -148,6 +148,28 @@ def test_report_of_recorded_gpu_records_in_chromium(gpu_quick_store, tmp_path):
     assert any("1 empty cell(s)" in p for p in problems)
 
 
+@NEED_CHROMIUM
+def test_first_screen_shows_the_first_figure(gpu_quick_store, tmp_path):
+    """At 1400 x 900 the report's first figure (paths by configuration, id 'overview') lies whole on the first
+    screen under the title, and the check keeps a screenshot of that screen; pushed below it, the check fails;
+    without it, where the Answers have paths, the check says so."""
+    out = report.write_report(Results.load(gpu_quick_store), tmp_path / "gpu.html", title="recorded GPU records")
+    res = checkreport.check(out, first_screen=tmp_path / "first.png")
+    assert res["ok"], res["problems"]
+    first = res["dom"]["first_screen"]
+    assert first["paths"] > 0 and first["overview"] and first["bottom"] <= checkreport.FIRST_SCREEN[1]
+    stats = checkreport.blank_stats(tmp_path / "first.png")
+    assert (stats["width"], stats["height"]) == checkreport.FIRST_SCREEN and stats["distinct_colours"] > 8
+
+    html = out.read_text()
+    pushed = tmp_path / "pushed.html"
+    pushed.write_text(html.replace("<h2>Answers</h2>", "<h2>Answers</h2><div style='height:900px'>x</div>", 1))
+    assert any("below the first screen" in p for p in checkreport.check(pushed)["problems"])
+    gone = tmp_path / "gone.html"
+    gone.write_text(re.sub(r"<figure id='overview'>.*?</figure>", "", html, count=1, flags=re.S))
+    assert any("no first figure (id 'overview')" in p for p in checkreport.check(gone)["problems"])
+
+
 
 def test_checker_without_browser(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))

@@ -344,7 +344,7 @@ def test_compare_rows_show_path_and_ranks(store, tmp_path):
     t = compare.as_table(rows, "a", "b")
     col = {c: i for i, c in enumerate(t.columns)}
     assert [(r[col["benchmark"]], r[col["path"]], r[col["ranks"]]) for r in t.rows] == [
-        ("bw", "nvlink", ""), ("bw", "same-gpu", ""), ("coll", "", 2), ("coll", "", 4)]
+        ("bw", "nvlink", "a pair"), ("bw", "same-gpu", "a pair"), ("coll", "", 2), ("coll", "", 4)]
     assert len({tuple(r[:col["A median"]]) for r in t.rows}) == 4  # the key columns tell the rows apart
     text = render_text.table_text(t)
     assert "nvlink" in text and "same-gpu" in text
@@ -352,7 +352,7 @@ def test_compare_rows_show_path_and_ranks(store, tmp_path):
     with open(path) as f:
         csv_rows = list(csv.DictReader(f))
     assert [(r["path"], r["ranks"], r["size"]) for r in csv_rows] == [
-        ("nvlink", "", "64M"), ("same-gpu", "", "64M"), ("", "2", "1M"), ("", "4", "1M")]
+        ("nvlink", "a pair", "64M"), ("same-gpu", "a pair", "64M"), ("", "2", "1M"), ("", "4", "1M")]
 
 
 def test_fresh_buffers_are_a_point_of_their_own(tmp_path):
@@ -423,7 +423,7 @@ def test_latency_table_says_which_size_was_not_measured(tmp_path):
     t = tables.latency_table(Results.load(_synthetic(tmp_path, [], mpi)))
     c = {name: i for i, name in enumerate(t.columns)}
     dev = next(r for r in t.rows if r[c["memory"]] == "device:device")
-    assert dev[c["1K"]] == "not measured" and isinstance(dev[c["1"]], float)
+    assert dev[c["1K"]] == "not measured" and isinstance(dev[c["1 B"]], float)
 
 
 def _coll_store(tmp_path, figures, op_figures=None, launches=2):

@@ -40,6 +40,7 @@ class Figure:
     latency_precision: float | None = None
     latency_capped: bool = False
     point: Point | None = field(default=None, repr=False, compare=False)
+    latency_point: Point | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -59,6 +60,10 @@ class PathAnswer:
     ratio: float | None  # best / slowest (time: slowest / best) when clearly apart
     not_at_size: list[str]  # configurations on that path that did not measure that size
     sentence: str
+    verdict: str = ""  # the sentence's verdict alone, naming the configurations without their figures
+    sizes_measured: tuple[int, int] | None = None  # the smallest and largest size any configuration measured there
+    latency_figures: list[Figure] = field(default_factory=list)  # each figure's latency, lowest first
+    latency_verdict: str = ""  # the verdict on those latencies, by the same rule
 
 
 @dataclass

@@ -105,6 +105,7 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
                 lp = lat_pts[nearest(lat_pts)]
                 f.latency_us, f.latency_bytes = lp.median, lp.bytes
                 f.latency_precision, f.latency_capped = lp.precision, lp.capped
+                f.latency_point = lp
             figs.append(f)
         figs.sort(key=lambda f: -f.value if higher else f.value)
         fastest, slowest, ratio, leaders = verdict(figs, higher)
@@ -120,10 +121,24 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
         sentence = _path_sentence(head, figs, fastest, slowest, ratio, leaders, higher, ceil is not None)
         if missing:
             sentence += f"; not measured at {size_label(size)}: {', '.join(missing)}"
+        said = _path_verdict("", figs, fastest, slowest, ratio, leaders, higher, lambda f: f.library)
+        lat_figs, lat_said = _latency_verdict(figs)
+        every = set().union(*(set(s) for s in per_lib.values()))
         answers.append(PathAnswer(label, memory, path, bench, size, ceil_name, ceil, no_ceiling, figs, fastest,
-                                  slowest, ratio, missing, sentence))
+                                  slowest, ratio, missing, sentence, said.removeprefix(": "),
+                                  (min(every), max(every)), lat_figs, lat_said))
     answers.sort(key=lambda a: order(a.path))
     return answers, chosen
+
+
+def _latency_verdict(figs: list[Figure]) -> tuple[list[Figure], str]:
+    """The latencies of a path's figures, lowest first, and the verdict on them by the rule the bandwidths follow."""
+    lat = sorted((Figure(f.library, f.latency_us, "us", f.latency_precision, f.latency_capped, f.strategy,
+                         point=f.latency_point) for f in figs if f.latency_point is not None), key=lambda f: f.value)
+    if not lat:
+        return [], ""
+    fastest, slowest, ratio, leaders = verdict(lat, False)
+    return lat, _path_verdict("", lat, fastest, slowest, ratio, leaders, False, lambda f: f.library).removeprefix(": ")
 
 
 def _path_sentence(head, figs, fastest, slowest, ratio, leaders, higher, with_pct) -> str:

@@ -128,3 +128,9 @@ def size_label(b: int) -> str:
         if b >= 1 << shift and b % (1 << shift) == 0:
             return f"{b >> shift}{unit}"
     return str(b)
+
+
+def size_text(b: int) -> str:
+    """A size where it stands alone: "8 B", "1K", "64M" (a bare number below 1K says no unit)."""
+    label = size_label(b)
+    return f"{label} B" if label.isdigit() else label

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Check a report in a real browser (headless Chromium): it renders, it opens with its Answers, every image loads,
-the tables hold numbers, no table cell is empty, and every row with a measured ceiling gives its % of ceiling.
+"""Check a report in a real browser (headless Chromium): it renders, it opens with its Answers, its first figure
+(paths by configuration) lies whole within the first screen of 1400 x 900, every image loads, the tables hold
+numbers, no table cell is empty, and every row with a measured ceiling gives its % of ceiling.
 
-    python -m gmb.checkreport REPORT.html [--screenshot out.png] [--json]
+    python -m gmb.checkreport REPORT.html [--screenshot out.png] [--first-screen first.png] [--json]
 
 The report itself is never modified: a copy with a small inline script appended is opened in a temporary
 directory with ``chromium --headless --dump-dom``; the script writes its findings (images: complete and
@@ -23,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+# the first screen a person sees: the report's first figure must lie within it
+FIRST_SCREEN = (1400, 900)
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 
 PROBE = r"""
@@ -64,6 +67,14 @@ window.addEventListener('load', function () {
   var firstH2 = document.querySelector('h2');
   out.answers = {present: !!answers, first: !!answers && firstH2 !== null && answers.contains(firstH2),
                  text_chars: answers ? (answers.innerText || '').length : 0};
+  // the first figure (paths by configuration) must be whole on the first screen, under the title
+  var overview = document.getElementById('overview');
+  var box = overview ? overview.getBoundingClientRect() : null;
+  var answered = document.getElementById('answers-table');
+  out.first_screen = {paths: answered ? parseInt(answered.getAttribute('data-paths') || '0', 10) : 0,
+                      overview: !!overview, top: box ? box.top + window.scrollY : null,
+                      bottom: box ? box.bottom + window.scrollY : null, width: box ? box.width : null,
+                      viewport: [window.innerWidth, window.innerHeight]};
   var pre = document.createElement('pre');
   pre.id = 'gmb-check-result';
   pre.textContent = JSON.stringify(out);
@@ -102,8 +113,8 @@ def dom_probe(report: Path, browser: str, timeout: float = 120) -> dict:
         html = html[:i] + PROBE + html[i:] if i >= 0 else html + PROBE
         copy = tmp / "report.html"
         copy.write_text(html, encoding="utf-8")
-        p = _chromium(browser, ["--virtual-time-budget=15000", "--dump-dom", copy.as_uri()], tmp / "profile",
-                      timeout)
+        p = _chromium(browser, ["--virtual-time-budget=15000", "--window-size={},{}".format(*FIRST_SCREEN),
+                                "--dump-dom", copy.as_uri()], tmp / "profile", timeout)
     m = re.search(r'<pre id="gmb-check-result">(.*?)</pre>', p.stdout, re.S)
     if not m:
         raise CheckError(f"the browser printed no check result (exit {p.returncode}): "
@@ -141,7 +152,21 @@ def blank_stats(path: Path) -> dict:
             "non_background_share": float(1 - counts.max() / counts.sum())}
 
 
-def check(report: Path, browser: str | None = None, shot: Path | None = None) -> dict:
+def first_screen_problems(first: dict) -> list[str]:
+    """Where the Answers have paths, the first figure (id 'overview') must be whole within the first screen."""
+    if not first.get("paths"):
+        return []
+    if not first.get("overview"):
+        return [f"the Answers have {first['paths']} path(s) but no first figure (id 'overview')"]
+    height = FIRST_SCREEN[1]
+    if first["bottom"] > height:
+        return [f"the first figure ends at {first['bottom']:.0f} px, below the first screen ({height} px high at "
+                f"{first['viewport'][0]} px wide)"]
+    return []
+
+
+def check(report: Path, browser: str | None = None, shot: Path | None = None,
+          first_screen: Path | None = None) -> dict:
     """Run all checks; returns {'ok': bool, 'problems': [...], 'dom': {...}, 'screenshot': {...}}."""
     report = Path(report)
     if not report.is_file():
@@ -179,6 +204,7 @@ def check(report: Path, browser: str | None = None, shot: Path | None = None) ->
         problems.append("the Answers section is not the report's first section")
     elif answers.get("text_chars", 0) < 40:
         problems.append(f"the Answers section is almost empty ({answers.get('text_chars')} characters)")
+    problems += first_screen_problems(dom.get("first_screen") or {})
     # tables of reasons (skipped or failed points) hold only text; the result tables must hold numbers
     data_tables = [t for t in tables if t["id"] != "libraries" and t["num_cells"] > 0]
     if not data_tables:
@@ -190,6 +216,8 @@ def check(report: Path, browser: str | None = None, shot: Path | None = None) ->
         shot_stats = blank_stats(target)
     if shot_stats["distinct_colours"] < 8 or shot_stats["non_background_share"] < 0.01:
         problems.append(f"the screenshot looks blank ({shot_stats})")
+    if first_screen:
+        screenshot(report, browser, first_screen, *FIRST_SCREEN)
     return {"ok": not problems, "problems": problems, "report": str(report), "browser": browser, "dom": dom,
             "screenshot": {**shot_stats, "path": str(shot) if shot else None}}
 
@@ -198,15 +226,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m gmb.checkreport", description=__doc__.splitlines()[0])
     ap.add_argument("report")
     ap.add_argument("--screenshot", metavar="PNG", help="keep the screenshot here (never overwritten)")
+    ap.add_argument("--first-screen", metavar="PNG", help="keep a screenshot of the first screen (1400 x 900) here")
     ap.add_argument("--browser", help="Chromium executable (default: chromium on PATH, or $GMB_CHROMIUM)")
     ap.add_argument("--json", action="store_true", help="print the full findings as JSON")
     args = ap.parse_args(argv)
     shot = Path(args.screenshot) if args.screenshot else None
-    if shot and shot.exists():
-        print(f"check-report: {shot} exists; not overwriting", file=sys.stderr)
-        return 2
+    first = Path(args.first_screen) if args.first_screen else None
+    for kept in (shot, first):
+        if kept and kept.exists():
+            print(f"check-report: {kept} exists; not overwriting", file=sys.stderr)
+            return 2
     try:
-        res = check(Path(args.report), args.browser, shot)
+        res = check(Path(args.report), args.browser, shot, first)
     except (CheckError, FileNotFoundError) as exc:
         print(f"check-report: {exc}", file=sys.stderr)
         return 2

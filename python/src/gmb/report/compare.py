@@ -38,7 +38,7 @@ from pathlib import Path
 
 from ..results.model import Point, PointKey, Results, combine
 from ..tomlcheck import array_of_tables
-from .cells import HIGHER_IS_BETTER, Table, size_label
+from .cells import HIGHER_IS_BETTER, Absent, Table, size_label
 
 
 @dataclass
@@ -226,7 +226,7 @@ def as_table(rows: list[Row], a_name: str, b_name: str) -> Table:
     body = []
     for r in rows:
         body.append([r.benchmark, r.operation or "", r.memory, r.strategy or "", r.path_class or "",
-                     r.ranks if r.ranks is not None else "", size_label(r.bytes), r.metric,
+                     r.ranks if r.ranks is not None else Absent("a pair"), size_label(r.bytes), r.metric,
                      f"{r.a.median:.4g}", f"[{r.a.low:.4g}, {r.a.high:.4g}]", f"{r.b.median:.4g}",
                      f"[{r.b.low:.4g}, {r.b.high:.4g}]", f"{r.ratio:.3f}", f"[{r.ratio_low:.3f}, {r.ratio_high:.3f}]",
                      ("yes, " + ("worse" if r.worse_pct > 0 else "better")) if r.significant else

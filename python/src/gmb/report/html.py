@@ -15,22 +15,26 @@ from ..outputs import write_new
 from ..results.model import Context, Results
 from .answers import answers
 from .cells import Table
+from .overview import CSS as OVERVIEW_CSS
 from .render_html import Markup, answers_html, escape, figure_html, shown, table_html
 from .settings import settings_section, tune_answer
 from .tables import all_tables
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
+body{font-family:system-ui,sans-serif;margin:1em 2em;max-width:1600px;color:#222}
+h1{margin:.2em 0} h1+p.note{margin:.2em 0}
 table{border-collapse:collapse;margin:1em 0;font-size:13px}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:left}
 th{background:#f0f0f0} td.num{text-align:right;font-variant-numeric:tabular-nums}
-img{max-width:100%;border:1px solid #eee} .note{color:#555;font-size:13px}
+img{width:100%;border:1px solid #eee} .note{color:#555;font-size:13px}
+table.answers td:nth-child(1){width:14em} table.answers td:nth-child(2){width:34%}
+table.answers td:nth-child(5){font-size:12px;color:#444} table.answers td:nth-child(3){white-space:nowrap}
 figure{margin:1.5em 0} code{background:#f6f6f6;padding:1px 3px}
 .warn{color:#a00;background:#fff3f3;padding:4px 8px;border-left:3px solid #a00}
 td.why{color:#777;font-style:italic} summary{cursor:pointer;color:#555}
 td code{display:inline-block;margin:1px 0}
 code.ready{user-select:all;white-space:pre-wrap;overflow-wrap:anywhere}
-"""
+""" + OVERVIEW_CSS
 
 
 def _cuda_text(cuda: dict) -> str:
@@ -219,7 +223,7 @@ def _figures_section(results: Results) -> str:
     missing = []
     for fid, ftitle, png in plots_mod.render_all(results):
         if png is None:
-            missing.append(ftitle)
+            missing.append(plots_mod.figure_name(ftitle))
             continue
         parts.append(figure_html(fid, ftitle, png))
     if missing:

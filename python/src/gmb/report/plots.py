@@ -26,7 +26,14 @@ from ..results.records import headline, overlap as measures_overlap, pairwise, p
 from ..results.model import Point, Results, combine  # noqa: E402
 from .cells import collective_results, latency_results, pairwise_time_results, size_label  # noqa: E402
 
-SMALL_MAX = 8192
+# figures span the page (about 1300 px at the report's 90 dpi); text at these sizes stays readable there
+WIDE = (14, 5.5)
+LEGEND_FONT = 10
+# a legend with more entries, or longer ones, goes below its axes so that the data keeps the figure's width
+_LEGEND_INSIDE_MAX = 4
+_LONG_LABEL = 60
+_LEGEND_LINE_INCHES = 0.24
+_MARKERS = ("o", "s", "^", "D", "v")
 # the log2 axis reaches this factor beyond the smallest and the largest size, so that end points are not on the frame
 _MARGIN = 2 ** 0.3
 _MAX_TICKS = 9
@@ -80,20 +87,33 @@ def _series(points: list[Point], label_fn) -> dict[str, list[Point]]:
 
 
 def _draw(ax, series: dict[str, list[Point]], x=lambda p: p.bytes):
-    for label, pts in sorted(series.items()):
+    for i, (label, pts) in enumerate(sorted(series.items())):
         xs = [x(p) for p in pts]
-        (line,) = ax.plot(xs, [p.median for p in pts], marker="o", markersize=3, label=label)
+        # matplotlib's ten colours repeat: each further ten series get another marker, so no two look alike
+        marker = _MARKERS[i // 10 % len(_MARKERS)]
+        (line,) = ax.plot(xs, [p.median for p in pts], marker=marker, markersize=4, label=label)
         ax.fill_between(xs, [p.low for p in pts], [p.high for p in pts], color=line.get_color(), alpha=0.3)
         ax.fill_between(xs, [p.p5 for p in pts], [p.p95 for p in pts], color=line.get_color(), alpha=0.1)
 
 
-def _legend(ax, fontsize: int = 7):
-    """The legend beside the axes when it is long (it would hide the data), inside them otherwise."""
-    entries = len(ax.get_legend_handles_labels()[0])
-    if entries > 4:
-        ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    elif entries:
-        ax.legend(fontsize=fontsize)
+def _legend(ax):
+    """A short legend inside the axes; a long one below them, in one column when its labels are long (configuration
+    names with their settings), so that it neither hides the data nor narrows the axes."""
+    labels = ax.get_legend_handles_labels()[1]
+    if not labels:
+        return
+    if len(labels) <= _LEGEND_INSIDE_MAX and max(map(len, labels)) <= _LONG_LABEL:
+        ax.legend(fontsize=LEGEND_FONT)
+        return
+    columns = 1 if max(map(len, labels)) > _LONG_LABEL else 2
+    ax.legend(fontsize=LEGEND_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=columns, frameon=False)
+    _grow_for_legend(ax.figure, math.ceil(len(labels) / columns))
+
+
+def _grow_for_legend(fig, lines: int):
+    """Make a figure taller by the legend lines below its axes, so that the axes keep their height."""
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width, height + _LEGEND_LINE_INCHES * lines)
 
 
 def _label(p: Point) -> str:
@@ -105,29 +125,20 @@ def _label(p: Point) -> str:
     return f"{p.library} {p.memory}{operation}{extra}{path}"
 
 
-def latency(results: Results, small: bool) -> Figure | None:
-    """One-way latency between pairs of ranks (cells.latency_results), the benchmark named when several measured it."""
-    pts = [p for p in combine(latency_results(results)) if p.bytes > 0 and (p.bytes <= SMALL_MAX) == small]
+def latency(results: Results) -> Figure | None:
+    """One-way latency between pairs of ranks (cells.latency_results) on log axes, the benchmark named when several
+    measured it: sub-microsecond medians stay apart from p95 bands that reach tens of microseconds."""
+    pts = [p for p in combine(latency_results(results)) if p.bytes > 0]
     if not pts:
         return None
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=WIDE)
     several = len({p.benchmark for p in pts}) > 1
     _draw(ax, _series(pts, lambda p: f"{p.benchmark} {_label(p)}" if several else _label(p)))
     _size_axis(ax, [p.bytes for p in pts])
-    if not small:
-        ax.set_yscale("log")
+    ax.set_yscale("log")
     ax.set_ylabel("one-way latency (us)")
-    ax.set_title(f"Latency, {'small' if small else 'large'} messages (median, CI band, p5-p95)")
     _legend(ax)
     return fig
-
-
-def latency_small(results: Results):
-    return latency(results, True)
-
-
-def latency_large(results: Results):
-    return latency(results, False)
 
 
 def bandwidth(results: Results, benchmark: str) -> Figure | None:
@@ -137,7 +148,7 @@ def bandwidth(results: Results, benchmark: str) -> Figure | None:
         return None
     avail = ceilings(results)
     lo, hi = min(p.bytes for p in pts), max(p.bytes for p in pts)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=WIDE)
     _draw(ax, _series(pts, _label))
     drawn, seen = set(), set()
     for p in pts:
@@ -153,18 +164,17 @@ def bandwidth(results: Results, benchmark: str) -> Figure | None:
             ax.plot([b for b, _, _ in curve], [v for _, _, v in curve], linestyle="--", marker="x", color="gray",
                     linewidth=1)
             b, op, ceil = curve[-1]
-            ax.annotate(f"ceiling {op} ({p.path_class}): {ceil:.0f} GB/s", (b, ceil), fontsize=7, va="bottom",
+            ax.annotate(f"ceiling {op} ({p.path_class}): {ceil:.0f} GB/s", (b, ceil), fontsize=9, va="bottom",
                         ha="right")
         if p.nominal and ("nominal", p.nominal) not in drawn:
             drawn.add(("nominal", p.nominal))
             nominal = p.nominal * (2 if results.engines.bidirectional(benchmark) else 1)
             ax.axhline(nominal, linestyle=":", color="black", linewidth=1)
-            ax.annotate(f"nominal {p.path_class}: {nominal:.0f} GB/s", (lo, nominal), fontsize=7,
+            ax.annotate(f"nominal {p.path_class}: {nominal:.0f} GB/s", (lo, nominal), fontsize=9,
                         va="bottom")
     _size_axis(ax, [p.bytes for p in pts])
     ax.set_yscale("log")  # host, host-device and NVLink figures differ by orders of magnitude
     ax.set_ylabel("bandwidth (GB/s)")
-    ax.set_title(f"{benchmark}: libraries overlaid, measured ceilings dashed (x: sizes measured)")
     _legend(ax)
     return fig
 
@@ -183,11 +193,10 @@ def message_rate(results: Results):
     pts = [p for p in combine(rows, metric="rate") if p.bytes > 0]
     if not pts:
         return None
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=WIDE)
     _draw(ax, _series(pts, lambda p: f"{_label(p)} {p.ranks or ''} ranks"))
     _size_axis(ax, [p.bytes for p in pts])
     ax.set_ylabel("messages / s (millions)")
-    ax.set_title("Multi-pair message rate")
     _legend(ax)
     return fig
 
@@ -199,18 +208,23 @@ def collectives(results: Results):
     ops = sorted({p.operation or "?" for p in pts})
     ncols = min(3, len(ops))
     nrows = (len(ops) + ncols - 1) // ncols
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(WIDE[0], 4.5 * nrows), squeeze=False)
+    legend = {}
     for ax, op in zip(axes.flat, ops):
         sel = [p for p in pts if (p.operation or "?") == op]
         _draw(ax, _series(sel, lambda p: f"{p.library} {p.memory} n={p.ranks}"))
-        _size_axis(ax, [p.bytes for p in sel], most=6)  # a narrow panel
+        _size_axis(ax, [p.bytes for p in sel], most=6)  # a third of the page
         ax.set_yscale("log")  # MPI on device memory and NCCL differ by orders of magnitude
-        ax.set_title(op, fontsize=9)
+        ax.set_title(op, fontsize=LEGEND_FONT + 2)
         ax.set_ylabel("bus bandwidth (GB/s)")
-        _legend(ax, fontsize=6)
+        legend.update(zip(ax.get_legend_handles_labels()[1], ax.get_legend_handles_labels()[0]))
     for ax in list(axes.flat)[len(ops):]:
         ax.axis("off")
-    fig.suptitle("Collectives: bus bandwidth")
+    # one legend for every panel (the same configurations in each), below them
+    labels = sorted(legend)
+    fig.tight_layout()  # before the legend: tight_layout leaves a figure's own legend where it is put
+    fig.legend([legend[k] for k in labels], labels, fontsize=LEGEND_FONT, loc="upper center", frameon=False,
+               bbox_to_anchor=(0.5, 0), ncol=1 if max(map(len, labels)) > _LONG_LABEL else 2)
     return fig
 
 
@@ -233,7 +247,7 @@ def scaling(results: Results):
             [p for p in ps if p.bytes == size], key=lambda p: p.ranks)
     if not series:
         return None
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=WIDE)
     _draw(ax, series, x=lambda p: p.ranks)
     counts = sorted({p.ranks for ps in series.values() for p in ps})
     ax.set_xscale("log", base=2)
@@ -242,7 +256,6 @@ def scaling(results: Results):
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("ranks")
     ax.set_ylabel("bus bandwidth (GB/s)")
-    ax.set_title("Collective scaling at fixed size")
     _legend(ax)
     return fig
 
@@ -250,7 +263,7 @@ def scaling(results: Results):
 def _overlap_lines(lines: dict[str, dict[float, list[float]]]):
     """A figure of overlap % lines ({label: {x: the repetitions' overlap %}}): the median, and a band from the
     smallest to the largest repetition (the engine gives an overlap no interval)."""
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=WIDE)
     for label, by_x in sorted(lines.items()):
         xs = sorted(by_x)
         ax.plot(xs, [median(by_x[x]) for x in xs], marker="o", markersize=3, label=label)
@@ -276,7 +289,6 @@ def overlap(results: Results):
         return None
     fig, ax = _overlap_lines(groups)
     _size_axis(ax, [b for by_size in groups.values() for b in by_size])
-    ax.set_title("Communication/computation overlap (non-blocking collectives, partitioned)")
     _legend(ax)
     return fig
 
@@ -300,7 +312,6 @@ def partitioned_overlap(results: Results):
         return None
     fig, ax = _overlap_lines(lines)
     ax.set_xlabel("compute time / pure transfer time")
-    ax.set_title("Partitioned communication: overlap against compute (median, band: repetitions)")
     ax.grid(True, alpha=0.3)
     _legend(ax)
     return fig
@@ -314,12 +325,11 @@ def managed(results: Results):
     if not um:
         return None
     ref = [p for p in combine(others) if p.bytes > 0 and p.memory in ("host:host", "device:device")]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=WIDE)
     _draw(ax, _series(um + ref, lambda p: f"{p.benchmark} {_label(p)}"))
     _size_axis(ax, [p.bytes for p in um + ref])
     ax.set_yscale("log")
     ax.set_ylabel("latency (us)")
-    ax.set_title("Managed memory placements vs host-host / device-device")
     _legend(ax)
     return fig
 
@@ -330,29 +340,33 @@ def halo(results: Results):
     pts = [p for p in combine(rows) if p.bytes > 0]
     if not pts:
         return None
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=WIDE)
     _draw(ax, _series(pts, lambda p: f"{p.library} {p.memory} {p.strategy_label} {p.operation or ''}"))
     _size_axis(ax, [p.bytes for p in pts])
     ax.set_yscale("log")
     ax.set_ylabel("time per exchange (us)")
-    ax.set_title("Halo exchange by strategy")
     _legend(ax)
     return fig
 
 
-# (id, title, function): the report walks this list in order
+# (id, caption, function): the report walks this list in order. The caption is the figure's only title; lines are
+# medians, the darker band their interval, the lighter one p5-p95 (_draw)
+_BANDS = "median, interval band, lighter p5-p95"
 FIGURES = [
-    ("latency-small", "Latency, small messages", latency_small),
-    ("latency-large", "Latency, large messages", latency_large),
-    ("bw", "Unidirectional bandwidth", bw),
-    ("bibw", "Bidirectional bandwidth", bibw),
-    ("mbw", "Multi-pair message rate", message_rate),
-    ("coll", "Collectives", collectives),
-    ("scaling", "Collective scaling", scaling),
-    ("overlap", "Overlap curves", overlap),
-    ("partitioned-overlap", "Partitioned overlap against compute", partitioned_overlap),
-    ("managed", "Managed memory placements", managed),
-    ("halo", "Halo exchange", halo),
+    ("bw", f"Unidirectional bandwidth (bw) by message size, {_BANDS}; measured ceilings dashed (x: the sizes they "
+           "were measured at), nominal link rates dotted", bw),
+    ("bibw", f"Bidirectional bandwidth (bibw) by message size, {_BANDS}; measured ceilings dashed, nominal link "
+             "rates dotted", bibw),
+    ("latency", f"One-way latency by message size, {_BANDS}; both axes logarithmic", latency),
+    ("mbw", "Multi-pair message rate by message size", message_rate),
+    ("coll", f"Collectives: bus bandwidth by message size, one panel per operation, {_BANDS}", collectives),
+    ("scaling", "Collective scaling: bus bandwidth against rank count at a fixed size", scaling),
+    ("overlap", "Communication/computation overlap by message size (non-blocking collectives, partitioned): "
+                "median, band from the lowest to the highest repetition", overlap),
+    ("partitioned-overlap", "Partitioned communication: overlap against compute time (median, band: "
+                            "repetitions)", partitioned_overlap),
+    ("managed", "Managed memory placements against host-host and device-device latency", managed),
+    ("halo", "Halo exchange time by strategy", halo),
 ]
 
 
@@ -360,8 +374,15 @@ def _other_bandwidth(results: Results) -> list[tuple[str, str, object]]:
     """A figure for each benchmark of bandwidth between pairs of ranks besides bw and bibw (mbw, new ones)."""
     rows = results.where(lambda rec: pairwise(rec) and headline(rec) == "bandwidth_GBps")
     named = {fid for fid, _, _ in FIGURES}
-    return [(b, f"Bandwidth: {b}", lambda s, b=b: bandwidth(s, b))
+    return [(b, f"Bandwidth ({b}) by message size, {_BANDS}; measured ceilings dashed", lambda s, b=b: bandwidth(s, b))
             for b in sorted({r.benchmark for r in rows} - named)]
+
+
+def figure_name(caption: str) -> str:
+    """What a figure shows, for a list of the figures left out: its caption up to the first ' by ', ':' or ','."""
+    for mark in (" by ", ":", ","):
+        caption = caption.split(mark)[0]
+    return caption
 
 
 def figures(results: Results) -> list[tuple[str, str, object]]:

@@ -10,9 +10,10 @@ from ..results.model import Point, Results, combine, strategy_label
 from ..results.peaks import ceilings, measured_ceilings
 from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NOTE, SUSPECT_PCT, Absent, Table,
                     check_cell, clearly_apart, collective_results, latency_results, pairwise_bandwidth, point_flags,
-                    precision_pct, size_label, within_one_launch)
+                    precision_pct, size_label, size_text, within_one_launch)
 from .feature_tables import one_sided_table, partitioned_overlap_table, persistent_table
 from .network import network_table
+from .wording import sig3_number
 from .scaling import scaling_table
 
 
@@ -137,7 +138,8 @@ def _fastest(points: list[Point]) -> tuple[str, float | str]:
     best, worst = ranked[0], ranked[-1]
     if not clearly_apart(best, worst):
         return Absent("within precision"), Absent("not significant")
-    ratio = round(best.median / worst.median, 1) if worst.median > 0 else Absent("slowest measured 0")
+    # rounded as the answers write their ratios (times): one figure, one rounding
+    ratio = sig3_number(best.median / worst.median) if worst.median > 0 else Absent("slowest measured 0")
     if not isinstance(ratio, Absent) and within_one_launch([best, worst]):
         ratio = f"{ratio}{within_one_launch([best, worst])}"
     if all(clearly_apart(best, p) for p in ranked[1:]):
@@ -172,7 +174,7 @@ def latency_table(results: Results, sizes=(1, 8, 1024, 65536, 1 << 20)) -> Table
             for k, v in sorted(rowmap.items())]
     return Table("One-way latency (us, median)", ["library", *(["benchmark"] if several else []),
                                                   *(["operation"] if operations else []), "memory", "strategy", "path",
-                                                  *[size_label(c) for c in cols], f"{PRECISION_COLUMN}, widest", "check"],
+                                                  *[size_text(c) for c in cols], f"{PRECISION_COLUMN}, widest", "check"],
                  rows, "Median of repetitions, in microseconds, at each message size (bytes). "
                  + (OPERATION_NOTE + " " if operations else "") + PRECISION_NOTE)
 

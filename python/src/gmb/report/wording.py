@@ -7,7 +7,7 @@ import math
 
 from ..campaign.spec import parse_memory
 from .answers_data import LATENCY_BYTES, Figure
-from .cells import size_label
+from .cells import size_text
 
 # path labels, in the order the answers list them
 _GPU_PAIR = {"nvlink": "NVLink pair", "pcie": "PCIe pair", "peer": "GPU pair (peer)",
@@ -27,6 +27,12 @@ def sig3(v: float) -> str:
     if digits <= 0:
         return str(int(round(v, digits)))
     return f"{v:.{digits}f}"
+
+
+def sig3_number(v: float) -> float | int:
+    """A number rounded as sig3 writes it, kept a number for tables and CSV: 1.0476 -> 1.05, 771.4 -> 771."""
+    text = sig3(v)
+    return float(text) if "." in text else int(text)
 
 
 def sig2(v: float) -> str:
@@ -83,7 +89,11 @@ def order(label: str) -> tuple:
 
 def short(text: str, n: int = 160) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= n else text[: n - 3].rstrip() + "..."
+    if len(text) <= n:
+        return text
+    cut = text[: n - 3]
+    # end at a word: a word cut in two reads as another word ("not buil...")
+    return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip(" ,;:") + "..."
 
 
 def who(f: Figure) -> str:
@@ -106,4 +116,4 @@ def latency_text(f: Figure) -> str:
     figure = f"{sig3(f.latency_us)} us ({precision_text(f.latency_precision, f.latency_capped)})"
     if f.latency_bytes == LATENCY_BYTES:
         return f"8 B latency {figure}"
-    return f"latency {figure} at {size_label(f.latency_bytes)} B (8 B not measured)"
+    return f"latency {figure} at {size_text(f.latency_bytes)} (8 B not measured)"

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Answers 1 and 4 as one compact table: a row per question (a path's bandwidth, the same path's latency, a
+collective's bus bandwidth) with its answer, the best figure, its % of ceiling and the evidence behind it. The
+verdicts are the answers' own (answers_data.verdict): the table words them, it judges nothing itself."""
+
+from __future__ import annotations
+
+import html
+
+from .answers_data import Answers, CollectiveAnswer, Figure, PathAnswer
+from .cells import size_text
+from .wording import pct, precision_text, sig3, times, who
+
+COLUMNS = ("question / path", "answer", "figure", "% of ceiling", "evidence")
+
+
+def _figure(f: Figure) -> str:
+    return f"{sig3(f.value)} {f.unit} ({precision_text(f.precision, f.capped)})"
+
+
+def _others(figs: list[Figure], with_pct: bool) -> str:
+    """The figures behind the best one, each with its configuration."""
+    return ", ".join(f"{who(f)} {_figure(f)}" + (f", {pct(f.pct_of_ceiling)} of ceiling"
+                                                 if with_pct and f.pct_of_ceiling is not None else "")
+                     for f in figs)
+
+
+def _bandwidth_row(p: PathAnswer) -> list[str]:
+    best = p.figures[0]
+    what = "bandwidth" if best.unit == "GB/s" else "time"
+    evidence = []
+    if p.ceiling:
+        evidence.append(f"ceiling {p.ceiling} {sig3(p.ceiling_GBps)} GB/s at {size_text(p.bytes)}")
+    if len(p.figures) > 1:
+        evidence.append(f"best {who(best)}; then {_others(p.figures[1:], True)}")
+    if p.not_at_size:
+        evidence.append(f"not measured at {size_text(p.bytes)}: {', '.join(p.not_at_size)}")
+    if p.sizes_measured and p.sizes_measured[0] != p.sizes_measured[1]:
+        lo, hi = p.sizes_measured
+        evidence.append(f"sizes measured on this path: {size_text(lo)} to {size_text(hi)}")
+    share = pct(best.pct_of_ceiling) if best.pct_of_ceiling is not None else p.no_ceiling or "no ceiling"
+    return [f"{p.path}: {what} ({p.benchmark}) at {size_text(p.bytes)}", p.verdict, _figure(best), share,
+            "; ".join(evidence) or "one configuration measured it"]
+
+
+def _latency_row(p: PathAnswer) -> list[str] | None:
+    if not p.latency_figures or p.figures[0].unit != "GB/s":  # a time row already answers by time
+        return None
+    best = p.latency_figures[0]
+    sizes = {f.point.bytes for f in p.latency_figures}
+    at = size_text(sizes.pop()) if len(sizes) == 1 else "the size nearest 8 B"
+    evidence = (f"best {who(best)}; then {_others(p.latency_figures[1:], False)}" if len(p.latency_figures) > 1
+                else "one configuration measured it")
+    return [f"{p.path}: latency at {at}", p.latency_verdict, _figure(best), "no ceiling: a latency", evidence]
+
+
+def _collective_verdict(c: CollectiveAnswer) -> str:
+    if len(c.figures) == 1:
+        return f"only {c.figures[0].library}"
+    if c.fastest:
+        return f"fastest {c.fastest}" + (f", {times(c.ratio)} {c.slowest}" if c.ratio else "")
+    if c.slowest:
+        return f"slowest {c.slowest}, {times(c.ratio)} behind the best"
+    return "within precision of each other"
+
+
+def _collective_row(c: CollectiveAnswer) -> list[str]:
+    ranked = sorted(c.figures, key=lambda f: -f.value)
+    evidence = f"best {ranked[0].library}; then {_others(ranked[1:], False)}" if len(ranked) > 1 else \
+        "no other configuration measured it"
+    return [f"{c.operation}, {c.ranks} ranks, {c.memory} memory: bus bandwidth at {size_text(c.bytes)}",
+            _collective_verdict(c), _figure(ranked[0]), "no ceiling for collectives", evidence]
+
+
+def answers_table(a: Answers) -> str:
+    """The table, every value escaped."""
+    rows = []
+    for p in a.paths:
+        rows.append(_bandwidth_row(p))
+        latency = _latency_row(p)
+        if latency:
+            rows.append(latency)
+    rows += [_collective_row(c) for c in a.collectives]
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
+    # data-paths: how many paths are answered, so that the browser check knows the first figure must be there
+    return (f'<table id="answers-table" class="answers" data-paths="{len(a.paths)}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{body}</tbody></table>')
