@@ -232,7 +232,9 @@ def configuration_labels(results: list[Result]) -> dict[tuple, tuple[str, str]]:
     for key, c in configs.items():
         lib, bench, ranks, _ = key
         mates = by_library.get(lib, [c])
-        parts = [f"{k}={c.settings[k]}" if k in c.settings else f"{k} unset" for k in differing(mates, "settings")]
+        # the settings it sets that differ; only where it sets none of them, the ones it leaves unset
+        keys = differing(mates, "settings")
+        parts = [f"{k}={c.settings[k]}" for k in keys if k in c.settings] or [f"{k} unset" for k in keys]
         if len({x.binding for x in by_ranks.get((lib, ranks), [c])}) > 1:
             parts.append(f"binding {c.binding or 'not recorded'}")
         if len({x.hosts for x in mates}) > 1:
