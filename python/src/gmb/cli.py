@@ -29,11 +29,14 @@ def cmd_libs(args):
     if args.json:
         print(json.dumps([lib.describe() for lib in libs], indent=1))
     else:
+        aware = {True: "yes", False: "no", None: "unknown"}  # unknown: not declared; `gmb doctor` proves it
+        print(f"{'library':<24} {'family':<10} {'version':<10} {'prefix':<20} {'CUDA-aware':<11} launcher, compiler, "
+              "profile, found by")
         for lib in libs:
-            print(f"{lib.name:<24} {lib.family:<10} {lib.version:<10} {lib.prefix:<20} launcher={lib.launcher} "
-                  f"({lib.launcher_path}) cxx={lib.cxx} profile={lib.profile or '-'} [{lib.source}] "
-                  f"cuda_aware={lib.cuda_aware}" + (f" transport={lib.transport} via={lib.via}"
-                                                    if lib.transport != "mpi" else ""))
+            print(f"{lib.name:<24} {lib.family:<10} {lib.version:<10} {lib.prefix:<20} "
+                  f"{aware[lib.cuda_aware] if lib.transport == 'mpi' else '-':<11} {lib.launcher} "
+                  f"({lib.launcher_path}), {lib.cxx}, {lib.profile or '-'}, {lib.source}"
+                  + (f"; transport {lib.transport} via {lib.via}" if lib.transport != "mpi" else ""))
     return 0
 
 
