@@ -249,3 +249,19 @@ def test_nic_reaches_the_jobs_gmb_run_and_a_bad_one_is_refused(camp, tmp_path, f
     with pytest.raises(SystemExit) as exc:
         gmb_slurm(camp, tmp_path / "other.sbatch", "--no-detect", "--nic", "near,")
     assert exc.value.code == 2 and not (tmp_path / "other.sbatch").exists()
+
+
+def test_the_job_runs_in_this_directory_with_this_environment(camp, tmp_path, fake_setup, monkeypatch):
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "activate").write_text("")
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    out = tmp_path / "job.sbatch"
+    assert gmb_slurm(camp, out, "--config", fake_setup["config"], "--no-detect", "--setup", "module load x") == 0
+    lines = out.read_text().splitlines()
+    at = [lines.index(w) for w in (f"cd {work}", f"source {venv}/bin/activate", "module load x")]
+    assert at == sorted(at)  # in the submitting directory, this gmb's environment, then the site's lines
+    bash_n(out)

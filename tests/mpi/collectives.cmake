@@ -44,7 +44,7 @@ gmb_mpi_test(coll_rotate_offsets_3 3 0 STATUS ok ARGS coll allreduce,bcast,allto
 gmb_mpi_test(coll_rotate_offsets_persistent 2 2 STDERR "--rotate-offsets with --persistent" ARGS coll allreduce --rotate-offsets --persistent --sizes 8)
 
 # Bad input: exit 2 with a clear message.
-gmb_mpi_test(coll_bad_op 2 2 STDERR "unknown collective 'allreduce_v' \\(accepted: bcast, reduce" ARGS coll allreduce_v --out OUT)
+gmb_mpi_test(coll_bad_op 2 2 STDERR "unknown collective 'allreduce_v'; did you mean 'allreduce'\\? \\(accepted: bcast, reduce" ARGS coll allreduce_v --out OUT)
 gmb_mpi_test(coll_missing_op 2 2 STDERR "expected one operation: gmb-bench coll OP" ARGS coll --out OUT)
 # OMB's names of the non-blocking calls: nbc takes them, coll points to nbc.
 gmb_mpi_test(nbc_omb_op_name 2 0 STATUS ok ARGS nbc ialltoall --sizes 8 --iters 2 --warmup 1 --out OUT)

@@ -250,8 +250,9 @@ def parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("slurm", help="write a Slurm batch script for a campaign (node-count sweep); builds its "
                                       "engines here first")
     libopts(sp)
-    sp.add_argument("campaign")
-    sp.add_argument("-o", "--output", default="gmb.sbatch")
+    sp.add_argument("campaign", help="campaign TOML the job runs (gmb run CAMPAIGN on the allocated nodes)")
+    sp.add_argument("-o", "--output", default="gmb.sbatch", help="the script file (default gmb.sbatch; never "
+                                                                   "overwritten)")
     sp.add_argument("--nodes", type=_node_counts, default=(1,), help="comma-separated node counts, e.g. 1,2,4,8 "
                                                                       "(one gmb run over all of them)")
     sp.add_argument("--ranks-per-node", type=_positive_int, default=1)
