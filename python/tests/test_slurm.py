@@ -262,6 +262,9 @@ def test_the_job_runs_in_this_directory_with_this_environment(camp, tmp_path, fa
     out = tmp_path / "job.sbatch"
     assert gmb_slurm(camp, out, "--config", fake_setup["config"], "--no-detect", "--setup", "module load x") == 0
     lines = out.read_text().splitlines()
-    at = [lines.index(w) for w in (f"cd {work}", f"source {venv}/bin/activate", "module load x")]
-    assert at == sorted(at)  # in the submitting directory, this gmb's environment, then the site's lines
+    at = [lines.index(w) for w in (f"cd {work}", "module load x", f"source {venv}/bin/activate")]
+    assert at == sorted(at)  # in the submitting directory, the site's lines, then this gmb's environment
     bash_n(out)
+    again = tmp_path / "again.sbatch"  # a setup that activates an environment itself is left as it is
+    assert gmb_slurm(camp, again, "--config", fake_setup["config"], "--no-detect", "--setup", "source /sw/v/bin/activate") == 0
+    assert f"source {venv}/bin/activate" not in again.read_text()

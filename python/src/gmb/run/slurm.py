@@ -230,8 +230,9 @@ def command(opts: SlurmOptions) -> int:
     if os.environ.get("GMB_SOURCE"):
         exports["GMB_SOURCE"] = str(Path(os.environ["GMB_SOURCE"]).resolve())
     venv = os.environ.get("VIRTUAL_ENV") or (sys.prefix if sys.prefix != sys.base_prefix else "")
-    if venv and Path(venv, "bin", "activate").is_file():  # the job runs the gmb of this environment
-        options["setup"] = [f"source {shlex.quote(str(Path(venv, 'bin', 'activate')))}", *setup]
+    activate = Path(venv, "bin", "activate") if venv else None
+    if activate and activate.is_file() and not any("bin/activate" in line for line in setup):
+        options["setup"] = [*setup, f"source {shlex.quote(str(activate))}"]  # the job runs this gmb, after the modules
     hint = "--setup to put it on PATH"
     # every value checked before anything is built
     batch_script(campaign, c, nodes, opts.ranks_per_node, opts.gpus_per_node, opts.time, opts.partition,
