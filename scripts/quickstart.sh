@@ -106,10 +106,12 @@ db = sqlite3.connect(f"file:{sys.argv[1]}/store.sqlite?mode=ro", uri=True)
 print("\n".join(r[0] for r in db.execute("SELECT DISTINCT library FROM launches WHERE status = \"ok\" ORDER BY 1")))
 ' "$outdir" 2>/dev/null || true)
   if (( ${#measured[@]} > 1 )); then
-    say "compare one library with another: ${GMB[*]} compare $outdir $outdir --a-library ${measured[0]} --b-library ${measured[1]}"
+    say "compare one library with another:" \
+        "${GMB[*]} compare $outdir $outdir --a-library ${measured[0]} --b-library ${measured[1]}"
   fi
   if (( ${#measured[@]} > 0 )); then
-    say "compare a later run with this one: ${GMB[*]} compare $outdir LATER_RESULTS --a-library ${measured[0]} --b-library ${measured[0]}"
+    say "compare a later run with this one:" \
+        "${GMB[*]} compare $outdir LATER_RESULTS --a-library ${measured[0]} --b-library ${measured[0]}"
   fi
   [[ "${GMB[0]}" == "$VENV/bin/gmb" ]] && say "gmb in your shell: source $VENV/bin/activate"
 else

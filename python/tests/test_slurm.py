@@ -266,5 +266,6 @@ def test_the_job_runs_in_this_directory_with_this_environment(camp, tmp_path, fa
     assert at == sorted(at)  # in the submitting directory, the site's lines, then this gmb's environment
     bash_n(out)
     again = tmp_path / "again.sbatch"  # a setup that activates an environment itself is left as it is
-    assert gmb_slurm(camp, again, "--config", fake_setup["config"], "--no-detect", "--setup", "source /sw/v/bin/activate") == 0
+    assert gmb_slurm(camp, again, "--config", fake_setup["config"], "--no-detect",
+                     "--setup", "source /sw/v/bin/activate") == 0
     assert f"source {venv}/bin/activate" not in again.read_text()

@@ -92,8 +92,8 @@ static const Collective& named_collective(const std::string& name, bool nonblock
   }
   std::vector<std::string> names;
   for (const auto& c : collectives()) names.push_back(c.name);
-  throw UsageError("unknown collective '" + name + "'" + did_you_mean(name, names) + " (accepted: " + collective_names() +
-                   (nonblocking ? ", OMB's names with an i (ialltoall)" : "") + ", or all)");
+  throw UsageError("unknown collective '" + name + "'" + did_you_mean(name, names) + " (accepted: " +
+                   collective_names() + (nonblocking ? ", OMB's names with an i (ialltoall)" : "") + ", or all)");
 }
 
 void Operands::configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform,

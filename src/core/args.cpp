@@ -208,7 +208,8 @@ std::string parse_choice(const std::string& text, const std::vector<std::string>
     if (c == text) return text;
   std::string accepted;
   for (const auto& c : choices) accepted += (accepted.empty() ? "" : ", ") + c;
-  throw UsageError("unknown " + what + " '" + text + "'" + did_you_mean(text, choices) + " (accepted: " + accepted + ")");
+  throw UsageError("unknown " + what + " '" + text + "'" + did_you_mean(text, choices) + " (accepted: " + accepted +
+                   ")");
 }
 
 std::string parse_omb_accelerator(const std::string& text) {

@@ -33,8 +33,10 @@ const char* directions_name(Directions d) {
 }
 
 Positionals pair_letters() {
-  return {"SEND RECV", "OMB's buffer letters of the two sides, e.g. D D: H host, P pinned, D device, M managed, MH / MD "
-                       "managed on the host / device (or --send KIND --recv KIND)", true};
+  return {"SEND RECV",
+          "OMB's buffer letters of the two sides, e.g. D D: H host, P pinned, D device, M managed, MH / MD managed on "
+          "the host / device (or --send KIND --recv KIND)",
+          true};
 }
 
 Positionals collective_operations() {

@@ -115,8 +115,8 @@ def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: lis
     _check_knob_patterns(only, list(all_offers.values()))
     unknown = [w for w in wanted if w not in seen]
     if unknown:
-        raise UsageError(f"--paths: {', '.join(unknown)} is no path here{did_you_mean(unknown[0], seen)} (paths here: {', '.join(sorted(seen))}; "
-                         f"kinds: {', '.join(PATHS)})")
+        raise UsageError(f"--paths: {', '.join(unknown)} is no path here{did_you_mean(unknown[0], seen)} "
+                         f"(paths here: {', '.join(sorted(seen))}; kinds: {', '.join(PATHS)})")
     return races, all_offers
 
 
