@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,8 +24,15 @@ using namespace gmb;
 
 namespace {
 
-// Where docs/omb.md is: in the source and where `cmake --install` puts the docs.
-std::string omb_doc_location() { return std::string("docs/omb.md; installed: ") + GMB_INSTALLED_DOCS + "/omb.md"; }
+// Where docs/omb.md is: the copy `cmake --install` put beside this program (<prefix>/bin/../share/doc/gmb/docs), else
+// the source's.
+std::string omb_doc_location() {
+  std::error_code error;
+  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", error);
+  const std::filesystem::path installed = program.parent_path().parent_path() / GMB_INSTALLED_DOCS / "omb.md";
+  if (!error && std::filesystem::is_regular_file(installed, error)) return installed.string();
+  return "docs/omb.md in gmb's source";
+}
 
 std::vector<const BenchmarkInfo*> benchmarks_by_name() {
   std::vector<const BenchmarkInfo*> sorted;
