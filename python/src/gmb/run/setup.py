@@ -29,7 +29,8 @@ from ..options import LibraryOptions, SessionOptions
 def check_launcher(name: str | None, what: str = "--launcher"):
     """UsageError unless ``name`` is a registered launcher (None: none asked for)."""
     if name is not None and name not in launchers.REGISTRY:
-        raise UsageError(f"{what}: unknown launcher {name!r} (accepted: {', '.join(sorted(launchers.REGISTRY))})")
+        raise UsageError(f"{what}: unknown launcher {name!r}{did_you_mean(name, launchers.REGISTRY)} "
+                         f"(accepted: {', '.join(sorted(launchers.REGISTRY))})")
 
 
 def check_campaign_file(campaign: str | None) -> None:
