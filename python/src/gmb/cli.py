@@ -127,8 +127,8 @@ def cmd_report(args):
     from .results.model import Results
 
     st = _open(args.results)
-    out = _report_path(args)  # every output checked before anything is written
-    _check_csv_dir(args.csv)
+    _check_csv_dir(args.csv)  # every output checked before anything is written
+    out = _report_path(args)
     results = Results.load(st)
     title = args.title or f"gmb report: {Path(args.results).name}"
     if out.exists():  # --force: the new report is written beside it, then takes its name
