@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,12 +24,39 @@ using namespace gmb;
 
 namespace {
 
+// Where docs/omb.md is: the copy `cmake --install` put beside this program (<prefix>/bin/../share/doc/gmb/docs), else
+// the source's.
+std::string omb_doc_location() {
+  std::error_code error;
+  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", error);
+  const std::filesystem::path installed = program.parent_path().parent_path() / GMB_INSTALLED_DOCS / "omb.md";
+  if (!error && std::filesystem::is_regular_file(installed, error)) return installed.string();
+  return "docs/omb.md in gmb's source";
+}
+
+std::vector<const BenchmarkInfo*> benchmarks_by_name() {
+  std::vector<const BenchmarkInfo*> sorted;
+  for (const auto& b : Registry::instance().all()) sorted.push_back(&b);
+  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+  return sorted;
+}
+
+// The benchmarks by name, one a line, their summaries in one column.
+std::string benchmark_lines() {
+  std::size_t width = 0;
+  for (const auto* b : benchmarks_by_name()) width = std::max(width, b->name.size());
+  std::string lines;
+  for (const auto* b : benchmarks_by_name())
+    lines += "  " + b->name + std::string(width + 2 - b->name.size(), ' ') + b->summary + "\n";
+  return lines;
+}
+
 void print_usage() {
   std::printf("usage: gmb-bench list [--format table|json]\n"
               "       gmb-bench --version\n"
               "       gmb-bench <benchmark> [options]     (launched with mpirun/mpiexec/srun)\n"
               "       gmb-bench <benchmark> --help\n\nbenchmarks:\n");
-  for (const auto& b : Registry::instance().all()) std::printf("  %-10s %s\n", b.name.c_str(), b.summary.c_str());
+  std::printf("%s", benchmark_lines().c_str());
   std::printf("\nexit status: 0 ok, 1 runtime failure, 2 bad input, 3 unsupported configuration, 4 validation failed\n");
 }
 
@@ -62,7 +90,7 @@ int list_command(const std::vector<std::string>& args) {
   std::printf("MPI library: %s\n  loaded %s\n  built against %s%s\n\nbenchmarks:\n", first_line(mpi_library_version_text()).c_str(),
               mpi.loaded.empty() ? ("unknown: " + mpi.lookup_error).c_str() : mpi.loaded.c_str(), mpi.linked.c_str(),
               mpi.mismatch().empty() ? "" : ("\n  WARNING: " + mpi.mismatch()).c_str());
-  for (const auto& b : Registry::instance().all()) std::printf("  %-10s %s\n", b.name.c_str(), b.summary.c_str());
+  std::printf("%s", benchmark_lines().c_str());
   std::printf("\nmemory kinds:\n");
   for (const auto& k : platform.memory.all())
     std::printf("  %-10s %-45s %s\n", k.name.c_str(), k.description.c_str(),
@@ -326,9 +354,13 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
     usage_error = e.what();
   }
   if (help) {
-    std::printf("usage: mpirun -np N gmb-bench %s [options]\n%s\n\noptions:\n%s\nOSU Micro-Benchmarks' letters mean "
-                "what they mean in OMB (docs/omb.md); gmb's long names keep gmb's meaning.\n",
-                info.name.c_str(), info.summary.c_str(), parser.help().c_str());
+    const Positionals positionals = bench->positionals();
+    const std::string usage = positionals.optional ? " [" + positionals.names + "]" : " " + positionals.names;
+    std::printf("usage: mpirun -np N gmb-bench %s [options]%s\n%s\n\n", info.name.c_str(),
+                positionals.names.empty() ? "" : usage.c_str(), info.summary.c_str());
+    if (!positionals.names.empty()) std::printf("%s: %s\n\n", positionals.names.c_str(), positionals.meaning.c_str());
+    std::printf("options:\n%s\nOSU Micro-Benchmarks' letters mean what they mean in OMB (%s); gmb's long names keep "
+                "gmb's meaning.\n", parser.help().c_str(), omb_doc_location().c_str());
     return kExitOk;
   }
 
@@ -449,9 +481,14 @@ int main(int argc, char** argv) {
     if (command == "list") return list_command(args);
     const BenchmarkInfo* info = Registry::instance().find(command);
     if (!info) {
+      std::vector<std::string> names{"list"};
       std::string known;
-      for (const auto& b : Registry::instance().all()) known += (known.empty() ? "" : ", ") + b.name;
-      throw UsageError("unknown benchmark '" + command + "' (accepted: list, " + known + ")");
+      for (const auto* b : benchmarks_by_name()) {
+        names.push_back(b->name);
+        known += (known.empty() ? "" : ", ") + b->name;
+      }
+      throw UsageError("unknown benchmark '" + command + "'" + did_you_mean(command, names) + " (accepted: list, " +
+                       known + ")");
     }
     return run_benchmark(*info, args, argv_all);
   } catch (const UsageError& e) {

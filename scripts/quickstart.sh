@@ -99,7 +99,21 @@ outdir="$(tail -n 1 "$VENV/.quickstart-last.out")"
 [[ "$outdir" == /* ]] || outdir="$ROOT/$outdir"
 if [[ -f "$outdir/report.html" ]]; then
   say "report: $outdir/report.html"
-  say "results: $outdir  (tables: ${GMB[*]} tables $outdir; compare: ${GMB[*]} compare A B)"
+  say "tables: ${GMB[*]} tables $outdir"
+  # the libraries with records: compare takes one library per result set
+  mapfile -t measured < <("$PY" -c 'import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}/store.sqlite?mode=ro", uri=True)
+print("\n".join(r[0] for r in db.execute("SELECT DISTINCT library FROM launches WHERE status = \"ok\" ORDER BY 1")))
+' "$outdir" 2>/dev/null || true)
+  if (( ${#measured[@]} > 1 )); then
+    say "compare one library with another:" \
+        "${GMB[*]} compare $outdir $outdir --a-library ${measured[0]} --b-library ${measured[1]}"
+  fi
+  if (( ${#measured[@]} > 0 )); then
+    say "compare a later run with this one:" \
+        "${GMB[*]} compare $outdir LATER_RESULTS --a-library ${measured[0]} --b-library ${measured[0]}"
+  fi
+  [[ "${GMB[0]}" == "$VENV/bin/gmb" ]] && say "gmb in your shell: source $VENV/bin/activate"
 else
   say "no report was written (exit status $rc); see the messages above"
 fi

@@ -24,7 +24,7 @@ cmake -S "$ROOT" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=O
   -DMPI_C_COMPILER="$mpicc" > "$WORK/configure.log" 2>&1 || { cat "$WORK/configure.log"; fail "configure"; }
 cmake --build "$WORK/build" -j "$(nproc)" > "$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "build"; }
 cmake --install "$WORK/build" --prefix "$WORK/prefix" > "$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; fail "install"; }
-for f in bin/gmb-bench share/gmb/schema/record.v1.json share/gmb/campaigns/quick.toml; do
+for f in bin/gmb-bench share/gmb/schema/record.v1.json share/gmb/campaigns/gpu-paper.toml share/doc/gmb/docs/omb.md; do
   [[ -e "$WORK/prefix/$f" ]] || fail "cmake --install did not install $f"
 done
 

@@ -80,6 +80,9 @@ int parse_nonnegative_int(const std::string& text, const std::string& what);
 double parse_precision(const std::string& text);
 // A finite number of seconds above 0 ("1", "0.25").
 double parse_positive_seconds(const std::string& text, const std::string& what);
+// "; did you mean 'x'?" naming the entry of `known` closest to a mistyped `name` (a few letters apart), or "":
+// what every "unknown ..." message appends.
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known);
 // One of `choices`, exactly.
 std::string parse_choice(const std::string& text, const std::vector<std::string>& choices,
                          const std::string& what);

@@ -88,9 +88,21 @@ struct Context {
   PathInfo path_among(const std::vector<bool>& gpu_backed) const;
 };
 
+// A benchmark's positional arguments as its usage line names them ("SEND RECV") and what they mean.
+struct Positionals {
+  std::string names;
+  std::string meaning;
+  bool optional = false;
+};
+// OMB's two buffer letters of a pair's sides (parse_pair_memory); the collective operations (coll OP, nbc OP).
+Positionals pair_letters();
+Positionals collective_operations();
+
 class Benchmark {
  public:
   virtual ~Benchmark() = default;
+  // The positional arguments, for --help; none by default.
+  virtual Positionals positionals() const { return {}; }
   // Declares the benchmark's own options (the common ones are declared by the driver).
   virtual void add_options(ArgParser& parser) { (void)parser; }
   // Checks positionals and option combinations once parsed; throws UsageError.

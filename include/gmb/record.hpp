@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ class RecordSink {
   void write_result(const Json& result);
   // A line of commentary for the table view (ignored in JSON view).
   void note(const std::string& text);
+  // Says on stderr why a configuration is not measured, once per launch however many points it refuses.
+  void say_unsupported(const std::string& reason);
 
  private:
   void write_line(const Json& record);
@@ -49,6 +52,8 @@ class RecordSink {
   std::vector<TableColumn> columns_;
   std::string headline_;
   bool header_printed_ = false;
+  // Reasons the table and stderr have given in full: a later row with the same reason refers to it.
+  std::set<std::string> table_reasons_, stderr_reasons_;
 };
 
 // Value at a dotted path ("time_us.median"), or nullptr.

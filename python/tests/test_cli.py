@@ -119,7 +119,7 @@ def test_report_cli_and_no_overwrite(ompi_dir, tmp_path, capsys):
     capsys.readouterr()
     assert run_gmb("report", ompi_dir, "-o", out) == 2
     err = capsys.readouterr().err
-    assert "exists; not overwriting" in err and out.stat().st_size == size
+    assert "exists; not overwriting" in err and "--force" in err and out.stat().st_size == size
 
 
 @pytest.mark.parametrize("args,msg", [

@@ -17,7 +17,7 @@ from gmb.results.records import read_records
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("name", ["quick", "gpu-paper", "scaling"])
+@pytest.mark.parametrize("name", ["gpu-paper", "scaling"])
 def test_shipped_campaigns_parse_and_plan(name):
     c = load_campaign(REPO / "campaigns" / f"{name}.toml")
     lib = MpiLibrary("l", "openmpi", "5", "/x", "/x/bin/mpirun", "mpirun")

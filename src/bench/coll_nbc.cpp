@@ -149,6 +149,7 @@ std::vector<PhaseSample> slowest_rank_phases(const std::vector<PhaseSample>& min
 
 class NonBlockingCollective final : public Benchmark {
  public:
+  Positionals positionals() const override { return collective_operations(); }
   void add_options(ArgParser& p) override {
     operands_.add_options(p);
     p.value({"--compute", "-r", "--cuda-target"}, "cpu|gpu|both", "dummy compute: a calibrated CPU loop, a GPU kernel calibrated by elapsed time, or both at once (default cpu)",

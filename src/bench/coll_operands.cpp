@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gmb/args.hpp"
 #include "gmb/coll_operands.hpp"
 #include "gmb/error.hpp"
 #include "gmb/known_issues.hpp"
@@ -77,6 +78,24 @@ void Operands::add_rotation_option(ArgParser& p) {
          &rotate_offsets_);
 }
 
+// The operation `name` asks for. nbc also takes OMB's names of the non-blocking calls ("ialltoall" is alltoall,
+// as osu_ialltoall measures MPI_Ialltoall).
+static const Collective& named_collective(const std::string& name, bool nonblocking) {
+  if (const Collective* exact = find_collective(name)) return *exact;
+  const bool omb_name = name.size() > 1 && name[0] == 'i';
+  const Collective* c = omb_name ? find_collective(name.substr(1)) : nullptr;
+  if (c && c->nonblocking_name) {
+    if (nonblocking) return *c;
+    throw UsageError("unknown collective '" + name + "': coll measures the blocking " + c->blocking_name +
+                     "; the non-blocking " + c->nonblocking_name + " is gmb-bench nbc " + c->name + " (or nbc " + name +
+                     ")");
+  }
+  std::vector<std::string> names;
+  for (const auto& c : collectives()) names.push_back(c.name);
+  throw UsageError("unknown collective '" + name + "'" + did_you_mean(name, names) + " (accepted: " +
+                   collective_names() + (nonblocking ? ", OMB's names with an i (ialltoall)" : "") + ", or all)");
+}
+
 void Operands::configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform,
                          const std::string& benchmark) {
   if (positionals.size() != 1)
@@ -93,9 +112,7 @@ void Operands::configure(const std::vector<std::string>& positionals, int world_
     for (;;) {
       const std::size_t comma = list.find(',', at);
       const std::string name = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-      const Collective* c = find_collective(name);
-      if (!c) throw UsageError("unknown collective '" + name + "' (accepted: " + collective_names() + ", or all)");
-      ops_.push_back(c);
+      ops_.push_back(&named_collective(name, nonblocking_));
       if (comma == std::string::npos) break;
       at = comma + 1;
     }

@@ -42,6 +42,7 @@ class CollectivePlacement final : public ManagedPlacement {
 
 class BlockingCollective final : public SizeSweep {
  public:
+  Positionals positionals() const override { return collective_operations(); }
   BlockingCollective() { hold_placement(&placement_); }
 
   void add_options(ArgParser& p) override {

@@ -690,7 +690,7 @@ std::unique_ptr<Domain> Halo::build_domain(const Context& ctx, const Decompositi
 void Halo::write_refused(const Context& ctx, RecordSink& sink, const std::string& strategy, std::size_t bytes,
                          const std::string& reason, const Json& shape) const {
   if (ctx.rank != 0) return;
-  if (strategy_ != "all") std::fprintf(stderr, "gmb-bench: unsupported: %s\n", reason.c_str());
+  if (strategy_ != "all") sink.say_unsupported(reason);
   Json record = base_record(ctx, strategy, bytes);
   record.set("status", "unsupported").set("reason", reason).set("metrics", shape);
   sink.note(strategy + ": unsupported");

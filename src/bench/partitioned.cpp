@@ -101,6 +101,7 @@ class PartitionedPair {
 // its own MPI_Pready, in order.
 class PartitionedTransfer : public SizeSweep {
  public:
+  Positionals positionals() const override { return pair_letters(); }
   explicit PartitionedTransfer(bool windowed) : pair_("host", {1, 4, 16, 64}), windowed_(windowed) {}
 
   void add_options(ArgParser& p) override {
@@ -270,6 +271,7 @@ const char* ready_name(Ready r) { return r == Ready::after_kernel ? "after-kerne
 // overlap % = max(0, 100 - 100 * (overall - compute) / pure) (overlap::percent).
 class PartitionedOverlap final : public Benchmark {
  public:
+  Positionals positionals() const override { return pair_letters(); }
   PartitionedOverlap() : pair_("device", {8}) {}
 
   void add_options(ArgParser& p) override {

@@ -27,6 +27,7 @@ class PointToPoint : public SizeSweep, protected ManagedPlacement {
   explicit PointToPoint(PairPattern pattern) : pattern_(pattern) { hold_placement(this); }
 
   void add_options(ArgParser& p) override;
+  Positionals positionals() const override { return pair_letters(); }
   void configure(const std::vector<std::string>& positionals, int world_size, const Platform& platform) override;
   Json options_json() const override;
   void describe_configuration(Json& record) const override;

@@ -231,6 +231,7 @@ enum class Shape { latency, one_way_window, both_ways_window };
 
 class OneSided : public SizeSweep {
  public:
+  Positionals positionals() const override { return pair_letters(); }
   OneSided(Shape shape, std::vector<Op> accepted) : shape_(shape), accepted_(std::move(accepted)) {}
 
   std::string default_sizes() const override { return "4:4M"; }

@@ -87,7 +87,10 @@ std::vector<std::string> ArgParser::parse(const std::vector<std::string>& args) 
       for (const auto& refusal : refusals_)
         if (std::find(refusal.names.begin(), refusal.names.end(), name) != refusal.names.end())
           throw UsageError(name + ": " + refusal.reason);
-      throw UsageError("unknown option '" + name + "' (see --help for the options this benchmark accepts)");
+      std::vector<std::string> declared;
+      for (const auto& known : specs_) declared.insert(declared.end(), known.names.begin(), known.names.end());
+      throw UsageError("unknown option '" + name + "'" + did_you_mean(name, declared) +
+                       " (see --help for the options this benchmark accepts)");
     }
     given_.push_back(spec);
     if (spec->metavar.empty()) {
@@ -174,12 +177,39 @@ double parse_positive_seconds(const std::string& text, const std::string& what) 
   return value;
 }
 
+// Letters to insert, delete or replace to turn `a` into `b` (Levenshtein distance).
+static std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known) {
+  // Close means at most a third of the letters wrong (at least one): "--size" finds "--sizes", "pingpong" finds
+  // nothing.
+  std::size_t best = std::max<std::size_t>(1, name.size() / 3) + 1;
+  std::string closest;
+  for (const auto& k : known)
+    if (const std::size_t d = edit_distance(name, k); d < best) best = d, closest = k;
+  return closest.empty() ? "" : "; did you mean '" + closest + "'?";
+}
+
 std::string parse_choice(const std::string& text, const std::vector<std::string>& choices, const std::string& what) {
   for (const auto& c : choices)
     if (c == text) return text;
   std::string accepted;
   for (const auto& c : choices) accepted += (accepted.empty() ? "" : ", ") + c;
-  throw UsageError("unknown " + what + " '" + text + "' (accepted: " + accepted + ")");
+  throw UsageError("unknown " + what + " '" + text + "'" + did_you_mean(text, choices) + " (accepted: " + accepted +
+                   ")");
 }
 
 std::string parse_omb_accelerator(const std::string& text) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "gmb/collectives.hpp"
 #include "gmb/error.hpp"
 
 namespace gmb {
@@ -29,6 +30,17 @@ const char* directions_name(Directions d) {
     case Directions::bi: return "bi";
   }
   return nullptr;
+}
+
+Positionals pair_letters() {
+  return {"SEND RECV",
+          "OMB's buffer letters of the two sides, e.g. D D: H host, P pinned, D device, M managed, MH / MD managed on "
+          "the host / device (or --send KIND --recv KIND)",
+          true};
+}
+
+Positionals collective_operations() {
+  return {"OP", "an operation (" + coll::collective_names() + "), a comma-separated list of them, or all"};
 }
 
 const char* family_name(Family family) {

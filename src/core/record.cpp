@@ -66,6 +66,10 @@ void RecordSink::write_context(const Json& context) {
   std::fflush(stdout);
 }
 
+void RecordSink::say_unsupported(const std::string& reason) {
+  if (stderr_reasons_.insert(reason).second) std::fprintf(stderr, "gmb-bench: unsupported: %s\n", reason.c_str());
+}
+
 void RecordSink::note(const std::string& text) {
   if (format_ == StdoutFormat::table) {
     std::printf("# %s\n", text.c_str());
@@ -102,7 +106,8 @@ void RecordSink::print_table_row(const Json& result) {
   }
   const Json* status = result.find("status");
   std::string text = status && status->as_string() ? *status->as_string() : "?";
-  if (const Json* reason = result.find("reason"); reason && reason->as_string()) text += ": " + *reason->as_string();
+  if (const Json* reason = result.find("reason"); reason && reason->as_string())
+    text += table_reasons_.insert(*reason->as_string()).second ? ": " + *reason->as_string() : " (as above)";
   if (const Json* validation = result.find("validation"); validation && validation->as_string() && *validation->as_string() != "off")
     text += " (validation " + *validation->as_string() + ")";
   std::printf("  %s\n", text.c_str());
@@ -118,7 +123,8 @@ void RecordSink::write_result(const Json& result) {
   } else {
     write_line(result);
   }
-  if (format_ == StdoutFormat::table) print_table_row(result);
+  // A record without figures (doctor's) has no row to show: its notes say what it found.
+  if (format_ == StdoutFormat::table && !columns_.empty()) print_table_row(result);
 }
 
 }  // namespace gmb

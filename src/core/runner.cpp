@@ -53,7 +53,7 @@ int record_unsupported(const Context& ctx, RecordSink& sink, std::size_t bytes, 
 
 int record_unsupported_sweep(const Context& ctx, RecordSink& sink, const std::vector<std::uint64_t>& sizes,
                              const std::string& reason, const std::function<void(Json& record)>& describe) {
-  if (ctx.rank == 0) std::fprintf(stderr, "gmb-bench: unsupported: %s\n", reason.c_str());
+  if (ctx.rank == 0) sink.say_unsupported(reason);
   for (auto bytes : sizes) record_unsupported(ctx, sink, bytes, reason, describe);
   return kExitUnsupported;
 }

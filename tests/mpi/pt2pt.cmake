@@ -20,10 +20,12 @@ gmb_mpi_test(bad_letter 2 2 STDERR "unknown buffer letter 'X'" ARGS latency X H 
 gmb_mpi_test(bad_rank_count 3 2 STDERR "latency needs exactly 2 ranks \\(launched with 3\\)" ARGS latency --out OUT)
 gmb_mpi_test(bad_rank_count_mbw 3 2 STDERR "mbw needs an even number of ranks" ARGS mbw --out OUT)
 gmb_mpi_test(bad_rank_count_mlat 3 2 STDERR "mlat needs an even number of ranks" ARGS mlat --out OUT)
-gmb_mpi_test(bad_option 2 2 STDERR "unknown option '--bogus'" ARGS bw --bogus 3 --out OUT)
+gmb_mpi_test(bad_option 2 2 STDERR "unknown option '--bogus' \\(see --help" ARGS bw --bogus 3 --out OUT)
+gmb_mpi_test(misspelt_option 2 2 STDERR "unknown option '--size'; did you mean '--sizes'\\?" ARGS bw --size 8 --out OUT)
 gmb_mpi_test(bad_iters 2 2 STDERR "--iters: bad iteration count '0'" ARGS bw --iters 0 --out OUT)
 gmb_mpi_test(missing_value 2 2 STDERR "option --window needs a value" ARGS bw --window)
-gmb_mpi_test(unknown_benchmark 1 2 STDERR "unknown benchmark 'pingpong'" ARGS pingpong)
+gmb_mpi_test(unknown_benchmark 1 2 STDERR "unknown benchmark 'pingpong' \\(accepted: list, bibw, bw," ARGS pingpong)
+gmb_mpi_test(misspelt_benchmark 1 2 STDERR "unknown benchmark 'latenct'; did you mean 'latency'\\?" ARGS latenct)
 # A kind this build or machine lacks: a result with status unsupported and the reason, exit 3.
 gmb_mpi_test(device_kind_unsupported 2 3 STATUS unsupported STDERR "unsupported: (memory kind 'device' is not available|refusing to hand device memory)" ARGS bw --send device --sizes 1K --out OUT)
 # An existing output file is never overwritten.

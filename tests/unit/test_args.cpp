@@ -87,6 +87,19 @@ TEST(Args, Choices) {
   }
 }
 
+TEST(Args, DidYouMeanNamesTheClosestNameOnlyWhenItIsClose) {
+  EXPECT_EQ(did_you_mean("--size", {"--sizes", "--iters"}), "; did you mean '--sizes'?");
+  EXPECT_EQ(did_you_mean("alltoal", {"allreduce", "alltoall", "alltoallv"}), "; did you mean 'alltoall'?");
+  EXPECT_EQ(did_you_mean("pingpong", {"latency", "bw", "bibw"}), "");
+  EXPECT_EQ(did_you_mean("x", {}), "");
+  try {
+    parse_choice("jsn", {"table", "json"}, "format");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "unknown format 'jsn'; did you mean 'json'? (accepted: table, json)");
+  }
+}
+
 TEST(Args, AChoiceOptionChecksItsValueAndListsItsChoices) {
   std::string strategy;
   ArgParser parser;

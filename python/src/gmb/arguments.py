@@ -9,6 +9,7 @@ from dataclasses import fields
 
 from . import __version__
 from .campaign.spec import CampaignError, nic_request
+from .errors import did_you_mean
 from .machine.knobs import ENV_NAME
 from .options import BuildOptions, LibraryOptions, SessionOptions, SlurmOptions, TuneOptions
 
@@ -103,8 +104,20 @@ class _SetupItem(argparse.Action):
         setattr(namespace, self.dest, items)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose refusal of an unknown option names the closest one it has ("--quik": "--quick")."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        parsed, extras = super().parse_known_args(args, namespace)
+        offered = [name for action in self._actions for name in action.option_strings]
+        for extra in extras:
+            if extra.startswith("-") and (hint := did_you_mean(extra.split("=", 1)[0], offered)):
+                self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return parsed, extras
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gmb", description="GPU-aware MPI benchmark harness (drives gmb-bench)")
+    p = _Parser(prog="gmb", description="GPU-aware MPI benchmark harness (drives gmb-bench)")
     p.add_argument("--version", action="version", version=f"gmb {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True)
 
@@ -153,7 +166,8 @@ def parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=hlp)
         libopts(sp)
         sp.add_argument("campaign", nargs="?", help="campaign TOML (omit for the generated default)")
-        sp.add_argument("--quick", action="store_true", help="small generated campaign")
+        sp.add_argument("--quick", action="store_true",
+                        help="the quick campaign, generated from the machine (docs/campaigns.md, 'The quick campaign')")
         sp.add_argument("--repetitions", type=_positive_int)
         sp.add_argument("--timeout", type=_positive_seconds, help="seconds per launch")
         sp.add_argument("--seed", type=int)
@@ -215,7 +229,9 @@ def parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("report", help="one self-contained HTML report from a results directory")
     sp.add_argument("results", help="results directory, store.sqlite, or JSONL file/directory")
-    sp.add_argument("-o", "--output", help="HTML file (default RESULTS/report.html); never overwritten")
+    sp.add_argument("-o", "--output", help="HTML file (default RESULTS/report.html, or report-2.html, ... where that "
+                                           "exists); an existing one is kept unless --force")
+    sp.add_argument("--force", action="store_true", help="replace the report file (records are never touched)")
     sp.add_argument("--csv", metavar="DIR", help="also write every table as CSV into DIR")
     sp.add_argument("--title")
 
@@ -236,8 +252,9 @@ def parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("slurm", help="write a Slurm batch script for a campaign (node-count sweep); builds its "
                                       "engines here first")
     libopts(sp)
-    sp.add_argument("campaign")
-    sp.add_argument("-o", "--output", default="gmb.sbatch")
+    sp.add_argument("campaign", help="campaign TOML the job runs (gmb run CAMPAIGN on the allocated nodes)")
+    sp.add_argument("-o", "--output", default="gmb.sbatch", help="the script file (default gmb.sbatch; never "
+                                                                   "overwritten)")
     sp.add_argument("--nodes", type=_node_counts, default=(1,), help="comma-separated node counts, e.g. 1,2,4,8 "
                                                                       "(one gmb run over all of them)")
     sp.add_argument("--ranks-per-node", type=_positive_int, default=1)

@@ -29,11 +29,14 @@ def cmd_libs(args):
     if args.json:
         print(json.dumps([lib.describe() for lib in libs], indent=1))
     else:
+        aware = {True: "yes", False: "no", None: "unknown"}  # unknown: not declared; `gmb doctor` proves it
+        print(f"{'library':<24} {'family':<10} {'version':<10} {'prefix':<20} {'CUDA-aware':<11} launcher, compiler, "
+              "profile, found by")
         for lib in libs:
-            print(f"{lib.name:<24} {lib.family:<10} {lib.version:<10} {lib.prefix:<20} launcher={lib.launcher} "
-                  f"({lib.launcher_path}) cxx={lib.cxx} profile={lib.profile or '-'} [{lib.source}] "
-                  f"cuda_aware={lib.cuda_aware}" + (f" transport={lib.transport} via={lib.via}"
-                                                    if lib.transport != "mpi" else ""))
+            print(f"{lib.name:<24} {lib.family:<10} {lib.version:<10} {lib.prefix:<20} "
+                  f"{aware[lib.cuda_aware] if lib.transport == 'mpi' else '-':<11} {lib.launcher} "
+                  f"({lib.launcher_path}), {lib.cxx}, {lib.profile or '-'}, {lib.source}"
+                  + (f"; transport {lib.transport} via {lib.via}" if lib.transport != "mpi" else ""))
     return 0
 
 
@@ -81,12 +84,29 @@ def _open(path):
         raise UsageError(str(exc)) from None
 
 
-def _check_new_file(path: Path):
-    """UsageError unless the report can be written to ``path`` as a new file: absent, in a directory that exists."""
-    if path.exists():
-        raise UsageError(f"{path} exists; not overwriting (choose another name with -o)")
-    if not path.parent.is_dir():
-        raise UsageError(f"{path}: the directory {path.parent} does not exist (-o names the report file)")
+def _report_path(args) -> Path:
+    """Where the report goes: -o, else RESULTS/report.html, or beside a file of records; where that report exists, the
+    next free report-N.html (--force: the report is replaced). UsageError where it cannot be written: -o naming a
+    file that exists (without --force), a file that is not HTML or a directory that does not exist."""
+    results = Path(args.results)
+    out = Path(args.output) if args.output else results / "report.html" if results.is_dir() \
+        else results.with_suffix(".html")
+    if not out.parent.is_dir():
+        raise UsageError(f"{out}: the directory {out.parent} does not exist (-o names the report file)")
+    if not out.exists():
+        return out
+    if args.force:
+        if out.suffix != ".html" or not out.is_file():
+            raise UsageError(f"{out}: --force replaces an HTML report only; this is not one (records are never "
+                             "overwritten)")
+        return out
+    if args.output:
+        raise UsageError(f"{out} exists; not overwriting (choose another name with -o, or --force to replace it)")
+    n = 2
+    while (fresh := out.with_name(f"{out.stem}-{n}{out.suffix}")).exists():
+        n += 1
+    print(f"gmb report: {out.name} exists; writing {fresh.name} (--force replaces {out.name})", file=sys.stderr)
+    return fresh
 
 
 def _check_csv_dir(path: str | None):
@@ -106,13 +126,16 @@ def cmd_report(args):
     from .report import render_csv, tables
     from .results.model import Results
 
-    out = Path(args.output) if args.output else Path(args.results) / "report.html" if Path(args.results).is_dir() \
-        else Path(args.results).with_suffix(".html")
     st = _open(args.results)
-    _check_new_file(out)  # every output checked before anything is written
-    _check_csv_dir(args.csv)
+    _check_csv_dir(args.csv)  # every output checked before anything is written
+    out = _report_path(args)
     results = Results.load(st)
-    report.write_report(results, out, title=args.title or f"gmb report: {Path(args.results).name}")
+    title = args.title or f"gmb report: {Path(args.results).name}"
+    if out.exists():  # --force: the new report is written beside it, then takes its name
+        fresh = report.write_report(results, out.with_name(f".{out.name}.new-{os.getpid()}"), title=title)
+        os.replace(fresh, out)
+    else:
+        report.write_report(results, out, title=title)
     print(out)
     if args.csv:
         for p in render_csv.export_csv(tables.all_tables(results), args.csv):

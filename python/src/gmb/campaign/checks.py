@@ -4,10 +4,10 @@ libraries, benchmarks, memory kinds, rank counts, options, operations and strate
 
 from __future__ import annotations
 
-import difflib
 import json
 
 from ..engine.description import EngineDescription, Option, known_benchmarks
+from ..errors import did_you_mean
 from .spec import Block, Campaign, CampaignError, parse_memory
 
 
@@ -67,7 +67,7 @@ def _check_options(block: Block, where: str, bench: str, accepted: dict[str, Opt
         if option is None:
             names = sorted({n[2:] for n in accepted if n.startswith("--")} - {"help"})
             raise CampaignError(f"{where}: options.{key}: {bench} has no option {flag}"
-                                f"{_did_you_mean(flag[2:], names)} (its options: {', '.join(names)})")
+                                f"{did_you_mean(flag[2:], names)} (its options: {', '.join(names)})")
         shown = json.dumps(value)
         if option.value == "none" and not isinstance(value, bool):
             raise CampaignError(f"{where}: options.{key} = {shown}: {flag} takes no value (true gives it, false "
@@ -77,7 +77,7 @@ def _check_options(block: Block, where: str, bench: str, accepted: dict[str, Opt
                                 f"({option.metavar or 'a value'})")
         if option.choices and not isinstance(value, bool) and str(value) not in option.choices:
             raise CampaignError(f"{where}: options.{key} = {shown}: not a value {flag} accepts"
-                                f"{_did_you_mean(str(value), option.choices)} (accepted: "
+                                f"{did_you_mean(str(value), option.choices)} (accepted: "
                                 f"{', '.join(option.choices)})")
 
 
@@ -90,7 +90,7 @@ def _check_strategies(block: Block, where: str, bench: str, accepted: dict[str, 
                                 f"to each of its benchmarks: put {bench} in a block without strategies)")
         if option.choices and strategy not in option.choices:
             raise CampaignError(f"{where}: strategies: unknown strategy {strategy!r} for {bench}"
-                                f"{_did_you_mean(strategy, option.choices)} (accepted: {', '.join(option.choices)})")
+                                f"{did_you_mean(strategy, option.choices)} (accepted: {', '.join(option.choices)})")
 
 
 def _check_operations(block: Block, where: str, descriptions: dict[str, EngineDescription]) -> None:
@@ -100,17 +100,12 @@ def _check_operations(block: Block, where: str, descriptions: dict[str, EngineDe
     collectives = list(dict.fromkeys(n for d in descriptions.values() for n in d.collectives))
     for op in block.operations:
         if op not in collectives:
-            raise CampaignError(f"{where}: operations: unknown operation {op!r}{_did_you_mean(op, collectives)} "
+            raise CampaignError(f"{where}: operations: unknown operation {op!r}{did_you_mean(op, collectives)} "
                                 f"(accepted: {', '.join(collectives)})")
     takers = {name for d in descriptions.values() for name, b in d.benchmarks.items() if b.operations}
     if takers and not takers & set(block.benchmarks):
         raise CampaignError(f"{where}: operations: none of {', '.join(block.benchmarks)} takes an operation (those "
                             f"that do: {', '.join(sorted(takers))})")
-
-
-def _did_you_mean(name: str, choices) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def check_library_names(c: Campaign, library_names) -> None:
@@ -121,7 +116,7 @@ def check_library_names(c: Campaign, library_names) -> None:
     for what, names in where:
         for n in names:
             if n != "*" and n not in known:
-                raise CampaignError(f"{what}: unknown library {n!r}{_did_you_mean(n, known)} "
+                raise CampaignError(f"{what}: unknown library {n!r}{did_you_mean(n, known)} "
                                     f"(found or declared: {', '.join(known) or 'none'}; see `gmb libs`)")
 
 
@@ -135,5 +130,5 @@ def check_benchmark_names(c: Campaign, descriptions: dict[str, EngineDescription
     for i, b in enumerate(c.blocks):
         for n in b.benchmarks:
             if n not in known:
-                raise CampaignError(f"[[run]] #{i + 1}: unknown benchmark {n!r}{_did_you_mean(n, known)} "
+                raise CampaignError(f"[[run]] #{i + 1}: unknown benchmark {n!r}{did_you_mean(n, known)} "
                                     f"(known: {', '.join(known)})")

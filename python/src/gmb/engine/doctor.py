@@ -341,7 +341,9 @@ def format_text(rep: dict) -> str:
     lines.append("  path classes present: " + ", ".join(t["path_classes"]))
     lines.append("== MPI libraries")
     for lib in rep["libraries"]:
-        aware = {True: "CUDA-aware (static)", False: "not CUDA-aware", None: "CUDA awareness unknown"}[
+        proof = ("the engine doctor below proves it" if lib.get("engine_doctor")
+                 else "the engine doctor proves it: gmb doctor without --no-engine")
+        aware = {True: "CUDA-aware (static)", False: "not CUDA-aware", None: f"CUDA awareness not declared ({proof})"}[
             lib["cuda_aware_static"]] if lib.get("transport", "mpi") == "mpi" else f"NCCL transport via {lib['via']}"
         lines.append(f"  {lib['name']:<22} {lib['family']} {lib['version']} prefix {lib['prefix']} "
                      f"launcher {lib['launcher']} ({lib['launcher_path']}) [{lib['source']}] {aware}")

@@ -158,8 +158,11 @@ def discover() -> Topology:
         topo.source = "nvml"
         pynvml.nvmlShutdown()
         return topo
-    except Exception as exc:  # ImportError, NVMLError (no driver)
-        topo.notes.append(f"NVML not used: {exc.__class__.__name__}: {exc}")
+    except ImportError:
+        nvml_not_used = "pynvml not installed (pip install nvidia-ml-py)"
+    except Exception as exc:  # NVMLError (no driver)
+        nvml_not_used = f"NVML not usable: {exc}"
+    topo.notes.append(nvml_not_used + ("" if shutil.which("nvidia-smi") else "; no nvidia-smi either: no GPU seen"))
     if shutil.which("nvidia-smi"):
         try:
             out = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True, timeout=30).stdout
@@ -174,8 +177,6 @@ def discover() -> Topology:
             topo.source = "nvidia-smi"
         except (OSError, subprocess.TimeoutExpired) as exc:
             topo.notes.append(f"nvidia-smi failed: {exc}")
-    else:
-        topo.notes.append("no GPU: neither NVML nor nvidia-smi available")
     return topo
 
 

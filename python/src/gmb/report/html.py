@@ -185,9 +185,14 @@ def _libraries_section(results: Results) -> str:
     extra = ""
     if launch_argv:
         extra = "<p class='note'>Example launch per library:</p><ul>" + "".join(
-            f"<li>{escape(lib)}: <code>{escape(' '.join(json.loads(min(argvs))))}</code></li>"
+            # each argument unbroken: a browser may break a line after a hyphen ("-" "-out")
+            f"<li>{escape(lib)}: <code>{' '.join(_unbroken(a) for a in json.loads(min(argvs)))}</code></li>"
             for lib, argvs in sorted(launch_argv.items())) + "</ul>"
     return "<h2>Libraries</h2>" + warning + table_html(t, "libraries") + extra
+
+
+def _unbroken(text: str) -> str:
+    return f"<span style='white-space:nowrap'>{escape(text)}</span>"
 
 
 def settings_table(results: Results) -> Table | None:

@@ -18,7 +18,7 @@ from ..engine import configurations as confs_mod
 from ..engine.configurations import Configuration
 from ..engine.doctor import doctor_configurations
 from ..engine.engines import build_options
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 from ..machine import families, launchers
 from ..machine import libraries as libraries_mod
 from ..machine import mpilibs
@@ -29,13 +29,16 @@ from ..options import LibraryOptions, SessionOptions
 def check_launcher(name: str | None, what: str = "--launcher"):
     """UsageError unless ``name`` is a registered launcher (None: none asked for)."""
     if name is not None and name not in launchers.REGISTRY:
-        raise UsageError(f"{what}: unknown launcher {name!r} (accepted: {', '.join(sorted(launchers.REGISTRY))})")
+        raise UsageError(f"{what}: unknown launcher {name!r}{did_you_mean(name, launchers.REGISTRY)} "
+                         f"(accepted: {', '.join(sorted(launchers.REGISTRY))})")
 
 
 def check_campaign_file(campaign: str | None) -> None:
     """UsageError when a campaign file is named that is not there (checked before anything is looked for)."""
     if campaign and not Path(campaign).is_file():
-        raise UsageError(f"{campaign}: no such campaign file")
+        raise UsageError(f"{campaign}: no such campaign file (a campaign TOML's path, e.g. the installed "
+                         f"<prefix>/share/gmb/campaigns/*.toml; none, or --quick, for a campaign generated from the "
+                         f"machine)")
 
 
 def found_libraries(opts: LibraryOptions, need: bool = True) -> tuple[list[mpilibs.MpiLibrary], list[str]]:
@@ -54,7 +57,8 @@ def found_libraries(opts: LibraryOptions, need: bool = True) -> tuple[list[mpili
         configuration_of = mpilibs.configuration_names(libs)
         unknown = [w for w in opts.library if w not in names and w not in configuration_of]
         if unknown:
-            raise UsageError(f"unknown library {', '.join(unknown)} (found: {', '.join(sorted(names)) or 'none'})")
+            raise UsageError(f"unknown library {', '.join(unknown)}{did_you_mean(unknown[0], names)} "
+                             f"(found: {', '.join(sorted(names)) or 'none'})")
         libs = [lib for lib in libs
                 if lib.name in opts.library or lib.name in {configuration_of.get(w) for w in opts.library}]
     if need and not libs:

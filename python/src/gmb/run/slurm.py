@@ -85,10 +85,11 @@ def batch_script(campaign_file: str, c: Campaign, nodes: list[int], ranks_per_no
                  results: str = "results", gmb: str = "gmb", *, qos: str | None = None,
                  reservation: str | None = None, constraint: str | None = None, exclusive: str | None = None,
                  setup: list[str] = (), run_args: list[str] = (), exports: dict[str, str] | None = None,
-                 notes: list[str] = (), gmb_hint: str = "") -> str:
+                 notes: list[str] = (), gmb_hint: str = "", workdir: str | None = None) -> str:
     """The script's text. ``exclusive``: None (not asked), "" (``--exclusive``) or its value (user, mcs, topo);
     ``setup``: shell lines run before anything else; ``run_args``: more `gmb run` arguments (--config, --library
-    ...); ``exports``: environment the job gets before the setup; ``notes``: comment lines."""
+    ...); ``exports``: environment the job gets before the setup; ``notes``: comment lines; ``workdir``: the
+    directory the job runs in (its results directory is there)."""
     if not nodes or any(not isinstance(n, int) or n < 1 for n in nodes):
         raise ValueError(f"node counts must be integers >= 1 (got {nodes})")
     if ranks_per_node < 1 or gpus_per_node < 0:
@@ -117,6 +118,8 @@ def batch_script(campaign_file: str, c: Campaign, nodes: list[int], ranks_per_no
     lines.append(f"# campaign: {_one_line(campaign_file)}; node-count sweep: {' '.join(map(str, nodes))}")
     # -u after the setup: module and conda scripts read variables that may be unset
     lines.append("set -eo pipefail")
+    if workdir:
+        lines.append(f"cd {shlex.quote(workdir)}")
     for name, value in (exports or {}).items():
         if not ENV_NAME.fullmatch(name):
             raise ValueError(f"not an environment variable name: {name!r}")
@@ -217,7 +220,7 @@ def command(opts: SlurmOptions) -> int:
     # which need not be this one
     campaign = os.path.abspath(opts.campaign)
     options = dict(qos=opts.qos, reservation=opts.reservation, constraint=opts.constraint, exclusive=opts.exclusive,
-                   setup=setup)
+                   setup=setup, workdir=str(Path.cwd()))
     libs = opts.libraries
     run_args = [*(["--config", os.path.abspath(libs.config)] if libs.config else []),
                 *(a for name in libs.library for a in ("--library", name)),
@@ -227,7 +230,10 @@ def command(opts: SlurmOptions) -> int:
     if os.environ.get("GMB_SOURCE"):
         exports["GMB_SOURCE"] = str(Path(os.environ["GMB_SOURCE"]).resolve())
     venv = os.environ.get("VIRTUAL_ENV") or (sys.prefix if sys.prefix != sys.base_prefix else "")
-    hint = f"--setup 'source {venv}/bin/activate'" if venv else "--setup to put it on PATH"
+    activate = Path(venv, "bin", "activate") if venv else None
+    if activate and activate.is_file() and not any("bin/activate" in line for line in setup):
+        options["setup"] = [*setup, f"source {shlex.quote(str(activate))}"]  # the job runs this gmb, after the modules
+    hint = "--setup to put it on PATH"
     # every value checked before anything is built
     batch_script(campaign, c, nodes, opts.ranks_per_node, opts.gpus_per_node, opts.time, opts.partition,
                  opts.account, run_args=run_args, exports=exports, **options)

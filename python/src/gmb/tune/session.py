@@ -22,7 +22,7 @@ from ..campaign.plan import new_results_dir, plan
 from ..campaign.spec import Campaign
 from ..engine import configurations as confs_mod
 from ..engine.doctor import doctor_answer, doctor_verdict, engine_doctor
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 from ..machine import libraries as libraries_mod
 from ..machine import families
 from ..machine.knobs import PATHS, check_declared, user_knobs
@@ -115,8 +115,8 @@ def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: lis
     _check_knob_patterns(only, list(all_offers.values()))
     unknown = [w for w in wanted if w not in seen]
     if unknown:
-        raise UsageError(f"--paths: {', '.join(unknown)} is no path here (paths here: {', '.join(sorted(seen))}; "
-                         f"kinds: {', '.join(PATHS)})")
+        raise UsageError(f"--paths: {', '.join(unknown)} is no path here{did_you_mean(unknown[0], seen)} "
+                         f"(paths here: {', '.join(sorted(seen))}; kinds: {', '.join(PATHS)})")
     return races, all_offers
 
 
