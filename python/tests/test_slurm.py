@@ -251,7 +251,7 @@ def test_nic_reaches_the_jobs_gmb_run_and_a_bad_one_is_refused(camp, tmp_path, f
     assert exc.value.code == 2 and not (tmp_path / "other.sbatch").exists()
 
 
-def test_the_job_runs_in_this_directory_with_this_environment(camp, tmp_path, fake_setup, monkeypatch):
+def test_the_job_runs_with_this_environment_where_it_is_submitted(camp, tmp_path, fake_setup, monkeypatch):
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "activate").write_text("")
@@ -262,8 +262,11 @@ def test_the_job_runs_in_this_directory_with_this_environment(camp, tmp_path, fa
     out = tmp_path / "job.sbatch"
     assert gmb_slurm(camp, out, "--config", fake_setup["config"], "--no-detect", "--setup", "module load x") == 0
     lines = out.read_text().splitlines()
-    at = [lines.index(w) for w in (f"cd {work}", "module load x", f"source {venv}/bin/activate")]
-    assert at == sorted(at)  # in the submitting directory, the site's lines, then this gmb's environment
+    assert not any(line.startswith("cd ") for line in lines)  # Slurm's working directory: where sbatch runs
+    assert "# results: results/ and gmb-JOBID.out in the directory sbatch runs in (Slurm's working directory; " \
+           "sbatch --chdir DIR for another)" in lines
+    at = [lines.index(w) for w in ("module load x", f"source {venv}/bin/activate")]
+    assert at == sorted(at)  # the site's lines, then this gmb's environment
     bash_n(out)
     again = tmp_path / "again.sbatch"  # a setup that activates an environment itself is left as it is
     assert gmb_slurm(camp, again, "--config", fake_setup["config"], "--no-detect",

@@ -85,11 +85,10 @@ def batch_script(campaign_file: str, c: Campaign, nodes: list[int], ranks_per_no
                  results: str = "results", gmb: str = "gmb", *, qos: str | None = None,
                  reservation: str | None = None, constraint: str | None = None, exclusive: str | None = None,
                  setup: list[str] = (), run_args: list[str] = (), exports: dict[str, str] | None = None,
-                 notes: list[str] = (), gmb_hint: str = "", workdir: str | None = None) -> str:
+                 notes: list[str] = (), gmb_hint: str = "") -> str:
     """The script's text. ``exclusive``: None (not asked), "" (``--exclusive``) or its value (user, mcs, topo);
     ``setup``: shell lines run before anything else; ``run_args``: more `gmb run` arguments (--config, --library
-    ...); ``exports``: environment the job gets before the setup; ``notes``: comment lines; ``workdir``: the
-    directory the job runs in (its results directory is there)."""
+    ...); ``exports``: environment the job gets before the setup; ``notes``: comment lines."""
     if not nodes or any(not isinstance(n, int) or n < 1 for n in nodes):
         raise ValueError(f"node counts must be integers >= 1 (got {nodes})")
     if ranks_per_node < 1 or gpus_per_node < 0:
@@ -116,10 +115,10 @@ def batch_script(campaign_file: str, c: Campaign, nodes: list[int], ranks_per_no
         lines.append("#SBATCH --exclusive" + (f"={exclusive}" if exclusive else ""))
     lines += [f"# {_one_line(n)}" for n in notes]
     lines.append(f"# campaign: {_one_line(campaign_file)}; node-count sweep: {' '.join(map(str, nodes))}")
+    lines.append(f"# results: {_one_line(results)}/ and gmb-JOBID.out in the directory sbatch runs in (Slurm's "
+                 "working directory; sbatch --chdir DIR for another)")
     # -u after the setup: module and conda scripts read variables that may be unset
     lines.append("set -eo pipefail")
-    if workdir:
-        lines.append(f"cd {shlex.quote(workdir)}")
     for name, value in (exports or {}).items():
         if not ENV_NAME.fullmatch(name):
             raise ValueError(f"not an environment variable name: {name!r}")
@@ -220,7 +219,7 @@ def command(opts: SlurmOptions) -> int:
     # which need not be this one
     campaign = os.path.abspath(opts.campaign)
     options = dict(qos=opts.qos, reservation=opts.reservation, constraint=opts.constraint, exclusive=opts.exclusive,
-                   setup=setup, workdir=str(Path.cwd()))
+                   setup=setup)
     libs = opts.libraries
     run_args = [*(["--config", os.path.abspath(libs.config)] if libs.config else []),
                 *(a for name in libs.library for a in ("--library", name)),
