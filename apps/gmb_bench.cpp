@@ -43,10 +43,11 @@ std::vector<const BenchmarkInfo*> benchmarks_by_name() {
 
 // The benchmarks by name, one a line, their summaries in one column.
 std::string benchmark_lines() {
+  const std::vector<const BenchmarkInfo*> benchmarks = benchmarks_by_name();
   std::size_t width = 0;
-  for (const auto* b : benchmarks_by_name()) width = std::max(width, b->name.size());
+  for (const auto* b : benchmarks) width = std::max(width, b->name.size());
   std::string lines;
-  for (const auto* b : benchmarks_by_name())
+  for (const auto* b : benchmarks)
     lines += "  " + b->name + std::string(width + 2 - b->name.size(), ' ') + b->summary + "\n";
   return lines;
 }

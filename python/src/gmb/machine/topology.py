@@ -162,8 +162,9 @@ def discover() -> Topology:
         nvml_not_used = "pynvml not installed (pip install nvidia-ml-py)"
     except Exception as exc:  # NVMLError (no driver)
         nvml_not_used = f"NVML not usable: {exc}"
-    topo.notes.append(nvml_not_used + ("" if shutil.which("nvidia-smi") else "; no nvidia-smi either: no GPU seen"))
-    if shutil.which("nvidia-smi"):
+    smi = shutil.which("nvidia-smi")
+    topo.notes.append(nvml_not_used + ("" if smi else "; no nvidia-smi either: no GPU seen"))
+    if smi:
         try:
             out = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True, timeout=30).stdout
             names = subprocess.run(["nvidia-smi", "--query-gpu=index,name,uuid,pci.bus_id", "--format=csv,noheader"],

@@ -101,5 +101,5 @@ def overview_html(a: Answers) -> str:
            "other configuration's on that path.")
     # a column no wider than a few figures need: a lone configuration does not stretch over the page
     width = min(100, 16 + 14 * len(libs))
-    return (f"<figure id='overview'><table class='overview' style='width:{width}%'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
-            f"</table><figcaption class='overview-key'>{_esc(key)}</figcaption></figure>")
+    return (f"<figure id='overview'><table class='overview' style='width:{width}%'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{rows}</tbody></table><figcaption class='overview-key'>{_esc(key)}</figcaption></figure>")

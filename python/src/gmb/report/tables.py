@@ -13,8 +13,8 @@ from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NO
                     precision_pct, size_label, size_text, within_one_launch)
 from .feature_tables import one_sided_table, partitioned_overlap_table, persistent_table
 from .network import network_table
-from .wording import sig3_number
 from .scaling import scaling_table
+from .wording import sig3_number
 
 
 def fraction_of_peak(results: Results) -> Table:

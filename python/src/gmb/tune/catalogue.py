@@ -10,6 +10,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..engine.configurations import Configuration
+from ..errors import UsageError
 from ..machine import families
 from ..machine.knobs import NCCL_KNOBS, Knob, Listing, Offer, offer, user_knobs
 from ..machine.launchers import mca_env
@@ -54,10 +55,14 @@ def _chosen(o: Offer, only: tuple[str, ...]) -> Offer:
     return Offer(o.knob, o.default, (), refused=f"not among --knobs {','.join(only)}", note=o.note)
 
 
-def unmatched_patterns(only: tuple[str, ...], all_offers: list[list[Offer]]) -> list[str]:
-    """The --knobs patterns that name no knob of any configuration (a typo, or a knob of another family)."""
+def check_knob_patterns(only: tuple[str, ...], all_offers: list[list[Offer]]) -> None:
+    """UsageError when a --knobs pattern names no knob of any configuration (a typo, or a knob of another family)."""
     names = {o.knob.name for conf_offers in all_offers for o in conf_offers}
-    return [p for p in only if not any(fnmatchcase(n, p) for n in names)]
+    unmatched = [p for p in only if not any(fnmatchcase(n, p) for n in names)]
+    if unmatched:
+        offered_here = sorted({o.knob.name for conf_offers in all_offers for o in conf_offers if o.offered})
+        raise UsageError(f"--knobs: {', '.join(unmatched)} names no knob of these configurations (offered here: "
+                         f"{', '.join(offered_here) or 'none'}; `gmb tune --list` says why the others are not)")
 
 
 def _not_set_already(o: Offer, own: dict[str, str]) -> Offer:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import answer as answer_mod
-from .catalogue import offered, offers, unmatched_patterns
+from .catalogue import check_knob_patterns, offered, offers
 from .paths import campaign_paths, round_options, tune_paths
 from .search import (COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, best_gain, combination, cut_losers,
                      plan_round, worst_per_knob)
@@ -67,7 +67,7 @@ def tune(opts: TuneOptions) -> int:
         confs, _ = setup.configured(session, libs, topo, do_build=False, run_doctor=False)
         cache: dict = {}
         listed = [(conf, offers(conf, extra, cache, opts.knobs)) for conf in confs]
-        _check_knob_patterns(opts.knobs, [o for _, o in listed])
+        check_knob_patterns(opts.knobs, [o for _, o in listed])
         for conf, conf_offers in listed:
             print("\n".join(answer_mod.offers_text(conf, conf_offers)))
             if conf.description is not None:  # what a search of it costs: one launch per value and path, first
@@ -82,14 +82,6 @@ def tune(opts: TuneOptions) -> int:
         except Stopped as exc:
             print(f"\ngmb tune: stopped by {exc}", file=sys.stderr)
             return 128 + exc.signum
-
-
-def _check_knob_patterns(only: tuple[str, ...], all_offers: list) -> None:
-    unmatched = unmatched_patterns(only, all_offers)
-    if unmatched:
-        names = sorted({o.knob.name for conf_offers in all_offers for o in conf_offers if o.offered})
-        raise UsageError(f"--knobs: {', '.join(unmatched)} names no knob of these configurations (offered here: "
-                         f"{', '.join(names) or 'none'}; `gmb tune --list` says why the others are not)")
 
 
 def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: list, campaign=None,
@@ -112,7 +104,7 @@ def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: lis
             race.arms += [Arm(f"{o.knob.name}={v}", o.knob.setting(v), o.knob.name)
                           for o in offered(all_offers[conf.name], path.kind) for v in o.values]
             races.append(race)
-    _check_knob_patterns(only, list(all_offers.values()))
+    check_knob_patterns(only, list(all_offers.values()))
     unknown = [w for w in wanted if w not in seen]
     if unknown:
         raise UsageError(f"--paths: {', '.join(unknown)} is no path here{did_you_mean(unknown[0], seen)} "
