@@ -147,7 +147,8 @@ def test_html_fragment(h200):
     # fastest marked where the answers call it so
     assert html.index("<figure id='overview'>") < html.index('id="answers-table"')
     assert re.search(r"<th class='path'><b>same GPU</b><br>bw at 64M, ceiling d2d 1950 GB/s</th>.*?"
-                     r"<span class='v'>1820 GB/s</span><br>93\.6 % of ceiling<br><b>\u2605 fastest</b>", html)
+                     r"<span class='v'>1820 GB/s</span><br>93\.6 % of ceiling<br><b>\u2605 fastest</b> "
+                     r"\(within one launch\)", html)  # these records are one launch each: the claim says so
     # one row per question: a path's bandwidth and its latency apart, each with its size
     assert ("<td>NVLink pair: bandwidth (bw) at 64M</td><td>only openmpi-5.0.7-ob1 (window=64)</td>"
             "<td>377 GB/s (+-2.6 %)</td><td>97.3 %</td>") in html
