@@ -151,7 +151,8 @@ def test_answers_say_a_claim_from_one_launch_holds_within_it(tmp_path):
         rid = lib.split()[0]
         recs = synth.pt2pt_results(rid, "bw", [1 << 20], "device", "device", "nvlink")
         for r in recs:
-            r["bandwidth_GBps"].update(median=gbps, ci95_low=gbps * 0.99, ci95_high=gbps * 1.01)
+            r["bandwidth_GBps"].update(median=gbps, ci95_low=gbps * 0.99, ci95_high=gbps * 1.01, min=gbps * 0.9,
+                                       max=gbps * 1.1)
         st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl", [synth.context(rid, "bw", lib, cuda=True), *recs]))
     a = answers.answers(Results.load(st))
     (nv,) = a.paths

@@ -717,7 +717,13 @@ def test_a_result_that_moved_no_data_is_not_stored_as_a_figure(tmp_path, capsys)
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda r: r.update(bytes="lots"), 'bytes must be an integer >= 0 (got "lots")'),
+    (lambda r: r.update(bytes="lots"), 'bytes must be an integer >= 0 and < 2^63 (got "lots")'),
+    (lambda r: r.update(bytes=10 ** 30), "bytes must be an integer >= 0 and < 2^63 (got 1" + "0" * 30 + ")"),
+    (lambda r: r["time_us"].update(median=-5.0), "time_us.median must be >= 0 (got -5.0)"),
+    (lambda r: r["time_us"].update(median=0), "time_us.median must be > 0 (got 0)"),
+    (lambda r: r["time_us"].update(min=100, median=1.0), "time_us.min must be <= time_us.max (got min 100, max "),
+    (lambda r: r["time_us"].update(median=1000.0), "time_us.median must lie within [min, max] (got median 1000.0"),
+    (lambda r: r.update(bandwidth_GBps={**r["time_us"], "p5": -1.0}), "bandwidth_GBps.p5 must be >= 0 (got -1.0)"),
     (lambda r: r.update(status="great"), 'status must be one of ok, unsupported, failed (got "great")'),
     (lambda r: r.pop("time_us"), "an ok result without its headline statistic time_us"),
     (lambda r: r["time_us"].update(median="fast"), "time_us must be an object of finite numbers"),
@@ -740,6 +746,140 @@ def test_ingest_refuses_a_record_that_cannot_make_a_row(tmp_path, capsys, change
     assert "Traceback" not in err and not db.exists()
 
 
+def test_record_files_are_split_at_newlines_only(tmp_path, capsys):
+    """A record may hold U+2028, U+0085 or U+001C-1E in a string as they are (JSON allows it): they do not end its
+    line; a file of such characters is no record file, not an empty one."""
+    odd = tmp_path / "odd.jsonl"
+    recs = [synth.context("u", "latency", env={"GMB_ODD": "a\u2028b\u0085c\x1cd\x1de\x1ef"}),
+            *synth.pt2pt_results("u", "latency", [8, 64], "host", "host", "host")]
+    odd.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
+    db = tmp_path / "s.sqlite"
+    assert main(["ingest", str(db), str(odd)]) == 0
+    assert capsys.readouterr().out.startswith("2 result records into")
+    seps = tmp_path / "seps.jsonl"
+    seps.write_bytes(b"\x1c" * 100)
+    assert main(["ingest", str(db), str(seps)]) == 2
+    assert f"{seps}:1: not JSON" in capsys.readouterr().err
+
+
+def test_results_without_their_context_are_refused_unless_the_store_holds_it(tmp_path, capsys):
+    """A result line alone does not say what measured it: stored only under the context of its run, from the same
+    file or the store; else refused with file and line, nothing stored."""
+    ctx = synth.write_jsonl(tmp_path / "ctx.jsonl", [synth.context("r", "latency", "MPICH Version: 4.0.2"),
+                                                     *synth.pt2pt_results("r", "latency", [8])])
+    alone = synth.write_jsonl(tmp_path / "alone.jsonl", synth.pt2pt_results("r", "latency", [64, 128]))
+    stranger = synth.write_jsonl(tmp_path / "stranger.jsonl", synth.pt2pt_results("x", "latency", [8]))
+    db = tmp_path / "s.sqlite"
+    assert main(["ingest", str(db), str(stranger)]) == 2
+    err = capsys.readouterr().err
+    assert f"{stranger}:1: a result of run 'x' without its context" in err and not db.exists()
+    assert main(["ingest", str(db), str(ctx), str(alone)]) == 0  # its context first: the run is known
+    with Store(db, create=False) as st:
+        assert {r["library"] for r in st.rows("SELECT library FROM results")} == {"mpich-4.0.2"}
+    assert main(["ingest", str(db), str(stranger), "--library", "mpich-4.0.2"]) == 2  # a name does not make one
+    assert "a result of run 'x' without its context" in capsys.readouterr().err
+
+
+def test_ingest_into_a_directory_that_does_not_exist(tmp_path, capsys):
+    f = synth.write_jsonl(tmp_path / "f.jsonl", [synth.context("a", "latency"),
+                                                 *synth.pt2pt_results("a", "latency", [8])])
+    db = tmp_path / "nonexistent" / "dir" / "s.sqlite"
+    assert main(["ingest", str(db), str(f)]) == 2
+    assert f"{db}: the directory {db.parent} does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "nonexistent").exists()
+
+
+def test_validation_names_the_schema_file_and_the_field(tmp_path, capsys, monkeypatch):
+    recs = [synth.context("v", "latency"), *synth.pt2pt_results("v", "latency", [8])]
+    recs[1]["benchmark"] = 12345
+    f = synth.write_jsonl(tmp_path / "v.jsonl", recs)
+    db = tmp_path / "s.sqlite"
+    assert main(["ingest", str(db), str(f), "--validate"]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}:2: schema violation at benchmark: 12345 is not of type 'string'" in err and len(err) < 300, err
+    for text, message in (("{nope", "not a JSON schema, not JSON (Expecting property name"),
+                          ("[1, 2]", "not a JSON schema ([1, 2] is not of type")):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        monkeypatch.setenv("GMB_SCHEMA", str(bad))
+        assert main(["ingest", str(db), str(f), "--validate"]) == 2
+        assert f"GMB_SCHEMA={bad}: {message}" in capsys.readouterr().err
+    assert not db.exists()
+
+
+def _damaged_copy(tmp_path: Path, name: str, sql: str) -> Path:
+    """A store of the recorded H200 results with one change made behind gmb's back."""
+    good = tmp_path / "good.sqlite"
+    if not good.exists():
+        assert main(["ingest", str(good), *map(str, sorted((DATA / "h200-x2").glob("*.jsonl")))]) == 0
+    copy = tmp_path / f"{name}.sqlite"
+    copy.write_bytes(good.read_bytes())
+    db = sqlite3.connect(copy)
+    db.executescript(sql)
+    db.close()
+    return copy
+
+
+@pytest.mark.parametrize("sql, said", [
+    ("UPDATE results SET bw_median = NULL WHERE id IN (SELECT id FROM results WHERE status = 'ok' AND "
+     "bw_median IS NOT NULL LIMIT 5)", "5 row(s) cannot be read (results.bw_median NULL in an ok result"),
+    ("UPDATE results SET bytes = 'lots' WHERE id = 3", "1 row(s) cannot be read (results.bytes not an integer: 1)"),
+    ("UPDATE results SET t_median = 'nan' WHERE id IN (4, 5)",
+     "2 row(s) cannot be read (results.t_median not a finite number: 2)"),
+    ("UPDATE results SET t_median = 'inf' WHERE id = 4", "(results.t_median not a finite number: 1)"),
+    ("UPDATE results SET json = '{not json' WHERE id = 6", "(results.json not JSON: 1)"),
+    ("UPDATE results SET metrics = '{not json' WHERE id = 6", "(results.metrics not JSON: 1)"),
+    ("UPDATE results SET config = '[1' WHERE id = 6", "(results.config not JSON: 1)"),
+    ("UPDATE contexts SET json = '{not json' WHERE rowid = 1", "(contexts.json not JSON: 1)"),
+])
+def test_rows_a_damaged_store_cannot_read_are_named_and_left_out(tmp_path, capsys, sql, said):
+    """Rows of a store changed behind gmb's back: each reader says which store, how many rows and which column, and
+    leaves them out (tables, report, compare alike); never a TypeError."""
+    damaged = _damaged_copy(tmp_path, "damaged", sql)
+    capsys.readouterr()
+    for args in (["tables", str(damaged)], ["report", str(damaged), "-o", str(tmp_path / "r.html")],
+                 ["compare", str(damaged), str(damaged), "--a-library", "openmpi-5.0.7", "--b-library",
+                  "openmpi-5.0.7"]):
+        assert main(args) in (0, 1)
+        err = capsys.readouterr().err
+        assert f"gmb {args[0]}: warning: {damaged}: " in err and said in err and "left out of every table" in err, err
+        assert "Error" not in err and "Traceback" not in err
+    assert "Rows of the store left out" in (tmp_path / "r.html").read_text()
+
+
+def test_duplicated_rows_of_a_store_count_once(tmp_path, capsys):
+    """Every result row inserted a second time: the points, their launches and intervals are those of the store
+    without them, and the duplicates are said."""
+    from gmb.results.model import Results, combine
+
+    doubled = _damaged_copy(tmp_path, "doubled", "CREATE TEMP TABLE again AS SELECT * FROM results; UPDATE again SET "
+                                                 "id = id + 1000000; INSERT INTO results SELECT * FROM again;")
+    with Store(tmp_path / "good.sqlite", create=False) as good, Store(doubled, create=False) as twice:
+        once, dup = Results.load(good), Results.load(twice)
+        n = len(good.rows("SELECT id FROM results"))
+    assert dup.left_out == [f"{doubled}: the store holds {n} duplicate row(s) of results (the same run and point "
+                            f"stored more than once): each measurement counted once"]
+    assert [(p.reps, p.low, p.high) for p in combine(dup.ok())] == [(p.reps, p.low, p.high) for p in combine(once.ok())]
+    capsys.readouterr()
+    assert main(["tables", str(doubled)]) == 0
+    assert f"the store holds {n} duplicate row(s)" in capsys.readouterr().err
+
+
+def test_a_journal_beside_an_intact_store_is_named(tmp_path, capsys):
+    store = _damaged_copy(tmp_path, "s", "SELECT 1")
+    journal = Path(f"{store}-journal")
+    journal.write_bytes(os.urandom(4096))
+    capsys.readouterr()
+    for args in (["tables", str(store)], ["ingest", str(store), str(DATA / "sample-bw-device.jsonl")]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert f"{store}: cannot be read as it is: beside it lies {journal}, a rollback journal" in err, err
+    assert journal.exists()  # left as it is: a reader changes nothing
+    subprocess.run([sys.executable, "-c", f"import sqlite3; sqlite3.connect({str(store)!r}).execute('PRAGMA "
+                                          f"quick_check')"], check=True)  # what the message says to do
+    assert main(["tables", str(store)]) == 0
+
+
 def test_a_launch_whose_records_cannot_make_rows_fails_with_the_reason(fake_setup, campaign_file, node_dir, capsys):
     rc = main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "res"), "--config",
                str(fake_setup["config"]), "--no-detect", "--no-progress", "--no-report"])
@@ -753,7 +893,8 @@ def test_a_launch_whose_records_cannot_make_rows_fails_with_the_reason(fake_setu
     outdir = _results_dir(fake_setup["tmp"] / "bad")
     rows = _rows(outdir, "SELECT status, reason FROM launches")
     assert {s for s, _ in rows} == {"failed"} and all(
-        'a result record that cannot be stored: bytes must be an integer >= 0 (got "lots")' in r for _, r in rows)
+        'a result record that cannot be stored: bytes must be an integer >= 0 and < 2^63 (got "lots")' in r
+        for _, r in rows)
     assert _rows(outdir, "SELECT COUNT(*) FROM results") == [(0,)]
 
 
@@ -809,6 +950,23 @@ def test_a_read_only_results_directory_or_store(fake_setup, campaign_file, node_
     err = capsys.readouterr().err
     assert f"{db}: cannot open the store for writing: the store cannot be written (attempt to write a readonly " \
            f"database" in err and "Traceback" not in err, err
+
+
+def test_every_output_is_checked_writable_before_any_is_written(tmp_path, read_only, capsys):
+    """`gmb report GOOD --csv RO_DIR`: the read-only CSV directory is found before the report is written; nothing
+    is written, exit 1 (a write failure), the same for -o into a read-only directory."""
+    d, freeze = read_only
+    good = _damaged_copy(tmp_path, "s", "SELECT 1")
+    freeze()
+    capsys.readouterr()
+    assert main(["report", str(good), "--csv", str(d)]) == 1
+    err = capsys.readouterr().err
+    assert f"--csv {d}: cannot write in {d}: " in err and _write_failure(err, d) and "nothing was written" in err
+    assert main(["report", str(good), "--csv", str(d / "new")]) == 1  # made there: its parent is checked
+    assert f"--csv {d / 'new'}: cannot write in {d}: " in capsys.readouterr().err
+    assert main(["report", str(good), "-o", str(d / "r.html"), "--csv", str(tmp_path / "csv")]) == 1
+    assert f"the report {d / 'r.html'}: cannot write in {d}" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.sqlite", "ro", "s.sqlite"]
 
 
 def test_a_reader_that_closes_stdout_loses_the_printout_not_the_report(fake_setup, campaign_file, node_dir):

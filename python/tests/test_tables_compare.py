@@ -360,12 +360,13 @@ def test_fresh_buffers_are_a_point_of_their_own(tmp_path):
     outside the timing) count like unvalidated ones."""
     def bw(run_id, gbps, **fields):
         (r,) = synth.pt2pt_results(run_id, "bw", [M], "device", "device", "nvlink")
-        r["bandwidth_GBps"] = {**r["bandwidth_GBps"], "median": gbps}
-        return {key: value for key, value in {**r, **fields}.items() if value is not None}
+        r["bandwidth_GBps"] = {**synth.stats(gbps, spread=0.05), "median": gbps}
+        return [synth.context(run_id, "bw", "Open MPI v5.0.7", cuda=True),
+                {key: value for key, value in {**r, **fields}.items() if value is not None}]
 
-    mpi = [bw("b", 160.0, validation="passed", validated_iterations=2, buffer_allocation="once-per-launch"),
-           bw("c", 150.0, validation="off", buffer_allocation="once-per-launch"),
-           bw("d", 90.0, validation="passed", validated_iterations=2, buffer_allocation="fresh-per-size")]
+    mpi = [*bw("b", 160.0, validation="passed", validated_iterations=2, buffer_allocation="once-per-launch"),
+           *bw("c", 150.0, validation="off", buffer_allocation="once-per-launch"),
+           *bw("d", 90.0, validation="passed", validated_iterations=2, buffer_allocation="fresh-per-size")]
     st = _synthetic(tmp_path, [("p2p-ipc", "nvlink", M, 200.0)], mpi)
     pts = {p.strategy_label: p for p in combine(Results.load(st).ok("bw"))}
     assert set(pts) == {"direct", "direct (fresh buffers)"}
@@ -437,7 +438,8 @@ def _coll_store(tmp_path, figures, op_figures=None, launches=2):
             for rec in recs:
                 g = gbps if rec["operation"] == "allreduce" else (op_figures or {}).get(version, gbps)
                 rec["busbw_GBps"] = {**rec["busbw_GBps"], "median": g, "ci95_low": g * (1 - half),
-                                     "ci95_high": g * (1 + half), "p5": g / spread ** 0.5, "p95": g * spread ** 0.5}
+                                     "ci95_high": g * (1 + half), "p5": g / spread ** 0.5, "p95": g * spread ** 0.5,
+                                     "min": g / spread, "max": g * spread}
             st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl",
                                         [synth.context(rid, "coll", version, world_size=4, cuda=True), *recs]))
     return st

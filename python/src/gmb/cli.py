@@ -18,7 +18,7 @@ from .arguments import build_options, library_options, parser, session_options, 
 from .engine import configurations, engines
 from .errors import UsageError
 from .run import session, setup
-from .outputs import OutputError, disk_full, os_cause
+from .outputs import OutputError, check_writable, disk_full, os_cause
 
 
 def cmd_libs(args):
@@ -84,6 +84,16 @@ def _open(path):
         raise UsageError(str(exc)) from None
 
 
+def _results(st, command: str):
+    """The results model of an open store, what of it was left out (unreadable or duplicate rows) said on stderr."""
+    from .results.model import Results
+
+    results = Results.load(st)
+    for note in results.left_out:
+        print(f"gmb {command}: warning: {note}", file=sys.stderr)
+    return results
+
+
 def _report_path(args) -> Path:
     """Where the report goes: -o, else RESULTS/report.html, or beside a file of records; where that report exists, the
     next free report-N.html (--force: the report is replaced). UsageError where it cannot be written: -o naming a
@@ -93,6 +103,7 @@ def _report_path(args) -> Path:
         else results.with_suffix(".html")
     if not out.parent.is_dir():
         raise UsageError(f"{out}: the directory {out.parent} does not exist (-o names the report file)")
+    check_writable(out.parent, f"the report {out}")
     if not out.exists():
         return out
     if args.force:
@@ -111,7 +122,7 @@ def _report_path(args) -> Path:
 
 def _check_csv_dir(path: str | None):
     """UsageError unless --csv names a directory to write new CSV files into: absent (it is made), or a directory
-    without CSV files (none is overwritten)."""
+    without CSV files (none is overwritten); OutputError where it cannot be written."""
     if not path:
         return
     p = Path(path)
@@ -119,17 +130,17 @@ def _check_csv_dir(path: str | None):
         raise UsageError(f"--csv {p}: exists and is not a directory (--csv names the directory the CSV files go into)")
     if p.is_dir() and any(p.glob("*.csv")):
         raise UsageError(f"--csv {p}: already holds CSV files; not overwriting (choose another directory)")
+    check_writable(p, f"--csv {p}")
 
 
 def cmd_report(args):
     from .report import html as report
     from .report import render_csv, tables
-    from .results.model import Results
 
     st = _open(args.results)
     _check_csv_dir(args.csv)  # every output checked before anything is written
     out = _report_path(args)
-    results = Results.load(st)
+    results = _results(st, "report")
     title = args.title or f"gmb report: {Path(args.results).name}"
     if out.exists():  # --force: the new report is written beside it, then takes its name
         fresh = report.write_report(results, out.with_name(f".{out.name}.new-{os.getpid()}"), title=title)
@@ -145,10 +156,9 @@ def cmd_report(args):
 
 def cmd_tables(args):
     from .report import render_csv, render_text, tables
-    from .results.model import Results
 
     _check_csv_dir(args.csv)
-    results = Results.load(_open(args.results))
+    results = _results(_open(args.results), "tables")
     ts = tables.all_tables(results)
     if args.json:
         from .report.answers import answers
@@ -164,10 +174,9 @@ def cmd_tables(args):
 
 def cmd_compare(args):
     from .report import compare, render_csv, render_text
-    from .results.model import Results
 
     _check_csv_dir(args.csv)
-    a, b = Results.load(_open(args.a)), Results.load(_open(args.b))
+    a, b = _results(_open(args.a), "compare"), _results(_open(args.b), "compare")
     try:
         tol = compare.load_tolerances(args.reference) if args.reference else None
         rows = compare.compare(a, b, args.a_library, args.b_library)
@@ -221,6 +230,11 @@ def cmd_ingest(args):
 
     from .results.engine_facts import read_engine_file
 
+    db = Path(args.store)
+    if not db.parent.is_dir():
+        what = "is not a directory" if db.parent.exists() else "does not exist"
+        raise UsageError(f"{db}: the directory {db.parent} {what} (gmb ingest makes the store file, not the directory "
+                         f"it goes in)")
     try:
         engines = [read_engine_file(f) for f in args.files if Path(f).suffix == ".json"]
     except ValueError as exc:
@@ -256,11 +270,16 @@ def cmd_ingest(args):
         for path in sorted({o.get("loaded_realpath") for o in objects if o.get("matches_build") is False} - {None, ""}):
             print(f"gmb ingest: note: {rf.path}: the engine ran {path}, not the library it was built against; "
                   f"labelled by what ran", file=sys.stderr)
-    db = Path(args.store)
-    with store.Store(db) as st, st.transaction(f"the records of {', '.join(str(rf.path) for rf in files)}"):
-        n = sum(st.ingest(rf, library=args.library) for rf in files)  # all files or none
-        for library, description in engines:
-            st.record_engine(args.library or library, description.raw)
+    new = not db.exists()
+    try:
+        with store.Store(db) as st, st.transaction(f"the records of {', '.join(str(rf.path) for rf in files)}"):
+            n = sum(st.ingest(rf, library=args.library) for rf in files)  # all files or none
+            for library, description in engines:
+                st.record_engine(args.library or library, description.raw)
+    except records.RecordError:
+        if new:  # refused with nothing stored: no empty store is left in its place
+            db.unlink(missing_ok=True)
+        raise
     already = sum(len(rf.results) for rf in files) - n
     print(f"{n} result records into {db}" +
           (f"; {already} already there (same run and point), not stored again" if already else ""))

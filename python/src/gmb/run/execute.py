@@ -24,7 +24,7 @@ from ..engine.description import POINT_TO_POINT
 from ..machine.load import LoadMonitor
 from ..machine.mpilibs import MpiLibrary
 from ..campaign.plan import Launch
-from ..results.records import read_records
+from ..results.records import RecordError, read_records
 from ..outputs import write_new
 from ..results.store import Store
 
@@ -196,7 +196,10 @@ def _store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launc
             return identity.WRONG_LIBRARY, swapped
     if records is None:
         return ("failed", "engine wrote no record file") if status == "ok" else (status, reason)
-    n = store.ingest(records, library=x.library, repetition=x.repetition, launch_id=x.launch_id)
+    try:
+        n = store.ingest(records, library=x.library, repetition=x.repetition, launch_id=x.launch_id)
+    except RecordError as exc:  # refused before any of its rows was written
+        return "failed", f"records unreadable, none stored: {exc}"
     if n == 0 and status == "ok":
         return "failed", "; ".join(filter(None, ["engine wrote no result records", reason]))
     return status, reason
