@@ -982,6 +982,25 @@ def test_a_reader_that_closes_stdout_loses_the_printout_not_the_report(fake_setu
     assert (_results_dir(fake_setup["tmp"] / "res") / "report.html").is_file()
 
 
+@pytest.mark.parametrize("closed", ["stdout", "stderr"])
+def test_a_closed_stdout_or_stderr_loses_the_printout_not_the_run(fake_setup, campaign_file, node_dir, closed):
+    """`gmb run ... >&-` and `2>&-`: the campaign runs whole, its report is written, what cannot be printed is
+    dropped (no traceback), exit 0; no record file or store receives what was meant for the closed stream."""
+    res = fake_setup["tmp"] / "res"
+    argv = [sys.executable, "-m", "gmb", "run", str(campaign_file), "--results", str(res), "--config",
+            str(fake_setup["config"]), "--no-detect", "--no-progress"]
+    fd = {"stdout": 1, "stderr": 2}[closed]
+    done = subprocess.run(["sh", "-c", f'exec "$@" {fd}>&-', "sh", *argv], capture_output=True, text=True,
+                          timeout=WAIT_S)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr and "Exception" not in done.stdout + done.stderr
+    outdir = _results_dir(res)
+    _check_complete(outdir)
+    assert (outdir / "report.html").is_file()
+    said = done.stderr if closed == "stdout" else done.stdout
+    assert str(outdir) in said  # the stream left open still says where the results are
+
+
 def test_processes_of_a_killed_gmb_are_named_to_the_next_campaign(fake_setup, campaign_file, node_dir):
     """gmb killed with SIGKILL: its launch runs on; a campaign started in another results directory warns, naming the
     processes and how to stop them, and its store and report say so."""

@@ -323,9 +323,27 @@ class _ReaderMayLeave:
         return getattr(self._stream, name)
 
 
+def _open_stream(stream, fd: int):
+    """``stream`` (sys.stdout or sys.stderr), or, where gmb was started with that descriptor closed (`>&-`,
+    `2>&-`; Python then has None), a stream to /dev/null: what cannot be printed is dropped and the command does its
+    work. /dev/null then takes the descriptor too, so that no file gmb opens gets it: a launcher or compiler started
+    with it as its output would write into that file."""
+    if stream is not None:
+        return stream
+    try:
+        os.fstat(fd)
+    except OSError:
+        null = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: this one
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    return open(os.devnull, "w")
+
+
 def main(argv=None) -> int:
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _ReaderMayLeave(sys.stdout), _ReaderMayLeave(sys.stderr)
+    sys.stdout, sys.stderr = (_ReaderMayLeave(_open_stream(sys.stdout, 1)),
+                              _ReaderMayLeave(_open_stream(sys.stderr, 2)))
     try:
         return _main(argv)
     finally:
