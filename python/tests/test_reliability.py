@@ -57,14 +57,15 @@ def _as_in_the_background_of_a_script():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _gmb(fake_setup, *args, env=None, wait=True, config=True, start=_as_from_a_terminal):
-    """`python -m gmb ARGS` as its own process (so that it can be killed), with the fake libraries (``config``)."""
+def _gmb(fake_setup, *args, env=None, wait=True, config=True, start=_as_from_a_terminal, cwd=None):
+    """`python -m gmb ARGS` as its own process (so that it can be killed), with the fake libraries (``config``),
+    in ``cwd`` (None: this one)."""
     argv = [sys.executable, "-m", "gmb", *map(str, args), "--no-progress"]
     if config:
         argv += ["--config", str(fake_setup["config"]), "--no-detect"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONFAULTHANDLER": "1", **(env or {})}, start_new_session=True,
-                            preexec_fn=start)
+                            preexec_fn=start, cwd=cwd)
     if wait:
         out, err = proc.communicate(timeout=WAIT_S)
         return proc.returncode, out, err
@@ -102,7 +103,7 @@ def _running_launch(outdir: Path, timeout_s: float = WAIT_S) -> dict:
             launch = json.loads((outdir / locks.LOCK_NAME).read_text() or "{}").get("launch")
         except (OSError, ValueError):
             launch = None
-        if launch and any(launch["record_file"] in leftovers.command_line(p)
+        if launch and any(leftovers.names_record_file(p, launch["record_file"])
                           for p in leftovers.session_members(launch["session"])):
             return launch
         time.sleep(0.05)
@@ -165,16 +166,21 @@ def test_signal_ends_the_launch_and_resume_completes(fake_setup, campaign_file, 
     _check_complete(outdir)
 
 
-def test_kill_9_leaves_the_launch_running_and_resume_stops_it_first(fake_setup, campaign_file, node_dir):
+@pytest.mark.parametrize("results", ["absolute", "relative"])
+def test_kill_9_leaves_the_launch_running_and_resume_stops_it_first(fake_setup, campaign_file, node_dir, results):
+    """The orphans are found whether --results was absolute or relative (their command line then names the record
+    file relative to where the killed gmb ran), and the resume is given the directory as the user would."""
     res = fake_setup["tmp"] / "res"
-    proc = _gmb(fake_setup, "run", campaign_file, "--results", res, env={"FAKE_HANG": "bw"}, wait=False)
+    given = res if results == "absolute" else Path("res")
+    proc = _gmb(fake_setup, "run", campaign_file, "--results", given, env={"FAKE_HANG": "bw"}, wait=False,
+                cwd=fake_setup["tmp"])
     outdir = _results_dir(res)
     launch = _running_launch(outdir)
     proc.kill()
     proc.communicate(timeout=30)
     orphans = leftovers.session_members(launch["session"])
     assert orphans  # SIGKILL cannot be forwarded: the engine runs on, as an orphan
-    rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
+    rc, _, err = _gmb(fake_setup, "run", "--resume", given / outdir.name, cwd=fake_setup["tmp"])
     assert rc == 0, err
     assert f"died while running launch {launch['id']}; stopped its {len(orphans)} leftover" in err
     assert leftovers.session_members(launch["session"]) == []
@@ -1003,22 +1009,30 @@ def test_a_closed_stdout_or_stderr_loses_the_printout_not_the_run(fake_setup, ca
 
 def test_processes_of_a_killed_gmb_are_named_to_the_next_campaign(fake_setup, campaign_file, node_dir):
     """gmb killed with SIGKILL: its launch runs on; a campaign started in another results directory warns, naming the
-    processes and how to stop them, and its store and report say so."""
-    first = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r1", env={"FAKE_HANG": "bw"},
-                 wait=False)
+    processes and how to stop them, and its store and report say so. The killed gmb ran with a relative --results
+    (its processes name their record file relative to its directory), the next one elsewhere; the advice given, to
+    resume that campaign, stops them."""
+    first = _gmb(fake_setup, "run", campaign_file, "--results", "r1", env={"FAKE_HANG": "bw"}, wait=False,
+                 cwd=fake_setup["tmp"])
     left_dir = _results_dir(fake_setup["tmp"] / "r1")
     launch = _running_launch(left_dir)
     first.kill()
     first.communicate(timeout=30)
+    elsewhere = fake_setup["tmp"] / "elsewhere"
+    elsewhere.mkdir()
     try:
         named = [p for p in leftovers.session_members(launch["session"])
-                 if launch["record_file"] in leftovers.command_line(p)]
-        rc, _, err = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r2")
+                 if leftovers.names_record_file(p, launch["record_file"])]
+        rc, _, err = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r2", cwd=elsewhere)
+        assert rc == 0, err
+        assert named and f"process(es) of a launch whose gmb is gone still run on this node (pids " in err
+        assert all(str(p) in err for p in named) and f"results {left_dir.resolve()}" in err and "kill " in err
+        (advice,) = re.findall(r"resume that campaign \((gmb run --resume \S+)\)", err)
+        rc, _, err = _gmb(fake_setup, *shlex.split(advice)[1:], cwd=elsewhere)
+        assert rc == 0 and f"died while running launch {launch['id']}; stopped its" in err, err
+        assert leftovers.session_members(launch["session"]) == []
     finally:
         leftovers.stop_session(launch["session"])
-    assert rc == 0, err
-    assert named and f"process(es) of a launch whose gmb is gone still run on this node (pids " in err
-    assert all(str(p) in err for p in named) and f"results {left_dir.resolve()}" in err and "kill " in err
     outdir = _results_dir(fake_setup["tmp"] / "r2")
     (noted,) = json.loads(_rows(outdir, "SELECT value FROM meta WHERE key='concurrent_campaigns'")[0][0])
     assert noted["leftover"] and noted["results"] == str(left_dir.resolve()) and set(named) <= set(noted["pids"])
