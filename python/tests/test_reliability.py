@@ -228,6 +228,24 @@ def test_an_unfinished_launch_is_rerun_without_its_earlier_rows(fake_setup, camp
     assert _rows(outdir, f"SELECT COUNT(*) FROM results WHERE run_id = '{old_run}'") == [(0,)]
 
 
+def test_a_resume_whose_store_is_gone_is_refused(fake_setup, campaign_file, node_dir, capsys):
+    """store.sqlite deleted after launches wrote their records: the resume cannot tell which finished; it refuses
+    (exit 2), names the store and what to do, and neither measures again nor sets a record file aside."""
+    assert main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "res"), "--config",
+                 str(fake_setup["config"]), "--no-detect", "--no-progress", "--no-report"]) == 0
+    outdir = _results_dir(fake_setup["tmp"] / "res")
+    (outdir / "store.sqlite").unlink()
+    before = sorted(p.name for p in (outdir / "raw").iterdir())
+    capsys.readouterr()
+    assert main(["run", "--resume", str(outdir), "--config", str(fake_setup["config"]), "--no-detect",
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot resume {outdir}: its store {outdir / 'store.sqlite'} is gone" in err and \
+        f"gmb report {outdir / 'raw'}" in err, err
+    assert sorted(p.name for p in (outdir / "raw").iterdir()) == before and not (outdir / "store.sqlite").exists()
+    assert main(["tables", str(outdir / "raw")]) == 0  # what the message says still works
+
+
 def test_a_second_campaign_on_the_node_is_warned(fake_setup, campaign_file, node_dir):
     first = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r1", env={"FAKE_HANG": "bw"},
                  wait=False)

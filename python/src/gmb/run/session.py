@@ -193,6 +193,7 @@ def _resume_setup(opts: SessionOptions) -> dict:
                          f"(it comes from {opts.resume}/plan.json)")
     outdir = Path(opts.resume)
     planned = read_plan(outdir)
+    _check_store_kept(outdir)
     libs_all = planned_libraries(planned["libraries"], setup.libraries(opts.libraries, need=False))
     missing = [d["name"] for d in planned["libraries"] if d["name"] not in libs_all]
     if missing:
@@ -212,6 +213,18 @@ def _resume_setup(opts: SessionOptions) -> dict:
     confs = [configurations.Configuration(lib, engines.get(name)) for name, lib in libs_all.items()]
     return dict(outdir=outdir, store=st, lock=lock, launches=launches, configurations=confs,
                 name=planned["campaign"], stop_after=planned["stop_library_after"])
+
+
+def _check_store_kept(outdir: Path):
+    """UsageError when the store of a results directory whose launches wrote records is gone: it alone says which
+    launches finished, so a resume without it would measure every one again and set their records aside."""
+    db = outdir / "store.sqlite"
+    if db.exists() or not any((outdir / "raw").glob("*.jsonl")):
+        return
+    raise UsageError(f"cannot resume {outdir}: its store {db} is gone, and with it which launches finished (a resume "
+                     f"would measure them all again and set their record files aside); nothing was run. Restore "
+                     f"{db.name} from a copy and resume, or run the campaign anew; its records stay readable: "
+                     f"gmb report {outdir / 'raw'}")
 
 
 def _resume_hint(opts: SessionOptions, planned: dict) -> str:
