@@ -176,11 +176,11 @@ def cmd_compare(args):
     from .report import compare, render_csv, render_text
 
     _check_csv_dir(args.csv)
-    a, b = _results(_open(args.a), "compare"), _results(_open(args.b), "compare")
     try:
         tol = compare.load_tolerances(args.reference) if args.reference else None
+        a, b = _results(_open(args.a), "compare"), _results(_open(args.b), "compare")
         rows = compare.compare(a, b, args.a_library, args.b_library)
-    except (ValueError, OSError) as exc:
+    except ValueError as exc:
         raise UsageError(str(exc)) from None
     if not rows:  # nothing compared is not a regression (exit 1): the inputs share no point
         print("gmb compare: no point is present in both result sets (same benchmark, operation, memory, strategy, "

@@ -32,6 +32,7 @@ tolerance.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -150,9 +151,14 @@ def launch_differences(rows: list[Row]) -> list[str]:
 
 
 def load_tolerances(path: str | Path) -> dict:
-    """A reference file's tolerances, checked (check_tolerances)."""
-    with open(path, "rb") as f:
-        data = tomllib.load(f)
+    """A reference file's tolerances, checked (check_tolerances); ValueError naming the file."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise ValueError(f"--reference {path}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not TOML ({exc})") from None
     if "default" not in data and "rule" not in data:
         raise ValueError(f"{path}: expected a [default] table and/or [[rule]] entries")
     check_tolerances(data, path)
@@ -160,15 +166,17 @@ def load_tolerances(path: str | Path) -> dict:
 
 
 TOLERANCE_KEYS = {"max_regression_pct"}
+TOLERANCE = "a number of percent >= 0 (how much worse B may be than A)"
 RULE_KEYS = {"benchmark": str, "memory": str, "operation": str, "min_bytes": int, "max_bytes": int,
              "max_regression_pct": (int, float)}
 
 
 def check_tolerances(tol: dict, path) -> None:
     """The reference file of `gmb compare`: [default] max_regression_pct and [[rule]] entries, values of the
-    right type (a tolerance is a number of percent); ValueError naming what is wrong."""
+    right type (a tolerance is a finite number of percent >= 0, sizes integers >= 0); ValueError naming what is
+    wrong."""
     def number(v):
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
 
     unknown = set(tol) - {"default", "rule"}
     if unknown:
@@ -180,7 +188,7 @@ def check_tolerances(tol: dict, path) -> None:
         raise ValueError(f"{path}: [default]: unknown keys {sorted(set(default) - TOLERANCE_KEYS)} "
                          f"(accepted: max_regression_pct)")
     if "max_regression_pct" in default and not number(default["max_regression_pct"]):
-        raise ValueError(f"{path}: [default] max_regression_pct must be a number of percent "
+        raise ValueError(f"{path}: [default] max_regression_pct must be {TOLERANCE} "
                          f"(got {default['max_regression_pct']!r})")
     rules = array_of_tables(tol, "rule", path, ValueError)
     for i, r in enumerate(rules):
@@ -189,11 +197,11 @@ def check_tolerances(tol: dict, path) -> None:
             raise ValueError(f"{path}: [[rule]] #{i + 1}: unknown keys {sorted(unknown)} "
                              f"(accepted: {', '.join(RULE_KEYS)})")
         for k, v in r.items():
-            ok = number(v) if k == "max_regression_pct" else (isinstance(v, RULE_KEYS[k]) and
-                                                              not isinstance(v, bool))
+            ok = number(v) if k in ("max_regression_pct", "min_bytes", "max_bytes") else True
+            ok = ok and isinstance(v, RULE_KEYS[k]) and not isinstance(v, bool)
             if not ok:
-                want = "a number of percent" if k == "max_regression_pct" else \
-                    "an integer" if RULE_KEYS[k] is int else "a string"
+                want = TOLERANCE if k == "max_regression_pct" else \
+                    "an integer >= 0" if RULE_KEYS[k] is int else "a string"
                 raise ValueError(f"{path}: [[rule]] #{i + 1}: {k} must be {want} (got {v!r})")
 
 
