@@ -179,13 +179,15 @@ def cmd_compare(args):
     try:
         tol = compare.load_tolerances(args.reference) if args.reference else None
         a, b = _results(_open(args.a), "compare"), _results(_open(args.b), "compare")
-        rows = compare.compare(a, b, args.a_library, args.b_library)
+        comparison = compare.compare(a, b, args.a_library, args.b_library)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    rows, left_out = comparison.rows, comparison.left_out()
     if not rows:  # nothing compared is not a regression (exit 1): the inputs share no point
         print("gmb compare: no point is present in both result sets (same benchmark, operation, memory, strategy, "
-              "ranks, size and configuration: options, hosts; within one library also settings and binding): "
-              "nothing to compare", file=sys.stderr)
+              "ranks, size and configuration: options, hosts; within one library also settings and binding)"
+              + (f" with a ratio ({'; '.join(left_out)})" if comparison.no_ratio else "") + ": nothing to compare",
+              file=sys.stderr)
         return 2
     bad = compare.check(rows, tol) if tol else []
     t = compare.as_table(rows, args.a_library or args.a, args.b_library or args.b)
@@ -199,7 +201,8 @@ def cmd_compare(args):
     print(f"\n{len(rows)} points compared, {sig} significant differences" +
           (f", {len(bad)} tolerance violations" if tol else "") +
           (f"; {unjudged} not judged: measured in one launch on a side (launches differ more than one launch's "
-           f"interval; run both with repetitions >= 2)" if unjudged else ""), file=sys.stderr)
+           f"interval; run both with repetitions >= 2)" if unjudged else "") +
+          (f"; points not compared: {', '.join(left_out)}" if left_out else ""), file=sys.stderr)
     if tol and unjudged == len(rows):
         print("gmb compare: no point could be checked against the tolerances: every point was measured in one launch "
               "on a side", file=sys.stderr)

@@ -3,7 +3,10 @@
 size and the rest of its configuration: records.configuration).
 
 Each side's value per point is combined over repetitions (model.combine): median of the launch medians, and an
-interval taken over the launches (model.launch_interval). ratio = B / A with interval [B.low / A.high, B.high / A.low]. A
+interval taken over the launches (model.launch_interval). ratio = B / A with interval [B.low / A.high, B.high / A.low]
+(a ratio of figures >= 0: an interval reaching 0 or below leaves the ratio's bound at 0, or unbounded). Every point
+present on both sides is compared, whichever side is A; a point whose median is 0 on a side has no ratio and is left
+out, and said, as are the points of one side only (Comparison.left_out). A
 difference is *significant* when the two intervals do not overlap and each side measured the point in two launches
 or more: launches differ more than the samples of one launch (two launches of the same library minutes apart differ
 by more than one launch's interval), so a point of a single launch on either side is *not judged*, and no tolerance
@@ -85,7 +88,22 @@ def _order(p: Point):
                   p.config.canonical))
 
 
-def compare(a: Results, b: Results, a_library: str | None = None, b_library: str | None = None) -> list[Row]:
+@dataclass
+class Comparison:
+    """The rows compared, and how many points were not and why."""
+    rows: list[Row]
+    only_a: int = 0  # points of A that B lacks
+    only_b: int = 0  # points of B that A lacks
+    no_ratio: int = 0  # points of both with a median of 0 on a side
+
+    def left_out(self) -> list[str]:
+        """What was not compared, one phrase per reason ([] when every point of both sides was)."""
+        return [text for n, text in (
+            (self.no_ratio, f"{self.no_ratio} present on both sides with a median of 0 on a side (no ratio)"),
+            (self.only_a, f"{self.only_a} of A that B lacks"), (self.only_b, f"{self.only_b} of B that A lacks")) if n]
+
+
+def compare(a: Results, b: Results, a_library: str | None = None, b_library: str | None = None) -> Comparison:
     def side(results, lib, name):
         rows = [r for r in results.ok() if r.benchmark != "peaks"]
         libs = sorted({r.library for r in rows})
@@ -116,20 +134,23 @@ def compare(a: Results, b: Results, a_library: str | None = None, b_library: str
         return out
 
     pa, pb = by_key(pts_a, "a"), by_key(pts_b, "b")
-    out = []
-    for key in sorted(set(pa) & set(pb), key=lambda k: _order(pa[k])):
+    common = sorted(set(pa) & set(pb), key=lambda k: _order(pa[k]))
+    out = Comparison([], len(set(pa) - set(pb)), len(set(pb) - set(pa)))
+    for key in common:
         x, y = pa[key], pb[key]
-        if x.median <= 0 or x.low <= 0:
+        if x.median <= 0 or y.median <= 0:
+            out.no_ratio += 1
             continue
         ratio = y.median / x.median
-        rlow, rhigh = y.low / x.high, y.high / x.low
+        # figures are >= 0: an interval reaching below 0 bounds the ratio by 0, one reaching 0 leaves it unbounded
+        rlow, rhigh = max(y.low, 0) / x.high, y.high / x.low if x.low > 0 else math.inf
         apart = y.high < x.low or y.low > x.high
         higher_better = x.metric in HIGHER_IS_BETTER
         worse = (1 - ratio) * 100 if higher_better else (ratio - 1) * 100
         row = Row(x.benchmark, x.operation, x.memory, x.strategy_label, x.ranks, x.path_class, x.bytes, x.metric, x,
                   y, ratio, rlow, rhigh, False, worse)
         row.significant = apart and row.judged
-        out.append(row)
+        out.rows.append(row)
     return out
 
 
