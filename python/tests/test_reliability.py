@@ -428,6 +428,78 @@ def test_bad_campaign_is_refused_before_a_results_directory_exists(fake_setup, n
     assert not res.exists()
 
 
+@pytest.fixture
+def no_allocation(monkeypatch):
+    """Outside any Slurm allocation, as a login shell is."""
+    for name in ("SLURM_JOB_ID", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["plan", "--quick", "--nodes", "2"], "--nodes 2: launches on 2 nodes need hosts to run on, and there are none "
+                                          "but this one: give a hostfile (--hostfile FILE"),
+    (["run", "--quick", "--nodes", "2", "--dry-run"], "or run inside a Slurm allocation (salloc, sbatch"),
+    (["tune", "--nodes", "2", "--list"], "--nodes 2: launches on 2 nodes need hosts to run on"),
+    (["run", "--quick", "--dry-run", "--nodes", "3", "--hostfile", "HF2"],
+     "--nodes 3: the hostfile HF2 names 2 host(s) (nodea, nodeb); at most --nodes 2 here"),
+    (["run", "--quick", "--dry-run", "--nodes", "2", "--ranks-per-node", "4", "--hostfile", "HF2"],
+     "--ranks-per-node 4: more ranks per node than the hostfile gives nodea (slots=2), nodeb (slots=2)"),
+    (["run", "--quick", "--dry-run", "--hostfile", "GARBAGE"],
+     "--hostfile GARBAGE: not a hostfile: line 1: 'is' is no NAME=VALUE (a line is 'HOST slots=N' or 'HOST:N')"),
+    (["run", "--quick", "--dry-run", "--hostfile", "HF2", "--nic", "lo"],
+     "nic lo: lo is a loopback interface, which cannot reach another host, and launch "),
+])
+def test_plans_that_cannot_run_here_are_refused(fake_setup, node_dir, no_allocation, capsys, args, message):
+    """Several nodes without anything to place them on (no hostfile, no Slurm allocation), more nodes than the
+    hostfile's hosts, more ranks per node than its slots, a hostfile that is none, a loopback card for launches
+    between hosts: refused at plan time by run, plan and tune alike (exit 2), saying what was asked and what there
+    is; nothing made."""
+    hf2 = fake_setup["tmp"] / "hf2"
+    hf2.write_text("nodea slots=2\nnodeb slots=2\n")
+    garbage = fake_setup["tmp"] / "garbage"
+    garbage.write_bytes(b"this is not a hostfile\n\x00\x01garbage slots=x\n")
+    paths = {"HF2": str(hf2), "GARBAGE": str(garbage)}
+    args = [paths.get(a, a) for a in args]
+    res = fake_setup["tmp"] / "res"
+    rc = main([*args, "--config", str(fake_setup["config"]), "--no-detect"] + (["--results", str(res)]
+                                                                              if args[0] != "plan" else []))
+    err = capsys.readouterr().err
+    assert rc == 2 and "".join(paths.get(w, w) for w in re.split(r"(HF2|GARBAGE)", message)) in err, err
+    assert not res.exists()
+
+
+def test_nodes_of_a_slurm_allocation_are_what_there_is(fake_setup, node_dir, monkeypatch, capsys):
+    monkeypatch.setenv("SLURM_JOB_ID", "77")
+    monkeypatch.setenv("SLURM_JOB_NUM_NODES", "2")
+    args = ["--config", str(fake_setup["config"]), "--no-detect"]
+    assert main(["plan", "--quick", "--nodes", "3", *args]) == 2
+    assert "--nodes 3: the Slurm allocation (job 77) has 2 node(s); at most --nodes 2 here" in capsys.readouterr().err
+    assert main(["plan", "--quick", "--nodes", "2", *args]) == 0
+
+
+def test_a_run_in_a_deleted_directory_or_with_too_long_a_results_path_is_refused(fake_setup, campaign_file,
+                                                                                 node_dir, capsys, monkeypatch):
+    """The launchers cannot start in a deleted directory; a results directory whose files the OS or SQLite could not
+    open: refused before anything is made, saying which limit."""
+    args = ["--config", str(fake_setup["config"]), "--no-detect", "--no-progress"]
+    gone = fake_setup["tmp"] / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "res"), *args]) == 2
+    assert "the current directory was deleted: the launchers start every process in it" in capsys.readouterr().err
+    monkeypatch.chdir(fake_setup["tmp"])
+    deep = fake_setup["tmp"] / "/".join(["d" * 99] * 39)
+    assert main(["run", str(campaign_file), "--results", str(deep), *args]) == 2
+    assert "too long a path for the results directory: its store's journal would be store.sqlite-journal at a " \
+           "path of " in capsys.readouterr().err
+    wide = fake_setup["tmp"] / ("w" * 300)
+    assert main(["run", str(campaign_file), "--results", str(wide), *args]) == 2
+    err = capsys.readouterr().err
+    assert "a name in it would be 300 bytes" in err and "(NAME_MAX)" in err, err
+    assert [p.name for p in fake_setup["tmp"].iterdir() if p.is_dir()] == ["bin"]  # nothing made
+
+
 def test_results_that_is_a_file_is_refused(fake_setup, campaign_file, node_dir, capsys):
     f = fake_setup["tmp"] / "afile"
     f.write_text("keep me")
