@@ -1288,6 +1288,72 @@ def test_exit_2_is_bad_input_only_when_the_engine_refused_its_arguments(tmp_path
     assert (status, rc) == ("bad-input", 2)
 
 
+RULE = "-" * 74
+# Open MPI 4.1's words, as its mpirun printed them (a read-only TMPDIR; three ranks with ppr:1:node on one host) and
+# as its TCP BTL's help text has them (a loopback card pinned between hosts)
+READ_ONLY_TMP = f"""{RULE}
+A call to mkdir was unable to create the desired directory:
+
+  Directory: /tmp/ompi.vm.0
+  Error:     Read-only file system
+
+Please check to ensure you have adequate permissions to perform
+the desired operation.
+{RULE}
+[vm:00812] [[28626,0],0] ORTE_ERROR_LOG: Error in file ../../../orte/util/session_dir.c at line 107
+{RULE}
+It looks like orte_init failed for some reason; your parallel process is
+likely to abort.
+
+  orte_session_dir failed
+  --> Returned value Error (-1) instead of ORTE_SUCCESS
+{RULE}
+"""
+PPR = f"""{RULE}
+Your job has requested more processes than the ppr for
+this topology can support:
+
+  App: gmb-bench
+  Number of procs:  3
+  PPR: 1:node
+
+Please revise the conflict and try again.
+{RULE}
+"""
+TCP_CONNECT = f"""{RULE}
+WARNING: Open MPI failed to TCP connect to a peer MPI process.  This
+should not happen.
+
+Your Open MPI job may now hang or fail.
+
+  Local host: ftq1
+  PID:        4242
+  Message:    connect() to 127.0.0.1:1025 failed
+  Error:      Connection refused (111)
+{RULE}
+"""
+
+
+@pytest.mark.parametrize("output, then, reason", [
+    (READ_ONLY_TMP, "exit 1", "A call to mkdir was unable to create the desired directory: Directory: /tmp/ompi.vm.0; "
+                              "Error: Read-only file system"),
+    (PPR, "exit 1", "Your job has requested more processes than the ppr for this topology can support: App: gmb-bench; "
+                    "Number of procs: 3; PPR: 1:node"),
+    (TCP_CONNECT, "sleep 300", "killed after 1 s; the log says: WARNING: Open MPI failed to TCP connect to a peer MPI "
+                               "process. This should not happen. Local host: ftq1; PID: 4242; Message: connect() to "
+                               "127.0.0.1:1025 failed; Error: Connection refused (111)"),
+])
+def test_a_launch_reason_is_the_line_that_says_what_happened(tmp_path, output, then, reason):
+    """The reason stored is what the launcher said happened (with its details), not its closing advice ("Please
+    revise the conflict", "Returned value Error (-1) instead of ORTE_SUCCESS") nor only "killed after N s"."""
+    from gmb.run import execute
+
+    (tmp_path / "said").write_text(output)
+    status, _, why = execute._execute(["sh", "-c", f"cat {tmp_path / 'said'} >&2; {then}"], None,
+                                      tmp_path / "launch.log", 1)
+    assert status == ("timeout" if then.startswith("sleep") else "failed") and why == reason
+
+
 def test_a_launch_that_hangs_in_mpi_finalize_is_ended_soon_and_named(tmp_path, monkeypatch):
     """The engine's "finished" line, then no exit: the launch ends FINALIZE_GRACE_S later (not at its timeout),
     as finalize-hang with the exit status the engine meant."""
