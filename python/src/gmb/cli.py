@@ -84,13 +84,17 @@ def _open(path):
         raise UsageError(str(exc)) from None
 
 
-def _results(st, command: str):
-    """The results model of an open store, what of it was left out (unreadable or duplicate rows) said on stderr."""
+def _results(st, command: str, said: set | None = None):
+    """The results model of an open store, what of it was left out (unreadable or duplicate rows) said on stderr,
+    once (``said``: what was said already, of another store or the same one)."""
     from .results.model import Results
 
     results = Results.load(st)
+    said = set() if said is None else said
     for note in results.left_out:
-        print(f"gmb {command}: warning: {note}", file=sys.stderr)
+        if note not in said:
+            said.add(note)
+            print(f"gmb {command}: warning: {note}", file=sys.stderr)
     return results
 
 
@@ -178,7 +182,8 @@ def cmd_compare(args):
     _check_csv_dir(args.csv)
     try:
         tol = compare.load_tolerances(args.reference) if args.reference else None
-        a, b = _results(_open(args.a), "compare"), _results(_open(args.b), "compare")
+        said: set = set()
+        a, b = (_results(_open(side), "compare", said) for side in (args.a, args.b))
         comparison = compare.compare(a, b, args.a_library, args.b_library)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
