@@ -405,11 +405,19 @@ def test_damaged_plan_on_resume(damage, needle, fake_setup, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("text,needle", [
-    ('[default]\nmax_regression_pct = "ten"\n', "[default] max_regression_pct must be a number of percent (got 'ten')"),
+    ('[default]\nmax_regression_pct = "ten"\n',
+     "[default] max_regression_pct must be a number of percent >= 0 (how much worse B may be than A) (got 'ten')"),
     ('[default]\nmax_regression_pct = 5\n[[rule]]\nbenchmark = "bw"\nmax_regression_pct = "5%"\n',
      "[[rule]] #1: max_regression_pct must be a number of percent"),
     ('[[rule]]\nbenchmark = "bw"\nmax_bytes = "8K"\n', "[[rule]] #1: max_bytes must be an integer"),
     ('[rule]\nbenchmark = "bw"\n', "[rule] must be written [[rule]]"),
+    ('[default\nmax_regression_pct = 5\n', "not TOML (Expected ']' at the end of a table declaration"),
+    ('[default]\nmax_regression_pct = -10\n', "[default] max_regression_pct must be a number of percent >= 0 (how "
+                                              "much worse B may be than A) (got -10)"),
+    ('[default]\nmax_regression_pct = nan\n', "[default] max_regression_pct must be a number of percent >= 0"),
+    ('[default]\nmax_regression_pct = inf\n', "[default] max_regression_pct must be a number of percent >= 0"),
+    ('[[rule]]\nbenchmark = "bw"\nmax_regression_pct = -1\n', "[[rule]] #1: max_regression_pct must be a number"),
+    ('[[rule]]\nbenchmark = "bw"\nmin_bytes = -1\n', "[[rule]] #1: min_bytes must be an integer >= 0 (got -1)"),
 ])
 def test_compare_reference_of_the_wrong_type(text, needle, ompi_dir, tmp_path, capsys):
     tol = tmp_path / "tol.toml"

@@ -190,7 +190,7 @@ def test_records_of_an_nccl_run_are_labelled_nccl(tmp_path):
     assert row[col["fastest"]] == "nccl-2.28.3" and row[col["fastest / slowest"]] > 50
     assert row[col["memory"]] == "device" and row[col["ranks"]] == 4
     assert [r[col["size (total)"]] for r in t.rows if r[col["operation"]] == "allreduce"] == ["16M", "32M", "64M"]
-    rows = compare.compare(Results.load(st), Results.load(st), "openmpi-5.0.7", "nccl-2.28.3")
+    rows = compare.compare(Results.load(st), Results.load(st), "openmpi-5.0.7", "nccl-2.28.3").rows
     big = next(r for r in rows if r.operation == "allreduce" and r.bytes == 64 << 20)
     assert big.significant and big.ratio > 50 and big.worse_pct < 0  # NCCL better
     # a campaign names the library itself: the declared name wins over the records' labels

@@ -135,7 +135,7 @@ def test_compare_of_single_launches_judges_nothing(fake_setup, tmp_path, capsys)
         assert run_gmb("run", c, "--config", fake_setup["config"], "--no-detect", "--results", tmp_path / name,
                        "--no-build", "--no-progress", "--no-report") == 0
     (a,), (b,) = (tmp_path / "r1").iterdir(), (tmp_path / "r2").iterdir()
-    rows = compare.compare(Results.load(open_results(a)), Results.load(open_results(b)))
+    rows = compare.compare(Results.load(open_results(a)), Results.load(open_results(b))).rows
     assert rows and not any(r.significant or r.judged for r in rows)
     capsys.readouterr()
     tol = tmp_path / "tol.toml"
@@ -151,7 +151,8 @@ def test_answers_say_a_claim_from_one_launch_holds_within_it(tmp_path):
         rid = lib.split()[0]
         recs = synth.pt2pt_results(rid, "bw", [1 << 20], "device", "device", "nvlink")
         for r in recs:
-            r["bandwidth_GBps"].update(median=gbps, ci95_low=gbps * 0.99, ci95_high=gbps * 1.01)
+            r["bandwidth_GBps"].update(median=gbps, ci95_low=gbps * 0.99, ci95_high=gbps * 1.01, min=gbps * 0.9,
+                                       max=gbps * 1.1)
         st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl", [synth.context(rid, "bw", lib, cuda=True), *recs]))
     a = answers.answers(Results.load(st))
     (nv,) = a.paths
@@ -179,7 +180,7 @@ def test_two_libraries_are_compared_as_each_was_launched(tmp_path, capsys):
     st = _bw_store(tmp_path, [("Open MPI v4.1.4", ["0", "1"], {"OMPI_MCA_pml": "ob1"}),
                               ("MPICH Version: 4.0.2", ["0-15", "0-15"], {})])
     ompi, mpich = st.libraries()[1], st.libraries()[0]
-    rows = compare.compare(Results.load(st), Results.load(st), ompi, mpich)
+    rows = compare.compare(Results.load(st), Results.load(st), ompi, mpich).rows
     assert {r.bytes for r in rows} == {1024, 1 << 20}
     assert compare.launch_differences(rows) == ["settings: A OMPI_MCA_pml=ob1, B none",
                                                 "binding: A 1 CPU/rank, B unbound"]
@@ -193,7 +194,7 @@ def test_one_library_bound_two_ways_is_two_configurations(tmp_path):
     """Within one library the binding is part of the point: compared with itself, a store holding the library bound
     and unbound matches bound with bound only, and names both configurations."""
     st = _bw_store(tmp_path, [("Open MPI v4.1.4", ["0", "1"], {}), ("Open MPI v4.1.4", ["0-15", "0-15"], {})])
-    rows = compare.compare(Results.load(st), Results.load(st))
+    rows = compare.compare(Results.load(st), Results.load(st)).rows
     assert len(rows) == 4 and all(r.a.config == r.b.config for r in rows)
     assert compare.launch_differences(rows) == []
     assert {p.configuration for p in combine(Results.load(st).ok())} == \

@@ -57,14 +57,15 @@ def _as_in_the_background_of_a_script():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _gmb(fake_setup, *args, env=None, wait=True, config=True, start=_as_from_a_terminal):
-    """`python -m gmb ARGS` as its own process (so that it can be killed), with the fake libraries (``config``)."""
+def _gmb(fake_setup, *args, env=None, wait=True, config=True, start=_as_from_a_terminal, cwd=None):
+    """`python -m gmb ARGS` as its own process (so that it can be killed), with the fake libraries (``config``),
+    in ``cwd`` (None: this one)."""
     argv = [sys.executable, "-m", "gmb", *map(str, args), "--no-progress"]
     if config:
         argv += ["--config", str(fake_setup["config"]), "--no-detect"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONFAULTHANDLER": "1", **(env or {})}, start_new_session=True,
-                            preexec_fn=start)
+                            preexec_fn=start, cwd=cwd)
     if wait:
         out, err = proc.communicate(timeout=WAIT_S)
         return proc.returncode, out, err
@@ -102,7 +103,7 @@ def _running_launch(outdir: Path, timeout_s: float = WAIT_S) -> dict:
             launch = json.loads((outdir / locks.LOCK_NAME).read_text() or "{}").get("launch")
         except (OSError, ValueError):
             launch = None
-        if launch and any(launch["record_file"] in leftovers.command_line(p)
+        if launch and any(leftovers.names_record_file(p, launch["record_file"])
                           for p in leftovers.session_members(launch["session"])):
             return launch
         time.sleep(0.05)
@@ -165,16 +166,21 @@ def test_signal_ends_the_launch_and_resume_completes(fake_setup, campaign_file, 
     _check_complete(outdir)
 
 
-def test_kill_9_leaves_the_launch_running_and_resume_stops_it_first(fake_setup, campaign_file, node_dir):
+@pytest.mark.parametrize("results", ["absolute", "relative"])
+def test_kill_9_leaves_the_launch_running_and_resume_stops_it_first(fake_setup, campaign_file, node_dir, results):
+    """The orphans are found whether --results was absolute or relative (their command line then names the record
+    file relative to where the killed gmb ran), and the resume is given the directory as the user would."""
     res = fake_setup["tmp"] / "res"
-    proc = _gmb(fake_setup, "run", campaign_file, "--results", res, env={"FAKE_HANG": "bw"}, wait=False)
+    given = res if results == "absolute" else Path("res")
+    proc = _gmb(fake_setup, "run", campaign_file, "--results", given, env={"FAKE_HANG": "bw"}, wait=False,
+                cwd=fake_setup["tmp"])
     outdir = _results_dir(res)
     launch = _running_launch(outdir)
     proc.kill()
     proc.communicate(timeout=30)
     orphans = leftovers.session_members(launch["session"])
     assert orphans  # SIGKILL cannot be forwarded: the engine runs on, as an orphan
-    rc, _, err = _gmb(fake_setup, "run", "--resume", outdir)
+    rc, _, err = _gmb(fake_setup, "run", "--resume", given / outdir.name, cwd=fake_setup["tmp"])
     assert rc == 0, err
     assert f"died while running launch {launch['id']}; stopped its {len(orphans)} leftover" in err
     assert leftovers.session_members(launch["session"]) == []
@@ -220,6 +226,24 @@ def test_an_unfinished_launch_is_rerun_without_its_earlier_rows(fake_setup, camp
     assert rc == 0, err
     _check_complete(outdir)
     assert _rows(outdir, f"SELECT COUNT(*) FROM results WHERE run_id = '{old_run}'") == [(0,)]
+
+
+def test_a_resume_whose_store_is_gone_is_refused(fake_setup, campaign_file, node_dir, capsys):
+    """store.sqlite deleted after launches wrote their records: the resume cannot tell which finished; it refuses
+    (exit 2), names the store and what to do, and neither measures again nor sets a record file aside."""
+    assert main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "res"), "--config",
+                 str(fake_setup["config"]), "--no-detect", "--no-progress", "--no-report"]) == 0
+    outdir = _results_dir(fake_setup["tmp"] / "res")
+    (outdir / "store.sqlite").unlink()
+    before = sorted(p.name for p in (outdir / "raw").iterdir())
+    capsys.readouterr()
+    assert main(["run", "--resume", str(outdir), "--config", str(fake_setup["config"]), "--no-detect",
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot resume {outdir}: its store {outdir / 'store.sqlite'} is gone" in err and \
+        f"gmb report {outdir / 'raw'}" in err, err
+    assert sorted(p.name for p in (outdir / "raw").iterdir()) == before and not (outdir / "store.sqlite").exists()
+    assert main(["tables", str(outdir / "raw")]) == 0  # what the message says still works
 
 
 def test_a_second_campaign_on_the_node_is_warned(fake_setup, campaign_file, node_dir):
@@ -402,6 +426,78 @@ def test_bad_campaign_is_refused_before_a_results_directory_exists(fake_setup, n
     err = capsys.readouterr().err
     assert rc == 2 and message in err, err
     assert not res.exists()
+
+
+@pytest.fixture
+def no_allocation(monkeypatch):
+    """Outside any Slurm allocation, as a login shell is."""
+    for name in ("SLURM_JOB_ID", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["plan", "--quick", "--nodes", "2"], "--nodes 2: launches on 2 nodes need hosts to run on, and there are none "
+                                          "but this one: give a hostfile (--hostfile FILE"),
+    (["run", "--quick", "--nodes", "2", "--dry-run"], "or run inside a Slurm allocation (salloc, sbatch"),
+    (["tune", "--nodes", "2", "--list"], "--nodes 2: launches on 2 nodes need hosts to run on"),
+    (["run", "--quick", "--dry-run", "--nodes", "3", "--hostfile", "HF2"],
+     "--nodes 3: the hostfile HF2 names 2 host(s) (nodea, nodeb); at most --nodes 2 here"),
+    (["run", "--quick", "--dry-run", "--nodes", "2", "--ranks-per-node", "4", "--hostfile", "HF2"],
+     "--ranks-per-node 4: more ranks per node than the hostfile gives nodea (slots=2), nodeb (slots=2)"),
+    (["run", "--quick", "--dry-run", "--hostfile", "GARBAGE"],
+     "--hostfile GARBAGE: not a hostfile: line 1: 'is' is no NAME=VALUE (a line is 'HOST slots=N' or 'HOST:N')"),
+    (["run", "--quick", "--dry-run", "--hostfile", "HF2", "--nic", "lo"],
+     "nic lo: lo is a loopback interface, which cannot reach another host, and launch "),
+])
+def test_plans_that_cannot_run_here_are_refused(fake_setup, node_dir, no_allocation, capsys, args, message):
+    """Several nodes without anything to place them on (no hostfile, no Slurm allocation), more nodes than the
+    hostfile's hosts, more ranks per node than its slots, a hostfile that is none, a loopback card for launches
+    between hosts: refused at plan time by run, plan and tune alike (exit 2), saying what was asked and what there
+    is; nothing made."""
+    hf2 = fake_setup["tmp"] / "hf2"
+    hf2.write_text("nodea slots=2\nnodeb slots=2\n")
+    garbage = fake_setup["tmp"] / "garbage"
+    garbage.write_bytes(b"this is not a hostfile\n\x00\x01garbage slots=x\n")
+    paths = {"HF2": str(hf2), "GARBAGE": str(garbage)}
+    args = [paths.get(a, a) for a in args]
+    res = fake_setup["tmp"] / "res"
+    rc = main([*args, "--config", str(fake_setup["config"]), "--no-detect"] + (["--results", str(res)]
+                                                                              if args[0] != "plan" else []))
+    err = capsys.readouterr().err
+    assert rc == 2 and "".join(paths.get(w, w) for w in re.split(r"(HF2|GARBAGE)", message)) in err, err
+    assert not res.exists()
+
+
+def test_nodes_of_a_slurm_allocation_are_what_there_is(fake_setup, node_dir, monkeypatch, capsys):
+    monkeypatch.setenv("SLURM_JOB_ID", "77")
+    monkeypatch.setenv("SLURM_JOB_NUM_NODES", "2")
+    args = ["--config", str(fake_setup["config"]), "--no-detect"]
+    assert main(["plan", "--quick", "--nodes", "3", *args]) == 2
+    assert "--nodes 3: the Slurm allocation (job 77) has 2 node(s); at most --nodes 2 here" in capsys.readouterr().err
+    assert main(["plan", "--quick", "--nodes", "2", *args]) == 0
+
+
+def test_a_run_in_a_deleted_directory_or_with_too_long_a_results_path_is_refused(fake_setup, campaign_file,
+                                                                                 node_dir, capsys, monkeypatch):
+    """The launchers cannot start in a deleted directory; a results directory whose files the OS or SQLite could not
+    open: refused before anything is made, saying which limit."""
+    args = ["--config", str(fake_setup["config"]), "--no-detect", "--no-progress"]
+    gone = fake_setup["tmp"] / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "res"), *args]) == 2
+    assert "the current directory was deleted: the launchers start every process in it" in capsys.readouterr().err
+    monkeypatch.chdir(fake_setup["tmp"])
+    deep = fake_setup["tmp"] / "/".join(["d" * 99] * 39)
+    assert main(["run", str(campaign_file), "--results", str(deep), *args]) == 2
+    assert "too long a path for the results directory: its store's journal would be store.sqlite-journal at a " \
+           "path of " in capsys.readouterr().err
+    wide = fake_setup["tmp"] / ("w" * 300)
+    assert main(["run", str(campaign_file), "--results", str(wide), *args]) == 2
+    err = capsys.readouterr().err
+    assert "a name in it would be 300 bytes" in err and "(NAME_MAX)" in err, err
+    assert [p.name for p in fake_setup["tmp"].iterdir() if p.is_dir()] == ["bin"]  # nothing made
 
 
 def test_results_that_is_a_file_is_refused(fake_setup, campaign_file, node_dir, capsys):
@@ -717,7 +813,13 @@ def test_a_result_that_moved_no_data_is_not_stored_as_a_figure(tmp_path, capsys)
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda r: r.update(bytes="lots"), 'bytes must be an integer >= 0 (got "lots")'),
+    (lambda r: r.update(bytes="lots"), 'bytes must be an integer >= 0 and < 2^63 (got "lots")'),
+    (lambda r: r.update(bytes=10 ** 30), "bytes must be an integer >= 0 and < 2^63 (got 1" + "0" * 30 + ")"),
+    (lambda r: r["time_us"].update(median=-5.0), "time_us.median must be >= 0 (got -5.0)"),
+    (lambda r: r["time_us"].update(median=0), "time_us.median must be > 0 (got 0)"),
+    (lambda r: r["time_us"].update(min=100, median=1.0), "time_us.min must be <= time_us.max (got min 100, max "),
+    (lambda r: r["time_us"].update(median=1000.0), "time_us.median must lie within [min, max] (got median 1000.0"),
+    (lambda r: r.update(bandwidth_GBps={**r["time_us"], "p5": -1.0}), "bandwidth_GBps.p5 must be >= 0 (got -1.0)"),
     (lambda r: r.update(status="great"), 'status must be one of ok, unsupported, failed (got "great")'),
     (lambda r: r.pop("time_us"), "an ok result without its headline statistic time_us"),
     (lambda r: r["time_us"].update(median="fast"), "time_us must be an object of finite numbers"),
@@ -740,6 +842,140 @@ def test_ingest_refuses_a_record_that_cannot_make_a_row(tmp_path, capsys, change
     assert "Traceback" not in err and not db.exists()
 
 
+def test_record_files_are_split_at_newlines_only(tmp_path, capsys):
+    """A record may hold U+2028, U+0085 or U+001C-1E in a string as they are (JSON allows it): they do not end its
+    line; a file of such characters is no record file, not an empty one."""
+    odd = tmp_path / "odd.jsonl"
+    recs = [synth.context("u", "latency", env={"GMB_ODD": "a\u2028b\u0085c\x1cd\x1de\x1ef"}),
+            *synth.pt2pt_results("u", "latency", [8, 64], "host", "host", "host")]
+    odd.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
+    db = tmp_path / "s.sqlite"
+    assert main(["ingest", str(db), str(odd)]) == 0
+    assert capsys.readouterr().out.startswith("2 result records into")
+    seps = tmp_path / "seps.jsonl"
+    seps.write_bytes(b"\x1c" * 100)
+    assert main(["ingest", str(db), str(seps)]) == 2
+    assert f"{seps}:1: not JSON" in capsys.readouterr().err
+
+
+def test_results_without_their_context_are_refused_unless_the_store_holds_it(tmp_path, capsys):
+    """A result line alone does not say what measured it: stored only under the context of its run, from the same
+    file or the store; else refused with file and line, nothing stored."""
+    ctx = synth.write_jsonl(tmp_path / "ctx.jsonl", [synth.context("r", "latency", "MPICH Version: 4.0.2"),
+                                                     *synth.pt2pt_results("r", "latency", [8])])
+    alone = synth.write_jsonl(tmp_path / "alone.jsonl", synth.pt2pt_results("r", "latency", [64, 128]))
+    stranger = synth.write_jsonl(tmp_path / "stranger.jsonl", synth.pt2pt_results("x", "latency", [8]))
+    db = tmp_path / "s.sqlite"
+    assert main(["ingest", str(db), str(stranger)]) == 2
+    err = capsys.readouterr().err
+    assert f"{stranger}:1: a result of run 'x' without its context" in err and not db.exists()
+    assert main(["ingest", str(db), str(ctx), str(alone)]) == 0  # its context first: the run is known
+    with Store(db, create=False) as st:
+        assert {r["library"] for r in st.rows("SELECT library FROM results")} == {"mpich-4.0.2"}
+    assert main(["ingest", str(db), str(stranger), "--library", "mpich-4.0.2"]) == 2  # a name does not make one
+    assert "a result of run 'x' without its context" in capsys.readouterr().err
+
+
+def test_ingest_into_a_directory_that_does_not_exist(tmp_path, capsys):
+    f = synth.write_jsonl(tmp_path / "f.jsonl", [synth.context("a", "latency"),
+                                                 *synth.pt2pt_results("a", "latency", [8])])
+    db = tmp_path / "nonexistent" / "dir" / "s.sqlite"
+    assert main(["ingest", str(db), str(f)]) == 2
+    assert f"{db}: the directory {db.parent} does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "nonexistent").exists()
+
+
+def test_validation_names_the_schema_file_and_the_field(tmp_path, capsys, monkeypatch):
+    recs = [synth.context("v", "latency"), *synth.pt2pt_results("v", "latency", [8])]
+    recs[1]["benchmark"] = 12345
+    f = synth.write_jsonl(tmp_path / "v.jsonl", recs)
+    db = tmp_path / "s.sqlite"
+    assert main(["ingest", str(db), str(f), "--validate"]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}:2: schema violation at benchmark: 12345 is not of type 'string'" in err and len(err) < 300, err
+    for text, message in (("{nope", "not a JSON schema, not JSON (Expecting property name"),
+                          ("[1, 2]", "not a JSON schema ([1, 2] is not of type")):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        monkeypatch.setenv("GMB_SCHEMA", str(bad))
+        assert main(["ingest", str(db), str(f), "--validate"]) == 2
+        assert f"GMB_SCHEMA={bad}: {message}" in capsys.readouterr().err
+    assert not db.exists()
+
+
+def _damaged_copy(tmp_path: Path, name: str, sql: str) -> Path:
+    """A store of the recorded H200 results with one change made behind gmb's back."""
+    good = tmp_path / "good.sqlite"
+    if not good.exists():
+        assert main(["ingest", str(good), *map(str, sorted((DATA / "h200-x2").glob("*.jsonl")))]) == 0
+    copy = tmp_path / f"{name}.sqlite"
+    copy.write_bytes(good.read_bytes())
+    db = sqlite3.connect(copy)
+    db.executescript(sql)
+    db.close()
+    return copy
+
+
+@pytest.mark.parametrize("sql, said", [
+    ("UPDATE results SET bw_median = NULL WHERE id IN (SELECT id FROM results WHERE status = 'ok' AND "
+     "bw_median IS NOT NULL LIMIT 5)", "5 row(s) cannot be read (results.bw_median NULL in an ok result"),
+    ("UPDATE results SET bytes = 'lots' WHERE id = 3", "1 row(s) cannot be read (results.bytes not an integer: 1)"),
+    ("UPDATE results SET t_median = 'nan' WHERE id IN (4, 5)",
+     "2 row(s) cannot be read (results.t_median not a finite number: 2)"),
+    ("UPDATE results SET t_median = 'inf' WHERE id = 4", "(results.t_median not a finite number: 1)"),
+    ("UPDATE results SET json = '{not json' WHERE id = 6", "(results.json not JSON: 1)"),
+    ("UPDATE results SET metrics = '{not json' WHERE id = 6", "(results.metrics not JSON: 1)"),
+    ("UPDATE results SET config = '[1' WHERE id = 6", "(results.config not JSON: 1)"),
+    ("UPDATE contexts SET json = '{not json' WHERE rowid = 1", "(contexts.json not JSON: 1)"),
+])
+def test_rows_a_damaged_store_cannot_read_are_named_and_left_out(tmp_path, capsys, sql, said):
+    """Rows of a store changed behind gmb's back: each reader says which store, how many rows and which column, and
+    leaves them out (tables, report, compare alike); never a TypeError."""
+    damaged = _damaged_copy(tmp_path, "damaged", sql)
+    capsys.readouterr()
+    for args in (["tables", str(damaged)], ["report", str(damaged), "-o", str(tmp_path / "r.html")],
+                 ["compare", str(damaged), str(damaged), "--a-library", "openmpi-5.0.7", "--b-library",
+                  "openmpi-5.0.7"]):
+        assert main(args) in (0, 1)
+        err = capsys.readouterr().err
+        assert f"gmb {args[0]}: warning: {damaged}: " in err and said in err and "left out of every table" in err, err
+        assert "Error" not in err and "Traceback" not in err
+    assert "Rows of the store left out" in (tmp_path / "r.html").read_text()
+
+
+def test_duplicated_rows_of_a_store_count_once(tmp_path, capsys):
+    """Every result row inserted a second time: the points, their launches and intervals are those of the store
+    without them, and the duplicates are said."""
+    from gmb.results.model import Results, combine
+
+    doubled = _damaged_copy(tmp_path, "doubled", "CREATE TEMP TABLE again AS SELECT * FROM results; UPDATE again SET "
+                                                 "id = id + 1000000; INSERT INTO results SELECT * FROM again;")
+    with Store(tmp_path / "good.sqlite", create=False) as good, Store(doubled, create=False) as twice:
+        once, dup = Results.load(good), Results.load(twice)
+        n = len(good.rows("SELECT id FROM results"))
+    assert dup.left_out == [f"{doubled}: the store holds {n} duplicate row(s) of results (the same run and point "
+                            f"stored more than once): each measurement counted once"]
+    assert [(p.reps, p.low, p.high) for p in combine(dup.ok())] == [(p.reps, p.low, p.high) for p in combine(once.ok())]
+    capsys.readouterr()
+    assert main(["tables", str(doubled)]) == 0
+    assert f"the store holds {n} duplicate row(s)" in capsys.readouterr().err
+
+
+def test_a_journal_beside_an_intact_store_is_named(tmp_path, capsys):
+    store = _damaged_copy(tmp_path, "s", "SELECT 1")
+    journal = Path(f"{store}-journal")
+    journal.write_bytes(os.urandom(4096))
+    capsys.readouterr()
+    for args in (["tables", str(store)], ["ingest", str(store), str(DATA / "sample-bw-device.jsonl")]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert f"{store}: cannot be read as it is: beside it lies {journal}, a rollback journal" in err, err
+    assert journal.exists()  # left as it is: a reader changes nothing
+    subprocess.run([sys.executable, "-c", f"import sqlite3; sqlite3.connect({str(store)!r}).execute('PRAGMA "
+                                          f"quick_check')"], check=True)  # what the message says to do
+    assert main(["tables", str(store)]) == 0
+
+
 def test_a_launch_whose_records_cannot_make_rows_fails_with_the_reason(fake_setup, campaign_file, node_dir, capsys):
     rc = main(["run", str(campaign_file), "--results", str(fake_setup["tmp"] / "res"), "--config",
                str(fake_setup["config"]), "--no-detect", "--no-progress", "--no-report"])
@@ -753,7 +989,8 @@ def test_a_launch_whose_records_cannot_make_rows_fails_with_the_reason(fake_setu
     outdir = _results_dir(fake_setup["tmp"] / "bad")
     rows = _rows(outdir, "SELECT status, reason FROM launches")
     assert {s for s, _ in rows} == {"failed"} and all(
-        'a result record that cannot be stored: bytes must be an integer >= 0 (got "lots")' in r for _, r in rows)
+        'a result record that cannot be stored: bytes must be an integer >= 0 and < 2^63 (got "lots")' in r
+        for _, r in rows)
     assert _rows(outdir, "SELECT COUNT(*) FROM results") == [(0,)]
 
 
@@ -811,6 +1048,23 @@ def test_a_read_only_results_directory_or_store(fake_setup, campaign_file, node_
            f"database" in err and "Traceback" not in err, err
 
 
+def test_every_output_is_checked_writable_before_any_is_written(tmp_path, read_only, capsys):
+    """`gmb report GOOD --csv RO_DIR`: the read-only CSV directory is found before the report is written; nothing
+    is written, exit 1 (a write failure), the same for -o into a read-only directory."""
+    d, freeze = read_only
+    good = _damaged_copy(tmp_path, "s", "SELECT 1")
+    freeze()
+    capsys.readouterr()
+    assert main(["report", str(good), "--csv", str(d)]) == 1
+    err = capsys.readouterr().err
+    assert f"--csv {d}: cannot write in {d}: " in err and _write_failure(err, d) and "nothing was written" in err
+    assert main(["report", str(good), "--csv", str(d / "new")]) == 1  # made there: its parent is checked
+    assert f"--csv {d / 'new'}: cannot write in {d}: " in capsys.readouterr().err
+    assert main(["report", str(good), "-o", str(d / "r.html"), "--csv", str(tmp_path / "csv")]) == 1
+    assert f"the report {d / 'r.html'}: cannot write in {d}" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.sqlite", "ro", "s.sqlite"]
+
+
 def test_a_reader_that_closes_stdout_loses_the_printout_not_the_report(fake_setup, campaign_file, node_dir):
     """`gmb run ... | head -1`: gmb's stdout closed before it writes; the campaign runs, its report is written, no
     traceback, exit 0."""
@@ -824,24 +1078,51 @@ def test_a_reader_that_closes_stdout_loses_the_printout_not_the_report(fake_setu
     assert (_results_dir(fake_setup["tmp"] / "res") / "report.html").is_file()
 
 
+@pytest.mark.parametrize("closed", ["stdout", "stderr"])
+def test_a_closed_stdout_or_stderr_loses_the_printout_not_the_run(fake_setup, campaign_file, node_dir, closed):
+    """`gmb run ... >&-` and `2>&-`: the campaign runs whole, its report is written, what cannot be printed is
+    dropped (no traceback), exit 0; no record file or store receives what was meant for the closed stream."""
+    res = fake_setup["tmp"] / "res"
+    argv = [sys.executable, "-m", "gmb", "run", str(campaign_file), "--results", str(res), "--config",
+            str(fake_setup["config"]), "--no-detect", "--no-progress"]
+    fd = {"stdout": 1, "stderr": 2}[closed]
+    done = subprocess.run(["sh", "-c", f'exec "$@" {fd}>&-', "sh", *argv], capture_output=True, text=True,
+                          timeout=WAIT_S)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr and "Exception" not in done.stdout + done.stderr
+    outdir = _results_dir(res)
+    _check_complete(outdir)
+    assert (outdir / "report.html").is_file()
+    said = done.stderr if closed == "stdout" else done.stdout
+    assert str(outdir) in said  # the stream left open still says where the results are
+
+
 def test_processes_of_a_killed_gmb_are_named_to_the_next_campaign(fake_setup, campaign_file, node_dir):
     """gmb killed with SIGKILL: its launch runs on; a campaign started in another results directory warns, naming the
-    processes and how to stop them, and its store and report say so."""
-    first = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r1", env={"FAKE_HANG": "bw"},
-                 wait=False)
+    processes and how to stop them, and its store and report say so. The killed gmb ran with a relative --results
+    (its processes name their record file relative to its directory), the next one elsewhere; the advice given, to
+    resume that campaign, stops them."""
+    first = _gmb(fake_setup, "run", campaign_file, "--results", "r1", env={"FAKE_HANG": "bw"}, wait=False,
+                 cwd=fake_setup["tmp"])
     left_dir = _results_dir(fake_setup["tmp"] / "r1")
     launch = _running_launch(left_dir)
     first.kill()
     first.communicate(timeout=30)
+    elsewhere = fake_setup["tmp"] / "elsewhere"
+    elsewhere.mkdir()
     try:
         named = [p for p in leftovers.session_members(launch["session"])
-                 if launch["record_file"] in leftovers.command_line(p)]
-        rc, _, err = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r2")
+                 if leftovers.names_record_file(p, launch["record_file"])]
+        rc, _, err = _gmb(fake_setup, "run", campaign_file, "--results", fake_setup["tmp"] / "r2", cwd=elsewhere)
+        assert rc == 0, err
+        assert named and f"process(es) of a launch whose gmb is gone still run on this node (pids " in err
+        assert all(str(p) in err for p in named) and f"results {left_dir.resolve()}" in err and "kill " in err
+        (advice,) = re.findall(r"resume that campaign \((gmb run --resume \S+)\)", err)
+        rc, _, err = _gmb(fake_setup, *shlex.split(advice)[1:], cwd=elsewhere)
+        assert rc == 0 and f"died while running launch {launch['id']}; stopped its" in err, err
+        assert leftovers.session_members(launch["session"]) == []
     finally:
         leftovers.stop_session(launch["session"])
-    assert rc == 0, err
-    assert named and f"process(es) of a launch whose gmb is gone still run on this node (pids " in err
-    assert all(str(p) in err for p in named) and f"results {left_dir.resolve()}" in err and "kill " in err
     outdir = _results_dir(fake_setup["tmp"] / "r2")
     (noted,) = json.loads(_rows(outdir, "SELECT value FROM meta WHERE key='concurrent_campaigns'")[0][0])
     assert noted["leftover"] and noted["results"] == str(left_dir.resolve()) and set(named) <= set(noted["pids"])
@@ -1005,6 +1286,72 @@ def test_exit_2_is_bad_input_only_when_the_engine_refused_its_arguments(tmp_path
     status, rc, _ = execute._execute(["sh", "-c", "echo 'gmb-bench coll: error: unknown option --x' >&2; exit 2"],
                                      None, tmp_path / "engine.log", 60)
     assert (status, rc) == ("bad-input", 2)
+
+
+RULE = "-" * 74
+# Open MPI 4.1's words, as its mpirun printed them (a read-only TMPDIR; three ranks with ppr:1:node on one host) and
+# as its TCP BTL's help text has them (a loopback card pinned between hosts)
+READ_ONLY_TMP = f"""{RULE}
+A call to mkdir was unable to create the desired directory:
+
+  Directory: /tmp/ompi.vm.0
+  Error:     Read-only file system
+
+Please check to ensure you have adequate permissions to perform
+the desired operation.
+{RULE}
+[vm:00812] [[28626,0],0] ORTE_ERROR_LOG: Error in file ../../../orte/util/session_dir.c at line 107
+{RULE}
+It looks like orte_init failed for some reason; your parallel process is
+likely to abort.
+
+  orte_session_dir failed
+  --> Returned value Error (-1) instead of ORTE_SUCCESS
+{RULE}
+"""
+PPR = f"""{RULE}
+Your job has requested more processes than the ppr for
+this topology can support:
+
+  App: gmb-bench
+  Number of procs:  3
+  PPR: 1:node
+
+Please revise the conflict and try again.
+{RULE}
+"""
+TCP_CONNECT = f"""{RULE}
+WARNING: Open MPI failed to TCP connect to a peer MPI process.  This
+should not happen.
+
+Your Open MPI job may now hang or fail.
+
+  Local host: ftq1
+  PID:        4242
+  Message:    connect() to 127.0.0.1:1025 failed
+  Error:      Connection refused (111)
+{RULE}
+"""
+
+
+@pytest.mark.parametrize("output, then, reason", [
+    (READ_ONLY_TMP, "exit 1", "A call to mkdir was unable to create the desired directory: Directory: /tmp/ompi.vm.0; "
+                              "Error: Read-only file system"),
+    (PPR, "exit 1", "Your job has requested more processes than the ppr for this topology can support: App: gmb-bench; "
+                    "Number of procs: 3; PPR: 1:node"),
+    (TCP_CONNECT, "sleep 300", "killed after 1 s; the log says: WARNING: Open MPI failed to TCP connect to a peer MPI "
+                               "process. This should not happen. Local host: ftq1; PID: 4242; Message: connect() to "
+                               "127.0.0.1:1025 failed; Error: Connection refused (111)"),
+])
+def test_a_launch_reason_is_the_line_that_says_what_happened(tmp_path, output, then, reason):
+    """The reason stored is what the launcher said happened (with its details), not its closing advice ("Please
+    revise the conflict", "Returned value Error (-1) instead of ORTE_SUCCESS") nor only "killed after N s"."""
+    from gmb.run import execute
+
+    (tmp_path / "said").write_text(output)
+    status, _, why = execute._execute(["sh", "-c", f"cat {tmp_path / 'said'} >&2; {then}"], None,
+                                      tmp_path / "launch.log", 1)
+    assert status == ("timeout" if then.startswith("sleep") else "failed") and why == reason
 
 
 def test_a_launch_that_hangs_in_mpi_finalize_is_ended_soon_and_named(tmp_path, monkeypatch):

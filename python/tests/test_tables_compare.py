@@ -10,7 +10,7 @@ from gmb.report import compare
 from gmb.results import peaks
 from gmb.results import records
 from gmb.report import tables
-from gmb.results.store import Store
+from gmb.results.store import Store, open_results
 from gmb.results.model import Results, combine
 from gmb.report import cells, render_csv, render_text
 
@@ -300,7 +300,7 @@ def _stores(ompi_dir, mpich_dir):
 
 def test_compare_ratios_and_significance(ompi_dir, mpich_dir):
     a, b = _stores(ompi_dir, mpich_dir)
-    rows = compare.compare(Results.load(a), Results.load(b))
+    rows = compare.compare(Results.load(a), Results.load(b)).rows
     assert rows
     lat = next(r for r in rows if r.benchmark == "latency" and r.memory == "host:host" and r.bytes == 1)
     # mpich fixture is generated with scale 1.3: latency ~30 % higher, significant, worse
@@ -309,27 +309,59 @@ def test_compare_ratios_and_significance(ompi_dir, mpich_dir):
     assert lat.ratio_low <= lat.ratio <= lat.ratio_high
     bw = next(r for r in rows if r.benchmark == "bw" and r.memory == "host:host" and r.bytes == 1 << 20)
     assert bw.ratio < 1 and bw.worse_pct > 0  # bandwidth lower = worse
-    same = compare.compare(Results.load(a), Results.load(a))
+    same = compare.compare(Results.load(a), Results.load(a)).rows
     assert all(not r.significant and r.ratio == pytest.approx(1.0) for r in same)
 
 
 def test_compare_tolerances(ompi_dir, mpich_dir, tmp_path):
     a, b = _stores(ompi_dir, mpich_dir)
-    rows = compare.compare(Results.load(a), Results.load(b))
+    rows = compare.compare(Results.load(a), Results.load(b)).rows
     loose = tmp_path / "loose.toml"
     loose.write_text("[default]\nmax_regression_pct = 50\n")
     assert compare.check(rows, compare.load_tolerances(loose)) == []
     strict = tmp_path / "strict.toml"
     strict.write_text('[default]\nmax_regression_pct = 50\n[[rule]]\nbenchmark = "latency"\nmax_bytes = 64\n'
                       'max_regression_pct = 5\n')
-    bad = compare.check(compare.compare(Results.load(a), Results.load(b)), compare.load_tolerances(strict))
+    bad = compare.check(compare.compare(Results.load(a), Results.load(b)).rows, compare.load_tolerances(strict))
     assert bad and all(r.benchmark == "latency" and r.bytes <= 64 for r in bad)
+
+
+def test_compare_compares_every_common_point_whichever_side_is_a(tmp_path, capsys):
+    """Two launches each whose medians differ 100x give an interval reaching below 0 (a t-interval of two): such
+    points are compared all the same (the ratio's bound at 0, or unbounded), swapping A and B compares the same
+    points, and the points of one side only are counted, not dropped without a word."""
+    from gmb.cli import main
+
+    recs = []
+    for version, noisy, sizes in (("Open MPI v5.0.7", 8, [8, 64, 512]),
+                                  ("MPICH Version: 4.0.2", 64, [8, 64, 512, 4096])):
+        for launch, stall in enumerate((1.0, 100.0)):
+            rid = f"{version.split()[0]}-{launch}"
+            recs.append(synth.context(rid, "latency", version))
+            for r in synth.pt2pt_results(rid, "latency", sizes, seed=launch):
+                if r["bytes"] == noisy:
+                    r["time_us"] = synth.stats(r["time_us"]["median"] * stall)
+                recs.append(r)
+    f = synth.write_jsonl(tmp_path / "both.jsonl", recs)
+    shown = {}
+    for a_lib, b_lib in (("openmpi-5.0.7", "mpich-4.0.2"), ("mpich-4.0.2", "openmpi-5.0.7")):
+        comparison = compare.compare(*[Results.load(open_results(f))] * 2, a_lib, b_lib)
+        shown[a_lib] = {r.bytes: r for r in comparison.rows}
+        assert main(["compare", str(f), str(f), "--a-library", a_lib, "--b-library", b_lib]) == 0
+        err = capsys.readouterr().err
+        assert "3 points compared" in err and \
+            f"points not compared: 1 of {'B that A' if a_lib == 'openmpi-5.0.7' else 'A that B'} lacks" in err, err
+    assert set(shown["openmpi-5.0.7"]) == set(shown["mpich-4.0.2"]) == {8, 64, 512}
+    for x in (shown["openmpi-5.0.7"][8], shown["mpich-4.0.2"][64]):  # A's interval reaches below 0
+        assert x.a.low <= 0 and x.ratio_high == float("inf") and 0 < x.ratio_low <= x.ratio
+    for x in (shown["openmpi-5.0.7"][64], shown["mpich-4.0.2"][8]):  # B's
+        assert x.b.low <= 0 and x.ratio_low == 0 and x.ratio < x.ratio_high < float("inf")
 
 
 def test_compare_two_libraries_in_one_store(store):
     with pytest.raises(ValueError, match="several libraries"):
-        compare.compare(Results.load(store), Results.load(store))
-    rows = compare.compare(Results.load(store), Results.load(store), "openmpi-5.0.7", "mpich-4.0.2")
+        compare.compare(Results.load(store), Results.load(store)).rows
+    rows = compare.compare(Results.load(store), Results.load(store), "openmpi-5.0.7", "mpich-4.0.2").rows
     assert any(r.significant for r in rows)
 
 
@@ -337,9 +369,10 @@ def test_compare_rows_show_path_and_ranks(store, tmp_path):
     """bw device:device 64M between two GPUs (nvlink) and on one GPU (same-gpu) are two points of the comparison,
     and so are allreduce 1M on 2 and on 4 ranks: their rows (table and CSV) say which is which."""
     st = _real("bw-ob1-nvlink", "bw-ob1-samegpu")
-    rows = [r for r in compare.compare(Results.load(st), Results.load(st)) if r.benchmark == "bw" and r.bytes == 64 * M]
+    rows = [r for r in compare.compare(Results.load(st), Results.load(st)).rows
+            if r.benchmark == "bw" and r.bytes == 64 * M]
     assert sorted(r.path_class for r in rows) == ["nvlink", "same-gpu"]
-    rows += [r for r in compare.compare(Results.load(store), Results.load(store), "openmpi-5.0.7", "mpich-4.0.2")
+    rows += [r for r in compare.compare(Results.load(store), Results.load(store), "openmpi-5.0.7", "mpich-4.0.2").rows
              if r.operation == "allreduce" and r.bytes == M]
     t = compare.as_table(rows, "a", "b")
     col = {c: i for i, c in enumerate(t.columns)}
@@ -360,12 +393,13 @@ def test_fresh_buffers_are_a_point_of_their_own(tmp_path):
     outside the timing) count like unvalidated ones."""
     def bw(run_id, gbps, **fields):
         (r,) = synth.pt2pt_results(run_id, "bw", [M], "device", "device", "nvlink")
-        r["bandwidth_GBps"] = {**r["bandwidth_GBps"], "median": gbps}
-        return {key: value for key, value in {**r, **fields}.items() if value is not None}
+        r["bandwidth_GBps"] = {**synth.stats(gbps, spread=0.05), "median": gbps}
+        return [synth.context(run_id, "bw", "Open MPI v5.0.7", cuda=True),
+                {key: value for key, value in {**r, **fields}.items() if value is not None}]
 
-    mpi = [bw("b", 160.0, validation="passed", validated_iterations=2, buffer_allocation="once-per-launch"),
-           bw("c", 150.0, validation="off", buffer_allocation="once-per-launch"),
-           bw("d", 90.0, validation="passed", validated_iterations=2, buffer_allocation="fresh-per-size")]
+    mpi = [*bw("b", 160.0, validation="passed", validated_iterations=2, buffer_allocation="once-per-launch"),
+           *bw("c", 150.0, validation="off", buffer_allocation="once-per-launch"),
+           *bw("d", 90.0, validation="passed", validated_iterations=2, buffer_allocation="fresh-per-size")]
     st = _synthetic(tmp_path, [("p2p-ipc", "nvlink", M, 200.0)], mpi)
     pts = {p.strategy_label: p for p in combine(Results.load(st).ok("bw"))}
     assert set(pts) == {"direct", "direct (fresh buffers)"}
@@ -437,7 +471,8 @@ def _coll_store(tmp_path, figures, op_figures=None, launches=2):
             for rec in recs:
                 g = gbps if rec["operation"] == "allreduce" else (op_figures or {}).get(version, gbps)
                 rec["busbw_GBps"] = {**rec["busbw_GBps"], "median": g, "ci95_low": g * (1 - half),
-                                     "ci95_high": g * (1 + half), "p5": g / spread ** 0.5, "p95": g * spread ** 0.5}
+                                     "ci95_high": g * (1 + half), "p5": g / spread ** 0.5, "p95": g * spread ** 0.5,
+                                     "min": g / spread, "max": g * spread}
             st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl",
                                         [synth.context(rid, "coll", version, world_size=4, cuda=True), *recs]))
     return st

@@ -18,7 +18,7 @@ from .arguments import build_options, library_options, parser, session_options, 
 from .engine import configurations, engines
 from .errors import UsageError
 from .run import session, setup
-from .outputs import OutputError, disk_full, os_cause
+from .outputs import OutputError, check_writable, disk_full, os_cause
 
 
 def cmd_libs(args):
@@ -84,6 +84,20 @@ def _open(path):
         raise UsageError(str(exc)) from None
 
 
+def _results(st, command: str, said: set | None = None):
+    """The results model of an open store, what of it was left out (unreadable or duplicate rows) said on stderr,
+    once (``said``: what was said already, of another store or the same one)."""
+    from .results.model import Results
+
+    results = Results.load(st)
+    said = set() if said is None else said
+    for note in results.left_out:
+        if note not in said:
+            said.add(note)
+            print(f"gmb {command}: warning: {note}", file=sys.stderr)
+    return results
+
+
 def _report_path(args) -> Path:
     """Where the report goes: -o, else RESULTS/report.html, or beside a file of records; where that report exists, the
     next free report-N.html (--force: the report is replaced). UsageError where it cannot be written: -o naming a
@@ -93,6 +107,7 @@ def _report_path(args) -> Path:
         else results.with_suffix(".html")
     if not out.parent.is_dir():
         raise UsageError(f"{out}: the directory {out.parent} does not exist (-o names the report file)")
+    check_writable(out.parent, f"the report {out}")
     if not out.exists():
         return out
     if args.force:
@@ -111,7 +126,7 @@ def _report_path(args) -> Path:
 
 def _check_csv_dir(path: str | None):
     """UsageError unless --csv names a directory to write new CSV files into: absent (it is made), or a directory
-    without CSV files (none is overwritten)."""
+    without CSV files (none is overwritten); OutputError where it cannot be written."""
     if not path:
         return
     p = Path(path)
@@ -119,17 +134,17 @@ def _check_csv_dir(path: str | None):
         raise UsageError(f"--csv {p}: exists and is not a directory (--csv names the directory the CSV files go into)")
     if p.is_dir() and any(p.glob("*.csv")):
         raise UsageError(f"--csv {p}: already holds CSV files; not overwriting (choose another directory)")
+    check_writable(p, f"--csv {p}")
 
 
 def cmd_report(args):
     from .report import html as report
     from .report import render_csv, tables
-    from .results.model import Results
 
     st = _open(args.results)
     _check_csv_dir(args.csv)  # every output checked before anything is written
     out = _report_path(args)
-    results = Results.load(st)
+    results = _results(st, "report")
     title = args.title or f"gmb report: {Path(args.results).name}"
     if out.exists():  # --force: the new report is written beside it, then takes its name
         fresh = report.write_report(results, out.with_name(f".{out.name}.new-{os.getpid()}"), title=title)
@@ -145,10 +160,9 @@ def cmd_report(args):
 
 def cmd_tables(args):
     from .report import render_csv, render_text, tables
-    from .results.model import Results
 
     _check_csv_dir(args.csv)
-    results = Results.load(_open(args.results))
+    results = _results(_open(args.results), "tables")
     ts = tables.all_tables(results)
     if args.json:
         from .report.answers import answers
@@ -164,19 +178,21 @@ def cmd_tables(args):
 
 def cmd_compare(args):
     from .report import compare, render_csv, render_text
-    from .results.model import Results
 
     _check_csv_dir(args.csv)
-    a, b = Results.load(_open(args.a)), Results.load(_open(args.b))
     try:
         tol = compare.load_tolerances(args.reference) if args.reference else None
-        rows = compare.compare(a, b, args.a_library, args.b_library)
-    except (ValueError, OSError) as exc:
+        said: set = set()
+        a, b = (_results(_open(side), "compare", said) for side in (args.a, args.b))
+        comparison = compare.compare(a, b, args.a_library, args.b_library)
+    except ValueError as exc:
         raise UsageError(str(exc)) from None
+    rows, left_out = comparison.rows, comparison.left_out()
     if not rows:  # nothing compared is not a regression (exit 1): the inputs share no point
         print("gmb compare: no point is present in both result sets (same benchmark, operation, memory, strategy, "
-              "ranks, size and configuration: options, hosts; within one library also settings and binding): "
-              "nothing to compare", file=sys.stderr)
+              "ranks, size and configuration: options, hosts; within one library also settings and binding)"
+              + (f" with a ratio ({'; '.join(left_out)})" if comparison.no_ratio else "") + ": nothing to compare",
+              file=sys.stderr)
         return 2
     bad = compare.check(rows, tol) if tol else []
     t = compare.as_table(rows, args.a_library or args.a, args.b_library or args.b)
@@ -190,7 +206,8 @@ def cmd_compare(args):
     print(f"\n{len(rows)} points compared, {sig} significant differences" +
           (f", {len(bad)} tolerance violations" if tol else "") +
           (f"; {unjudged} not judged: measured in one launch on a side (launches differ more than one launch's "
-           f"interval; run both with repetitions >= 2)" if unjudged else ""), file=sys.stderr)
+           f"interval; run both with repetitions >= 2)" if unjudged else "") +
+          (f"; points not compared: {', '.join(left_out)}" if left_out else ""), file=sys.stderr)
     if tol and unjudged == len(rows):
         print("gmb compare: no point could be checked against the tolerances: every point was measured in one launch "
               "on a side", file=sys.stderr)
@@ -221,6 +238,11 @@ def cmd_ingest(args):
 
     from .results.engine_facts import read_engine_file
 
+    db = Path(args.store)
+    if not db.parent.is_dir():
+        what = "is not a directory" if db.parent.exists() else "does not exist"
+        raise UsageError(f"{db}: the directory {db.parent} {what} (gmb ingest makes the store file, not the directory "
+                         f"it goes in)")
     try:
         engines = [read_engine_file(f) for f in args.files if Path(f).suffix == ".json"]
     except ValueError as exc:
@@ -256,11 +278,16 @@ def cmd_ingest(args):
         for path in sorted({o.get("loaded_realpath") for o in objects if o.get("matches_build") is False} - {None, ""}):
             print(f"gmb ingest: note: {rf.path}: the engine ran {path}, not the library it was built against; "
                   f"labelled by what ran", file=sys.stderr)
-    db = Path(args.store)
-    with store.Store(db) as st, st.transaction(f"the records of {', '.join(str(rf.path) for rf in files)}"):
-        n = sum(st.ingest(rf, library=args.library) for rf in files)  # all files or none
-        for library, description in engines:
-            st.record_engine(args.library or library, description.raw)
+    new = not db.exists()
+    try:
+        with store.Store(db) as st, st.transaction(f"the records of {', '.join(str(rf.path) for rf in files)}"):
+            n = sum(st.ingest(rf, library=args.library) for rf in files)  # all files or none
+            for library, description in engines:
+                st.record_engine(args.library or library, description.raw)
+    except records.RecordError:
+        if new:  # refused with nothing stored: no empty store is left in its place
+            db.unlink(missing_ok=True)
+        raise
     already = sum(len(rf.results) for rf in files) - n
     print(f"{n} result records into {db}" +
           (f"; {already} already there (same run and point), not stored again" if already else ""))
@@ -304,9 +331,27 @@ class _ReaderMayLeave:
         return getattr(self._stream, name)
 
 
+def _open_stream(stream, fd: int):
+    """``stream`` (sys.stdout or sys.stderr), or, where gmb was started with that descriptor closed (`>&-`,
+    `2>&-`; Python then has None), a stream to /dev/null: what cannot be printed is dropped and the command does its
+    work. /dev/null then takes the descriptor too, so that no file gmb opens gets it: a launcher or compiler started
+    with it as its output would write into that file."""
+    if stream is not None:
+        return stream
+    try:
+        os.fstat(fd)
+    except OSError:
+        null = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: this one
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    return open(os.devnull, "w")
+
+
 def main(argv=None) -> int:
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _ReaderMayLeave(sys.stdout), _ReaderMayLeave(sys.stderr)
+    sys.stdout, sys.stderr = (_ReaderMayLeave(_open_stream(sys.stdout, 1)),
+                              _ReaderMayLeave(_open_stream(sys.stderr, 2)))
     try:
         return _main(argv)
     finally:

@@ -32,6 +32,19 @@ def disk_full(exc: BaseException) -> bool:
     return "disk is full" in str(exc) or "disk I/O error" in str(exc)
 
 
+def check_writable(directory: str | Path, what: str):
+    """OutputError unless new files can be made in ``directory`` (where it does not exist yet: in the nearest of
+    its parents that does, where it would be made): checked for every output before a command writes any, so
+    that none is written when another cannot be. ``what`` names the output ("--csv DIR")."""
+    d = Path(directory).absolute()
+    while not d.exists() and d != d.parent:
+        d = d.parent
+    if os.access(d, os.W_OK | os.X_OK):
+        return
+    cause = "read-only file system" if os.statvfs(d).f_flag & os.ST_RDONLY else "permission denied"
+    raise OutputError(f"{what}: cannot write in {d}: {cause}; nothing was written")
+
+
 def write_new(path: str | Path, content: str | bytes) -> Path:
     """Write ``content`` to ``path``, which must not exist (FileExistsError otherwise; the existing file is left
     as it is). OutputError when the write fails, with nothing left under ``path`` or the temporary name."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import re
 from dataclasses import asdict, dataclass, replace
@@ -262,10 +263,37 @@ def _scaled(desc: EngineDescription, block: Block, operation: str | None, ranks:
     return ([(",".join(whole), None)] if whole else []) + ([(",".join(split), sizes)] if split else [])
 
 
+_STAMP = "%Y%m%dT%H%M%SZ"
+SQLITE_PATH_MAX = 512  # the longest path SQLite's unix file layer opens (MAX_PATHNAME), its journal's included
+
+
+def results_dir_problem(base: str | Path, name: str, launch_ids: list[str]) -> str | None:
+    """Why the results directory of ``name`` under ``base`` could not hold its files, or None: a path longer than
+    the OS opens (PATH_MAX) or SQLite does (its store's journal), a name longer than the file system's NAME_MAX;
+    checked before anything is made. The longest files: the store's journal, and a launch's record file or log set
+    aside on a resume."""
+    outdir = Path(os.path.abspath(base)) / f"{_safe(name)}-{datetime.now(timezone.utc).strftime(_STAMP)}-99"
+    existing = next(p for p in (outdir, *outdir.parents) if os.path.isdir(p))  # never raises: a name too long
+    path_max, name_max = os.pathconf(existing, "PC_PATH_MAX"), os.pathconf(existing, "PC_NAME_MAX")
+    longest = max((f"raw/{x}.jsonl.interrupted-99" for x in launch_ids), key=len, default="raw/x.jsonl")
+    journal = outdir / "store.sqlite-journal"
+    for part in (*outdir.relative_to(existing).parts, *Path(longest).parts):
+        if len(os.fsencode(part)) > name_max:
+            return f"a name in it would be {len(os.fsencode(part))} bytes ({part[:40]}...), and this file system " \
+                   f"takes at most {name_max} (NAME_MAX)"
+    if len(os.fsencode(outdir / longest)) >= path_max:
+        return f"its files would have paths of {len(os.fsencode(outdir / longest))} bytes, and the OS opens at " \
+               f"most {path_max - 1} (PATH_MAX)"
+    if len(str(journal)) > SQLITE_PATH_MAX:
+        return f"its store's journal would be {journal.name} at a path of {len(str(journal))} characters, and " \
+               f"SQLite opens at most {SQLITE_PATH_MAX}"
+    return None
+
+
 def new_results_dir(base: str | Path, name: str) -> Path:
     """results/<campaign>-<UTC time>/, never reusing an existing directory."""
     base = Path(base)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(timezone.utc).strftime(_STAMP)
     d = base / f"{_safe(name)}-{stamp}"
     n = 2
     try:

@@ -5,6 +5,7 @@ and an environment for subprocess. Add one by subclassing Launcher and decoratin
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from . import families
@@ -35,6 +36,33 @@ def hostfile_entries(text: str) -> list[tuple[str, int | None]]:
         slots = next((w.partition("=")[2] for w in words[1:] if w.startswith(("slots=", "max_slots="))), count)
         entries.append((host, int(slots) if slots.isdigit() else None))
     return entries
+
+
+_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_SLOT_WORDS = ("slots", "max_slots", "max-slots")
+_COUNT = re.compile(r"[1-9][0-9]*")
+
+
+def hostfile_problem(text: str) -> str | None:
+    """Why a hostfile is none ("line N: what"), or None: a line is a host name (letters, digits, ``. _ -``) in Open
+    MPI's form, followed by NAME=VALUE words (``slots=N``, ``max_slots=N``), or in Hydra's, ``host:N``; a slot
+    count is a whole number >= 1; # starts a comment."""
+    for n, line in enumerate(text.split("\n"), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        host, colon, count = words[0].partition(":")
+        if not _HOST_NAME.fullmatch(host):
+            return f"line {n}: {host!r} is not a host name"
+        if colon and not _COUNT.fullmatch(count):
+            return f"line {n}: {words[0]!r}: the slot count after ':' must be a whole number >= 1"
+        for word in words[1:]:
+            key, eq, value = word.partition("=")
+            if not eq:
+                return f"line {n}: {word!r} is no NAME=VALUE (a line is 'HOST slots=N' or 'HOST:N')"
+            if key in _SLOT_WORDS and not _COUNT.fullmatch(value):
+                return f"line {n}: {word!r}: {key} must be a whole number >= 1"
+    return None
 
 
 def hostfile_hosts(text: str) -> list[str]:

@@ -3,7 +3,10 @@
 size and the rest of its configuration: records.configuration).
 
 Each side's value per point is combined over repetitions (model.combine): median of the launch medians, and an
-interval taken over the launches (model.launch_interval). ratio = B / A with interval [B.low / A.high, B.high / A.low]. A
+interval taken over the launches (model.launch_interval). ratio = B / A with interval [B.low / A.high, B.high / A.low]
+(a ratio of figures >= 0: an interval reaching 0 or below leaves the ratio's bound at 0, or unbounded). Every point
+present on both sides is compared, whichever side is A; a point whose median is 0 on a side has no ratio and is left
+out, and said, as are the points of one side only (Comparison.left_out). A
 difference is *significant* when the two intervals do not overlap and each side measured the point in two launches
 or more: launches differ more than the samples of one launch (two launches of the same library minutes apart differ
 by more than one launch's interval), so a point of a single launch on either side is *not judged*, and no tolerance
@@ -32,6 +35,7 @@ tolerance.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -84,7 +88,22 @@ def _order(p: Point):
                   p.config.canonical))
 
 
-def compare(a: Results, b: Results, a_library: str | None = None, b_library: str | None = None) -> list[Row]:
+@dataclass
+class Comparison:
+    """The rows compared, and how many points were not and why."""
+    rows: list[Row]
+    only_a: int = 0  # points of A that B lacks
+    only_b: int = 0  # points of B that A lacks
+    no_ratio: int = 0  # points of both with a median of 0 on a side
+
+    def left_out(self) -> list[str]:
+        """What was not compared, one phrase per reason ([] when every point of both sides was)."""
+        return [text for n, text in (
+            (self.no_ratio, f"{self.no_ratio} present on both sides with a median of 0 on a side (no ratio)"),
+            (self.only_a, f"{self.only_a} of A that B lacks"), (self.only_b, f"{self.only_b} of B that A lacks")) if n]
+
+
+def compare(a: Results, b: Results, a_library: str | None = None, b_library: str | None = None) -> Comparison:
     def side(results, lib, name):
         rows = [r for r in results.ok() if r.benchmark != "peaks"]
         libs = sorted({r.library for r in rows})
@@ -115,20 +134,23 @@ def compare(a: Results, b: Results, a_library: str | None = None, b_library: str
         return out
 
     pa, pb = by_key(pts_a, "a"), by_key(pts_b, "b")
-    out = []
-    for key in sorted(set(pa) & set(pb), key=lambda k: _order(pa[k])):
+    common = sorted(set(pa) & set(pb), key=lambda k: _order(pa[k]))
+    out = Comparison([], len(set(pa) - set(pb)), len(set(pb) - set(pa)))
+    for key in common:
         x, y = pa[key], pb[key]
-        if x.median <= 0 or x.low <= 0:
+        if x.median <= 0 or y.median <= 0:
+            out.no_ratio += 1
             continue
         ratio = y.median / x.median
-        rlow, rhigh = y.low / x.high, y.high / x.low
+        # figures are >= 0: an interval reaching below 0 bounds the ratio by 0, one reaching 0 leaves it unbounded
+        rlow, rhigh = max(y.low, 0) / x.high, y.high / x.low if x.low > 0 else math.inf
         apart = y.high < x.low or y.low > x.high
         higher_better = x.metric in HIGHER_IS_BETTER
         worse = (1 - ratio) * 100 if higher_better else (ratio - 1) * 100
         row = Row(x.benchmark, x.operation, x.memory, x.strategy_label, x.ranks, x.path_class, x.bytes, x.metric, x,
                   y, ratio, rlow, rhigh, False, worse)
         row.significant = apart and row.judged
-        out.append(row)
+        out.rows.append(row)
     return out
 
 
@@ -150,9 +172,14 @@ def launch_differences(rows: list[Row]) -> list[str]:
 
 
 def load_tolerances(path: str | Path) -> dict:
-    """A reference file's tolerances, checked (check_tolerances)."""
-    with open(path, "rb") as f:
-        data = tomllib.load(f)
+    """A reference file's tolerances, checked (check_tolerances); ValueError naming the file."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise ValueError(f"--reference {path}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not TOML ({exc})") from None
     if "default" not in data and "rule" not in data:
         raise ValueError(f"{path}: expected a [default] table and/or [[rule]] entries")
     check_tolerances(data, path)
@@ -160,15 +187,17 @@ def load_tolerances(path: str | Path) -> dict:
 
 
 TOLERANCE_KEYS = {"max_regression_pct"}
+TOLERANCE = "a number of percent >= 0 (how much worse B may be than A)"
 RULE_KEYS = {"benchmark": str, "memory": str, "operation": str, "min_bytes": int, "max_bytes": int,
              "max_regression_pct": (int, float)}
 
 
 def check_tolerances(tol: dict, path) -> None:
     """The reference file of `gmb compare`: [default] max_regression_pct and [[rule]] entries, values of the
-    right type (a tolerance is a number of percent); ValueError naming what is wrong."""
+    right type (a tolerance is a finite number of percent >= 0, sizes integers >= 0); ValueError naming what is
+    wrong."""
     def number(v):
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
 
     unknown = set(tol) - {"default", "rule"}
     if unknown:
@@ -180,7 +209,7 @@ def check_tolerances(tol: dict, path) -> None:
         raise ValueError(f"{path}: [default]: unknown keys {sorted(set(default) - TOLERANCE_KEYS)} "
                          f"(accepted: max_regression_pct)")
     if "max_regression_pct" in default and not number(default["max_regression_pct"]):
-        raise ValueError(f"{path}: [default] max_regression_pct must be a number of percent "
+        raise ValueError(f"{path}: [default] max_regression_pct must be {TOLERANCE} "
                          f"(got {default['max_regression_pct']!r})")
     rules = array_of_tables(tol, "rule", path, ValueError)
     for i, r in enumerate(rules):
@@ -189,11 +218,11 @@ def check_tolerances(tol: dict, path) -> None:
             raise ValueError(f"{path}: [[rule]] #{i + 1}: unknown keys {sorted(unknown)} "
                              f"(accepted: {', '.join(RULE_KEYS)})")
         for k, v in r.items():
-            ok = number(v) if k == "max_regression_pct" else (isinstance(v, RULE_KEYS[k]) and
-                                                              not isinstance(v, bool))
+            ok = number(v) if k in ("max_regression_pct", "min_bytes", "max_bytes") else True
+            ok = ok and isinstance(v, RULE_KEYS[k]) and not isinstance(v, bool)
             if not ok:
-                want = "a number of percent" if k == "max_regression_pct" else \
-                    "an integer" if RULE_KEYS[k] is int else "a string"
+                want = TOLERANCE if k == "max_regression_pct" else \
+                    "an integer >= 0" if RULE_KEYS[k] is int else "a string"
                 raise ValueError(f"{path}: [[rule]] #{i + 1}: {k} must be {want} (got {v!r})")
 
 

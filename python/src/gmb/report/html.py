@@ -174,6 +174,8 @@ def _libraries_section(results: Results) -> str:
     warning = "".join(f"<p class='warn'><b>{escape(lib)}: {len(reasons)} launch(es) ran another MPI library</b>; "
                       f"their figures are not in this report: {escape(min((r for r in reasons if r is not None), default=None))}</p>"
                       for lib, reasons in sorted(wrong.items()))
+    warning += "".join(f"<p class='warn'><b>Rows of the store left out</b>: {escape(note)}</p>"
+                       for note in results.left_out)
     others = json.loads(results.meta.get("concurrent_campaigns") or "[]")
     warning += "".join(f"<p class='warn'><b>Another campaign ran on this node at the same time</b> "
                        f"({escape(describe_campaign(o))}): both shared its GPUs and cores, so figures of this "

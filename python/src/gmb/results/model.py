@@ -18,6 +18,8 @@ setting, the binding or the hosts are named apart (configuration_labels).
 from __future__ import annotations
 
 import json
+import math
+from collections import Counter
 from dataclasses import dataclass, field
 from statistics import median
 
@@ -25,7 +27,7 @@ from ..engine.description import EngineDescription
 from ..machine.load import busy_launch
 from .engine_facts import EngineFacts
 from .records import headline, precision_stop
-from .store import STAT_COLUMNS, Store
+from .store import KEPT_STATISTICS, STAT_COLUMNS, Store, result_key
 
 
 @dataclass(frozen=True)
@@ -139,8 +141,28 @@ class Skipped:
     reason: str
 
 
-def _json(text: str | None, default):
-    return json.loads(text) if text else default
+class Unreadable(ValueError):
+    """A stored row's column that cannot be read as the store writes it (a damaged or hand-edited store); its
+    message says which column and how ("bytes not an integer")."""
+
+
+def _column_json(row: dict, column: str, default, required: bool = False, kind: type = dict):
+    """A JSON column as the store writes it: an object (``kind``), NULL unless ``required``; else Unreadable."""
+    text = row[column]
+    if text is None and not required:
+        return default
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        raise Unreadable(f"{column} not JSON") from None
+    if value is None and not required:
+        return default
+    if not isinstance(value, kind):
+        raise Unreadable(f"{column} not a JSON {'object' if kind is dict else 'list'}")
+    return value
+
+
+_NUMBER_COLUMNS = (*(f"{p}_{s}" for p in STAT_COLUMNS.values() for s in KEPT_STATISTICS), "nominal_GBps")
 
 
 def _statistics(row: dict) -> dict[str, Statistics]:
@@ -149,12 +171,59 @@ def _statistics(row: dict) -> dict[str, Statistics]:
 
 
 def _result(row: dict) -> Result:
+    """A result row as the model reads it. Unreadable names the first column that is not what the store writes
+    (names, an integer size, finite numbers or NULL, JSON objects, an ok result's headline median)."""
+    for column in ("library", "benchmark", "status"):
+        if not isinstance(row[column], str) or not row[column]:
+            raise Unreadable(f"{column} not a name")
+    for column, required in (("bytes", True), ("ranks", False), ("repetition", False)):
+        value = row[column]
+        if (value is None and required) or (value is not None and (not isinstance(value, int) or value < 0)):
+            raise Unreadable(f"{column} not an integer")
+    for column in _NUMBER_COLUMNS:
+        value = row[column]
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
+            raise Unreadable(f"{column} not a finite number")
+    record = _column_json(row, "json", {}, required=True)
+    metrics = _column_json(row, "metrics", {})
+    _column_json(row, "config", {})  # Configuration.parse reads its text
+    if row["status"] == "ok":
+        column = f"{STAT_COLUMNS[headline(record)]}_median"
+        if row[column] is None:
+            raise Unreadable(f"{column} NULL in an ok result (the statistic it is ranked by)")
     return Result(row["run_id"], row["launch_id"], row["repetition"], row["library"], row["benchmark"],
                   row["operation"], row["status"], row["reason"], row["bytes"], row["memory"], row["mem_send"],
                   row["mem_recv"], row["strategy"], row["ranks"], row["path_class"], row["nominal_GBps"],
-                  _statistics(row), _json(row["metrics"], {}), _json(row["json"], {}),
-                  Configuration.parse(row["config"]), launch_load=_json(row["launch_load"], None),
-                  scaling=row["launch_scaling"])
+                  _statistics(row), metrics, record, Configuration.parse(row["config"]),
+                  launch_load=row["launch_load"], scaling=row["launch_scaling"])
+
+
+def _launch(x: dict) -> Launch:
+    return Launch(x["launch_id"], x["library"], x["benchmark"], x["memory"], x["strategy"], x["planned_path"],
+                  x["status"], x["reason"], _column_json(x, "argv", None, kind=list), _column_json(x, "load", None))
+
+
+def _readable(rows: list[dict], read, table: str, problems: Counter) -> list:
+    """``read`` of each row, the rows it finds Unreadable left out and counted in ``problems`` by table and column."""
+    out = []
+    for row in rows:
+        try:
+            out.append(read(row))
+        except Unreadable as exc:
+            problems[f"{table}.{exc}"] += 1
+    return out
+
+
+def _once_each(results: list[Result]) -> tuple[list[Result], int]:
+    """The results with every (run, point) once (the first row of each: a measurement stored twice is one launch,
+    not two), and how many rows repeated one."""
+    seen, out = set(), []
+    for r in results:
+        key = (r.run_id, result_key(r.record))
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out, len(results) - len(out)
 
 
 @dataclass
@@ -166,23 +235,38 @@ class Results:
     skipped: list[Skipped]
     meta: dict[str, str] = field(default_factory=dict)
     engines: EngineFacts = field(default_factory=EngineFacts)  # what the engines that wrote them say
+    # What of the store was left out, for its reader to be told: rows that cannot be read (a damaged store), rows
+    # that repeat a measurement
+    left_out: list[str] = field(default_factory=list)
 
     @classmethod
     def load(cls, store: Store) -> Results:
-        results = [_result(r) for r in store.results(status=None)]
+        problems: Counter = Counter()
+        launches = _readable(store.launches(), _launch, "launches", problems)
+        loads = {x.launch_id: x.load for x in launches}
+        results, repeated = _once_each(_readable([{**r, "launch_load": loads.get(r["launch_id"])}
+                                                  for r in store.results(status=None)], _result, "results", problems))
         labels = configuration_labels(results)
         for r in results:
             r.configuration, r.variant = labels[_label_key(r)]
-        contexts = [Context(c["run_id"], c["launch_id"], c["library"], c["library_version"], c["gpu_awareness"],
-                            _json(c["json"], {})) for c in store.contexts()]
-        launches = [Launch(x["launch_id"], x["library"], x["benchmark"], x["memory"], x["strategy"], x["planned_path"],
-                           x["status"], x["reason"], _json(x["argv"], None), _json(x["load"], None))
-                    for x in store.launches()]
+        contexts = _readable(store.contexts(), lambda c: Context(
+            c["run_id"], c["launch_id"], c["library"], c["library_version"], c["gpu_awareness"],
+            _column_json(c, "json", {}, required=True)), "contexts", problems)
         skipped = [Skipped(s["library"], s["what"], s["reason"]) for s in store.skipped()]
         meta = {r["key"]: r["value"] for r in store.rows("SELECT key, value FROM meta")}
         engines = EngineFacts.of({lib: EngineDescription(raw, source=f"{store.path}: the engine of {lib}")
                                   for lib, raw in store.engines().items()})
-        return cls(results, contexts, launches, skipped, meta, engines)
+        left_out = []
+        if problems:
+            left_out.append(
+                f"{store.path}: {sum(problems.values())} row(s) cannot be read ("
+                + "; ".join(f"{what}: {n}" for what, n in sorted(problems.items())) + "): left out of every table, "
+                f"figure and comparison; the store is damaged: make a new one from its record files (gmb ingest "
+                f"NEW.sqlite RESULTS/raw/*.jsonl RESULTS/engines/*.json)")
+        if repeated:
+            left_out.append(f"{store.path}: the store holds {repeated} duplicate row(s) of results (the same run and "
+                            f"point stored more than once): each measurement counted once")
+        return cls(results, contexts, launches, skipped, meta, engines, left_out)
 
     def ok(self, benchmark: str | None = None) -> list[Result]:
         """The ok results (of one benchmark)."""

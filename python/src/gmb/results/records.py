@@ -186,8 +186,17 @@ def measured_nothing(result: dict) -> str | None:
 RESULT_STATUSES = ("ok", "unsupported", "failed")  # a result's status, as the record schema has it
 
 
+INT64 = (-2 ** 63, 2 ** 63 - 1)  # what an SQLite INTEGER holds (and Python's sqlite3 binds): larger is no row
+
+
 def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and \
+        (isinstance(value, float) or INT64[0] <= value <= INT64[1])
+
+
+def _integer(least: int):
+    """A check: an integer from ``least`` to the largest the store holds."""
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and least <= v <= INT64[1]
 
 
 def _shown(value) -> str:
@@ -223,7 +232,7 @@ def _statistics(value) -> bool:
 _CONTEXT_FIELDS = {  # the fields of a context the store and the tables read, and what they must be
     "run_id": (True, lambda v: isinstance(v, str) and v != "", "a non-empty string"),
     "benchmark": (False, lambda v: isinstance(v, str), "a string"),
-    "world_size": (False, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
+    "world_size": (False, _integer(1), "an integer >= 1 and < 2^63"),
     "mpi": (False, lambda v: isinstance(v, dict) and isinstance(v.get("library_version") or "", str) and
             isinstance(v.get("gpu_awareness") or {}, dict),
             "an object (library_version a string, gpu_awareness an object)"),
@@ -235,8 +244,8 @@ _RESULT_FIELDS = {  # the fields of a result the store and the tables read, and 
     "run_id": (True, lambda v: isinstance(v, str) and v != "", "a non-empty string"),
     "benchmark": (True, lambda v: isinstance(v, str) and v != "", "a non-empty string"),
     "status": (True, lambda v: v in RESULT_STATUSES, f"one of {', '.join(RESULT_STATUSES)}"),
-    "bytes": (True, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
-    "ranks": (False, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
+    "bytes": (True, _integer(0), "an integer >= 0 and < 2^63"),
+    "ranks": (False, _integer(1), "an integer >= 1 and < 2^63"),
     "reason": (False, lambda v: isinstance(v, str), "a string"),
     **{k: (False, lambda v: isinstance(v, str), "a string") for k in ("operation", "variant", "strategy")},
     "headline": (False, lambda v: v in STAT_OBJECTS, f"one of {', '.join(STAT_OBJECTS)}"),
@@ -247,14 +256,36 @@ _RESULT_FIELDS = {  # the fields of a result the store and the tables read, and 
 }
 
 
+def _impossible_statistics(rec: dict) -> str | None:
+    """Statistics no measurement gives: a value below zero (times, bandwidths, rates, their count and spread are
+    none of them negative), a median time of zero, min above max, a median outside [min, max]."""
+    for name in STAT_OBJECTS:
+        st = rec.get(name)
+        if not isinstance(st, dict):
+            continue
+        negative = next((k for k, v in st.items() if v < 0), None)
+        if negative:
+            return f"{name}.{negative} must be >= 0 (got {_shown(st[negative])})"
+        if name == "time_us" and st.get("median") == 0:
+            return "time_us.median must be > 0 (got 0)"
+        low, high, mid = st.get("min"), st.get("max"), st.get("median")
+        if low is not None and high is not None and low > high:
+            return f"{name}.min must be <= {name}.max (got min {_shown(low)}, max {_shown(high)})"
+        if None not in (low, high, mid) and not low <= mid <= high:
+            return (f"{name}.median must lie within [min, max] (got median {_shown(mid)}, min {_shown(low)}, "
+                    f"max {_shown(high)})")
+    return None
+
+
 def row_problem(rec: dict) -> str | None:
     """Why a record cannot make a row of the store, or None: a field that the store, the tables or the figures read
     is missing or of the wrong type (bytes an integer >= 0, status one the record schema names, statistics objects
-    of numbers, ...), or an ok result lacks the statistic it is ranked by. Checked on every record read, with or
+    of numbers, ...), its statistics cannot be (_impossible_statistics), or an ok result lacks the statistic it is
+    ranked by. Checked on every record read, with or
     without schema validation, so that no such row is stored as a figure."""
     if rec.get("type") == "context":
         return _field_problems(rec, _CONTEXT_FIELDS)
-    problem = _field_problems(rec, _RESULT_FIELDS)
+    problem = _field_problems(rec, _RESULT_FIELDS) or _impossible_statistics(rec)
     if problem is None and rec["status"] == "ok":
         stat = headline(rec)
         if not isinstance(rec.get(stat), dict) or "median" not in rec[stat]:
@@ -271,9 +302,20 @@ class RecordFile:
     path: Path
     contexts: list[dict] = field(default_factory=list)
     results: list[dict] = field(default_factory=list)
+    result_lines: list[int] = field(default_factory=list)  # the line of each result in the file
     # What a reader should be told about the file though it was read (an incomplete last line dropped, results
     # that measured nothing): ingest prints them, a campaign keeps them in the launch's reason and log
     notes: list[str] = field(default_factory=list)
+
+    def runs_without_context(self) -> dict[str, int]:
+        """The run ids of results that no context of this file describes, each with the line of its first result
+        (its context must be stored already: a result alone does not say what measured it)."""
+        described = {c["run_id"] for c in self.contexts}
+        out: dict[str, int] = {}
+        for rec, line in zip(self.results, self.result_lines):
+            if rec["run_id"] not in described:
+                out.setdefault(rec["run_id"], line)
+        return out
 
 
 SCHEMA_RESOURCE = ("schema", "record.v1.json")  # package data of gmb (pyproject.toml: package-data)
@@ -298,7 +340,11 @@ def load_schema() -> dict:
     if env:
         if not Path(env).is_file():
             raise RecordError(f"GMB_SCHEMA={env}: no such file (unset it to use the schema shipped with gmb)")
-        return json.loads(Path(env).read_text())
+        try:
+            return json.loads(Path(env).read_text(errors="replace"))
+        except ValueError as exc:
+            raise RecordError(f"GMB_SCHEMA={env}: not a JSON schema, not JSON ({exc}) (unset it to use the schema "
+                              f"shipped with gmb)") from None
     resource = importlib.resources.files("gmb").joinpath(*SCHEMA_RESOURCE)
     if not resource.is_file():
         raise RecordError(f"the record schema is missing from the gmb package (gmb/"
@@ -317,8 +363,36 @@ def validator():
                                 "pip install 'jsonschema>=4' (a dependency of gmb: reinstalling gmb with pip "
                                 "installs it)") from None
     schema = load_schema()
-    cls = jsonschema.validators.validator_for(schema)
+    try:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+    except (jsonschema.SchemaError, TypeError, AttributeError) as exc:
+        env = os.environ.get("GMB_SCHEMA")
+        raise RecordError(f"{f'GMB_SCHEMA={env}' if env else 'the record schema shipped with gmb'}: not a JSON schema "
+                          f"({str(exc).splitlines()[0]})") from None
     return cls(schema)
+
+
+def schema_violation(errors) -> str | None:
+    """The schema's error that names the field at fault, as "at FIELD: what is wrong" (None: no error). Where the
+    record is one of several alternatives (a context or a result), the errors of the alternative it came closest to
+    (the fewest errors), and within it the best match, down to the deepest such field; never the whole record."""
+    from jsonschema.exceptions import best_match
+
+    best = best_match(errors)
+    if best is None:
+        return None
+    while best.context:
+        alternatives: dict = {}
+        for e in best.context:
+            alternatives.setdefault(e.relative_schema_path[0], []).append(e)
+        best = best_match(min(alternatives.values(), key=len))
+    field = ".".join(map(str, best.absolute_path)) or "the record"
+    message = best.message if len(best.message) <= 200 else best.message[:200] + " ..."
+    return f"at {field}: {message}"
+
+
+JSON_WHITESPACE = " \t\r\n"  # what JSON allows between values; any other character on a line makes it no blank line
 
 
 def _not_json_number(name: str):
@@ -333,10 +407,12 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
     path = Path(path)
     out = RecordFile(path)
     check = validator() if validate else None
-    lines = path.read_text(errors="replace").splitlines()
+    # JSON Lines end at "\n" only: str.splitlines() would also break inside a record at characters a JSON string
+    # may hold as they are (U+2028, U+0085, U+001C-U+001E), and call a line of them blank
+    lines = path.read_text(errors="replace").removesuffix("\n").split("\n")
     nothing_measured = []
     for lineno, line in enumerate(lines, 1):
-        if not line.strip():
+        if not line.strip(JSON_WHITESPACE):
             continue
         try:
             rec = json.loads(line, parse_constant=_not_json_number)  # NaN, Infinity: not JSON, never stored
@@ -349,9 +425,9 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
         if not isinstance(rec, dict) or rec.get("schema") != SCHEMA_ID:
             raise RecordError(f"{path}:{lineno}: not a {SCHEMA_ID} record")
         if check is not None:
-            errors = sorted(check.iter_errors(rec), key=lambda e: e.path)
-            if errors:
-                raise RecordError(f"{path}:{lineno}: schema violation: {errors[0].message}")
+            violation = schema_violation(check.iter_errors(rec))
+            if violation:
+                raise RecordError(f"{path}:{lineno}: schema violation {violation}")
         kind = rec.get("type")
         if kind not in ("context", "result"):
             raise RecordError(f"{path}:{lineno}: unknown record type {kind!r}")
@@ -362,6 +438,7 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
             out.contexts.append(rec)
         else:
             out.results.append(rec)
+            out.result_lines.append(lineno)
             if measured_nothing(rec):
                 nothing_measured.append(lineno)
     if nothing_measured:

@@ -29,14 +29,14 @@ from urllib.parse import quote
 from ..outputs import OutputError, disk_full
 from ..machine.identity import library_label, nccl_label
 from .engine_facts import read_engine_file
-from .records import (STAT_OBJECTS, RecordFile, configuration, measured_nothing, memory_label, operation_label,
-                      read_records)
+from .records import (STAT_OBJECTS, RecordError, RecordFile, configuration, measured_nothing, memory_label,
+                      operation_label, read_records)
 
 SCHEMA_VERSION = 3
 
 # statistics object -> prefix of its columns in the results table (t_median, bw_p5, ...)
 STAT_COLUMNS = {"time_us": "t", "bandwidth_GBps": "bw", "busbw_GBps": "busbw", "message_rate_Mps": "rate"}
-_KEEP_STATS = ("n", "median", "p5", "p95", "ci95_low", "ci95_high", "min", "max", "mean", "cv")
+KEPT_STATISTICS = ("n", "median", "p5", "p95", "ci95_low", "ci95_high", "min", "max", "mean", "cv")
 
 _DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS results (
   id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, launch_id TEXT, library TEXT, repetition INTEGER,
   benchmark TEXT, operation TEXT, status TEXT, reason TEXT, bytes INTEGER, mem_send TEXT, mem_recv TEXT,
   memory TEXT, strategy TEXT, ranks INTEGER, path_class TEXT, path_link TEXT, nominal_GBps REAL,
-  {", ".join(f"{p}_{s} REAL" for p in STAT_COLUMNS.values() for s in _KEEP_STATS)},
+  {", ".join(f"{p}_{s} REAL" for p in STAT_COLUMNS.values() for s in KEPT_STATISTICS)},
   metrics TEXT, config TEXT, json TEXT);
 CREATE INDEX IF NOT EXISTS results_key ON results(benchmark, library, bytes);
 CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
@@ -97,6 +97,15 @@ def _check_store_file(path: Path, create: bool):
     except sqlite3.DatabaseError as exc:
         if "malformed" in str(exc):
             raise _damaged(path, str(exc)) from None
+        journal = Path(f"{path}-journal")
+        if "readonly" in str(exc) and journal.exists():
+            # a hot journal: SQLite plays it back before anything is read, which a read-only open cannot do
+            raise StoreError(f"{path}: cannot be read as it is: beside it lies {journal}, a rollback journal (a "
+                             f"writer stopped in the middle of a transaction leaves one) that SQLite must play back "
+                             f"first; left untouched: once no process writes the store, open it for writing once "
+                             f"(python3 -c \"import sqlite3; sqlite3.connect({str(path)!r}).execute('PRAGMA "
+                             f"quick_check')\"), which plays the journal back, or drops it where it is not one") \
+                from None
         raise StoreError(f"{path}: not a gmb store ({exc}); left untouched") from None
     if damage != "ok":
         raise _damaged(path, "SQLite's check: " + " ".join(ln for ln in damage.splitlines() if not ln.startswith("***")))
@@ -261,6 +270,14 @@ class Store:
 
     def _ingest(self, rf: RecordFile, library, repetition, launch_id) -> int:
         label_by_run, ctx_by_run = {}, {}
+        for run, line in rf.runs_without_context().items():  # checked before anything is written
+            stored = self.db.execute("SELECT library, json FROM contexts WHERE run_id=?", (run,)).fetchone()
+            if stored is None:
+                raise RecordError(f"{rf.path}:{line}: a result of run {run!r} without its context: no context line "
+                                  f"of that run in the file, and none in the store (a result alone does not say which "
+                                  f"library, hosts and settings measured it); ingest it with the file that holds its "
+                                  f"context (that file first)")
+            label_by_run[run], ctx_by_run[run] = stored[0], json.loads(stored[1])
         for ctx in rf.contexts:
             ctx_by_run[ctx["run_id"]] = ctx
             lib = library or library_label(ctx)
@@ -288,10 +305,10 @@ class Store:
             if key in stored[run]:
                 continue
             stored[run].add(key)
-            lib = library or label_by_run.get(run, "unknown")
+            lib = library or label_by_run[run]
             if library is None and res.get("transport") == "nccl":
-                lib = nccl_label(ctx_by_run.get(run, {}))
-            row = self._result_row(res, lib, repetition, launch_id, ctx_by_run.get(run, {}))
+                lib = nccl_label(ctx_by_run[run])
+            row = self._result_row(res, lib, repetition, launch_id, ctx_by_run[run])
             if row["path_class"] is None and planned and res.get("benchmark") != "peaks":
                 row["path_class"] = planned
             cols = ", ".join(row)
@@ -317,7 +334,7 @@ class Store:
         for key, prefix in STAT_COLUMNS.items():
             st = res.get(key)
             if isinstance(st, dict):
-                for s in _KEEP_STATS:
+                for s in KEPT_STATISTICS:
                     row[f"{prefix}_{s}"] = st.get(s)
         return row
 

@@ -24,7 +24,7 @@ from ..engine.description import POINT_TO_POINT
 from ..machine.load import LoadMonitor
 from ..machine.mpilibs import MpiLibrary
 from ..campaign.plan import Launch
-from ..results.records import read_records
+from ..results.records import RecordError, read_records
 from ..outputs import write_new
 from ..results.store import Store
 
@@ -196,7 +196,10 @@ def _store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launc
             return identity.WRONG_LIBRARY, swapped
     if records is None:
         return ("failed", "engine wrote no record file") if status == "ok" else (status, reason)
-    n = store.ingest(records, library=x.library, repetition=x.repetition, launch_id=x.launch_id)
+    try:
+        n = store.ingest(records, library=x.library, repetition=x.repetition, launch_id=x.launch_id)
+    except RecordError as exc:  # refused before any of its rows was written
+        return "failed", f"records unreadable, none stored: {exc}"
     if n == 0 and status == "ok":
         return "failed", "; ".join(filter(None, ["engine wrote no result records", reason]))
     return status, reason
@@ -257,7 +260,7 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
         except subprocess.TimeoutExpired:
             _stop_launch(proc)
             lf.flush()
-            said = _first_library_error(_log_lines(log))[:300]  # an unreachable host hangs some launchers
+            said = _first_library_error(log)[:300]  # an unreachable host hangs some launchers
             lf.write(f"\ngmb: killed after {timeout_s:g} s (timeout)\n")
             return "timeout", None, f"killed after {timeout_s:g} s" + (f"; the log says: {said}" if said else "")
         except Stopped as exc:
@@ -351,10 +354,40 @@ def _log_lines(log: Path) -> list[str]:
             if ln.strip() and not _LAUNCHER_NOTE.search(ln)]
 
 
-def _first_library_error(lines: list[str]) -> str:
-    """The first line that reads as the library's or launcher's error, without its stamps ("" for none)."""
-    return next((_LOG_PREFIX.sub("", ln) for ln in lines
-                 if not ln.startswith(("gmb-bench:", "$ ", "{")) and _LIBRARY_ERROR.search(ln)), "")
+# What happened, in words that say it, preferred to any other error line: a system call's error (errno's words), a
+# peer that could not be reached, what the launcher could not make or place
+_CAUSE = re.compile(r"Read-only file system|No space left on device|Disk quota exceeded|Permission denied|"
+                    r"Cannot allocate memory|Too many open files|No route to host|Network is unreachable|"
+                    r"Connection timed out|failed to TCP connect|unable to create|more processes than|"
+                    r"not enough slots|parse error in the hostfile|allocated space is too small")
+_RULE = re.compile(r"^\s*-{20,}\s*$")  # the rules of dashes around an Open MPI help message
+_DETAIL = re.compile(r"^\s+([A-Za-z][\w ()/.-]*?):\s+(\S.*?)\s*$")  # its indented "Key:   value" lines
+
+
+def _help_message(raw: list[str], i: int) -> str | None:
+    """The Open MPI help message (between rules of dashes) that holds line ``i``, in one line: its first paragraph,
+    then its "Key: value" details ("A call to mkdir was unable to create the desired directory: Directory: /tmp/x;
+    Error: Read-only file system"); None where the line is in none."""
+    start = next((j for j in range(i, -1, -1) if _RULE.match(raw[j])), None)
+    end = next((j for j in range(i, len(raw)) if _RULE.match(raw[j])), None)
+    if start is None or end is None:
+        return None
+    body = raw[start + 1:end]
+    first = " ".join(" ".join(itertools.takewhile(lambda ln: ln.strip(), body)).split())
+    details = "; ".join(f"{m[1]}: {m[2]}" for m in map(_DETAIL.match, body) if m)
+    return f"{first}{' ' if first.endswith((':', '.')) else ': '}{details}" if first and details else first or None
+
+
+def _first_library_error(log: Path) -> str:
+    """What the library or launcher said went wrong, without its stamps ("" for none): the first line that says what
+    happened (_CAUSE; the whole help message it is part of), else the first that reads as an error."""
+    raw = log.read_text(errors="replace").replace("\0", "").splitlines()
+    said = [i for i, ln in enumerate(raw) if ln.strip() and not _LAUNCHER_NOTE.search(ln)
+            and not ln.lstrip().startswith(("gmb-bench:", "$ ", "{"))]
+    cause = next((i for i in said if _CAUSE.search(raw[i])), None)
+    if cause is not None:
+        return _help_message(raw, cause) or _LOG_PREFIX.sub("", raw[cause].strip())
+    return next((_LOG_PREFIX.sub("", raw[i].strip()) for i in said if _LIBRARY_ERROR.search(raw[i])), "")
 
 
 def _last_error(log: Path) -> str:
@@ -377,7 +410,7 @@ def _last_error(log: Path) -> str:
                 what = " ".join(str(rec[k]) for k in ("benchmark", "operation") if rec.get(k))
                 engine = f"{what}: {rec['reason']}" if what else str(rec["reason"])
                 break
-    cause = _first_library_error(lines)
+    cause = _first_library_error(log)
     if engine and cause and cause not in engine:
         return f"{engine} [first library error: {cause}]"[:500]
     if engine or cause:

@@ -49,6 +49,25 @@ def command_line(pid: int) -> str:
     return " ".join(_argv(pid))
 
 
+def record_file_of(pid: int) -> Path | None:
+    """The record file a process's command line names (``--out FILE``), as an absolute path: a relative one (a
+    campaign run with a relative --results) is taken from the process's own working directory, /proc/PID/cwd."""
+    argv = _argv(pid)
+    for i, arg in enumerate(argv):
+        path = argv[i + 1] if arg == "--out" and i + 1 < len(argv) else arg[6:] if arg.startswith("--out=") else None
+        if path:
+            try:
+                return (Path(os.readlink(f"/proc/{pid}/cwd")) / path).resolve()
+            except OSError:  # gone, or not ours to look at
+                return None
+    return None
+
+
+def names_record_file(pid: int, record_file: str | Path) -> bool:
+    """Whether a process runs the launch that writes ``record_file`` (its command line names it, relative or not)."""
+    return record_file_of(pid) == Path(record_file).resolve()
+
+
 def stop_session(session: int, grace_s: float = 5.0) -> list[int]:
     """SIGTERM to every process of the session, then SIGKILL to what is left after ``grace_s``; waits until they
     are gone (at most a few seconds more). Returns the pids that were found."""
@@ -84,20 +103,17 @@ def stop_leftovers(previous: dict) -> str:
                 f"running launch {launch.get('id')}; its processes there cannot be checked from here: make sure "
                 f"they are gone (session {session}), or their load lowers the figures of the rerun")
     members = session_members(session)
-    if not any(record_file in command_line(pid) for pid in members):
+    if not any(names_record_file(pid, record_file) for pid in members):
         return ""
     pids = stop_session(session)
     return (f"the previous gmb (pid {previous.get('pid')}) died while running launch {launch.get('id')}; stopped "
             f"its {len(pids)} leftover process(es) ({', '.join(map(str, sorted(pids)))}) before running it again")
 
 
-def _record_file(argv: list[str]) -> Path | None:
-    """The record file a command line names (``--out FILE``), when it lies in a results directory's raw/."""
-    for i, arg in enumerate(argv):
-        path = argv[i + 1] if arg == "--out" and i + 1 < len(argv) else arg[6:] if arg.startswith("--out=") else None
-        if path and Path(path).parent.name == "raw" and (Path(path).parent.parent / "plan.json").is_file():
-            return Path(path)
-    return None
+def _launch_record_file(pid: int) -> Path | None:
+    """The record file a process's command line names, when it lies in a results directory's raw/."""
+    path = record_file_of(pid)
+    return path if path and path.parent.name == "raw" and (path.parent.parent / "plan.json").is_file() else None
 
 
 def leftover_launches(live_results: set[str]) -> list[dict]:
@@ -111,8 +127,8 @@ def leftover_launches(live_results: set[str]) -> list[dict]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
-        record = _record_file(_argv(int(entry.name)))
+        record = _launch_record_file(int(entry.name))
         if record is not None:
-            found.setdefault(str(record.parent.parent.resolve()), []).append(int(entry.name))
+            found.setdefault(str(record.parent.parent), []).append(int(entry.name))
     return [{"leftover": True, "results": results, "pids": sorted(pids)} for results, pids in sorted(found.items())
             if results not in live_results and not held(results)]

@@ -7,6 +7,7 @@ printed."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from . import setup
 from .leftovers import leftover_launches, stop_leftovers
 from .node_campaigns import NodeCampaigns
 from ..campaign import estimate
-from ..campaign.plan import copy_campaign_file, new_results_dir, read_plan, write_plan
+from ..campaign.plan import copy_campaign_file, new_results_dir, read_plan, results_dir_problem, write_plan
 from ..engine import configurations
 from ..engine.engines import build_options, resume_engines
 from ..errors import UsageError
@@ -55,6 +56,7 @@ def run(opts: SessionOptions):
         return plan_only(opts)
     if opts.topology:
         raise UsageError("--topology plans for another machine: use it with `gmb plan` or --dry-run")
+    setup.check_working_directory()
     with stop_on_signals():
         try:
             return _run(opts)
@@ -193,6 +195,7 @@ def _resume_setup(opts: SessionOptions) -> dict:
                          f"(it comes from {opts.resume}/plan.json)")
     outdir = Path(opts.resume)
     planned = read_plan(outdir)
+    _check_store_kept(outdir)
     libs_all = planned_libraries(planned["libraries"], setup.libraries(opts.libraries, need=False))
     missing = [d["name"] for d in planned["libraries"] if d["name"] not in libs_all]
     if missing:
@@ -214,6 +217,18 @@ def _resume_setup(opts: SessionOptions) -> dict:
                 name=planned["campaign"], stop_after=planned["stop_library_after"])
 
 
+def _check_store_kept(outdir: Path):
+    """UsageError when the store of a results directory whose launches wrote records is gone: it alone says which
+    launches finished, so a resume without it would measure every one again and set their records aside."""
+    db = outdir / "store.sqlite"
+    if db.exists() or not any((outdir / "raw").glob("*.jsonl")):
+        return
+    raise UsageError(f"cannot resume {outdir}: its store {db} is gone, and with it which launches finished (a resume "
+                     f"would measure them all again and set their record files aside); nothing was run. Restore "
+                     f"{db.name} from a copy and resume, or run the campaign anew; its records stay readable: "
+                     f"gmb report {outdir / 'raw'}")
+
+
 def _resume_hint(opts: SessionOptions, planned: dict) -> str:
     """What to add to a resume that does not find the planned libraries: the options the campaign was run with
     (plan.json keeps them), else the libraries file they may be declared in."""
@@ -231,7 +246,7 @@ def _fresh_setup(opts: SessionOptions) -> dict | None:
     run)."""
     setup.check_campaign_file(opts.campaign)
     results = Path(opts.results)
-    if results.exists() and not results.is_dir():
+    if os.path.exists(results) and not os.path.isdir(results):  # os.path's: a name too long is no error here
         raise UsageError(f"--results {results}: exists and is not a directory (it is the parent directory of "
                          f"the results directories; choose a directory)")
     planned = setup.prepare(opts, do_build=not opts.build.no_build, run_doctor=True)
@@ -241,6 +256,10 @@ def _fresh_setup(opts: SessionOptions) -> dict | None:
     if not launches:
         print("gmb run: nothing to run", file=sys.stderr)
         return None
+    too_long = results_dir_problem(results, c.name, [x.launch_id for x in launches])
+    if too_long:
+        raise UsageError(f"--results {results}: too long a path for the results directory: {too_long}; nothing was "
+                         f"created (choose a shorter --results)")
     outdir = new_results_dir(results, c.name)
     lock = hold(outdir, "gmb run")
     try:

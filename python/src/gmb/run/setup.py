@@ -24,6 +24,7 @@ from ..machine import libraries as libraries_mod
 from ..machine import mpilibs
 from ..machine import topology
 from ..options import LibraryOptions, SessionOptions
+from .execute import placement
 
 
 def check_launcher(name: str | None, what: str = "--launcher"):
@@ -31,6 +32,16 @@ def check_launcher(name: str | None, what: str = "--launcher"):
     if name is not None and name not in launchers.REGISTRY:
         raise UsageError(f"{what}: unknown launcher {name!r}{did_you_mean(name, launchers.REGISTRY)} "
                          f"(accepted: {', '.join(sorted(launchers.REGISTRY))})")
+
+
+def check_working_directory():
+    """UsageError where the current directory was deleted: the launchers start every process in it (Open MPI's and
+    Hydra's cannot), so no launch could run."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise UsageError("the current directory was deleted: the launchers start every process in it and cannot; "
+                         "change to a directory that exists and run again") from None
 
 
 def check_campaign_file(campaign: str | None) -> None:
@@ -125,19 +136,74 @@ def load_campaign(campaign: str | None, all_library_names: list[str]):
 
 def hosts(opts: SessionOptions) -> int | None:
     """How many hosts the launches may use: --nodes (the largest count), else the hostfile's hosts, else None
-    (unknown)."""
-    if opts.nodes:
-        return hosts_given(opts)
-    if not opts.hostfile:
-        return None
+    (unknown). The one check of run, plan and tune that they can have them: UsageError (nothing planned) for a
+    hostfile that is none, --ranks-per-node beyond a host's slots, --nodes beyond the hostfile's hosts or the Slurm
+    allocation's nodes, several nodes with neither (nor the srun launcher, which asks Slurm for them)."""
+    slots = _hostfile_slots(opts.hostfile) if opts.hostfile else None
+    rpn = opts.ranks_per_node
+    short = {host: n for host, n in (slots or {}).items() if rpn and n is not None and n < rpn}
+    if short:
+        raise UsageError(f"--ranks-per-node {rpn}: more ranks per node than the hostfile gives "
+                         + ", ".join(f"{host} (slots={n})" for host, n in short.items())
+                         + f"; at most --ranks-per-node {min(short.values())}, or more slots in {opts.hostfile}")
+    if not opts.nodes:
+        return len(slots) if slots else None
+    asked = hosts_given(opts)
+    job, allocated = os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_JOB_NUM_NODES") or \
+        os.environ.get("SLURM_NNODES")
+    if slots is not None:
+        have, where = len(slots), f"the hostfile {opts.hostfile} names {len(slots)} host(s) ({', '.join(slots)})"
+    elif job and allocated and allocated.isdigit():
+        have, where = int(allocated), f"the Slurm allocation (job {job}) has {allocated} node(s)"
+    elif asked > 1 and opts.libraries.launcher != "srun" and not opts.topology:  # --topology: another machine's
+        raise UsageError(f"--nodes {asked}: launches on {asked} nodes need hosts to run on, and there are none but "
+                         f"this one: give a hostfile (--hostfile FILE, Open MPI's 'HOST slots=N' or Hydra's 'HOST:N' "
+                         f"lines), or run inside a Slurm allocation (salloc, sbatch; `gmb slurm` writes the job)")
+    else:
+        return asked
+    if asked > have:
+        raise UsageError(f"--nodes {asked}: {where}; at most --nodes {have} here")
+    return asked
+
+
+def _hostfile_slots(hostfile: str) -> dict[str, int | None]:
+    """The hosts of a hostfile, in order, and each one's slots (None: not given; a host listed twice has the
+    slots of both lines); UsageError where it is not a hostfile."""
     try:
-        text = Path(opts.hostfile).read_text()
+        text = Path(hostfile).read_text(errors="replace")
     except OSError as exc:
-        raise UsageError(f"--hostfile {opts.hostfile}: {exc.strerror or exc}") from None
-    found = launchers.hostfile_hosts(text)
-    if not found:
-        raise UsageError(f"--hostfile {opts.hostfile}: no host in it")
-    return len(dict.fromkeys(found))
+        raise UsageError(f"--hostfile {hostfile}: {exc.strerror or exc}") from None
+    problem = launchers.hostfile_problem(text)
+    if problem:
+        raise UsageError(f"--hostfile {hostfile}: not a hostfile: {problem}")
+    slots: dict[str, int | None] = {}
+    for host, n in launchers.hostfile_entries(text):
+        slots[host] = None if n is None or (host in slots and slots[host] is None) else (slots.get(host) or 0) + n
+    if not slots:
+        raise UsageError(f"--hostfile {hostfile}: no host in it")
+    return slots
+
+
+def _loopback(interface: str) -> bool:
+    """A loopback network interface: ``lo``, or one this host's kernel flags so (IFF_LOOPBACK)."""
+    try:
+        flags = int(Path(f"/sys/class/net/{interface}/flags").read_text(), 16)
+    except (OSError, ValueError):
+        return interface == "lo"
+    return interface == "lo" or bool(flags & 0x8)
+
+
+def check_nic_reaches(launches: list[Launch], nodes: int | None, ranks_per_node: int | None):
+    """UsageError where a launch across hosts pins a loopback interface (a block's nic, --nic): it cannot reach
+    another host, and the launch would hang until its timeout."""
+    for x in launches:
+        names = x.engine_args[x.engine_args.index("--nic") + 1].split(",") if "--nic" in x.engine_args else []
+        loop = [n for n in names if n not in ("nearest", "none") and _loopback(n)]
+        across = x.planned_path == "inter-node" or (placement(x, nodes, ranks_per_node)[0] or 1) > 1
+        if loop and across:
+            raise UsageError(f"nic {','.join(names)}: {loop[0]} is a loopback interface, which cannot reach another "
+                             f"host, and launch {x.launch_id} runs across hosts: name the interface that joins the "
+                             f"hosts (`ip -br addr` on each), or nearest")
 
 
 def machine_topology(opts: SessionOptions):
@@ -248,4 +314,5 @@ def prepare(opts: SessionOptions, do_build: bool, run_doctor: bool) -> Planned:
     descriptions = confs_mod.descriptions(confs)
     c = campaign(opts, confs_mod.libraries(runnable), descriptions, topo, loaded, host_count)
     launches, skipped = plan(c, confs_mod.libraries(runnable), descriptions, hosts=host_count)
+    check_nic_reaches(launches, hosts_given(opts), opts.ranks_per_node)
     return Planned(c, confs, launches, confs_mod.skipped(confs) + skipped, topo, settings)
