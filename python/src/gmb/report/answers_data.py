@@ -35,6 +35,7 @@ class Figure:
     capped: bool
     strategy: str = ""  # "" for the library's own path; a gmb strategy for a library that is not CUDA-aware
     pct_of_ceiling: float | None = None
+    own_ceiling: str = ""  # the ceiling of this figure where it is not the answer's (a staged strategy, an aggregate)
     latency_us: float | None = None  # one-way latency on the same memory and path
     latency_bytes: int | None = None  # the size it was measured at (8 B, else the nearest)
     latency_precision: float | None = None

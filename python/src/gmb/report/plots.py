@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-from ..results.peaks import ceilings  # noqa: E402
+from ..results.peaks import ceilings, nominal_rate  # noqa: E402
 from ..results.records import headline, overlap as measures_overlap, pairwise, partitioned  # noqa: E402
 from ..results.model import Point, Results, combine  # noqa: E402
 from .cells import collective_results, latency_results, pairwise_time_results, size_label  # noqa: E402
@@ -155,9 +155,9 @@ def bandwidth(results: Results, benchmark: str) -> Figure | None:
         # ceilings are measured per size and path: dashed segments through the sizes they were measured at, within
         # the sizes the libraries measured (a ceiling at another size compares with no point of the figure)
         send, _, recv = p.memory.partition(":")
-        transfer = (p.path_class, p.memory, p.strategy)
+        transfer = (p.path_class, p.memory, p.strategy, p.key.pairs)
         curve = () if transfer in seen else tuple(
-            c for c in avail.curve(benchmark, p.path_class, send, recv, p.strategy) if lo <= c[0] <= hi)
+            c for c in avail.curve(benchmark, p.path_class, send, recv, p.strategy, p.key.pairs) if lo <= c[0] <= hi)
         seen.add(transfer)
         if curve and curve not in drawn:
             drawn.add(curve)
@@ -166,9 +166,9 @@ def bandwidth(results: Results, benchmark: str) -> Figure | None:
             b, op, ceil = curve[-1]
             ax.annotate(f"ceiling {op} ({p.path_class}): {ceil:.0f} GB/s", (b, ceil), fontsize=9, va="bottom",
                         ha="right")
-        if p.nominal and ("nominal", p.nominal) not in drawn:
-            drawn.add(("nominal", p.nominal))
-            nominal = p.nominal * (2 if results.engines.bidirectional(benchmark) else 1)
+        nominal = nominal_rate(p, results.engines)
+        if nominal and ("nominal", nominal) not in drawn:
+            drawn.add(("nominal", nominal))
             ax.axhline(nominal, linestyle=":", color="black", linewidth=1)
             ax.annotate(f"nominal {p.path_class}: {nominal:.0f} GB/s", (lo, nominal), fontsize=9,
                         va="bottom")

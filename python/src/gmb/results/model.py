@@ -7,8 +7,8 @@ record's JSON once; tables, answers, figures, comparisons and CSV read this mode
 A point is a whole configuration (PointKey): the library and its settings, the benchmark, its operation and variant,
 the memory of each side, the strategy and its chunks, the options that change the measured work (window, batch,
 tests, compute ...), the buffer mode, the ranks and over how many hosts (nodes) they ran, the binding, the path class,
-and the size with its convention. Results of one point that differ in anything else are repetitions (separate
-launches), combined by ``combine``: the point's value is the median of the per-launch medians; its interval
+the size with its convention, and for several pairs at once which of them share what bounds them (records.PairLayout).
+Results of one point that differ in anything else are repetitions (separate launches), combined by ``combine``: the point's value is the median of the per-launch medians; its interval
 (launch_interval) comes from the launches: with one launch, that launch's 95 % CI of the median (a claim from it
 holds within that launch only); with several, the 95 % t-interval of the mean of the launch medians (launch-to-launch
 variation, the larger one), widened to cover every launch's own interval. Points of one library that differ in a
@@ -24,7 +24,7 @@ from statistics import median
 from ..engine.description import EngineDescription
 from ..machine.load import busy_launch
 from .engine_facts import EngineFacts
-from .records import headline, precision_stop
+from .records import PairLayout, headline, pair_layout, precision_stop
 from .store import STAT_COLUMNS, Store
 
 
@@ -269,6 +269,7 @@ class PointKey:
     bytes: int
     size_convention: str | None  # what bytes counts: one message, or a collective's total
     metric: str  # the statistic: STAT_COLUMNS prefix
+    pairs: PairLayout | None = None  # several pairs at once (mbw, mlat): which of them share what bounds them
 
     @classmethod
     def of(cls, r: Result, metric: str) -> PointKey:
@@ -276,7 +277,7 @@ class PointKey:
         return cls(r.library, json.dumps(c.settings, sort_keys=True), r.benchmark, r.operation,
                    json.dumps(r.record.get("memory") or {}, sort_keys=True), r.strategy, r.chunks, r.fresh,
                    json.dumps(c.options, sort_keys=True), r.ranks, c.hosts, c.binding, r.path_class, r.bytes,
-                   r.record.get("size_convention"), metric)
+                   r.record.get("size_convention"), metric, pair_layout(r.record))
 
 
 @dataclass
