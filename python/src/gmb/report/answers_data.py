@@ -129,7 +129,10 @@ class FeatureAnswer:
 FEATURE_TOPICS = {"one-sided": "One-sided communication (RMA), best per path",
                   "persistent": "Persistent calls against the regular ones",
                   "partitioned": "Partitioned communication: overlap per-block vs after the kernel",
-                  "scaling": "Collectives over node counts (time growth from the fewest to the most nodes)"}
+                  "scaling": "Collectives over node counts (strong: S fixed; weak: each rank's share of S fixed), "
+                             "growth per size",
+                  "size sweep": "Collectives: size sweep at a fixed node count (not weak scaling), the fastest by "
+                                "size, crossovers"}
 
 
 @dataclass

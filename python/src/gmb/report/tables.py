@@ -13,7 +13,7 @@ from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NO
                     precision_pct, size_label, size_text, within_one_launch)
 from .feature_tables import one_sided_table, partitioned_overlap_table, persistent_table
 from .network import network_table
-from .scaling import scaling_table
+from .scaling import scaling_table, size_sweep_table
 from .wording import sig3_number
 
 
@@ -92,12 +92,15 @@ def fraction_of_peak(results: Results) -> Table:
                                       "% of nominal", "nominal GB/s", "sizes failed validation", "check"], rows,
                  "Peak = best median (median of repetitions) over the validated sizes at which a ceiling of that "
                  "path was measured; 'at size' is that size and the ceiling is the one measured at it, without MPI, "
-                 "by the peaks benchmark, over the same path class (staged and pipelined strategies on device "
-                 "memory: the slower host-device copy; pipelined-gpu: the host side's copy). bibw: twice the one-way "
-                 "ceiling (x2) on links with separate resources per direction, the one-way ceiling (x1) where both "
-                 "directions share one memory (same GPU, host), unless a bidirectional ceiling was measured; nominal "
-                 "rate doubled. Without a ceiling at any size measured the row says so and the peak is over all "
-                 "validated sizes. " + (OPERATION_NOTE + " " if operations else "") + "'sizes failed validation': message sizes where the library delivered wrong data "
+                 "by the peaks benchmark, over the same path class: the largest of the copies measured there (a GPU "
+                 "pair: p2p-ipc, p2p-ce, p2p-sm), named (staged and pipelined strategies on device memory: the "
+                 "slower host-device copy; pipelined-gpu: the host side's copy). bibw: twice the one-way ceiling "
+                 "(x2) on links with separate resources per direction, the one-way ceiling (x1) where both "
+                 "directions share one memory (same GPU, host), host <-> device the copy one way plus the copy back, "
+                 "unless a bidirectional ceiling was measured; nominal rate doubled. "
+                 + (PAIRS_NOTE + " " if several else "") + "Without a ceiling at any size measured the row "
+                 "says so and the peak is over all validated sizes. " + (OPERATION_NOTE + " " if operations else "")
+                 + "'sizes failed validation': message sizes where the library delivered wrong data "
                  "(no figure is taken from them). " + PRECISION_NOTE + " A figure above the ceiling (by more than "
                  f"{SUSPECT_PCT - 100} %) is flagged too: the ceiling was not measured right at that size; and a row "
                  "whose launches failed or timed out.")
@@ -227,7 +230,7 @@ def status_table(results: Results) -> Table:
 # one function here and one entry below: text, HTML and CSV render every Table alike.
 TABLES = ((fraction_of_peak, True), (ceilings_table, True), (network_table, False), (latency_table, True), (one_sided_table, False),
           (persistent_table, False), (partitioned_overlap_table, False), (collectives_table, True),
-          (scaling_table, False),
+          (scaling_table, False), (size_sweep_table, False),
           (status_table, True))
 
 

@@ -207,13 +207,18 @@ def _label_key(r: Result) -> tuple:
     return r.library, r.benchmark, r.ranks, r.config.canonical
 
 
-def configuration_labels(results: list[Result]) -> dict[tuple, tuple[str, str]]:
+def point_label_key(p: Point) -> tuple:
+    """The key of a point's configuration in configuration_labels."""
+    return p.key.library, p.key.benchmark, p.key.ranks, p.config.canonical if p.config else ""
+
+
+def configuration_labels(results: list[Result], hosts: bool = True) -> dict[tuple, tuple[str, str]]:
     """(library, benchmark, ranks, canonical configuration) -> (the configuration's name, its variant). The name is
     the library's, followed by the settings and hosts that differ among the library's results and the binding that
     differs among those of the same rank count (launchers bind 2 ranks otherwise than 4 by default), ceilings aside:
     they measure no library; e.g. "openmpi-5.0.7-ucx [UCX_RNDV_THRESH=8192]", the library's name alone where nothing
     differs. The variant names the options that differ among the library's results of the benchmark ("window=16"),
-    "" where none do."""
+    "" where none do. ``hosts=False``: names without the hosts, for a configuration over node counts."""
     configs = {_label_key(r): r.config for r in results}
     by_library: dict[str, list[Configuration]] = {}
     by_ranks: dict[tuple, list[Configuration]] = {}
@@ -237,7 +242,7 @@ def configuration_labels(results: list[Result]) -> dict[tuple, tuple[str, str]]:
         parts = [f"{k}={c.settings[k]}" for k in keys if k in c.settings] or [f"{k} unset" for k in keys]
         if len({x.binding for x in by_ranks.get((lib, ranks), [c])}) > 1:
             parts.append(f"binding {c.binding or 'not recorded'}")
-        if len({x.hosts for x in mates}) > 1:
+        if hosts and len({x.hosts for x in mates}) > 1:
             parts.append(f"{c.hosts} host{'s' if c.hosts != 1 else ''}" if c.hosts else "hosts not recorded")
         variant = [f"{k}={_option_text(c.options[k])}" if k in c.options else f"{k} not given"
                    for k in differing(by_benchmark[(lib, bench)], "options")]
