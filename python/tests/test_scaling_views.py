@@ -13,11 +13,12 @@ from gmb.results.store import Store
 K, M = 1 << 10, 1 << 20
 
 
-def _coll(op: str, nbytes: int, ranks: int, us: float, spread: float = 0.01) -> dict:
+def _coll(op: str, nbytes: int, ranks: int, us: float, path: str, spread: float = 0.01) -> dict:
     """A collective result whose time is ``us``, its interval +-``spread`` of it."""
     split = "equal-blocks" if op == "alltoall" else "whole"
     return {"schema": "gmb.record/1", "type": "result", "benchmark": "coll", "status": "ok", "bytes": nbytes,
             "operation": op, "ranks": ranks, "memory": {"root": "device", "others": "device"},
+            "path": {"class": path, "link": path, "nominal_GBps": None},
             "size_convention": "total", "counts": {"split": split, "description": "synthetic"},
             "buffer_allocation": "once-per-launch", "headline": "busbw_GBps",
             "time_us": {**synth.stats(us), "median": us, "ci95_low": us * (1 - spread), "ci95_high": us * (1 + spread)},
@@ -38,7 +39,9 @@ class Campaign:
         ctx = synth.context(run, "coll", "Open MPI v5.0.7", world_size=ranks, cuda=True, env=env)
         for r in ctx["ranks"]:
             r["host"] = f"node{r['rank'] // per_node}"
-        recs = [{**_coll(op, b, ranks, us), "run_id": run} for b, us in times.items()]
+        # the path among the ranks follows from the node count: one host's links, then the network as well
+        path = "nvlink" if nodes == 1 else "mixed"
+        recs = [{**_coll(op, b, ranks, us, path), "run_id": run} for b, us in times.items()]
         f = synth.write_jsonl(self.tmp / f"{run}.jsonl", [ctx, *recs])
         self.store.record_launch(launch_id=run, library=library, benchmark="coll", repetition=1, ranks=ranks,
                                  status="ok", nodes=nodes, scaling=scaling)

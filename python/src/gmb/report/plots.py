@@ -150,7 +150,8 @@ def bandwidth(results: Results, benchmark: str) -> Figure | None:
     avail = ceilings(results)
     lo, hi = min(p.bytes for p in pts), max(p.bytes for p in pts)
     fig, ax = plt.subplots(figsize=WIDE)
-    _draw(ax, _series(pts, _label))
+    # several pairs at once (mbw): the pair count tells two aggregates apart
+    _draw(ax, _series(pts, lambda p: _label(p) + (f" {p.key.pairs.count} pairs" if p.key.pairs else "")))
     drawn, seen = set(), set()
     for p in pts:
         # ceilings are measured per size and path: dashed segments through the sizes they were measured at, within

@@ -109,8 +109,9 @@ def series(results: Results) -> list[Series]:
         groups: dict[tuple, dict[int, Point]] = {}
         for p in measured(combine(rs, "t")):
             hosts = p.key.hosts
-            # everything of the point's identity but the node count (and the ranks and size that follow from it)
-            identity = replace(p.key, hosts=None, ranks=(p.ranks or 0) // hosts, bytes=0)
+            # everything of the point's identity but the node count and what follows from it: the ranks (ranks per
+            # node kept), the size (the share kept) and the path among the ranks (one host's links, then the network)
+            identity = replace(p.key, hosts=None, ranks=(p.ranks or 0) // hosts, bytes=0, path_class=None)
             groups.setdefault((identity, _share(p, scaling, splits)), {})[hosts] = p
         for (identity, share), by_nodes in groups.items():
             p = by_nodes[min(by_nodes)]
