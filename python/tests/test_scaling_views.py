@@ -159,7 +159,8 @@ def test_size_sweep_at_a_fixed_node_count_names_the_crossover(tmp_path):
     assert ("allreduce (device), size sweep at 2 nodes, 4 ranks per node: a fastest at 1K-64K; within precision at "
             "256K; b fastest at 1M-16M; crossover a -> b between 64K and 1M (within one launch)") in text
     fig = plots.size_sweep(results)
-    assert fig.axes[0].get_title() == "allreduce device, size sweep at 2 nodes" and len(fig.axes[0].get_lines()) == 2
+    assert fig.axes[0].get_title() == "allreduce device, size sweep at 2 nodes, 4 ranks per node"
+    assert len(fig.axes[0].get_lines()) == 2
 
 
 def test_a_size_sweep_of_one_configuration_claims_nothing(tmp_path):

@@ -254,7 +254,7 @@ def scaling(results: Results):
 
 def size_sweep(results: Results):
     """Collectives by size at a fixed node count (scaling.sweeps): each configuration's time, one panel per operation,
-    memory and node count."""
+    memory, node count and ranks per node."""
     panels = sweeps(results)
     if not panels:
         return None
@@ -265,7 +265,9 @@ def size_sweep(results: Results):
         _draw(ax, {name: sorted(by_size.values(), key=lambda p: p.bytes) for name, by_size in sweep.by_config.items()})
         _size_axis(ax, sweep.sizes, most=6)  # a third of the page
         ax.set_yscale("log")
-        ax.set_title(f"{sweep.operation} {sweep.memory}, {sweep_words(sweep.nodes)}", fontsize=LEGEND_FONT + 2)
+        per_node = f", {sweep.ranks_per_node} ranks per node" if sweep.ranks_per_node else ""
+        ax.set_title(f"{sweep.operation} {sweep.memory}, {sweep_words(sweep.nodes)}{per_node}",
+                     fontsize=LEGEND_FONT + 2)
         ax.set_ylabel("time (us), slowest rank")
         _legend(ax)
     for ax in list(axes.flat)[len(panels):]:
@@ -374,9 +376,9 @@ FIGURES = [
     ("mbw", "Multi-pair message rate by message size", message_rate),
     ("coll", f"Collectives: bus bandwidth by message size, one panel per operation, {_BANDS}", collectives),
     ("scaling", f"Collectives over node counts (strong and weak scaling): time against the node count, one line per "
-                "configuration and size, {_BANDS}", scaling),
+                f"configuration and size, {_BANDS}", scaling),
     ("sweep", f"Collective size sweep at a fixed node count (not weak scaling): time by message size, one panel per "
-              f"operation, memory and node count, {_BANDS}", size_sweep),
+              f"operation, memory, node count and ranks per node, {_BANDS}", size_sweep),
     ("overlap", "Communication/computation overlap by message size (non-blocking collectives, partitioned): "
                 "median, band from the lowest to the highest repetition", overlap),
     ("partitioned-overlap", "Partitioned communication: overlap against compute time (median, band: "
