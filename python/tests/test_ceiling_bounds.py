@@ -75,6 +75,14 @@ def test_an_sm_copy_faster_than_the_copy_engine_bounds_a_gpu_pair(tmp_path):
     assert nv.ceiling == "p2p-sm" and nv.figures[0].pct_of_ceiling == pytest.approx(97.14, abs=0.01)
 
 
+def test_a_measured_bidirectional_copy_wins_over_twice_a_faster_one_way_copy(tmp_path):
+    st = _store(tmp_path, {"lib": [_bw(500.0, "bibw")]},
+                [_peak("p2p-ipc", "nvlink", 290.0), _peak("p2p-ce", "nvlink", 300.0),
+                 _peak("p2p-ipc-bidir", "nvlink", 560.0)])
+    assert peaks.ceilings(Results.load(st)).at("bibw", "nvlink", "device", "device", BIG) == \
+        ("p2p-ipc-bidir", pytest.approx(560.0))
+
+
 def test_a_staged_figure_has_one_percent_of_ceiling_in_the_answers_and_the_table(tmp_path):
     """A library that is not CUDA-aware answers the NVLink path through staged-pinned: its % is of the staging
     copies' ceiling (min(d2h-pinned, h2d-pinned)) in the answers as in the table, and the answer names that ceiling

@@ -100,6 +100,11 @@ class Term:
     ways: Tiers
     back: Tiers | None = None
 
+    @property
+    def path(self) -> str | None:
+        """The path class of its copies (one per term)."""
+        return next((path for tier in self.ways for _, path in tier), None)
+
 
 class Ceilings:
     """The measured ceilings of a store and the engines' facts that say which one bounds a transfer."""
@@ -155,23 +160,19 @@ class Ceilings:
         return None if v is None else (op, v)
 
     def _term_at(self, term: Term, benchmark: str, nbytes: int) -> tuple[str, float] | None:
+        one_way = self._largest(term.ways, nbytes, self._one_way)
         if not self.facts.bidirectional(benchmark):
-            return self._largest(term.ways, nbytes, self._one_way)
-        back = self._largest(term.back, nbytes, self._one_way) if term.back else None
-
-        def both_ways(op: str, path: str, b: int) -> tuple[str, float] | None:
-            measured = self.measured.get((op + "-bidir", path, b))
-            if measured is not None:  # a measured bidirectional ceiling wins over any sum
-                return op + "-bidir", measured
-            one = self._one_way(op, path, b)
-            if one is None:
-                return None
-            if term.back:  # the other direction is another copy: the two copies add up
-                return (f"{op} + {back[0]}", one[1] + back[1]) if back else None
-            # separate resources per direction: twice the one-way ceiling; one shared memory: once
-            return (op + " x2", 2 * one[1]) if path in DUPLEX_PATHS else (op + " x1", one[1])
-
-        return self._largest(term.ways, nbytes, both_ways)
+            return one_way
+        # a measured bidirectional ceiling wins over any made of one-way copies
+        measured = self._largest(term.ways, nbytes, lambda op, path, b: self._one_way(op + "-bidir", path, b))
+        if measured or one_way is None:
+            return measured
+        name, value = one_way
+        if term.back:  # the other direction is another copy (host <-> device): the two add up
+            back = self._largest(term.back, nbytes, self._one_way)
+            return (f"{name} + {back[0]}", value + back[1]) if back else None
+        # separate resources per direction: twice the one-way ceiling; one shared memory: once
+        return (name + " x2", 2 * value) if term.path in DUPLEX_PATHS else (name + " x1", value)
 
     def at(self, benchmark: str, path_class, mem_send, mem_recv, nbytes: int, strategy: str | None = None,
            pairs: PairLayout | None = None):
