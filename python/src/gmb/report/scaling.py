@@ -32,12 +32,13 @@ MODES = {"strong": "strong scaling (S fixed)", "weak": "weak scaling (each rank'
 SPLIT = ("equal-blocks", "unequal")  # counts.split of the operations whose S is split among the ranks
 
 
-def sweep_words(nodes: int | None) -> str:
-    return f"size sweep at {nodes} node{'s' if nodes != 1 else ''}" if nodes else "size sweep (nodes not recorded)"
-
-
 def _nodes(n: int) -> str:
     return f"{n} node{'s' if n != 1 else ''}"
+
+
+def sweep_words(nodes: int | None) -> str:
+    """How a size sweep is named: "size sweep at 2 nodes"."""
+    return f"size sweep at {_nodes(nodes)}" if nodes else "size sweep (nodes not recorded)"
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def scaling_answers(results: Results) -> list[FeatureAnswer]:
     out = []
     for ss in groups.values():
         ss = sorted(ss, key=lambda s: s.growth[0])
-        best, s0 = ss[0], ss[0]
+        best = ss[0]
         said = "; ".join(f"{s.configuration} {_growth_text(s.growth)}" for s in ss)
         verdict = ""
         if len(ss) > 1:
@@ -169,10 +170,10 @@ def scaling_answers(results: Results) -> list[FeatureAnswer]:
             points = [p for s in ss for p in (s.by_nodes[s.nodes[0]], s.by_nodes[s.nodes[-1]])]
             verdict = (f"; {best.configuration} scales best{within_one_launch(points)}" if apart
                        else "; none clearly apart (growth intervals overlap)")
-        nodes = " -> ".join(map(str, s0.nodes))
-        out.append(FeatureAnswer("scaling", f"{s0.operation} ({s0.memory or 'memory not recorded'}), "
-                                            f"{MODES.get(s0.scaling, s0.scaling)} at {s0.size}, {nodes} nodes, "
-                                            f"{s0.ranks_per_node} ranks per node: time growth {said}{verdict}"))
+        nodes = " -> ".join(map(str, best.nodes))
+        out.append(FeatureAnswer("scaling", f"{best.operation} ({best.memory or 'memory not recorded'}), "
+                                            f"{MODES.get(best.scaling, best.scaling)} at {best.size}, {nodes} nodes, "
+                                            f"{best.ranks_per_node} ranks per node: time growth {said}{verdict}"))
     return out
 
 
