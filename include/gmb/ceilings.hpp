@@ -18,8 +18,9 @@ struct CopyCeiling {
   const char* host_memory = nullptr;
 };
 
-// Every copy peaks measures; where several bound one path class, best first: the first measured is the ceiling
-// (an IPC copy between processes, as MPI ranks are, before an in-process copy-engine one, before an SM copy).
+// Every copy peaks measures. Where several bound one path class (a GPU pair: an IPC copy between processes, as MPI
+// ranks are, an in-process copy-engine one and an SM copy), the harness takes the largest measured at a size: a bound
+// is the fastest way the hardware was measured to move that data without MPI.
 const std::vector<CopyCeiling>& copy_ceilings();
 
 }  // namespace gmb

@@ -64,14 +64,18 @@ def test_a_run_over_node_counts_is_one_results_directory(fake_setup, tmp_path, c
     names = {r.configuration for r in results.ok("coll")}
     assert any("2 hosts" in n for n in names) and any("1 host" in n for n in names)
     assert {r.scaling for r in results.ok("coll")} == {"strong"}
-    # the report's scaling table and answer: one series per library, its time at each node count and its growth
+    # the report's scaling table and answer: one series per library and size, its time at each node count and its
+    # growth, named without the node count
     from gmb.report import answers, render_text, tables
-    (t,) = [t for t in tables.all_tables(results) if t.title == "Collectives over node counts"]
-    assert t.columns[5:7] == ["1 node", "2 nodes"]
-    assert [r[:4] for r in t.rows] == [["fakempi-a", "allreduce", "host", "strong"]]
-    assert t.rows[0][5].endswith("GB/s)") and t.rows[0][7].startswith("1.00x [")
-    text = render_text.answers_text(answers.answers(results))
-    assert "allreduce (strong, host), time growth over 1 -> 2 nodes: fakempi-a 1.00x" in text
+    (t,) = [t for t in tables.all_tables(results) if t.title.startswith("Collectives over node counts")]
+    assert t.columns[6:8] == ["1 node", "2 nodes"]
+    sizes = {r[5] for r in t.rows}
+    assert len(t.rows) == len(sizes) > 1  # the fake measured several sizes: a series each
+    assert {tuple(r[:5]) for r in t.rows} == {("fakempi-a", "allreduce", "host", "strong scaling (S fixed)", 2)}
+    assert all(r[6].endswith("GB/s)") and r[8].startswith("1.00x [") for r in t.rows)
+    text = " ".join(render_text.answers_text(answers.answers(results)).split())
+    assert ("allreduce (host), strong scaling (S fixed) at 64K, 1 -> 2 nodes, 2 ranks per node: time growth "
+            "fakempi-a 1.00x") in text
 
 
 def test_one_rank_on_one_node_is_no_collective_and_is_skipped_with_the_reason():

@@ -17,11 +17,11 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 def test_every_figure_with_data_is_a_png(store):
     figs = {fid: png for fid, _, png in plots.render_all(Results.load(store))}
-    for fid in ("latency", "bw", "bibw", "coll", "scaling", "overlap"):
+    for fid in ("latency", "bw", "bibw", "coll", "sweep", "overlap"):
         assert figs[fid] is not None and figs[fid].startswith(PNG), fid
         assert len(figs[fid]) > 5000  # not an empty canvas
-    # no data for these in the fixture: skipped cleanly
-    assert figs["managed"] is None and figs["halo"] is None and figs["mbw"] is None
+    # no data for these in the fixture (its collectives ran on one host: no series over node counts): skipped cleanly
+    assert figs["managed"] is None and figs["halo"] is None and figs["mbw"] is None and figs["scaling"] is None
 
 
 def test_figures_skip_on_empty_store():

@@ -46,7 +46,7 @@ def test_every_point_comes_from_two_launches_on_a_quiet_host(store, ans):
 
 def test_nvlink_pair_and_same_gpu_name_the_faster_pml_across_launches(ans):
     pair = _path(ans, "NVLink pair")
-    assert pair.bytes == 64 << 20 and pair.ceiling == "p2p-ipc"
+    assert pair.bytes == 64 << 20 and pair.ceiling == "p2p-ce"  # 385.7 GB/s, the largest copy there (p2p-ipc 385.3)
     assert {f.library for f in pair.figures} == AWARE | {"nccl"} and sorted(pair.not_at_size) == sorted(NOT_AWARE)
     assert pair.fastest == "openmpi-5.0.7-ob1" and pair.slowest == "openmpi-5.0.7-ucx"
     assert pair.ratio == pytest.approx(1.36, abs=0.02)

@@ -18,6 +18,26 @@ namespace {
 // What the persistent form of a point-to-point benchmark calls (--persistent, records' persistent.call).
 constexpr const char* kPersistentCalls = "MPI_Send_init/MPI_Recv_init";
 
+// Every pair (rank i with rank i + size/2): its ranks, their hosts, the GPU each side's buffer is on (null for host
+// memory) and its path, as records' pair_paths name them.
+Json describe_pairs(const Context& ctx, bool send_gpu_backed, bool recv_gpu_backed) {
+  const auto gpu = [](const RankFacts& r, bool gpu_backed) {
+    return gpu_backed && !r.gpu_pci.empty() ? Json(r.gpu_pci) : Json(nullptr);
+  };
+  Json pairs = Json::array();
+  const int half = ctx.size / 2;
+  for (int sender = 0; sender < half; ++sender) {
+    const RankFacts& a = ctx.ranks.at(static_cast<std::size_t>(sender));
+    const RankFacts& b = ctx.ranks.at(static_cast<std::size_t>(sender + half));
+    pairs.push(Json::object()
+                   .set("ranks", Json::array().push(sender).push(sender + half))
+                   .set("hosts", Json::array().push(a.host).push(b.host))
+                   .set("gpus", Json::array().push(gpu(a, send_gpu_backed)).push(gpu(b, recv_gpu_backed)))
+                   .set("path", ctx.path_between(sender, send_gpu_backed, sender + half, recv_gpu_backed).to_json()));
+  }
+  return pairs;
+}
+
 }  // namespace
 
 void PointToPoint::add_options(ArgParser& p) {
@@ -194,10 +214,16 @@ void PointToPoint::setup(const Context& ctx, std::size_t bytes) {
   const MemoryKind* send = ctx.platform->memory.find(send_.kind);
   const MemoryKind* recv = ctx.platform->memory.find(recv_.kind);
   path_ = ctx.path_between(0, send->gpu_backed, ctx.size / 2, recv->gpu_backed);
+  pair_paths_ = pairs_ > 1 ? describe_pairs(ctx, send->gpu_backed, recv->gpu_backed) : Json(nullptr);
   const int window = windowed() ? window_ : 1;
   channel_ = persistent_.active()
                  ? make_persistent_transfer(ctx.comm, *send_buffer_, *recv_buffer_, bytes, peer_, kDataTag, window)
                  : make_transfer(transfer_, ctx.comm, *ctx.platform, *ctx.buffers, kind, bytes, window);
+}
+
+void PointToPoint::add_path(Json& record) const {
+  record.set("path", path_.to_json());
+  if (pairs_ > 1) record.set("pair_paths", pair_paths_);
 }
 
 void PointToPoint::place() {

@@ -72,7 +72,9 @@ class PointToPoint : public SizeSweep, protected ManagedPlacement {
   double launch_in_my_iteration(std::size_t bytes) const override;
   bool compensates_launch_cost() const override { return placed(); }
 
-  void add_path(Json& record) const { record.set("path", path_.to_json()); }
+  // The record's path (pair 0's) and, with several pairs, every pair's: what tells pairs that share a network link,
+  // a GPU or a host's memory from pairs that do not (the ceiling of an aggregate figure).
+  void add_path(Json& record) const;
   // time_us (each sample times `time_scale`) and, when `bytes_per_iteration` > 0, bandwidth_GBps; with
   // --persistent, the persistent form's comparison with the regular form.
   void set_figures(Json& record, const std::vector<double>& seconds, double time_scale, double bytes_per_iteration);
@@ -111,6 +113,7 @@ class PointToPoint : public SizeSweep, protected ManagedPlacement {
   std::unique_ptr<Buffer> send_buffer_, recv_buffer_;
   std::unique_ptr<Transfer> channel_;
   PathInfo path_;
+  Json pair_paths_;  // with several pairs: each pair's ranks, hosts, GPUs and path (pair_paths)
 };
 
 }  // namespace gmb

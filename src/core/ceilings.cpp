@@ -11,7 +11,7 @@ const std::vector<CopyCeiling>& copy_ceilings() {
       {"h2d-pageable", {"host-device"}, "h2d", "pageable"},
       {"d2h-pageable", {"host-device"}, "d2h", "pageable"},
       {"d2d", {"same-gpu"}},
-      {"d2d-sm", {}},  // the copy engine's d2d bounds a GPU's own transfers; the SM copy is for comparison
+      {"d2d-sm", {"same-gpu"}},  // an SM copy kernel, as NCCL and some libraries move data inside one GPU
       {"p2p-ipc", gpu_pairs},  // across processes, as MPI ranks copy
       {"p2p-ce", gpu_pairs},
       {"p2p-sm", gpu_pairs},

@@ -4,6 +4,10 @@ gmb_mpi_test(latency_host 2 0 STATUS ok ARGS latency --sizes 0:64K --iters 50 --
 gmb_mpi_test(bw_host 2 0 ARGS bw --sizes 1:4M --iters 10 --warmup 2 --iters-large 4 --warmup-large 1 --validate --out OUT)
 gmb_mpi_test(bibw_host 2 0 ARGS bibw --sizes 1:1M --iters 10 --warmup 2 --window 16 --validate --out OUT)
 gmb_mpi_test(mbw_host_4 4 0 ARGS mbw --sizes 1:64K --iters 10 --warmup 2 --validate --out OUT)
+# several pairs: every pair's ranks, hosts, GPUs and path (what the ceiling of an aggregate figure needs)
+gmb_mpi_test(mbw_pair_paths_4 4 0 STATUS ok
+             STDOUT "\"pairs\":2,.*\"pair_paths\":\\[\\{\"ranks\":\\[0,2\\],\"hosts\":\\[[^]]*\\],\"gpus\":\\[null,null\\],\"path\":\\{\"class\":\"host\".*\"ranks\":\\[1,3\\]"
+             ARGS mbw --sizes 1K --iters 5 --warmup 1 --format json --out OUT)
 gmb_mpi_test(mlat_host 2 0 STATUS ok ARGS mlat --sizes 0:64K --iters 50 --warmup 5 --validate --out OUT)
 gmb_mpi_test(mlat_host_4 4 0 STATUS ok STDOUT "\"pairs\":2,.*\"mean_pair_us\":\\{\"n\":"
              ARGS mlat --sizes 0:64K --iters 50 --warmup 5 --validate --format json --out OUT)

@@ -14,8 +14,9 @@ row with numbers:
 4. Collectives: bus bandwidth per operation and rank count, MPI configurations next to NCCL.
 5. What was not measured, and why, a cause repeated over many points said once.
 6. Where measured: the best one-sided (RMA) configuration per path, the range of the persistent calls' speedup
-   over the regular ones, and the overlap partitioned communication buys by marking partitions ready per block of
-   the kernel rather than after it.
+   over the regular ones, the overlap partitioned communication buys by marking partitions ready per block of
+   the kernel rather than after it, collectives over node counts (strong and weak scaling: which configuration's
+   time grows least, per size) and size sweeps at a fixed node count (the fastest by size, crossovers).
 
 Rules. Figures are the combined points of model.combine (median over repetitions, interval over repetitions).
 A configuration is called fastest (or a strategy said to beat the library) only when its interval does not
@@ -35,7 +36,7 @@ from .answers_data import (DIRECT, Answers, CollectiveAnswer, Figure, MissingAns
                            measured, nccl_libraries, pick_size, two_sided, verdict)
 from .answers_features import one_sided_answers, partitioned_answers, persistent_answers
 from .answers_paths import path_answers, strategy_answers
-from .scaling import scaling_answers
+from .scaling import scaling_answers, size_sweep_answers
 from .cells import collective_results, latency_results, size_label, within_one_launch
 from .wording import path_label, precision_text, sig3, times
 
@@ -193,7 +194,7 @@ def answers(results: Results) -> Answers:
     collectives = _collective_answers(results)
     missing = _missing_answers(results)
     features = (one_sided_answers(results) + persistent_answers(results) + partitioned_answers(results)
-                + scaling_answers(results))
+                + scaling_answers(results) + size_sweep_answers(results))
     notes = _notes(results, bandwidth + latency + [f.point for c in collectives for f in c.figures])
     empty = ""
     if not (paths or strategies or collectives or features):

@@ -35,6 +35,7 @@ class Figure:
     capped: bool
     strategy: str = ""  # "" for the library's own path; a gmb strategy for a library that is not CUDA-aware
     pct_of_ceiling: float | None = None
+    own_ceiling: str = ""  # the ceiling of this figure where it is not the answer's (a staged strategy, an aggregate)
     latency_us: float | None = None  # one-way latency on the same memory and path
     latency_bytes: int | None = None  # the size it was measured at (8 B, else the nearest)
     latency_precision: float | None = None
@@ -128,7 +129,10 @@ class FeatureAnswer:
 FEATURE_TOPICS = {"one-sided": "One-sided communication (RMA), best per path",
                   "persistent": "Persistent calls against the regular ones",
                   "partitioned": "Partitioned communication: overlap per-block vs after the kernel",
-                  "scaling": "Collectives over node counts (time growth from the fewest to the most nodes)"}
+                  "scaling": "Collectives over node counts (strong: S fixed; weak: each rank's share of S fixed), "
+                             "growth per size",
+                  "size sweep": "Collectives: size sweep at a fixed node count (not weak scaling), the fastest by "
+                                "size, crossovers"}
 
 
 @dataclass

@@ -21,8 +21,7 @@ def _ranked_text(points: list[Point], higher: bool, unit: str, avail=None) -> st
     best = ranked[0]
     parts = [precision_text(best.precision, best.capped)]
     if avail is not None:
-        send, _, recv = best.memory.partition(":")
-        name, ceil = avail.at(best.benchmark, best.path_class, send, recv, best.bytes, best.strategy)
+        name, ceil = avail.of_point(best)
         parts.append(f"{pct(100 * best.median / ceil)} of ceiling {name}" if ceil else
                      f"no ceiling measured at {size_label(best.bytes)}")
     text = f"{best.library} {best.operation} {sig3(best.median)} {unit} ({', '.join(parts)})"

@@ -96,8 +96,13 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
             if p is None:
                 continue
             strategy = "" if own_path(p) else p.strategy_label
+            # the figure's own ceiling, as the tables compute it (a staged strategy's, an aggregate's), named where
+            # it is not the one the answer states
+            fig_name, fig_ceil = avail.of_point(p) if higher else (None, None)
+            own = "" if (fig_name, fig_ceil) == (ceil_name, ceil) or not fig_ceil else \
+                f"{fig_name} {sig3(fig_ceil)} GB/s"
             f = Figure(lib, p.median, "GB/s" if higher else "us", p.precision, p.capped, strategy,
-                       100 * p.median / ceil if ceil else None, point=p)
+                       100 * p.median / fig_ceil if fig_ceil else None, own, point=p)
             lat_pts = lat.get((p.configuration, memory, path, strategy))
             if not higher:  # managed placements: the latency is the placement's own small-size time
                 lat_pts = by_size
@@ -118,7 +123,8 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
         ceiling_words = (network_ceiling_words(results, size, ceil) if ceil and ceil_name == NETWORK
                          else f"{ceil_name} {sig3(ceil)} GB/s" if ceil else "")
         head = f"{label} ({bench} at {size_label(size)}" + (f", ceiling {ceiling_words})" if ceil else f"; {no_ceiling})")
-        sentence = _path_sentence(head, figs, fastest, slowest, ratio, leaders, higher, ceil is not None)
+        sentence = _path_sentence(head, figs, fastest, slowest, ratio, leaders, higher,
+                                  any(f.pct_of_ceiling is not None for f in figs))
         if missing:
             sentence += f"; not measured at {size_label(size)}: {', '.join(missing)}"
         said = _path_verdict("", figs, fastest, slowest, ratio, leaders, higher, lambda f: f.library)

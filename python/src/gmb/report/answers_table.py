@@ -9,7 +9,7 @@ import html
 
 from .answers_data import Answers, CollectiveAnswer, Figure, PathAnswer
 from .cells import size_text
-from .wording import pct, precision_text, sig3, times, who
+from .wording import pct, pct_of_ceiling_text, precision_text, sig3, times, who
 
 COLUMNS = ("question / path", "answer", "figure", "% of ceiling", "evidence")
 
@@ -20,7 +20,7 @@ def _figure(f: Figure) -> str:
 
 def _others(figs: list[Figure], with_pct: bool) -> str:
     """The figures behind the best one, each with its configuration."""
-    return ", ".join(f"{who(f)} {_figure(f)}" + (f", {pct(f.pct_of_ceiling)} of ceiling"
+    return ", ".join(f"{who(f)} {_figure(f)}" + (f", {pct_of_ceiling_text(f)}"
                                                  if with_pct and f.pct_of_ceiling is not None else "")
                      for f in figs)
 
@@ -38,7 +38,8 @@ def _bandwidth_row(p: PathAnswer) -> list[str]:
     if p.sizes_measured and p.sizes_measured[0] != p.sizes_measured[1]:
         lo, hi = p.sizes_measured
         evidence.append(f"sizes measured on this path: {size_text(lo)} to {size_text(hi)}")
-    share = pct(best.pct_of_ceiling) if best.pct_of_ceiling is not None else p.no_ceiling or "no ceiling"
+    share = (pct(best.pct_of_ceiling) + (f" of {best.own_ceiling}" if best.own_ceiling else "")
+             if best.pct_of_ceiling is not None else p.no_ceiling or "no ceiling")
     return [f"{p.path}: {what} ({p.benchmark}) at {size_text(p.bytes)}", p.verdict, _figure(best), share,
             "; ".join(evidence) or "one configuration measured it"]
 

@@ -76,8 +76,9 @@ LAUNCH_CONFIGURATION = ("settings", "binding")
 
 def _key(p: Point, same_library: bool) -> PointKey:
     """What a point is (model.PointKey), without its library's name: the two sides are matched on the rest, and two
-    libraries' points also without how each was launched (LAUNCH_CONFIGURATION)."""
-    key = replace(p.key, library="")
+    libraries' points also without how each was launched (LAUNCH_CONFIGURATION). The layout of several pairs is
+    left out: records of engines before pair_paths do not say it, and the ranks and path already match."""
+    key = replace(p.key, library="", pairs=None)
     return key if same_library else replace(key, settings="", binding=None)
 
 

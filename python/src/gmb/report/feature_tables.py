@@ -109,14 +109,13 @@ def one_sided_table(results: Results) -> Table:
         about = rma.get(label) or {}
         lat = kinds.get("latency", {}).get(RMA_LATENCY_BYTES)
         bw = kinds.get("bandwidth", {})
-        send, _, recv = mem.partition(":")
         shown = [x for x in [lat] if x]
         if bw:
-            bounded = [b for b in bw if avail.at(bw[b].benchmark, path, send, recv, b, strat)[1]]
+            bounded = [b for b in bw if avail.of_point(bw[b])[1]]
             size = max(bounded or bw)
             p = bw[size]
             shown.append(p)
-            name, ceil = avail.at(p.benchmark, path, send, recv, size, strat)
+            name, ceil = avail.of_point(p)
             bw_cells = [size_label(size), round(p.median, 3), round(100 * p.median / ceil, 1) if ceil else
                         Absent(f"no ceiling at {size_label(size)}"), name or Absent("none measured for this path"),
                         round(ceil, 2) if ceil else Absent(f"no ceiling at {size_label(size)}")]

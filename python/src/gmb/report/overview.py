@@ -15,7 +15,7 @@ import html
 
 from .answers_data import Answers, Figure, PathAnswer
 from .cells import size_text, within_one_launch
-from .wording import pct, sig3
+from .wording import pct_of_ceiling_text, sig3
 
 WINNER = "\u2605 fastest"
 CSS = """
@@ -79,7 +79,7 @@ def _cell(p: PathAnswer, lib: str) -> str:
     share = _share(p, f)
     style = f" style='background:{shade(share)}'" if share is not None else ""
     lines = [f"<span class='v'>{_esc(sig3(f.value))} {_esc(f.unit)}</span>",
-             f"{_esc(pct(f.pct_of_ceiling))} of ceiling" if f.pct_of_ceiling is not None else "no ceiling"]
+             _esc(pct_of_ceiling_text(f)) if f.pct_of_ceiling is not None else "no ceiling"]
     if f.strategy:
         lines.append(f"via {_esc(f.strategy)}")
     if p.fastest == lib:  # qualified as the answers qualify it, where a figure of the path is from one launch
@@ -96,7 +96,8 @@ def overview_html(a: Answers) -> str:
         f"<th>{_header(lib)}</th>" for lib in libs)
     rows = "".join(f"<tr>{_row_header(p)}{''.join(_cell(p, lib) for lib in libs)}</tr>" for p in a.paths)
     key = ("Each cell: the path's headline figure at the size in its row (bandwidth; a time where the path has "
-           "only times) and its % of the ceiling measured at that size. Colour: red 0 % to green 100 % of the "
+           "only times) and its % of the ceiling measured at that size (a figure through a staged strategy, or of "
+           "several pairs: of its own ceiling, named). Colour: red 0 % to green 100 % of the "
            f"ceiling; by rank within the row where none was measured. {WINNER}: its interval lies apart from every "
            "other configuration's on that path (within one launch: a figure there comes from one launch, so the "
            "claim holds within it only).")

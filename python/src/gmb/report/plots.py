@@ -21,10 +21,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-from ..results.peaks import ceilings  # noqa: E402
+from ..results.peaks import ceilings, nominal_rate  # noqa: E402
 from ..results.records import headline, overlap as measures_overlap, pairwise, partitioned  # noqa: E402
 from ..results.model import Point, Results, combine  # noqa: E402
 from .cells import collective_results, latency_results, pairwise_time_results, size_label  # noqa: E402
+from .scaling import series as scaling_series, sweep_words, sweeps  # noqa: E402
 
 # figures span the page (about 1300 px at the report's 90 dpi); text at these sizes stays readable there
 WIDE = (14, 5.5)
@@ -149,15 +150,16 @@ def bandwidth(results: Results, benchmark: str) -> Figure | None:
     avail = ceilings(results)
     lo, hi = min(p.bytes for p in pts), max(p.bytes for p in pts)
     fig, ax = plt.subplots(figsize=WIDE)
-    _draw(ax, _series(pts, _label))
+    # several pairs at once (mbw): the pair count tells two aggregates apart
+    _draw(ax, _series(pts, lambda p: _label(p) + (f" {p.key.pairs.count} pairs" if p.key.pairs else "")))
     drawn, seen = set(), set()
     for p in pts:
         # ceilings are measured per size and path: dashed segments through the sizes they were measured at, within
         # the sizes the libraries measured (a ceiling at another size compares with no point of the figure)
         send, _, recv = p.memory.partition(":")
-        transfer = (p.path_class, p.memory, p.strategy)
+        transfer = (p.path_class, p.memory, p.strategy, p.key.pairs)
         curve = () if transfer in seen else tuple(
-            c for c in avail.curve(benchmark, p.path_class, send, recv, p.strategy) if lo <= c[0] <= hi)
+            c for c in avail.curve(benchmark, p.path_class, send, recv, p.strategy, p.key.pairs) if lo <= c[0] <= hi)
         seen.add(transfer)
         if curve and curve not in drawn:
             drawn.add(curve)
@@ -166,9 +168,9 @@ def bandwidth(results: Results, benchmark: str) -> Figure | None:
             b, op, ceil = curve[-1]
             ax.annotate(f"ceiling {op} ({p.path_class}): {ceil:.0f} GB/s", (b, ceil), fontsize=9, va="bottom",
                         ha="right")
-        if p.nominal and ("nominal", p.nominal) not in drawn:
-            drawn.add(("nominal", p.nominal))
-            nominal = p.nominal * (2 if results.engines.bidirectional(benchmark) else 1)
+        nominal = nominal_rate(p, results.engines)
+        if nominal and ("nominal", nominal) not in drawn:
+            drawn.add(("nominal", nominal))
             ax.axhline(nominal, linestyle=":", color="black", linewidth=1)
             ax.annotate(f"nominal {p.path_class}: {nominal:.0f} GB/s", (lo, nominal), fontsize=9,
                         va="bottom")
@@ -229,34 +231,47 @@ def collectives(results: Results):
 
 
 def scaling(results: Results):
-    """Bus bandwidth against rank count at the largest size measured at every count (strong scaling)."""
-    pts = combine(collective_results(results))
-    by_op: dict[tuple, list[Point]] = {}
-    for p in pts:
-        by_op.setdefault((p.library, p.operation, p.memory), []).append(p)
-    series = {}
-    for key, ps in by_op.items():
-        counts = {p.ranks for p in ps if p.ranks}
-        if len(counts) < 2:
-            continue
-        common = set.intersection(*({p.bytes for p in ps if p.ranks == c} for c in counts))
-        if not common:
-            continue
-        size = max(common)
-        series[f"{key[0]} {key[1]} {key[2]} @{size_label(size)}"] = sorted(
-            [p for p in ps if p.bytes == size], key=lambda p: p.ranks)
-    if not series:
+    """Collectives over node counts (scaling.series): the time of each series, one configuration at one size, against
+    the node count, one line per series."""
+    lines = {f"{s.configuration} {s.operation} {s.memory} {s.scaling} {s.size}": sorted(s.by_nodes.values(),
+                                                                                     key=lambda p: p.key.hosts)
+             for s in scaling_series(results) if s.growth}
+    if not lines:
         return None
     fig, ax = plt.subplots(figsize=WIDE)
-    _draw(ax, series, x=lambda p: p.ranks)
-    counts = sorted({p.ranks for ps in series.values() for p in ps})
+    _draw(ax, lines, x=lambda p: p.key.hosts)
+    counts = sorted({p.key.hosts for ps in lines.values() for p in ps})
     ax.set_xscale("log", base=2)
     ax.set_xlim(*size_axis_range(counts))
-    ax.set_xticks(counts, [str(c) for c in counts])  # the rank counts measured, as numbers
+    ax.set_xticks(counts, [str(c) for c in counts])  # the node counts measured, as numbers
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("ranks")
-    ax.set_ylabel("bus bandwidth (GB/s)")
+    ax.set_xlabel("nodes")
+    ax.set_yscale("log")
+    ax.set_ylabel("time (us), slowest rank")
     _legend(ax)
+    return fig
+
+
+def size_sweep(results: Results):
+    """Collectives by size at a fixed node count (scaling.sweeps): each configuration's time, one panel per operation,
+    memory, node count and ranks per node."""
+    panels = sweeps(results)
+    if not panels:
+        return None
+    ncols = min(3, len(panels))
+    nrows = (len(panels) + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(WIDE[0], 4.5 * nrows), squeeze=False)
+    for ax, sweep in zip(axes.flat, panels):
+        _draw(ax, {name: sorted(by_size.values(), key=lambda p: p.bytes) for name, by_size in sweep.by_config.items()})
+        _size_axis(ax, sweep.sizes, most=6)  # a third of the page
+        ax.set_yscale("log")
+        per_node = f", {sweep.ranks_per_node} ranks per node" if sweep.ranks_per_node else ""
+        ax.set_title(f"{sweep.operation} {sweep.memory}, {sweep_words(sweep.nodes)}{per_node}",
+                     fontsize=LEGEND_FONT + 2)
+        ax.set_ylabel("time (us), slowest rank")
+        _legend(ax)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
     return fig
 
 
@@ -360,7 +375,10 @@ FIGURES = [
     ("latency", f"One-way latency by message size, {_BANDS}; both axes logarithmic", latency),
     ("mbw", "Multi-pair message rate by message size", message_rate),
     ("coll", f"Collectives: bus bandwidth by message size, one panel per operation, {_BANDS}", collectives),
-    ("scaling", "Collective scaling: bus bandwidth against rank count at a fixed size", scaling),
+    ("scaling", f"Collectives over node counts (strong and weak scaling): time against the node count, one line per "
+                f"configuration and size, {_BANDS}", scaling),
+    ("sweep", f"Collective size sweep at a fixed node count (not weak scaling): time by message size, one panel per "
+              f"operation, memory, node count and ranks per node, {_BANDS}", size_sweep),
     ("overlap", "Communication/computation overlap by message size (non-blocking collectives, partitioned): "
                 "median, band from the lowest to the highest repetition", overlap),
     ("partitioned-overlap", "Partitioned communication: overlap against compute time (median, band: "

@@ -1,62 +1,131 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Collectives over node counts: each scaling series of a campaign (a block over node counts, "strong": the message
-size S fixed; "weak": each rank's share fixed), its time and bus bandwidth per node count, and which library
-configuration's time grows least from the fewest to the most nodes.
+"""Collectives over node counts and over sizes: two views that are easy to mistake for one another.
 
-A series is one library configuration, operation, memory and scaling mode, over the node counts its launches ran on
-(the hosts its records name); at each count, the smallest size measured there (the block's first size, grown with
-the ranks where weak scaling grows it). Growth = time at the most nodes / time at the fewest; its interval is
-the ratio of the two points' intervals (worst against best). "Scales best" only where the best growth's interval is
-apart from every other series' of that operation."""
+Scaling (a block over node counts: its launches say "strong" or "weak"): strong scaling keeps the message size S
+fixed, weak scaling each rank's share of S (S grows with the ranks for operations that split it among them). A
+series is one configuration (everything of a point's identity but the node count: the library configuration and
+its settings, binding, options, memory, operation, ranks per node) at ONE size (weak, split among the ranks: one
+share per rank) over the node counts that measured that size; a size some node count did not measure is a series
+without that count, said "not measured" there, never mixed with another size. Growth = time at the most nodes /
+time at the fewest; its interval is the ratio of the two points' intervals (worst against best). Per size and node
+span, a configuration "scales best" only where its growth interval lies apart from every other's (the rule
+cells.clearly_apart applies to figures), named with that size and those node counts.
+
+A size sweep at a fixed node count (what the Slingshot-11 GPU-aware MPI study calls weak scaling): per collective,
+memory, node count and ranks per node, each configuration's time over the sizes measured there, which one is
+fastest at each size (apart from every other, cells.clearly_apart) and the crossover sizes where the fastest
+changes, said only between sizes where a fastest was apart."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
-from ..results.model import Point, Results, combine
-from .answers_data import FeatureAnswer
-from .cells import Table, collective_results, size_label
+from ..results.model import Point, Results, combine, configuration_labels, point_label_key
+from .answers_data import FeatureAnswer, measured
+from .cells import Absent, Table, clearly_apart, collective_results, size_text, within_one_launch
 from .wording import sig3, times
+
+# the two modes of a series over node counts, and the view over sizes, as tables, answers and figures name them
+MODES = {"strong": "strong scaling (S fixed)", "weak": "weak scaling (each rank's share of S fixed)"}
+SPLIT = ("equal-blocks", "unequal")  # counts.split of the operations whose S is split among the ranks
+
+
+def _nodes(n: int) -> str:
+    return f"{n} node{'s' if n != 1 else ''}"
+
+
+def sweep_words(nodes: int | None) -> str:
+    """How a size sweep is named: "size sweep at 2 nodes"."""
+    return f"size sweep at {_nodes(nodes)}" if nodes else "size sweep (nodes not recorded)"
 
 
 @dataclass(frozen=True)
 class Series:
-    library: str  # the library configuration (without the host count)
+    configuration: str  # the configuration's name without the node count
     operation: str
     memory: str
     scaling: str
+    ranks_per_node: int
+    size: str  # the series' size in words: "16M"; weak, split among the ranks: "256K per rank (1M at 4 ranks)"
     by_nodes: dict[int, Point]  # node count -> the point of its time
     busbw: dict[int, float | None]  # node count -> its bus bandwidth (GB/s)
+    key: tuple  # what series of one comparison share: operation, memory, mode, ranks per node, size
 
     @property
-    def growth(self) -> tuple[float, float, float]:
-        """(time at the most nodes / time at the fewest, its low and high bound). A time interval reaching 0 or
-        below (few launches far apart) bounds nothing: the low bound is then 0, the high one infinite."""
+    def nodes(self) -> tuple[int, ...]:
+        return tuple(sorted(self.by_nodes))
+
+    @property
+    def growth(self) -> tuple[float, float, float] | None:
+        """(time at the most nodes / time at the fewest, its low and high bound), None over one node count. A time
+        interval reaching 0 or below (few launches far apart) bounds nothing: the low bound is then 0, the high one
+        infinite."""
+        if len(self.by_nodes) < 2:
+            return None
         lo, hi = self.by_nodes[min(self.by_nodes)], self.by_nodes[max(self.by_nodes)]
         low = hi.low / lo.high if hi.low > 0 and lo.high > 0 else 0.0
         high = hi.high / lo.low if lo.low > 0 else math.inf
         return hi.median / lo.median, low, high
 
 
+def _share(p: Point, scaling: str, splits: dict) -> Fraction | int:
+    """What a series keeps fixed of the size: S, or under weak scaling of an operation that splits S among the
+    ranks, each rank's share S / ranks."""
+    if scaling == "weak" and splits.get(p.operation) in SPLIT and p.ranks:
+        return Fraction(p.bytes, p.ranks)
+    return p.bytes
+
+
+def _size_words(share: Fraction | int, p: Point) -> str:
+    if isinstance(share, Fraction):
+        per_rank = size_text(int(share)) if share.denominator == 1 else f"{float(share):.4g} B"
+        return f"{per_rank} per rank ({size_text(p.bytes)} at {p.ranks} ranks)"
+    return size_text(share)
+
+
+def _namer(results: Results):
+    """A point's configuration name without the node count (its views compare points of several node counts, or of
+    one), with its variant and strategy."""
+    names = configuration_labels(results.results, hosts=False)
+
+    def name(p: Point) -> str:
+        base, variant = names.get(point_label_key(p), (p.configuration, ""))
+        return " ".join(filter(None, [base, f"({variant})" if variant else "", p.strategy_label]))
+    return name
+
+
 def series(results: Results) -> list[Series]:
-    """The scaling series of the results: collectives of launches planned as one node count of a series, at each
-    node count the smallest size measured there (the block's first size, grown with the ranks under weak
-    scaling)."""
+    """The scaling series of the results: collectives of launches planned as one node count of a series, one series
+    per configuration and size (see the module's doc); a size measured at one node count only is a series of that
+    count alone (no growth)."""
     chosen = [r for r in collective_results(results) if r.scaling and r.config.hosts]
+    splits = {r.operation: (r.record.get("counts") or {}).get("split") for r in chosen}
+    name = _namer(results)
     out = []
     for scaling in sorted({r.scaling for r in chosen}):
         rs = [r for r in chosen if r.scaling == scaling]
         busbw = {replace(p.key, metric="t"): p.median for p in combine(rs, "busbw")}
-        groups: dict[tuple, dict[int, list[Point]]] = {}
-        for p in combine(rs, "t"):
-            groups.setdefault((p.base_library, p.operation or "", p.memory), {}).setdefault(p.key.hosts, []).append(p)
-        for (lib, op, mem), by_nodes in sorted(groups.items()):
-            if len(by_nodes) < 2:
-                continue
-            picked = {n: min(pts, key=lambda p: p.bytes) for n, pts in by_nodes.items()}
-            out.append(Series(lib, op, mem, scaling, picked, {n: busbw.get(p.key) for n, p in picked.items()}))
+        groups: dict[tuple, dict[int, Point]] = {}
+        for p in measured(combine(rs, "t")):
+            hosts = p.key.hosts
+            # everything of the point's identity but the node count and what follows from it: the ranks (ranks per
+            # node kept), the size (the share kept) and the path among the ranks (one host's links, then the network)
+            identity = replace(p.key, hosts=None, ranks=(p.ranks or 0) // hosts, bytes=0, path_class=None)
+            groups.setdefault((identity, _share(p, scaling, splits)), {})[hosts] = p
+        for (identity, share), by_nodes in groups.items():
+            p = by_nodes[min(by_nodes)]
+            out.append(Series(name(p), p.operation or "", p.memory, scaling, identity.ranks, _size_words(share, p),
+                              by_nodes, {n: busbw.get(q.key) for n, q in by_nodes.items()},
+                              (p.operation or "", p.memory, scaling, identity.ranks, share)))
+    out.sort(key=lambda s: (s.key, s.configuration))
     return out
+
+
+def _growth_text(g: tuple[float, float, float]) -> str:
+    value, lo, hi = g
+    return f"{times(value)} [{sig3(lo)}, {sig3(hi) if math.isfinite(hi) else 'unbounded'}]"
 
 
 def scaling_table(results: Results) -> Table:
@@ -65,36 +134,165 @@ def scaling_table(results: Results) -> Table:
     counts = sorted({n for s in all_series for n in s.by_nodes})
     rows = []
     for s in all_series:
-        first = s.by_nodes[min(s.by_nodes)]
-        cells = [f"{sig3(s.by_nodes[n].median)} us at {size_label(s.by_nodes[n].bytes)}"
-                 + (f" ({sig3(s.busbw[n])} GB/s)" if s.busbw.get(n) else "") if n in s.by_nodes else "not measured"
-                 for n in counts]
-        g, lo, hi = s.growth
-        rows.append([s.library, s.operation, s.memory, s.scaling, size_label(first.bytes), *cells,
-                     f"{times(g)} [{sig3(lo)}, {sig3(hi) if math.isfinite(hi) else 'unbounded'}]"])
-    return Table("Collectives over node counts", ["library", "operation", "memory", "scaling", "size at fewest nodes",
-                                                   *[f"{n} node{'s' if n > 1 else ''}" for n in counts],
-                                                   "time growth, fewest -> most nodes [interval]"], rows,
-                 note="strong: the message size S fixed; weak: each rank's share of S fixed (S grows with the ranks "
-                      "for operations that split it among them). Figures: the slowest rank's time, median over "
-                      "launches (bus bandwidth in parentheses).")
+        cells = [f"{sig3(s.by_nodes[n].median)} us at {size_text(s.by_nodes[n].bytes)}"
+                 + (f" ({sig3(s.busbw[n])} GB/s)" if s.busbw.get(n) else "") if n in s.by_nodes
+                 else Absent("not measured") for n in counts]
+        g = s.growth
+        rows.append([s.configuration, s.operation, s.memory, MODES.get(s.scaling, s.scaling), s.ranks_per_node,
+                     s.size, *cells, _growth_text(g) if g else Absent("one node count: no growth")])
+    return Table("Collectives over node counts (strong and weak scaling)",
+                 ["configuration", "operation", "memory", "scaling", "ranks per node", "size", *map(_nodes, counts),
+                  "time growth, fewest -> most nodes [interval]"], rows,
+                 note="Strong scaling: the message size S fixed; weak scaling: each rank's share of S fixed (S grows "
+                      "with the ranks for operations that split it among them). A row is one configuration at one "
+                      "size (weak: one share per rank) over the node counts that measured it; 'not measured' where "
+                      "a node count did not (refused or not planned there): sizes are never mixed. Not a size sweep "
+                      "at a fixed node count (its own table). Figures: the slowest rank's time, median over "
+                      "launches (bus bandwidth in parentheses); growth: time at the most nodes / at the fewest, "
+                      "interval: the ratio of the two points' intervals, worst against best.")
 
 
 def scaling_answers(results: Results) -> list[FeatureAnswer]:
-    """Per operation and scaling mode, which library configuration's time grows least over the node counts."""
+    """Per operation, memory, mode, ranks per node, size and node counts, each configuration's time growth and
+    which one scales best (its growth interval apart from every other's)."""
     groups: dict[tuple, list[Series]] = {}
     for s in series(results):
-        groups.setdefault((s.operation, s.memory, s.scaling), []).append(s)
+        if s.growth:
+            groups.setdefault((*s.key, s.nodes), []).append(s)
     out = []
-    for (op, mem, scaling), ss in sorted(groups.items()):
+    for ss in groups.values():
         ss = sorted(ss, key=lambda s: s.growth[0])
         best = ss[0]
-        span = f"{min(best.by_nodes)} -> {max(best.by_nodes)} nodes"
-        said = "; ".join(f"{s.library} {times(s.growth[0])}" for s in ss)
+        said = "; ".join(f"{s.configuration} {_growth_text(s.growth)}" for s in ss)
         verdict = ""
         if len(ss) > 1:
             apart = all(best.growth[2] < s.growth[1] for s in ss[1:])
-            verdict = f"; {best.library} scales best" if apart else "; none clearly apart"
-        out.append(FeatureAnswer("scaling", f"{op} ({scaling}, {mem or 'memory not recorded'}), time growth over "
-                                            f"{span}: {said}{verdict}"))
+            points = [p for s in ss for p in (s.by_nodes[s.nodes[0]], s.by_nodes[s.nodes[-1]])]
+            verdict = (f"; {best.configuration} scales best{within_one_launch(points)}" if apart
+                       else "; none clearly apart (growth intervals overlap)")
+        nodes = " -> ".join(map(str, best.nodes))
+        out.append(FeatureAnswer("scaling", f"{best.operation} ({best.memory or 'memory not recorded'}), "
+                                            f"{MODES.get(best.scaling, best.scaling)} at {best.size}, {nodes} nodes, "
+                                            f"{best.ranks_per_node} ranks per node: time growth {said}{verdict}"))
+    return out
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One collective's size sweep at a fixed node count: each configuration's time by size, and at every size two
+    configurations or more measured, the one clearly fastest there (None: within precision)."""
+    operation: str
+    memory: str
+    nodes: int | None
+    ranks_per_node: int | None
+    by_config: dict[str, dict[int, Point]]  # configuration -> size -> the point of its time
+    fastest: dict[int, str | None]
+
+    @property
+    def sizes(self) -> list[int]:
+        return sorted({b for by_size in self.by_config.values() for b in by_size})
+
+    def _points(self, b: int) -> list[Point]:
+        return [by_size[b] for by_size in self.by_config.values() if b in by_size]
+
+    def stretches(self) -> list[tuple[str | None, int, int]]:
+        """(clearly fastest configuration or None, first size, last size) over consecutive compared sizes."""
+        out: list[tuple[str | None, int, int]] = []
+        for b in sorted(self.fastest):
+            if out and out[-1][0] == self.fastest[b]:
+                out[-1] = (out[-1][0], out[-1][1], b)
+            else:
+                out.append((self.fastest[b], b, b))
+        return out
+
+    def crossovers(self) -> list[tuple[str, str, int, int]]:
+        """(fastest below, fastest above, the last size of the one, the first of the other): where the clearly
+        fastest configuration changes, between two sizes where one was clearly fastest."""
+        decided = [(b, w) for b, w in sorted(self.fastest.items()) if w]
+        return [(w1, w2, b1, b2) for (b1, w1), (b2, w2) in zip(decided, decided[1:]) if w1 != w2]
+
+    def one_launch(self) -> str:
+        """" (within one launch)" when a claim (a fastest at some size) rests on a point measured in one launch."""
+        return within_one_launch(p for b, who in self.fastest.items() if who for p in self._points(b))
+
+
+def sweeps(results: Results) -> list[Sweep]:
+    """Per collective operation, memory, node count and ranks per node measured at two sizes or more: each
+    configuration's time by size and the fastest at each size (clearly apart from every other there)."""
+    name = _namer(results)
+    groups: dict[tuple, dict[str, dict[int, Point]]] = {}
+    for p in measured(combine(collective_results(results), "t")):
+        hosts = p.key.hosts
+        per_node = p.ranks // hosts if hosts and p.ranks else None
+        groups.setdefault((p.operation or "", p.memory, hosts, per_node), {}).setdefault(name(p), {})[p.bytes] = p
+    out = []
+    for (op, memory, hosts, per_node), by_config in groups.items():
+        sizes = {b for by_size in by_config.values() for b in by_size}
+        if len(sizes) < 2:
+            continue
+        fastest = {}
+        for b in sorted(sizes):
+            pts = [by_size[b] for by_size in by_config.values() if b in by_size]
+            if len(pts) < 2:
+                continue
+            best = min(pts, key=lambda p: p.median)
+            apart = all(clearly_apart(best, q) for q in pts if q is not best)
+            fastest[b] = next(c for c, by_size in by_config.items() if by_size.get(b) is best) if apart else None
+        out.append(Sweep(op, memory, hosts, per_node, by_config, fastest))
+    out.sort(key=lambda s: (s.operation, s.memory, s.nodes or 0, s.ranks_per_node or 0))
+    return out
+
+
+def _span(lo: int, hi: int) -> str:
+    return size_text(lo) if lo == hi else f"{size_text(lo)}-{size_text(hi)}"
+
+
+def _stretches_text(s: Sweep) -> str:
+    return "; ".join(f"{who} fastest at {_span(lo, hi)}" if who else f"within precision at {_span(lo, hi)}"
+                     for who, lo, hi in s.stretches())
+
+
+def _crossovers_text(s: Sweep) -> str:
+    return "; ".join(f"{a} -> {b} between {size_text(lo)} and {size_text(hi)}" for a, b, lo, hi in s.crossovers())
+
+
+def size_sweep_table(results: Results) -> Table:
+    """Per collective, memory, node count and ranks per node: the configurations' sizes, the fastest by size and the
+    crossover sizes (the figure beside it draws each configuration's time by size)."""
+    rows = []
+    for s in sweeps(results):
+        several = len(s.by_config) > 1
+        one = Absent("one configuration measured it")
+        rows.append([s.operation, s.memory, s.nodes or Absent("not recorded"), s.ranks_per_node or
+                     Absent("not recorded"), ", ".join(sorted(s.by_config)), f"{_span(s.sizes[0], s.sizes[-1])} "
+                     f"({len(s.sizes)} sizes)",
+                     (_stretches_text(s) + s.one_launch() if s.fastest else Absent("no size measured by two"))
+                     if several else one,
+                     (_crossovers_text(s) + s.one_launch() if s.crossovers() else Absent("no crossover"))
+                     if several else one])
+    return Table("Collectives: size sweep at a fixed node count", ["operation", "memory", "nodes", "ranks per node",
+                                                                   "configurations", "sizes", "fastest by size",
+                                                                   "crossover sizes"], rows,
+                 note="Each configuration's time (the slowest rank's, median over launches) over the sizes measured "
+                      "at one node count: what the Slingshot-11 GPU-aware MPI study calls weak scaling, which is "
+                      "not gmb's weak scaling (each rank's share of S fixed over node counts: the table of "
+                      "collectives over node counts). 'fastest': its interval apart from every other "
+                      "configuration's at that size, else 'within precision'; a crossover is where the fastest "
+                      "changes, said only between two sizes where one was fastest. The figure 'size sweep' draws "
+                      "the times.")
+
+
+def size_sweep_answers(results: Results) -> list[FeatureAnswer]:
+    """Per collective, memory and node count measured by two configurations or more: the fastest by size and the
+    crossover sizes."""
+    out = []
+    for s in sweeps(results):
+        if not any(s.fastest.values()):
+            continue  # no size where one configuration is apart: nothing to say
+        cross = _crossovers_text(s)
+        out.append(FeatureAnswer("size sweep", f"{s.operation} ({s.memory or 'memory not recorded'}), "
+                                               f"{sweep_words(s.nodes)}, {s.ranks_per_node or '?'} ranks per node: "
+                                               f"{_stretches_text(s)}; "
+                                               + (f"crossover {cross}" if cross else "no crossover")
+                                               + s.one_launch()))
     return out

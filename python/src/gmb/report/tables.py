@@ -7,14 +7,19 @@ communication (feature_tables.py). Each function returns a Table; render_text, r
 from __future__ import annotations
 
 from ..results.model import Point, Results, combine, strategy_label
-from ..results.peaks import ceilings, measured_ceilings
+from ..results.peaks import PAIRS_NOT_RECORDED, ceilings, measured_ceilings, nominal_rate
 from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NOTE, SUSPECT_PCT, Absent, Table,
                     check_cell, clearly_apart, collective_results, latency_results, pairwise_bandwidth, point_flags,
                     precision_pct, size_label, size_text, within_one_launch)
 from .feature_tables import one_sided_table, partitioned_overlap_table, persistent_table
 from .network import network_table
-from .scaling import scaling_table
+from .scaling import scaling_table, size_sweep_table
 from .wording import sig3_number
+
+
+PAIRS_NOTE = ("'pairs': several pairs at once (an aggregate figure): its ceiling and nominal rate are the "
+              "aggregate's, each group of pairs sharing a resource (the network between two hosts, a GPU, a host's "
+              "memory) counted once and the groups summed ('4 x p2p-ipc', 'network (shared by 4 pairs)').")
 
 
 def fraction_of_peak(results: Results) -> Table:
@@ -29,8 +34,8 @@ def fraction_of_peak(results: Results) -> Table:
     avail = ceilings(results)
     groups: dict[tuple, list[Point]] = {}
     for p in combine(results.where(pairwise_bandwidth)):
-        groups.setdefault((p.library, p.benchmark, p.operation, p.memory, p.strategy, p.chunks, p.fresh, p.path_class),
-                          []).append(p)
+        groups.setdefault((p.library, p.benchmark, p.operation, p.memory, p.strategy, p.chunks, p.fresh, p.path_class,
+                           p.key.pairs.count if p.key.pairs else 1), []).append(p)
     # Sizes whose data arrived wrong are not results: the peak is over the sizes that validated, and the
     # table says how many did not (a library that corrupts large messages must not look merely slow).
     failed: dict[tuple, set] = {}
@@ -44,13 +49,14 @@ def fraction_of_peak(results: Results) -> Table:
             key = (launch.library, launch.benchmark, launch.memory, launch.strategy or "direct", launch.planned_path)
             broken.setdefault(key, []).append(launch.status)
     operations = any(key[2] for key in groups)  # an operation column where some row names one
+    several = any(key[8] > 1 for key in groups)  # a pairs column where some row measured several pairs at once
     rows = []
     for key, pts in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
-        lib, bench, operation, mem, strat, chunks, fresh, path = key
+        lib, bench, operation, mem, strat, chunks, fresh, path, pairs = key
         send, _, recv = mem.partition(":")
         bounded = []
         for p in pts:
-            op, ceil = avail.at(bench, path, send, recv, p.bytes, strat)
+            op, ceil = avail.of_point(p)
             if ceil:
                 bounded.append((p, op, ceil))
         flags = []
@@ -61,34 +67,40 @@ def fraction_of_peak(results: Results) -> Table:
                 flags.append("ceiling suspect: MPI above it")
         else:
             p = max(pts, key=lambda x: x.median)
-            at = avail.sizes(bench, path, send, recv, strat)
+            at = avail.sizes(bench, path, send, recv, strat, p.key.pairs)
             op = (f"none at the sizes measured (measured at {', '.join(size_label(b) for b in at)})" if at
-                  else "none measured for this path" if results.engines.described
-                  else "unknown: no engine description stored")
+                  else "unknown: no engine description stored" if not results.engines.described
+                  else f"none: {PAIRS_NOT_RECORDED}" if p.key.pairs and p.key.pairs.groups is None
+                  else "none measured for this path")
             pct = ceil_cell = Absent(f"no ceiling at {size_label(p.bytes)}")
         flags += point_flags(p)
         died = broken.get((lib, bench, mem, strat or "direct", path), [])
         if died:
             flags.append(f"{len(died)} launch(es) {'/'.join(sorted(set(died)))}: sizes after the failure missing "
                          f"(see Not measured)")
-        nominal = p.nominal * (2 if results.engines.bidirectional(bench) else 1) if p.nominal else None
+        nominal = nominal_rate(p, results.engines)
         no_rate = Absent("link rate unknown")
-        rows.append([lib, bench, *([operation or NO_OPERATION] if operations else []), mem, strategy_label(strat, chunks, fresh) or "not recorded", path or "not recorded",
+        rows.append([lib, bench, *([operation or NO_OPERATION] if operations else []), *([pairs] if several else []),
+                     mem, strategy_label(strat, chunks, fresh) or "not recorded", path or "not recorded",
                      size_label(p.bytes), round(p.median, 3), precision_pct([p]), pct, op, ceil_cell,
                      round(100 * p.median / nominal, 1) if nominal else no_rate, nominal or no_rate,
-                     len(failed.get(key, ())), check_cell(flags)])
-    return Table("Fraction of peak", ["library", "benchmark", *(["operation"] if operations else []), "memory",
+                     len(failed.get(key[:8], ())), check_cell(flags)])
+    return Table("Fraction of peak", ["library", "benchmark", *(["operation"] if operations else []),
+                                      *(["pairs"] if several else []), "memory",
                                       "strategy", "path", "at size",
                                       "peak MPI GB/s", PRECISION_COLUMN, "% of ceiling", "ceiling", "ceiling GB/s",
                                       "% of nominal", "nominal GB/s", "sizes failed validation", "check"], rows,
                  "Peak = best median (median of repetitions) over the validated sizes at which a ceiling of that "
                  "path was measured; 'at size' is that size and the ceiling is the one measured at it, without MPI, "
-                 "by the peaks benchmark, over the same path class (staged and pipelined strategies on device "
-                 "memory: the slower host-device copy; pipelined-gpu: the host side's copy). bibw: twice the one-way "
-                 "ceiling (x2) on links with separate resources per direction, the one-way ceiling (x1) where both "
-                 "directions share one memory (same GPU, host), unless a bidirectional ceiling was measured; nominal "
-                 "rate doubled. Without a ceiling at any size measured the row says so and the peak is over all "
-                 "validated sizes. " + (OPERATION_NOTE + " " if operations else "") + "'sizes failed validation': message sizes where the library delivered wrong data "
+                 "by the peaks benchmark, over the same path class: the largest of the copies measured there (a GPU "
+                 "pair: p2p-ipc, p2p-ce, p2p-sm), named (staged and pipelined strategies on device memory: the "
+                 "slower host-device copy; pipelined-gpu: the host side's copy). bibw: twice the one-way ceiling "
+                 "(x2) on links with separate resources per direction, the one-way ceiling (x1) where both "
+                 "directions share one memory (same GPU, host), host <-> device the copy one way plus the copy back, "
+                 "unless a bidirectional ceiling was measured; nominal rate doubled. "
+                 + (PAIRS_NOTE + " " if several else "") + "Without a ceiling at any size measured the row "
+                 "says so and the peak is over all validated sizes. " + (OPERATION_NOTE + " " if operations else "")
+                 + "'sizes failed validation': message sizes where the library delivered wrong data "
                  "(no figure is taken from them). " + PRECISION_NOTE + " A figure above the ceiling (by more than "
                  f"{SUSPECT_PCT - 100} %) is flagged too: the ceiling was not measured right at that size; and a row "
                  "whose launches failed or timed out.")
@@ -218,7 +230,7 @@ def status_table(results: Results) -> Table:
 # one function here and one entry below: text, HTML and CSV render every Table alike.
 TABLES = ((fraction_of_peak, True), (ceilings_table, True), (network_table, False), (latency_table, True), (one_sided_table, False),
           (persistent_table, False), (partitioned_overlap_table, False), (collectives_table, True),
-          (scaling_table, False),
+          (scaling_table, False), (size_sweep_table, False),
           (status_table, True))
 
 

@@ -100,10 +100,16 @@ def who(f: Figure) -> str:
     return f.library + (f" (not CUDA-aware: {f.strategy})" if f.strategy else "")
 
 
+def pct_of_ceiling_text(f: Figure) -> str:
+    """'93.8 % of ceiling' (the answer's), or of the figure's own where it differs: '80.0 % of min(d2h-pinned,
+    h2d-pinned) 55.0 GB/s'."""
+    return f"{pct(f.pct_of_ceiling)} of {f.own_ceiling or 'ceiling'}"
+
+
 def figure_text(f: Figure, with_pct: bool, with_latency: bool = True) -> str:
     parts = [precision_text(f.precision, f.capped)]
     if with_pct and f.pct_of_ceiling is not None:
-        parts.append(f"{pct(f.pct_of_ceiling)} of ceiling")
+        parts.append(pct_of_ceiling_text(f))
     text = f"{who(f)} {sig3(f.value)} {f.unit} ({', '.join(parts)})"
     if with_latency:
         text += f", {latency_text(f)}"

@@ -78,7 +78,7 @@ class EngineFacts:
         return [c.operation for c in self.ceilings if c.direction == direction and c.host_memory == host_memory]
 
     def bounding(self, path_class: str) -> list[str]:
-        """The copies that bound transfers over a path class, best first (the engine's order)."""
+        """The copies that bound transfers over a path class (the largest measured at a size bounds: peaks.Ceilings)."""
         return [c.operation for c in self.ceilings if path_class in c.bounds]
 
 

@@ -7,8 +7,8 @@ record's JSON once; tables, answers, figures, comparisons and CSV read this mode
 A point is a whole configuration (PointKey): the library and its settings, the benchmark, its operation and variant,
 the memory of each side, the strategy and its chunks, the options that change the measured work (window, batch,
 tests, compute ...), the buffer mode, the ranks and over how many hosts (nodes) they ran, the binding, the path class,
-and the size with its convention. Results of one point that differ in anything else are repetitions (separate
-launches), combined by ``combine``: the point's value is the median of the per-launch medians; its interval
+the size with its convention, and for several pairs at once which of them share what bounds them (records.PairLayout).
+Results of one point that differ in anything else are repetitions (separate launches), combined by ``combine``: the point's value is the median of the per-launch medians; its interval
 (launch_interval) comes from the launches: with one launch, that launch's 95 % CI of the median (a claim from it
 holds within that launch only); with several, the 95 % t-interval of the mean of the launch medians (launch-to-launch
 variation, the larger one), widened to cover every launch's own interval. Points of one library that differ in a
@@ -26,7 +26,7 @@ from statistics import median
 from ..engine.description import EngineDescription
 from ..machine.load import busy_launch
 from .engine_facts import EngineFacts
-from .records import headline, precision_stop
+from .records import PairLayout, headline, pair_layout, precision_stop
 from .store import KEPT_STATISTICS, STAT_COLUMNS, Store, result_key
 
 
@@ -291,13 +291,18 @@ def _label_key(r: Result) -> tuple:
     return r.library, r.benchmark, r.ranks, r.config.canonical
 
 
-def configuration_labels(results: list[Result]) -> dict[tuple, tuple[str, str]]:
+def point_label_key(p: Point) -> tuple:
+    """The key of a point's configuration in configuration_labels."""
+    return p.key.library, p.key.benchmark, p.key.ranks, p.config.canonical if p.config else ""
+
+
+def configuration_labels(results: list[Result], hosts: bool = True) -> dict[tuple, tuple[str, str]]:
     """(library, benchmark, ranks, canonical configuration) -> (the configuration's name, its variant). The name is
     the library's, followed by the settings and hosts that differ among the library's results and the binding that
     differs among those of the same rank count (launchers bind 2 ranks otherwise than 4 by default), ceilings aside:
     they measure no library; e.g. "openmpi-5.0.7-ucx [UCX_RNDV_THRESH=8192]", the library's name alone where nothing
     differs. The variant names the options that differ among the library's results of the benchmark ("window=16"),
-    "" where none do."""
+    "" where none do. ``hosts=False``: names without the hosts, for a configuration over node counts."""
     configs = {_label_key(r): r.config for r in results}
     by_library: dict[str, list[Configuration]] = {}
     by_ranks: dict[tuple, list[Configuration]] = {}
@@ -321,7 +326,7 @@ def configuration_labels(results: list[Result]) -> dict[tuple, tuple[str, str]]:
         parts = [f"{k}={c.settings[k]}" for k in keys if k in c.settings] or [f"{k} unset" for k in keys]
         if len({x.binding for x in by_ranks.get((lib, ranks), [c])}) > 1:
             parts.append(f"binding {c.binding or 'not recorded'}")
-        if len({x.hosts for x in mates}) > 1:
+        if hosts and len({x.hosts for x in mates}) > 1:
             parts.append(f"{c.hosts} host{'s' if c.hosts != 1 else ''}" if c.hosts else "hosts not recorded")
         variant = [f"{k}={_option_text(c.options[k])}" if k in c.options else f"{k} not given"
                    for k in differing(by_benchmark[(lib, bench)], "options")]
@@ -353,6 +358,7 @@ class PointKey:
     bytes: int
     size_convention: str | None  # what bytes counts: one message, or a collective's total
     metric: str  # the statistic: STAT_COLUMNS prefix
+    pairs: PairLayout | None = None  # several pairs at once (mbw, mlat): which of them share what bounds them
 
     @classmethod
     def of(cls, r: Result, metric: str) -> PointKey:
@@ -360,7 +366,7 @@ class PointKey:
         return cls(r.library, json.dumps(c.settings, sort_keys=True), r.benchmark, r.operation,
                    json.dumps(r.record.get("memory") or {}, sort_keys=True), r.strategy, r.chunks, r.fresh,
                    json.dumps(c.options, sort_keys=True), r.ranks, c.hosts, c.binding, r.path_class, r.bytes,
-                   r.record.get("size_convention"), metric)
+                   r.record.get("size_convention"), metric, pair_layout(r.record))
 
 
 @dataclass

@@ -100,6 +100,68 @@ def placed(result: dict) -> bool:
     return isinstance(result.get("placement"), dict)
 
 
+@dataclass(frozen=True)
+class PairGroup:
+    """Pairs of a multi-pair result that share what bounds them: one ceiling for all of them together."""
+    path_class: str | None  # None: pairs of different paths share a resource (no ceiling applies)
+    pairs: int
+    nominal_GBps: float | None  # the per-direction nominal rate of what they share, None when unknown
+
+
+@dataclass(frozen=True)
+class PairLayout:
+    """How the pairs of a multi-pair result (mbw, mlat: ranks/2 pairs at once) are laid out: groups of pairs that
+    share a resource (a network link between two hosts, a GPU and its links, a host's memory), each bounded by
+    its own path's ceiling; separate groups add up. ``groups`` is None where the record does not say each
+    pair's path (engines before ``pair_paths``)."""
+    count: int
+    groups: tuple[PairGroup, ...] | None
+
+    def nominal(self) -> float | None:
+        """The aggregate's nominal rate: each group's once, summed; None when one is unknown or not recorded."""
+        rates = [g.nominal_GBps for g in self.groups or ()]
+        return sum(rates) if rates and all(rates) else None
+
+
+def _shared_resources(pair: dict, index: int) -> set[tuple]:
+    """What a pair's transfer uses that another pair may use too: the network between its two hosts (every pair
+    between those hosts shares it), a host's memory (host-to-host pairs of one host), each GPU a side's buffer is
+    on (its copy engines and links: pairs with a GPU in common share them). A pair naming none of these (an
+    unknown path) shares nothing."""
+    path = pair.get("path") or {}
+    hosts, gpus = pair.get("hosts") or [], pair.get("gpus") or []
+    if path.get("class") == "inter-node" and len(hosts) == 2:
+        return {("network", *sorted(map(str, hosts)))}
+    if path.get("class") in ("host", "cross-socket") and hosts:
+        return {("host memory", str(hosts[0]))}
+    used = {("gpu", str(h), str(g)) for h, g in zip(hosts, gpus) if g}
+    return used or {("pair", index)}
+
+
+def pair_layout(result: dict) -> PairLayout | None:
+    """The layout of a result's pairs (PairLayout); None for a single pair (its path is the record's ``path``)."""
+    count = result.get("pairs")
+    if not isinstance(count, int) or count < 2:
+        return None
+    pairs = result.get("pair_paths")
+    if not isinstance(pairs, list) or len(pairs) != count or not all(isinstance(p, dict) for p in pairs):
+        return PairLayout(count, None)
+    merged: list[tuple[set, list[dict]]] = []  # (resources, pairs) of pairs that share one, transitively
+    for i, pair in enumerate(pairs):
+        resources = _shared_resources(pair, i)
+        joined = [g for g in merged if g[0] & resources]
+        merged = [g for g in merged if not g[0] & resources]
+        merged.append((resources.union(*(g[0] for g in joined)), [q for g in joined for q in g[1]] + [pair]))
+    groups = []
+    for _, members in merged:
+        paths = [m.get("path") or {} for m in members]
+        classes = {p.get("class") for p in paths}
+        rates = [p.get("nominal_GBps") for p in paths]
+        nominal = min(rates) if all(isinstance(r, (int, float)) and r > 0 for r in rates) else None
+        groups.append(PairGroup(classes.pop() if len(classes) == 1 else None, len(members), nominal))
+    return PairLayout(count, tuple(sorted(groups, key=lambda g: (g.path_class or "", g.pairs, g.nominal_GBps or 0))))
+
+
 # Environment variables that are settings of a library or runtime (what can change a figure), by prefix: the family
 # table's; the engine records every variable of these prefixes and more (launcher bookkeeping, paths) in its context.
 SETTING_PREFIXES = families.setting_prefixes()
