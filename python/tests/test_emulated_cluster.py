@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from gmb.machine.libraries import all_libraries
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "emulated-cluster"
 sys.path.insert(0, str(SCRIPT.parent))
 from emulated_cluster.core import missing_requirements  # noqa: E402 (the script's own module)
@@ -161,6 +163,8 @@ def test_default_slots_hold_the_ranks_of_a_one_host_block():
 def test_the_hostfiles_hold_a_one_host_pair_and_gmb_gets_a_libraries_file(cluster):
     slots = max(2, os.cpu_count())
     assert (cluster.state / "hostfile.openmpi").read_text() == "".join(f"{h} slots={slots}\n" for h in cluster.hosts)
+    if not all_libraries():
+        pytest.skip("no MPI library found here: start writes no libraries file")
     libraries = tomllib.loads((cluster.state / "libraries.toml").read_text())["library"]
     for lib in libraries:  # each library's launcher reaches the hosts through the agent, as that launcher takes it
         assert cluster.agent in lib["launcher_args"]
