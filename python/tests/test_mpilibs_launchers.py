@@ -93,6 +93,13 @@ def test_hydra_and_srun_argv():
         launchers.get("qsub")
 
 
+def test_each_launcher_reaches_other_hosts_through_an_agent_its_own_way():
+    assert launchers.get("mpirun").remote_shell_arguments("/s/agent") == ["--mca", "plm_rsh_agent", "/s/agent"]
+    assert launchers.get("mpiexec").remote_shell_arguments("/s/agent") == ["-launcher", "ssh", "-launcher-exec",
+                                                                           "/s/agent"]
+    assert launchers.get("srun").remote_shell_arguments("/s/agent") == []  # srun starts its ranks itself
+
+
 @pytest.mark.skipif(not shutil.which("mpirun.openmpi") and not shutil.which("mpiexec.mpich"),
                     reason="no Debian MPI installed")
 def test_detect_debian_alternatives():

@@ -3,6 +3,7 @@
 strong and weak scaling (the engine's counts.split says which operations keep each rank's share by growing S)."""
 import json
 import sqlite3
+from pathlib import Path
 
 from test_cli import run_gmb
 
@@ -84,3 +85,27 @@ def test_one_rank_on_one_node_is_no_collective_and_is_skipped_with_the_reason():
     launches, skipped = plan_mod.plan(c, [lib("a", aware=None)], {"a": desc}, hosts=2)
     assert {(x.nodes, x.ranks) for x in launches} == {(2, 2)}
     assert any("on 1 node" in what and "a collective on one rank moves no data" in why for _, what, why in skipped)
+
+
+def test_device_collectives_on_an_engine_without_cuda_are_skipped_with_the_reason():
+    """The shipped scaling campaign on a host-only engine: its collectives on device memory are named as skipped
+    (the engine has no device memory), never planned as launches that would each exit 3."""
+    desc = EngineDescription(json.loads(HOST_ENGINE.read_text()))
+    c = spec.load_campaign(Path(__file__).parents[2] / "campaigns" / "scaling.toml")
+    launches, skipped = plan_mod.plan(c, [lib("a", aware=None)], {"a": desc}, hosts=2)
+    assert {(x.benchmark, x.memory) for x in launches} == {("latency", "host:host"), ("bw", "host:host")}
+    device = [(what, why) for _, what, why in skipped if "device" in what]
+    assert ("coll on device memory (block 1)", "memory kind device unavailable: this gmb-bench was built without CUDA "
+            "(reconfigure with -DGMB_ENABLE_CUDA=ON)") in device and len(device) == 4
+
+
+def test_plan_takes_a_hostfile_as_run_does(fake_setup, tmp_path, capsys):
+    c = tmp_path / "c.toml"
+    c.write_text(SCALING.replace("[campaign]", '[campaign]\nlibraries = ["fakempi-a"]'))
+    hostfile = tmp_path / "hosts"
+    for hosts, counts in (("nodeA slots=2\nnodeB slots=2\n", "N1 N2"), ("nodeA:2\n", "N1")):
+        hostfile.write_text(hosts)
+        assert run_gmb("plan", c, "--config", fake_setup["config"], "--no-detect", "--hostfile", hostfile) == 0
+        out = capsys.readouterr().out
+        assert " ".join(n for n in ("N1", "N2") if f".{n}." in out) == counts
+        assert ("on 2 nodes: the session has 1 host(s)" in out) == (counts == "N1")

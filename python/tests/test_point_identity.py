@@ -107,6 +107,24 @@ def test_settings_are_library_knobs_not_launcher_bookkeeping():
     assert records.settings(ctx, "nccl")["NCCL_ALGO"] == "Ring"
 
 
+def test_the_mapping_gmb_asks_for_a_launch_over_nodes_names_no_configuration(tmp_path):
+    """Open MPI's mpirun hands gmb's --map-by ppr:N:node to the ranks as a variable: where N ranks ran on each host it
+    says no more than the point's hosts and ranks, and is no setting; another mapping is one."""
+    mapped = synth.context("r", "bw", env={"OMPI_MCA_rmaps_base_mapping_policy": "ppr:1:node"})
+    mapped["ranks"][1]["host"] = "node1"
+    assert records.settings(mapped) == {}
+    on_one_host = synth.context("r", "bw", env={"OMPI_MCA_rmaps_base_mapping_policy": "ppr:1:node"})
+    assert records.settings(on_one_host) == {"OMPI_MCA_rmaps_base_mapping_policy": "ppr:1:node"}
+    by_socket = synth.context("r", "bw", env={"OMPI_MCA_rmaps_base_mapping_policy": "socket"})
+    assert records.settings(by_socket) == {"OMPI_MCA_rmaps_base_mapping_policy": "socket"}
+    st = Store(":memory:")
+    for rid, ctx in (("a", mapped), ("b", synth.context("b", "bw"))):
+        st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl",
+                                    [{**ctx, "run_id": rid}, *synth.pt2pt_results(rid, "bw", [1024])]))
+    assert {p.configuration for p in combine(Results.load(st).ok())} == {"openmpi-4.1.4 [1 host]",
+                                                                        "openmpi-4.1.4 [2 hosts]"}
+
+
 @pytest.mark.parametrize("bindings, said", [(["0-15", "0-15"], "unbound"), (["0", "1"], "1 CPU/rank"),
                                             (["0-7", "8-15"], "8 CPUs/rank"), (["0-7", "8-11"], "4-8 CPUs/rank")])
 def test_binding_is_said_the_same_way_on_any_machine(bindings, said):

@@ -40,6 +40,23 @@ def test_tables_json_holds_the_answers(capsys):
     assert doc["tables"] and all(len(r) == len(t["columns"]) for t in doc["tables"] for r in t["rows"])
 
 
+def test_every_example_reference_bounds_its_figure_and_a_4_ms_latency_fails(monkeypatch):
+    """Each reference of the example check bounds its figure on the side where it goes wrong (bandwidths below,
+    times above): a 4 ms latency, which passed unbounded references, fails the check."""
+    sanity = pytest.importorskip("reframe.utility.sanity", reason="reframe-hpc not installed (a test extra)")
+    monkeypatch.syspath_prepend(str(CONTRIB))
+    import gmb_checks
+
+    references = dict(gmb_checks.gmb_nightly.reference.items())  # "system:partition:variable" -> reference
+    assert any(name.endswith("/latency") for name in references)
+    for name, (value, lower, upper, unit) in references.items():
+        assert (upper if unit == "us" else lower) is not None, f"{name}: no bound"
+        if name.endswith("/latency"):
+            with pytest.raises(sanity.SanityError):
+                sanity.evaluate(sanity.assert_reference(3995.7, value, lower, upper))
+            assert sanity.evaluate(sanity.assert_reference(value, value, lower, upper))
+
+
 @pytest.mark.parametrize("partition", ["login", "cpu"])
 def test_reframe_runs_the_campaign(partition, real_env, tmp_path, monkeypatch):
     why = reframe_missing() or (slurm_up() if partition == "cpu" else None)

@@ -272,3 +272,19 @@ def test_the_job_runs_with_this_environment_where_it_is_submitted(camp, tmp_path
     assert gmb_slurm(camp, again, "--config", fake_setup["config"], "--no-detect",
                      "--setup", "source /sw/v/bin/activate") == 0
     assert f"source {venv}/bin/activate" not in again.read_text()
+
+
+def test_device_blocks_the_engines_cannot_run_are_named_before_the_job(tmp_path, fake_setup, monkeypatch, capsys):
+    """An engine without device memory (built without CUDA): the job's plan will skip the campaign's device blocks;
+    `gmb slurm` says which, and how to say that the compute nodes have GPUs. An engine with CUDA: nothing to say."""
+    scaling = Path(__file__).parents[2] / "campaigns" / "scaling.toml"
+    assert gmb_slurm(scaling, tmp_path / "job.sbatch", "--config", fake_setup["config"], "--no-detect",
+                     "--no-build", "--nodes", "1,2") == 0
+    said = capsys.readouterr().err
+    assert ("the job will skip fakempi-a: coll on device memory (block 1): memory kind device unavailable: this "
+            "gmb-bench was built without CUDA") in said
+    assert "bw device:device" in said and "(if the compute nodes have GPUs: --gpus-per-node G)" in said
+    monkeypatch.setenv("FAKE_CUDA", "1")
+    assert gmb_slurm(scaling, tmp_path / "gpu.sbatch", "--config", fake_setup["config"], "--no-detect",
+                     "--no-build", "--nodes", "1,2") == 0
+    assert "will skip" not in capsys.readouterr().err

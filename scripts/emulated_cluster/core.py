@@ -10,11 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-STATE = Path(os.environ.get("GMB_EMULATED_CLUSTER_DIR", "/run/gmb-emulated-cluster"))
+# absolute: the agent shim written there is handed to launchers that look it up again from another directory
+STATE = Path(os.environ.get("GMB_EMULATED_CLUSTER_DIR", "/run/gmb-emulated-cluster")).absolute()
 HOSTS_JSON = STATE / "hosts.json"
 NAMESPACES = ("net", "uts", "mnt")
 # Each host's own scratch directory (a tmpfs of its mount namespace), as a node-local disk: programs that key a
-# directory of the shared /tmp by job or rank but not by host (Slurm's PMIx plugin) collide there.
+# directory of the shared /tmp by job or rank but not by host (Slurm's PMIx plugin) collide there. The directory on
+# the machine is only the mount point, shared by every cluster's hosts; it is never removed: removing it detaches
+# the tmpfs mounted on it in every host's mount namespace, other clusters' too.
 HOST_LOCAL = Path("/run/gmb-emulated-host")
 
 
@@ -22,8 +25,27 @@ class Refused(Exception):
     """The cluster cannot be made or used here; the message says why (exit status 2)."""
 
 
+class Failed(Exception):
+    """What was asked of a running cluster failed; the message says what (exit status 1)."""
+
+
+class Damaged(Refused):
+    """The cluster's record (hosts.json) cannot be read; `stop` cleans up from what it finds instead."""
+
+
 def say(message: str):
-    print(f"emulated-cluster: {message}", file=sys.stderr)
+    if sys.stderr is not None:  # closed (2>&-): nothing to say it on
+        print(f"emulated-cluster: {message}", file=sys.stderr)
+
+
+def show(line: str = ""):
+    """A line on stdout; once its reader has left (`status | head -1`), the rest is dropped quietly."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (AttributeError, ValueError):  # stdout closed (>&-)
+        pass
 
 
 def sh(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -48,7 +70,26 @@ def require(tools=("unshare", "nsenter", "ip", "tc")):
 # --- state ------------------------------------------------------------------------------------------------
 
 def load() -> dict | None:
-    return json.loads(HOSTS_JSON.read_text()) if HOSTS_JSON.exists() else None
+    """The cluster recorded in the state directory, None when none is; Damaged when its record cannot be read."""
+    try:
+        c = json.loads(HOSTS_JSON.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise Damaged(f"{HOSTS_JSON} cannot be read ({exc}): `stop` removes what it finds of the cluster") from None
+    if not isinstance(c, dict) or not isinstance(c.get("hosts"), list) or not all(
+            isinstance(h, dict) and all(isinstance(h.get(k), str) for k in ("name", "address", "veth", *NAMESPACES))
+            for h in c["hosts"]) or not isinstance(c.get("bridge"), str):
+        raise Damaged(f"{HOSTS_JSON} is not a cluster's record (hosts with their names, addresses, veths and "
+                      "namespace files; a bridge): `stop` removes what it finds of the cluster")
+    return c
+
+
+def save(c: dict):
+    """hosts.json, replaced whole (never a half-written record)."""
+    part = HOSTS_JSON.with_name(HOSTS_JSON.name + ".part")
+    part.write_text(json.dumps(c, indent=1) + "\n")
+    os.replace(part, HOSTS_JSON)
 
 
 def cluster() -> dict:
@@ -78,6 +119,32 @@ def namespace_files(h: dict) -> dict:
 
 def alive(c: dict) -> bool:
     return all(is_mounted(p) for h in c["hosts"] for p in namespace_files(h).values())
+
+
+def namespace_mounts() -> list[tuple[Path, str]]:
+    """(mount point, kind) of every namespace file bound in this mount namespace: the hosts of every cluster started
+    from here (kind "net", "uts", "mnt")."""
+    found = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            fstype = fields[fields.index("-") + 1]
+            if fstype == "nsfs":
+                found.append((Path(fields[4]), fields[3].partition(":")[0]))
+    return found
+
+
+def other_clusters() -> list[str]:
+    """The other emulated clusters that run here, as "PREFIX (state STATE_DIR)": the state directories holding
+    hosts' namespace files, this one's left out."""
+    out = []
+    for state in dict.fromkeys(path.parent for path, _ in namespace_mounts() if path.parent != STATE):
+        try:
+            prefix = json.loads((state / "hosts.json").read_text())["prefix"]
+        except (OSError, ValueError, KeyError, TypeError):
+            prefix = "prefix unknown: its hosts.json cannot be read"
+        out.append(f"{prefix} (state {state})")
+    return out
 
 
 # --- entering a host --------------------------------------------------------------------------------------

@@ -185,10 +185,11 @@ def parser() -> argparse.ArgumentParser:
                                                             "(its results directory) beside the others")
         sp.add_argument("--topology", metavar="JSON", help="plan for this topology instead of the machine's "
                                                            "(a file like `gmb doctor --json`'s topology)")
+        sp.add_argument("--hostfile", help="the hosts the launches may use, in either launcher's form (Open MPI's "
+                                           "'host slots=N', Hydra's 'host:N'): docs/multinode.md")
         if name == "run":
             sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
             sp.add_argument("--resume", metavar="RESULTS_DIR", help="continue an interrupted campaign")
-            sp.add_argument("--hostfile")
             sp.add_argument("--no-build", action="store_true", help="use existing engines only (declared, "
                                                                     "$GMB_ENGINE, on PATH, or built before)")
             sp.add_argument("--no-progress", action="store_true")

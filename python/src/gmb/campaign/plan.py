@@ -85,6 +85,32 @@ def not_aware_reason(lib: MpiLibrary, short: bool = False) -> str:
     return what if short else what + "; device pointers are not handed to it (staged-pinned instead)"
 
 
+# the options of a block that give a benchmark's memory by role (--mem, --mem-root, --mem-others), as a block may
+# spell them
+ROLE_MEMORY_OPTIONS = ("mem", "mem-root", "mem-others", "mem_root", "mem_others")
+
+
+def memory_kinds(block: Block, memory: str) -> list[str]:
+    """The memory kinds a launch of ``block`` allocates: those of its SEND:RECV pair ``memory`` ("": none) and those
+    the block's options give by role."""
+    kinds = list(parse_memory(memory)) if memory else []
+    kinds += [str(block.options[k]) for k in ROLE_MEMORY_OPTIONS if block.options.get(k) is not None]
+    return list(dict.fromkeys(kinds))
+
+
+def unavailable_memory(desc: EngineDescription, block: Block, memory: str, gpus_elsewhere: bool = False
+                       ) -> tuple[str, str] | None:
+    """(kind, why) of the first memory kind a launch of ``block`` with ``memory`` needs that its engine cannot
+    allocate (an engine built without CUDA has no device memory), None when it has them all. ``gpus_elsewhere``: the
+    launches run on nodes with GPUs (`gmb slurm --gpus-per-node`), so a kind an engine built with CUDA lacks only
+    for want of a usable GPU where it was asked is taken as there."""
+    for kind in memory_kinds(block, memory):
+        available, why = desc.kind_available(kind)
+        if not available and not (gpus_elsewhere and desc.cuda and kind in desc.kinds):
+            return kind, why
+    return None
+
+
 def nccl_refusal(desc: EngineDescription, b: Benchmark, block: Block, memory: str, strategy: str
                  ) -> tuple[str, str] | None:
     """(what, reason) when a point of a block cannot run with --transport nccl, else None."""
@@ -92,8 +118,8 @@ def nccl_refusal(desc: EngineDescription, b: Benchmark, block: Block, memory: st
     if "nccl" not in b.transports:
         return bench, f"runs under MPI only (NCCL transport: {', '.join(desc.with_transport('nccl'))})"
     if b.operations:  # memory by role (--mem, --mem-root, --mem-others)
-        kinds = {block.options.get(k) for k in ("mem", "mem-root", "mem-others", "mem_root", "mem_others")} - {None}
-        if not kinds or not all(desc.gpu_memory(str(k)) for k in kinds):
+        kinds = memory_kinds(block, "")
+        if not kinds or not all(desc.gpu_memory(k) for k in kinds):
             return bench, "NCCL moves device memory only (the block needs options mem = \"device\")"
         return None
     if not memory or not all(desc.gpu_memory(k) for k in parse_memory(memory)):
@@ -141,11 +167,12 @@ def _hands_device_pointers(desc: EngineDescription, b: Benchmark, memory: str, s
     return any(desc.gpu_memory(k) for k in parse_memory(memory))
 
 
-def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDescription], hosts: int | None = None
-         ) -> tuple[list[Launch], list[tuple[str, str, str]]]:
+def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDescription], hosts: int | None = None,
+         gpus_elsewhere: bool = False) -> tuple[list[Launch], list[tuple[str, str, str]]]:
     """Expand the matrix. Returns (launches in run order, skipped (library, what, reason)). ``descriptions``: each
     library's engine description (a library without one is skipped). ``hosts``: how many hosts the launches may use
-    (--nodes, a hostfile's hosts); 1 skips blocks of path "inter-node", None: unknown."""
+    (--nodes, a hostfile's hosts); 1 skips blocks of path "inter-node", None: unknown. ``gpus_elsewhere``: the
+    launches run on nodes with GPUs, not here (unavailable_memory)."""
     by_name = {lib.name: lib for lib in libs}
     skipped = list(c.skipped)
     launches: list[Launch] = []
@@ -177,7 +204,7 @@ def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDesc
                 continue
             envs = environments(bi, block, lib, skipped)
             for bench in block.benchmarks if envs else ():
-                launches += _launches(c, bi, block, lib, desc, bench, envs, skipped)
+                launches += _launches(c, bi, block, lib, desc, bench, envs, skipped, gpus_elsewhere)
     peaks = [x for x in launches if x.family == "peaks"]
     rest = [x for x in launches if x.family != "peaks"]
     if c.order == "random":
@@ -187,7 +214,7 @@ def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDesc
 
 
 def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineDescription, bench: str,
-              envs: list[tuple[str, dict[str, str]]], skipped: list) -> list[Launch]:
+              envs: list[tuple[str, dict[str, str]]], skipped: list, gpus_elsewhere: bool = False) -> list[Launch]:
     """The launches of one benchmark of one block for one library, once per (launch id suffix, environment) of
     ``envs`` (environments.py), with what cannot run skipped."""
     name, b = lib.name, desc.benchmark(bench)
@@ -200,10 +227,11 @@ def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineD
     ops = _operations(desc, b, block, lib, skipped)
     out = []
     for mem in block.memory:
-        bad = [k for k in dict.fromkeys(parse_memory(mem)) if not desc.kind_available(k)[0]] if mem else []
-        if bad:
-            skipped.append((name, f"{bench} {mem}", f"memory kind {bad[0]} unavailable: "
-                                                    f"{desc.kind_available(bad[0])[1]}"))
+        missing = unavailable_memory(desc, block, mem, gpus_elsewhere)
+        if missing:
+            kind, why = missing
+            skipped.append((name, f"{bench} {mem}" if mem else f"{bench} on {kind} memory (block {bi + 1})",
+                            f"memory kind {kind} unavailable: {why}"))
             continue
         for strat in block.strategies:
             if lib.transport == "nccl":

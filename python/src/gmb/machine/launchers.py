@@ -101,6 +101,12 @@ class Launcher:
         ranks take the launcher's environment as it is (srun): ``export`` them."""
         return []
 
+    def remote_shell_arguments(self, agent: str) -> list[str]:
+        """The launcher's own arguments that make it reach the other hosts through ``agent`` (an absolute path,
+        called as ssh would be) instead of ssh; none where it does not start the ranks over a remote shell
+        (srun)."""
+        return []
+
 
 @register
 class OpenMpiRun(Launcher):
@@ -129,6 +135,9 @@ class OpenMpiRun(Launcher):
         return [w for name, value in settings.items()
                 for w in (["--mca", name.removeprefix("OMPI_MCA_"), value] if name.startswith("OMPI_MCA_")
                           else ["-x", f"{name}={value}"])]
+
+    def remote_shell_arguments(self, agent):
+        return ["--mca", "plm_rsh_agent", agent]  # ORTE's name (4.x); PRRTE (5.x) takes it for plm_ssh_agent
 
     def environment(self, lib, spec, base=None):
         env = super().environment(lib, spec, base)
@@ -162,6 +171,9 @@ class HydraExec(Launcher):
 
     def setting_arguments(self, settings):
         return [w for name, value in settings.items() for w in ("-genv", name, value)]
+
+    def remote_shell_arguments(self, agent):
+        return ["-launcher", "ssh", "-launcher-exec", agent]  # Hydra takes one executable here, no arguments
 
 
 # the campaign's binding (mpirun's --bind-to words) as srun's --cpu-bind type: a NUMA domain is a "locality domain"

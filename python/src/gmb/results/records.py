@@ -182,12 +182,29 @@ NOT_CONFIGURATION_OPTIONS = {"send", "recv", "mem", "mem_root", "mem_others", "s
                              "compute_sweep", "samples", "copies"}
 
 
+# Open MPI's mpirun hands its --map-by to the ranks as this variable
+MAPPING_VARIABLE = "OMPI_MCA_rmaps_base_mapping_policy"
+
+
 def settings(context: dict, transport: str = "mpi") -> dict[str, str]:
     """The library and runtime settings a launch ran under (UCX_*, OMPI_MCA_*, MPIR_CVAR_*, NCCL_* ...), from its
     context's environment (rank 0's); NCCL's only where NCCL moved the data (``transport`` "nccl")."""
     env = context.get("environment") or {}
     return {k: str(v) for k, v in sorted(env.items()) if k.startswith(SETTING_PREFIXES) and k not in NOT_SETTINGS
-            and not k.startswith(NOT_SETTING_PREFIXES) and (transport == "nccl" or not k.startswith("NCCL_"))}
+            and not k.startswith(NOT_SETTING_PREFIXES) and (transport == "nccl" or not k.startswith("NCCL_"))
+            and not (k == MAPPING_VARIABLE and str(v) == _ranks_per_host_mapping(context))}
+
+
+def _ranks_per_host_mapping(context: dict) -> str | None:
+    """The mapping that puts the launch's ranks as they ran, the same number on each host ("ppr:N:node", what gmb's
+    launcher asks for a launch over nodes): no setting of the library, the point's hosts and ranks already say it.
+    None where the hosts held different numbers of ranks or the context does not say."""
+    per_host: dict[str, int] = {}
+    for rank in context.get("ranks") or []:
+        if isinstance(rank, dict) and rank.get("host"):
+            per_host[rank["host"]] = per_host.get(rank["host"], 0) + 1
+    counts = set(per_host.values())
+    return f"ppr:{counts.pop()}:node" if len(counts) == 1 else None
 
 
 def _binding(context: dict) -> str | None:

@@ -23,11 +23,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import __version__
-from ..campaign import checks, spec
+from ..campaign import checks, plan, spec
 from ..campaign.spec import Campaign
 from ..engine import build
 from ..engine import configurations
 from ..engine import engines
+from ..engine.description import DescriptionError
 from ..errors import UsageError
 from ..machine.knobs import ENV_NAME
 from ..options import SlurmOptions
@@ -203,8 +204,27 @@ def _engines(opts: SlurmOptions, c) -> tuple[list[str], int]:
         print("gmb slurm: no script written: an engine failed to build (--library to leave its library out)",
               file=sys.stderr)
         return [], 1
+    _say_memory_skips(c, libs, chosen, opts)
     return [f"engines ({'found' if built.no_build else 'built or found'} on {host} before the job; it runs them "
             f"with --no-build):", *(f"  {name}: {ch.path} ({ch.why})" for name, ch in chosen.items())], 0
+
+
+def _say_memory_skips(c: Campaign, libs, chosen: dict, opts: SlurmOptions) -> None:
+    """Says which points of the campaign the job will skip for want of a memory kind its engines lack (device memory
+    of an engine built without CUDA; of one built with CUDA, unless --gpus-per-node says the nodes have GPUs), as the
+    job's own plan will (plan.unavailable_memory)."""
+    descriptions = {}
+    for lib in libs:
+        choice = chosen[lib.name]
+        try:
+            descriptions[lib.name] = choice.description or build.describe_engine(choice.path, env=lib.process_env())
+        except (build.BuildError, DescriptionError):
+            continue  # the job says it, as it says any engine it cannot use
+    _, skipped = plan.plan(c, libs, descriptions, hosts=max(opts.nodes), gpus_elsewhere=bool(opts.gpus_per_node))
+    for name, what, why in skipped:
+        if why.startswith("memory kind "):
+            hint = "" if opts.gpus_per_node else " (if the compute nodes have GPUs: --gpus-per-node G)"
+            print(f"gmb slurm: the job will skip {name}: {what}: {why}{hint}", file=sys.stderr)
 
 
 def command(opts: SlurmOptions) -> int:
