@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from .locks import held
+from ..results.store import is_results_directory
 
 
 def session_members(session: int) -> list[int]:
@@ -92,10 +93,11 @@ def stop_leftovers(previous: dict) -> str:
 
 
 def _record_file(argv: list[str]) -> Path | None:
-    """The record file a command line names (``--out FILE``), when it lies in a results directory's raw/."""
+    """The record file a command line names (``--out FILE``), when it lies in a results directory's raw/ (a
+    campaign's or a search's)."""
     for i, arg in enumerate(argv):
         path = argv[i + 1] if arg == "--out" and i + 1 < len(argv) else arg[6:] if arg.startswith("--out=") else None
-        if path and Path(path).parent.name == "raw" and (Path(path).parent.parent / "plan.json").is_file():
+        if path and Path(path).parent.name == "raw" and is_results_directory(Path(path).parent.parent):
             return Path(path)
     return None
 

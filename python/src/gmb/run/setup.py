@@ -5,7 +5,6 @@ launches and what is skipped."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass, replace
@@ -24,6 +23,7 @@ from ..machine import libraries as libraries_mod
 from ..machine import mpilibs
 from ..machine import topology
 from ..options import LibraryOptions, SessionOptions
+from ..tune.answer_file import read_answer
 
 
 def check_launcher(name: str | None, what: str = "--launcher"):
@@ -125,18 +125,34 @@ def load_campaign(campaign: str | None, all_library_names: list[str]):
 
 def hosts(opts: SessionOptions) -> int | None:
     """How many hosts the launches may use: --nodes (the largest count), else the hostfile's hosts, else None
-    (unknown)."""
-    if opts.nodes:
-        return hosts_given(opts)
-    if not opts.hostfile:
-        return None
+    (unknown). --nodes beyond what the hostfile lists, or above 1 with neither a hostfile nor a Slurm allocation to
+    say where the hosts are, is refused (every launch on the missing hosts would fail), unless the plan is for
+    another machine (--topology)."""
+    listed = _hostfile_hosts(opts.hostfile) if opts.hostfile else None
+    if not opts.nodes:
+        return listed
+    wanted = hosts_given(opts)
+    allocated = os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES")
+    if listed is not None and wanted > listed:
+        raise UsageError(f"--nodes {wanted}: the hostfile {opts.hostfile} lists {listed} host(s) (give --nodes "
+                         f"{listed} or fewer, or a hostfile with {wanted} hosts)")
+    if listed is None and wanted > 1 and not allocated and not opts.topology:
+        raise UsageError(f"--nodes {wanted}: no hosts to run on besides this one: give --hostfile FILE (its hosts), "
+                         f"or run inside a Slurm allocation of {wanted} nodes (docs/multinode.md)")
+    if listed is None and allocated and allocated.isdigit() and wanted > int(allocated):
+        raise UsageError(f"--nodes {wanted}: the Slurm allocation has {allocated} node(s)")
+    return wanted
+
+
+def _hostfile_hosts(hostfile: str) -> int:
+    """The number of hosts a hostfile lists (UsageError when it cannot be read or lists none)."""
     try:
-        text = Path(opts.hostfile).read_text()
+        text = Path(hostfile).read_text()
     except OSError as exc:
-        raise UsageError(f"--hostfile {opts.hostfile}: {exc.strerror or exc}") from None
+        raise UsageError(f"--hostfile {hostfile}: {exc.strerror or exc}") from None
     found = launchers.hostfile_hosts(text)
     if not found:
-        raise UsageError(f"--hostfile {opts.hostfile}: no host in it")
+        raise UsageError(f"--hostfile {hostfile}: no host in it")
     return len(dict.fromkeys(found))
 
 
@@ -218,18 +234,8 @@ def configured(opts: SessionOptions, libs: list[mpilibs.MpiLibrary], topo: topol
 
 
 def tuned_configurations(tune_dir: str) -> list[dict]:
-    """The configurations a `gmb tune` results directory recommends (its tune.json's "tuned")."""
-    path = Path(tune_dir) / "tune.json"
-    try:
-        data = json.loads(path.read_text())
-        tuned = data["tuned"]
-        if not isinstance(tuned, list) or not all(isinstance(t, dict) and isinstance(t.get("settings"), dict)
-                                                  and t.get("name") and t.get("base") for t in tuned):
-            raise ValueError("its tuned configurations are not a list of {name, base, settings}")
-    except FileNotFoundError:
-        raise UsageError(f"--tuned {tune_dir}: no tune.json (give the results directory of a `gmb tune`)") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"--tuned {tune_dir}: {path} cannot be read: {exc}") from None
+    """The configurations a `gmb tune` results directory recommends (its tune.json's "tuned", its shape checked)."""
+    tuned = read_answer(Path(tune_dir), "--tuned")["tuned"]
     if not tuned:
         print(f"gmb: --tuned {tune_dir}: the search recommended no setting: nothing to add", file=sys.stderr)
     return tuned
