@@ -308,6 +308,9 @@ def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, ex
             stopped = exc
         except (OSError, OutputError, StoreError) as exc:  # a disk fault: the answer so far, where the disk allows
             failure = _failure(exc, tuner)
+            struck = tuner.owner.get(tuner.current or "", (None, None))[1]
+            if struck is not None and struck.key != DEFAULTS and not struck.figures:
+                struck.why = "the search failed during its launch"
             not_ended = tuner.end_running_launch(f"gmb tune failed: {failure}")
             failure += f"; {not_ended}" if not_ended else ""
         if stopped or failure:
