@@ -23,7 +23,7 @@ from ..machine import libraries as libraries_mod
 from ..machine import mpilibs
 from ..machine import topology
 from ..options import LibraryOptions, SessionOptions
-from ..tune.answer_file import read_answer
+from ..results.tune_answer import read_answer
 
 
 def check_launcher(name: str | None, what: str = "--launcher"):

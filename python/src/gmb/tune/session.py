@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import answer as answer_mod
-from .answer_file import ANSWER_FILE
+from ..results.tune_answer import ANSWER_FILE
 from .catalogue import COMMAND_LINE, check_knob_patterns, narrowed, nothing_to_try, offered, offers
 from .paths import campaign_paths, round_options, tune_paths
 from .search import (COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, best_gain, combination, cut_losers,

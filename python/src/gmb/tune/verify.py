@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..report.cells import clearly_apart
 from ..results.model import Point, PointKey, Result, Results, combine
 from ..results.store import open_results, StoreError
-from .answer_file import ANSWER_FILE, read_answer
+from ..results.tune_answer import ANSWER_FILE, read_answer
 from .search import DEFAULTS, ahead
 
 
