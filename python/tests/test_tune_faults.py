@@ -214,21 +214,25 @@ def test_a_search_and_a_run_on_one_node_warn_of_each_other_and_a_killed_search_i
         named = [p for p in leftovers.session_members(launch["session"])
                  if launch["record_file"] in leftovers.command_line(p)]
         assert named
-        again = _gmb("tune", *libs, "--paths", "host", "--results", fake_home / "t2", "--budget", "600",
-                     env={"FAKE_HANG": "bw"})
-        _running_launch(fake_home / "t2")
-        run = subprocess.run([sys.executable, "-m", "gmb", "run", campaign, *map(str, libs), "--results",
-                              fake_home / "r2", "--no-progress", "--no-report"], capture_output=True, text=True,
-                             timeout=WAIT_S)
-        again.send_signal(signal.SIGTERM)
-        _, err = again.communicate(timeout=WAIT_S)
+        measuring = _gmb("run", campaign, *libs, "--results", fake_home / "r2", "--no-progress", "--no-report",
+                         env={"FAKE_HANG": "bw"})
+        _running_launch(fake_home / "r2")
+        again = subprocess.run([sys.executable, "-m", "gmb", "tune", *map(str, libs), "--paths", "host", "--results",
+                                fake_home / "t2", "--budget", "30", "--no-report"], capture_output=True, text=True,
+                               timeout=WAIT_S)
+        measuring.send_signal(signal.SIGTERM)
+        _, err = measuring.communicate(timeout=WAIT_S)
     finally:
         leftovers.stop_session(launch["session"])
+    assert again.returncode == 0, again.stderr
+    assert f"another gmb campaign runs on this node (pid {measuring.pid} since" in again.stderr
     t1 = next((fake_home / "t1").iterdir()).resolve()
-    for said in (run.stderr, err):  # the run and the next search name the killed search's processes
-        assert f"process(es) of a launch whose gmb is gone still run on this node (pids " in said
-        assert f"results {t1}): " in said and "kill " in said and "gmb run --resume" not in said
-    assert f"another gmb campaign runs on this node (pid {again.pid} since" in run.stderr
+    for said in (err, again.stderr):  # the next run and the next search name the killed search's processes
+        assert "process(es) of a launch whose gmb is gone still run on this node (pids " in said
+        assert f"results {t1}): " in said and "kill " in said and f"gmb run --resume {t1}" not in said
+    stored = sqlite3.connect(next((fake_home / "t2").iterdir()) / "store.sqlite").execute(
+        "SELECT value FROM meta WHERE key='concurrent_campaigns'").fetchone()[0]
+    assert {o.get("pid") for o in json.loads(stored)} >= {measuring.pid}
 
 
 # ----------------------------------------------------------------------------------------------- --verify
