@@ -5,6 +5,7 @@ configurations of one installation compared; the answer reproduced by a campaign
 
 import json
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from fake_engine import describe
 
 from gmb.campaign.spec import Block, load_campaign
 from gmb.cli import main
+from gmb.errors import UsageError
 from gmb.engine.configurations import Configuration
 from gmb.machine import knobs, topology
 from gmb.machine.mpilibs import MpiLibrary
@@ -21,6 +23,7 @@ from gmb.options import BuildOptions, LibraryOptions, TuneOptions
 from gmb.tune import search
 from gmb.tune.catalogue import offers
 from gmb.tune.search import Arm, Figure, Race
+from gmb.tune import session as session_mod
 from gmb.tune.session import tune
 
 
@@ -190,6 +193,7 @@ def fake_home(tmp_path, monkeypatch):
     monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[1] / "src"))
+    monkeypatch.setenv("GMB_NODE_LOCK_DIR", str(tmp_path / "node"))  # this test's campaigns are this node's
     monkeypatch.setattr(topology, "discover", lambda: Topology(gpus=[], links={}, numa_nodes={0: "0-1"}))
     return tmp_path
 
@@ -242,12 +246,78 @@ def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fa
     assert ".plain-tuned." in planned and "UCX_FAKE_KNOB" not in planned.split(".plain.")[0]
 
 
-def test_the_budget_stops_the_search_and_the_answer_says_so(fake_home):
-    cfg = _config(fake_home, PLAIN.replace('["fast", "slow", "same", "bad", "crash"]',
-                                           '["fast", "slow", "same", "s1", "s2", "s3", "s4", "s5"]'))
-    got = _tune(fake_home, cfg, paths=("host",), budget=3)
-    assert got["cut_short"] and got["launches"] < 8
-    assert all(r["arm"] == "defaults" for r in got["races"][0]["recommendation"])  # nothing proven in that time
+def _budget_runs_out(monkeypatch, when):
+    """The budget runs out as soon as ``when(tuner)`` holds (whatever the launches took)."""
+    monkeypatch.setattr(session_mod.Tuner, "left", lambda self: 0.0 if when(self) else 1e6)
+
+
+EIGHT = PLAIN.replace('["fast", "slow", "same", "bad", "crash"]',
+                      '["fast", "slow", "same", "s1", "s2", "s3", "s4", "s5"]')
+
+
+def test_the_budget_stops_the_search_and_values_it_left_unlaunched_are_not_measured(fake_home, monkeypatch, capsys):
+    cfg = _config(fake_home, EIGHT)
+    _budget_runs_out(monkeypatch, lambda t: len(t.owner) >= 2 and any(a.key == "defaults" for _, a in t.owner.values()))
+    got = _tune(fake_home, cfg, paths=("host",), budget=300)
+    assert got["cut_short"] and got["launches"] < 9
+    (race,) = got["races"]
+    assert all(r["arm"] == "defaults" for r in race["recommendation"])  # nothing proven in that time
+    unlaunched = [a for a in race["arms"] if a["launches"] == 0]
+    assert unlaunched and all(a["verdict"] == "not measured" and a["why"] == "the budget ran out before its first "
+                              "launch" for a in unlaunched)
+    assert not any(a["verdict"].startswith("cut early") and a["launches"] == 0 for a in race["arms"])
+    out = capsys.readouterr().out
+    assert "not measured: " in out and "(the budget ran out before its first launch)" in out
+
+
+def test_a_budget_that_measures_nothing_says_so_and_fails(fake_home, monkeypatch, capsys):
+    cfg = _config(fake_home, EIGHT)
+    opts = TuneOptions(libraries=LibraryOptions(config=str(cfg), no_detect=True), build=BuildOptions(no_build=True),
+                       results=str(fake_home / "results"), paths=("host",), budget=0.001, no_report=True)
+    with pytest.raises(UsageError, match=r"--budget 0.001: too little to measure even the defaults of the 1 race\(s\) "
+                                         r"once .*: give --budget 5 or more"):
+        tune(opts)
+    assert not (fake_home / "results").exists()
+    _budget_runs_out(monkeypatch, lambda t: True)  # a budget that ran out before the first launch all the same
+    assert tune(replace(opts, budget=300)) == 1
+    (outdir,) = (fake_home / "results").iterdir()
+    answer = json.loads((outdir / "tune.json").read_text())
+    (race,) = answer["races"]
+    assert race["unanswered"] == "not measured: the budget ran out before its defaults were measured"
+    assert {a["verdict"] for a in race["arms"][1:]} == {"not measured"} and answer["races_measured"] == 0
+    out, err = capsys.readouterr()
+    assert "host (bw bandwidth, GB/s): not measured: the budget ran out before its defaults were measured" in out
+    assert "nothing was compared: no race's defaults were measured" in err and "measure it again" not in err
+
+
+def test_values_beside_defaults_never_measured_are_not_measured_never_cut():
+    race = _race({"defaults": {}, "A=1": {8: (10, 9, 11, 1)}, "B=1": {}})
+    assert search.cut_losers(race) == [] and race.arm("A=1").state == "racing"
+    search.unmeasured(race, "the budget ran out")
+    assert [(a.state, a.why) for a in race.arms[1:]] == [
+        ("unmeasured", "the budget ran out before the defaults were measured"),
+        ("unmeasured", "the budget ran out before its first launch")]
+    assert {search.verdict(race, a) for a in race.arms[1:]} == {"not measured"}
+    from gmb.tune.answer import unanswered
+    assert unanswered(race, "gmb tune was stopped by SIGTERM") == \
+        "not measured: gmb tune was stopped by SIGTERM before its defaults were measured"
+
+
+def test_a_failed_launch_breaks_a_value_only_where_the_defaults_ran():
+    race = _race({"defaults": {8: (10, 9, 11, 1)}, "A=1": {}})
+    race.arm("A=1").state, race.arm("A=1").why = "failed", "its launch failed: no such host"
+    search.judge_failures(race)
+    assert race.arm("A=1").state == "broken" and search.verdict(race, race.arm("A=1")) == "broken"
+    race = _race({"defaults": {}, "A=1": {}, "B=1": {}})
+    for key in ("A=1", "B=1"):
+        race.arm(key).state, race.arm(key).why = "failed", "its launch failed: no such host"
+    search.judge_failures(race)  # the defaults not launched yet: no verdict
+    assert race.arm("A=1").state == "failed"
+    race.note = "a launch with the defaults failed: no such host"
+    search.judge_failures(race)
+    assert race.arm("A=1").state == "unmeasured" and race.arm("A=1").why == \
+        "its launch failed: no such host, as a launch of the defaults did: no verdict on the setting"
+    assert search.verdict(race, race.arm("B=1")) == "not measured"
 
 
 def test_a_tuned_directory_that_is_not_one_is_refused(fake_home, capsys):
@@ -327,16 +397,72 @@ def test_a_knob_on_the_command_line_must_be_a_setting_the_records_keep(fake_home
     assert "values per path: host 7, collective allreduce 7; the first round takes 16 launches" in listed
 
 
-def test_knobs_narrows_the_search_to_the_knobs_it_names(fake_home, capsys):
+def test_knobs_narrows_the_search_to_the_knobs_it_names_and_keeps_those_the_command_line_adds(fake_home, capsys):
     cfg = _config(fake_home, PLAIN)
+    assert main(["tune", "--config", str(cfg), "--no-detect", "--knob", "UCX_TLS=tcp,self", "--knobs",
+                 "UCX_TLS", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "UCX_FAKE_KNOB                                not offered: not among --knobs UCX_TLS" in listed
+    assert "values per path: host 1, collective allreduce 1; the first round takes 4 launches" in listed
+    # a value asked for by name is searched whatever --knobs says (not dropped without a word)
     assert main(["tune", "--config", str(cfg), "--no-detect", "--knob", "UCX_TLS=tcp,self", "--knobs",
                  "UCX_FAKE_*", "--list"]) == 0
     listed = capsys.readouterr().out
-    assert "UCX_TLS" in listed and "not offered: not among --knobs UCX_FAKE_*" in listed
-    assert "values per path: host 5, collective allreduce 5; the first round takes 12 launches" in listed
-    assert main(["tune", "--config", str(cfg), "--no-detect", "--knobs", "UCX_FAKE_*,UCX_RNDV_TRESH", "--list"]) == 2
-    err = capsys.readouterr().err
-    assert "--knobs: UCX_RNDV_TRESH names no knob of these configurations (offered here:" in err
+    assert "UCX_TLS                                      default not listed; tries tcp,self" in listed
+    assert "values per path: host 6, collective allreduce 6; the first round takes 14 launches" in listed
+    # a pattern that names no knob is refused, listing the knobs offered before --knobs narrowed them
+    for pattern in ("UCX_FAKE_*,UCX_RNDV_TRESH", "NOPE_*"):
+        assert main(["tune", "--config", str(cfg), "--no-detect", "--knobs", pattern, "--list"]) == 2
+        err = capsys.readouterr().err
+        assert f"--knobs: {pattern.split(',')[-1]} names no knob of these configurations (offered here: " \
+               "UCX_FAKE_KNOB;" in err
+
+
+# an Open MPI of the fake engine whose ompi_info and ucx_info (beside its launcher) list a few parameters
+OMPI = """
+[[library]]
+name = "ompi"
+family = "openmpi"
+version = "9.9.0"
+launcher = "mpirun"
+launcher_path = "LAUNCHER"
+engine = "ENGINE"
+env = { FAKE_STEADY = "1" }
+"""
+
+
+def _ompi_config(tmp_path, pml_selection: str = "") -> Path:
+    cfg = _config(tmp_path, OMPI)
+    _tool(tmp_path / "bin" / "ompi_info", OMPI_INFO + (f"mca:pml:base:param:pml:value:{pml_selection}\n"
+                                                       if pml_selection else ""))
+    _tool(tmp_path / "bin" / "ucx_info", "UCX_RNDV_THRESH=auto\nUCX_MAX_RNDV_RAILS=2\n")
+    return cfg
+
+
+def test_an_open_mpi_whose_parameter_files_exclude_pml_ucx_is_offered_no_ucx_knob(fake_home, capsys):
+    """Debian's Open MPI names no pml on the command line, and its parameter file says pml = ^ucx: it runs ob1."""
+    cfg = _ompi_config(fake_home, "^ucx")
+    assert main(["tune", "--config", str(cfg), "--no-detect", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "UCX_RNDV_THRESH                              not offered: belongs to ucx, which this configuration does " \
+           "not run on (ob1, openmpi)" in listed
+    assert "OMPI_MCA_btl_vader_eager_limit               default 4096; tries 16384, 65536" in listed
+    cfg = _ompi_config(fake_home)  # nothing selects a pml: the library picks one at start, either may be searched
+    assert main(["tune", "--config", str(cfg), "--no-detect", "--list"]) == 0
+    assert "UCX_RNDV_THRESH                              default auto; tries 8192, 1048576" in capsys.readouterr().out
+
+
+def test_a_path_with_nothing_to_try_says_why(fake_home, capsys):
+    cfg = _ompi_config(fake_home)
+    assert main(["tune", "--config", str(cfg), "--no-detect", "--no-build", "--knobs", "UCX_MAX_RNDV_RAILS",
+                 "--paths", "host", "--budget", "30"]) == 2
+    assert "gmb tune: error: nothing to try: ompi, host: none of the knobs offered to this configuration affects a " \
+           "host path (UCX_MAX_RNDV_RAILS: inter-node)" in capsys.readouterr().err
+    assert not (fake_home / "results").exists()
+    assert main(["tune", "--config", str(cfg), "--no-detect", "--no-build", "--knobs", "UCX_PROTO_ENABLE",
+                 "--paths", "host", "--budget", "30"]) == 2  # a knob this UCX does not list
+    assert "nothing to try: ompi, host: no knob is offered to this configuration among --knobs (it is offered " \
+           "OMPI_MCA_btl_vader_single_copy_mechanism, OMPI_MCA_btl_vader_eager_limit" in capsys.readouterr().err
 
 
 def test_a_campaign_files_blocks_and_knobs_are_searched(fake_home, capsys):

@@ -103,6 +103,10 @@ def _settings(html: str) -> str:
     return html[html.index("<section id='tune'>"):html.index("</section>", html.index("<section id='tune'>"))]
 
 
+def _answers(html: str) -> str:
+    return html[html.index('<section id="answers">'):html.index("</section>", html.index('<section id="answers">'))]
+
+
 def _text(html: str) -> str:
     """The section's words, tags and images left out."""
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)))
@@ -110,17 +114,20 @@ def _text(html: str) -> str:
 
 def test_the_settings_section_says_what_tune_answered(tmp_path):
     html = _report(synthetic_answer())
+    # the answer first: the search in a line, then the recommendation (settings, sizes, gain at its best size with
+    # both figures and intervals, ready lines) and the tuned configurations
+    first = _answers(html)
+    said = _text(first).replace("&#x27;", "'")
+    assert "612 s of its 600 s budget: 41 launches in 3 rounds" in said and "The budget ran out" in said
+    assert "nccl-2.21: tune: no knob of NCCL applies to one GPU" in said
+    assert "1M - 4M" in said and "UCX_RNDV_THRESH=8192" in said
+    assert "+42.1 % at 4M" in said
+    assert "12.1 GB/s [11.8, 12.4] vs 8.52 [8.34, 8.69], 3 launches each" in said
+    assert f"<code class='ready'>{COMMAND}</code>" in first and f"<code class='ready'>{EXPORT}</code>" in first
+    assert "defaults: no setting beat them" in said and f"{UCX}-tuned" in said
     section = _settings(html)
     words = _text(section).replace("&#x27;", "'")
     assert "<h2>Settings</h2>" in section
-    assert "612 s of its 600 s budget: 41 launches in 3 rounds" in words and "The budget ran out" in words
-    assert "nccl-2.21: tune: no knob of NCCL applies to one GPU" in words
-    # the recommendation: settings, sizes, gain at its best size with both figures and intervals, ready lines
-    assert "1M - 4M" in words and "UCX_RNDV_THRESH=8192" in words
-    assert "+42.1 % at 4M" in words
-    assert "12.1 GB/s [11.8, 12.4] vs 8.52 [8.34, 8.69], 3 launches each" in words
-    assert f"<code class='ready'>{COMMAND}</code>" in section and f"<code class='ready'>{EXPORT}</code>" in section
-    assert "defaults: no setting beat them" in words
     # every knob value by verdict: the broken one with its reason, the ones cut early, the race that ended early
     for said in ("better", "no difference", "worse", "cut early (looked worse)",
                  "UCX_PROTO_ENABLE=y (-38.0 % at 64K, 1 launch)", "UCX_RNDV_THRESH=65536 (+0.4 % at 1M, 3 launches)",
@@ -135,7 +142,6 @@ def test_the_settings_section_says_what_tune_answered(tmp_path):
     assert f"<summary>{UCX}: 3 knobs offered, 1 not offered</summary>" in section
     assert "not offered: one host: no network path" in words and "8192, 65536" in words
     assert "65536, with OMPI_MCA_btl=self,sm" in words
-    assert f"{UCX}-tuned" in words
     # the figure of the gains, a PNG
     img = re.search(r"id='fig-tune-gains'><img alt='[^']*' src='data:image/png;base64,([^']+)'", section)
     assert img and base64.b64decode(img.group(1)).startswith(PNG)
@@ -144,10 +150,30 @@ def test_the_settings_section_says_what_tune_answered(tmp_path):
     check_report_in_chromium(html, tmp_path)
 
 
-def test_the_settings_section_comes_after_the_libraries_and_the_tables_still_render(store):
+def test_a_search_report_opens_with_its_recommendations_and_draws_no_answers_from_its_launches(store):
+    """The first screen of a search's report is its recommendation per configuration and path; the knob values it
+    launched (most cut after a launch or two) stay figures in the tables below, never claims such as "fastest"."""
+    campaign = report.build_html(Results.load(store))  # a campaign's records: the answers drawn from them
+    assert "<h3>Fraction of peak</h3>" in campaign and "Recommended settings" not in campaign
     html = _report(synthetic_answer(), store)
-    assert html.index("<h2>Libraries</h2>") < html.index("<h2>Settings</h2>") < html.index("<h2>Tables</h2>")
-    assert "<section id=\"answers\">" in html and "<h3>Fraction of peak</h3>" in html and "id='fig-bw'" in html
+    assert html.index('<section id="answers">') < html.index("Recommended settings") < \
+        html.index("<h2>Machine</h2>") < html.index("<h2>Libraries</h2>") < html.index("<h2>Settings</h2>") < \
+        html.index("<h2>Tables</h2>")
+    first = _text(_answers(html))
+    assert "figures, not claims" in first
+    assert not re.search(r"fastest|within one launch|moves \d|Fraction of peak", first)
+    assert "id='fig-bw'" in html  # the launches' figures still drawn
+
+
+def test_a_race_without_an_answer_says_why_instead_of_the_defaults():
+    answer = synthetic_answer()
+    answer["races"][1].update(recommendation=[], unanswered="not measured: the budget ran out before its defaults "
+                                                            "were measured")
+    answer["races"][1]["arms"][1].update(verdict="not measured", why="the budget ran out before its first launch")
+    html = _report(answer)
+    said = _text(_answers(html))
+    assert f"{OB1} nvlink (bw, GB/s) none not measured: the budget ran out before its defaults were measured" in said
+    assert "OMPI_MCA_btl_sm_eager_limit=65536: the budget ran out before its first launch" in _text(_settings(html))
 
 
 def test_without_tune_there_is_no_settings_section(store):
@@ -179,9 +205,10 @@ def test_gains_in_words():
 def test_the_cpu_sample_renders(store, tmp_path):
     """A real answer of a CPU machine (one configuration, one path, nothing won) beside records of launches."""
     html = _report(json.loads(CPU_SAMPLE.read_text()), store)
+    first = _text(_answers(html))
+    assert "99 s of its 120 s budget: 14 launches in 3 rounds" in first and "budget ran out" not in first
+    assert "defaults: no setting beat them" in first
     words = _text(_settings(html))
-    assert "99 s of its 120 s budget: 14 launches in 3 rounds" in words and "budget ran out" not in words
-    assert "defaults: no setting beat them" in words
     assert "OMPI_MCA_btl_vader_single_copy_mechanism=none (-45.3 % at 8, 1 launch)" in words
     assert "openmpi-4.1.4: 9 knobs offered, 4 not offered" in words
     assert "fig-tune-gains" in html

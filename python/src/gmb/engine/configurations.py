@@ -65,6 +65,10 @@ def configurations(libs: list[mpilibs.MpiLibrary], do_build: bool, build_options
             if choice.error is not None:
                 raise choice.error
             path = choice.path
+            if not Path(path).exists() and choice.how == "declared":  # gmb build builds undeclared engines only
+                raise build.BuildError(f"its declared engine {path} does not exist (engine = ... in its libraries "
+                                       f"file): correct that path, or remove the engine line for gmb to build one "
+                                       f"(gmb build --library {lib.name})")
             if not Path(path).exists():
                 raise build.BuildError(f"engine {path} does not exist (run `gmb build`)")
             description = choice.description or build.describe_engine(path, env=lib.process_env())

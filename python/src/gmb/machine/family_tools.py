@@ -55,10 +55,13 @@ def btls_present(launcher_args: list[str], components: dict[str, set[str]]) -> l
 
 
 def openmpi_layers(settings: dict[str, str], version_text: str) -> set[str]:
-    """What an Open MPI configuration runs on: its collectives, and the pml it names (OMPI_MCA_pml, mpirun's --mca pml
-    included); both pmls where it names none (the library picks one at start)."""
-    pml = settings.get("OMPI_MCA_pml")
-    return {"openmpi"} | ({"ob1"} if pml in (None, "ob1") else set()) | ({"ucx"} if pml in (None, "ucx") else set())
+    """What an Open MPI configuration runs on: its collectives, and the pmls its selection allows (OMPI_MCA_pml:
+    mpirun's --mca pml, the environment, or ompi_info's value from the library's parameter files, e.g. Debian's "^ucx");
+    both where nothing selects (the library picks one at start)."""
+    selection = settings.get("OMPI_MCA_pml") or ""
+    named = {name.strip() for name in selection.lstrip("^").split(",") if name.strip()}
+    pmls = {"ob1", "ucx"}
+    return {"openmpi"} | (pmls - named if selection.startswith("^") else pmls & named if named else pmls)
 
 
 def mpich_layers(settings: dict[str, str], version_text: str) -> set[str]:

@@ -65,11 +65,6 @@ def hostfile_problem(text: str) -> str | None:
     return None
 
 
-def hostfile_hosts(text: str) -> list[str]:
-    """The hosts a hostfile names, in order (either launcher's form)."""
-    return [host for host, _ in hostfile_entries(text)]
-
-
 @dataclass
 class LaunchSpec:
     ranks: int

@@ -70,19 +70,25 @@ class Topology:
 def from_json(text: str) -> Topology:
     """A topology written as `gmb doctor --json` prints it (its "topology" object, or the whole report):
     {"gpus": [{"index": 0, "name": "H200"}, ...], "links": {"0-1": "NV18", ...}, "numa_nodes": {"0": "0-63"}}.
-    Used to plan for another machine (``gmb plan --topology FILE``)."""
+    Used to plan for another machine (``gmb plan --topology FILE``). ValueError saying what is accepted for anything
+    else."""
     data = json.loads(text)
-    data = data.get("topology", data)
-    if not isinstance(data, dict) or not isinstance(data.get("gpus", []), list):
-        raise ValueError("expected an object with 'gpus' (a list), 'links' and 'numa_nodes'")
-    gpus = [Gpu(int(g["index"]), str(g.get("name", "GPU")), str(g.get("uuid", "")), str(g.get("pci_bus_id", "")),
-                g.get("numa_node")) for g in data.get("gpus", [])]
-    links = {}
-    for key, v in data.get("links", {}).items():
-        i, _, j = key.partition("-")
-        links[(int(i), int(j))] = str(v)
-        links.setdefault((int(j), int(i)), str(v))
-    numa = {int(k): str(v) for k, v in data.get("numa_nodes", {"0": ""}).items()}
+    data = data.get("topology", data) if isinstance(data, dict) else data
+    try:
+        if not isinstance(data, dict) or not all(isinstance(data.get(k, {}), dict) for k in ("links", "numa_nodes")):
+            raise TypeError
+        gpus = [Gpu(int(g["index"]), str(g.get("name", "GPU")), str(g.get("uuid", "")), str(g.get("pci_bus_id", "")),
+                    g.get("numa_node")) for g in data.get("gpus", [])]
+        links = {}
+        for key, v in data.get("links", {}).items():
+            i, _, j = key.partition("-")
+            links[(int(i), int(j))] = str(v)
+            links.setdefault((int(j), int(i)), str(v))
+        numa = {int(k): str(v) for k, v in data.get("numa_nodes", {"0": ""}).items()}
+    except (TypeError, KeyError, ValueError, AttributeError):
+        raise ValueError("expected a JSON object with 'gpus' (a list of {\"index\": N, \"name\": ...}), 'links' "
+                         "({\"0-1\": \"NV18\", ...}) and 'numa_nodes' ({\"0\": \"0-63\"}), as `gmb doctor --json` "
+                         "prints its topology") from None
     return Topology(gpus=gpus, links=links, numa_nodes=numa, source="file")
 
 

@@ -17,7 +17,7 @@ from .answers import answers
 from .cells import Table
 from .overview import CSS as OVERVIEW_CSS
 from .render_html import Markup, answers_html, escape, figure_html, shown, table_html
-from .settings import settings_section, tune_answer
+from .settings import answers_html as tune_answers_html, settings_section, tune_answer
 from .tables import all_tables
 
 _CSS = """
@@ -238,11 +238,8 @@ def _figures_section(results: Results) -> str:
     return "\n".join(parts)
 
 
-def _settings_section(results: Results) -> str:
-    """The Settings section where `gmb tune` wrote these results, with its figure; "" for any other store."""
-    answer = tune_answer(results)
-    if answer is None:
-        return ""
+def _settings_section(answer: dict) -> str:
+    """The Settings section of what `gmb tune` answered, with its figure."""
     try:
         from .settings_figure import gain_figure
     except ImportError as exc:  # matplotlib absent: the tables only, and say so
@@ -257,17 +254,18 @@ def _settings_section(results: Results) -> str:
 def build_html(results: Results, title: str = "gmb report") -> str:
     """The report of a store's results model (Results.load): a list of sections (each an HTML string) between the
     page's head and its end."""
+    searched = tune_answer(results)  # a search's records: its answer first, no answers drawn from its cut values
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>",
              f"<p class='note'>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by gmb "
              f"{__version__}. Campaign: {escape(results.meta.get('campaign', 'not recorded'))}.</p>",
-             answers_html(answers(results)), _machine_section(results), _libraries_section(results)]
+             tune_answers_html(searched) if searched else answers_html(answers(results)), _machine_section(results),
+             _libraries_section(results)]
     settings = settings_table(results)
     if settings:
         parts.append(table_html(settings, "settings"))
-    tune = _settings_section(results)
-    if tune:
-        parts.append(tune)
+    if searched:
+        parts.append(_settings_section(searched))
     parts.append("<h2>Tables</h2>")
     parts += [table_html(t, f"table-{i}") for i, t in enumerate(all_tables(results))]
     parts.append(_figures_section(results))

@@ -21,7 +21,8 @@ COMBINED = "combined"
 # the answer's verdict words in the order the section lists them (report/ comes before tune/, which writes them);
 # a word not listed here comes last
 VERDICT_ORDER = ("better", "no difference", "worse", "broken", "cut early (looked better)",
-                 "cut early (no difference)", "cut early (looked worse)")
+                 "cut early (no difference)", "cut early (looked worse)", "not measured")
+WITH_WHY = ("broken", "not measured")  # verdicts said with the value's why
 BASELINE = "baseline"
 # what the section reads of the answer's top level
 _ANSWER_KEYS = ("budget_s", "used_s", "rounds", "launches", "cut_short", "min_launches", "races")
@@ -102,6 +103,9 @@ def recommendations_table(answer: dict) -> Table:
     rows = []
     for race in answer["races"]:
         unit = race["unit"]
+        if race.get("unanswered"):
+            rows.append([race["configuration"], f"{race['path']} ({race['benchmark']}, {unit})", Absent("none"),
+                         Absent(race["unanswered"]), Absent("-"), Absent("-"), Absent("none")])
         for r in race["recommendation"]:
             where = [race["configuration"], f"{race['path']} ({race['benchmark']}, {unit})",
                      span_text(r["low"], r["high"])]
@@ -134,7 +138,7 @@ def change(arm: dict) -> tuple[float, int | None]:
 def _value_text(arm: dict) -> str:
     """A knob value with its largest change against the defaults, and for a broken one why."""
     text = arm_label(arm)
-    if arm["verdict"] == "broken":
+    if arm["verdict"] in WITH_WHY:
         return f"{text}: {arm['why'] or 'no reason recorded'}"
     ratio, at = change(arm)
     if at is None:
@@ -161,12 +165,13 @@ def verdicts_table(answer: dict) -> Table:
         for word in sorted(groups, key=_verdict_rank):
             rows.append(where + [word, Markup("<br>".join(escape(_value_text(a)) for a in groups[word]))])
         if not groups:
-            rows.append(where + [Absent("none"), Absent("no knob value was tried")])
+            rows.append(where + [Absent("none"), Absent(race.get("unanswered") or "no knob value was tried")])
     return Table("Knob values by verdict", ["configuration", "path", "verdict", "values (largest change at its size, "
                                                                                 "launches)"], rows,
                  "better / worse / no difference: the value's interval against the defaults' at some size, after "
                  f"{answer['min_launches']} launches or more; cut early: the search stopped racing it sooner (what "
-                 "its launches suggested); broken: its launches failed or gave wrong results.")
+                 "its launches suggested, no claim); broken: its launches failed or gave wrong results; not measured: "
+                 "no figure of it beside the defaults', and why.")
 
 
 def comparisons_table(answer: dict) -> Table:
@@ -224,11 +229,24 @@ def tuned_html(answer: dict) -> str:
             "defaults):</p><ul>" + "".join(items) + "</ul>")
 
 
+def answers_html(answer: dict) -> str:
+    """A search's report opens with its answer: the search in a line, the settings recommended per configuration,
+    path and size range (or why there is none), the tuned configurations. The records below it are every knob value
+    measured as a configuration of its own, most of them cut after a launch or two: figures, never claims, so the
+    answers drawn from a campaign's records are not drawn from them."""
+    return "\n".join([
+        "<section id=\"answers\"><h2>Answers</h2>", summary_html(answer),
+        table_html(recommendations_table(answer), "tune-recommendations"), tuned_html(answer),
+        "<p class='note'>The tables and figures below show every knob value the search launched as a configuration of "
+        "its own (named by the setting it changes), most of them in one or two launches: figures, not claims. What "
+        "they prove is above and in the Settings section.</p></section>"])
+
+
 def settings_section(answer: dict, figure: str) -> str:
-    """The Settings section of an answer of `gmb tune`, with its figure (HTML: the figure, or why there is none)."""
-    parts = ["<section id='tune'><h2>Settings</h2>", summary_html(answer),
-             table_html(recommendations_table(answer), "tune-recommendations"), tuned_html(answer),
-             table_html(verdicts_table(answer), "tune-verdicts"), figure]
+    """The Settings section of an answer of `gmb tune`, after its recommendations (answers_html): every knob value
+    tried by verdict, the figure of their gains (HTML: the figure, or why there is none), the configurations
+    compared at their defaults, the knobs offered."""
+    parts = ["<section id='tune'><h2>Settings</h2>", table_html(verdicts_table(answer), "tune-verdicts"), figure]
     if answer.get("comparisons"):
         parts.append(table_html(comparisons_table(answer), "tune-comparisons"))
     parts += [offers_html(answer), "</section>"]

@@ -388,6 +388,15 @@ class Store:
                 if r["status"] not in (None, "interrupted", "running")}
 
 
+# what makes a directory a results directory (a campaign's or a search's): its store, its plan, or a search's answer
+RESULTS_DIRECTORY_FILES = ("store.sqlite", "plan.json", "tune.json")
+
+
+def is_results_directory(path: Path) -> bool:
+    """Whether ``path`` is a results directory, whatever of it is left (RESULTS_DIRECTORY_FILES)."""
+    return path.is_dir() and any((path / name).exists() for name in RESULTS_DIRECTORY_FILES)
+
+
 def open_results(path: str | Path) -> Store:
     """Open what the user points at: a results directory (its store.sqlite), a .sqlite file, a .jsonl file,
     or a directory of .jsonl files (ingested into an in-memory store). A store file is opened read-only and
@@ -395,7 +404,7 @@ def open_results(path: str | Path) -> Store:
     p = Path(path)
     if not p.exists():
         raise StoreError(f"{p}: no such file or directory")
-    if p.is_dir() and ((p / "store.sqlite").exists() or (p / "plan.json").is_file()):
+    if is_results_directory(p):
         # A results directory is read through its store, which labels each record by the library its campaign
         # launched: reading its raw/ records instead would label them otherwise, without a word
         if not (p / "store.sqlite").is_file():

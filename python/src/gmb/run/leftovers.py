@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from .locks import held
+from ..results.store import is_results_directory
 
 
 def session_members(session: int) -> list[int]:
@@ -111,9 +112,10 @@ def stop_leftovers(previous: dict) -> str:
 
 
 def _launch_record_file(pid: int) -> Path | None:
-    """The record file a process's command line names, when it lies in a results directory's raw/."""
+    """The record file a process's command line names, when it lies in a results directory's raw/ (a campaign's or
+    a search's)."""
     path = record_file_of(pid)
-    return path if path and path.parent.name == "raw" and (path.parent.parent / "plan.json").is_file() else None
+    return path if path and path.parent.name == "raw" and is_results_directory(path.parent.parent) else None
 
 
 def leftover_launches(live_results: set[str]) -> list[dict]:

@@ -72,20 +72,7 @@ def _run(opts: SessionOptions):
     if run is None:
         return 1
     outdir, st, lock = run["outdir"], run["store"], run["lock"]
-    node = NodeCampaigns(outdir)
-    others = node.join()
-    for other in others:
-        print(f"gmb: warning: another gmb campaign runs on this node ({describe_campaign(other)}): both "
-              f"share its GPUs and cores, and each lowers the other's figures", file=sys.stderr)
-    leftovers = leftover_launches({o.get("results") for o in others} | {str(outdir.resolve())})
-    for left in leftovers:
-        pids = " ".join(map(str, left["pids"]))
-        print(f"gmb: warning: {len(left['pids'])} process(es) of a launch whose gmb is gone still run on this node "
-              f"(pids {pids}; results {left['results']}): they share its cores and lower this campaign's figures; "
-              f"stop them (kill {pids}), or resume that campaign (gmb run --resume {left['results']}), which "
-              f"stops them first", file=sys.stderr)
-    if others or leftovers:
-        st.set_meta("concurrent_campaigns", json.dumps(others + leftovers))
+    node = join_node(outdir, st)
     print(f"gmb: results in {outdir}", file=sys.stderr)
     try:
         confs = run["configurations"]
@@ -127,6 +114,28 @@ def _run(opts: SessionOptions):
         print(f"gmb: report {out}")
     print(str(outdir))
     return 0 if not counts or set(counts) <= {"ok", "unsupported"} else 1
+
+
+def join_node(outdir: Path, st) -> NodeCampaigns:
+    """This campaign (a run's, a search's) among the campaigns of this node: the others measuring here and the
+    launches a killed gmb left running are warned of and kept in the store's meta concurrent_campaigns. The caller
+    leaves (NodeCampaigns.leave) when it ends."""
+    node = NodeCampaigns(outdir)
+    others = node.join()
+    for other in others:
+        print(f"gmb: warning: another gmb campaign runs on this node ({describe_campaign(other)}): both "
+              f"share its GPUs and cores, and each lowers the other's figures", file=sys.stderr)
+    leftovers = leftover_launches({o.get("results") for o in others} | {str(outdir.resolve())})
+    for left in leftovers:
+        pids = " ".join(map(str, left["pids"]))
+        resume = (f", or resume that campaign (gmb run --resume {left['results']}), which stops them first"
+                  if (Path(left["results"]) / "plan.json").is_file() else "")
+        print(f"gmb: warning: {len(left['pids'])} process(es) of a launch whose gmb is gone still run on this node "
+              f"(pids {pids}; results {left['results']}): they share its cores and lower this campaign's figures; "
+              f"stop them (kill {pids}){resume}", file=sys.stderr)
+    if others or leftovers:
+        st.set_meta("concurrent_campaigns", json.dumps(others + leftovers))
+    return node
 
 
 def resume_options(opts: SessionOptions) -> list[str]:
@@ -188,7 +197,8 @@ def _resume_setup(opts: SessionOptions) -> dict:
         raise UsageError(f"--resume {opts.resume} takes no campaign file ({opts.campaign}): the campaign comes "
                          f"from {opts.resume} (its plan.json)")
     given = [opt for opt, v in (("--quick", opts.quick), ("--repetitions", opts.repetitions),
-                                ("--seed", opts.seed), ("--name", opts.name), ("--nic", opts.nic))
+                                ("--seed", opts.seed), ("--name", opts.name), ("--nic", opts.nic),
+                                ("--tuned", opts.tuned))
              if v not in (None, False)]
     if given:
         raise UsageError(f"--resume {opts.resume}: {', '.join(given)} cannot change a campaign already planned "

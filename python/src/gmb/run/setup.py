@@ -5,7 +5,6 @@ launches and what is skipped."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass, replace
@@ -24,6 +23,7 @@ from ..machine import libraries as libraries_mod
 from ..machine import mpilibs
 from ..machine import topology
 from ..options import LibraryOptions, SessionOptions
+from ..results.tune_answer import read_answer
 from .execute import placement
 
 
@@ -284,18 +284,8 @@ def configured(opts: SessionOptions, libs: list[mpilibs.MpiLibrary], topo: topol
 
 
 def tuned_configurations(tune_dir: str) -> list[dict]:
-    """The configurations a `gmb tune` results directory recommends (its tune.json's "tuned")."""
-    path = Path(tune_dir) / "tune.json"
-    try:
-        data = json.loads(path.read_text())
-        tuned = data["tuned"]
-        if not isinstance(tuned, list) or not all(isinstance(t, dict) and isinstance(t.get("settings"), dict)
-                                                  and t.get("name") and t.get("base") for t in tuned):
-            raise ValueError("its tuned configurations are not a list of {name, base, settings}")
-    except FileNotFoundError:
-        raise UsageError(f"--tuned {tune_dir}: no tune.json (give the results directory of a `gmb tune`)") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"--tuned {tune_dir}: {path} cannot be read: {exc}") from None
+    """The configurations a `gmb tune` results directory recommends (its tune.json's "tuned", its shape checked)."""
+    tuned = read_answer(Path(tune_dir), "--tuned")["tuned"]
     if not tuned:
         print(f"gmb: --tuned {tune_dir}: the search recommended no setting: nothing to add", file=sys.stderr)
     return tuned

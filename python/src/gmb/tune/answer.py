@@ -14,7 +14,8 @@ from pathlib import Path
 
 from .catalogue import configuration_settings, format_offers
 from .paths import ROUND_PRECISION, round_options
-from .search import DEFAULTS, MIN_LAUNCHES, Race, ahead, apart, best_gain, largest_change, recommendation, verdict
+from .search import (DEFAULTS, MIN_LAUNCHES, Race, ahead, apart, best_gain, largest_change, recommendation, unmeasured,
+                     verdict)
 from ..campaign.spec import Campaign
 from ..report.cells import size_label
 from ..engine import configurations as confs_mod
@@ -25,7 +26,7 @@ UNITS = {"bw": "GB/s", "busbw": "GB/s", "t": "us", "rate": "M messages/s"}
 REPRODUCE_REPETITIONS = 3
 # the verdicts of knob values (search.verdict) in the order the answer lists them, the best one aside
 VERDICTS = ("better", "no difference", "worse", "broken", "cut early (looked better)", "cut early (no difference)",
-            "cut early (looked worse)")
+            "cut early (looked worse)", "not measured")
 
 
 def _figures(arm) -> dict[str, list]:
@@ -43,9 +44,20 @@ def ready_lines(conf: Configuration, settings: dict[str, str]) -> dict[str, str]
             "export": "export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in export.items())}
 
 
-def _race(race: Race, conf: Configuration) -> dict:
+def unanswered(race: Race, ended: str) -> str:
+    """Why a race recommends nothing, not even the defaults ("" where it does): nothing was tried on it, or its
+    defaults were never measured (``ended``: why the search ended)."""
+    if race.untried:
+        return f"nothing tried: {race.untried}"
+    if not race.defaults.figures:
+        return f"not measured: {race.note or ended + ' before its defaults were measured'}"
+    return ""
+
+
+def _race(race: Race, conf: Configuration, ended: str) -> dict:
     ranges = []
-    for r in recommendation(race):
+    nothing = unanswered(race, ended)
+    for r in [] if nothing else recommendation(race):
         entry = {"low": r.low, "high": r.high, "arm": r.arm, "settings": r.settings,
                  "sizes": [{"bytes": size, "gain": g, "arm": [f.median, f.low, f.high, f.launches] if f else None,
                             "defaults": [d.median, d.low, d.high, d.launches]} for size, g, f, d in r.sizes]}
@@ -63,8 +75,8 @@ def _race(race: Race, conf: Configuration) -> dict:
     return {"configuration": race.configuration, "path": race.path, "kind": race.kind, "metric": race.metric,
             "unit": UNITS.get(race.metric, ""), "higher_is_better": race.higher_is_better,
             "benchmark": race.block.benchmarks[0], "memory": race.block.memory[0] or None,
-            "operation": (race.block.operations or [None])[0], "sizes": race.sizes, "note": race.note, "arms": arms,
-            "recommendation": ranges}
+            "operation": (race.block.operations or [None])[0], "sizes": race.sizes, "note": race.note,
+            "unanswered": nothing, "identity": race.identity, "arms": arms, "recommendation": ranges}
 
 
 def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dict]:
@@ -132,13 +144,17 @@ def _tuned(race_entries: list[dict]) -> list[dict]:
 
 
 def answer(races: list[Race], confs: list[Configuration], all_offers: dict[str, list[Offer]], skipped: list,
-           budget_s: float, used_s: float, rounds: int, launches: int, cut_short: bool, stopped: str | None = None
-           ) -> dict:
-    """The whole answer as JSON-able data (``stopped``: why the search ended before its time, if it did)."""
+           budget_s: float, used_s: float, rounds: int, launches: int, cut_short: bool, ended: str,
+           stopped: str | None = None) -> dict:
+    """The whole answer as JSON-able data (``ended``: why the search ended, said of what it did not measure;
+    ``stopped``: why it ended before its time, a signal or a failure, if it did)."""
     by_name = {c.name: c for c in confs_mod.runnable(confs)}
-    entries = [_race(race, by_name[race.configuration]) for race in races]
+    for race in races:
+        unmeasured(race, ended)
+    entries = [_race(race, by_name[race.configuration], ended) for race in races]
     return {"budget_s": budget_s, "used_s": round(used_s, 1), "rounds": rounds, "launches": launches,
             "cut_short": cut_short or stopped is not None, "stopped": stopped, "min_launches": MIN_LAUNCHES,
+            "races_measured": sum(bool(e["sizes"]) for e in entries),  # races whose defaults were measured
             "precision": [p for p, _ in ROUND_PRECISION],
             "configurations": [{"name": name, "offers": [_offer(o) for o in offs]}
                                for name, offs in all_offers.items()],
@@ -161,37 +177,72 @@ def _fig(f: list | None, unit: str) -> str:
     return "-" if not f else f"{f[0]:.4g} {unit} [{f[1]:.4g}-{f[2]:.4g}, {f[3]} launches]"
 
 
+def _race_title(race: dict) -> str:
+    what = {"busbw": "bus bandwidth", "t": "time", "rate": "message rate"}.get(race["metric"], "bandwidth")
+    return f"{race['configuration']}, {race['path']} ({race['benchmark']} {what}, {race['unit']})"
+
+
+def _recommendation_lines(race: dict) -> list[str]:
+    """A race's answer: why it has none, or per size range the defaults or the settings recommended, with the gain,
+    both figures and the ready lines."""
+    if race.get("unanswered"):
+        return [f"  {_race_title(race)}: {race['unanswered']}"]
+    lines = [f"  {_race_title(race)}:"] + ([f"    not searched to the end: {race['note']}"] if race["note"] else [])
+    for r in race["recommendation"]:
+        span = size_label(r["low"]) + ("" if r["low"] == r["high"] else f" - {size_label(r['high'])}")
+        if r["arm"] == DEFAULTS:
+            lines.append(f"    {span}: the defaults (no value tried beat them with intervals apart)")
+            continue
+        best = max(r["sizes"], key=lambda s: s["gain"])
+        lines.append(f"    {span}: {r['arm']}  {100 * (best['gain'] - 1):+.0f} % at {size_label(best['bytes'])} "
+                     f"({_fig(best['arm'], race['unit'])} vs defaults {_fig(best['defaults'], race['unit'])})")
+        lines += [f"        {r['command']}", f"        {r['export']}"]
+    return lines
+
+
+def _verdict_lines(race: dict) -> list[str]:
+    """The knob values a race tried, by verdict; a broken or unmeasured one with why (values that share a why
+    together)."""
+    lines = []
+    for word in VERDICTS:
+        arms = [a for a in race["arms"] if a["verdict"] == word]
+        if not arms:
+            continue
+        if word not in ("broken", "not measured"):
+            lines.append(f"    {word}: " + "; ".join(a["key"] for a in arms))
+            continue
+        by_why: dict[str, list[str]] = {}
+        for a in arms:
+            by_why.setdefault(a["why"] or "no reason recorded", []).append(a["key"])
+        lines.append(f"    {word}: " + "; ".join(f"{', '.join(keys)} ({why})" for why, keys in by_why.items()))
+    return [f"  {race['configuration']}, {race['path']}:", *lines] if lines else []
+
+
+def claims(result: dict) -> bool:
+    """Whether the answer claims anything a run can measure again: a recommended setting, or a configuration ahead of
+    another."""
+    return any(r["arm"] != DEFAULTS for race in result["races"] for r in race["recommendation"]) or \
+        any(e["ahead_of"] for c in result["comparisons"] for e in c["ranking"])
+
+
 def answer_text(result: dict) -> list[str]:
-    """The answer for a person: per configuration and path the recommendation per size range, its gain and both
-    intervals, the ready lines; the knob values without effect, worse, broken; the configurations compared."""
+    """The answer for a person, the recommendations first: per configuration and path the settings per size range
+    (or why there is no answer), with the gain, both intervals and the ready lines; then the knob values tried, by
+    verdict; the configurations compared at their defaults; the tuned configurations."""
     lines = [f"== gmb tune: {result['launches']} launches in {result['rounds']} rounds, {result['used_s']:.0f} s of "
              f"{result['budget_s']:.0f} s" + (" (the budget ran out: the last round was cut short)"
                                               if result["cut_short"] and not result.get("stopped") else "")
-             + (f" ({result['stopped']}: the answer so far)" if result.get("stopped") else "")]
+             + (f" ({result['stopped']}: the answer so far)" if result.get("stopped") else ""),
+             "Recommended, per configuration and path:"]
     for race in result["races"]:
-        unit = race["unit"]
-        what = {"busbw": "bus bandwidth", "t": "time", "rate": "message rate"}.get(race["metric"], "bandwidth")
-        lines.append(f"{race['configuration']}, {race['path']} ({race['benchmark']} {what}, {unit}):")
-        if race["note"]:
-            lines.append(f"  not searched to the end: {race['note']}")
-        if not race["sizes"]:
-            lines.append("  not measured: the budget ran out before its first launch")
-        for r in race["recommendation"]:
-            span = size_label(r["low"]) + ("" if r["low"] == r["high"] else f" - {size_label(r['high'])}")
-            if r["arm"] == DEFAULTS:
-                lines.append(f"  {span}: the defaults (no setting beat them with intervals apart)")
-                continue
-            best = max(r["sizes"], key=lambda s: s["gain"])
-            lines.append(f"  {span}: {r['arm']}  {100 * (best['gain'] - 1):+.0f} % at {size_label(best['bytes'])} "
-                         f"({_fig(best['arm'], unit)} vs defaults {_fig(best['defaults'], unit)})")
-            lines += [f"      {r['command']}", f"      {r['export']}"]
-        for word in VERDICTS:
-            arms = [a for a in race["arms"] if a["verdict"] == word]
-            if arms:
-                lines.append(f"  {word}: " + "; ".join(a["key"] + (f" ({a['why']})" if word == "broken" else "")
-                                                       for a in arms))
-    for c in result["comparisons"]:
-        lines.append(f"{c['path']} at {size_label(c['bytes'])}, defaults: {ordering(c)}")
+        lines += _recommendation_lines(race)
+    verdicts = [line for race in result["races"] for line in _verdict_lines(race)]
+    if verdicts:
+        lines += [f"Knob values by verdict (better, worse, no difference: {result['min_launches']} launches or more; "
+                  "cut early: what fewer launches suggested, no claim):", *verdicts]
+    if result["comparisons"]:
+        lines.append("Configurations compared at their defaults ('>' ahead with intervals apart, '~' no claim):")
+        lines += [f"  {c['path']} at {size_label(c['bytes'])}: {ordering(c)}" for c in result["comparisons"]]
     for t in result["tuned"]:
         lines.append(f"tuned configuration {t['name']}: {t['base']} with "
                      + " ".join(f"{k}={v}" for k, v in t["settings"].items()) + f" (for {', '.join(t['paths'])})")

@@ -22,11 +22,15 @@ def configuration_settings(conf: Configuration) -> dict[str, str]:
     return {**mca_env(conf.library.launcher_args), **conf.library.env}
 
 
-def offers(conf: Configuration, extra: tuple[Knob, ...] = (), listings_cache: dict | None = None,
-           only: tuple[str, ...] = ()) -> list[Offer]:
+# where a knob comes from when the command line adds it (--knob NAME=VALUE): asked for by name, so always searched
+COMMAND_LINE = "--knob"
+
+
+def offers(conf: Configuration, extra: tuple[Knob, ...] = (), listings_cache: dict | None = None) -> list[Offer]:
     """Every knob considered for ``conf``, offered or not (Offer.refused says why): the catalogue's of the layers
-    it runs on, those of the libraries file and ``extra`` (the command line's); where ``only`` has patterns
-    (--knobs), those whose names match none are left out of the search."""
+    it runs on, those of the libraries file and ``extra`` (the command line's, a campaign file's). The layers are
+    those the configuration's settings name, else those the library's own listing selects (Open MPI's pml selection
+    from its parameter files: Debian's "^ucx" runs ob1)."""
     lib = conf.library
     family = families.of(lib.family)
     own = configuration_settings(conf)
@@ -34,8 +38,9 @@ def offers(conf: Configuration, extra: tuple[Knob, ...] = (), listings_cache: di
         layers, listings, catalogue = {"nccl"}, {}, NCCL_KNOBS
     else:
         text = str((conf.description.mpi or {}).get("library_version", "")) if conf.description else ""
-        layers = family.knob_layers(own, text) if family.knob_layers else set()
         listings = _listings(conf, family, listings_cache if listings_cache is not None else {})
+        listed = {name: value for listing in listings.values() for name, value in listing.defaults.items()}
+        layers = family.knob_layers({**listed, **own}, text) if family.knob_layers else set()
         catalogue = family.knobs
     out = []
     for knob in catalogue:
@@ -45,24 +50,42 @@ def offers(conf: Configuration, extra: tuple[Knob, ...] = (), listings_cache: di
         else:
             out.append(_not_set_already(offer(knob, listings), own))
     added = user_knobs(lib.knobs, f"the libraries file ({lib.name})") + tuple(extra)
-    out += [_not_set_already(offer(knob, listings), own) for knob in added]
-    return [_chosen(o, only) for o in out]
+    return out + [_not_set_already(offer(knob, listings), own) for knob in added]
+
+
+def narrowed(all_offers: list[Offer], only: tuple[str, ...]) -> list[Offer]:
+    """The offers with --knobs ``only`` applied: a knob whose name matches none of its patterns is left out of the
+    search, unless the command line added it by name (--knob)."""
+    return [_chosen(o, only) for o in all_offers]
 
 
 def _chosen(o: Offer, only: tuple[str, ...]) -> Offer:
-    if not only or not o.offered or any(fnmatchcase(o.knob.name, p) for p in only):
+    if not only or not o.offered or o.knob.source == COMMAND_LINE or any(fnmatchcase(o.knob.name, p) for p in only):
         return o
     return Offer(o.knob, o.default, (), refused=f"not among --knobs {','.join(only)}", note=o.note)
 
 
 def check_knob_patterns(only: tuple[str, ...], all_offers: list[list[Offer]]) -> None:
-    """UsageError when a --knobs pattern names no knob of any configuration (a typo, or a knob of another family)."""
+    """UsageError when a --knobs pattern names no knob of any configuration (a typo, or a knob of another family),
+    listing the knobs offered (``all_offers``: each configuration's offers before --knobs narrowed them)."""
     names = {o.knob.name for conf_offers in all_offers for o in conf_offers}
     unmatched = [p for p in only if not any(fnmatchcase(n, p) for n in names)]
     if unmatched:
         offered_here = sorted({o.knob.name for conf_offers in all_offers for o in conf_offers if o.offered})
         raise UsageError(f"--knobs: {', '.join(unmatched)} names no knob of these configurations (offered here: "
                          f"{', '.join(offered_here) or 'none'}; `gmb tune --list` says why the others are not)")
+
+
+def nothing_to_try(conf_offers: list[Offer], kind: str) -> str:
+    """Why a configuration has no knob value to try on a path of ``kind`` (its offers after --knobs)."""
+    offered_any = [o for o in conf_offers if o.offered]
+    if not offered_any:
+        narrowed_out = [o.knob.name for o in conf_offers if o.refused and o.refused.startswith("not among --knobs")]
+        return "no knob is offered to this configuration" + (
+            f" among --knobs (it is offered {', '.join(narrowed_out)})" if narrowed_out else
+            " (`gmb tune --list` says why)")
+    return ("none of the knobs offered to this configuration affects a " + kind + " path ("
+            + "; ".join(f"{o.knob.name}: {', '.join(o.knob.paths)}" for o in offered_any) + ")")
 
 
 def _not_set_already(o: Offer, own: dict[str, str]) -> Offer:

@@ -37,8 +37,10 @@ class Arm:
     key: str  # DEFAULTS, COMBINED or NAME=VALUE
     settings: dict[str, str]  # beyond the configuration's own
     knob: str | None = None  # the knob it sets (None: the defaults, the combination)
-    state: str = "racing"  # racing | cut | broken | final
-    why: str = ""  # why it was cut or is broken
+    # racing | cut | broken | final; failed: its launch failed, a verdict only once the defaults' launches say
+    # whether the launch or the setting failed (judge_failures); unmeasured: no figure to set beside the defaults'
+    state: str = "racing"
+    why: str = ""  # why it was cut, is broken or was not measured
     figures: dict[int, Figure] = field(default_factory=dict)  # by size
 
     @property
@@ -57,6 +59,10 @@ class Race:
     metric: str  # the statistic compared (model STAT_COLUMNS prefix)
     arms: list[Arm] = field(default_factory=list)
     note: str = ""  # why it ended early (budget, a broken default)
+    untried: str = ""  # why no knob value is tried on it ("": some are)
+    # what the defaults' records have in common beside their size (verify.record_identity, and their settings): how
+    # `gmb tune --verify` knows this race's records among a run's
+    identity: dict | None = None
 
     def arm(self, key: str) -> Arm | None:
         return next((a for a in self.arms if a.key == key), None)
@@ -120,11 +126,18 @@ def largest_change(race: Race, arm: Arm) -> tuple[float, int | None]:
     return max(found, key=lambda gs: abs(math.log(gs[0])), default=(1.0, None))
 
 
+def compared_with_defaults(race: Race, arm: Arm) -> bool:
+    """Whether the arm and the defaults were both measured at some size."""
+    return any(size in race.defaults.figures for size in arm.figures)
+
+
 def cut_losers(race: Race) -> list[Arm]:
-    """After a round: the knob values no better than the defaults at any size are cut (state "cut", why said)."""
+    """After a round: the knob values no better than the defaults at any size are cut (state "cut", why said). A
+    value that cannot be set beside the defaults yet (either unmeasured) is left as it is."""
     cut = []
     for a in race.arms:
-        if a.state == "racing" and a.key != DEFAULTS and not _beats_defaults_somewhere(race, a):
+        if a.state == "racing" and a.key != DEFAULTS and compared_with_defaults(race, a) \
+                and not _beats_defaults_somewhere(race, a):
             a.state, a.why = "cut", f"no better than the defaults at any size after {a.launches} launch(es)"
             cut.append(a)
     return cut
@@ -230,12 +243,40 @@ def worst_per_knob(race: Race) -> list[Arm]:
     return [a for _, a in worst.values()]
 
 
+def judge_failures(race: Race) -> None:
+    """The values whose launch failed (state "failed"), once the defaults' launches tell a failing setting from a
+    failing launch: broken where the defaults were measured; where the defaults' launch failed too (race.note),
+    unmeasured, no verdict on the setting. Until then they wait (why says so if the search ends first)."""
+    for a in race.arms:
+        if a.state != "failed":
+            continue
+        if race.defaults.figures:
+            a.state = "broken"
+        elif race.note:
+            a.state, a.why = "unmeasured", f"{a.why}, as a launch of the defaults did: no verdict on the setting"
+
+
+def unmeasured(race: Race, ended: str) -> None:
+    """At the end of the search (``ended``: why it ended, e.g. "the budget ran out"): the values never set beside the
+    defaults are "unmeasured", and why."""
+    for a in race.arms[1:]:
+        if a.state == "failed":
+            a.state = "unmeasured"
+            a.why = f"{a.why}; the defaults were not measured to tell the setting from the launch"
+        elif a.state != "broken" and not compared_with_defaults(race, a):
+            a.state = "unmeasured"
+            a.why = a.why or (f"{ended} before the defaults were measured" if a.figures else
+                              f"{ended} before its first launch")
+
+
 def verdict(race: Race, arm: Arm) -> str:
     """A knob value's effect in words: "better", "worse" or "no difference" (intervals from MIN_LAUNCHES launches or
-    more), "broken", or, for a value cut before that, what its launches suggested: "cut early (looked better)",
-    "cut early (looked worse)", "cut early (no difference)"."""
+    more), "broken", "not measured" (nothing to set beside the defaults), or, for a value cut before that, what its
+    launches suggested: "cut early (looked better)", "cut early (looked worse)", "cut early (no difference)"."""
     if arm.state == "broken":
         return "broken"
+    if arm.state in ("failed", "unmeasured") or not compared_with_defaults(race, arm):
+        return "not measured"
     signs = {apart(race, arm, s) for s in arm.figures}
     word = "better" if 1 in signs else "worse" if -1 in signs else "no difference"
     if arm.launches >= MIN_LAUNCHES:

@@ -7,17 +7,21 @@ campaign's: its launches and records in store.sqlite, tune.json, the campaign th
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from . import answer as answer_mod
-from .catalogue import check_knob_patterns, offered, offers
+from ..results.tune_answer import ANSWER_FILE
+from .catalogue import COMMAND_LINE, check_knob_patterns, narrowed, nothing_to_try, offered, offers
 from .paths import campaign_paths, round_options, tune_paths
 from .search import (COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, best_gain, combination, cut_losers,
-                     plan_round, worst_per_knob)
+                     judge_failures, plan_round, worst_per_knob)
+from .verify import record_identity
 from ..campaign.plan import new_results_dir, plan
 from ..campaign.spec import Campaign
 from ..engine import configurations as confs_mod
@@ -27,22 +31,23 @@ from ..machine import libraries as libraries_mod
 from ..machine import families
 from ..machine.knobs import PATHS, check_declared, user_knobs
 from ..options import SessionOptions, TuneOptions
-from ..outputs import write_new
+from ..outputs import OutputError, os_cause, write_new
 from ..results import store as store_mod
 from ..results.engine_facts import keep_engines
 from ..results.model import Results, combine
-from ..results.store import STAT_COLUMNS
+from ..results.store import STAT_COLUMNS, StoreError
 from ..run import setup
 from ..run.execute import Stopped, run_launches, stop_on_signals
-from ..run.session import hold
+from ..run.session import hold, join_node
 
 FIRST_LAUNCH_GUESS_S = 5.0  # a launch's wall time until one has been measured
 LAUNCH_TIMEOUT_S = 180.0
 
 
 def tune(opts: TuneOptions) -> int:
-    """`gmb tune`; the exit status: 0 searched (whether or not a setting won), 2 nothing to search or bad input,
-    128+N stopped by signal N; --verify: 0 the answer holds, 1 not."""
+    """`gmb tune`; the exit status: 0 searched (whether or not a setting won), 1 nothing could be compared (no race's
+    defaults measured) or the search failed (a disk fault), 2 nothing to search or bad input, 128+N stopped by signal
+    N; --verify: 0 the answer holds, 1 not."""
     session = SessionOptions(libraries=opts.libraries, build=opts.build, hostfile=opts.hostfile, nodes=opts.nodes,
                              results=opts.results, topology=opts.topology, campaign=opts.campaign)
     if opts.verify:
@@ -58,7 +63,7 @@ def tune(opts: TuneOptions) -> int:
         declared: dict[str, list[str]] = {}
         for name, value in opts.knob:
             declared.setdefault(name, []).append(value)
-        extra = user_knobs(check_declared(declared, "--knob", families.setting_prefixes()), "--knob")
+        extra = user_knobs(check_declared(declared, COMMAND_LINE, families.setting_prefixes()), COMMAND_LINE)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if campaign:
@@ -66,9 +71,10 @@ def tune(opts: TuneOptions) -> int:
     if opts.list_knobs:
         confs, _ = setup.configured(session, libs, topo, do_build=False, run_doctor=False)
         cache: dict = {}
-        listed = [(conf, offers(conf, extra, cache, opts.knobs)) for conf in confs]
+        listed = [(conf, offers(conf, extra, cache)) for conf in confs]
         check_knob_patterns(opts.knobs, [o for _, o in listed])
         for conf, conf_offers in listed:
+            conf_offers = narrowed(conf_offers, opts.knobs)
             print("\n".join(answer_mod.offers_text(conf, conf_offers)))
             if conf.description is not None:  # what a search of it costs: one launch per value and path, first
                 counts = [(path.name, sum(len(o.values) for o in offered(conf_offers, path.kind)))
@@ -87,11 +93,12 @@ def tune(opts: TuneOptions) -> int:
 def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: list, campaign=None,
            only: tuple[str, ...] = ()) -> tuple[list[Race], dict]:
     """One race per configuration and path (the machine's, or the blocks of ``campaign``; those ``wanted`` name by
-    path name or kind, all when none), with the defaults and each knob value the configuration offers for the path;
-    and each configuration's offers."""
-    races, all_offers, cache, seen = [], {}, {}, set()
+    path name or kind, all when none), with the defaults and each knob value the configuration offers for the path
+    (a race with none says why: Race.untried); and each configuration's offers (after --knobs ``only``)."""
+    races, unfiltered, all_offers, cache, seen = [], {}, {}, {}, set()
     for conf in confs_mod.runnable(confs):
-        all_offers[conf.name] = offers(conf, extra, cache, only)
+        unfiltered[conf.name] = offers(conf, extra, cache)
+        all_offers[conf.name] = narrowed(unfiltered[conf.name], only)
         paths = campaign_paths(campaign, conf, skipped) if campaign else tune_paths(conf, topo, hosts, skipped)
         for path in paths:
             named = {w for w in wanted if w in (path.name, path.kind) or path.name.startswith(w + " ")}
@@ -103,8 +110,10 @@ def _races(confs, topo, hosts: int, extra, wanted: tuple[str, ...], skipped: lis
                         [Arm(DEFAULTS, {})])
             race.arms += [Arm(f"{o.knob.name}={v}", o.knob.setting(v), o.knob.name)
                           for o in offered(all_offers[conf.name], path.kind) for v in o.values]
+            if len(race.arms) == 1:
+                race.untried = nothing_to_try(all_offers[conf.name], path.kind)
             races.append(race)
-    check_knob_patterns(only, list(all_offers.values()))
+    check_knob_patterns(only, list(unfiltered.values()))
     unknown = [w for w in wanted if w not in seen]
     if unknown:
         raise UsageError(f"--paths: {', '.join(unknown)} is no path here{did_you_mean(unknown[0], seen)} "
@@ -127,6 +136,7 @@ class Tuner:
         self.doctor_defaults: dict[str, dict] = {}  # configuration -> its doctor's answer with the defaults
         self.rng = random.Random(opts.seed)
         self.cut_short = False
+        self.current: str | None = None  # the launch running (still set where running it failed)
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -196,14 +206,45 @@ class Tuner:
                 self.cut_short = True
                 return
             self.owner[x.launch_id] = (race, arm)
+            self.current = x.launch_id
             run_launches(self.outdir, [x], self.confs, self.st, "tune", hostfile=self.opts.hostfile,
                          progress=False, nodes=self.hosts if self.opts.nodes else None, stop_library_after=0,
                          lock=self.lock)
             (row,) = self.st.rows("SELECT status, reason FROM launches WHERE launch_id = ?", (x.launch_id,))
-            if row["status"] not in ("ok", "unsupported") and arm.key != DEFAULTS:
-                arm.state, arm.why = "broken", f"its launch {row['status']}: {row['reason'] or 'no reason given'}"
-            elif row["status"] not in ("ok", "unsupported"):
-                race.note = f"a launch with the defaults {row['status']}: {row['reason'] or 'no reason given'}"
+            if row["status"] not in ("ok", "unsupported"):
+                self.check_writable(x.launch_id)
+                said = f"{row['status']}: {row['reason'] or 'no reason given'}"
+                if arm.key == DEFAULTS:
+                    race.note = f"a launch with the defaults {said}"
+                else:  # broken, or no verdict where the defaults fail as well (search.judge_failures)
+                    arm.state, arm.why = "failed", f"its launch {said}"
+            self.current = None
+
+    def check_writable(self, launch_id: str) -> None:
+        """After a failed launch: its record and log directories still take a byte. OutputError naming the directory
+        and the launch otherwise: a disk fault fails the search, it is no verdict on the launch's settings."""
+        for d in (self.outdir / "raw", self.outdir / "logs"):
+            try:
+                with tempfile.TemporaryFile(dir=d) as probe:
+                    probe.write(b"\0")
+                    probe.flush()
+                    os.fsync(probe.fileno())
+            except OSError as exc:
+                raise OutputError(f"{d}: cannot be written ({os_cause(exc)}): launch {launch_id} failed for it, "
+                                  "not for its settings") from None
+
+    def end_running_launch(self, why: str) -> str:
+        """The launch the search was running when it failed, no longer "running" in the store: "failed", with
+        ``why``. Returns what could not be done ("" when done, or when no launch was running)."""
+        if self.current is None:
+            return ""
+        try:
+            for row in self.st.rows("SELECT * FROM launches WHERE launch_id = ? AND status = 'running'",
+                                    (self.current,)):
+                self.st.record_launch(**{**row, "status": "failed", "reason": why})
+        except (OutputError, StoreError, OSError) as exc:
+            return f"the store still says launch {self.current} runs: {exc}"
+        return ""
 
     def update_figures(self, races: list[Race]) -> None:
         """Each arm's figure per size from its launches so far; an arm with a failed result (wrong data) is
@@ -219,24 +260,35 @@ class Tuner:
                 arm.state, arm.why = "broken", f"{r.bytes} B: {r.reason or 'failed'}"
             if r.status == "ok":
                 by_arm.setdefault(id(arm), []).append(r)
+                if arm.key == DEFAULTS and race.identity is None:
+                    race.identity = {"point": record_identity(r, race.metric), "settings": r.config.settings}
         for race in races:
             for arm in race.arms:
                 points = combine(by_arm.get(id(arm), []), metric=race.metric)
                 arm.figures = {p.bytes: Figure(p.median, p.low, p.high, p.reps) for p in points}
+            judge_failures(race)
 
 
 def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, extra, campaign) -> int:
     confs, _ = setup.configured(session, libs, topo, do_build=not opts.build.no_build, run_doctor=True)
     skipped: list = list(confs_mod.skipped(confs))
     races, all_offers = _races(confs, topo, hosts, extra, opts.paths, skipped, campaign, opts.knobs)
+    if not races:
+        raise UsageError(_nothing_to_search(confs, skipped, opts.paths))
     for lib, what, why in skipped:
         print(f"gmb tune: {lib}: {what}: not searched: {why}", file=sys.stderr)
-    if not races:
-        raise UsageError("nothing to search: no configuration has a path here" +
-                         (f" among --paths {', '.join(opts.paths)}" if opts.paths else ""))
-    results = Path(opts.results)
-    outdir = new_results_dir(results, "tune")
+    compared = _compared(races, {c.name: c for c in confs})
+    measured = [race for race in races if not race.untried or id(race) in compared]
+    if not measured:
+        raise UsageError("nothing to try: " + "; ".join(f"{r.configuration}, {r.path}: {r.untried}" for r in races))
+    if opts.budget < FIRST_LAUNCH_GUESS_S * len(measured):
+        raise UsageError(f"--budget {opts.budget:g}: too little to measure even the defaults of the {len(measured)} "
+                         f"race(s) once (a launch takes about {FIRST_LAUNCH_GUESS_S:g} s until one is measured): give "
+                         f"--budget {FIRST_LAUNCH_GUESS_S * len(measured):g} or more (the first round takes about "
+                         f"{FIRST_LAUNCH_GUESS_S * sum(len(r.arms) for r in measured):g} s)")
+    outdir = new_results_dir(Path(opts.results), "tune")
     lock = hold(outdir, "gmb tune")
+    node = None
     started = time.monotonic()
     try:
         st = store_mod.Store(outdir / "store.sqlite")
@@ -245,51 +297,105 @@ def _tune(opts: TuneOptions, session: SessionOptions, libs, topo, hosts: int, ex
         for lib, what, why in skipped:
             st.record_skip("tune", lib, what, why)
         keep_engines(outdir, st, confs_mod.descriptions(confs))
-        print(f"gmb tune: {len(races)} races, {sum(len(r.arms) for r in races)} arms; budget {opts.budget:g} s; "
-              f"results in {outdir}", file=sys.stderr)
+        node = join_node(outdir, st)
+        print(f"gmb tune: {len(measured)} races, {sum(len(r.arms) for r in measured)} arms; budget "
+              f"{opts.budget:g} s; results in {outdir}", file=sys.stderr)
         tuner = Tuner(outdir, st, lock, confs, opts, hosts, started + opts.budget)
-        stopped = None
+        stopped, failure = None, ""
         try:
-            _search(tuner, races)
+            _search(tuner, measured, compared)
         except Stopped as exc:  # what was measured so far is answered, then the stop goes on
             stopped = exc
-            tuner.update_figures(races)
+        except (OSError, OutputError, StoreError) as exc:  # a disk fault: the answer so far, where the disk allows
+            failure = _failure(exc, tuner)
+            struck = tuner.owner.get(tuner.current or "", (None, None))[1]
+            if struck is not None and struck.key != DEFAULTS and not struck.figures:
+                struck.why = "the search failed during its launch"
+            not_ended = tuner.end_running_launch(f"gmb tune failed: {failure}")
+            failure += f"; {not_ended}" if not_ended else ""
+        if stopped or failure:
+            try:
+                tuner.update_figures(measured)
+            except (OSError, OutputError, StoreError) as exc:
+                failure += f"; the figures so far cannot be read: {exc}"
+        ended = (f"gmb tune was stopped by {stopped}" if stopped else "the search failed" if failure else
+                 "the budget ran out" if tuner.cut_short else "the search ended")
         result = answer_mod.answer(races, confs, all_offers, skipped, opts.budget, time.monotonic() - started,
-                                   tuner.rounds, len(tuner.owner), tuner.cut_short,
-                                   stopped=f"gmb tune was stopped by {stopped}" if stopped else None)
-        st.set_meta("tune", json.dumps(result, allow_nan=False))
+                                   tuner.rounds, len(tuner.owner), tuner.cut_short, ended,
+                                   stopped=ended if stopped else failure or None)
+        not_kept = _keep_answer(outdir, st, result, races, confs)
     finally:
+        if node is not None:
+            node.leave()
         lock.release()
-    write_new(outdir / "tune.json", json.dumps(result, indent=1, allow_nan=False))
-    write_new(outdir / "tune.toml", answer_mod.reproducing_campaign(result, races).to_toml())
-    write_new(outdir / "tune-libraries.toml", libraries_mod.to_toml(confs_mod.libraries(confs_mod.runnable(confs))))
     print("\n" + "\n".join(answer_mod.answer_text(result)) + "\n")
-    if stopped:
+    if not (stopped or failure or result["races_measured"]):
+        failure = f"nothing was compared: no race's defaults were measured ({ended}; each race says why)"
+    for why in [failure] * bool(failure) + not_kept:
+        print(f"gmb tune: error: {why}", file=sys.stderr)
+    if (stopped or failure) and not not_kept:
         print(f"gmb tune: the answer so far is in {outdir}", file=sys.stderr)
+    if stopped:
         raise stopped
+    if failure:
+        return 1
     out = outdir / "report.html"
     if not opts.no_report:
         from ..report import html as report
         report.write_report(Results.load(st), out, title="gmb tune")
         print(f"gmb: report {out}")
-    print(f"gmb tune: measure it again: gmb run --config {outdir / 'tune-libraries.toml'} --no-detect "
-          f"{outdir / 'tune.toml'}; then: gmb tune --verify {outdir} RUN_DIR", file=sys.stderr)
+    if answer_mod.claims(result):
+        print(f"gmb tune: measure it again: gmb run --config {outdir / 'tune-libraries.toml'} --no-detect "
+              f"{outdir / 'tune.toml'}; then: gmb tune --verify {outdir} RUN_DIR", file=sys.stderr)
     print(str(outdir))
-    return 0
+    return 1 if not_kept else 0
 
 
-def _search(tuner: Tuner, races: list[Race]) -> int:
+def _nothing_to_search(confs, skipped: list, paths: tuple[str, ...]) -> str:
+    """Why no race could be made: no configuration has an engine (each says why), or none has a path here."""
+    if not confs_mod.runnable(confs):
+        return "nothing to search: " + "; ".join(f"{c.name}: {c.no_engine}" for c in confs)
+    return ("nothing to search: no configuration has a path here" +
+            (f" among --paths {', '.join(paths)}" if paths else "") +
+            (" (" + "; ".join(f"{lib}: {what}: {why}" for lib, what, why in skipped) + ")" if skipped else ""))
+
+
+def _failure(exc: BaseException, tuner: Tuner) -> str:
+    """A disk fault that stopped the search, in a line: the path, the cause, and the launch it struck."""
+    what = f"{exc.filename}: {os_cause(exc)}" if isinstance(exc, OSError) and exc.filename else \
+        os_cause(exc) if isinstance(exc, OSError) else str(exc)
+    return f"launch {tuner.current}: {what}" if tuner.current and f"launch {tuner.current}" not in what else what
+
+
+def _keep_answer(outdir: Path, st, result: dict, races: list[Race], confs) -> list[str]:
+    """The answer in the store (for the report) and in tune.json, the campaign that measures it again and the
+    libraries as the search ran them, each where the disk allows; what could not be written."""
+    writes = (lambda: st.set_meta("tune", json.dumps(result, allow_nan=False)),
+              lambda: write_new(outdir / ANSWER_FILE, json.dumps(result, indent=1, allow_nan=False)),
+              lambda: write_new(outdir / "tune.toml", answer_mod.reproducing_campaign(result, races).to_toml()),
+              lambda: write_new(outdir / "tune-libraries.toml",
+                                libraries_mod.to_toml(confs_mod.libraries(confs_mod.runnable(confs)))))
+    not_kept = []
+    for write in writes:
+        try:
+            write()
+        except (OutputError, StoreError, OSError) as exc:
+            not_kept.append(str(exc))
+    return not_kept
+
+
+def _search(tuner: Tuner, races: list[Race], compared: set[int]) -> int:
     """The rounds: first every knob value once beside the defaults; those no better anywhere are cut. Then, until
     the leaders have MIN_LAUNCHES launches, the better half of each race (plan_round), as many as the time left
     allows spread over the rounds to go (a tenth kept for what follows). Then, where two knobs or more won, their
     best values together against the defaults; and, while time is left, the values cut early to MIN_LAUNCHES
     launches too (each knob's worst first), so that "worse" and "no difference" are proven as well. Returns the
-    rounds run."""
-    compared = _compared(races, tuner)
+    rounds run. ``compared``: the races whose defaults are set beside another configuration's (_compared)."""
     first = sum(len(race.arms) for race in races) * tuner.launch_estimate()
     if first > 0.5 * tuner.left():
-        print(f"gmb tune: warning: the first round alone takes about {first:.0f} s of the {tuner.left():.0f} s "
-              f"budget: little is left to prove a gain (a larger --budget, or fewer --paths)", file=sys.stderr)
+        print(f"gmb tune: warning: the first round alone takes about {first:.0f} s of the {max(tuner.left(), 0):.0f} "
+              f"s budget: little is left to prove a gain (a larger --budget, fewer --paths or --knobs)",
+              file=sys.stderr)
     tuner.run_round(0, [(race, arm) for race in races for arm in race.arms])
     tuner.update_figures(races)
     for race in races:
@@ -335,12 +441,13 @@ def _top_up(tuner: Tuner, races: list[Race], number: int, arms_of) -> int:
     return number
 
 
-def _compared(races: list[Race], tuner: Tuner) -> set[int]:
-    """The races whose defaults are compared with another configuration of the same installation on the same path
-    (Open MPI's pml ob1 and ucx): they are measured MIN_LAUNCHES times even when no knob races."""
+def _compared(races: list[Race], confs: dict) -> set[int]:
+    """The races whose defaults are compared with another configuration (``confs``: by name) of the same
+    installation on the same path (Open MPI's pml ob1 and ucx): they are measured MIN_LAUNCHES times even when no
+    knob races."""
     groups: dict[tuple[str, str], list[Race]] = {}
     for race in races:
-        groups.setdefault((tuner.confs[race.configuration].library.identity, race.path), []).append(race)
+        groups.setdefault((confs[race.configuration].library.identity, race.path), []).append(race)
     return {id(race) for group in groups.values() if len(group) > 1 for race in group}
 
 

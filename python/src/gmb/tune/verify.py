@@ -4,28 +4,22 @@ tune.toml, with its tune-libraries.toml), set beside what the search measured. P
 search's figure and interval, the run's, whether they agree (intervals overlap), and whether the gain over the
 defaults holds in the run (intervals apart there too).
 
-A record belongs to an arm of a race by its configuration, benchmark, memory (operation) and the race's knobs it
-ran with: the arm's values, and none of the race's other knobs (the defaults: none at all)."""
+A record belongs to an arm of a race when it is of the race's identity (its defaults' records but for their size:
+library configuration, benchmark, operation, memory, strategy, options, ranks, hosts, path) and ran with exactly the
+defaults' settings (the configuration's and its block's own) with the arm's on top: an unrelated run's figures are
+never taken for a race's."""
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from pathlib import Path
 
 from ..errors import UsageError
 from ..report.cells import clearly_apart
-from ..results.model import Point, Results, combine
+from ..results.model import Point, PointKey, Result, Results, combine
 from ..results.store import open_results, StoreError
+from ..results.tune_answer import ANSWER_FILE, read_answer
 from .search import DEFAULTS, ahead
-
-
-def _answer(tune_dir: Path) -> dict:
-    try:
-        return json.loads((tune_dir / "tune.json").read_text())
-    except FileNotFoundError:
-        raise UsageError(f"{tune_dir}: no tune.json (give the results directory of a `gmb tune`)") from None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{tune_dir / 'tune.json'} cannot be read: {exc}") from None
 
 
 def _results(path: Path) -> Results:
@@ -35,20 +29,35 @@ def _results(path: Path) -> Results:
         raise UsageError(str(exc)) from None
 
 
+def record_identity(r: Result, metric: str) -> dict:
+    """What a race's records have in common whatever knob value they ran with: their point (model.PointKey: library
+    configuration, benchmark, operation, memory, strategy, options, ranks, hosts, binding, path), without the size,
+    the statistic and the settings."""
+    key = dataclasses.asdict(PointKey.of(r, metric))
+    for part in ("bytes", "metric", "settings"):
+        del key[part]
+    return key
+
+
 def arm_points(results: Results, race: dict, settings: dict[str, str]) -> dict[int, Point]:
-    """The race's points (by size) measured with exactly ``settings`` of the race's knobs."""
-    knobs = {k for arm in race["arms"] for k in arm["settings"]}
-    memory = race.get("memory")
-    chosen = [r for r in results.ok(race["benchmark"]) if r.library == race["configuration"]
-              and (memory is None or r.memory == memory) and (race.get("operation") in (None, r.operation))
-              and {k: v for k, v in r.config.settings.items() if k in knobs} == settings]
+    """The race's points (by size): records of the race's identity (its defaults' records but for their size) that
+    ran with its defaults' settings (the configuration's and its block's own) and ``settings`` on top, exactly."""
+    identity = race.get("identity")
+    if not identity:
+        return {}
+    wanted = {**identity["settings"], **settings}
+    chosen = [r for r in results.ok(race["benchmark"]) if r.config.settings == wanted
+              and record_identity(r, race["metric"]) == identity["point"]]
     return {p.bytes: p for p in combine(chosen, metric=race["metric"])}
 
 
-def verify(tune_dir: Path, run_dir: Path) -> list[dict]:
-    """One row per recommended range and size: the search's and the run's figures of the recommended settings and
-    of the defaults, agreement, and whether the gain holds."""
-    answer, tuned, run = _answer(tune_dir), _results(tune_dir), _results(run_dir)
+def _store_of(path: Path) -> Path:
+    return (path / "store.sqlite" if path.is_dir() else path).resolve()
+
+
+def verify(answer: dict, tuned: Results, run: Results) -> list[dict]:
+    """One row per recommended range and size: the search's (``tuned``: its records) and the run's figures of the
+    recommended settings and of the defaults, agreement, and whether the gain holds."""
     rows = []
     for race in answer["races"]:
         higher = race["higher_is_better"]
@@ -125,9 +134,24 @@ def comparisons_text(rows: list[dict]) -> list[str]:
 
 def command(tune_dir: str, run_dir: str) -> int:
     """Exit 0 when every recommendation agrees and its gain holds and every claim of a comparison holds, 1
-    otherwise."""
-    rows = verify(Path(tune_dir), Path(run_dir))
-    compared = verify_comparisons(_answer(Path(tune_dir)), _results(Path(run_dir)))
+    otherwise; 2 (UsageError) for the search against itself, or a directory that cannot be read as what it is."""
+    search_dir, run_path = Path(tune_dir), Path(run_dir)
+    if _store_of(search_dir) == _store_of(run_path):
+        raise UsageError(f"--verify {tune_dir} {run_dir}: that is the search against itself; give as RUN_DIR a run of "
+                         f"its tune.toml (gmb run --config {search_dir / 'tune-libraries.toml'} --no-detect "
+                         f"{search_dir / 'tune.toml'})")
+    answer = read_answer(search_dir, "--verify")
+    claimed = [r for r in answer["races"] if r.get("identity") is None and (
+        any(x["arm"] != DEFAULTS for x in r["recommendation"]) or
+        any(r["configuration"] == e["configuration"] and r["path"] == c["path"]
+            for c in answer["comparisons"] for e in c["ranking"]))]
+    if claimed:
+        raise UsageError(f"{search_dir / ANSWER_FILE}: races[{answer['races'].index(claimed[0])}] "
+                         f"({claimed[0]['configuration']}, {claimed[0]['path']}) does not say which records are its "
+                         f"own (no identity: written by an older gmb tune); search again to verify it")
+    tuned, run = _results(search_dir), _results(run_path)
+    rows = verify(answer, tuned, run)
+    compared = verify_comparisons(answer, run)
     print("\n".join(["== recommended settings", *verify_text(rows), "== configurations compared at their defaults",
                      *(comparisons_text(compared) or ["no comparison"])]))
     return 0 if all(r["agrees"] and r["gain_holds"] for r in rows) and \
