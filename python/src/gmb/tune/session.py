@@ -55,6 +55,8 @@ def tune(opts: TuneOptions) -> int:
         return command(*opts.verify)
     if opts.topology and not opts.list_knobs:
         raise UsageError("--topology describes another machine: use it with --list (a search measures this one)")
+    if not opts.list_knobs:
+        setup.check_working_directory()
     libs, all_names = setup.found_libraries(opts.libraries)
     campaign = setup.load_campaign(opts.campaign, all_names)
     topo = setup.machine_topology(session)
