@@ -25,17 +25,34 @@ Bidirectional bandwidth (bibw, rma_bibw: the description's ``directions``) is co
 resources (nvlink, pcie, peer, host-device, inter-node: full-duplex links and separate copy engines), and with
 the one-way ceiling itself (x1) where they share one memory (same-gpu, host, cross-socket). A measured
 bidirectional ceiling (operation name ending in ``-bidir``) wins over either.
+
+The network's ceilings are a stream's rate (the description's ``stream_from_bytes``): a tool streaming messages of
+1 MiB or of 64 MiB measures one long transfer, so at every message size from that one up the ceiling is the best
+figure the tools measured at any such size (whether or not peaks ran at the MPI figure's own size); below it, per
+size. The one measured on GPU buffers (``buffers``: gpu_memory) bounds only transfers between GPU memory on both
+sides, before the one on host buffers, which bounds any.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from statistics import median
 
 from .engine_facts import EngineFacts
-from .model import Results
+from .model import Result, Results
 
 # key of a measured ceiling: (operation, path class of the peaks record, bytes)
 CeilingKey = tuple[str, "str | None", int]
+
+
+@dataclass(frozen=True)
+class CeilingSource:
+    """What a ceiling's figure is: the tool that measured it (the network's: metrics.tool; None for a copy), the
+    stream counts its records kept (metrics.streams; () where none says), and the message size it was measured
+    at (a stream's ceiling: the size of the best figure)."""
+    tool: str | None
+    streams: tuple[int, ...]
+    bytes: int
 
 # paths whose two directions use separate resources: bibw may reach twice the one-way ceiling
 DUPLEX_PATHS = {"nvlink", "pcie", "peer", "host-device", "inter-node"}
@@ -44,40 +61,63 @@ DUPLEX_PATHS = {"nvlink", "pcie", "peer", "host-device", "inter-node"}
 def measured_ceilings(results: Results) -> dict[CeilingKey, float]:
     """(operation, path class, bytes) -> measured ceiling in GB/s: median over the records of that key (GPU or
     NUMA pairs of that class, repetitions), best over the libraries that ran peaks and over the tools that
-    measured it (the network's: gmb-tcp, ucx_perftest, ib_write_bw, fi_pingpong; metrics.tool)."""
-    return {key: value for key, (value, _tool) in _best_ceilings(results).items()}
+    measured it (the network's: metrics.tool), at the size it was measured at."""
+    return {key: value for key, (value, _source) in _best_ceilings(results).items()}
 
 
-def ceiling_tool(results: Results, key: CeilingKey) -> str | None:
-    """The tool whose median is the ceiling of that key (metrics.tool: the network's), or None."""
-    return _best_ceilings(results).get(key, (None, None))[1]
-
-
-def _best_ceilings(results: Results) -> dict[CeilingKey, tuple[float, str | None]]:
-    """(operation, path class, bytes) -> (the best median over libraries and tools, the tool that measured it)."""
-    groups: dict[tuple, list[float]] = {}
+def _best_ceilings(results: Results) -> dict[CeilingKey, tuple[float, CeilingSource]]:
+    """(operation, path class, bytes) -> (the best median over libraries and tools, what measured it)."""
+    groups: dict[tuple, list[Result]] = {}
     for r in results.ok("peaks"):
         if "bw" in r.stats and r.operation:
-            tool = r.metrics.get("tool")
-            groups.setdefault((r.operation, r.path_class, r.bytes, r.library, tool), []).append(r.stats["bw"].median)
-    out: dict[CeilingKey, tuple[float, str | None]] = {}
-    for (op, path, nbytes, _lib, tool), values in groups.items():
-        key = (op, path, nbytes)
-        if key not in out or median(values) > out[key][0]:
-            out[key] = (median(values), tool)
+            groups.setdefault((r.operation, r.path_class, r.bytes, r.library, r.metrics.get("tool")), []).append(r)
+    out: dict[CeilingKey, tuple[float, CeilingSource]] = {}
+    for (op, path, nbytes, _lib, tool), rs in groups.items():
+        key, value = (op, path, nbytes), median(r.stats["bw"].median for r in rs)
+        if key not in out or value > out[key][0]:
+            streams = tuple(sorted({r.metrics["streams"] for r in rs if isinstance(r.metrics.get("streams"), int)}))
+            out[key] = (value, CeilingSource(tool, streams, nbytes))
     return out
 
 
 def ceilings(results: Results) -> Ceilings:
-    return Ceilings(measured_ceilings(results), results.engines)
+    best = _best_ceilings(results)
+    return Ceilings({k: v for k, (v, _) in best.items()}, results.engines, {k: src for k, (_, src) in best.items()})
 
 
 class Ceilings:
     """The measured ceilings of a store and the engines' facts that say which one bounds a transfer."""
 
-    def __init__(self, measured: dict[CeilingKey, float], facts: EngineFacts):
+    def __init__(self, measured: dict[CeilingKey, float], facts: EngineFacts,
+                 sources: dict[CeilingKey, CeilingSource] | None = None):
         self.measured = measured
         self.facts = facts
+        self.sources = sources or {}
+        # a stream's ceiling from its stream_from_bytes up: (operation, path) -> the key of its best figure there
+        self.streams: dict[tuple[str, str | None], CeilingKey] = {}
+        for key, value in measured.items():
+            op, path, nbytes = key
+            start = self._stream_from(op)
+            best = self.streams.get((op, path))
+            if start is not None and nbytes >= start and (best is None or value > measured[best]):
+                self.streams[(op, path)] = key
+
+    def _stream_from(self, operation: str) -> int | None:
+        c = self.facts.ceiling(operation)
+        return c.stream_from_bytes if c else None
+
+    def _key_at(self, op: str, path: str | None, nbytes: int) -> CeilingKey | None:
+        """The measured figure that bounds ``op`` on ``path`` at ``nbytes``: the one at that size, or for a stream's
+        ceiling from its stream_from_bytes up the best at any such size; None without one."""
+        start = self._stream_from(op)
+        if start is not None and nbytes >= start:
+            return self.streams.get((op, path))
+        return (op, path, nbytes) if (op, path, nbytes) in self.measured else None
+
+    def source(self, operation: str, path_class: str | None, nbytes: int) -> CeilingSource | None:
+        """What measured the figure bounding ``operation`` on that path at that size (None without one)."""
+        key = self._key_at(operation, path_class, nbytes)
+        return self.sources.get(key) if key else None
 
     def bound_terms(self, path_class: str | None, mem_send: str | None, mem_recv: str | None,
                     strategy: str | None = None) -> list[list[tuple[str, str]]]:
@@ -101,7 +141,7 @@ class Ceilings:
             if send_host:
                 return [self._copies("h2d", facts.host_memory(mem_send))]
             return [self._copies("d2h", facts.host_memory(mem_recv))]
-        cands = facts.bounding(path_class or "")
+        cands = facts.bounding(path_class or "", (mem_send, mem_recv))
         return [[(op, path_class) for op in cands]] if cands else []
 
     def _copies(self, direction: str, host_memory: str | None) -> list[tuple[str, str]]:
@@ -116,8 +156,9 @@ class Ceilings:
         for op, path in term:
             if both_ways and (op + "-bidir", path, nbytes) in self.measured:
                 return op + "-bidir", self.measured[(op + "-bidir", path, nbytes)]
-            if (op, path, nbytes) in self.measured:
-                v = self.measured[(op, path, nbytes)]
+            key = self._key_at(op, path, nbytes)
+            if key:
+                v = self.measured[key]
                 if both_ways:
                     return (op + " x2", 2 * v) if path in DUPLEX_PATHS else (op + " x1", v)
                 return op, v
@@ -138,7 +179,8 @@ class Ceilings:
         return f"min({', '.join(name for name, _ in got)})", min(v for _, v in got)
 
     def sizes(self, benchmark: str, path_class, mem_send, mem_recv, strategy: str | None = None) -> list[int]:
-        """The message sizes at which a ceiling bounding this transfer was measured, ascending."""
+        """The message sizes at which a ceiling bounding this transfer was measured, ascending (a stream's ceiling
+        bounds sizes it was not measured at too: ``at`` answers for any size)."""
         return [b for b in sorted({b for (_op, _path, b) in self.measured})
                 if self.at(benchmark, path_class, mem_send, mem_recv, b, strategy)[1] is not None]
 
