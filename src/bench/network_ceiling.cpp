@@ -161,11 +161,12 @@ double median_GBps(const std::vector<double>& per_message_seconds, std::size_t b
   return static_cast<double>(bytes) / summarize(per_message_seconds).median / 1e9;
 }
 
-// The sender's side of one stream count: batches of growing size until one lasts --network-seconds (the
-// calibration, which is the warm-up too: connection slow start, first touch), then the samples at that size.
+// The sender's side of one stream count: batches growing from one message per stream until one lasts
+// --network-seconds (the calibration, which is the warm-up too: connection slow start, first touch), then the
+// samples at that size.
 StreamFigure send_streams(std::vector<StreamConnection>& streams, int count, const NetworkSettings& s) {
   auto batch = [&](long long messages) { return host_time([&] { in_threads(count, [&](int k) { streams[static_cast<std::size_t>(k)].send_batch(messages); }); }); };
-  long long messages = std::max(1, s.copies);
+  long long messages = 1;
   for (;;) {
     const double took = batch(messages);
     if (took >= s.seconds || messages >= kMaxMessages) break;

@@ -22,7 +22,7 @@ std::vector<NetworkPair> network_pairs(const std::vector<RankFacts>& ranks);
 
 struct NetworkSettings {
   std::size_t bytes = 0;
-  int samples = 10, copies = 8;
+  int samples = 10;
   std::vector<int> streams = {1, 2, 4};  // --network-streams: the stream counts tried (gmb-tcp, iperf3); the best kept
   double seconds = 0.25;                 // --network-seconds: a stream tool's sample lasts at least this long
   std::string interface;                 // --network-interface; "" for the first non-loopback IPv4 address that is up

@@ -39,7 +39,7 @@ class Peaks final : public Benchmark {
   void add_options(ArgParser& p) override {
     p.value({"--samples"}, "N", "timed samples per ceiling (default 10)",
             [this](const std::string& v) { samples_ = parse_positive_int(v, "sample count"); });
-    p.value({"--copies"}, "N", "copies per sample (default 8)",
+    p.value({"--copies"}, "N", "copies per sample (default 8; the network's samples last --network-seconds instead)",
             [this](const std::string& v) { copies_ = parse_positive_int(v, "copy count"); });
     p.value({"--network-interface"}, "IF", "the interface whose IPv4 address the network ceiling's receiver listens on (default: the first non-loopback IPv4 address that is up)",
             [this](const std::string& v) { network_interface_ = v; });
@@ -363,7 +363,7 @@ class Peaks final : public Benchmark {
                                         "): the network ceiling needs ranks on two hosts", &inter_node);
       return;
     }
-    NetworkSettings settings{bytes_, samples_, copies_, network_streams_, network_seconds_, network_interface_, false, cuda_device()};
+    NetworkSettings settings{bytes_, samples_, network_streams_, network_seconds_, network_interface_, false, cuda_device()};
     const std::vector<std::string> names = network_tools_.empty() ? network_tool_names() : network_tools_;
     std::vector<std::string> gpu_tools;
     for (const auto& name : names)
