@@ -391,7 +391,10 @@ ToolReading tool_run(const Context& ctx, const NetworkPair& pair, const NetworkT
         client.stop();
         reading.error = "`" + client.command_line() + "` on " + where(ctx) + " did not finish within " + std::to_string(static_cast<int>(seconds)) + " s";
       } else if (!client.succeeded()) {
-        reading.error = "`" + client.command_line() + "` on " + where(ctx) + " ended with " + client.exit_description() + ": " + client.output().substr(0, 600);
+        // what the tool's reader makes of its output says most (iperf3's JSON report ends with its "error")
+        const std::string said = tool.read(client.output(), run).error;
+        reading.error = "`" + client.command_line() + "` on " + where(ctx) + " ended with " + client.exit_description() + ": " +
+                        (said.empty() ? client.output().substr(0, 600) : said);
       } else {
         reading = tool.read(client.output(), run);
         if (reading.error.empty()) reading.error = implausible_reading(reading);
