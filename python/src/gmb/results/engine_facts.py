@@ -81,8 +81,8 @@ class EngineFacts:
         """The copies that bound transfers over a path class, best first (the engine's order); one measured on
         buffers of a property (the network's on GPU buffers) only where every side of the transfer (``sides``: its
         memory kinds) has that property."""
-        return [c.operation for c in self.ceilings
-                if path_class in c.bounds and (c.buffers is None or (bool(sides) and all(self._has(k, c.buffers) for k in sides)))]
+        return [c.operation for c in self.ceilings if path_class in c.bounds
+                and (c.buffers is None or (bool(sides) and all(self._has(k, c.buffers) for k in sides)))]
 
     def ceiling(self, operation: str) -> Ceiling | None:
         """The copy of that name, as the engines describe it."""

@@ -204,8 +204,8 @@ def implausible_ceiling(result: dict) -> str | None:
     if bw["median"] <= 0:
         return f"an implausible figure ({what}: {bw['median']} GB/s, not above 0): not a ceiling"
     if (result.get("path") or {}).get("class") == "inter-node" and bw["median"] > PLAUSIBLE_NETWORK_GBPS:
-        return (f"an implausible figure ({what}: {bw['median']:.6g} GB/s, above {PLAUSIBLE_NETWORK_GBPS} GB/s, ten times "
-                f"the fastest link of any interconnect): not a ceiling")
+        return (f"an implausible figure ({what}: {bw['median']:.6g} GB/s, above {PLAUSIBLE_NETWORK_GBPS} GB/s, ten "
+                f"times the fastest link of any interconnect): not a ceiling")
     return None
 
 
