@@ -26,6 +26,11 @@ class ArgParser {
   // help() and the engine's description list the choices.
   void choice(std::vector<std::string> names, std::vector<std::string> choices, std::string what, std::string help,
               Setter set);
+  // An option whose value is a comma-separated list of `choices` ("gmb-tcp,iperf3"), each checked when parsed
+  // ("unknown WHAT 'x' (accepted: ...)"); `set` gets the items in order, each once. help() and the engine's
+  // description list the choices (the description with "list": true).
+  void choice_list(std::vector<std::string> names, std::vector<std::string> choices, std::string what, std::string help,
+                   std::function<void(const std::vector<std::string>&)> set);
   // A name that is not an option here, with why (OMB letters gmb does not have): parse() throws
   // UsageError with `reason` instead of "unknown option". Not listed in help(); a declared option wins.
   void refuse(std::vector<std::string> names, std::string reason);
@@ -50,6 +55,7 @@ class ArgParser {
     std::string value;                 // "required", "optional" or "none"
     std::string metavar;               // the value's form ("" without a value)
     std::vector<std::string> choices;  // the accepted values of a choice(); empty otherwise
+    bool list = false;                 // a choice_list(): the value is a comma-separated list of the choices
   };
   std::vector<OptionInfo> options() const;
 
@@ -60,7 +66,8 @@ class ArgParser {
     std::string help;
     Setter set;
     std::function<bool(const std::string&)> takes;  // optional values only
-    std::vector<std::string> choices;               // choice() only
+    std::vector<std::string> choices;               // choice() and choice_list() only
+    bool list = false;                              // choice_list()
   };
   struct Refusal {
     std::vector<std::string> names;
@@ -86,6 +93,9 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
 // One of `choices`, exactly.
 std::string parse_choice(const std::string& text, const std::vector<std::string>& choices,
                          const std::string& what);
+// A comma-separated list of `choices`, in order, each once.
+std::vector<std::string> parse_choice_list(const std::string& text, const std::vector<std::string>& choices,
+                                           const std::string& what);
 
 // ---- OSU Micro-Benchmarks (OMB) spellings (docs/omb.md) -------------------------------------------------
 // OMB's -d/--accelerator TYPE: "cuda" or "managed" (any case, as OMB compares); openacc, rocm and sycl are

@@ -4,6 +4,7 @@
 // for the figure's path class, and keeps no table of its own.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace gmb {
@@ -16,6 +17,11 @@ struct CopyCeiling {
   // "pageable"); nullptr for the others.
   const char* direction = nullptr;
   const char* host_memory = nullptr;
+  // A stream's rate (the network tools'): it does not depend on the message size the way a copy's does, so at every
+  // message size from this one up the best figure measured at any such size bounds the transfer; 0: per size.
+  std::size_t stream_from_bytes = 0;
+  // The memory property both sides of a transfer it bounds have ("gpu_memory": device buffers); nullptr: any.
+  const char* buffers = nullptr;
 };
 
 // Every copy peaks measures. Where several bound one path class (a GPU pair: an IPC copy between processes, as MPI

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A small JSON value used to build records. Objects keep insertion order so that records read
-// in the order they were written. Writing only: the engine never parses JSON.
+// in the order they were written. The engine parses only what other programs print as JSON (iperf3 -J).
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -44,6 +45,9 @@ class Json {
   static Json object_of(const std::map<std::string, std::string>& items);
   // A value another rank built and sent as its dump(): written back as it is, never parsed.
   static Json verbatim(std::string dumped);
+  // The JSON document `text` (RFC 8259; numbers as doubles, a number too large for a double as infinity), or
+  // nullopt with `error` saying what was wrong and at which byte.
+  static std::optional<Json> parse(const std::string& text, std::string* error);
 
   // Object access: sets (or replaces) a member and returns *this for chaining.
   Json& set(const std::string& key, Json value);

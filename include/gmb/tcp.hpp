@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Plain TCP sockets for the engine's own network ceiling (peaks' "network" copy, tool "gmb-tcp"): MPI only
 // tells the two ranks each other's address; the data never passes through it. Every failed system call
-// ends the job with what failed, the address and `where` (host and rank).
+// throws TcpError with what failed, the address and `where` (host and rank), which ends the job.
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace gmb {
+
+// A failed socket call. An exception rather than an abort in place, so that a thread of a multi-stream
+// measurement hands it to the rank's main thread, which ends the job with it.
+struct TcpError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class TcpConnection {
  public:

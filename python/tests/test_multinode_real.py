@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """gmb across two hosts of the emulated cluster (scripts/emulated-cluster), with the real engine and Debian's Open
 MPI and MPICH, launched by hostfile through the cluster's agent: the inter-node pair with the network's own ceiling
-(peaks between the hosts: gmb-tcp and every external tool on PATH) and its % in the Answers, a collective on 1 and 2 nodes in one report, and
+(peaks between the hosts: gmb-tcp and every external tool on PATH) and its % in the Answers (gmb-tcp and iperf3 with several streams), a collective on 1 and 2 nodes in one report, and
 each rank's network facts in the records. Skipped, with the reason, without root, namespaces or the libraries."""
 
 import json
@@ -135,13 +135,13 @@ def test_the_network_ceiling_is_measured_between_the_hosts_and_bounds_the_pair(t
     a = answers.answers(r)
     (pair,) = [p for p in a.paths if p.path_class == "inter-node"]
     assert pair.ceiling == "network" and all(f.pct_of_ceiling for f in pair.figures)
-    assert "ceiling network (" in render_text.answers_text(a)
+    assert "ceiling network, host buffers (" in render_text.answers_text(a)
 
 
 def test_each_network_tool_that_both_hosts_can_run_measured_and_the_others_say_why_not(two_hosts):
     network = [x for x in two_hosts["results"].ok("peaks") if x.operation == "network"]
     tools = {x.metrics["tool"] for x in network}
-    expected = {"gmb-tcp"} | {t for t in ("ucx_perftest", "fi_pingpong") if shutil.which(t)}
+    expected = {"gmb-tcp"} | {t for t in ("iperf3", "ucx_perftest", "fi_pingpong") if shutil.which(t)}
     assert tools == expected
     for x in network:
         # which device, which command and, for external tools, the tool's version
@@ -155,10 +155,14 @@ def test_each_network_tool_that_both_hosts_can_run_measured_and_the_others_say_w
     if "ucx_perftest" in tools:
         (ucx, *_) = [x for x in network if x.metrics["tool"] == "ucx_perftest"]
         assert ucx.metrics["tool_environment"] == {"UCX_TLS": "^sm,cuda_ipc"}  # the network transports only
+    for x in network:  # the stream tools tried several streams at once and kept the best
+        if x.metrics["tool"] in ("gmb-tcp", "iperf3"):
+            assert set(x.metrics["streams_tried_GBps"]) == {"1", "2", "4"}, x.metrics
+            assert x.metrics["streams"] in (1, 2, 4) and x.metrics["seconds_per_run"] > 0
     # every tool the engine knows is in the table: measured, or not used with the reason (those of CI's optional
     # packages that are not installed: "not on PATH")
     not_used = {tool: why for x in network for tool, why in x.metrics["tools_not_used"].items()}
-    assert all("not on PATH" in not_used[t] for t in ("ucx_perftest", "fi_pingpong", "ib_write_bw")
+    assert all("not on PATH" in not_used[t] for t in ("ucx_perftest", "fi_pingpong", "ib_write_bw", "iperf3")
                if not shutil.which(t))
     (t,) = [t for t in tables.all_tables(two_hosts["results"]) if t.title.startswith("Network ceiling")]
     assert {row[1] for row in t.rows} == tools | set(not_used) and "ib_write_bw" in not_used

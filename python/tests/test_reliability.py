@@ -402,6 +402,10 @@ benchmarks = %s
     ("", '["bw"]\noptions = { window = true }', "options.window = true: --window takes a value (W)"),
     ("", '["bw"]\noptions = { strategy = "staged" }',
      "options.strategy = \"staged\": not a value --strategy accepts; did you mean 'staged-pinned'? (accepted: direct, "),
+    ("", '["peaks"]\noptions = { network-tools = "gmb-tcp,bogus" }',
+     "options.network-tools = \"gmb-tcp,bogus\": 'bogus' is not a value --network-tools accepts (accepted: auto, "
+     "gmb-tcp, iperf3, ucx_perftest, ib_write_bw, fi_pingpong, or a comma-separated list of them)"),
+    ("", '["peaks"]\noptions = { network-tools = "iperf" }', "did you mean 'iperf3'?"),
     ("", '["coll"]\noperations = ["bogusop"]',
      "[[run]] #1: operations: unknown operation 'bogusop' (accepted: bcast, reduce, allreduce, "),
     ("", '["coll"]\noperations = ["alreduce"]', "did you mean 'allreduce'?"),

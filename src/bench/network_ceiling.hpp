@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// peaks' "network" copy: the engine's own inter-node ceiling, a TCP stream and an 8-byte ping-pong between two
-// ranks on different hosts over plain sockets (tool "gmb-tcp"). MPI carries only the receiver's address.
+// peaks' "network" copy: the engine's own inter-node ceiling, TCP streams (one or several at once) and an 8-byte
+// ping-pong between two ranks on different hosts over plain sockets (tool "gmb-tcp"); and the same pair measured
+// by an external tool (network_tools.hpp). MPI carries only the receiver's address.
 #pragma once
 
 #include <string>
@@ -21,17 +22,23 @@ std::vector<NetworkPair> network_pairs(const std::vector<RankFacts>& ranks);
 
 struct NetworkSettings {
   std::size_t bytes = 0;
-  int samples = 10, copies = 8;
-  std::string interface;  // --network-interface; "" for the first non-loopback IPv4 address that is up
+  int samples = 10;
+  std::vector<int> streams = {1, 2, 4};  // --network-streams: the stream counts tried (gmb-tcp, iperf3); the best kept
+  double seconds = 0.25;                 // --network-seconds: a stream tool's sample lasts at least this long
+  std::string interface;                 // --network-interface; "" for the first non-loopback IPv4 address that is up
+  bool device_memory = false;            // GPU buffers on both sides (tools that can: ucx_perftest -m cuda)
+  std::string cuda_device;               // this rank's GPU as CUDA_VISIBLE_DEVICES names it, for such a tool
 };
 
-// On the pair's sender: per-message stream seconds, the metrics of the record (pair, tool, hosts, interfaces,
-// addresses, one-way latency), its path and timing method; or the reason it could not be measured.
+// On the pair's sender: per-message stream seconds (of all streams together), the metrics of the record (pair,
+// tool, hosts, devices, streams, seconds per run; gmb-tcp: interfaces, addresses, one-way latency), its path and
+// timing method; or the reason it could not be measured.
 struct NetworkResult {
   std::vector<double> seconds;
   Json metrics;
   PathInfo path;
   std::string method, refusal;
+  bool attempted = false;  // both hosts could run the tool and it ran: a refusal is its run's failure
 };
 
 // Collective over ctx.comm (the address exchange); the pair's two ranks measure, the others return at once.

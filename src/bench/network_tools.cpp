@@ -2,10 +2,14 @@
 #include "network_tools.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
+#include "gmb/json.hpp"
 #include "gmb/subprocess.hpp"
 
 namespace gmb {
@@ -34,53 +38,140 @@ std::string not_on_path(const std::string& program) {
   return find_program(program).empty() ? program + " is not on PATH" : "";
 }
 
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+// The line a figure was read from, trimmed, for a refusal that quotes it.
+std::string trimmed(const std::string& line) {
+  const std::size_t first = line.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  return line.substr(first, line.find_last_not_of(" \t\r") - first + 1);
+}
+
 // A short tail of a tool's output for an error message.
 std::string tail(const std::string& text) {
   const std::size_t keep = 300;
   return text.size() <= keep ? text : "..." + text.substr(text.size() - keep);
 }
 
+// iperf3: TCP streams, one or several at once (-P), for a time (-t, whole seconds) in writes of -l bytes
+// (iperf3's own 128 KiB, or the message size where smaller); the receiver's figure from its JSON report (-J).
+class Iperf3 final : public NetworkTool {
+ public:
+  // iperf3's default write length for TCP.
+  static constexpr std::size_t kWriteBytes = 128u << 10;
+
+  std::string name() const override { return "iperf3"; }
+  std::string method() const override {
+    return "iperf3 TCP streams (-P streams at once, -t seconds, -l write bytes); the bytes the receiver got over its "
+           "time (the JSON report's end.sum_received, bits/s = 1/8 byte/s), one run per sample";
+  }
+  std::string unavailable() const override { return not_on_path("iperf3"); }
+  bool parallel_streams() const override { return true; }
+  ToolCommand server(const ToolRun&, int port) const override {
+    return {{"iperf3", "-s", "-1", "-p", std::to_string(port)}, {}, device()};  // -1: one test, then exit
+  }
+  ToolCommand client(const ToolRun& run, int port, const std::string& address) const override {
+    return {{"iperf3", "-c", address, "-p", std::to_string(port), "-P", std::to_string(run.streams), "-t", std::to_string(whole_seconds(run)),
+             "-l", std::to_string(std::min(run.bytes, kWriteBytes)), "-J"},
+            {},
+            device()};
+  }
+  ToolReading read(const std::string& output, const ToolRun&) const override {
+    std::string error;
+    const std::optional<Json> report = Json::parse(output, &error);
+    if (!report) return {0, 0, "", "iperf3's output is not the JSON report -J prints (" + error + "): " + tail(output)};
+    if (const Json* said = report->find("error"); said && said->as_string()) return {0, 0, "", "iperf3 said: " + *said->as_string()};
+    const Json* end = report->find("end");
+    const Json* received = end ? end->find("sum_received") : nullptr;
+    const Json* bits = received ? received->find("bits_per_second") : nullptr;
+    if (!bits || !bits->is_number())
+      return {0, 0, "", "no end.sum_received.bits_per_second in iperf3's JSON report: " + tail(output)};
+    const Json* bytes = received->find("bytes");
+    const Json* seconds = received->find("seconds");
+    const std::string printed = "end.sum_received: bits_per_second " + number_text(bits->as_number()) +
+                                (bytes ? ", bytes " + number_text(bytes->as_number()) : "") +
+                                (seconds ? ", seconds " + number_text(seconds->as_number()) : "");
+    return {bits->as_number() / 8e9, bytes ? bytes->as_number() : 0, printed, ""};
+  }
+  std::vector<std::string> version_command() const override { return {"iperf3", "--version"}; }
+
+  // iperf3 3.x reads -t as a whole number (0 would run forever): at least one second.
+  static int whole_seconds(const ToolRun& run) { return std::max(1, static_cast<int>(std::ceil(run.seconds))); }
+
+ private:
+  static std::string device() { return "the kernel's route to the receiver's address (TCP)"; }
+};
+
+// Asked of `ucx_perftest -h` once per process.
+const std::vector<std::string>& ucx_perftest_memory_types() {
+  static const std::vector<std::string> types = [] {
+    if (find_program("ucx_perftest").empty()) return std::vector<std::string>{};
+    ChildProcess help({"ucx_perftest", "-h"}, {}, "ucx_perftest -h");
+    return help.wait(20) ? ucx_perftest_memory_types_in(help.output()) : std::vector<std::string>{};
+  }();
+  return types;
+}
+
 // UCX's ucx_perftest: tag_bw, a window of tag-matched sends, over UCX's network transports only (shared
-// memory and CUDA IPC would reach the other "host" where two emulated hosts share one kernel).
+// memory and CUDA IPC would reach the other "host" where two emulated hosts share one kernel); host buffers,
+// or GPU buffers on both sides (-m cuda) where its UCX can allocate them.
 class UcxPerftest final : public NetworkTool {
  public:
   std::string name() const override { return "ucx_perftest"; }
   std::string method() const override {
-    return "ucx_perftest tag_bw (UCP tag-matched sends, a window in flight), host memory; the client's overall "
-           "bandwidth per run (MB/s = 2^20 bytes/s), one run per sample";
+    return "ucx_perftest tag_bw (UCP tag-matched sends, a window in flight); the client's overall bandwidth per run "
+           "(MB/s = 2^20 bytes/s), one run per sample";
   }
   std::string unavailable() const override { return not_on_path("ucx_perftest"); }
-  ToolCommand server(std::size_t, int, int port) const override {
-    return {{"ucx_perftest", "-p", std::to_string(port)}, environment(), device()};
+  bool measures_gpu_buffers() const override { return true; }
+  std::string gpu_buffers_unavailable() const override {
+    if (std::string why = unavailable(); !why.empty()) return why;
+    const std::vector<std::string>& types = ucx_perftest_memory_types();
+    if (std::find(types.begin(), types.end(), "cuda") != types.end()) return "";
+    std::string listed;
+    for (const auto& t : types) listed += (listed.empty() ? "" : ", ") + t;
+    return "its UCX cannot allocate GPU memory: `ucx_perftest -h` lists no cuda memory type (-m: " + (listed.empty() ? "none" : listed) +
+           "; a UCX built without CUDA)";
   }
-  ToolCommand client(std::size_t bytes, int iterations, int port, const std::string& address) const override {
-    return {{"ucx_perftest", address, "-p", std::to_string(port), "-t", "tag_bw", "-s", std::to_string(bytes), "-n",
-             std::to_string(iterations), "-w", std::to_string(std::max(1, iterations / 10))},
-            environment(),
-            device()};
+  ToolCommand server(const ToolRun& run, int port) const override {
+    return {{"ucx_perftest", "-p", std::to_string(port)}, environment(run), device(run)};
   }
-  ToolReading read(const std::string& output, std::size_t) const override {
+  ToolCommand client(const ToolRun& run, int port, const std::string& address) const override {
+    std::vector<std::string> argv = {"ucx_perftest", address, "-p", std::to_string(port), "-t", "tag_bw", "-s", std::to_string(run.bytes), "-n",
+                                     std::to_string(run.iterations), "-w", std::to_string(std::max(1, run.iterations / 10))};
+    if (run.device_memory) argv.insert(argv.end(), {"-m", "cuda"});  // both sides (the server takes the client's)
+    return {argv, environment(run), device(run)};
+  }
+  ToolReading read(const std::string& output, const ToolRun&) const override {
     std::istringstream in(output);
     for (std::string line; std::getline(in, line);) {
       const std::vector<std::string> w = words(line);
       // Final: iterations, overhead 50%ile/average/overall (us), bandwidth average/overall (MB/s), rate ...
       double mb = 0;
-      if (w.size() >= 7 && w[0] == "Final:" && parse_number(w[6], &mb) && mb > 0) return {mb * 1048576.0 / 1e9, ""};
+      if (w.size() >= 7 && w[0] == "Final:" && parse_number(w[6], &mb)) return {mb * 1048576.0 / 1e9, 0, trimmed(line), ""};
     }
-    return {0, "no 'Final:' line with a bandwidth in ucx_perftest's output: " + tail(output)};
+    return {0, 0, "", "no 'Final:' line with a bandwidth in ucx_perftest's output: " + tail(output)};
   }
   std::vector<std::string> version_command() const override { return {"ucx_info", "-v"}; }
 
  private:
-  static std::map<std::string, std::string> environment() {
-    if (!environment_value("UCX_TLS").empty()) return {};  // the user's choice of transports stands
-    return {{"UCX_TLS", "^sm,cuda_ipc"}};
+  static std::map<std::string, std::string> environment(const ToolRun& run) {
+    std::map<std::string, std::string> out;
+    if (environment_value("UCX_TLS").empty()) out["UCX_TLS"] = "^sm,cuda_ipc";  // else the user's choice stands
+    // ucx_perftest picks GPU (its rank 0 or 1) modulo the visible ones: shown one, it uses the rank's own.
+    if (run.device_memory) out["CUDA_VISIBLE_DEVICES"] = run.cuda_device;
+    return out;
   }
-  static std::string device() {
+  static std::string device(const ToolRun& run) {
     const std::string chosen = environment_value("UCX_NET_DEVICES");
     const std::string tls = environment_value("UCX_TLS");
     return (chosen.empty() ? std::string("UCX's choice of network device") : "UCX_NET_DEVICES=" + chosen) +
-           (tls.empty() ? ", UCX_TLS=^sm,cuda_ipc (network transports only)" : ", UCX_TLS=" + tls + " (as set)");
+           (tls.empty() ? ", UCX_TLS=^sm,cuda_ipc (network transports only)" : ", UCX_TLS=" + tls + " (as set)") +
+           (run.device_memory ? ", GPU buffers (-m cuda) on CUDA device " + run.cuda_device : "");
   }
 };
 
@@ -107,13 +198,14 @@ class IbWriteBw final : public NetworkTool {
     if (verbs_devices().empty()) return "no RDMA (verbs) device in /sys/class/infiniband";
     return "";
   }
-  ToolCommand server(std::size_t bytes, int iterations, int port) const override { return command(bytes, iterations, port); }
-  ToolCommand client(std::size_t bytes, int iterations, int port, const std::string& address) const override {
-    ToolCommand c = command(bytes, iterations, port);
+  ToolCommand server(const ToolRun& run, int port) const override { return command(run, port); }
+  ToolCommand client(const ToolRun& run, int port, const std::string& address) const override {
+    ToolCommand c = command(run, port);
     c.argv.push_back(address);
     return c;
   }
-  ToolReading read(const std::string& output, std::size_t bytes) const override {
+  ToolReading read(const std::string& output, const ToolRun& run) const override {
+    const std::size_t bytes = run.bytes;
     std::istringstream in(output);
     double to_GBps = 0;
     for (std::string line; std::getline(in, line);) {
@@ -124,11 +216,10 @@ class IbWriteBw final : public NetworkTool {
       const std::vector<std::string> w = words(line);
       double size = 0, average = 0;
       // #bytes #iterations BW peak BW average MsgRate
-      if (to_GBps > 0 && w.size() >= 4 && parse_number(w[0], &size) && static_cast<std::size_t>(size) == bytes &&
-          parse_number(w[3], &average) && average > 0)
-        return {average * to_GBps, ""};
+      if (to_GBps > 0 && w.size() >= 4 && parse_number(w[0], &size) && size == static_cast<double>(bytes) && parse_number(w[3], &average))
+        return {average * to_GBps, 0, trimmed(line), ""};
     }
-    return {0, "no result line for " + std::to_string(bytes) + " bytes under a 'BW average' heading in ib_write_bw's output: " + tail(output)};
+    return {0, 0, "", "no result line for " + std::to_string(bytes) + " bytes under a 'BW average' heading in ib_write_bw's output: " + tail(output)};
   }
   std::vector<std::string> version_command() const override { return {"ib_write_bw", "--version"}; }
   int iterations(std::size_t bytes) const override { return std::max(5, NetworkTool::iterations(bytes)); }
@@ -150,9 +241,9 @@ class IbWriteBw final : public NetworkTool {
     }
     return present.empty() ? "" : present.front();
   }
-  static ToolCommand command(std::size_t bytes, int iterations, int port) {
+  static ToolCommand command(const ToolRun& run, int port) {
     const std::string device = chosen_device();
-    return {{"ib_write_bw", "-d", device, "-p", std::to_string(port), "-s", std::to_string(bytes), "-n", std::to_string(iterations), "-F",
+    return {{"ib_write_bw", "-d", device, "-p", std::to_string(port), "-s", std::to_string(run.bytes), "-n", std::to_string(run.iterations), "-F",
              "--report_gbits"},
             {},
             device};
@@ -173,17 +264,20 @@ class FiPingpong final : public NetworkTool {
     if (provider().empty()) return "libfabric offers none of the providers " + candidates_text() + " here (fi_info -p)";
     return "";
   }
-  ToolCommand server(std::size_t bytes, int iterations, int port) const override {
+  ToolCommand server(const ToolRun& run, int port) const override {
     const std::string p = provider();
-    return {{"fi_pingpong", "-p", p, "-e", "rdm", "-B", std::to_string(port), "-S", std::to_string(bytes), "-I", std::to_string(iterations)}, {}, "provider " + p};
-  }
-  ToolCommand client(std::size_t bytes, int iterations, int port, const std::string& address) const override {
-    const std::string p = provider();
-    return {{"fi_pingpong", "-p", p, "-e", "rdm", "-P", std::to_string(port), "-S", std::to_string(bytes), "-I", std::to_string(iterations), address},
+    return {{"fi_pingpong", "-p", p, "-e", "rdm", "-B", std::to_string(port), "-S", std::to_string(run.bytes), "-I", std::to_string(run.iterations)},
             {},
             "provider " + p};
   }
-  ToolReading read(const std::string& output, std::size_t) const override {
+  ToolCommand client(const ToolRun& run, int port, const std::string& address) const override {
+    const std::string p = provider();
+    return {{"fi_pingpong", "-p", p, "-e", "rdm", "-P", std::to_string(port), "-S", std::to_string(run.bytes), "-I", std::to_string(run.iterations),
+             address},
+            {},
+            "provider " + p};
+  }
+  ToolReading read(const std::string& output, const ToolRun&) const override {
     std::istringstream in(output);
     bool heading = false;
     for (std::string line; std::getline(in, line);) {
@@ -194,9 +288,9 @@ class FiPingpong final : public NetworkTool {
       }
       // bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
       double mb = 0;
-      if (heading && w.size() >= 6 && parse_number(w[5], &mb) && mb > 0) return {mb * 1e6 / 1e9, ""};
+      if (heading && w.size() >= 6 && parse_number(w[5], &mb)) return {mb * 1e6 / 1e9, 0, trimmed(line), ""};
     }
-    return {0, "no result under an 'MB/sec' heading in fi_pingpong's output: " + tail(output)};
+    return {0, 0, "", "no result under an 'MB/sec' heading in fi_pingpong's output: " + tail(output)};
   }
   std::vector<std::string> version_command() const override { return {"fi_info", "--version"}; }
   int iterations(std::size_t bytes) const override { return std::min(2000, NetworkTool::iterations(bytes)); }
@@ -228,6 +322,23 @@ class FiPingpong final : public NetworkTool {
 
 }  // namespace
 
+std::vector<std::string> ucx_perftest_memory_types_in(const std::string& help) {
+  std::vector<std::string> types;
+  std::istringstream in(help);
+  bool listing = false;
+  for (std::string line; std::getline(in, line);) {
+    const std::vector<std::string> w = words(line);
+    if (!w.empty() && w[0] == "-m") {
+      listing = true;
+      continue;
+    }
+    if (!listing) continue;
+    if (!w.empty() && w[0][0] == '-') break;                  // the next option
+    if (w.size() >= 2 && w[1] == "-") types.push_back(w[0]);  // "cuda - NVIDIA GPU memory"
+  }
+  return types;
+}
+
 int NetworkTool::iterations(std::size_t bytes) const {
   const std::size_t per_run = 256u << 20;  // bytes per run
   return static_cast<int>(std::clamp<std::size_t>(per_run / std::max<std::size_t>(bytes, 1), 5, 20000));
@@ -236,6 +347,7 @@ int NetworkTool::iterations(std::size_t bytes) const {
 const std::vector<std::unique_ptr<NetworkTool>>& external_network_tools() {
   static const std::vector<std::unique_ptr<NetworkTool>> tools = [] {
     std::vector<std::unique_ptr<NetworkTool>> t;
+    t.push_back(std::make_unique<Iperf3>());
     t.push_back(std::make_unique<UcxPerftest>());
     t.push_back(std::make_unique<IbWriteBw>());
     t.push_back(std::make_unique<FiPingpong>());
@@ -244,11 +356,30 @@ const std::vector<std::unique_ptr<NetworkTool>>& external_network_tools() {
   return tools;
 }
 
+std::string implausible_reading(const ToolReading& reading) {
+  std::string why;
+  if (!std::isfinite(reading.GBps)) why = "not a finite number";
+  else if (reading.GBps <= 0) why = "not above 0";
+  else if (reading.GBps > kPlausibleNetworkGBps)
+    why = "above " + number_text(kPlausibleNetworkGBps) + " GB/s, ten times the fastest link of any interconnect";
+  if (why.empty()) return "";
+  return "printed an implausible figure (" + number_text(reading.GBps) + " GB/s: " + why + "): " + reading.printed;
+}
+
 std::vector<std::string> network_tool_availability() {
-  std::vector<std::string> lines = {"gmb-tcp: always (the engine's own TCP stream)"};
+  std::vector<std::string> lines = {"gmb-tcp: always (the engine's own TCP streams)"};
   for (const auto& tool : external_network_tools()) {
     const std::string why_not = tool->unavailable();
-    lines.push_back(tool->name() + ": " + (why_not.empty() ? "usable, " + tool->client(1, 1, 0, "").device : "not usable: " + why_not));
+    if (!why_not.empty()) {
+      lines.push_back(tool->name() + ": not usable: " + why_not);
+      continue;
+    }
+    std::string line = tool->name() + ": usable, " + tool->client(ToolRun{}, 0, "").device;
+    if (tool->measures_gpu_buffers()) {
+      const std::string why = tool->gpu_buffers_unavailable();
+      line += "; GPU buffers: " + (why.empty() ? std::string("yes") : "no, " + why);
+    }
+    lines.push_back(line);
   }
   return lines;
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -30,19 +31,29 @@ namespace {
 constexpr double kHoldSeconds = 2e-3;
 // Threads of the host copy by default: enough to saturate a socket's memory channels.
 constexpr int kMaxHostThreads = 32;
+// Parallel TCP streams of the network ceiling at most: a thread and a connection each.
+constexpr int kMaxStreams = 64;
 
 class Peaks final : public Benchmark {
  public:
   void add_options(ArgParser& p) override {
     p.value({"--samples"}, "N", "timed samples per ceiling (default 10)",
             [this](const std::string& v) { samples_ = parse_positive_int(v, "sample count"); });
-    p.value({"--copies"}, "N", "copies per sample (default 8)",
+    p.value({"--copies"}, "N", "copies per sample (default 8; the network's samples last --network-seconds instead)",
             [this](const std::string& v) { copies_ = parse_positive_int(v, "copy count"); });
     p.value({"--network-interface"}, "IF", "the interface whose IPv4 address the network ceiling's receiver listens on (default: the first non-loopback IPv4 address that is up)",
             [this](const std::string& v) { network_interface_ = v; });
-    p.value({"--network-tools"}, "LIST", "which programs measure the network ceiling: auto (default: gmb-tcp and every one of ucx_perftest, "
-            "ib_write_bw, fi_pingpong that both hosts can run) or a comma-separated list of them",
-            [this](const std::string& v) { network_tools_ = parse_network_tools(v); });
+    std::vector<std::string> tools = {"auto"};
+    for (const auto& name : network_tool_names()) tools.push_back(name);
+    p.choice_list({"--network-tools"}, tools, "network tool",
+                  "which programs measure the network ceiling: auto (default: gmb-tcp and every other one both hosts can run) or a list of them",
+                  [this](const std::vector<std::string>& v) {
+                    network_tools_ = std::find(v.begin(), v.end(), "auto") != v.end() ? std::vector<std::string>{} : v;
+                  });
+    p.value({"--network-streams"}, "LIST", "the numbers of TCP streams at once gmb-tcp and iperf3 try, the best kept (default 1,2,4)",
+            [this](const std::string& v) { network_streams_ = parse_stream_counts(v); });
+    p.value({"--network-seconds"}, "S", "a network stream sample lasts at least S seconds (default 0.25; iperf3 runs whole seconds)",
+            [this](const std::string& v) { network_seconds_ = parse_positive_seconds(v, "sample duration"); });
     p.value({"--host-threads"}, "N", "threads for the host-memory copy (default: the fastest of 1, 2, 4, ... up to the NUMA node's CPUs, at most 32)",
             [this](const std::string& v) { host_threads_ = parse_positive_int(v, "thread count"); });
   }
@@ -56,7 +67,9 @@ class Peaks final : public Benchmark {
         .set("copies", copies_)
         .set("host_threads", host_threads_)
         .set("network_interface", network_interface_.empty() ? Json() : Json(network_interface_))
-        .set("network_tools", network_tools_.empty() ? Json("auto") : Json(network_tools_text()));
+        .set("network_tools", network_tools_.empty() ? Json("auto") : Json(joined(network_tools_)))
+        .set("network_streams", joined(network_streams_))
+        .set("network_seconds", network_seconds_);
   }
   std::vector<TableColumn> columns() const override {
     return {{"operation", "operation", 0}, {"pair", "metrics.pair", 0}, {"GB/s", "bandwidth_GBps.median", 2}, {"p5_GB/s", "bandwidth_GBps.p5", 2}};
@@ -148,7 +161,8 @@ class Peaks final : public Benchmark {
                       .set("path", path.to_json())
                       .set("metrics", metrics.is_null() ? Json::object().set("pair", pair) : metrics);
     sink_->write_result(record);
-    medians_[operation][pair] = bytes_ / summarize(seconds).median / 1e9;
+    double& cell = medians_[operation][pair];  // the best where several tools measured one pair (the network's)
+    cell = std::max(cell, bytes_ / summarize(seconds).median / 1e9);
   }
 
   void emit_unsupported(const std::string& operation, const std::string& reason, const PathInfo* path = nullptr) {
@@ -189,7 +203,8 @@ class Peaks final : public Benchmark {
       for (const auto& v : rows) width = std::max(width, v.size() + 1);
       for (const auto& v : columns) width = std::max(width, v.size() + 1);
       auto cell = [&](const std::string& text) { return std::string(width - std::min(width, text.size()), ' ') + text; };
-      sink_->note(operation + ", median GB/s at " + std::to_string(bytes_) + " bytes (rows: source, columns: destination)");
+      sink_->note(operation + ", median GB/s at " + std::to_string(bytes_) + " bytes (rows: source, columns: destination" +
+                  (operation.rfind("network", 0) == 0 ? "; the best tool" : "") + ")");
       std::string header = cell("");
       for (const auto& c : columns) header += cell(c);
       sink_->note(header);
@@ -335,9 +350,10 @@ class Peaks final : public Benchmark {
   }
 
   // The network between the first ranks of every two hosts, one pair and one tool at a time: the engine's own
-  // TCP stream and the external tools (--network-tools). Each measured record lists the tools that did not
-  // measure that pair and why; a pair none could measure gets one unsupported record with every reason. On
-  // one host, the reason nothing is measured.
+  // TCP streams and the external tools (--network-tools), over host buffers ("network"), then over GPU buffers
+  // on both sides by the tools that measure them ("network-device": where the pair has GPUs or such a tool could
+  // run). Each measured record lists the tools that did not measure that pair and why; a pair none could measure
+  // gets one unsupported record with every reason. On one host, the reason nothing is measured.
   void network_ceiling() {
     const PathInfo inter_node{"inter-node", "the network between two hosts", 0};
     const std::vector<NetworkPair> pairs = network_pairs(ctx_->ranks);
@@ -347,61 +363,91 @@ class Peaks final : public Benchmark {
                                         "): the network ceiling needs ranks on two hosts", &inter_node);
       return;
     }
-    const NetworkSettings settings{bytes_, samples_, copies_, network_interface_};
-    const bool automatic = network_tools_.empty();
+    NetworkSettings settings{bytes_, samples_, network_streams_, network_seconds_, network_interface_, false, cuda_device()};
+    const std::vector<std::string> names = network_tools_.empty() ? network_tool_names() : network_tools_;
+    std::vector<std::string> gpu_tools;
+    for (const auto& name : names)
+      if (name != "gmb-tcp" && external_tool(name).measures_gpu_buffers()) gpu_tools.push_back(name);
     for (const NetworkPair& pair : pairs) {
-      std::vector<NetworkResult> measured;
-      Json not_used = Json::object();
-      std::string reasons;
-      for (const std::string& name : automatic ? network_tool_names() : network_tools_) {
-        NetworkResult result = name == "gmb-tcp" ? measure_network(*ctx_, pair, settings) : measure_with_tool(*ctx_, pair, external_tool(name), settings);
-        if (ctx_->rank != pair.sender) continue;
-        if (result.refusal.empty()) {
-          measured.push_back(std::move(result));
-        } else {
-          not_used.set(name, result.refusal);
-          reasons += (reasons.empty() ? "" : "; ") + name + ": " + result.refusal;
-        }
-      }
-      if (ctx_->rank == pair.sender) {
-        if (measured.empty()) report_unsupported("network", "no tool measured the network: " + reasons, inter_node);
-        for (NetworkResult& result : measured) {
-          result.metrics.set("tools_not_used", not_used);
-          report("network", *result.metrics.find("pair")->as_string(), result.seconds, result.path, result.method, result.metrics);
-        }
-      }
+      settings.device_memory = false;
+      measure_pair("network", pair, names, settings, true);
+      const bool gpus = !ctx_->ranks[static_cast<std::size_t>(pair.sender)].gpu_pci.empty() &&
+                        !ctx_->ranks[static_cast<std::size_t>(pair.receiver)].gpu_pci.empty();
+      settings.device_memory = true;
+      measure_pair("network-device", pair, gpu_tools, settings, gpus);
       GMB_MPI_CHECK(MPI_Barrier(ctx_->comm));
     }
     flush_pending_to_rank0();
   }
 
+  // One pair, one buffer placement, every tool of `names` in turn. `always_record`: a pair none could measure gets
+  // an unsupported record even where no tool could run (else only where one ran and failed).
+  void measure_pair(const std::string& operation, const NetworkPair& pair, const std::vector<std::string>& names,
+                    const NetworkSettings& settings, bool always_record) {
+    const PathInfo inter_node{"inter-node", "the network between two hosts", 0};
+    std::vector<NetworkResult> measured;
+    Json not_used = Json::object();
+    std::string reasons;
+    bool attempted = false;
+    for (const std::string& name : names) {
+      NetworkResult result = name == "gmb-tcp" ? measure_network(*ctx_, pair, settings) : measure_with_tool(*ctx_, pair, external_tool(name), settings);
+      attempted = attempted || result.attempted;
+      if (ctx_->rank != pair.sender) continue;
+      if (result.refusal.empty()) {
+        measured.push_back(std::move(result));
+      } else {
+        not_used.set(name, result.refusal);
+        reasons += (reasons.empty() ? "" : "; ") + name + ": " + result.refusal;
+      }
+    }
+    if (ctx_->rank != pair.sender) return;
+    if (measured.empty() && (always_record || attempted))
+      report_unsupported(operation, "no tool measured the network" + std::string(settings.device_memory ? " with GPU buffers" : "") + ": " +
+                                        (reasons.empty() ? "none of --network-tools measures GPU buffers" : reasons),
+                         inter_node);
+    for (NetworkResult& result : measured) {
+      result.metrics.set("tools_not_used", not_used);
+      report(operation, *result.metrics.find("pair")->as_string(), result.seconds, result.path, result.method, result.metrics);
+    }
+  }
+
+  // This rank's GPU as CUDA_VISIBLE_DEVICES names it, for a tool measuring GPU buffers: its UUID where the engine
+  // knows it, else the first GPU visible to the rank.
+  std::string cuda_device() const {
+    const std::string& uuid = ctx_->ranks[static_cast<std::size_t>(ctx_->rank)].gpu_uuid;
+    if (!uuid.empty()) return uuid;
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string first = visible ? std::string(visible).substr(0, std::string(visible).find(',')) : "";
+    return first.empty() ? "0" : first;
+  }
+
   static const NetworkTool& external_tool(const std::string& name) {
     for (const auto& tool : external_network_tools())
       if (tool->name() == name) return *tool;
-    throw UsageError("unknown network tool " + name);  // parse_network_tools admits only known names
+    throw UsageError("unknown network tool " + name);  // --network-tools admits only known names
   }
 
-  static std::vector<std::string> parse_network_tools(const std::string& value) {
-    if (value == "auto") return {};
-    const std::vector<std::string> known = network_tool_names();
-    std::vector<std::string> chosen;
+  // --network-streams: whole numbers from 1 to kMaxStreams, in order, each once.
+  static std::vector<int> parse_stream_counts(const std::string& value) {
+    std::vector<int> counts;
     std::stringstream items(value);
     for (std::string item; std::getline(items, item, ',');) {
-      if (std::find(known.begin(), known.end(), item) == known.end()) {
-        std::string accepted = "auto";
-        for (const auto& k : known) accepted += ", " + k;
-        throw UsageError("--network-tools: unknown tool '" + item + "' (accepted: " + accepted + ", or a comma-separated list of the tools)");
-      }
-      if (std::find(chosen.begin(), chosen.end(), item) == chosen.end()) chosen.push_back(item);
+      char* end = nullptr;
+      const long count = std::strtol(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || count < 1 || count > kMaxStreams)
+        throw UsageError("bad stream count '" + item + "' in '" + value + "' (accepted: a comma-separated list of whole numbers from 1 to " +
+                         std::to_string(kMaxStreams) + ", e.g. 1,2,4)");
+      if (std::find(counts.begin(), counts.end(), count) == counts.end()) counts.push_back(static_cast<int>(count));
     }
-    if (chosen.empty()) throw UsageError("--network-tools: empty list (accepted: auto, or a comma-separated list of tools)");
-    return chosen;
+    if (counts.empty()) throw UsageError("an empty list (accepted: a comma-separated list of whole numbers from 1 to " + std::to_string(kMaxStreams) + ", e.g. 1,2,4)");
+    return counts;
   }
 
-  std::string network_tools_text() const {
-    std::string text;
-    for (const auto& t : network_tools_) text += (text.empty() ? "" : ",") + t;
-    return text;
+  template <typename T>
+  static std::string joined(const std::vector<T>& items) {
+    std::ostringstream text;
+    for (std::size_t k = 0; k < items.size(); ++k) text << (k ? "," : "") << items[k];
+    return text.str();
   }
 
   // STREAM-like copy of host memory by several threads (each thread copies its own slice), on the
@@ -591,6 +637,8 @@ class Peaks final : public Benchmark {
   int samples_ = 10, copies_ = 8, host_threads_ = 0;
   std::string network_interface_;
   std::vector<std::string> network_tools_;  // empty: auto
+  std::vector<int> network_streams_ = {1, 2, 4};
+  double network_seconds_ = 0.25;
   std::size_t bytes_ = 0;
   Context* ctx_ = nullptr;
   RecordSink* sink_ = nullptr;
@@ -598,7 +646,7 @@ class Peaks final : public Benchmark {
   std::map<std::string, std::map<std::string, double>> medians_;  // rank 0: operation -> pair -> GB/s
 };
 
-const Registration peaks_registration({"peaks", "native copy ceilings: host<->device, device, peer (CE, SM, IPC), host memory, network (TCP, ucx_perftest, ib_write_bw, fi_pingpong)",
+const Registration peaks_registration({"peaks", "native copy ceilings: host<->device, device, peer (CE, SM, IPC), host memory, network (gmb-tcp, iperf3, ucx_perftest, ib_write_bw, fi_pingpong)",
                                        1, 0, false, [] { return std::make_unique<Peaks>(); },
                                        {Family::peaks, {Statistic::time_us, Statistic::bandwidth_GBps}, Statistic::bandwidth_GBps}});
 

@@ -13,16 +13,16 @@
 namespace gmb {
 
 void ArgParser::value(std::vector<std::string> names, std::string metavar, std::string help, Setter set) {
-  specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(set), nullptr});
+  specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(set), nullptr, {}, false});
 }
 
 void ArgParser::flag(std::vector<std::string> names, std::string help, bool* target) {
-  specs_.push_back({std::move(names), "", std::move(help), [target](const std::string&) { *target = true; }, nullptr});
+  specs_.push_back({std::move(names), "", std::move(help), [target](const std::string&) { *target = true; }, nullptr, {}, false});
 }
 
 void ArgParser::optional_value(std::vector<std::string> names, std::string metavar, std::string help,
                                std::function<bool(const std::string& next)> takes, Setter set) {
-  specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(set), std::move(takes)});
+  specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(set), std::move(takes), {}, false});
 }
 
 void ArgParser::choice(std::vector<std::string> names, std::vector<std::string> choices, std::string what,
@@ -30,7 +30,15 @@ void ArgParser::choice(std::vector<std::string> names, std::vector<std::string> 
   std::string metavar;
   for (const auto& c : choices) metavar += (metavar.empty() ? "" : "|") + c;
   Setter checked = [choices, what, set = std::move(set)](const std::string& v) { set(parse_choice(v, choices, what)); };
-  specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(checked), nullptr, std::move(choices)});
+  specs_.push_back({std::move(names), std::move(metavar), std::move(help), std::move(checked), nullptr, std::move(choices), false});
+}
+
+void ArgParser::choice_list(std::vector<std::string> names, std::vector<std::string> choices, std::string what, std::string help,
+                            std::function<void(const std::vector<std::string>&)> set) {
+  std::string metavar;
+  for (const auto& c : choices) metavar += (metavar.empty() ? "" : "|") + c;
+  Setter checked = [choices, what, set = std::move(set)](const std::string& v) { set(parse_choice_list(v, choices, what)); };
+  specs_.push_back({std::move(names), metavar + "[,...]", std::move(help), std::move(checked), nullptr, std::move(choices), true});
 }
 
 void ArgParser::refuse(std::vector<std::string> names, std::string reason) {
@@ -129,7 +137,7 @@ std::vector<ArgParser::OptionInfo> ArgParser::options() const {
   std::vector<OptionInfo> out;
   for (const auto& spec : specs_)
     out.push_back({spec.names, spec.metavar.empty() ? "none" : spec.takes ? "optional" : "required", spec.metavar,
-                   spec.choices});
+                   spec.choices, spec.list});
   return out;
 }
 
@@ -210,6 +218,25 @@ std::string parse_choice(const std::string& text, const std::vector<std::string>
   for (const auto& c : choices) accepted += (accepted.empty() ? "" : ", ") + c;
   throw UsageError("unknown " + what + " '" + text + "'" + did_you_mean(text, choices) + " (accepted: " + accepted +
                    ")");
+}
+
+std::vector<std::string> parse_choice_list(const std::string& text, const std::vector<std::string>& choices,
+                                           const std::string& what) {
+  std::string accepted;
+  for (const auto& c : choices) accepted += (accepted.empty() ? "" : ", ") + c;
+  accepted += ", or a comma-separated list of them";
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) throw UsageError("an empty " + what + " in '" + text + "' (accepted: " + accepted + ")");
+    if (std::find(choices.begin(), choices.end(), item) == choices.end())
+      throw UsageError("unknown " + what + " '" + item + "'" + did_you_mean(item, choices) + " (accepted: " + accepted + ")");
+    if (std::find(items.begin(), items.end(), item) == items.end()) items.push_back(item);
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
 }
 
 std::string parse_omb_accelerator(const std::string& text) {

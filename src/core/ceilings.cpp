@@ -3,6 +3,12 @@
 
 namespace gmb {
 
+namespace {
+// From 1 MiB up a stream of messages is one long transfer to every tool; below, each tool's per-message costs
+// (its window, its acknowledgements) shape its rate at that size as an MPI library's shape its own.
+constexpr std::size_t kStreamFromBytes = 1u << 20;
+}  // namespace
+
 const std::vector<CopyCeiling>& copy_ceilings() {
   static const std::vector<const char*> gpu_pairs = {"nvlink", "pcie", "peer"};
   static const std::vector<CopyCeiling> ceilings = {
@@ -17,7 +23,10 @@ const std::vector<CopyCeiling>& copy_ceilings() {
       {"p2p-sm", gpu_pairs},
       {"host-copy", {"host"}},
       {"host-copy-remote", {"cross-socket"}},
-      {"network", {"inter-node"}},  // plain TCP sockets: what the hosts' network gives without an MPI library
+      // What the hosts' network gives without an MPI library (gmb-tcp, iperf3, ucx_perftest, ...): GPU buffers on
+      // both sides where a tool measured them (ucx_perftest -m cuda), before host buffers, which bound any transfer.
+      {"network-device", {"inter-node"}, nullptr, nullptr, kStreamFromBytes, "gpu_memory"},
+      {"network", {"inter-node"}, nullptr, nullptr, kStreamFromBytes},
   };
   return ceilings;
 }

@@ -21,6 +21,7 @@ Json describe_options(const ArgParser& parser) {
     Json option = Json::object().set("names", Json::array_of(o.names)).set("value", o.value);
     if (!o.metavar.empty()) option.set("metavar", o.metavar);
     if (!o.choices.empty()) option.set("choices", Json::array_of(o.choices));
+    if (o.list) option.set("list", true);
     options.push(option);
   }
   return options;
@@ -120,7 +121,9 @@ Json describe_ceiling(const CopyCeiling& c) {
       .set("operation", c.operation)
       .set("bounds", bounds)
       .set("direction", text_or_null(c.direction))
-      .set("host_memory", text_or_null(c.host_memory));
+      .set("host_memory", text_or_null(c.host_memory))
+      .set("stream_from_bytes", c.stream_from_bytes ? Json(static_cast<long long>(c.stream_from_bytes)) : Json())
+      .set("buffers", text_or_null(c.buffers));
 }
 
 // What every size-sweep run does unless told otherwise (the options' defaults).

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "gmb/json.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace gmb {
 
@@ -161,5 +163,218 @@ void Json::dump_to(std::string& out) const {
     out += '}';
   }
 }
+
+namespace {
+
+// A recursive-descent reader of one JSON document; `error` names the first problem and its byte offset.
+class JsonReader {
+ public:
+  explicit JsonReader(const std::string& text) : text_(text) {}
+
+  std::optional<Json> document(std::string* error) {
+    std::optional<Json> value = this->value(0);
+    skip_space();
+    if (value && at_ < text_.size()) fail("text after the JSON value");
+    if (!error_.empty()) {
+      *error = error_ + " at byte " + std::to_string(at_);
+      return std::nullopt;
+    }
+    return value;
+  }
+
+ private:
+  // Deeper than any tool's output nests; a bound keeps a hostile text from exhausting the stack.
+  static constexpr int kMaxDepth = 64;
+
+  std::optional<Json> fail(const std::string& what) {
+    if (error_.empty()) error_ = what;
+    return std::nullopt;
+  }
+  void skip_space() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
+  }
+  bool literal(const char* word) {
+    const std::string w(word);
+    if (text_.compare(at_, w.size(), w) != 0) return false;
+    at_ += w.size();
+    return true;
+  }
+
+  std::optional<Json> value(int depth) {
+    if (depth > kMaxDepth) return fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    skip_space();
+    if (at_ >= text_.size()) return fail("the text ends where a value was expected");
+    const char c = text_[at_];
+    if (c == '{') return object(depth);
+    if (c == '[') return array(depth);
+    if (c == '"') {
+      std::optional<std::string> s = string();
+      if (!s) return std::nullopt;
+      return Json(*s);
+    }
+    if (literal("true")) return Json(true);
+    if (literal("false")) return Json(false);
+    if (literal("null")) return Json();
+    if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) return number();
+    return fail(std::string("unexpected character '") + c + "'");
+  }
+
+  std::optional<Json> object(int depth) {
+    ++at_;  // '{'
+    Json out = Json::object();
+    skip_space();
+    if (at_ < text_.size() && text_[at_] == '}') {
+      ++at_;
+      return out;
+    }
+    for (;;) {
+      skip_space();
+      if (at_ >= text_.size() || text_[at_] != '"') return fail("an object's member name is not a string");
+      std::optional<std::string> key = string();
+      if (!key) return std::nullopt;
+      skip_space();
+      if (at_ >= text_.size() || text_[at_] != ':') return fail("no ':' after an object's member name");
+      ++at_;
+      std::optional<Json> member = value(depth + 1);
+      if (!member) return std::nullopt;
+      out.set(*key, std::move(*member));
+      skip_space();
+      if (at_ < text_.size() && text_[at_] == ',') {
+        ++at_;
+        continue;
+      }
+      if (at_ < text_.size() && text_[at_] == '}') {
+        ++at_;
+        return out;
+      }
+      return fail("an object's members are not separated by ',' or closed by '}'");
+    }
+  }
+
+  std::optional<Json> array(int depth) {
+    ++at_;  // '['
+    Json out = Json::array();
+    skip_space();
+    if (at_ < text_.size() && text_[at_] == ']') {
+      ++at_;
+      return out;
+    }
+    for (;;) {
+      std::optional<Json> item = value(depth + 1);
+      if (!item) return std::nullopt;
+      out.push(std::move(*item));
+      skip_space();
+      if (at_ < text_.size() && text_[at_] == ',') {
+        ++at_;
+        continue;
+      }
+      if (at_ < text_.size() && text_[at_] == ']') {
+        ++at_;
+        return out;
+      }
+      return fail("an array's items are not separated by ',' or closed by ']'");
+    }
+  }
+
+  std::optional<Json> number() {
+    const std::size_t start = at_;
+    if (text_[at_] == '-') ++at_;
+    const auto digits = [&] {
+      const std::size_t from = at_;
+      while (at_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[at_]))) ++at_;
+      return at_ > from;
+    };
+    if (!digits()) return fail("a number without digits");
+    if (at_ < text_.size() && text_[at_] == '.') {
+      ++at_;
+      if (!digits()) return fail("a number without digits after '.'");
+    }
+    if (at_ < text_.size() && (text_[at_] == 'e' || text_[at_] == 'E')) {
+      ++at_;
+      if (at_ < text_.size() && (text_[at_] == '+' || text_[at_] == '-')) ++at_;
+      if (!digits()) return fail("a number without digits in its exponent");
+    }
+    // strtod gives infinity for a number beyond a double's range: kept, for the reader to judge.
+    return Json(std::strtod(text_.substr(start, at_ - start).c_str(), nullptr));
+  }
+
+  // A string, its escapes decoded (\uXXXX as UTF-8, a surrogate pair as one character).
+  std::optional<std::string> string() {
+    ++at_;  // '"'
+    std::string out;
+    while (at_ < text_.size()) {
+      const char c = text_[at_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) return fail_text("a control character inside a string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (at_ >= text_.size()) break;
+      const char e = text_[at_++];
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          unsigned long code = 0;
+          if (!hex4(&code)) return fail_text("a \\u escape without four hexadecimal digits");
+          if (code >= 0xD800 && code <= 0xDBFF && text_.compare(at_, 2, "\\u") == 0) {
+            at_ += 2;
+            unsigned long low = 0;
+            if (!hex4(&low) || low < 0xDC00 || low > 0xDFFF) return fail_text("a \\u surrogate pair that does not pair");
+            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+          }
+          append_utf8(code, out);
+          break;
+        }
+        default: return fail_text(std::string("an unknown escape '\\") + e + "'");
+      }
+    }
+    return fail_text("a string that is not closed");
+  }
+  std::optional<std::string> fail_text(const std::string& what) {
+    fail(what);
+    return std::nullopt;
+  }
+  bool hex4(unsigned long* code) {
+    if (at_ + 4 > text_.size()) return false;
+    for (int k = 0; k < 4; ++k)
+      if (!std::isxdigit(static_cast<unsigned char>(text_[at_ + static_cast<std::size_t>(k)]))) return false;
+    *code = std::strtoul(text_.substr(at_, 4).c_str(), nullptr, 16);
+    at_ += 4;
+    return true;
+  }
+  static void append_utf8(unsigned long code, std::string& out) {
+    if (code < 0x80) {
+      out += static_cast<char>(code);
+    } else if (code < 0x800) {
+      out += static_cast<char>(0xC0 | (code >> 6));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+      out += static_cast<char>(0xE0 | (code >> 12));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (code >> 18));
+      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    }
+  }
+
+  const std::string& text_;
+  std::size_t at_ = 0;
+  std::string error_;
+};
+
+}  // namespace
+
+std::optional<Json> Json::parse(const std::string& text, std::string* error) { return JsonReader(text).document(error); }
 
 }  // namespace gmb

@@ -11,14 +11,13 @@
 #include <cstdint>
 #include <cstring>
 
-#include "gmb/error.hpp"
 
 namespace gmb {
 
 namespace {
 
 [[noreturn]] void socket_failure(const std::string& what, const std::string& where) {
-  GMB_FATAL("gmb-tcp: " + what + " failed on " + where + ": " + std::strerror(errno));
+  throw TcpError("gmb-tcp: " + what + " failed on " + where + ": " + std::strerror(errno));
 }
 
 sockaddr_in ipv4_socket_address(const std::string& address, int port, const std::string& where) {
@@ -26,7 +25,7 @@ sockaddr_in ipv4_socket_address(const std::string& address, int port, const std:
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<std::uint16_t>(port));
   if (inet_pton(AF_INET, address.c_str(), &a.sin_addr) != 1)
-    GMB_FATAL("gmb-tcp: '" + address + "' is not an IPv4 address (on " + where + ")");
+    throw TcpError("gmb-tcp: '" + address + "' is not an IPv4 address (on " + where + ")");
   return a;
 }
 
@@ -57,7 +56,7 @@ void TcpConnection::receive_all(void* data, std::size_t bytes) {
   while (bytes > 0) {
     const ssize_t got = recv(fd_, p, bytes, 0);
     if (got < 0 && errno == EINTR) continue;
-    if (got == 0) GMB_FATAL("gmb-tcp: the peer closed the connection with " + std::to_string(bytes) + " bytes still expected (on " + where_ + ")");
+    if (got == 0) throw TcpError("gmb-tcp: the peer closed the connection with " + std::to_string(bytes) + " bytes still expected (on " + where_ + ")");
     if (got < 0) socket_failure("recv of " + std::to_string(bytes) + " bytes", where_);
     p += got;
     bytes -= static_cast<std::size_t>(got);

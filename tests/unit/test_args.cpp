@@ -115,6 +115,32 @@ TEST(Args, AChoiceOptionChecksItsValueAndListsItsChoices) {
   EXPECT_NE(parser.help().find("--strategy direct|staged"), std::string::npos);
 }
 
+// A list of choices ("gmb-tcp,iperf3"): each item checked, the error said once under the option's name (not
+// "--network-tools: --network-tools: ..."), and the description marks it a list.
+TEST(Args, AChoiceListChecksEveryItemAndSaysTheOptionOnce) {
+  std::vector<std::string> tools;
+  ArgParser parser;
+  parser.choice_list({"--network-tools"}, {"auto", "gmb-tcp", "iperf3"}, "network tool", "which",
+                     [&](const std::vector<std::string>& v) { tools = v; });
+  parser.parse({"--network-tools", "iperf3,gmb-tcp,iperf3"});
+  EXPECT_EQ(tools, (std::vector<std::string>{"iperf3", "gmb-tcp"}));
+  for (const auto& [value, message] : std::vector<std::pair<std::string, std::string>>{
+           {"gmb-tcp,bogus", "--network-tools: unknown network tool 'bogus' (accepted: auto, gmb-tcp, iperf3, or a comma-separated list of them)"},
+           {"iperf", "--network-tools: unknown network tool 'iperf'; did you mean 'iperf3'? (accepted: auto, gmb-tcp, iperf3, or a "
+                     "comma-separated list of them)"},
+           {"gmb-tcp,", "--network-tools: an empty network tool in 'gmb-tcp,' (accepted: auto, gmb-tcp, iperf3, or a comma-separated list of them)"}}) {
+    try {
+      parser.parse({"--network-tools", value});
+      FAIL() << value;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
+  }
+  const ArgParser::OptionInfo info = parser.options().front();
+  EXPECT_TRUE(info.list);
+  EXPECT_EQ(info.choices, (std::vector<std::string>{"auto", "gmb-tcp", "iperf3"}));
+}
+
 TEST(Args, HelpListsEveryOption) {
   Parsed p;
   const std::string help = make_parser(p).help();

@@ -48,3 +48,31 @@ TEST(Json, VerbatimIsWrittenAsItIs) {
   const Json other_rank = Json::object().set("name", "lo").set("mtu", 65536);
   EXPECT_EQ(Json::array().push(Json::verbatim(other_rank.dump())).dump(), R"([{"name":"lo","mtu":65536}])");
 }
+
+TEST(Json, ParsesWhatItDumpsAndReadsMembers) {
+  const std::string text = R"( {"a": [1, -2.5e3, true, null], "b": {"c": "x\"y\u00e9\ud83d\ude00"}} )";
+  std::string error;
+  const std::optional<Json> j = Json::parse(text, &error);
+  ASSERT_TRUE(j) << error;
+  EXPECT_EQ(j->dump(), R"({"a":[1,-2500,true,null],"b":{"c":"x\"y)" "\xC3\xA9\xF0\x9F\x98\x80" R"("}})");
+  EXPECT_EQ(j->find("a")->as_array()->at(1).as_number(), -2500);
+  EXPECT_EQ(*j->find("b")->find("c")->as_string(), "x\"y\xC3\xA9\xF0\x9F\x98\x80");
+}
+
+TEST(Json, ANumberBeyondADoubleIsInfinityForTheReaderToJudge) {
+  std::string error;
+  const std::optional<Json> j = Json::parse(R"({"x": 1e9999})", &error);
+  ASSERT_TRUE(j) << error;
+  EXPECT_TRUE(std::isinf(j->find("x")->as_number()));
+}
+
+TEST(Json, MalformedTextSaysWhatAndWhere) {
+  for (const std::string text : {"", "{", "{\"a\" 1}", "[1,]", "{\"a\":1} x", "nan", "Infinity", "\"\\q\"", "01x"}) {
+    std::string error;
+    EXPECT_FALSE(Json::parse(text, &error)) << text;
+    EXPECT_NE(error.find("at byte"), std::string::npos) << text << ": " << error;
+  }
+  std::string deep(100, '['), error;
+  EXPECT_FALSE(Json::parse(deep, &error));
+  EXPECT_NE(error.find("nested deeper"), std::string::npos) << error;
+}

@@ -75,10 +75,14 @@ def _check_options(block: Block, where: str, bench: str, accepted: dict[str, Opt
         if option.value == "required" and value is True:  # false leaves the option out
             raise CampaignError(f"{where}: options.{key} = {shown}: {flag} takes a value "
                                 f"({option.metavar or 'a value'})")
-        if option.choices and not isinstance(value, bool) and str(value) not in option.choices:
-            raise CampaignError(f"{where}: options.{key} = {shown}: not a value {flag} accepts"
-                                f"{did_you_mean(str(value), option.choices)} (accepted: "
-                                f"{', '.join(option.choices)})")
+        if option.choices and not isinstance(value, bool):
+            # a list option ("gmb-tcp,iperf3") takes each of its comma-separated items from the choices
+            for item in str(value).split(",") if option.list else [str(value)]:
+                if item not in option.choices:
+                    what = f"{item!r} is not a value" if option.list else "not a value"
+                    raise CampaignError(f"{where}: options.{key} = {shown}: {what} {flag} accepts"
+                                        f"{did_you_mean(item, option.choices)} (accepted: {', '.join(option.choices)}"
+                                        f"{', or a comma-separated list of them' if option.list else ''})")
 
 
 def _check_strategies(block: Block, where: str, bench: str, accepted: dict[str, Option]) -> None:

@@ -36,6 +36,7 @@ class Option:
     value: str  # "required", "optional" or "none" (a flag)
     metavar: str = ""  # the value's form, as --help shows it
     choices: tuple[str, ...] = ()  # the accepted values, where the option declares them (--strategy)
+    list: bool = False  # the value is a comma-separated list of the choices (--network-tools)
 
 
 def _options(entries, what: str, source: str) -> tuple[Option, ...]:
@@ -46,7 +47,7 @@ def _options(entries, what: str, source: str) -> tuple[Option, ...]:
                                f"not read (a list of objects with names); use a gmb and an engine of the same "
                                f"source tree")
     return tuple(Option(tuple(o["names"]), str(o.get("value", "required")), str(o.get("metavar", "")),
-                        tuple(o.get("choices") or ())) for o in entries)
+                        tuple(o.get("choices") or ()), o.get("list") is True) for o in entries)
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,10 @@ class Ceiling:
     bounds: tuple[str, ...]
     direction: str | None  # host<->device copies: "h2d" or "d2h"
     host_memory: str | None  # host<->device copies: the host side's memory kind property ("page_locked", "pageable")
+    # a stream's rate (the network's): from this message size up, its best figure at any such size bounds every such
+    # size; None: per size (also what an engine described before streams were)
+    stream_from_bytes: int | None = None
+    buffers: str | None = None  # the memory property both sides of a bounded transfer have ("gpu_memory"); None: any
 
 
 def _rebuild(source: str, what: str) -> DescriptionError:
@@ -232,7 +237,8 @@ class EngineDescription:
             self.strategies[t["name"]] = Strategy(t["name"], bool(t["chunked"]), t["staged_side"],
                                                   staging.get("property"))
         self.ceilings: tuple[Ceiling, ...] = tuple(
-            Ceiling(c["operation"], tuple(c["bounds"]), c["direction"], c["host_memory"])
+            Ceiling(c["operation"], tuple(c["bounds"]), c["direction"], c["host_memory"], c.get("stream_from_bytes"),
+                    c.get("buffers"))
             for c in (_fields(c, _CEILING_KEYS, "ceiling", source) for c in data["ceilings"]))
         self.options = _options(data["options"], "every benchmark", source)  # the driver's, every benchmark's
         self.features: dict = dict(data["features"] or {})

@@ -65,6 +65,10 @@ class PathAnswer:
     sizes_measured: tuple[int, int] | None = None  # the smallest and largest size any configuration measured there
     latency_figures: list[Figure] = field(default_factory=list)  # each figure's latency, lowest first
     latency_verdict: str = ""  # the verdict on those latencies, by the same rule
+    # the ceiling as the answers name it ("network, host buffers (iperf3, 4 streams)"), "" without one
+    ceiling_label: str = ""
+    # the best figure above a network ceiling: the tools did not reach the link's limit ("" otherwise)
+    ceiling_finding: str = ""
 
 
 @dataclass

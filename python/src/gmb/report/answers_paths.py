@@ -7,11 +7,11 @@ from __future__ import annotations
 from ..campaign.spec import parse_memory
 from ..results.model import Point, Results, combine
 from ..results.peaks import ceilings
-from .network import NETWORK, network_ceiling_words, network_not_measured
+from .network import INTER_NODE, above_every_tool, ceiling_name, is_network, network_not_measured
 from ..results.records import placed
 from .answers_data import (Figure, PathAnswer, StrategyAnswer, best_point, has_device, latencies,
                            measured, nearest, not_cuda_aware, own_path, pick_size, verdict)
-from .cells import clearly_apart, pairwise_time_results, size_label, within_one_launch
+from .cells import SUSPECT_PCT, clearly_apart, pairwise_time_results, size_label, within_one_launch
 from .wording import figure_text, order, path_label, precision_text, sig3, times
 
 def _path_groups(results: Results, bandwidth: list[Point], latency: list[Point]
@@ -116,15 +116,19 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
         fastest, slowest, ratio, leaders = verdict(figs, higher)
         no_ceiling = ("" if ceil else "a time figure: no ceiling applies" if not higher
                       else f"no ceiling measured at {size_label(size)}")
-        why_no_network = network_not_measured(results) if not ceil and higher and path == "inter-node" else None
+        why_no_network = network_not_measured(results) if not ceil and higher and path == INTER_NODE else None
         if why_no_network:
             no_ceiling += f" ({why_no_network})"
         missing = sorted(lib for lib in per_lib if size not in per_lib[lib])
-        ceiling_words = (network_ceiling_words(results, size, ceil) if ceil and ceil_name == NETWORK
-                         else f"{ceil_name} {sig3(ceil)} GB/s" if ceil else "")
-        head = f"{label} ({bench} at {size_label(size)}" + (f", ceiling {ceiling_words})" if ceil else f"; {no_ceiling})")
+        ceiling_label = ceiling_name(avail, ceil_name, size) if ceil else ""
+        head = f"{label} ({bench} at {size_label(size)}" + (f", ceiling {ceiling_label} {sig3(ceil)} GB/s)" if ceil
+                                                            else f"; {no_ceiling})")
         sentence = _path_sentence(head, figs, fastest, slowest, ratio, leaders, higher,
                                   any(f.pct_of_ceiling is not None for f in figs))
+        finding = (above_every_tool(avail, ceil_name, size, figs[0].value, ceil)
+                   if ceil and is_network(avail, ceil_name) and 100 * figs[0].value / ceil > SUSPECT_PCT else "")
+        if finding:
+            sentence += f"; {finding}"
         if missing:
             sentence += f"; not measured at {size_label(size)}: {', '.join(missing)}"
         said = _path_verdict("", figs, fastest, slowest, ratio, leaders, higher, lambda f: f.library)
@@ -132,7 +136,7 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
         every = set().union(*(set(s) for s in per_lib.values()))
         answers.append(PathAnswer(label, memory, path, bench, size, ceil_name, ceil, no_ceiling, figs, fastest,
                                   slowest, ratio, missing, sentence, said.removeprefix(": "),
-                                  (min(every), max(every)), lat_figs, lat_said))
+                                  (min(every), max(every)), lat_figs, lat_said, ceiling_label, finding))
     answers.sort(key=lambda a: order(a.path))
     return answers, chosen
 

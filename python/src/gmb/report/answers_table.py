@@ -30,7 +30,9 @@ def _bandwidth_row(p: PathAnswer) -> list[str]:
     what = "bandwidth" if best.unit == "GB/s" else "time"
     evidence = []
     if p.ceiling:
-        evidence.append(f"ceiling {p.ceiling} {sig3(p.ceiling_GBps)} GB/s at {size_text(p.bytes)}")
+        evidence.append(f"ceiling {p.ceiling_label or p.ceiling} {sig3(p.ceiling_GBps)} GB/s at {size_text(p.bytes)}")
+    if p.ceiling_finding:
+        evidence.append(p.ceiling_finding)
     if len(p.figures) > 1:
         evidence.append(f"best {who(best)}; then {_others(p.figures[1:], True)}")
     if p.not_at_size:

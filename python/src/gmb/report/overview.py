@@ -67,7 +67,7 @@ def _header(name: str) -> str:
 
 def _row_header(p: PathAnswer) -> str:
     what = f"{p.benchmark} at {size_text(p.bytes)}"
-    ceiling = f"ceiling {p.ceiling} {sig3(p.ceiling_GBps)} GB/s" if p.ceiling else "no ceiling"
+    ceiling = f"ceiling {p.ceiling_label or p.ceiling} {sig3(p.ceiling_GBps)} GB/s" if p.ceiling else "no ceiling"
     return f"<th class='path'><b>{_esc(p.path)}</b><br>{_esc(what)}, {_esc(ceiling)}</th>"
 
 

@@ -12,7 +12,7 @@ from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NO
                     check_cell, clearly_apart, collective_results, latency_results, pairwise_bandwidth, point_flags,
                     precision_pct, size_label, size_text, within_one_launch)
 from .feature_tables import one_sided_table, partitioned_overlap_table, persistent_table
-from .network import network_table
+from .network import above_every_tool, ceiling_name, is_network, network_table
 from .scaling import scaling_table, size_sweep_table
 from .wording import sig3_number
 
@@ -64,7 +64,9 @@ def fraction_of_peak(results: Results) -> Table:
             p, op, ceil = max(bounded, key=lambda x: x[0].median)
             pct, ceil_cell = round(100 * p.median / ceil, 1), round(ceil, 2)
             if pct > SUSPECT_PCT:  # MPI cannot beat a copy without MPI over the same path: the ceiling is wrong
-                flags.append("ceiling suspect: MPI above it")
+                flags.append(above_every_tool(avail, op, p.bytes, p.median, ceil) if is_network(avail, op)
+                             else "ceiling suspect: MPI above it")
+            op = ceiling_name(avail, op, p.bytes)
         else:
             p = max(pts, key=lambda x: x.median)
             at = avail.sizes(bench, path, send, recv, strat, p.key.pairs)
@@ -102,7 +104,8 @@ def fraction_of_peak(results: Results) -> Table:
                  "says so and the peak is over all validated sizes. " + (OPERATION_NOTE + " " if operations else "")
                  + "'sizes failed validation': message sizes where the library delivered wrong data "
                  "(no figure is taken from them). " + PRECISION_NOTE + " A figure above the ceiling (by more than "
-                 f"{SUSPECT_PCT - 100} %) is flagged too: the ceiling was not measured right at that size; and a row "
+                 f"{SUSPECT_PCT - 100} %) is flagged too: the ceiling was not measured right at that size (between "
+                 "hosts: the network tools did not reach the link's limit); and a row "
                  "whose launches failed or timed out.")
 
 

@@ -77,9 +77,20 @@ class EngineFacts:
         """The host<->device copies (peaks operations) of that direction over host memory of that property."""
         return [c.operation for c in self.ceilings if c.direction == direction and c.host_memory == host_memory]
 
-    def bounding(self, path_class: str) -> list[str]:
-        """The copies that bound transfers over a path class (the largest measured at a size bounds: peaks.Ceilings)."""
-        return [c.operation for c in self.ceilings if path_class in c.bounds]
+    def bounding(self, path_class: str, sides: tuple[str | None, ...] = ()) -> list[str]:
+        """The copies that bound transfers over a path class (the largest measured at a size bounds:
+        peaks.Ceilings); one measured on buffers of a property (the network's on GPU buffers) only where every side
+        of the transfer (``sides``: its memory kinds) has that property."""
+        return [c.operation for c in self.ceilings if path_class in c.bounds
+                and (c.buffers is None or (bool(sides) and all(self._has(k, c.buffers) for k in sides)))]
+
+    def ceiling(self, operation: str) -> Ceiling | None:
+        """The copy of that name, as the engines describe it."""
+        return next((c for c in self.ceilings if c.operation == operation), None)
+
+    def _has(self, kind: str | None, prop: str) -> bool:
+        k = self.kinds.get(kind or "")
+        return bool(k and getattr(k, prop, False) is True)
 
 
 def engine_file(library: str, description: EngineDescription) -> dict:

@@ -33,6 +33,12 @@ buffer's kind). A measured bidirectional ceiling (operation name ending in ``-bi
 Several pairs at once (mbw: an aggregate figure) are compared with the aggregate's ceiling: per group of pairs
 that share a resource (records.PairLayout: a network link between two hosts, a GPU, a host's memory) that
 resource's ceiling once, summed over the groups; the nominal rate likewise (nominal_rate).
+
+The network's ceilings are a stream's rate (the description's ``stream_from_bytes``): a tool streaming messages of
+1 MiB or of 64 MiB measures one long transfer, so at every message size from that one up the ceiling is the best
+figure the tools measured at any such size (whether or not peaks ran at the MPI figure's own size); below it, per
+size. The one measured on GPU buffers (``buffers``: gpu_memory) bounds only transfers between GPU memory on both
+sides, and answers before the one on host buffers (which bounds any) wherever it was measured.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from dataclasses import dataclass
 from statistics import median
 
 from .engine_facts import EngineFacts
-from .model import Point, Results
+from .model import Point, Result, Results
 from .records import PairLayout
 
 # why a multi-pair figure has no ceiling where its record does not say each pair's path
@@ -51,6 +57,17 @@ PAIRS_NOT_RECORDED = "pairs not recorded (each pair's path: records of engines b
 
 # key of a measured ceiling: (operation, path class of the peaks record, bytes)
 CeilingKey = tuple[str, "str | None", int]
+
+
+@dataclass(frozen=True)
+class CeilingSource:
+    """What a ceiling's figure is: the tool that measured it (the network's: metrics.tool; None for a copy), the
+    stream counts its records kept (metrics.streams; () where none says), and the message size it was measured
+    at (a stream's ceiling: the size of the best figure)."""
+    tool: str | None
+    streams: tuple[int, ...]
+    bytes: int
+
 
 # paths whose two directions use separate resources: bibw may reach twice the one-way ceiling (host-device: the
 # copy one way and the copy back, Ceilings.bound_terms)
@@ -60,32 +77,28 @@ DUPLEX_PATHS = {"nvlink", "pcie", "peer", "host-device", "inter-node"}
 def measured_ceilings(results: Results) -> dict[CeilingKey, float]:
     """(operation, path class, bytes) -> measured ceiling in GB/s: median over the records of that key (GPU or
     NUMA pairs of that class, repetitions), best over the libraries that ran peaks and over the tools that
-    measured it (the network's: gmb-tcp, ucx_perftest, ib_write_bw, fi_pingpong; metrics.tool)."""
-    return {key: value for key, (value, _tool) in _best_ceilings(results).items()}
+    measured it (the network's: metrics.tool), at the size it was measured at."""
+    return {key: value for key, (value, _source) in _best_ceilings(results).items()}
 
 
-def ceiling_tool(results: Results, key: CeilingKey) -> str | None:
-    """The tool whose median is the ceiling of that key (metrics.tool: the network's), or None."""
-    return _best_ceilings(results).get(key, (None, None))[1]
-
-
-def _best_ceilings(results: Results) -> dict[CeilingKey, tuple[float, str | None]]:
-    """(operation, path class, bytes) -> (the best median over libraries and tools, the tool that measured it)."""
-    groups: dict[tuple, list[float]] = {}
+def _best_ceilings(results: Results) -> dict[CeilingKey, tuple[float, CeilingSource]]:
+    """(operation, path class, bytes) -> (the best median over libraries and tools, what measured it)."""
+    groups: dict[tuple, list[Result]] = {}
     for r in results.ok("peaks"):
         if "bw" in r.stats and r.operation:
-            tool = r.metrics.get("tool")
-            groups.setdefault((r.operation, r.path_class, r.bytes, r.library, tool), []).append(r.stats["bw"].median)
-    out: dict[CeilingKey, tuple[float, str | None]] = {}
-    for (op, path, nbytes, _lib, tool), values in groups.items():
-        key = (op, path, nbytes)
-        if key not in out or median(values) > out[key][0]:
-            out[key] = (median(values), tool)
+            groups.setdefault((r.operation, r.path_class, r.bytes, r.library, r.metrics.get("tool")), []).append(r)
+    out: dict[CeilingKey, tuple[float, CeilingSource]] = {}
+    for (op, path, nbytes, _lib, tool), rs in groups.items():
+        key, value = (op, path, nbytes), median(r.stats["bw"].median for r in rs)
+        if key not in out or value > out[key][0]:
+            streams = tuple(sorted({r.metrics["streams"] for r in rs if isinstance(r.metrics.get("streams"), int)}))
+            out[key] = (value, CeilingSource(tool, streams, nbytes))
     return out
 
 
 def ceilings(results: Results) -> Ceilings:
-    return Ceilings(measured_ceilings(results), results.engines)
+    best = _best_ceilings(results)
+    return Ceilings({k: v for k, (v, _) in best.items()}, results.engines, {k: src for k, (_, src) in best.items()})
 
 
 # A term's candidates: tiers of (operation, path class), the first tier with one measured at the size answering
@@ -109,9 +122,36 @@ class Term:
 class Ceilings:
     """The measured ceilings of a store and the engines' facts that say which one bounds a transfer."""
 
-    def __init__(self, measured: dict[CeilingKey, float], facts: EngineFacts):
+    def __init__(self, measured: dict[CeilingKey, float], facts: EngineFacts,
+                 sources: dict[CeilingKey, CeilingSource] | None = None):
         self.measured = measured
         self.facts = facts
+        self.sources = sources or {}
+        # a stream's ceiling from its stream_from_bytes up: (operation, path) -> the key of its best figure there
+        self.streams: dict[tuple[str, str | None], CeilingKey] = {}
+        for key, value in measured.items():
+            op, path, nbytes = key
+            start = self._stream_from(op)
+            best = self.streams.get((op, path))
+            if start is not None and nbytes >= start and (best is None or value > measured[best]):
+                self.streams[(op, path)] = key
+
+    def _stream_from(self, operation: str) -> int | None:
+        c = self.facts.ceiling(operation)
+        return c.stream_from_bytes if c else None
+
+    def _key_at(self, op: str, path: str | None, nbytes: int) -> CeilingKey | None:
+        """The measured figure that bounds ``op`` on ``path`` at ``nbytes``: the one at that size, or for a stream's
+        ceiling from its stream_from_bytes up the best at any such size; None without one."""
+        start = self._stream_from(op)
+        if start is not None and nbytes >= start:
+            return self.streams.get((op, path))
+        return (op, path, nbytes) if (op, path, nbytes) in self.measured else None
+
+    def source(self, operation: str, path_class: str | None, nbytes: int) -> CeilingSource | None:
+        """What measured the figure bounding ``operation`` on that path at that size (None without one)."""
+        key = self._key_at(operation, path_class, nbytes)
+        return self.sources.get(key) if key else None
 
     def bound_terms(self, path_class: str | None, mem_send: str | None, mem_recv: str | None,
                     strategy: str | None = None) -> list[Term]:
@@ -136,8 +176,11 @@ class Ceilings:
             host = facts.host_memory(mem_send if send_host else mem_recv)
             there, back = ("h2d", "d2h") if send_host else ("d2h", "h2d")
             return [Term(self._copies(there, host), self._copies(back, host))]
-        cands = facts.bounding(path_class or "")
-        return [Term((tuple((op, path_class) for op in cands),))] if cands else []
+        cands = facts.bounding(path_class or "", (mem_send, mem_recv))
+        # a ceiling measured on the transfer's own kind of buffers (the network's on GPU buffers) answers first
+        own = tuple((op, path_class) for op in cands if facts.ceiling(op) and facts.ceiling(op).buffers)
+        rest = tuple((op, path_class) for op in cands if (op, path_class) not in own)
+        return [Term(tuple(tier for tier in (own, rest) if tier))] if cands else []
 
     def _copies(self, direction: str, host_memory: str | None) -> Tiers:
         # a pageable ceiling is sometimes not measured: the pinned one still bounds it (from above), where it is not
@@ -156,8 +199,8 @@ class Ceilings:
         return None
 
     def _one_way(self, op: str, path: str, nbytes: int) -> tuple[str, float] | None:
-        v = self.measured.get((op, path, nbytes))
-        return None if v is None else (op, v)
+        key = self._key_at(op, path, nbytes)
+        return None if key is None else (op, self.measured[key])
 
     def _term_at(self, term: Term, benchmark: str, nbytes: int) -> tuple[str, float] | None:
         one_way = self._largest(term.ways, nbytes, self._one_way)
@@ -215,7 +258,8 @@ class Ceilings:
 
     def sizes(self, benchmark: str, path_class, mem_send, mem_recv, strategy: str | None = None,
               pairs: PairLayout | None = None) -> list[int]:
-        """The message sizes at which a ceiling bounding this transfer was measured, ascending."""
+        """The message sizes at which a ceiling bounding this transfer was measured, ascending (a stream's ceiling
+        bounds sizes it was not measured at too: ``at`` answers for any size)."""
         return [b for b in sorted({b for (_op, _path, b) in self.measured})
                 if self.at(benchmark, path_class, mem_send, mem_recv, b, strategy, pairs)[1] is not None]
 

@@ -262,6 +262,38 @@ def measured_nothing(result: dict) -> str | None:
             f"makes no whole element per block: metrics.op_bytes 0), so its figures measure no transfer")
 
 
+# No link carries more: ten times the fastest per-direction rate of any interconnect known (NVLink 5, 900 GB/s per
+# GPU; network cards, 100 GB/s). The engine refuses a network tool printing more (network_tools.hpp,
+# kPlausibleNetworkGBps; docs/methodology.md), and the store a record that holds more.
+PLAUSIBLE_NETWORK_GBPS = 10_000
+
+
+def implausible_ceiling(result: dict) -> str | None:
+    """Why an ok peaks result is no ceiling: its bandwidth is not finite numbers (null: the engine writes a non-finite
+    figure so), its median is not above 0, or a figure between hosts is above PLAUSIBLE_NETWORK_GBPS (a tool that
+    printed nonsense). None for any other result. The store keeps such a result as "unsupported" with this reason,
+    never as a ceiling."""
+    if result.get("benchmark") != "peaks" or result.get("status") != "ok":
+        return None
+    bw = result.get("bandwidth_GBps")
+    tool = (result.get("metrics") or {}).get("tool") if isinstance(result.get("metrics"), dict) else None
+    what = f"{result.get('operation') or 'a copy'}{' by ' + tool if isinstance(tool, str) else ''}"
+    if not _statistics(bw) or "median" not in bw:
+        return f"an implausible figure ({what}: bandwidth_GBps {_shown(bw)}, not finite numbers): not a ceiling"
+    if bw["median"] <= 0:
+        return f"an implausible figure ({what}: {bw['median']} GB/s, not above 0): not a ceiling"
+    if (result.get("path") or {}).get("class") == "inter-node" and bw["median"] > PLAUSIBLE_NETWORK_GBPS:
+        return (f"an implausible figure ({what}: {bw['median']:.6g} GB/s, above {PLAUSIBLE_NETWORK_GBPS} GB/s, ten "
+                f"times the fastest link of any interconnect): not a ceiling")
+    return None
+
+
+def not_a_figure(result: dict) -> str | None:
+    """Why an ok result is kept as "unsupported" rather than stored as a figure (measured_nothing,
+    implausible_ceiling); None for a figure."""
+    return measured_nothing(result) or implausible_ceiling(result)
+
+
 RESULT_STATUSES = ("ok", "unsupported", "failed")  # a result's status, as the record schema has it
 
 
@@ -364,6 +396,8 @@ def row_problem(rec: dict) -> str | None:
     without schema validation, so that no such row is stored as a figure."""
     if rec.get("type") == "context":
         return _field_problems(rec, _CONTEXT_FIELDS)
+    if implausible_ceiling(rec):  # kept as unsupported, with why: its statistics are what is wrong with it
+        return _field_problems(rec, {k: v for k, v in _RESULT_FIELDS.items() if k not in STAT_OBJECTS})
     problem = _field_problems(rec, _RESULT_FIELDS) or _impossible_statistics(rec)
     if problem is None and rec["status"] == "ok":
         stat = headline(rec)
@@ -478,6 +512,11 @@ def _not_json_number(name: str):
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite_or_null(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
 def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
     """Parse a JSONL record file. Blank lines are skipped; a line that is not a gmb record, or a record that cannot
     make a row (row_problem), raises RecordError naming file, line and what is wrong. A truncated last line from a
@@ -494,7 +533,9 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
         if not line.strip(JSON_WHITESPACE):
             continue
         try:
-            rec = json.loads(line, parse_constant=_not_json_number)  # NaN, Infinity: not JSON, never stored
+            # NaN, Infinity: not JSON, never stored; a number beyond a double (1e9999): null, as the engine writes a
+            # figure that is not finite
+            rec = json.loads(line, parse_constant=_not_json_number, parse_float=_finite_or_null)
         except ValueError as exc:
             if lineno == len(lines) and (out.contexts or out.results):  # killed mid-write: keep what is complete
                 out.notes.append(f"{path}:{lineno}: the last line is an incomplete record (the file ends in the "
@@ -520,6 +561,8 @@ def read_records(path: str | os.PathLike, validate: bool = False) -> RecordFile:
             out.result_lines.append(lineno)
             if measured_nothing(rec):
                 nothing_measured.append(lineno)
+            elif implausible_ceiling(rec):
+                out.notes.append(f"{path}:{lineno}: {implausible_ceiling(rec)}: stored as unsupported")
     if nothing_measured:
         out.notes.append(f"{path}: {len(nothing_measured)} ok result(s) moved no data (metrics.op_bytes 0, a size "
                          f"below one element; line {', '.join(map(str, nothing_measured[:5]))}"

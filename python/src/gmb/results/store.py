@@ -29,7 +29,7 @@ from urllib.parse import quote
 from ..outputs import OutputError, disk_full
 from ..machine.identity import library_label, nccl_label
 from .engine_facts import read_engine_file
-from .records import (STAT_OBJECTS, RecordError, RecordFile, configuration, measured_nothing, memory_label,
+from .records import (STAT_OBJECTS, RecordError, RecordFile, configuration, memory_label, not_a_figure,
                       operation_label, read_records)
 
 SCHEMA_VERSION = 3
@@ -321,7 +321,7 @@ class Store:
     def _result_row(res: dict, library: str, repetition, launch_id, context: dict) -> dict:
         mem = res.get("memory") or {}
         path = res.get("path") or {}
-        nothing = measured_nothing(res)  # not a figure: kept, with why, but never as an ok row
+        nothing = not_a_figure(res)  # not a figure: kept, with why, but never as an ok row
         row = {"run_id": res.get("run_id"), "launch_id": launch_id, "library": library, "repetition": repetition,
                "benchmark": res.get("benchmark"), "operation": operation_label(res),
                "status": "unsupported" if nothing else res.get("status"), "reason": nothing or res.get("reason"),
