@@ -109,6 +109,21 @@ set(GMB_EQUAL_BLOCKS gather,scatter,allgather,alltoall,reduce_scatter,reduce_sca
 gmb_mpi_test(coll_pow2_sizes_3 3 0 STATUS ok ARGS coll ${GMB_EQUAL_BLOCKS} --sizes 1:64K --iters 2 --warmup 1 --validate --out OUT)
 gmb_mpi_test(coll_pow2_sizes_6 6 0 STATUS ok ARGS coll ${GMB_EQUAL_BLOCKS} --sizes 1:64K --iters 2 --warmup 1 --validate --out OUT)
 gmb_mpi_test(nbc_pow2_sizes_3 3 0 STATUS ok ARGS nbc ${GMB_EQUAL_BLOCKS} --sizes 1:64K --iters 2 --warmup 0 --validate --out OUT)
+# Bus bandwidth of unequal counts: the busiest rank's share of S (parts in proportion to 1, 2 on 2 ranks: 2/3, not
+# (n-1)/n = 1/2; to 1, 2, 3 on 3 ranks: 5/6, not 2/3), blocking and non-blocking. 12 B: 12 bytes or 3 ints; 24 B: 24
+# bytes or 6 ints.
+set(GMB_UNEQUAL gatherv,scatterv,allgatherv,alltoallv,reduce_scatter)
+set(GMB_BUSIEST_2 "\"busbw_factor\":0\\.666666667,")
+set(GMB_BUSIEST_3 "\"busbw_factor\":0\\.833333333,")
+gmb_mpi_test(coll_unequal_busbw_2 2 0 STATUS ok
+             STDOUT "(?s)\"bytes\":12,.*\"operation\":\"gatherv\".*${GMB_BUSIEST_2}.*\"operation\":\"scatterv\".*${GMB_BUSIEST_2}.*\"operation\":\"allgatherv\".*${GMB_BUSIEST_2}.*\"operation\":\"alltoallv\".*${GMB_BUSIEST_2}.*\"operation\":\"reduce_scatter\".*${GMB_BUSIEST_2}"
+             ARGS coll ${GMB_UNEQUAL} --sizes 12 --dtype int --iters 2 --warmup 1 --validate --format json --out OUT)
+gmb_mpi_test(coll_unequal_busbw_3 3 0 STATUS ok
+             STDOUT "(?s)\"operation\":\"gatherv\".*${GMB_BUSIEST_3}.*\"operation\":\"scatterv\".*${GMB_BUSIEST_3}.*\"operation\":\"allgatherv\".*${GMB_BUSIEST_3}.*\"operation\":\"alltoallv\".*${GMB_BUSIEST_3}.*\"operation\":\"reduce_scatter\".*${GMB_BUSIEST_3}"
+             ARGS coll ${GMB_UNEQUAL} --sizes 24 --dtype int --iters 2 --warmup 1 --validate --format json --out OUT)
+gmb_mpi_test(nbc_unequal_busbw_3 3 0 STATUS ok
+             STDOUT "(?s)\"operation\":\"gatherv\".*${GMB_BUSIEST_3}"
+             ARGS nbc gatherv --sizes 24 --iters 2 --warmup 1 --validate --format json --out OUT)
 gmb_mpi_test(coll_barrier_any_size 2 0 STATUS ok ARGS coll barrier --sizes 3 --iters 2 --warmup 1 --out OUT)
 # Each record says what its size means and how it is divided among the ranks.
 gmb_mpi_test(coll_counts_in_records 3 0 STATUS ok
