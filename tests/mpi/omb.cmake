@@ -83,3 +83,11 @@ gmb_mpi_test(omb_letter_refused_t 2 2
 gmb_mpi_test(omb_letter_refused_z 2 2 STDERR "-z: OMB's --tail-lat percentiles" ARGS latency -z --out OUT)
 gmb_mpi_test(omb_letter_refused_W 2 2 STDERR "-W: OMB's --window-size applies to the windowed bandwidth benchmarks"
              ARGS latency -W 16 --out OUT)
+# nccl-tests' spelling of a sweep (-b MIN -e MAX -f 2) is told apart from OMB's -b (--buffer-num) and answered with
+# gmb's; -b without -e is OMB's letter.
+gmb_mpi_test(nccl_tests_size_spelling 2 2 STDERR "error: -b 8 -e 1M: this is nccl-tests' spelling: use --sizes 8:1M\n"
+             ARGS coll allreduce -b 8 -e 1M -f 2 --out OUT)
+gmb_mpi_test(nccl_tests_size_spelling_factor 2 2
+             STDERR "use --sizes 8:1M \\(gmb's ranges double at each step, as -f 2. other steps as a list"
+             ARGS coll allreduce -b 8 -e 1M -f 4 --out OUT)
+gmb_mpi_test(omb_letter_refused_b 2 2 STDERR "-b: OMB's --buffer-num" ARGS bw -b single --out OUT)
