@@ -19,6 +19,7 @@
 #include "gmb/platform.hpp"
 #include "gmb/provenance.hpp"
 #include "gmb/sizes.hpp"
+#include "gmb/stdout_reader.hpp"
 
 using namespace gmb;
 
@@ -473,6 +474,7 @@ int escaped(int exit_code, const char* label, const std::string& what) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> argv_all(argv, argv + argc);
+  guard_stdout();  // a reader that stops early (| head) costs the view, never the run (stdout_reader.hpp)
   if (argc < 2 || argv_all[1] == "--help" || argv_all[1] == "-h" || argv_all[1] == "help") {
     print_usage();
     return argc < 2 ? kExitUsage : kExitOk;
