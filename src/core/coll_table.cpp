@@ -676,7 +676,7 @@ std::string size_problem(const Collective& c, Dtype t, std::uint64_t bytes, int 
                          ": a non-zero multiple of " + std::to_string(unit) + " B";
   if (per_rank) accepted += " (" + std::to_string(ranks) + " ranks x " + std::to_string(element) + " B)";
   if (unit == 1) accepted = "accepted for " + std::string(c.name) + ": 1 B or more";
-  else accepted += "; a sweep measures any other size at the nearest one";
+  else accepted += "; a sweep measures any other non-zero size at the nearest one";
   return what + " (" + accepted + ")";
 }
 

@@ -137,15 +137,15 @@ TEST(Collectives, SizesThatAreNotWholeElementsAreRefused) {
 
   EXPECT_EQ(size_problem(op("allreduce"), Dtype::float32, 3, 2),
             "3 B is not a whole number of 4-byte float elements (accepted for allreduce: a non-zero multiple of 4 B; a "
-            "sweep measures any other size at the nearest one)");
+            "sweep measures any other non-zero size at the nearest one)");
   EXPECT_EQ(size_problem(op("allreduce"), Dtype::float64, 0, 2),
             "0 B gives allreduce no elements (accepted for allreduce: a non-zero multiple of 8 B; a sweep measures any "
-            "other size at the nearest one)");
+            "other non-zero size at the nearest one)");
   EXPECT_EQ(size_problem(op("bcast"), Dtype::byte, 0, 2), "0 B gives bcast no elements (accepted for bcast: 1 B or more)");
   EXPECT_EQ(size_problem(op("alltoall"), Dtype::byte, 10, 3),
             "10 B (10 1-byte MPI_BYTE elements) does not split into 3 equal blocks of whole elements, one per rank "
             "(accepted for alltoall on 3 ranks: a non-zero multiple of 3 B (3 ranks x 1 B); a sweep measures any other "
-            "size at the nearest one)");
+            "non-zero size at the nearest one)");
   const std::string block = size_problem(op("reduce_scatter_block"), Dtype::float32, 8, 4);
   EXPECT_NE(block.find("8 B (2 4-byte float elements) does not split into 4 equal blocks"), std::string::npos) << block;
   EXPECT_NE(block.find("a non-zero multiple of 16 B (4 ranks x 4 B)"), std::string::npos) << block;
