@@ -19,6 +19,7 @@
 #include "gmb/platform.hpp"
 #include "gmb/provenance.hpp"
 #include "gmb/sizes.hpp"
+#include "gmb/stdout_reader.hpp"
 
 using namespace gmb;
 
@@ -88,14 +89,21 @@ int list_command(const std::vector<std::string>& args) {
               platform.nccl.available() ? ("NCCL " + platform.nccl.version).c_str()
                                         : ("unavailable: " + platform.nccl.unavailable_reason).c_str());
   const MpiLibraryObject mpi = loaded_mpi_library();
-  std::printf("MPI library: %s\n  loaded %s\n  built against %s%s\n\nbenchmarks:\n", first_line(mpi_library_version_text()).c_str(),
+  std::printf("MPI library: %s\n  loaded %s\n  built against %s%s\n", first_line(mpi_library_version_text()).c_str(),
               mpi.loaded.empty() ? ("unknown: " + mpi.lookup_error).c_str() : mpi.loaded.c_str(), mpi.linked.c_str(),
               mpi.mismatch().empty() ? "" : ("\n  WARNING: " + mpi.mismatch()).c_str());
-  std::printf("%s", benchmark_lines().c_str());
+  if (build.cuda && !platform.gpu_unavailable_reason.empty())
+    std::printf("GPU: %s: the GPU memory kinds are unavailable, the rest is listed below\n",
+                platform.gpu_unavailable_reason.c_str());
+  std::printf("\nbenchmarks:\n%s", benchmark_lines().c_str());
   std::printf("\nmemory kinds:\n");
-  for (const auto& k : platform.memory.all())
+  for (const auto& k : platform.memory.all()) {
+    // The GPU's reason is said once above.
+    const std::string why = k.unavailable_reason == platform.gpu_unavailable_reason ? "no usable GPU (above)"
+                                                                                    : k.unavailable_reason;
     std::printf("  %-10s %-45s %s\n", k.name.c_str(), k.description.c_str(),
-                k.available() ? "available" : ("unavailable: " + k.unavailable_reason).c_str());
+                k.available() ? "available" : ("unavailable: " + why).c_str());
+  }
   std::printf("\nmanaged memory takes a placement: managed:host or managed:device (where it is when MPI is called)\n");
   return kExitOk;
 }
@@ -349,6 +357,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   Json omb_reading = Json::object();
   std::string usage_error;
   try {
+    refuse_nccl_tests_sizes(args);
     positionals = parser.parse(args);
     if (!help) omb_warnings = apply_omb_options(info, parser, omb, positionals, settings, omb_reading);
   } catch (const UsageError& e) {
@@ -465,6 +474,7 @@ int escaped(int exit_code, const char* label, const std::string& what) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> argv_all(argv, argv + argc);
+  guard_stdout();  // a reader that stops early (| head) costs the view, never the run (stdout_reader.hpp)
   if (argc < 2 || argv_all[1] == "--help" || argv_all[1] == "-h" || argv_all[1] == "help") {
     print_usage();
     return argc < 2 ? kExitUsage : kExitOk;

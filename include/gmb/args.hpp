@@ -111,4 +111,9 @@ std::string omb_pt2pt_accelerator_warning(const std::string& accelerator, const 
 // `parser` does not declare (called after the benchmark declared its own options).
 void add_omb_refusals(ArgParser& parser);
 
+// nccl-tests' spelling of a size sweep (-b MIN -e MAX [-f FACTOR]: -b followed by a size, and -e given), which OMB's
+// letters would otherwise read as something else (-b: OMB's --buffer-num): UsageError saying what gmb's spelling is
+// ("this is nccl-tests' spelling: use --sizes 8:1M"). Nothing else is touched.
+void refuse_nccl_tests_sizes(const std::vector<std::string>& args);
+
 }  // namespace gmb

@@ -273,6 +273,13 @@ class Registry {
 // Checks the world size against the benchmark's bounds; "" when acceptable.
 std::string rank_count_problem(const BenchmarkInfo& info, int world_size);
 
+// A bandwidth benchmark: a transfer between two sides (directions) ranked by its bandwidth (bw, bibw, mbw, rma_bw,
+// part_bw ...), as the engine's description defines it for the harness.
+bool measures_bandwidth(const BenchmarkInfo& info);
+// Why `bytes` is no size for the benchmark `info` describes, whatever the machine, or "": a bandwidth of 0-byte
+// messages is not defined (latency measures 0 B).
+std::string size_meaning_problem(const BenchmarkInfo& info, std::uint64_t bytes);
+
 // Why --precision / --max-seconds cannot be given as parsed (--max-seconds without --precision, or a benchmark
 // whose loop is not the size sweep), or "".
 std::string precision_problem(const BenchmarkInfo& info, const Benchmark& bench, const RunSettings& settings);

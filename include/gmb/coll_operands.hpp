@@ -38,6 +38,12 @@ class Operands {
   std::size_t operation_count() const { return ops_.size(); }
   void select(std::size_t k);
   bool any_data() const;
+  // The sizes the current operation measures for the sizes asked for, each made whole (whole_size) and measured once;
+  // records say which sizes asked for each stands for (requested_bytes). Operations without data run once, at 0 B.
+  std::vector<std::uint64_t> plan_sizes(const std::vector<std::uint64_t>& requested, int world_size);
+  // For the table view: the sizes asked for that are measured at another size ("" when none), e.g.
+  // "alltoall on 3 ranks measures whole blocks (multiples of 3 B): 1, 2, 4 B as 3 B; 8 B as 6 B".
+  std::string rounding_note(int world_size) const;
   Json options_json() const;
   void describe_configuration(Json& record, int world_size) const;
   std::string unsupported_reason(const Context& ctx) const;
@@ -81,6 +87,8 @@ class Operands {
   // Bytes the operation moves in nccl-tests' sense (S * element size) at the current size.
   double op_bytes() const { return static_cast<double>(layout_.op_elems) * static_cast<double>(dtype_size(dtype_)); }
   static double op_bytes_for(const Collective& c, Dtype t, std::size_t bytes, int ranks);
+  // The bus-bandwidth factor at the current size (busbw_factor: unequal counts by the busiest rank).
+  double busbw_factor() const { return coll::busbw_factor(*op_, total_, ranks_, root_); }
 
  private:
   const MemorySpec& my_spec(int rank) const { return rank == root_ ? spec_root_ : spec_others_; }
@@ -107,6 +115,7 @@ class Operands {
   std::string dtype_text_;
   Dtype dtype_ = Dtype::byte;
   std::string transport_ = "mpi";
+  std::vector<MeasuredSize> sizes_;  // the current operation's, from plan_sizes
   bool rotate_offsets_ = false;      // --rotate-offsets
   std::shared_ptr<NcclComm> nccl_;  // under --transport nccl, from setup on
   std::optional<PathInfo> path_;    // among all ranks, from the first setup on (kinds are fixed)

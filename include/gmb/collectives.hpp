@@ -78,10 +78,11 @@ struct CallArgs {
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 
-// nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md): busbw = algbw * factor(ranks).
+// The bus-bandwidth factor (nccl-tests doc/PERFORMANCE.md): busbw = algbw * factor. Unequal counts have no factor of
+// n alone: theirs comes from the counts used (busbw_factor).
 struct BusBandwidth {
   const char* formula;  // the factor as nccl-tests writes it, "2(n-1)/n"; nullptr: no bandwidth (no data)
-  double (*factor)(int ranks);
+  double (*factor)(int ranks);  // nullptr: the busiest rank's share, from the counts (busbw_factor)
 };
 
 // What NCCL offers for an operation (the NCCL transport, --transport nccl).
@@ -132,8 +133,31 @@ bool rank_is_in_place(const Collective& c, int rank, int root, bool in_place);
 Json counts_json(const Collective& c);
 // Why `bytes` cannot be measured as `c` on `ranks` ranks with elements of type `t`, or "": a size must be a whole,
 // non-zero number of elements, and for equal blocks a whole number of elements per rank. Operations without data
-// take any size.
+// take any size. A sweep makes the sizes asked for whole first (whole_size): of those, only 0 B is refused.
 std::string size_problem(const Collective& c, Dtype t, std::uint64_t bytes, int ranks);
+
+// The size measured for `bytes` asked for (docs/collectives.md "The size convention"): the nearest whole size at or
+// below it (a multiple of the element size, and for equal blocks of ranks x element size), or the smallest whole size
+// where that is 0, as nccl-tests rounds its count. 0 stays 0 (no data asked for: refused by size_problem), and
+// operations without data take any size.
+std::uint64_t whole_size(const Collective& c, Dtype t, std::uint64_t bytes, int ranks);
+// A size an operation measures and the sizes asked for that it stands for (several round to one: 1, 2 and 4 B of
+// alltoall on 3 ranks are all measured as 3 B, once).
+struct MeasuredSize {
+  std::uint64_t bytes = 0;
+  std::vector<std::uint64_t> requested;
+};
+// The sizes measured for the sizes asked for, each once, in the order first asked.
+std::vector<MeasuredSize> measured_sizes(const Collective& c, Dtype t, const std::vector<std::uint64_t>& requested,
+                                         int ranks);
+
+// The bus-bandwidth factor of `c` at `total` elements: the row's nccl-tests factor of n where it has one, else (unequal
+// counts) busiest_rank_share.
+double busbw_factor(const Collective& c, std::uint64_t total, int ranks, int root);
+// The busiest rank's share of S, from what `received` says every rank gets: the most elements a rank receives from the
+// other ranks or has to send them (the distinct elements of its input they receive), over S. For equal blocks it is
+// nccl-tests' (n-1)/n.
+double busiest_rank_share(const Collective& c, std::uint64_t total, int ranks, int root);
 
 // `total` elements split over `parts` unequally (part k proportional to k+1); the parts sum to total.
 std::vector<std::uint64_t> unequal_split(std::uint64_t total, int parts);

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,12 @@ void wait_all(std::vector<PartitionedRequest>& requests);
 
 // Why `bytes` cannot be split into `partitions` equal partitions of MPI_BYTEs with int counts, or "".
 std::string partition_split_problem(std::size_t bytes, int partitions);
+
+// What a rank's `requests` partitioned requests of `partitions` partitions each hold in the MPI library, counted as
+// operations in flight (SizeNeeds::add_in_flight): each request and each of its partitions (a library may carry a
+// partition as a request of its own, as Open MPI's part/persist does).
+inline std::uint64_t partitioned_operations(int requests, int partitions) {
+  return static_cast<std::uint64_t>(requests) * (1 + static_cast<std::uint64_t>(partitions));
+}
 
 }  // namespace gmb

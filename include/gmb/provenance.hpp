@@ -42,8 +42,13 @@ Json build_context(const Context& ctx, const std::vector<std::string>& command_l
 // ranks[].network holds them.
 Json rank_network_facts(const Context& ctx);
 
-// Environment variables that change how MPI, UCX, CUDA or the launcher behave, as the launch gave them: without
-// those --nic set (`nic_pinning`, the record of apply_nic_request; null without --nic).
+// The prefixes of the environment variables the context record keeps (a prefix may be a whole name:
+// LD_LIBRARY_PATH), in the order the engine's description lists them.
+const std::vector<std::string>& recorded_environment_prefixes();
+
+// Environment variables that change how MPI, its runtimes, CUDA or the launcher behave (those of
+// recorded_environment_prefixes), as the launch gave them: without those --nic set (`nic_pinning`, the record of
+// apply_nic_request; null without --nic).
 Json relevant_environment(const Json& nic_pinning);
 
 }  // namespace gmb

@@ -22,6 +22,13 @@ constexpr std::uint64_t kMaxMpiCount = INT_MAX;
 // Share of the available memory never planned for: the MPI library, the CUDA context and the
 // rest of the system allocate too while a benchmark runs.
 constexpr int kMemoryMarginPercent = 10;
+// Host bookkeeping smaller than this (requests, samples) is left to the margin, and out of the reasons.
+constexpr std::uint64_t kBookkeepingWithinMargin = std::uint64_t{1} << 20;
+// What one operation in flight costs a rank beyond its buffers: the request and the MPI library's state for it, held
+// until it completes. Open MPI 4.1 (ob1, shared memory) holds about 0.9 KiB per 8-byte MPI_Isend or MPI_Irecv in flight
+// (100000 of them: 86 MiB per rank); rounded up. Windows of messages, chunks, partitions and one-sided operations scale
+// it: a window of 100000000 needs 95 GiB per rank.
+constexpr std::uint64_t kBytesPerOperationInFlight = 1024;
 
 // What one rank needs to measure one size.
 struct SizeNeeds {
@@ -39,12 +46,19 @@ struct SizeNeeds {
   void check_count(std::uint64_t count, std::size_t element_bytes, const std::string& call);
   // Refuses the size for another per-call limit, saying why (the first refusal is kept).
   void refuse(const std::string& reason);
+  // Host memory that scales with an option rather than the size (samples with --iters), counted once it is no longer
+  // within the margin (kBookkeepingWithinMargin).
+  void add_bookkeeping(const std::string& what, std::uint64_t bytes);
+  // `operations` in flight at once ("requests", "MPI_Put operations"): bookkeeping of kBytesPerOperationInFlight each.
+  void add_in_flight(std::uint64_t operations, const std::string& what);
   std::uint64_t bytes_on(MemorySide side) const;
   std::uint64_t total_bytes() const;
 };
 
 // Why `count` elements of `element_bytes` cannot go to one MPI-3 call `call`, or "".
 std::string count_limit_reason(std::uint64_t count, std::size_t element_bytes, const std::string& call);
+// Why `requests` requests cannot be completed by one `call` (MPI_Waitall, MPI_Startall: the count is an int), or "".
+std::string request_count_reason(std::uint64_t requests, const std::string& call);
 
 // The memory one rank may use, and where that figure comes from (for reasons).
 struct MemoryBudget {

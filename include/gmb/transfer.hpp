@@ -63,7 +63,7 @@ struct TransferConfig {
   // Whether the strategy splits messages into chunks (pipelined, pipelined-gpu).
   bool chunked() const;
   // Chunks a message of `bytes` is split into (1 for a strategy that does not chunk).
-  int chunks_for(std::size_t bytes) const;
+  std::uint64_t chunks_for(std::size_t bytes) const;
   // Bytes of the largest chunk of a message of `bytes` (all of it when the strategy does not chunk):
   // what one MPI call carries.
   std::size_t chunk_bytes(std::size_t bytes) const;

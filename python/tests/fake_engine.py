@@ -14,7 +14,8 @@ other build that does not list those benchmarks; FAKE_OLD_LIST=1: an engine buil
 the engine says it loaded (``mpi.library_object``, ``ranks[].mpi_library``, and ``list``'s ``mpi``); unset: an
 engine too old to say. FAKE_MPI3=1: an engine built against an MPI-3 library (``mpi.features`` unavailable, with the
 engine's reasons): partitioned points and persistent collectives are "unsupported" with the reason. As the engine, the
-context records the environment variables of the engine's prefixes (UCX_, OMPI_, NCCL_ ...) and the benchmark's
+context records the environment variables of the prefixes its description lists (environment_prefixes: UCX_, OMPI_,
+NCCL_ ...) and the benchmark's
 options (options.benchmark); FAKE_HOSTS=<n>: the ranks ran on n hosts (node0, node1, ...); FAKE_WORLD_SIZE=<n>: the
 ranks of the launch (the fake launcher sets it from -np for collectives). Settings that change figures, as a library's
 knobs do: FAKE_KNOB_EFFECT="NAME=VALUE@F;..." makes a launch whose environment has NAME=VALUE F times faster (F < 1:
@@ -100,9 +101,6 @@ def opt(args, name, default=None):
     return args[args.index(name) + 1] if name in args else default
 
 
-# what the engine records of its environment (src/core/provenance.cpp relevant_environment)
-ENGINE_ENV_PREFIXES = ("UCX_", "OMPI_", "PMIX_", "PRTE_", "MPICH_", "MPIR_", "HYDRA_", "I_MPI_", "MV2_", "FI_", "CUDA_",
-                       "NCCL_", "NVIDIA_", "SLURM_", "PALS_", "FLUX_", "PMI_", "OMP_", "GMB_", "HWLOC_", "UCC_")
 # the options every benchmark shares (options.common) and those other fields of a record name
 NOT_BENCHMARK_OPTIONS = {"sizes", "iters", "warmup", "iters-large", "warmup-large", "large-size", "batch", "validate",
                          "precision", "max-seconds", "out", "format", "memory-limit", "fresh-buffers", "nic"}
@@ -243,7 +241,9 @@ def main(argv):
                                                                    "send": opt(args, "--send", "host"),
                                                                    "recv": opt(args, "--recv", "host")}}
     ctx["options"]["common"]["nic"] = opt(args, "--nic", "none")
-    ctx["environment"] = {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENGINE_ENV_PREFIXES)}
+    # what the engine records of its environment: the variables of the prefixes its description lists
+    prefixes = tuple(caps["environment_prefixes"])
+    ctx["environment"] = {k: v for k, v in sorted(os.environ.items()) if k.startswith(prefixes)}
     hosts = int(os.environ.get("FAKE_HOSTS", "1"))
     for r in ctx["ranks"]:
         r["host"] = f"node{r['rank'] % hosts}"

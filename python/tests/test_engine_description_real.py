@@ -61,5 +61,5 @@ def test_real_engine_describes_itself_and_the_fake_says_the_same(real_env):
             {x: collectives[c["name"]][x] for x in ("mpi_call", "nonblocking_call", "rooted", "reduction", "nccl")}, \
             c["name"]
     # the facts the harness plans and reads by, as the engine states them
-    for key in ("run_defaults", "strategies", "ceilings"):
+    for key in ("run_defaults", "strategies", "ceilings", "environment_prefixes"):
         assert description()[key] == raw[key], key

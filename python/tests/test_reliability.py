@@ -20,10 +20,13 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_engine import describe
 from realmpi import debian_library, have_debian
 import synth
 
 from gmb import outputs
+from gmb.campaign.checks import check_against_engines
+from gmb.campaign.spec import Block, Campaign, CampaignError
 from gmb.run import leftovers, locks, node_campaigns
 from gmb.cli import main
 from gmb.results.store import Store
@@ -390,6 +393,10 @@ benchmarks = %s
     ("", '["bw"]\nsizes = "1:8:2"', "a range is MIN:MAX, sizes doubling from MIN (a step is not accepted"),
     ("", '["bw"]\nsizes = "8,1,8"', "sizes '8,1,8': 8 bytes is listed twice"),
     ("", '["bw"]\nsizes = "8K,8192"', "sizes '8K,8192': 8192 bytes is listed twice"),
+    ("", '["latency", "bw"]\nsizes = "0,8"',
+     "[[run]] #1: sizes = \"0,8\": bw measures a bandwidth, and a bandwidth of 0-byte messages is not defined; "
+     "latency measures 0 B (give bw sizes from 1 B, in a block of its own where latency keeps 0 B)"),
+    ("", '["mbw"]\nranks = [2]\nsizes = "0:8"', "mbw measures a bandwidth, and a bandwidth of 0-byte messages"),
     ("", '["bw"]\noptions = { iters = 0 }', "options.iters = 0: must be a whole number from 1 to 2147483647"),
     ("", '["bw"]\noptions = { warmup = -1 }', "options.warmup = -1: must be a whole number from 0 to 2147483647"),
     ("", '["bw"]\nranks = [3]', "bw with ranks = 3: bw runs on exactly 2 ranks"),
@@ -502,6 +509,14 @@ def test_a_run_in_a_deleted_directory_or_with_too_long_a_results_path_is_refused
     err = capsys.readouterr().err
     assert "a name in it would be 300 bytes" in err and "(NAME_MAX)" in err, err
     assert [p.name for p in fake_setup["tmp"].iterdir() if p.is_dir()] == ["bin"]  # nothing made
+
+
+def test_latency_keeps_zero_bytes_where_bandwidth_refuses_them():
+    """0 B is refused for the benchmarks the engine describes as bandwidths only: latency measures it."""
+    check_against_engines(Campaign("c", [Block(["latency", "mlat", "coll"], sizes="0:8")]), {"a": describe()})
+    for bench in ("bw", "bibw", "mbw", "rma_bw", "part_bw"):
+        with pytest.raises(CampaignError, match=f"{bench} measures a bandwidth"):
+            check_against_engines(Campaign("c", [Block([bench], sizes="0:8")]), {"a": describe()})
 
 
 def test_results_that_is_a_file_is_refused(fake_setup, campaign_file, node_dir, capsys):

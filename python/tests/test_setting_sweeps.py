@@ -8,12 +8,15 @@ import tomllib
 from dataclasses import replace
 
 import pytest
-from fake_engine import describe
+from fake_engine import describe, description
 from test_cli import run_gmb
+from test_nccl import nccl_setup  # noqa: F401 (a fixture)
 
 from gmb.campaign.environments import outranked
 from gmb.campaign.plan import plan
 from gmb.campaign.spec import Block, Campaign, CampaignError, parse_campaign, setting_sets
+from gmb.engine.description import DescriptionError, EngineDescription
+from gmb.machine import families
 from gmb.machine.launchers import mca_env
 from gmb.machine.mpilibs import MpiLibrary
 from gmb.results.model import Results, combine
@@ -173,3 +176,61 @@ def test_run_stores_each_set_as_its_own_point_named_by_its_settings(fake_setup, 
     assert all(f"fakempi-a [UCX_RNDV_SCHEME{x}]" in tables for x in (" unset", "=get_zcopy", "=put_zcopy"))
     html = (outdir / "report.html").read_text()
     assert "UCX_RNDV_SCHEME=get_zcopy" in html and "UCX_RNDV_SCHEME=put_zcopy" in html
+
+
+def test_the_engine_records_every_prefix_the_harness_treats_as_a_setting():
+    # the fake's description is the real engine's (test_engine_description_real compares them)
+    prefixes = DESC.environment_prefixes
+    assert all(p.startswith(prefixes) for p in families.setting_prefixes()), prefixes
+    assert {"PSM2_", "HCOLL_"} <= set(prefixes)
+    DESC.check_records_settings()
+
+
+def test_an_engine_whose_records_would_not_keep_a_setting_is_refused():
+    short = description()
+    short["environment_prefixes"] = [p for p in short["environment_prefixes"] if p not in ("PSM2_", "HCOLL_")]
+    with pytest.raises(DescriptionError, match=r"says its records keep no PSM2_\*, HCOLL_\* variables, which this gmb "
+                                               r"treats as settings .* rebuild it"):
+        EngineDescription(short, source="engine x").check_records_settings()
+    del short["environment_prefixes"]
+    with pytest.raises(DescriptionError, match="does not say which environment variables its records keep"):
+        EngineDescription(short, source="engine x").check_records_settings()
+    # a description stored with older results is still read
+    assert EngineDescription(short).environment_prefixes is None
+
+
+def _probe(prefix: str) -> str:
+    """A variable of ``prefix`` that no launcher or image sets."""
+    return f"{prefix}GMB_SWEEP_PROBE"
+
+
+def test_a_sweep_over_a_variable_of_every_setting_prefix_gives_a_point_per_value(nccl_setup, tmp_path, capsys):
+    # The NCCL library's results keep every setting (NCCL_ ones only where NCCL moves the data), so a set per prefix
+    # is a point of its own; an MPI library's keep all but NCCL_.
+    prefixes = families.setting_prefixes()
+    sets = [{}, *({_probe(p): "1"} for p in prefixes)]
+    c = Campaign("s", [Block(["bw"], memory=["device:device"], settings=sets)], repetitions=1)
+    aware = replace(lib(), cuda_aware=True)
+    launches, skipped = plan(c, [aware], {"a": describe(cuda=True)})
+    assert skipped == [("a", f"block 1 settings #{prefixes.index('NCCL_') + 2}",
+                        f"its results would be taken for those of settings #1: {_probe('NCCL_')} is not among the "
+                        f"settings a's results keep")]
+    assert len(launches) == len(prefixes)
+
+    text = "\n".join("{ " + ", ".join(f'{k} = "{v}"' for k, v in s.items()) + " }" for s in sets)
+    campaign = tmp_path / "c.toml"
+    campaign.write_text('[campaign]\nname = "every-prefix"\nrepetitions = 1\nlibraries = ["nccl"]\n'
+                        '[[run]]\nbenchmarks = ["bw"]\nmemory = ["device:device"]\ngpus = [0, 1]\n'
+                        f'settings = [{", ".join(text.splitlines())}]\n')
+    assert run_gmb("run", campaign, "--config", nccl_setup["config"], "--no-detect", "--no-build", "--no-progress",
+                   "--no-report", "--results", tmp_path / "res") == 0, capsys.readouterr().err
+    (outdir,) = (tmp_path / "res").iterdir()
+    points = combine(Results.load(open_results(outdir)).ok("bw"))
+    by_size = {}
+    for p in points:
+        by_size.setdefault(p.bytes, set()).add(p.library)
+    for names in by_size.values():
+        assert len(names) == len(sets), names  # one point per set: none merged with another
+        for prefix in prefixes:
+            assert sum(f"{_probe(prefix)}=1" in n for n in names) == 1, (prefix, names)
+    assert all(p.reps == 1 for p in points)

@@ -584,3 +584,22 @@ def test_status_table_names_a_validation_failure(gpu_store):
     differed): the row says that the data failed validation."""
     t = tables.status_table(Results.load(gpu_store))
     assert ["failed", "data failed validation", 5, "result points"] in [r[:4] for r in t.rows]
+
+
+def test_collective_sizes_asked_for_are_points_of_the_size_measured(tmp_path):
+    """On 3 ranks the engine measures 1, 2 and 4 B of alltoall as 3 B (whole blocks), once, the record naming the sizes
+    asked for (requested_bytes): that launch gives one point at 3 B, not three repetitions of it; a launch that asked
+    for 3 B measured the same operation, a second launch of that point; tables show the sizes measured."""
+    st = Store()
+    for rid, asked in (("a", {3: [1, 2, 4], 63: [64]}), ("b", {3: [3]})):
+        recs = synth.coll_results(rid, ["alltoall"], sorted(asked), 3)
+        for rec in recs:
+            rec["requested_bytes"] = asked[rec["bytes"]]
+        st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl", [synth.context(rid, "coll", "Open MPI v5.0.7",
+                                                                              world_size=3), *recs]), validate=True)
+    points = {p.bytes: p for p in combine(Results.load(st).ok("coll"))}
+    assert sorted(points) == [3, 63]
+    assert (points[3].reps, points[63].reps) == (2, 1)
+    t = tables.collectives_table(Results.load(st))
+    c = {name: i for i, name in enumerate(t.columns)}
+    assert [r[c["size (total)"]] for r in t.rows] == ["3", "63"]  # bytes

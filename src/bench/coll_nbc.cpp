@@ -332,7 +332,8 @@ PhaseSample NonBlockingCollective::overlapped_once(double compute_seconds) {
 }
 
 int NonBlockingCollective::run_operation(Context& ctx, RecordSink& sink) {
-  const std::vector<std::uint64_t> sizes = operands_.op().has_data ? ctx.settings->sizes : std::vector<std::uint64_t>{0};
+  const std::vector<std::uint64_t> sizes = operands_.plan_sizes(ctx.settings->sizes, ctx.size);
+  if (const std::string note = operands_.rounding_note(ctx.size); !note.empty()) sink.note(note);
   auto describe = [this](Json& record) { describe_configuration(record); };
 
   const std::string refusal = agree_on_reason(ctx.comm, unsupported_reason(ctx));
@@ -474,10 +475,11 @@ void NonBlockingCollective::write_record(const Context& ctx, RecordSink& sink, c
       .set("calibration", calibration_);
   if (op.has_data) {
     const double op_bytes = operands_.op_bytes();
+    const double factor = operands_.busbw_factor();
     metrics.set("op_bytes", op_bytes)
-        .set("busbw_factor", op.busbw.factor(ranks_))
+        .set("busbw_factor", factor)
         .set("pure_algbw_GBps", pure > 0 ? op_bytes / pure / 1e9 : 0.0)
-        .set("pure_busbw_GBps", pure > 0 ? op_bytes / pure / 1e9 * op.busbw.factor(ranks_) : 0.0);
+        .set("pure_busbw_GBps", pure > 0 ? op_bytes / pure / 1e9 * factor : 0.0);
   }
   if (sweep_) metrics.set("curve", curve);
   m.write(sink, record, headline.overall, metrics, std::to_string(bytes) + " bytes");

@@ -157,6 +157,29 @@ bool Operands::any_data() const {
   return false;
 }
 
+std::vector<std::uint64_t> Operands::plan_sizes(const std::vector<std::uint64_t>& requested, int world_size) {
+  sizes_ = op_->has_data ? measured_sizes(*op_, dtype_, requested, world_size) : std::vector<MeasuredSize>{{0, {}}};
+  std::vector<std::uint64_t> out;
+  for (const MeasuredSize& m : sizes_) out.push_back(m.bytes);
+  return out;
+}
+
+std::string Operands::rounding_note(int world_size) const {
+  if (!op_->has_data) return "";  // barrier: once, whatever the sizes
+  std::string moved;
+  for (const MeasuredSize& m : sizes_) {
+    if (m.requested == std::vector<std::uint64_t>{m.bytes}) continue;
+    std::string asked;
+    for (const std::uint64_t r : m.requested) asked += (asked.empty() ? "" : ", ") + std::to_string(r);
+    moved += (moved.empty() ? "" : "; ") + asked + " B as " + std::to_string(m.bytes) + " B";
+  }
+  if (moved.empty()) return "";
+  const std::uint64_t unit = whole_size(*op_, dtype_, 1, world_size);
+  return std::string(op_->name) + " on " + std::to_string(world_size) + " ranks measures whole " +
+         (op_->split == Split::equal_blocks ? "blocks" : "elements") + " (multiples of " + std::to_string(unit) +
+         " B), at the nearest size: " + moved;
+}
+
 Json Operands::options_json() const {
   std::string names;
   for (const Collective* c : ops_) names += (names.empty() ? "" : ",") + std::string(c->name);
@@ -188,15 +211,17 @@ void Operands::describe_configuration(Json& record, int world_size) const {
   if (op_->has_data) describe_size(record, world_size);
 }
 
-// Sizes follow nccl-tests (docs/collectives.md): bytes is S, the operation's whole buffer; equal-block
-// operations also say the block per peer, which is what OSU's benchmarks call the size (a size that does not
-// split into blocks is refused, and has none).
+// Sizes follow nccl-tests (docs/collectives.md): bytes is S, the operation's whole buffer as measured, beside the sizes
+// asked for that it stands for; equal-block operations also say the block per peer, which is what OSU's benchmarks
+// call the size (a size refused has none).
 void Operands::describe_size(Json& record, int world_size) const {
   record.set("size_convention", "total");
   const Json* bytes = record.find("bytes");
-  if (!bytes || op_->split != Split::equal_blocks) return;
+  if (!bytes) return;
   const auto size = static_cast<std::uint64_t>(bytes->as_number());
-  if (size_problem(*op_, dtype_, size, world_size).empty())
+  for (const MeasuredSize& m : sizes_)
+    if (m.bytes == size) record.set("requested_bytes", Json::array_of(m.requested));
+  if (op_->split == Split::equal_blocks && size_problem(*op_, dtype_, size, world_size).empty())
     record.set("bytes_per_peer", size / static_cast<std::uint64_t>(world_size));
 }
 

@@ -85,14 +85,16 @@ class BlockingCollective final : public SizeSweep {
             {"busbw_GB/s", "busbw_GBps.median", 3}};
   }
 
-  // Each operation asked for in turn. Barrier has no size: it runs once, at 0 bytes.
+  // Each operation asked for in turn, at its whole sizes (Operands::plan_sizes). Barrier has no size: it runs once,
+  // at 0 bytes.
   int run(Context& ctx, RecordSink& sink) override {
     int exit_code = kExitOk;
     for (std::size_t k = 0; k < operands_.operation_count(); ++k) {
       operands_.select(k);
       if (operands_.operation_count() > 1) sink.note(std::string("operation: ") + operands_.op().name);
       RunSettings once = *ctx.settings;
-      if (!operands_.op().has_data) once.sizes = {0};
+      once.sizes = operands_.plan_sizes(ctx.settings->sizes, ctx.size);
+      if (const std::string note = operands_.rounding_note(ctx.size); !note.empty()) sink.note(note);
       Context op_ctx = ctx;
       op_ctx.settings = &once;
       exit_code = std::max(exit_code, persistent_.run(op_ctx, sink, operands_.op().persistent_name, [&] {
@@ -157,13 +159,15 @@ class BlockingCollective final : public SizeSweep {
                                : "time per call, slowest rank");
     if (op.has_data) {
       const double bytes = operands_.op_bytes();
-      const double factor = op.busbw.factor(ranks_);
+      const double factor = operands_.busbw_factor();
       record.set("bandwidth_GBps", summarize_transformed(seconds, [&](double s) { return bytes / s / 1e9; }).to_json());
       record.set("busbw_GBps", summarize_transformed(seconds, [&](double s) { return bytes / s / 1e9 * factor; }).to_json());
       metrics.set("op_bytes", bytes)
           .set("busbw_factor", factor)
           .set("bandwidth_GBps", "algbw = op_bytes / time (docs/collectives.md: size convention)")
-          .set("busbw_GBps", "algbw * busbw_factor (nccl-tests factors)");
+          .set("busbw_GBps", op.busbw.factor ? "algbw * busbw_factor (nccl-tests factors)"
+                                             : "algbw * busbw_factor (unequal counts: the busiest rank's bytes to or "
+                                               "from the other ranks / op_bytes)");
     }
     if (operands_.rotates_offsets()) record.set("offset_positions", operands_.offset_positions());
     record.set("metrics", metrics);

@@ -138,6 +138,7 @@ class PartitionedTransfer : public SizeSweep {
     n.add("send", bytes, kind);
     n.add("recv", bytes, kind);
     n.refuse(partition_split_problem(bytes, partitions_));
+    n.add_in_flight(partitioned_operations(windowed_ ? window_ : 1, partitions_), "partitioned requests' partitions");
     return n;
   }
 
@@ -454,6 +455,8 @@ SizeNeeds PartitionedOverlap::size_needs(const Context& ctx, std::size_t bytes) 
   const MemoryKind& kind = ctx.platform->memory.known(pair_.mine(ctx.rank).kind);
   n.add(sender_ ? "send" : "recv", bytes, kind);
   n.refuse(partition_split_problem(bytes, partitions_));
+  n.add_in_flight(partitioned_operations(1, partitions_), "partitioned requests' partitions");
+  if (sender_) n.add_bookkeeping("ready flags", sizeof(std::uint32_t) * static_cast<std::uint64_t>(partitions_));
   return n;
 }
 

@@ -5,9 +5,11 @@
 #include "pt2pt.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "gmb/error.hpp"
 #include "gmb/nccl.hpp"
+#include "gmb/size_limits.hpp"
 #include "gmb/sizes.hpp"
 #include "gmb/stats.hpp"
 
@@ -83,6 +85,12 @@ void PointToPoint::configure(const std::vector<std::string>& positionals, int wo
   if (!chunk_sweep_.empty() && transfer_.chunk_size)
     throw UsageError("give either --chunks or --chunk-size, not both");
   if (chunk_sweep_.empty()) chunk_sweep_.push_back(transfer_.chunks);
+  // A window whose requests one MPI_Waitall can never take is bad input; one that may not fit in memory is refused
+  // per size (needs).
+  if (const std::string reason = request_count_reason(messages_in_flight(), "MPI_Waitall"); !reason.empty())
+    throw UsageError("--window " + std::to_string(window_) + ": windows both ways keep 2 x " + std::to_string(window_) +
+                     " messages in flight: " + reason + " (accepted: a window of at most " +
+                     std::to_string(kMaxMpiCount / 2) + ")");
   pairs_ = world_size / 2;
   // The persistent form is MPI's own requests on the buffers themselves: staging copies and NCCL have none. Its
   // comparison is of the memory asked for, timed as the regular form is: not the references, nor the managed
@@ -157,6 +165,9 @@ SizeNeeds PointToPoint::needs(const Context& ctx, std::size_t bytes) const {
   n.add("send", bytes, kind);
   n.add("recv", bytes, kind);
   if (transfer_.transport != "mpi") return n;  // NCCL counts are size_t
+  const std::uint64_t requests = requests_in_flight(bytes);
+  n.add_in_flight(requests, "requests");
+  n.refuse(request_count_reason(requests, "MPI_Waitall"));
   const int window = windowed() ? window_ : 1;
   const StrategyInfo* strategy = find_strategy(transfer_.strategy);
   const bool staged = strategy->stages(kind);
@@ -173,6 +184,22 @@ SizeNeeds PointToPoint::needs(const Context& ctx, std::size_t bytes) const {
                     " with MPI_BYTE" +
                     (transfer_.chunked() ? ", one chunk per call" : ""));
   return n;
+}
+
+std::uint64_t PointToPoint::messages_in_flight() const {
+  switch (pattern_) {
+    case PairPattern::ping_pong: return 1;
+    case PairPattern::one_way_window: return static_cast<std::uint64_t>(window_);
+    case PairPattern::both_ways_window: return 2 * static_cast<std::uint64_t>(window_);
+  }
+  return 1;
+}
+
+std::uint64_t PointToPoint::requests_in_flight(std::size_t bytes) const {
+  if (persistent_.active()) return 2 * static_cast<std::uint64_t>(windowed() ? window_ : 1);
+  const std::uint64_t chunks = transfer_.chunks_for(bytes);
+  const std::uint64_t messages = messages_in_flight();
+  return chunks > UINT64_MAX / messages ? UINT64_MAX : messages * chunks;
 }
 
 int PointToPoint::run(Context& ctx, RecordSink& sink) {

@@ -95,6 +95,11 @@ class PointToPoint : public SizeSweep, protected ManagedPlacement {
   void one_way_window();
   // both_ways_window: both sides post W receives and W sends, then wait for all.
   void both_ways_window();
+  // Messages this rank has in flight at once: one, a window (one way) or two (both ways).
+  std::uint64_t messages_in_flight() const;
+  // Requests this rank holds at once for messages of `bytes`: a request per chunk of each message in flight; with
+  // --persistent, the window's persistent sends and receives, which all exist from setup on.
+  std::uint64_t requests_in_flight(std::size_t bytes) const;
   // One sweep of the sizes per chunk count (a single pass unless --chunks lists several).
   int sweep_chunks(Context& ctx, RecordSink& sink);
   static std::vector<int> parse_chunk_list(const std::string& text);

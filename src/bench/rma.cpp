@@ -428,6 +428,8 @@ SizeNeeds OneSided::needs(const Context& ctx, std::size_t bytes) const {
   const MemoryKind& kind = ctx.platform->memory.known(spec_of(ctx.rank).kind);
   const std::uint64_t span = static_cast<std::uint64_t>(bytes) * static_cast<std::uint64_t>(operations_per_iteration());
   if (is_origin(ctx.rank)) {
+    // The operations of an iteration are in flight until its synchronisation completes them.
+    n.add_in_flight(static_cast<std::uint64_t>(operations_per_iteration()), std::string(op().call) + " operations");
     n.add(op_ == Op::get ? "origin (get destination)" : "origin", span, kind);
     if (op().has_result_buffer) n.add("result", span, kind);
     if (op_ == Op::cas) n.add("compare", op().element_bytes, kind);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "gmb/error.hpp"
+#include "gmb/sizes.hpp"
 
 namespace gmb {
 
@@ -258,6 +259,25 @@ std::string omb_pt2pt_accelerator_warning(const std::string& accelerator, const 
     return "-d managed with D: D is device memory, as OMB allocates it (cudaMalloc); managed memory is MH or MD "
            "(managed, placed on the host or on the device)";
   return "";
+}
+
+void refuse_nccl_tests_sizes(const std::vector<std::string>& args) {
+  auto value_of = [&](const char* name) -> const std::string* {
+    const auto at = std::find(args.begin(), args.end(), name);
+    return at == args.end() || at + 1 == args.end() ? nullptr : &*(at + 1);
+  };
+  const std::string *min = value_of("-b"), *max = value_of("-e"), *factor = value_of("-f");
+  if (!min || std::find(args.begin(), args.end(), "-e") == args.end()) return;
+  try {
+    parse_size(*min);
+  } catch (const UsageError&) {
+    return;  // -b with something else: OMB's --buffer-num, refused as such
+  }
+  std::string message = "-b " + *min + " -e " + (max ? *max : "MAX") + ": this is nccl-tests' spelling: use --sizes " + *min +
+                        ":" + (max ? *max : "MAX");
+  if (factor && *factor != "2")
+    message += " (gmb's ranges double at each step, as -f 2; other steps as a list: --sizes 8,64,512)";
+  throw UsageError(message);
 }
 
 void add_omb_refusals(ArgParser& parser) {

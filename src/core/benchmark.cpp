@@ -122,6 +122,15 @@ void add_precision_options(ArgParser& parser, RunSettings& settings) {
                [&settings](const std::string& v) { settings.max_seconds = parse_positive_seconds(v, "time cap"); });
 }
 
+bool measures_bandwidth(const BenchmarkInfo& info) {
+  return info.directions != Directions::none && info.records.headline == Statistic::bandwidth_GBps;
+}
+
+std::string size_meaning_problem(const BenchmarkInfo& info, std::uint64_t bytes) {
+  if (bytes == 0 && measures_bandwidth(info)) return "a bandwidth of 0-byte messages is not defined; latency measures 0 B";
+  return "";
+}
+
 std::string precision_problem(const BenchmarkInfo& info, const Benchmark& bench, const RunSettings& settings) {
   if (settings.max_seconds > 0 && !settings.adaptive())
     return "--max-seconds caps adaptive repetitions and needs --precision (without it every size runs its fixed "
@@ -212,10 +221,13 @@ MemoryBudget memory_budget(const Context& ctx) {
 SizeVerdicts size_verdicts(const Context& ctx, const std::vector<std::uint64_t>& sizes,
                            const std::function<SizeNeeds(std::size_t bytes)>& needs_at) {
   const MemoryBudget budget = memory_budget(ctx);
+  const BenchmarkInfo* info = Registry::instance().find(ctx.benchmark);
   SizeVerdicts verdicts;
   for (const std::uint64_t bytes : sizes) {
+    std::string refusal = info ? size_meaning_problem(*info, bytes) : "";
+    if (refusal.empty()) refusal = size_refusal(needs_at(bytes), budget);
     // Every rank must agree: a rank that skipped a size its peers measure would leave them waiting.
-    verdicts.refusals.push_back(agree_on_reason(ctx.comm, size_refusal(needs_at(bytes), budget)));
+    verdicts.refusals.push_back(agree_on_reason(ctx.comm, refusal));
     if (verdicts.refusals.back().empty()) verdicts.measurable.push_back(bytes);
   }
   return verdicts;

@@ -52,6 +52,8 @@ constexpr BusBandwidth kBusbwOne{"1", factor_one};
 constexpr BusBandwidth kBusbwRing{"(n-1)/n", factor_ring};
 constexpr BusBandwidth kBusbwAllreduce{"2(n-1)/n", factor_allreduce};
 constexpr BusBandwidth kBusbwNone{nullptr, factor_none};
+// Unequal counts: (n-1)/n assumes every rank moves the same share; the busiest rank moves more (busbw_factor).
+constexpr BusBandwidth kBusbwBusiestRank{"busiest rank's bytes to or from the other ranks / S", nullptr};
 
 // What NCCL offers. Its in-place forms (sendbuff == recvbuff, or the rank's block of recvbuff for
 // allgather) mean what MPI_IN_PLACE means only where `in_place` says so; elsewhere the data sits at other
@@ -319,12 +321,14 @@ Segments init_alltoall(std::uint64_t t, int rank, int n, int, bool in_place) {
 }
 Segments recv_alltoallv(std::uint64_t t, int rank, int n, int, bool) {
   const auto w = unequal_split(t, n);
+  // upto[i]: the sum of the parts w[j mod n] for j < i, over two turns of the parts
+  std::vector<std::uint64_t> upto(2 * static_cast<std::size_t>(n) + 1, 0);
+  for (std::size_t i = 0; i + 1 < upto.size(); ++i) upto[i + 1] = upto[i] + w[i % static_cast<std::size_t>(n)];
   Segments s;
   std::uint64_t dst = 0;
   for (int k = 0; k < n; ++k) {
     // Rank k's displacement for destination `rank`: the sum of what k sends to ranks before it.
-    std::uint64_t src = 0;
-    for (int j = 0; j < rank; ++j) src += w[(k + j) % n];
+    const std::uint64_t src = upto[static_cast<std::size_t>(k + rank)] - upto[static_cast<std::size_t>(k)];
     const std::uint64_t len = w[(rank + k) % n];
     s.push_back({dst, len, k, src, false});
     dst += len;
@@ -557,7 +561,7 @@ const std::vector<Collective>& collectives() {
      GMB_COLL_INIT("MPI_Gather_init", gather_init)},
     {"gatherv", "MPI_Gatherv", "MPI_Igatherv", false, true, true, InPlace::root_only, Split::unequal,
      "bytes = S, the root's gathered result; unequal counts: rank k contributes part k of S split in proportion to "
-     "1, 2, ..., ranks", kBusbwRing, kNcclGrouped,
+     "1, 2, ..., ranks", kBusbwBusiestRank, kNcclGrouped,
      layout_gatherv, recv_gatherv, init_gatherv, GMB_COLL_CALLS(gatherv),
      GMB_COLL_INIT("MPI_Gatherv_init", gatherv_init)},
     {"allgather", "MPI_Allgather", "MPI_Iallgather", false, false, true, InPlace::all, Split::equal_blocks,
@@ -566,7 +570,7 @@ const std::vector<Collective>& collectives() {
      GMB_COLL_INIT("MPI_Allgather_init", allgather_init)},
     {"allgatherv", "MPI_Allgatherv", "MPI_Iallgatherv", false, false, true, InPlace::all, Split::unequal,
      "bytes = S, every rank's gathered result; unequal counts: rank k contributes part k of S split in proportion "
-     "to 1, 2, ..., ranks", kBusbwRing, kNcclGrouped,
+     "to 1, 2, ..., ranks", kBusbwBusiestRank, kNcclGrouped,
      layout_allgatherv, recv_allgatherv, init_allgatherv, GMB_COLL_CALLS(allgatherv),
      GMB_COLL_INIT("MPI_Allgatherv_init", allgatherv_init)},
     {"scatter", "MPI_Scatter", "MPI_Iscatter", false, true, true, InPlace::root_only, Split::equal_blocks,
@@ -575,7 +579,7 @@ const std::vector<Collective>& collectives() {
      GMB_COLL_INIT("MPI_Scatter_init", scatter_init)},
     {"scatterv", "MPI_Scatterv", "MPI_Iscatterv", false, true, true, InPlace::root_only, Split::unequal,
      "bytes = S, the root's send buffer; unequal counts: rank k receives part k of S split in proportion to 1, 2, "
-     "..., ranks", kBusbwRing, kNcclGrouped,
+     "..., ranks", kBusbwBusiestRank, kNcclGrouped,
      layout_scatterv, recv_scatterv, none, GMB_COLL_CALLS(scatterv),
      GMB_COLL_INIT("MPI_Scatterv_init", scatterv_init)},
     {"alltoall", "MPI_Alltoall", "MPI_Ialltoall", false, false, true, InPlace::all, Split::equal_blocks,
@@ -585,12 +589,12 @@ const std::vector<Collective>& collectives() {
      GMB_COLL_INIT("MPI_Alltoall_init", alltoall_init)},
     {"alltoallv", "MPI_Alltoallv", "MPI_Ialltoallv", false, false, true, InPlace::all, Split::unequal,
      "bytes = S, each rank's send buffer (and receive buffer); unequal counts: S split in proportion to 1, 2, ..., "
-     "ranks, rank r sends part (r+k) mod ranks to rank k", kBusbwRing, kNcclGrouped,
+     "ranks, rank r sends part (r+k) mod ranks to rank k", kBusbwBusiestRank, kNcclGrouped,
      layout_alltoallv, recv_alltoallv, init_whole_input, GMB_COLL_CALLS(alltoallv),
      GMB_COLL_INIT("MPI_Alltoallv_init", alltoallv_init)},
     {"reduce_scatter", "MPI_Reduce_scatter", "MPI_Ireduce_scatter", true, false, true, InPlace::all, Split::unequal,
      "bytes = S, each rank's input; unequal counts: rank k receives part k of the element-wise sum, S split in "
-     "proportion to 1, 2, ..., ranks (osu_reduce_scatter's equal counts: reduce_scatter_equal)", kBusbwRing,
+     "proportion to 1, 2, ..., ranks (osu_reduce_scatter's equal counts: reduce_scatter_equal)", kBusbwBusiestRank,
      nccl_none("NCCL has no reduce-scatter with unequal counts (ncclReduceScatter gives every rank the same count: "
                "use reduce_scatter_equal or reduce_scatter_block)"),
      layout_reduce_scatter, recv_reduce_scatter, init_whole_input, GMB_COLL_CALLS(reduce_scatter),
@@ -656,12 +660,10 @@ Json counts_json(const Collective& c) {
 }
 
 std::string size_problem(const Collective& c, Dtype t, std::uint64_t bytes, int ranks) {
-  if (c.split == Split::none) return "";
+  if (c.split == Split::none || (bytes > 0 && whole_size(c, t, bytes, ranks) == bytes)) return "";
   const std::uint64_t element = dtype_size(t);
   const bool per_rank = c.split == Split::equal_blocks;
-  // The smallest size each accepted size is a multiple of: one element, or one element per rank.
-  const std::uint64_t unit = per_rank ? element * static_cast<std::uint64_t>(ranks) : element;
-  if (bytes > 0 && bytes % unit == 0) return "";
+  const std::uint64_t unit = whole_size(c, t, 1, ranks);
   const std::string elements =
       std::to_string(element) + "-byte " + (t == Dtype::byte ? std::string("MPI_BYTE") : dtype_name(t)) + " elements";
   std::string what;
@@ -670,13 +672,73 @@ std::string size_problem(const Collective& c, Dtype t, std::uint64_t bytes, int 
   else
     what = std::to_string(bytes) + " B (" + std::to_string(bytes / element) + " " + elements + ") does not split into " +
            std::to_string(ranks) + " equal blocks of whole elements, one per rank";
-  std::string accepted = "accepted for " + std::string(c.name);
-  if (per_rank)
-    accepted += " on " + std::to_string(ranks) + " ranks: a non-zero multiple of " + std::to_string(unit) + " B (" +
-                std::to_string(ranks) + " ranks x " + std::to_string(element) + " B)";
-  else if (unit == 1) accepted += ": 1 B or more";
-  else accepted += ": a non-zero multiple of " + std::to_string(unit) + " B";
+  std::string accepted = "accepted for " + std::string(c.name) + (per_rank ? " on " + std::to_string(ranks) + " ranks" : "") +
+                         ": a non-zero multiple of " + std::to_string(unit) + " B";
+  if (per_rank) accepted += " (" + std::to_string(ranks) + " ranks x " + std::to_string(element) + " B)";
+  if (unit == 1) accepted = "accepted for " + std::string(c.name) + ": 1 B or more";
+  else accepted += "; a sweep measures any other non-zero size at the nearest one";
   return what + " (" + accepted + ")";
+}
+
+std::uint64_t whole_size(const Collective& c, Dtype t, std::uint64_t bytes, int ranks) {
+  if (c.split == Split::none || bytes == 0) return bytes;
+  // The smallest whole size, of which every whole size is a multiple: one element, or one element per rank.
+  const std::uint64_t unit = dtype_size(t) * (c.split == Split::equal_blocks ? static_cast<std::uint64_t>(ranks) : 1);
+  return std::max<std::uint64_t>(bytes / unit, 1) * unit;
+}
+
+std::vector<MeasuredSize> measured_sizes(const Collective& c, Dtype t, const std::vector<std::uint64_t>& requested,
+                                         int ranks) {
+  std::vector<MeasuredSize> out;
+  for (const std::uint64_t asked : requested) {
+    const std::uint64_t bytes = whole_size(c, t, asked, ranks);
+    auto same = std::find_if(out.begin(), out.end(), [&](const MeasuredSize& m) { return m.bytes == bytes; });
+    if (same == out.end()) out.push_back({bytes, {asked}});
+    else same->requested.push_back(asked);
+  }
+  return out;
+}
+
+double busbw_factor(const Collective& c, std::uint64_t total, int ranks, int root) {
+  return c.busbw.factor ? c.busbw.factor(ranks) : busiest_rank_share(c, total, ranks, root);
+}
+
+double busiest_rank_share(const Collective& c, std::uint64_t total, int ranks, int root) {
+  // Per rank: the elements it receives from the other ranks, and the distinct elements of its input the other ranks
+  // receive (each leaves it at least once; a ring or a tree forwards what several ranks need). A reduction's
+  // result needs every other rank's input over its span: one reduced element per element received.
+  std::vector<std::uint64_t> in(static_cast<std::size_t>(ranks), 0);
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> read(static_cast<std::size_t>(ranks));
+  auto read_from = [&](int k, std::uint64_t from, std::uint64_t length) {
+    auto& spans = read[static_cast<std::size_t>(k)];
+    // Receivers are visited in rank order and mostly read adjacent or equal spans: keep them merged as they come.
+    if (!spans.empty() && from <= spans.back().second && from + length >= spans.back().first)
+      spans.back() = {std::min(spans.back().first, from), std::max(spans.back().second, from + length)};
+    else if (length > 0)
+      spans.push_back({from, from + length});
+  };
+  for (int r = 0; r < ranks; ++r) {
+    for (const Segment& s : c.received(total, r, ranks, root, false)) {
+      if (!s.reduce && s.src_rank == r) continue;  // its own input, moved inside the rank
+      in[static_cast<std::size_t>(r)] += s.length;
+      if (!s.reduce) read_from(s.src_rank, s.src_offset, s.length);
+      else
+        for (int k = 0; k < ranks; ++k)
+          if (k != r) read_from(k, s.src_offset, s.length);
+    }
+  }
+  std::uint64_t busiest = *std::max_element(in.begin(), in.end());
+  for (auto& spans : read) {
+    std::sort(spans.begin(), spans.end());
+    std::uint64_t distinct = 0, end = 0;
+    for (const auto& [from, to] : spans) {
+      if (to > end) distinct += to - std::max(from, end);
+      end = std::max(end, to);
+    }
+    busiest = std::max(busiest, distinct);
+  }
+  const std::uint64_t size = c.layout(total, 0, ranks, root, false).op_elems;
+  return size ? static_cast<double>(busiest) / static_cast<double>(size) : 0.0;
 }
 
 std::vector<std::uint64_t> unequal_split(std::uint64_t total, int parts) {

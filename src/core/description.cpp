@@ -182,6 +182,7 @@ Json engine_description(const Platform& platform, const ArgParser& common_option
       .set("collectives", collectives)
       .set("strategies", strategies)
       .set("ceilings", ceilings)
+      .set("environment_prefixes", Json::array_of(recorded_environment_prefixes()))
       .set("features", features);
 }
 

@@ -125,16 +125,22 @@ std::string make_run_id(MPI_Comm comm) {
   return broadcast_string(comm, id, 0);
 }
 
+const std::vector<std::string>& recorded_environment_prefixes() {
+  // MPI libraries, their launchers and runtimes (UCX, libfabric, PSM2, UCC, HCOLL), CUDA, NCCL, the schedulers, OpenMP,
+  // hwloc and gmb's own: every variable the harness treats as a setting must start with one of these, or two launches
+  // that differ in it would be taken for repetitions of one point (the harness checks it against this list).
+  static const std::vector<std::string> prefixes = {
+      "UCX_",   "OMPI_", "PMIX_", "PRTE_", "MPICH_", "MPIR_", "HYDRA_", "I_MPI_", "MV2_", "FI_",  "PSM2_",  "UCC_",
+      "HCOLL_", "CUDA_", "NCCL_", "NVIDIA_", "SLURM_", "PALS_", "FLUX_", "PMI_", "OMP_", "GMB_", "HWLOC_", "LD_LIBRARY_PATH"};
+  return prefixes;
+}
+
 Json relevant_environment(const Json& nic_pinning) {
   // The variables --nic set belong to nic_pinning, not to the environment the launch was given.
   std::vector<std::string> set_by_gmb;
   if (const Json* variables = nic_pinning.is_null() ? nullptr : nic_pinning.find("variables"))
     for (const auto& [name, decision] : *variables->as_object())
       if (decision.find("set")) set_by_gmb.push_back(name);
-  static const char* const kPrefixes[] = {"UCX_",  "OMPI_",  "PMIX_",  "PRTE_", "MPICH_", "MPIR_",   "HYDRA_",
-                                          "I_MPI_", "MV2_",  "FI_",    "CUDA_", "NCCL_",  "NVIDIA_", "SLURM_",
-                                          "PALS_", "FLUX_",  "PMI_",   "OMP_",  "GMB_",   "HWLOC_",  "UCC_",
-                                          "LD_LIBRARY_PATH"};
   std::map<std::string, std::string> picked;
   for (char** e = environ; e && *e; ++e) {
     const std::string entry = *e;
@@ -142,7 +148,7 @@ Json relevant_environment(const Json& nic_pinning) {
     if (eq == std::string::npos) continue;
     const std::string name = entry.substr(0, eq);
     if (std::find(set_by_gmb.begin(), set_by_gmb.end(), name) != set_by_gmb.end()) continue;
-    for (const char* prefix : kPrefixes) {
+    for (const std::string& prefix : recorded_environment_prefixes()) {
       if (name.rfind(prefix, 0) == 0) {
         picked[name] = entry.substr(eq + 1);
         break;

@@ -9,6 +9,7 @@
 
 #include "gmb/error.hpp"
 #include "gmb/sizes.hpp"
+#include "gmb/stdout_reader.hpp"
 
 namespace gmb {
 
@@ -41,7 +42,7 @@ void RecordSink::write_line(const Json& record) {
   }
   if (format_ == StdoutFormat::json) {
     std::fputs(line.c_str(), stdout);
-    std::fflush(stdout);
+    flush_stdout();
   }
 }
 
@@ -63,7 +64,7 @@ void RecordSink::write_context(const Json& context) {
       if (const Json* verdict = aw->find("verdict"); verdict && verdict->as_string())
         std::printf("# GPU-aware: %s\n", verdict->as_string()->c_str());
   }
-  std::fflush(stdout);
+  flush_stdout();
 }
 
 void RecordSink::say_unsupported(const std::string& reason) {
@@ -73,7 +74,7 @@ void RecordSink::say_unsupported(const std::string& reason) {
 void RecordSink::note(const std::string& text) {
   if (format_ == StdoutFormat::table) {
     std::printf("# %s\n", text.c_str());
-    std::fflush(stdout);
+    flush_stdout();
   }
 }
 
@@ -111,7 +112,7 @@ void RecordSink::print_table_row(const Json& result) {
   if (const Json* validation = result.find("validation"); validation && validation->as_string() && *validation->as_string() != "off")
     text += " (validation " + *validation->as_string() + ")";
   std::printf("  %s\n", text.c_str());
-  std::fflush(stdout);
+  flush_stdout();
 }
 
 void RecordSink::write_result(const Json& result) {

@@ -21,6 +21,17 @@ constexpr int kMinSamples = 10;
 // Iterations of the untimed page-fault counting pass (fewer when fewer are timed).
 constexpr int kPageFaultIterations = 10;
 
+// The samples of a size held in memory, a fixed count of them: each rank's (at most one per iteration: a batch of 1)
+// and, on rank 0, the slowest rank's, or every rank's where the sweep gathers them (--iters 2147483647: 16 GiB per
+// rank).
+void add_sample_needs(SizeNeeds& n, const Context& ctx, int iterations, bool every_rank) {
+  const std::uint64_t samples = static_cast<std::uint64_t>(iterations) * sizeof(double);
+  n.add_bookkeeping("timing samples", samples);
+  if (ctx.rank == 0)
+    n.add_bookkeeping(every_rank ? "every rank's samples" : "the slowest rank's samples",
+                      samples * static_cast<std::uint64_t>(every_rank ? ctx.size : 1));
+}
+
 }  // namespace
 
 Json RunSettings::to_json() const {
@@ -331,7 +342,12 @@ int SizeSweep::run(Context& ctx, RecordSink& sink) {
   const FaultCounter faults = make_fault_counter(ctx, placement);
   SweepSteps steps;
   steps.describe = describe;
-  steps.needs = [&](std::size_t bytes) { return needs(ctx, bytes); };
+  steps.needs = [&](std::size_t bytes) {
+    SizeNeeds n = needs(ctx, bytes);
+    // Under --precision the time cap ends a size long before a large iteration cap could be reached.
+    if (!ctx.settings->adaptive()) add_sample_needs(n, ctx, ctx.settings->iterations_for(bytes), gathers_every_rank());
+    return n;
+  };
   steps.setup = [&](std::size_t bytes) { setup(ctx, bytes); };
   steps.teardown = [&] { teardown(); };
   steps.measure = [&](std::size_t index, std::size_t bytes) {

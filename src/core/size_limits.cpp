@@ -2,6 +2,7 @@
 #include "gmb/size_limits.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -60,14 +61,31 @@ void SizeNeeds::refuse(const std::string& reason) {
   if (refusal.empty()) refusal = reason;
 }
 
+void SizeNeeds::add_bookkeeping(const std::string& what, std::uint64_t bytes) {
+  if (bytes >= kBookkeepingWithinMargin) add(what, bytes, MemorySide::host);
+}
+
+void SizeNeeds::add_in_flight(std::uint64_t operations, const std::string& what) {
+  // Saturating: an option's product beyond 64 bits is still far over any memory.
+  const std::uint64_t bytes = operations > UINT64_MAX / kBytesPerOperationInFlight
+                                  ? UINT64_MAX
+                                  : operations * kBytesPerOperationInFlight;
+  add_bookkeeping(std::to_string(operations) + " " + what + " in flight (" + readable_bytes(kBytesPerOperationInFlight) +
+                      " each, the MPI library's state)",
+                  bytes);
+}
+
 std::uint64_t SizeNeeds::bytes_on(MemorySide side) const {
   std::uint64_t sum = 0;
   for (const auto& p : parts)
-    if (p.side == side) sum += p.bytes;
+    if (p.side == side) sum = p.bytes > UINT64_MAX - sum ? UINT64_MAX : sum + p.bytes;  // saturating, as add_in_flight
   return sum;
 }
 
-std::uint64_t SizeNeeds::total_bytes() const { return bytes_on(MemorySide::host) + bytes_on(MemorySide::device); }
+std::uint64_t SizeNeeds::total_bytes() const {
+  const std::uint64_t host = bytes_on(MemorySide::host), device = bytes_on(MemorySide::device);
+  return device > UINT64_MAX - host ? UINT64_MAX : host + device;
+}
 
 std::string count_limit_reason(std::uint64_t count, std::size_t element_bytes, const std::string& call) {
   if (count <= kMaxMpiCount) return "";
@@ -75,6 +93,11 @@ std::string count_limit_reason(std::uint64_t count, std::size_t element_bytes, c
     return readable_bytes(count) + " exceeds the 2 GiB - 1 byte per-call count of MPI-3 calls (" + call + ")";
   return "a count of " + std::to_string(count) + " elements of " + std::to_string(element_bytes) +
          " bytes exceeds 2147483647, the per-call count of MPI-3 calls (" + call + ")";
+}
+
+std::string request_count_reason(std::uint64_t requests, const std::string& call) {
+  if (requests <= kMaxMpiCount) return "";
+  return std::to_string(requests) + " requests in flight at once exceed 2147483647, the count one " + call + " takes";
 }
 
 std::uint64_t share_of(std::uint64_t available, int ranks, std::uint64_t reusable) {

@@ -43,7 +43,7 @@ class DirectTransfer final : public Transfer {
  public:
   DirectTransfer(MPI_Comm comm, int window, const TransferConfig& config)
       : comm_(comm), config_(config), chunked_(config.chunked()) {
-    requests_.reserve(static_cast<std::size_t>(2 * window));
+    requests_.reserve(2 * static_cast<std::size_t>(window));
   }
 
   // The unchunked case is the latency hot path: no string compare, no request bookkeeping.
@@ -321,11 +321,11 @@ bool TransferConfig::chunked() const {
   return s && s->chunked;
 }
 
-int TransferConfig::chunks_for(std::size_t bytes) const {
+std::uint64_t TransferConfig::chunks_for(std::size_t bytes) const {
   if (!chunked()) return 1;
-  if (chunk_size > 0) return static_cast<int>(std::max<std::size_t>(1, (bytes + chunk_size - 1) / chunk_size));
+  if (chunk_size > 0) return std::max<std::uint64_t>(1, bytes / chunk_size + (bytes % chunk_size != 0));
   // Never more chunks than bytes.
-  return static_cast<int>(std::clamp<std::size_t>(bytes, 1, static_cast<std::size_t>(chunks)));
+  return std::clamp<std::uint64_t>(bytes, 1, static_cast<std::uint64_t>(chunks));
 }
 
 std::size_t TransferConfig::chunk_bytes(std::size_t bytes) const {

@@ -26,10 +26,21 @@ int CudaRuntime::device_count(std::string* error) const {
   const cudaError_t s = cudaGetDeviceCount(&count);
   if (s != cudaSuccess) {
     cudaGetLastError();
-    if (error) *error = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(s);
+    // What CUDA's words mean on a machine with the toolkit but no usable driver or GPU (a login node, a container
+    // without GPUs): "CUDA driver version is insufficient for CUDA runtime version" reads as a version problem.
+    int runtime = 0;
+    cudaRuntimeGetVersion(&runtime);
+    if (!error) return 0;
+    if (s == cudaErrorInsufficientDriver)
+      *error = "no CUDA driver is loaded, or it is older than the CUDA " + version_text(runtime) +
+               " runtime this engine was built with";
+    else if (s == cudaErrorNoDevice)
+      *error = "the CUDA driver finds no GPU (none installed, or none visible: CUDA_VISIBLE_DEVICES, the container)";
+    else
+      *error = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(s);
     return 0;
   }
-  if (count == 0 && error) *error = "cudaGetDeviceCount found no CUDA device";
+  if (count == 0 && error) *error = "the CUDA driver finds no GPU";
   return count;
 }
 

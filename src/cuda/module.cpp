@@ -10,7 +10,8 @@ void register_modules(Platform& platform) {
   register_host_memory(platform.memory);
   platform.gpu = std::make_unique<cuda::CudaRuntime>();
   std::string error;
-  if (platform.gpu->device_count(&error) == 0) platform.gpu_unavailable_reason = "no usable CUDA device: " + error;
+  if (platform.gpu->device_count(&error) == 0)
+    platform.gpu_unavailable_reason = "no CUDA driver or GPU is usable here (" + error + ")";
   cuda::register_gpu_memory(platform.memory, platform.gpu_unavailable_reason);
   register_nccl(platform);
 }

@@ -69,7 +69,7 @@ gmb_mpi_test(coll_device_unsupported 2 3 STATUS unsupported STDERR "unsupported:
 
 # Validation outside timing: coll keeps its batching with --validate, nbc checks 2 extra operations per size.
 # Sizes follow nccl-tests (the whole buffer); equal-block operations also state the block per peer.
-gmb_mpi_test(coll_validate_keeps_batching 3 0 STDOUT "\"size_convention\":\"total\",\"bytes_per_peer\":4096,.*\"batch\":4,.*\"validated_iterations\":2"
+gmb_mpi_test(coll_validate_keeps_batching 3 0 STDOUT "\"size_convention\":\"total\",\"requested_bytes\":\\[12288\\],\"bytes_per_peer\":4096,.*\"batch\":4,.*\"validated_iterations\":2"
              ARGS coll alltoall --sizes 12K --iters 20 --warmup 2 --batch 4 --validate --format json --out OUT)
 gmb_mpi_test(nbc_validated_iterations 2 0 STATUS ok STDOUT "\"buffer_allocation\":\"once-per-launch\",\"validated_iterations\":2"
              ARGS nbc bcast ${GMB_NBC_QUICK} --format json)
@@ -77,34 +77,53 @@ gmb_mpi_test(coll_fresh_buffers 3 0 STATUS ok STDOUT "\"buffer_allocation\":\"fr
              ARGS coll allgather,alltoallv --sizes 3:48K --iters 5 --warmup 1 --fresh-buffers --validate --format json --out OUT)
 
 # Sizes that are not whole elements (of the data type; of the data type per rank where the operation splits S into
-# equal blocks) are refused one by one with the reason and what is accepted, never measured as a smaller
-# operation; the other sizes are measured and the run exits 3. Barrier has no data and is unaffected.
-gmb_mpi_test(coll_allreduce_partial_elements 2 3
-             POINTS "1=unsupported=^1 B is not a whole number of 4-byte float elements \\(accepted for allreduce: a non-zero multiple of 4 B\\)$"
-                    "3=unsupported=^3 B is not a whole number of 4-byte float elements" "8=ok"
-             ARGS coll allreduce --sizes 1,3,8 --iters 2 --warmup 1 --validate --out OUT)
+# equal blocks) are measured at the nearest whole size at or below them (the smallest where that is 0), as nccl-tests
+# rounds its count: the record's bytes is the size measured, requested_bytes the sizes asked for that it stands for
+# (several that round to one size are measured once). Only 0 B, no element at all, is refused.
+gmb_mpi_test(coll_allreduce_nearest_whole_elements 2 0 STATUS ok
+             STDOUT "(?s)\"bytes\":4,.*\"requested_bytes\":\\[1,3,4\\],.*\"bytes\":8,.*\"requested_bytes\":\\[9\\],"
+             ARGS coll allreduce --sizes 1,3,4,9 --iters 2 --warmup 1 --validate --format json --out OUT)
 gmb_mpi_test(coll_zero_elements 2 3
              POINTS "0=unsupported=^0 B gives bcast no elements \\(accepted for bcast: 1 B or more\\)$" "1=ok"
              ARGS coll bcast --sizes 0,1 --iters 2 --warmup 1 --validate --out OUT)
-gmb_mpi_test(coll_alltoall_blocks_per_rank_3 3 3
-             POINTS "10=unsupported=^10 B \\(10 1-byte MPI_BYTE elements\\) does not split into 3 equal blocks of whole elements, one per rank \\(accepted for alltoall on 3 ranks: a non-zero multiple of 3 B \\(3 ranks x 1 B\\)\\)$"
-                    "12=ok"
-             ARGS coll alltoall --sizes 10,12 --iters 2 --warmup 1 --validate --out OUT)
-gmb_mpi_test(coll_reduce_scatter_block_per_rank_4 4 3
-             POINTS "8=unsupported=8 B \\(2 4-byte float elements\\) does not split into 4 equal blocks.*a non-zero multiple of 16 B \\(4 ranks x 4 B\\)"
-                    "16=ok"
-             ARGS coll reduce_scatter_block --sizes 8,16 --iters 2 --warmup 1 --validate --out OUT)
+gmb_mpi_test(coll_alltoall_blocks_per_rank_3 3 0 STATUS ok
+             STDOUT "(?s)\"bytes\":9,.*\"requested_bytes\":\\[10\\],\"bytes_per_peer\":3,.*\"bytes\":12,.*\"requested_bytes\":\\[12\\],\"bytes_per_peer\":4,"
+             ARGS coll alltoall --sizes 10,12 --iters 2 --warmup 1 --validate --format json --out OUT)
+gmb_mpi_test(coll_reduce_scatter_block_per_rank_4 4 0 STATUS ok
+             STDOUT "(?s)# reduce_scatter_block on 4 ranks measures whole blocks \\(multiples of 16 B\\), at the nearest size: 8, 16, 20 B as 16 B"
+             ARGS coll reduce_scatter_block --sizes 8,16,20 --iters 2 --warmup 1 --validate --out OUT)
 # Unequal counts: every rank gets whole elements whatever the total, some none at small sizes (MPI allows
-# counts of zero): 4 B is one float, all of it on the last rank; 6 B is not whole floats.
-gmb_mpi_test(coll_unequal_counts_small_sizes_4 4 3
-             POINTS "4=ok" "6=unsupported=^6 B is not a whole number of 4-byte float elements"
-             ARGS coll reduce_scatter --sizes 4,6 --iters 2 --warmup 1 --validate --out OUT)
-gmb_mpi_test(nbc_partial_elements 2 3 POINTS "2=unsupported=^2 B is not a whole number of 4-byte float elements" "4=ok"
-             ARGS nbc allreduce --sizes 2,4 --iters 2 --warmup 1 --validate --out OUT)
-# Every size is refused, and so is the persistent form's.
-gmb_mpi_test(coll_persistent_partial_elements 2 3 STATUS unsupported
-             STDOUT "(?s)3 B +- .*unsupported: 3 B is not a whole number.*# persistent form: MPI_Allreduce_init.*3 B +- .*unsupported( \\(as above\\)|: the engine's MPI library)"
-             ARGS coll allreduce --persistent --sizes 3 --iters 2 --warmup 1 --out OUT)
+# counts of zero): 4 B is one float, all of it on the last rank; 6 B is measured as 4 B.
+gmb_mpi_test(coll_unequal_counts_small_sizes_4 4 0 STATUS ok
+             STDOUT "(?s)\"bytes\":4,.*\"requested_bytes\":\\[4,6\\],"
+             ARGS coll reduce_scatter --sizes 4,6 --iters 2 --warmup 1 --validate --format json --out OUT)
+gmb_mpi_test(nbc_nearest_whole_elements 2 0 STATUS ok STDOUT "(?s)\"bytes\":4,.*\"requested_bytes\":\\[2,4\\],"
+             ARGS nbc allreduce --sizes 2,4 --iters 2 --warmup 1 --validate --format json --out OUT)
+# 0 B is refused, and so is the persistent form's.
+gmb_mpi_test(coll_persistent_zero_elements 2 3 STATUS unsupported
+             STDOUT "(?s)0 B +- .*unsupported: 0 B gives allreduce no elements.*# persistent form: MPI_Allreduce_init.*0 B +- .*unsupported( \\(as above\\)|: the engine's MPI library)"
+             ARGS coll allreduce --persistent --sizes 0 --iters 2 --warmup 1 --out OUT)
+# Power-of-two sweeps on rank counts that are not powers of two: every size measured (at whole blocks) and validated,
+# blocking and non-blocking, on 3 and 6 ranks (oversubscribed where the machine has fewer cores).
+set(GMB_EQUAL_BLOCKS gather,scatter,allgather,alltoall,reduce_scatter,reduce_scatter_equal,reduce_scatter_block)
+gmb_mpi_test(coll_pow2_sizes_3 3 0 STATUS ok ARGS coll ${GMB_EQUAL_BLOCKS} --sizes 1:64K --iters 2 --warmup 1 --validate --out OUT)
+gmb_mpi_test(coll_pow2_sizes_6 6 0 STATUS ok ARGS coll ${GMB_EQUAL_BLOCKS} --sizes 1:64K --iters 2 --warmup 1 --validate --out OUT)
+gmb_mpi_test(nbc_pow2_sizes_3 3 0 STATUS ok ARGS nbc ${GMB_EQUAL_BLOCKS} --sizes 1:64K --iters 2 --warmup 0 --validate --out OUT)
+# Bus bandwidth of unequal counts: the busiest rank's share of S (parts in proportion to 1, 2 on 2 ranks: 2/3, not
+# (n-1)/n = 1/2; to 1, 2, 3 on 3 ranks: 5/6, not 2/3), blocking and non-blocking. 12 B: 12 bytes or 3 ints; 24 B: 24
+# bytes or 6 ints.
+set(GMB_UNEQUAL gatherv,scatterv,allgatherv,alltoallv,reduce_scatter)
+set(GMB_BUSIEST_2 "\"busbw_factor\":0\\.666666667,")
+set(GMB_BUSIEST_3 "\"busbw_factor\":0\\.833333333,")
+gmb_mpi_test(coll_unequal_busbw_2 2 0 STATUS ok
+             STDOUT "(?s)\"bytes\":12,.*\"operation\":\"gatherv\".*${GMB_BUSIEST_2}.*\"operation\":\"scatterv\".*${GMB_BUSIEST_2}.*\"operation\":\"allgatherv\".*${GMB_BUSIEST_2}.*\"operation\":\"alltoallv\".*${GMB_BUSIEST_2}.*\"operation\":\"reduce_scatter\".*${GMB_BUSIEST_2}"
+             ARGS coll ${GMB_UNEQUAL} --sizes 12 --dtype int --iters 2 --warmup 1 --validate --format json --out OUT)
+gmb_mpi_test(coll_unequal_busbw_3 3 0 STATUS ok
+             STDOUT "(?s)\"operation\":\"gatherv\".*${GMB_BUSIEST_3}.*\"operation\":\"scatterv\".*${GMB_BUSIEST_3}.*\"operation\":\"allgatherv\".*${GMB_BUSIEST_3}.*\"operation\":\"alltoallv\".*${GMB_BUSIEST_3}.*\"operation\":\"reduce_scatter\".*${GMB_BUSIEST_3}"
+             ARGS coll ${GMB_UNEQUAL} --sizes 24 --dtype int --iters 2 --warmup 1 --validate --format json --out OUT)
+gmb_mpi_test(nbc_unequal_busbw_3 3 0 STATUS ok
+             STDOUT "(?s)\"operation\":\"gatherv\".*${GMB_BUSIEST_3}"
+             ARGS nbc gatherv --sizes 24 --iters 2 --warmup 1 --validate --format json --out OUT)
 gmb_mpi_test(coll_barrier_any_size 2 0 STATUS ok ARGS coll barrier --sizes 3 --iters 2 --warmup 1 --out OUT)
 # Each record says what its size means and how it is divided among the ranks.
 gmb_mpi_test(coll_counts_in_records 3 0 STATUS ok

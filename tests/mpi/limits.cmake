@@ -38,7 +38,25 @@ gmb_mpi_test(limit_host_memory_halo 2 3 STATUS unsupported MAX_RSS_MB 256
              STDERR "unsupported: needs 16.0 TiB of host memory per rank \\(2 fields 16.0 TiB, face buffers 64 MiB\\), .* available to each rank: .*(MemAvailable|memory cgroup limit) less a 10% margin, shared by 2 ranks on host "
              ARGS halo --dims 2 --grid 1048576,1048576 --steps 2 --out OUT)
 
+# What scales with an option rather than the size is checked the same way: a window's requests in flight (the MPI
+# library's state for each), one-sided operations before their synchronisation, the samples of --iters. Refused at
+# every size with the numbers, in a second, instead of an OOM kill after minutes.
+gmb_mpi_test(limit_window_requests_bw 2 3 STATUS unsupported MAX_RSS_MB 256
+             POINTS "8=unsupported=^needs [0-9.]+ GiB of host memory per rank \\(send 8 B, recv 8 B, 100000000 requests in flight \\(1 KiB each, the MPI library's state\\) 95\\.4 GiB\\), "
+             ARGS bw --sizes 8 --window 100000000 --iters 2 --out OUT)
+gmb_mpi_test(limit_window_requests_memory_limit 2 3 MAX_RSS_MB 256
+             POINTS "8=unsupported=1048576 requests in flight .* over --memory-limit 512 MiB"
+             ARGS bibw --sizes 8 --window 524288 --memory-limit 512M --iters 2 --out OUT)
+gmb_mpi_test(limit_window_operations_rma 2 3 STATUS unsupported MAX_RSS_MB 256
+             POINTS "8=unsupported=100000000 MPI_Put operations in flight"
+             ARGS rma_bw --sizes 8 --window 100000000 --iters 2 --out OUT)
+gmb_mpi_test(limit_iteration_samples 2 3 STATUS unsupported MAX_RSS_MB 256
+             POINTS "8=unsupported=timing samples 16\\.0 GiB, the slowest rank's samples 16\\.0 GiB"
+             ARGS latency --sizes 8 --iters 2147483647 --memory-limit 1G --out OUT)
+
 # Bad limits and sizes: exit status 2 with what is accepted.
+gmb_mpi_test(bad_window_both_ways 2 2 STDERR "--window 2000000000: windows both ways keep 2 x 2000000000 messages in flight: 4000000000 requests in flight at once exceed 2147483647, the count one MPI_Waitall takes \\(accepted: a window of at most 1073741823\\)"
+             ARGS bibw --window 2000000000 --out OUT)
 gmb_mpi_test(bad_memory_limit 2 2 STDERR "--memory-limit: bad memory limit '0' \\(accepted: at least 1 byte" ARGS bw --memory-limit 0 --out OUT)
 gmb_mpi_test(bad_size_step 2 2 STDERR "bad size range '1:8:2': a range is MIN:MAX in doubling steps, a step is not accepted \\(accepted: "
              ARGS bw --sizes 1:8:2 --out OUT)

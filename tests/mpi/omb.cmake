@@ -21,11 +21,11 @@ gmb_mpi_test(omb_latency_max_only_from_zero 2 0 SIZES "0,1,2,4,8,16" STATUS ok
 # Collectives: OMB's default maximum is 1 MiB.
 gmb_mpi_test(omb_coll_min_only 2 0 SIZES "262144,524288,1048576" STATUS ok STDERR "^$"
                    ARGS coll allreduce -m 256K: -i 3 -x 1 --out OUT)
-# OMB's collective sizes start at 1 B: the sizes below one float element are recorded unsupported with the reason
-# (exit 3), the others measured.
-gmb_mpi_test(omb_coll_below_one_element 2 3 SIZES "1,2,4,8"
-             POINTS "1=unsupported=not a whole number of 4-byte float elements" "2=unsupported" "4=ok" "8=ok"
-             ARGS coll allreduce -m 8 -i 3 -x 1 --out OUT)
+# OMB's collective sizes start at 1 B: the sizes below one float element are measured as one element, once (the
+# record of 4 B stands for 1, 2 and 4 B).
+gmb_mpi_test(omb_coll_below_one_element 2 0 STATUS ok
+             STDOUT "(?s)\"bytes\":4,.*\"requested_bytes\":\\[1,2,4\\],.*\"bytes\":8,.*\"requested_bytes\":\\[8\\],"
+             ARGS coll allreduce -m 8 -i 3 -x 1 --format json --out OUT)
 # -i / -x are OMB's: every size, the large ones too (iterations recorded per size).
 gmb_mpi_test(omb_iterations_every_size 2 0 SIZES "1048576,2097152" STATUS ok
                    STDOUT "\"bytes\":2097152,.*\"iterations\":3,\"warmup\":1,"
@@ -83,3 +83,11 @@ gmb_mpi_test(omb_letter_refused_t 2 2
 gmb_mpi_test(omb_letter_refused_z 2 2 STDERR "-z: OMB's --tail-lat percentiles" ARGS latency -z --out OUT)
 gmb_mpi_test(omb_letter_refused_W 2 2 STDERR "-W: OMB's --window-size applies to the windowed bandwidth benchmarks"
              ARGS latency -W 16 --out OUT)
+# nccl-tests' spelling of a sweep (-b MIN -e MAX -f 2) is told apart from OMB's -b (--buffer-num) and answered with
+# gmb's; -b without -e is OMB's letter.
+gmb_mpi_test(nccl_tests_size_spelling 2 2 STDERR "error: -b 8 -e 1M: this is nccl-tests' spelling: use --sizes 8:1M\n"
+             ARGS coll allreduce -b 8 -e 1M -f 2 --out OUT)
+gmb_mpi_test(nccl_tests_size_spelling_factor 2 2
+             STDERR "use --sizes 8:1M \\(gmb's ranges double at each step, as -f 2. other steps as a list"
+             ARGS coll allreduce -b 8 -e 1M -f 4 --out OUT)
+gmb_mpi_test(omb_letter_refused_b 2 2 STDERR "-b: OMB's --buffer-num" ARGS bw -b single --out OUT)

@@ -20,6 +20,7 @@ import re
 import resource
 import shutil
 import subprocess
+import tempfile
 import sys
 
 
@@ -190,6 +191,23 @@ def check_nic(context, expected):
             fail(f"the context's environment holds what --nic set: {sorted(set(variables) & set(context['environment']))}")
 
 
+def run_with_early_closing_reader(argv, workdir, env, lines, timeout):
+    """Runs `argv` with a reader of its stdout that takes `lines` lines, then closes it (as `| head -N`): the
+    completed process, its stdout being the lines read."""
+    with tempfile.TemporaryFile(mode="w+") as err:
+        launched = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, errors="replace", cwd=workdir,
+                                    env=env)
+        read = "".join(launched.stdout.readline() for _ in range(lines))
+        launched.stdout.close()
+        try:
+            launched.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            launched.kill()
+            raise
+        err.seek(0)
+        return subprocess.CompletedProcess(argv, launched.returncode, read, err.read())
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpiexec", required=True)
@@ -222,6 +240,9 @@ def main():
                         help="NAME: every rank's network facts in the context list the network interface NAME")
     parser.add_argument("--expect-nic",
                         help="NAME or nearest: every rank's network facts record the --nic choice (check_nic)")
+    parser.add_argument("--stdout-reader-lines", type=int,
+                        help="N: the launch's stdout is read by a reader that stops after N lines and closes it, "
+                             "as `| head -N` does")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
@@ -241,8 +262,11 @@ def main():
         env = dict(os.environb)
         env[args.env_invalid_utf8.encode()] = b"bad\xffbyte"
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=args.timeout,
-                              cwd=args.workdir, env=env)
+        if args.stdout_reader_lines is not None:
+            proc = run_with_early_closing_reader(argv, args.workdir, env, args.stdout_reader_lines, args.timeout)
+        else:
+            proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=args.timeout,
+                                  cwd=args.workdir, env=env)
     except subprocess.TimeoutExpired:
         fail(f"timed out after {args.timeout} s (a hang)")
     sys.stdout.write(proc.stdout)

@@ -24,6 +24,13 @@ gmb_mpi_test(doctor_fresh_check_not_run 2 0 STATUS ok STDOUT "device buffers fre
 # --version: what a site's module or package check asks (no MPI started: the checker's mpiexec is not used)
 add_test(NAME cli.version COMMAND ${GMB_BIN} --version)
 set_tests_properties(cli.version PROPERTIES PASS_REGULAR_EXPRESSION "^gmb-bench ${PROJECT_VERSION} \\(revision ")
+# `list` on a machine without a usable CUDA driver or GPU (a CUDA build on a login node, or this one): it says so in
+# plain words ("no CUDA driver or GPU is usable here"), never CUDA's "driver version is insufficient", and lists the
+# rest; a host-only build has no GPU line at all.
+add_test(NAME cli.list_without_a_gpu COMMAND ${GMB_BIN} list)
+set_tests_properties(cli.list_without_a_gpu PROPERTIES ENVIRONMENT "${GMB_MPI_TEST_ENV}"
+                     PASS_REGULAR_EXPRESSION "memory kinds:\n  host +pageable host memory \\(malloc\\) +available"
+                     FAIL_REGULAR_EXPRESSION "driver version is insufficient")
 # The engine's description is the contract the harness reads: it validates against schema/engine.v1.json.
 add_test(NAME cli.description_schema
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/validate_description.py ${GMB_BIN} ${GMB_ENGINE_SCHEMA_FILE})

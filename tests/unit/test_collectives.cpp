@@ -125,8 +125,9 @@ TEST(Collectives, EqualBlockSizesFollowTheSizeConvention) {
   EXPECT_EQ(Operands::op_bytes_for(op("barrier"), Dtype::byte, 4096, 4), 0.0);
 }
 
-// A size is measured only as whole elements (and, for equal blocks, whole elements per rank): anything else is
-// refused with the size, the element or rank count and what is accepted, never measured as a smaller operation.
+// A size is measured only as whole elements (and, for equal blocks, whole elements per rank): a size that is not is
+// refused by size_problem, with the size, the element or rank count and what is accepted, never measured as a smaller
+// operation than it says; a sweep asks for whole sizes only (whole_size), so that only 0 B is refused there.
 TEST(Collectives, SizesThatAreNotWholeElementsAreRefused) {
   EXPECT_EQ(size_problem(op("allreduce"), Dtype::float32, 4096, 3), "");
   EXPECT_EQ(size_problem(op("alltoall"), Dtype::byte, 12, 3), "");
@@ -135,13 +136,16 @@ TEST(Collectives, SizesThatAreNotWholeElementsAreRefused) {
   EXPECT_EQ(size_problem(op("bcast"), Dtype::byte, 1, 3), "");
 
   EXPECT_EQ(size_problem(op("allreduce"), Dtype::float32, 3, 2),
-            "3 B is not a whole number of 4-byte float elements (accepted for allreduce: a non-zero multiple of 4 B)");
+            "3 B is not a whole number of 4-byte float elements (accepted for allreduce: a non-zero multiple of 4 B; a "
+            "sweep measures any other non-zero size at the nearest one)");
   EXPECT_EQ(size_problem(op("allreduce"), Dtype::float64, 0, 2),
-            "0 B gives allreduce no elements (accepted for allreduce: a non-zero multiple of 8 B)");
+            "0 B gives allreduce no elements (accepted for allreduce: a non-zero multiple of 8 B; a sweep measures any "
+            "other non-zero size at the nearest one)");
   EXPECT_EQ(size_problem(op("bcast"), Dtype::byte, 0, 2), "0 B gives bcast no elements (accepted for bcast: 1 B or more)");
   EXPECT_EQ(size_problem(op("alltoall"), Dtype::byte, 10, 3),
             "10 B (10 1-byte MPI_BYTE elements) does not split into 3 equal blocks of whole elements, one per rank "
-            "(accepted for alltoall on 3 ranks: a non-zero multiple of 3 B (3 ranks x 1 B))");
+            "(accepted for alltoall on 3 ranks: a non-zero multiple of 3 B (3 ranks x 1 B); a sweep measures any other "
+            "non-zero size at the nearest one)");
   const std::string block = size_problem(op("reduce_scatter_block"), Dtype::float32, 8, 4);
   EXPECT_NE(block.find("8 B (2 4-byte float elements) does not split into 4 equal blocks"), std::string::npos) << block;
   EXPECT_NE(block.find("a non-zero multiple of 16 B (4 ranks x 4 B)"), std::string::npos) << block;
@@ -158,6 +162,38 @@ TEST(Collectives, SizesThatAreNotWholeElementsAreRefused) {
     EXPECT_NE(size_problem(op(name), Dtype::float32, 0, 4), "") << name;
   }
   EXPECT_EQ(unequal_split(1, 4), (std::vector<std::uint64_t>{0, 0, 0, 1}));
+}
+
+// A size asked for is measured at the nearest whole size at or below it (a multiple of the element, and of ranks x
+// element for equal blocks), or the smallest one where that is 0, as nccl-tests rounds its count; sizes that round to
+// one size are measured once, and the record names every size it stands for.
+TEST(Collectives, SizesAreMeasuredAtTheNearestWholeSize) {
+  EXPECT_EQ(whole_size(op("alltoall"), Dtype::byte, 64, 3), 63u);
+  EXPECT_EQ(whole_size(op("alltoall"), Dtype::byte, 1, 3), 3u);  // down is 0: up
+  EXPECT_EQ(whole_size(op("gather"), Dtype::byte, 65536, 6), 65532u);
+  EXPECT_EQ(whole_size(op("reduce_scatter_block"), Dtype::float32, 8, 4), 16u);
+  EXPECT_EQ(whole_size(op("reduce_scatter_block"), Dtype::float32, 100, 3), 96u);
+  EXPECT_EQ(whole_size(op("allreduce"), Dtype::float32, 3, 3), 4u);
+  EXPECT_EQ(whole_size(op("allreduce"), Dtype::float64, 20, 3), 16u);
+  EXPECT_EQ(whole_size(op("gatherv"), Dtype::byte, 7, 3), 7u);  // unequal counts take any whole number of elements
+  EXPECT_EQ(whole_size(op("reduce_scatter"), Dtype::float32, 6, 4), 4u);
+  EXPECT_EQ(whole_size(op("alltoall"), Dtype::byte, 0, 3), 0u);  // nothing asked for: refused, not made up
+  EXPECT_EQ(whole_size(op("barrier"), Dtype::byte, 5, 3), 5u);   // no data
+  for (const auto& c : collectives())
+    for (int n : {1, 2, 3, 5, 6})
+      for (std::uint64_t bytes : {1ull, 3ull, 7ull, 64ull, 1000ull, 65536ull}) {
+        const std::uint64_t whole = whole_size(c, c.reduction ? Dtype::float64 : Dtype::byte, bytes, n);
+        EXPECT_EQ(size_problem(c, c.reduction ? Dtype::float64 : Dtype::byte, whole, n), "") << c.name << " " << bytes;
+      }
+
+  const std::vector<MeasuredSize> sizes = measured_sizes(op("alltoall"), Dtype::byte, {1, 2, 4, 8, 64, 63}, 3);
+  ASSERT_EQ(sizes.size(), 3u);
+  EXPECT_EQ(sizes[0].bytes, 3u);
+  EXPECT_EQ(sizes[0].requested, (std::vector<std::uint64_t>{1, 2, 4}));
+  EXPECT_EQ(sizes[1].bytes, 6u);
+  EXPECT_EQ(sizes[1].requested, (std::vector<std::uint64_t>{8}));
+  EXPECT_EQ(sizes[2].bytes, 63u);
+  EXPECT_EQ(sizes[2].requested, (std::vector<std::uint64_t>{64, 63}));
 }
 
 // reduce_scatter_equal is MPI_Reduce_scatter with every count S / ranks (what osu_reduce_scatter calls);
@@ -185,17 +221,37 @@ TEST(Collectives, BusBandwidthFactors) {
   EXPECT_DOUBLE_EQ(op("allreduce").busbw.factor(4), 1.5);
   EXPECT_DOUBLE_EQ(op("allreduce").busbw.factor(2), 1.0);
   EXPECT_DOUBLE_EQ(op("allgather").busbw.factor(4), 0.75);
-  EXPECT_DOUBLE_EQ(op("allgatherv").busbw.factor(4), 0.75);
-  EXPECT_DOUBLE_EQ(op("reduce_scatter").busbw.factor(3), 2.0 / 3);
   EXPECT_DOUBLE_EQ(op("reduce_scatter_block").busbw.factor(3), 2.0 / 3);
   EXPECT_DOUBLE_EQ(op("alltoall").busbw.factor(8), 7.0 / 8);
-  EXPECT_DOUBLE_EQ(op("alltoallv").busbw.factor(8), 7.0 / 8);
   EXPECT_DOUBLE_EQ(op("gather").busbw.factor(3), 2.0 / 3);
-  EXPECT_DOUBLE_EQ(op("scatterv").busbw.factor(3), 2.0 / 3);
   EXPECT_DOUBLE_EQ(op("bcast").busbw.factor(16), 1.0);
   EXPECT_DOUBLE_EQ(op("reduce").busbw.factor(16), 1.0);
   EXPECT_DOUBLE_EQ(op("allreduce").busbw.factor(1), 0.0);
   EXPECT_DOUBLE_EQ(op("barrier").busbw.factor(4), 0.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(op("allreduce"), 1024, 4, 0), 1.5);  // a factor of n: the row's
+}
+
+// Unequal counts: the busiest rank's share of S (what it receives from the other ranks, or the distinct part of its
+// input they receive), not (n-1)/n, which assumes equal shares.
+TEST(Collectives, BusBandwidthOfUnequalCountsIsTheBusiestRanksShare) {
+  for (const char* name : {"gatherv", "allgatherv", "scatterv", "alltoallv", "reduce_scatter"})
+    EXPECT_EQ(op(name).busbw.factor, nullptr) << name;
+  // 2 ranks, 3 elements: parts 1 and 2. The root (0) of gatherv receives 2 of 3: 2/3, where (n-1)/n says 1/2.
+  for (const char* name : {"gatherv", "allgatherv", "scatterv", "alltoallv", "reduce_scatter"})
+    EXPECT_DOUBLE_EQ(busbw_factor(op(name), 3, 2, 0), 2.0 / 3) << name;
+  // 3 ranks, 6 elements: parts 1, 2, 3.
+  EXPECT_DOUBLE_EQ(busbw_factor(op("gatherv"), 6, 3, 0), 5.0 / 6);   // the root receives parts 1 and 2
+  EXPECT_DOUBLE_EQ(busbw_factor(op("gatherv"), 6, 3, 2), 3.0 / 6);   // root 2 receives parts 0 and 1
+  EXPECT_DOUBLE_EQ(busbw_factor(op("scatterv"), 6, 3, 0), 5.0 / 6);  // the root sends parts 1 and 2
+  EXPECT_DOUBLE_EQ(busbw_factor(op("allgatherv"), 6, 3, 1), 5.0 / 6);  // rank 0 receives parts 1 and 2
+  EXPECT_DOUBLE_EQ(busbw_factor(op("alltoallv"), 6, 3, 0), 5.0 / 6);   // rank 0 keeps part 0, sends the rest
+  EXPECT_DOUBLE_EQ(busbw_factor(op("reduce_scatter"), 6, 3, 0), 5.0 / 6);  // rank 0's input for parts 1 and 2
+  // The same model gives nccl-tests' (n-1)/n for equal blocks, at any rank count and root.
+  for (const auto& c : collectives()) {
+    if (c.split != Split::equal_blocks) continue;
+    for (int n : {2, 3, 4, 7})
+      EXPECT_NEAR(busiest_rank_share(c, 840, n, n - 1), c.busbw.factor(n), 1e-12) << c.name << " on " << n;
+  }
 }
 
 TEST(Collectives, InPlaceRules) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "gmb/benchmark.hpp"
@@ -12,6 +13,7 @@
 #include "gmb/error.hpp"
 #include "gmb/nccl.hpp"
 #include "gmb/platform.hpp"
+#include "gmb/provenance.hpp"
 #include "gmb/transfer.hpp"
 
 using namespace gmb;
@@ -281,4 +283,21 @@ TEST_F(DescriptionFixture, NetworkCeilingBoundsInterNodeTransfers) {
   EXPECT_EQ(strings(*found->find("bounds")), (std::vector<std::string>{"inter-node"}));
   EXPECT_TRUE(found->find("direction")->is_null());
   EXPECT_TRUE(found->find("host_memory")->is_null());
+}
+
+// The harness checks its settings against this list; the context records exactly what it says.
+TEST_F(DescriptionFixture, EnvironmentPrefixesAreWhatTheContextRecords) {
+  const std::vector<std::string> prefixes = strings(*description.find("environment_prefixes"));
+  EXPECT_EQ(prefixes, recorded_environment_prefixes());
+  for (const char* runtime : {"PSM2_", "HCOLL_", "UCX_", "NCCL_"})
+    EXPECT_NE(std::find(prefixes.begin(), prefixes.end(), runtime), prefixes.end()) << runtime;
+  for (const std::string& prefix : prefixes) ::setenv((prefix + "GMB_TEST_PROBE").c_str(), "1", 1);
+  ::setenv("XGMB_TEST_PROBE", "1", 1);
+  const Json recorded = relevant_environment(Json());
+  for (const std::string& prefix : prefixes) {
+    EXPECT_NE(recorded.find(prefix + "GMB_TEST_PROBE"), nullptr) << prefix;
+    ::unsetenv((prefix + "GMB_TEST_PROBE").c_str());
+  }
+  EXPECT_EQ(recorded.find("XGMB_TEST_PROBE"), nullptr);
+  ::unsetenv("XGMB_TEST_PROBE");
 }

@@ -26,3 +26,21 @@ TEST(Registry, RankCountRules) {
   const BenchmarkInfo bounded{"x", "", 1, 4, false, nullptr};
   EXPECT_EQ(rank_count_problem(bounded, 5), "x needs at most 4 ranks (launched with 5)");
 }
+
+// The engine's description calls these bandwidth benchmarks (directions and headline bandwidth_GBps): 0 B is no size for
+// them, and only for them.
+TEST(Registry, ZeroBytesHaveNoBandwidth) {
+  for (const char* name : {"bw", "bibw", "mbw", "rma_bw", "rma_bibw", "part_bw"}) {
+    const BenchmarkInfo* info = Registry::instance().find(name);
+    ASSERT_NE(info, nullptr) << name;
+    EXPECT_TRUE(measures_bandwidth(*info)) << name;
+    EXPECT_EQ(size_meaning_problem(*info, 0), "a bandwidth of 0-byte messages is not defined; latency measures 0 B");
+    EXPECT_EQ(size_meaning_problem(*info, 1), "");
+  }
+  for (const char* name : {"latency", "mlat", "rma_latency", "coll", "nbc", "um", "peaks"}) {
+    const BenchmarkInfo* info = Registry::instance().find(name);
+    ASSERT_NE(info, nullptr) << name;
+    EXPECT_FALSE(measures_bandwidth(*info)) << name;
+    EXPECT_EQ(size_meaning_problem(*info, 0), "") << name;
+  }
+}

@@ -180,3 +180,35 @@ TEST(SizeLimits, CollectivesNeedBuffersImagesAndCopies) {
   h.ctx.rank = 1;
   EXPECT_EQ(needs_of(*gather, h.ctx, 64 * kMiB).bytes_on(MemorySide::host), 16 * kMiB + 16 * kMiB);
 }
+
+// What scales with an option rather than the size: the requests a window keeps in flight (the MPI library's state for
+// each, kBytesPerOperationInFlight), counted once past the margin's share, with the count one MPI_Waitall takes.
+TEST(SizeLimits, WindowsChunksAndOneSidedOperationsNeedTheLibrarysStatePerOperation) {
+  HostOnly h;
+  auto bw = configured("bw", {"--window", "100000000"}, h.platform);
+  const SizeNeeds n = needs_of(*bw, h.ctx, 8);
+  EXPECT_EQ(n.bytes_on(MemorySide::host), 16 + 100000000 * kBytesPerOperationInFlight);
+  EXPECT_EQ(n.parts.back().what, "100000000 requests in flight (1 KiB each, the MPI library's state)");
+  // Both ways: twice the window; a default window's requests stay within the margin, out of the reasons.
+  auto bibw = configured("bibw", {"--window", "1000"}, h.platform);
+  EXPECT_EQ(needs_of(*bibw, h.ctx, 8).bytes_on(MemorySide::host), 16 + 2000 * kBytesPerOperationInFlight);
+  EXPECT_EQ(needs_of(*configured("bw", {}, h.platform), h.ctx, 8).parts.size(), 2u);
+  // A chunked strategy: a request per chunk; 1-byte chunks of 4 GiB are more requests than MPI_Waitall takes.
+  auto chunked = configured("bw", {"--strategy", "pipelined", "--chunk-size", "1", "--window", "2"}, h.platform);
+  EXPECT_EQ(needs_of(*chunked, h.ctx, 4 * kGiB).refusal,
+            "8589934592 requests in flight at once exceed 2147483647, the count one MPI_Waitall takes");
+  // Bad input whatever the size: a window both ways beyond what one MPI_Waitall takes.
+  EXPECT_THROW(configured("bibw", {"--window", "1073741824"}, h.platform), UsageError);
+  EXPECT_NO_THROW(configured("bibw", {"--window", "1073741823"}, h.platform));
+  EXPECT_NO_THROW(configured("bw", {"--window", "2147483647"}, h.platform));
+  // One-sided: the origin's operations until their synchronisation.
+  auto rma = configured("rma_bw", {"--window", "4096"}, h.platform);
+  h.ctx.rank = 0;
+  const SizeNeeds origin = needs_of(*rma, h.ctx, 8);
+  EXPECT_EQ(origin.parts.front().what, "4096 MPI_Put operations in flight (1 KiB each, the MPI library's state)");
+  // Saturating: an option's product beyond 64 bits is refused as far over any memory, never wrapped to a small one.
+  SizeNeeds huge;
+  huge.add_in_flight(UINT64_MAX / 2, "requests");
+  huge.add("send", kGiB, MemorySide::host);
+  EXPECT_EQ(huge.bytes_on(MemorySide::host), UINT64_MAX);
+}

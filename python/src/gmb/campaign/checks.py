@@ -8,13 +8,14 @@ import json
 
 from ..engine.description import EngineDescription, Option, known_benchmarks
 from ..errors import did_you_mean
+from .sizes import parse_sizes
 from .spec import Block, Campaign, CampaignError, parse_memory
 
 
 def check_against_engines(c: Campaign, descriptions: dict[str, EngineDescription]) -> None:
     """What only the engines can say, checked before anything runs: every memory kind a block names is one an
     engine lists (available here or not: an unavailable one is skipped with its reason), every block's rank counts
-    are within its benchmarks' rank bounds (the same in every build), every option of a block is one each of its
+    are within its benchmarks' rank bounds (the same in every build), no bandwidth benchmark is given 0 B, every option of a block is one each of its
     benchmarks takes (with a value where it takes one, one of its values where the engine lists them), a block's nic is
     an option the engines take, every operation is a collective an engine lists and some benchmark of the block takes operations, and every strategy
     is one each benchmark of the block accepts. An option, operation or strategy some engine accepts is valid."""
@@ -36,6 +37,7 @@ def check_against_engines(c: Campaign, descriptions: dict[str, EngineDescription
                 if refused:
                     raise CampaignError(f"{where}: {bench} with ranks = {n}: {bench} {refused}")
         _check_operations(block, where, descriptions)
+        _check_zero_byte_bandwidth(block, where, bounds)
         for bench in block.benchmarks:
             accepted = _accepted_options(bench, descriptions)
             if accepted is not None:
@@ -44,6 +46,19 @@ def check_against_engines(c: Campaign, descriptions: dict[str, EngineDescription
                                         f"before NIC pinning: `gmb build --force` rebuilds it)")
                 _check_options(block, where, bench, accepted)
                 _check_strategies(block, where, bench, accepted)
+
+
+def _check_zero_byte_bandwidth(block: Block, where: str, benchmarks) -> None:
+    """A block's sizes hold no 0 B for a bandwidth benchmark (the description's: a transfer between two sides ranked
+    by its bandwidth): a bandwidth of 0-byte messages is not defined, and the engine would record it unsupported."""
+    if not block.sizes or 0 not in parse_sizes(block.sizes):
+        return
+    for bench in block.benchmarks:
+        b = benchmarks.get(bench)
+        if b is not None and b.bandwidth:
+            raise CampaignError(f"{where}: sizes = {json.dumps(block.sizes)}: {bench} measures a bandwidth, and a "
+                                f"bandwidth of 0-byte messages is not defined; latency measures 0 B (give {bench} "
+                                f"sizes from 1 B, in a block of its own where latency keeps 0 B)")
 
 
 def _accepted_options(bench: str, descriptions: dict[str, EngineDescription]) -> dict[str, Option] | None:

@@ -353,7 +353,8 @@ def build_all(libs: list[MpiLibrary], root: Path | None = None, force: bool = Fa
 def describe_engine(engine: str | Path, timeout: float = 60, env: dict[str, str] | None = None) -> EngineDescription:
     """The engine's description, ``gmb-bench list --format json`` (runs without a launcher: singleton MPI init), in
     ``env`` (the library's ``process_env``: an engine linked against one Open MPI must not load another one's
-    libmpi). BuildError when it cannot be run; DescriptionError when it was built before it described itself."""
+    libmpi). BuildError when it cannot be run; DescriptionError when it was built before it described itself, or when its
+    records would not keep a setting (EngineDescription.check_records_settings)."""
     try:
         p = subprocess.run([str(engine), "list", "--format", "json"], capture_output=True, text=True,
                            timeout=timeout, env=env)
@@ -366,4 +367,6 @@ def describe_engine(engine: str | Path, timeout: float = 60, env: dict[str, str]
         data = json.loads(p.stdout[start:])
     except ValueError:
         raise BuildError(f"{engine} list printed no JSON") from None
-    return EngineDescription(data, source=f"engine {engine}")
+    description = EngineDescription(data, source=f"engine {engine}")
+    description.check_records_settings()
+    return description

@@ -7,7 +7,8 @@ headline one, the transports, whether they take collective operations and whethe
 directions, whether they measure overlap, their OMB counterpart, rank bounds, their options and those every
 benchmark takes), the run defaults, its memory kinds with their properties and whether this build can allocate
 them, its collectives with their NCCL counterparts, its transfer strategies with what they stage through, the
-copies ``peaks`` measures with the path classes they bound, and its features (CUDA, NCCL).
+copies ``peaks`` measures with the path classes they bound, the environment variables its records keep (by prefix)
+and its features (CUDA, NCCL).
 The harness keeps no list of its own of any of these: a second list drifts, and a missing entry silently
 changes what is planned or how a figure is ranked. It asks an ``EngineDescription``.
 
@@ -18,6 +19,8 @@ engines whose sources changed), never planned from guesses.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ..machine import families
 
 SCHEMA = "gmb.engine/1"
 # Families whose launches are pairs of ranks with a send and a receive buffer (memory "send:recv"; one-sided: origin
@@ -246,6 +249,24 @@ class EngineDescription:
         if not isinstance(mpi, dict) or not isinstance(mpi.get("features"), dict):
             raise _rebuild(source, "does not say which MPI-4 interfaces its MPI library has (mpi.features)")
         self.mpi: dict = mpi
+        # the prefixes of the environment variables its records keep; None: an engine that does not say (one built
+        # before it said so, as a stored description of older results may be)
+        prefixes = data.get("environment_prefixes")
+        self.environment_prefixes: tuple[str, ...] | None = (
+            tuple(prefixes) if isinstance(prefixes, list) and all(isinstance(p, str) and p for p in prefixes) else None)
+
+    def check_records_settings(self) -> None:
+        """DescriptionError unless the engine's records keep every environment variable the harness treats as a
+        setting (families.setting_prefixes()): a setting they do not keep would make launches that differ in it look
+        like repetitions of one point. Asked of an engine about to run, not of a description stored with results."""
+        if self.environment_prefixes is None:
+            raise _rebuild(self.source, "does not say which environment variables its records keep "
+                                        "(environment_prefixes)")
+        missing = [p for p in families.setting_prefixes() if not p.startswith(self.environment_prefixes)]
+        if missing:
+            raise _rebuild(self.source, f"says its records keep no {', '.join(f'{p}*' for p in missing)} variables, "
+                                        f"which this gmb treats as settings (points that differ in them would be taken "
+                                        f"for one point)")
 
     # ---------------------------------------------------------------- benchmarks
     def benchmark(self, name: str) -> Benchmark | None:

@@ -125,7 +125,7 @@ def run_launches(outdir: Path, launches: list[Launch], confs: dict[str, Configur
         store.record_launch(**row, status="running")
         if bar:
             bar.update(current=x.launch_id)
-        monitor = LoadMonitor(ranks_on_this_host(x, *placement(x, nodes, ranks_per_node)))
+        monitor = LoadMonitor(ranks_on_this_host(x, *placement(x, nodes, ranks_per_node)), marker=str(out))
         monitor.start()
 
         def started(pid: int):
