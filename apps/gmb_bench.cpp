@@ -474,6 +474,7 @@ int escaped(int exit_code, const char* label, const std::string& what) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> argv_all(argv, argv + argc);
+  capture_launch_environment();  // before the MPI library or gmb set anything in this process
   guard_stdout();  // a reader that stops early (| head) costs the view, never the run (stdout_reader.hpp)
   if (argc < 2 || argv_all[1] == "--help" || argv_all[1] == "-h" || argv_all[1] == "help") {
     print_usage();

@@ -46,9 +46,14 @@ Json rank_network_facts(const Context& ctx);
 // LD_LIBRARY_PATH), in the order the engine's description lists them.
 const std::vector<std::string>& recorded_environment_prefixes();
 
+// Keeps this process's environment as the launch gave it. Called first thing in main: an MPI library sets
+// variables of the recorded prefixes in its own process while it starts (Open MPI's PSM2 component sets
+// PSM2_DEVICES=self,shm where every rank is on one host), which are not settings the launch was given.
+void capture_launch_environment();
+
 // Environment variables that change how MPI, its runtimes, CUDA or the launcher behave (those of
-// recorded_environment_prefixes), as the launch gave them: without those --nic set (`nic_pinning`, the record of
-// apply_nic_request; null without --nic).
+// recorded_environment_prefixes), as the launch gave them (capture_launch_environment; the environment now where
+// it was not called): without those --nic set (`nic_pinning`, the record of apply_nic_request; null without --nic).
 Json relevant_environment(const Json& nic_pinning);
 
 }  // namespace gmb

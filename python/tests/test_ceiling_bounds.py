@@ -163,7 +163,7 @@ def test_mbw_over_4_pairs_is_compared_with_the_aggregate_ceiling(tmp_path):
     got = {(r[col["library"]], r[col["memory"]]): (r[col["pairs"]], r[col["ceiling"]], r[col["ceiling GB/s"]],
                                                    r[col["% of ceiling"]]) for r in t.rows}
     assert got[("separate", "device:device")] == (4, "4 x p2p-ipc", 1520.0, 92.1)
-    assert got[("network", "pinned:pinned")] == (4, "network (shared by 4 pairs)", 10.0, 92.0)
+    assert got[("network", "pinned:pinned")] == (4, "network, host buffers (shared by 4 pairs)", 10.0, 92.0)
     assert got[("host", "host:host")] == (4, "host-copy (shared by 4 pairs)", 40.0, 90.0)
     assert got[("shared-gpus", "device:device")] == (4, "p2p-ipc (shared by 4 pairs)", 380.0, 94.7)
     # a record of an engine before pair_paths: no ceiling, and why

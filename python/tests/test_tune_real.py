@@ -39,7 +39,7 @@ def test_a_real_search_of_open_mpis_shared_memory_settings(engine_env, tmp_path,
     assert covered == race["sizes"]
     for r in race["recommendation"]:
         if r["arm"] == "defaults":
-            assert "the defaults (no setting beat them" in out
+            assert "the defaults (no value tried beat them" in out
             continue
         for s in r["sizes"]:  # a recommendation is a difference proven across launches
             assert s["gain"] > 1 and s["arm"][3] >= MIN_LAUNCHES and s["defaults"][3] >= MIN_LAUNCHES

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <random>
 
 #include "gmb/error.hpp"
@@ -135,6 +136,23 @@ const std::vector<std::string>& recorded_environment_prefixes() {
   return prefixes;
 }
 
+namespace {
+
+std::vector<std::string> environment_entries() {
+  std::vector<std::string> entries;
+  for (char** e = environ; e && *e; ++e) entries.emplace_back(*e);
+  return entries;
+}
+
+std::optional<std::vector<std::string>>& launch_environment() {
+  static std::optional<std::vector<std::string>> entries;
+  return entries;
+}
+
+}  // namespace
+
+void capture_launch_environment() { launch_environment() = environment_entries(); }
+
 Json relevant_environment(const Json& nic_pinning) {
   // The variables --nic set belong to nic_pinning, not to the environment the launch was given.
   std::vector<std::string> set_by_gmb;
@@ -142,8 +160,7 @@ Json relevant_environment(const Json& nic_pinning) {
     for (const auto& [name, decision] : *variables->as_object())
       if (decision.find("set")) set_by_gmb.push_back(name);
   std::map<std::string, std::string> picked;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string entry = *e;
+  for (const std::string& entry : launch_environment() ? *launch_environment() : environment_entries()) {
     const auto eq = entry.find('=');
     if (eq == std::string::npos) continue;
     const std::string name = entry.substr(0, eq);

@@ -301,3 +301,16 @@ TEST_F(DescriptionFixture, EnvironmentPrefixesAreWhatTheContextRecords) {
   EXPECT_EQ(recorded.find("XGMB_TEST_PROBE"), nullptr);
   ::unsetenv("XGMB_TEST_PROBE");
 }
+
+TEST(Provenance, TheEnvironmentRecordedIsTheOneTheLaunchGave) {
+  // An MPI library sets variables of the recorded prefixes in its own process while it starts (Open MPI's PSM2
+  // component: PSM2_DEVICES=self,shm on one host); they are not settings of the launch.
+  ::setenv("UCX_GMB_TEST_GIVEN", "1", 1);
+  capture_launch_environment();
+  ::setenv("PSM2_GMB_TEST_SET_LATER", "self,shm", 1);
+  const Json recorded = relevant_environment(Json());
+  EXPECT_NE(recorded.find("UCX_GMB_TEST_GIVEN"), nullptr);
+  EXPECT_EQ(recorded.find("PSM2_GMB_TEST_SET_LATER"), nullptr);
+  ::unsetenv("UCX_GMB_TEST_GIVEN");
+  ::unsetenv("PSM2_GMB_TEST_SET_LATER");
+}

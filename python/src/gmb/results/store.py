@@ -100,12 +100,12 @@ def _check_store_file(path: Path, create: bool):
         journal = Path(f"{path}-journal")
         if "readonly" in str(exc) and journal.exists():
             # a hot journal: SQLite plays it back before anything is read, which a read-only open cannot do
-            raise StoreError(f"{path}: cannot be read as it is: beside it lies {journal}, a rollback journal (a "
-                             f"writer stopped in the middle of a transaction leaves one) that SQLite must play back "
-                             f"first; left untouched: once no process writes the store, open it for writing once "
-                             f"(python3 -c \"import sqlite3; sqlite3.connect({str(path)!r}).execute('PRAGMA "
-                             f"quick_check')\"), which plays the journal back, or drops it where it is not one") \
-                from None
+            why = (f"{path}: cannot be read as it is: beside it lies {journal}, a rollback journal (a writer stopped "
+                   f"in the middle of a transaction leaves one) that SQLite must play back first; left untouched: once "
+                   f"no process writes the store, open it for writing once (python3 -c \"import sqlite3; "
+                   f"sqlite3.connect({str(path)!r}).execute('PRAGMA quick_check')\"), which plays the journal back, "
+                   f"or drops it where it is not one")
+            raise StoreError(why) from None
         raise StoreError(f"{path}: not a gmb store ({exc}); left untouched") from None
     if damage != "ok":
         raise _damaged(path, "SQLite's check: " + " ".join(ln for ln in damage.splitlines() if not ln.startswith("***")))

@@ -29,8 +29,8 @@ COMMAND_LINE = "--knob"
 def offers(conf: Configuration, extra: tuple[Knob, ...] = (), listings_cache: dict | None = None) -> list[Offer]:
     """Every knob considered for ``conf``, offered or not (Offer.refused says why): the catalogue's of the layers
     it runs on, those of the libraries file and ``extra`` (the command line's, a campaign file's). The layers are
-    those the configuration's settings name, else those the library's own listing selects (Open MPI's pml selection
-    from its parameter files: Debian's "^ucx" runs ob1)."""
+    those the configuration's settings name, else those the library's own listing selects (Open MPI's pml selection in
+    its parameter files: Debian's "^ucx" runs ob1)."""
     lib = conf.library
     family = families.of(lib.family)
     own = configuration_settings(conf)
