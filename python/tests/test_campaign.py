@@ -76,6 +76,17 @@ def test_skips_with_reasons():
     assert "does not list" in reasons[("plain", "nbc")]
 
 
+def test_a_block_binding_unlike_the_librarys_own_is_refused_at_plan_time():
+    bound = replace(lib("bound"), launcher_args=["--bind-to", "none"])
+    c = Campaign("s", [Block(["latency"], memory=["host:host"], bind="core"),
+                       Block(["latency"], memory=["host:host"], bind="none")], repetitions=1, order="sequential")
+    launches, skipped = plan(c, [bound, lib("plain")], {"bound": HOST_DESC, "plain": HOST_DESC})
+    assert sorted((x.library, x.bind) for x in launches) == [("bound", "none"), ("plain", "core"),
+                                                               ("plain", "none")]
+    assert [(lb, what) for lb, what, why in skipped] == [("bound", "latency (block 1)")]
+    assert "launcher_args bind them otherwise" in skipped[0][2]
+
+
 def test_direct_device_refused_for_non_cuda_aware():
     c = Campaign("s", [Block(["bw"], memory=["device:device"], strategies=["direct", "staged-pinned"])],
                  repetitions=1)

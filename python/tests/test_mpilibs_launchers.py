@@ -93,6 +93,22 @@ def test_hydra_and_srun_argv():
         launchers.get("qsub")
 
 
+def test_a_binding_given_by_the_block_and_by_the_library_is_given_once():
+    """Open MPI refuses a command line that names --bind-to twice ("listed more than once"): the block's binding
+    is left out where the library's launcher arguments already bind; the plan refuses two different ones."""
+    ompi = _lib(launcher_args=["--bind-to", "none", "--mca", "pml", "ucx"])
+    argv = launchers.get("mpirun").argv(ompi, launchers.LaunchSpec(2, ["e"], bind="none"))
+    assert argv.count("--bind-to") == 1
+    assert launchers.get("mpirun").argv(_lib(), launchers.LaunchSpec(2, ["e"], bind="core")).count("--bind-to") == 1
+    hydra = _lib(family="mpich", launcher_path="/usr/bin/mpiexec.mpich", launcher_args=["-bind-to=core"])
+    assert "-bind-to" not in launchers.get("mpiexec").argv(hydra, launchers.LaunchSpec(2, ["e"], bind="core"))
+    assert launchers.launcher_binding(["--cpu-bind=cores"]) == "cores"
+    assert launchers.binding_conflict("core", _lib(launcher_args=["--cpu-bind=cores"])) is None  # srun's word
+    assert launchers.binding_conflict("none", ompi) is None and launchers.binding_conflict(None, ompi) is None
+    why = launchers.binding_conflict("core", ompi)
+    assert "bind = \"core\"" in why and "launcher_args bind them otherwise ('none')" in why
+
+
 def test_each_launcher_reaches_other_hosts_through_an_agent_its_own_way():
     assert launchers.get("mpirun").remote_shell_arguments("/s/agent") == ["--mca", "plm_rsh_agent", "/s/agent"]
     assert launchers.get("mpiexec").remote_shell_arguments("/s/agent") == ["-launcher", "ssh", "-launcher-exec",

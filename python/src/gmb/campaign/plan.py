@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..machine.launchers import binding_conflict
 from ..machine.mpilibs import MpiLibrary
 from ..outputs import OutputError, os_cause, write_new
 from ..engine.description import Benchmark, EngineDescription
@@ -223,6 +224,10 @@ def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineD
         return []
     if lib.transport == "nccl" and "nccl" not in b.transports:
         skipped.append((name, *nccl_refusal(desc, b, block, "", "")))
+        return []
+    clash = binding_conflict(block.bind, lib)
+    if clash:
+        skipped.append((name, f"{bench} (block {bi + 1})", clash))
         return []
     ops = _operations(desc, b, block, lib, skipped)
     out = []

@@ -119,7 +119,7 @@ class OpenMpiRun(Launcher):
             a += ["--hostfile", spec.hostfile]
         if spec.ranks_per_node:
             a += ["--map-by", f"ppr:{spec.ranks_per_node}:node"]
-        if spec.bind:
+        if spec.bind and not launcher_binding(lib.launcher_args):
             a += ["--bind-to", spec.bind]
         if spec.ranks > (os.cpu_count() or 1) and not spec.hostfile:
             a.append("--oversubscribe")  # small containers: more ranks than cores is refused otherwise
@@ -159,7 +159,7 @@ class HydraExec(Launcher):
             a += ["-f", spec.hostfile]
         if spec.ranks_per_node:
             a += ["-ppn", str(spec.ranks_per_node)]
-        if spec.bind:
+        if spec.bind and not launcher_binding(lib.launcher_args):
             a += ["-bind-to", spec.bind]
         a += lib.launcher_args
         return a + spec.program
@@ -190,7 +190,7 @@ class SlurmRun(Launcher):
             a += ["-N", str(spec.nodes)]
         if spec.ranks_per_node:
             a += [f"--ntasks-per-node={spec.ranks_per_node}"]
-        if spec.bind:
+        if spec.bind and not launcher_binding(lib.launcher_args):
             a += [f"--cpu-bind={SRUN_CPU_BIND.get(spec.bind, spec.bind)}"]
         extra = _non_mca(lib.launcher_args)
         # srun's PMI plugin of the family (families.py), unless the library's launcher_args give --mpi=... (e.g. a
@@ -206,6 +206,31 @@ class SlurmRun(Launcher):
         env = super().environment(lib, spec, base)
         env.update(mca_env(lib.launcher_args))  # mpirun's --mca k v becomes OMPI_MCA_k=v under srun
         return env
+
+
+# the launchers' options that bind ranks to CPUs: the binding follows (or "=binding")
+BIND_FLAGS = ("--bind-to", "-bind-to", "--cpu-bind", "--cpu_bind")
+
+
+def launcher_binding(args: list[str]) -> str | None:
+    """The binding that a library's launcher arguments give (mpirun's and mpiexec's --bind-to X, srun's
+    --cpu-bind=X), or None. A launcher given two bindings refuses to start (Open MPI: "listed more than once")."""
+    for i, arg in enumerate(args):
+        flag, eq, value = arg.partition("=")
+        if flag in BIND_FLAGS:
+            return value if eq else (args[i + 1] if i + 1 < len(args) else "")
+    return None
+
+
+def binding_conflict(bind: str | None, lib) -> str | None:
+    """Why a block's ``bind`` cannot be given to a launch of this library, or None: its launcher arguments bind
+    otherwise. The same binding from both is given once."""
+    given = launcher_binding(lib.launcher_args)
+    if not bind or given is None or given in (bind, SRUN_CPU_BIND.get(bind)):
+        return None
+    return (f"the block binds ranks with bind = \"{bind}\" but {lib.name}'s launcher_args bind them otherwise "
+            f"({given!r}): a launch takes one binding; drop bind from the block or --bind-to from the library, or "
+            f"declare a library configuration without it")
 
 
 # mpirun's options that set an MCA parameter: NAME VALUE follow
