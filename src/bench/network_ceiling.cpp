@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "gmb/error.hpp"
@@ -357,25 +358,38 @@ Json environment_json(const std::map<std::string, std::string>& environment) {
   return out;
 }
 
-// One server/client run of `tool`: on the receiver the server, on the sender the client. Every rank of
-// ctx.comm takes part in the two broadcasts and returns why the run failed ("" when it did not): the tool failed,
-// hung, printed no figure, or printed an implausible one; the sender's reading also holds the bandwidth.
+// One server/client run of `tool`: on the receiver the servers, on the sender the clients, one pair, or one pair
+// per stream at once where the tool takes a process per stream. Every rank of ctx.comm takes part in the two
+// broadcasts and returns why the run failed ("" when it did not): a tool failed, hung, printed no figure, or
+// printed an implausible one; the sender's reading also holds the bandwidth, summed over the pairs.
 ToolReading tool_run(const Context& ctx, const NetworkPair& pair, const NetworkTool& tool, const ToolRun& run, const std::string& address,
                      std::string* client_text) {
-  std::unique_ptr<ChildProcess> server;
-  std::string ready;  // the port the server listens on, or "!" and why it does not
+  const int pairs = tool.one_process_per_stream() ? run.streams : 1;
+  ToolRun each = run;
+  if (pairs > 1) each.streams = 1;
+  std::vector<std::unique_ptr<ChildProcess>> servers;
+  std::string ready;  // the ports the servers listen on ("p1,p2"), or "!" and why one does not
   if (ctx.rank == pair.receiver) {
-    const int port = TcpListener(address, where(ctx)).port();  // a port the kernel just found free
-    const ToolCommand command = tool.server(run, port);
-    server = std::make_unique<ChildProcess>(command.argv, command.environment, where(ctx));
+    std::vector<int> ports;
+    std::string listening;
+    for (int k = 0; k < pairs; ++k) {
+      ports.push_back(TcpListener(address, where(ctx)).port());  // a port the kernel just found free
+      const ToolCommand command = tool.server(each, ports.back());
+      servers.push_back(std::make_unique<ChildProcess>(command.argv, command.environment, where(ctx)));
+    }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kServerStartSeconds);
-    while (server->running() && !tcp_port_listening(port) && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (tcp_port_listening(port)) ready = std::to_string(port);
-    else
-      ready = "!the server `" + server->command_line() + "` on " + where(ctx) + " did not listen on port " + std::to_string(port) +
-              " within " + std::to_string(static_cast<int>(kServerStartSeconds)) + " s (" + (server->running() ? "still running" : server->exit_description()) +
-              "): " + server->output().substr(0, 400);
+    for (int k = 0; k < pairs && ready.empty(); ++k) {
+      ChildProcess& server = *servers[static_cast<std::size_t>(k)];
+      const int port = ports[static_cast<std::size_t>(k)];
+      while (server.running() && !tcp_port_listening(port) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (!tcp_port_listening(port))
+        ready = "!the server `" + server.command_line() + "` on " + where(ctx) + " did not listen on port " + std::to_string(port) +
+                " within " + std::to_string(static_cast<int>(kServerStartSeconds)) + " s (" +
+                (server.running() ? "still running" : server.exit_description()) + "): " + server.output().substr(0, 400);
+    }
+    for (std::size_t k = 0; k < ports.size() && ready.empty(); ++k) listening += (k ? "," : "") + std::to_string(ports[k]);
+    if (ready.empty()) ready = listening;
   }
   ready = broadcast_string(ctx.comm, ready, pair.receiver);
   ToolReading reading;
@@ -383,26 +397,39 @@ ToolReading tool_run(const Context& ctx, const NetworkPair& pair, const NetworkT
     if (ready[0] == '!') {
       reading.error = ready.substr(1);
     } else {
-      const ToolCommand command = tool.client(run, std::stoi(ready), address);
-      *client_text = command_text(command.argv);
-      ChildProcess client(command.argv, command.environment, where(ctx));
-      const double seconds = kClientBaseSeconds + run.seconds + static_cast<double>(run.bytes) * run.iterations / 1e8;
-      if (!client.wait(seconds)) {
-        client.stop();
-        reading.error = "`" + client.command_line() + "` on " + where(ctx) + " did not finish within " + std::to_string(static_cast<int>(seconds)) + " s";
-      } else if (!client.succeeded()) {
-        // what the tool's reader makes of its output says most (iperf3's JSON report ends with its "error")
-        const std::string said = tool.read(client.output(), run).error;
-        reading.error = "`" + client.command_line() + "` on " + where(ctx) + " ended with " + client.exit_description() + ": " +
-                        (said.empty() ? client.output().substr(0, 600) : said);
-      } else {
-        reading = tool.read(client.output(), run);
-        if (reading.error.empty()) reading.error = implausible_reading(reading);
+      std::vector<std::unique_ptr<ChildProcess>> clients;
+      client_text->clear();
+      std::istringstream ports(ready);
+      for (std::string port; std::getline(ports, port, ',');) {  // all started before any is waited for
+        const ToolCommand command = tool.client(each, std::stoi(port), address);
+        *client_text += (client_text->empty() ? "" : " & ") + command_text(command.argv);
+        clients.push_back(std::make_unique<ChildProcess>(command.argv, command.environment, where(ctx)));
+      }
+      const double seconds = kClientBaseSeconds + run.seconds + static_cast<double>(run.bytes) * run.iterations * run.streams / 1e8;
+      for (auto& client : clients) {
+        ToolReading one;
+        if (!client->wait(seconds)) {
+          client->stop();
+          one.error = "`" + client->command_line() + "` on " + where(ctx) + " did not finish within " + std::to_string(static_cast<int>(seconds)) + " s";
+        } else if (!client->succeeded()) {
+          // what the tool's reader makes of its output says most (iperf3's JSON report ends with its "error")
+          const std::string said = tool.read(client->output(), each).error;
+          one.error = "`" + client->command_line() + "` on " + where(ctx) + " ended with " + client->exit_description() + ": " +
+                      (said.empty() ? client->output().substr(0, 600) : said);
+        } else {
+          one = tool.read(client->output(), each);
+          if (one.error.empty()) one.error = implausible_reading(one);
+        }
+        if (reading.error.empty()) reading.error = one.error;
+        reading.GBps += one.GBps;
+        reading.bytes_moved += one.bytes_moved;
+        reading.printed += (reading.printed.empty() ? "" : "; ") + one.printed;
       }
     }
   }
   reading.error = broadcast_string(ctx.comm, reading.error, pair.sender);
-  if (server && !server->wait(10)) server->stop();  // a server left waiting after a failed client
+  for (auto& server : servers)
+    if (!server->wait(10)) server->stop();  // a server left waiting after a failed client
   return reading;
 }
 

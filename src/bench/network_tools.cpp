@@ -57,8 +57,10 @@ std::string tail(const std::string& text) {
   return text.size() <= keep ? text : "..." + text.substr(text.size() - keep);
 }
 
-// iperf3: TCP streams, one or several at once (-P), for a time (-t, whole seconds) in writes of -l bytes
-// (iperf3's own 128 KiB, or the message size where smaller); the receiver's figure from its JSON report (-J).
+// iperf3: TCP streams for a time (-t, whole seconds) in writes of -l bytes (iperf3's own 128 KiB, or the message
+// size where smaller); the receiver's figure from its JSON report (-J). Several streams run as as many iperf3
+// pairs at once: before 3.16 one iperf3 serves all its -P streams from one thread, which a second stream saturates
+// long before a fast link (Debian 12's 3.12: 3.8 GB/s on one stream, 4.4 on -P 2, where two threads move 11).
 class Iperf3 final : public NetworkTool {
  public:
   // iperf3's default write length for TCP.
@@ -66,11 +68,13 @@ class Iperf3 final : public NetworkTool {
 
   std::string name() const override { return "iperf3"; }
   std::string method() const override {
-    return "iperf3 TCP streams (-P streams at once, -t seconds, -l write bytes); the bytes the receiver got over its "
-           "time (the JSON report's end.sum_received, bits/s = 1/8 byte/s), one run per sample";
+    return "iperf3 TCP streams (one iperf3 client and server per stream, all at once; -t seconds, -l write bytes); the "
+           "bytes the receivers got over their time (the JSON reports' end.sum_received, bits/s = 1/8 byte/s, summed "
+           "over the streams), one run per sample";
   }
   std::string unavailable() const override { return not_on_path("iperf3"); }
   bool parallel_streams() const override { return true; }
+  bool one_process_per_stream() const override { return true; }
   ToolCommand server(const ToolRun&, int port) const override {
     return {{"iperf3", "-s", "-1", "-p", std::to_string(port)}, {}, device()};  // -1: one test, then exit
   }
@@ -106,14 +110,15 @@ class Iperf3 final : public NetworkTool {
   static std::string device() { return "the kernel's route to the receiver's address (TCP)"; }
 };
 
-// Asked of `ucx_perftest -h` once per process.
-const std::vector<std::string>& ucx_perftest_memory_types() {
-  static const std::vector<std::string> types = [] {
-    if (find_program("ucx_perftest").empty()) return std::vector<std::string>{};
+// Why this process's ucx_perftest cannot measure GPU buffers, "" when it can: asked of `ucx_perftest -h` once.
+const std::string& ucx_perftest_gpu_buffers_problem() {
+  static const std::string problem = [] {
     ChildProcess help({"ucx_perftest", "-h"}, {}, "ucx_perftest -h");
-    return help.wait(20) ? ucx_perftest_memory_types_in(help.output()) : std::vector<std::string>{};
+    const bool ended = help.wait(20);
+    return ucx_perftest_gpu_buffers_problem_in(help.output(), ended ? (help.succeeded() ? "" : help.exit_description())
+                                                                    : "it did not end within 20 s");
   }();
-  return types;
+  return problem;
 }
 
 // UCX's ucx_perftest: tag_bw, a window of tag-matched sends, over UCX's network transports only (shared
@@ -130,12 +135,7 @@ class UcxPerftest final : public NetworkTool {
   bool measures_gpu_buffers() const override { return true; }
   std::string gpu_buffers_unavailable() const override {
     if (std::string why = unavailable(); !why.empty()) return why;
-    const std::vector<std::string>& types = ucx_perftest_memory_types();
-    if (std::find(types.begin(), types.end(), "cuda") != types.end()) return "";
-    std::string listed;
-    for (const auto& t : types) listed += (listed.empty() ? "" : ", ") + t;
-    return "its UCX cannot allocate GPU memory: `ucx_perftest -h` lists no cuda memory type (-m: " + (listed.empty() ? "none" : listed) +
-           "; a UCX built without CUDA)";
+    return ucx_perftest_gpu_buffers_problem();
   }
   ToolCommand server(const ToolRun& run, int port) const override {
     return {{"ucx_perftest", "-p", std::to_string(port)}, environment(run), device(run)};
@@ -337,6 +337,22 @@ std::vector<std::string> ucx_perftest_memory_types_in(const std::string& help) {
     if (w.size() >= 2 && w[1] == "-") types.push_back(w[0]);  // "cuda - NVIDIA GPU memory"
   }
   return types;
+}
+
+std::string ucx_perftest_gpu_buffers_problem_in(const std::string& help, const std::string& help_failure) {
+  const std::vector<std::string> types = ucx_perftest_memory_types_in(help);
+  if (std::find(types.begin(), types.end(), "cuda") != types.end()) return "";
+  if (types.empty()) {  // no -m listing at all: the program did not run (a shared library missing, a crash)
+    std::string said;
+    std::istringstream in(help);
+    for (std::string line; said.empty() && std::getline(in, line);) said = line.substr(0, 300);
+    return "`ucx_perftest -h` did not run" + (help_failure.empty() ? std::string() : " (" + help_failure + ")") +
+           (said.empty() ? std::string(", printing nothing") : ": " + said);
+  }
+  std::string listed;
+  for (const auto& t : types) listed += (listed.empty() ? "" : ", ") + t;
+  return "its UCX cannot allocate GPU memory: `ucx_perftest -h` lists no cuda memory type (-m: " + listed +
+         "; a UCX built without CUDA)";
 }
 
 int NetworkTool::iterations(std::size_t bytes) const {

@@ -54,6 +54,9 @@ class NetworkTool {
   virtual std::string gpu_buffers_unavailable() const { return ""; }
   // Whether it runs several streams at once (ToolRun::streams); the others run one.
   virtual bool parallel_streams() const { return false; }
+  // Whether several streams run as as many server/client pairs at once, one stream each, rather than as one pair:
+  // a tool that serves all its streams from one thread makes that thread the limit, not the link.
+  virtual bool one_process_per_stream() const { return false; }
   virtual ToolCommand server(const ToolRun& run, int port) const = 0;
   virtual ToolCommand client(const ToolRun& run, int port, const std::string& server_address) const = 0;
   virtual ToolReading read(const std::string& client_output, const ToolRun& run) const = 0;
@@ -74,6 +77,11 @@ std::string implausible_reading(const ToolReading& reading);
 // The memory types a `ucx_perftest -h` text lists under -m ("host", "cuda", "cuda-managed" ...): those its UCX
 // can allocate (a UCX built without CUDA lists host only).
 std::vector<std::string> ucx_perftest_memory_types_in(const std::string& help);
+
+// Why a ucx_perftest cannot measure GPU buffers (-m cuda), "" when it can, from its `-h` text and how `-h` ended
+// (help_failure: "" when it exited 0, else how it ended): its UCX lists no cuda memory type, or the program did
+// not run at all (a shared library missing), which is said as such.
+std::string ucx_perftest_gpu_buffers_problem_in(const std::string& help, const std::string& help_failure);
 
 // Every external tool, in the order they run.
 const std::vector<std::unique_ptr<NetworkTool>>& external_network_tools();

@@ -205,6 +205,19 @@ TEST(NetworkTools, UcxPerftestMemoryTypesAreThoseItsHelpLists) {
   EXPECT_EQ(ucx_perftest_memory_types_in(cuda), (std::vector<std::string>{"host", "cuda", "cuda-managed"}));
 }
 
+TEST(NetworkTools, AUcxPerftestThatDoesNotRunIsNotTakenForAUcxWithoutCuda) {
+  const std::string cuda = "     -m <send mem type>[,<recv mem type>]\n                        host - System memory\n"
+                           "                        cuda - NVIDIA GPU memory\n     -n <iters>     number of iterations\n";
+  EXPECT_EQ(ucx_perftest_gpu_buffers_problem_in(cuda, ""), "");
+  const std::string host_only = "     -m <send mem type>[,<recv mem type>]\n                        host - System memory\n";
+  EXPECT_NE(ucx_perftest_gpu_buffers_problem_in(host_only, "").find("built without CUDA"), std::string::npos);
+  const std::string loader = "ucx_perftest: error while loading shared libraries: libgomp.so.1: cannot open shared object file\n";
+  const std::string why = ucx_perftest_gpu_buffers_problem_in(loader, "exit status 127");
+  EXPECT_EQ(why, "`ucx_perftest -h` did not run (exit status 127): " + loader.substr(0, loader.size() - 1));
+  EXPECT_EQ(ucx_perftest_gpu_buffers_problem_in("", "it did not end within 20 s"),
+            "`ucx_perftest -h` did not run (it did not end within 20 s), printing nothing");
+}
+
 TEST(NetworkTools, IterationsKeepARunShortAndLongEnough) {
   const NetworkTool& u = tool("ucx_perftest");
   EXPECT_EQ(u.iterations(64u << 20), 5);
