@@ -177,10 +177,10 @@ class Ceilings:
             there, back = ("h2d", "d2h") if send_host else ("d2h", "h2d")
             return [Term(self._copies(there, host), self._copies(back, host))]
         cands = facts.bounding(path_class or "", (mem_send, mem_recv))
-        # a ceiling measured on the transfer's own kind of buffers (the network's on GPU buffers) answers first
-        own = tuple((op, path_class) for op in cands if facts.ceiling(op) and facts.ceiling(op).buffers)
-        rest = tuple((op, path_class) for op in cands if (op, path_class) not in own)
-        return [Term(tuple(tier for tier in (own, rest) if tier))] if cands else []
+        # the largest of them bounds, one measured on the transfer's own kind of buffers (the network's on GPU
+        # buffers) included: a tool's way of moving GPU buffers (one stream, staged through host memory) is not the
+        # link's limit, and MPI's or NCCL's own pipelining moves more over the same link
+        return [Term((tuple((op, path_class) for op in cands),))] if cands else []
 
     def _copies(self, direction: str, host_memory: str | None) -> Tiers:
         # a pageable ceiling is sometimes not measured: the pinned one still bounds it (from above), where it is not
