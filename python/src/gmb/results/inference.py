@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 LEVEL = 0.95  # the confidence of every interval unless a correction asks for more
 _NORMAL = NormalDist()
@@ -115,25 +115,63 @@ def _sum_squares(xs: Sequence[float]) -> float:
     return sum((x - mean) ** 2 for x in xs)
 
 
-def _pool(groups: Iterable[Sequence[float]]) -> LaunchNoise | None:
-    ss = df = 0.0
-    for xs in groups:
-        if len(xs) >= 2:
-            ss += _sum_squares(xs)
-            df += len(xs) - 1
-    return LaunchNoise(ss / df, df) if df and ss > 0 else None
+def _two_way(rows: list[list[float]]) -> tuple[float, float] | None:
+    """The variance of one point's launch value and its Satterthwaite degrees of freedom, from points measured in the
+    same launches (``rows``: per point, its log values in the launches' order): a launch's effect may be shared by
+    all its points (a slow launch is slow at every size), so the launches' mean square (n - 1 df) and the residual
+    one ((n - 1)(S - 1) df) are estimated apart: tau^2 = MS_launch / S + (1 - 1 / S) MS_residual. Where launches
+    share nothing the degrees of freedom approach S (n - 1); where a shared effect dominates, n - 1."""
+    points, n = len(rows), len(rows[0])
+    if n < 2:
+        return None
+    point_means = [sum(r) / n for r in rows]
+    launch_means = [sum(r[j] for r in rows) / points for j in range(n)]
+    grand = sum(point_means) / points
+    ms_launch = points * sum((m - grand) ** 2 for m in launch_means) / (n - 1)
+    part_launch = ms_launch / points
+    if points == 1:
+        return (part_launch, n - 1) if part_launch > 0 else None
+    ms_resid = sum((r[j] - point_means[i] - launch_means[j] + grand) ** 2
+                   for i, r in enumerate(rows) for j in range(n)) / ((n - 1) * (points - 1))
+    part_resid = (1 - 1 / points) * ms_resid
+    tau2 = part_launch + part_resid
+    if tau2 <= 0:
+        return None
+    return tau2, tau2 ** 2 / (part_launch ** 2 / (n - 1) + part_resid ** 2 / ((n - 1) * (points - 1)))
 
 
-def launch_noise(points: Iterable[Sequence[float]]) -> LaunchNoise | None:
-    """The between-launch variance pooled over some points (each a sequence of its launches' values): the sum of
-    squared deviations of each point's log values from that point's mean, over the sum of (launches - 1). Points of
-    one launch add nothing. None where no point has two launches, or no launch differs from another."""
-    return _pool(_logs(values) for values in points)
+def _pool(points: Iterable[Mapping | Sequence[float]]) -> LaunchNoise | None:
+    """Pooled variance of log values: points whose launches are known (a mapping launch -> log value) grouped by the
+    set of launches that measured them, each group estimated by _two_way; a point given as a plain sequence is a group
+    of its own (its launches assumed to share nothing with other points'). Groups combine weighted by their degrees
+    of freedom."""
+    groups: dict = {}
+    for i, values in enumerate(points):
+        if isinstance(values, Mapping):
+            groups.setdefault(frozenset(values), []).append([values[k] for k in sorted(values, key=str)])
+        else:
+            groups[("alone", i)] = [list(values)]
+    weighted = df = 0.0
+    for rows in groups.values():
+        found = _two_way(rows)
+        if found:
+            weighted += found[0] * found[1]
+            df += found[1]
+    return LaunchNoise(weighted / df, df) if df else None
+
+
+def launch_noise(points: Iterable[Mapping | Sequence[float]]) -> LaunchNoise | None:
+    """The between-launch variance of one launch's log value, pooled over some points of one configuration, with its
+    degrees of freedom. Each point: its launches' values, best as a mapping launch id -> value (points measured in
+    the same launches share those launches' effects, and _two_way keeps that from passing for independent evidence);
+    a plain sequence where launches are not known (independent launches assumed). Points of one launch add nothing.
+    None where no point has two launches, or no launch differs from another."""
+    return _pool(dict(zip(p, _logs(list(p.values())))) if isinstance(p, Mapping) else _logs(p) for p in points)
 
 
 def paired_differences(a: Sequence[float], rounds_a: Sequence | None, b: Sequence[float],
-                       rounds_b: Sequence | None) -> list[float] | None:
-    """log(a) - log(b) per repetition round, where both sides ran once in each of the same two rounds or more; None
+                       rounds_b: Sequence | None) -> dict | None:
+    """log(a) - log(b) by repetition round, where both sides ran once in each of the same two rounds or more; None
     where they cannot be paired (no rounds, a round repeated, rounds one side lacks)."""
     if rounds_a is None or rounds_b is None or None in rounds_a or None in rounds_b:
         return None
@@ -142,12 +180,12 @@ def paired_differences(a: Sequence[float], rounds_a: Sequence | None, b: Sequenc
     if len(rounds_a) != len(a) or len(rounds_b) != len(b):
         raise ValueError("each launch value needs its round")
     by_round = dict(zip(rounds_b, _logs(b)))
-    return [x - by_round[r] for r, x in zip(rounds_a, _logs(a))]
+    return {r: x - by_round[r] for r, x in zip(rounds_a, _logs(a))}
 
 
-def paired_noise(pairs: Iterable[Sequence[float]]) -> LaunchNoise | None:
-    """The variance of the per-round log differences (paired_differences) pooled over the points two configurations
-    share, as launch_noise pools a configuration's."""
+def paired_noise(pairs: Iterable[dict | None]) -> LaunchNoise | None:
+    """The variance of the per-round log differences (paired_differences, by round) pooled over the points two
+    configurations share, as launch_noise pools a configuration's: the rounds are the launches."""
     return _pool(d for d in pairs if d)
 
 
@@ -348,12 +386,13 @@ class Confirmation:
 def confirm(value: Sequence[Sequence[float]], defaults: Sequence[Sequence[float]], higher_is_better: bool,
             tried: int, alpha: float = 1 - LEVEL) -> Confirmation:
     """Whether a value found by a search is better than the defaults, from fresh launches that played no part in
-    finding it: ``value`` and ``defaults`` hold, per size, the values of the confirmation launches. Each size's ratio
-    (Welch, each arm's variance pooled over its sizes) is tested with Holm over ``tried`` tests (every value x size
+    finding it: ``value`` and ``defaults`` hold, per size, the values of the confirmation launches, the i-th value
+    of every size from the arm's i-th launch. Each size's ratio (Welch, each arm's variance pooled over its sizes and
+    launches by launch_noise) is tested with Holm over ``tried`` tests (every value x size
     the search tried, not only the confirmed ones), its interval at the matching Bonferroni level."""
     if len(value) != len(defaults):
         raise ValueError("a value and the defaults need the same sizes")
-    noise_v, noise_d = launch_noise(value), launch_noise(defaults)
+    noise_v, noise_d = (launch_noise([dict(enumerate(size)) for size in arm]) for arm in (value, defaults))
     level = bonferroni_level(tried, 1 - alpha)
     ratios = [ratio(v, d, noise_v, noise_d, level=level) for v, d in zip(value, defaults)]
     pvalues = [1.0 if r.p is None else r.p for r in ratios]
