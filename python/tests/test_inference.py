@@ -10,7 +10,7 @@ import pytest
 from gmb.results.inference import (BUSY, NO_SPREAD, ONE_LAUNCH, QUANTISED, LaunchNoise, benjamini_hochberg,
                                    bh_adjusted, blockers, bonferroni_level, confirm, estimate, fastest, fcr_level,
                                    holm, lattice_step, launch_noise, launches_needed, paired_differences,
-                                   paired_noise, precision, ratio, ratio_text, significant, t_cdf, t_quantile)
+                                   paired_noise, per_launch, precision, ratio, ratio_text, significant, t_cdf, t_quantile)
 
 # t(0.975, df) from published tables
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 10: 2.228, 20: 2.086, 30: 2.042, 120: 1.980}
@@ -229,3 +229,37 @@ def test_launches_needed_to_settle_a_difference():
     small = launches_needed(1.02, noise, noise)
     assert small == math.ceil(2 * 0.03 ** 2 * ((t_quantile(0.975, 400) + t_quantile(0.8, 400)) / math.log(1.02)) ** 2)
     assert launches_needed(1.0, noise, noise) is None
+
+
+def test_points_of_the_same_launches_do_not_pass_a_shared_launch_effect_for_independent_evidence():
+    # two launches, eight sizes: the second launch 5 % slower at every size (a shared effect), sizes otherwise exact
+    shared = [{"l1": 10.0 * 2 ** s, "l2": 10.5 * 2 ** s} for s in range(8)]
+    noise = launch_noise(shared)
+    assert noise.df == pytest.approx(1.0)  # one launch-to-launch difference seen, not eight
+    assert noise.variance == pytest.approx(math.log(1.05) ** 2 / 2)
+    # the same values as plain sequences: launches unknown, taken as independent (1 df per point)
+    assert launch_noise([list(p.values()) for p in shared]).df == 8
+    # effects that differ from size to size and launch to launch: close to S (n - 1) degrees of freedom
+    import random
+    rng = random.Random(5)
+    independent = [{f"l{j}": 10.0 * math.exp(rng.gauss(0, 0.03)) for j in range(5)} for _ in range(8)]
+    assert launch_noise(independent).df > 16
+
+
+def test_a_launch_missing_a_size_puts_that_size_in_a_group_of_its_own():
+    points = [{"l1": 10.0, "l2": 10.2, "l3": 9.9}, {"l1": 20.0, "l2": 20.3, "l3": 19.8}, {"l1": 5.0, "l3": 5.1}]
+    noise = launch_noise(points)
+    two = launch_noise(points[:2])
+    one = launch_noise(points[2:])
+    assert noise.df == pytest.approx(two.df + one.df)
+    assert noise.variance == pytest.approx((two.variance * two.df + one.variance * one.df) / noise.df)
+
+
+def test_a_launch_that_measured_a_point_twice_counts_once():
+    # a run with references (or --chunks 4,4) writes two records of one point in one launch: one launch, no interval
+    values = per_launch([("launch-1", 10.0), ("launch-1", 10.4)])
+    assert list(values) == ["launch-1"] and values["launch-1"] == pytest.approx(math.sqrt(104))
+    assert estimate(list(values.values())).low is None
+    two = per_launch([("a", 10.0), ("b", 10.4), ("a", 10.0)])
+    assert len(two) == 2 and estimate(list(two.values())).low is not None
+    assert len(per_launch([(None, 1.0), (None, 2.0)])) == 2

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Iterable, Mapping, Sequence
+from typing import Hashable, Iterable, Mapping, Sequence
 
 LEVEL = 0.95  # the confidence of every interval unless a correction asks for more
 _NORMAL = NormalDist()
@@ -158,6 +158,16 @@ def _pool(points: Iterable[Mapping | Sequence[float]]) -> LaunchNoise | None:
             weighted += found[0] * found[1]
             df += found[1]
     return LaunchNoise(weighted / df, df) if df else None
+
+
+def per_launch(values: Iterable[tuple[Hashable, float]]) -> dict:
+    """One value per launch (launch id -> value) from (launch id, value) pairs: the geometric mean of a launch's values
+    where it measured the point more than once (a run with references, or a chunk count given twice, is one launch:
+    its records are not replicates). Pairs without a launch id (None) count as launches of their own."""
+    by_launch: dict = {}
+    for i, (launch, value) in enumerate(values):
+        by_launch.setdefault(("record", i) if launch is None else launch, []).append(value)
+    return {k: math.exp(sum(_logs(vs)) / len(vs)) for k, vs in by_launch.items()}
 
 
 def launch_noise(points: Iterable[Mapping | Sequence[float]]) -> LaunchNoise | None:
