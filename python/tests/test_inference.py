@@ -23,6 +23,12 @@ def test_t_quantile_matches_the_tables(df, t):
     assert t_cdf(t_quantile(0.9, df), df) == pytest.approx(0.9, abs=1e-9)
 
 
+@pytest.mark.parametrize("df", [0.7, 1.3, 2.5, 4.2, 9.7, 300])
+def test_t_quantile_holds_in_the_far_tail_a_correction_asks_for(df):
+    for p in (1 - 0.05 / 1600, 1 - 1e-7):
+        assert t_cdf(-t_quantile(p, df), df) == pytest.approx(1 - p, rel=1e-8)
+
+
 def test_t_quantile_takes_fractional_degrees_of_freedom_and_tends_to_the_normal():
     assert t_quantile(0.975, 2) < t_quantile(0.975, 1.5) < t_quantile(0.975, 1)
     assert t_quantile(0.975, 1e6) == pytest.approx(1.95996, abs=1e-4)
@@ -144,6 +150,10 @@ def test_fastest_of_three_needs_to_be_apart_from_every_other():
     clear = fastest([a, b, [11.0, 11.1, 10.9]], lower_is_better=True, noises=[noise] * 3)
     assert clear.proven and clear.p == max(clear.ratios[1].p, clear.ratios[2].p)
     assert fastest([a, b], lower_is_better=False).index == 1
+    # paired by round, each pair's noise pooled elsewhere: the comparisons are ratio's, paired
+    rounds = [[0, 1, 2]] * 3
+    paired = fastest([a, b, c], True, rounds=rounds, pair_noises={(2, 0): LaunchNoise(0.001 ** 2, 30)})
+    assert paired.ratios[2].paired and paired.ratios[2].apart == -1
 
 
 # ------------------------------------------------------------------------------------------------------ many claims

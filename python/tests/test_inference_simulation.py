@@ -51,7 +51,7 @@ def report_claims(configs, lower_is_better=True):
                 r = ratio(columns[i], columns[j], rounds_a=rounds, rounds_b=rounds, pair_noise=pair_noise[i, j])
                 claims.append(("pair", s, i, j, 1 if r.value > 1 else -1))
                 pvalues.append(r.p)
-        f = fastest(columns, lower_is_better, noises)
+        f = fastest(columns, lower_is_better, noises, [rounds] * count, pair_noise)
         if f.proven:
             claims.append(("fastest", s, f.index))
             pvalues.append(f.p)

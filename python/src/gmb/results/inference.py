@@ -306,17 +306,24 @@ class Fastest:
 
 
 def fastest(points: Sequence[Sequence[float]], lower_is_better: bool, noises: Sequence[LaunchNoise | None] | None = None,
-            rounds: Sequence[Sequence | None] | None = None, level: float = LEVEL) -> Fastest:
+            rounds: Sequence[Sequence | None] | None = None, pair_noises: Mapping[tuple[int, int], LaunchNoise] | None = None,
+            level: float = LEVEL) -> Fastest:
     """Which of several points (each its launches' values) is the best (lowest time, highest bandwidth), and whether
-    that is proven: apart from every other, not only from the runner-up."""
+    that is proven: apart from every other, not only from the runner-up. Each comparison is ``ratio``'s, with the
+    points' ``noises``, ``rounds`` and the pairs' ``pair_noises`` (by (i, j), either order) as it takes them."""
     if len(points) < 2:
         raise ValueError("fastest needs two points or more")
     noises = noises or [None] * len(points)
     rounds = rounds or [None] * len(points)
     centres = [sum(_logs(p)) / len(p) for p in points]
     best = (min if lower_is_better else max)(range(len(points)), key=centres.__getitem__)
-    ratios = [None if i == best else ratio(points[best], points[i], noises[best], noises[i], rounds[best], rounds[i],
-                                           level=level) for i in range(len(points))]
+    pair_noises = pair_noises or {}
+
+    def versus(i: int) -> Ratio:
+        pair = pair_noises.get((best, i)) or pair_noises.get((i, best))
+        return ratio(points[best], points[i], noises[best], noises[i], rounds[best], rounds[i], pair, level)
+
+    ratios = [None if i == best else versus(i) for i in range(len(points))]
     want = -1 if lower_is_better else 1
     others = [r for r in ratios if r is not None]
     proven = all(r.apart == want for r in others)
