@@ -141,3 +141,25 @@ def test_a_real_5_percent_gain_is_recommended_and_printed_from_fresh_launches_wi
     assert abs(np.mean(printed) - 1.05) < 0.005, f"printed gain {np.mean(printed):.4f}"
     assert wrong == 0
     print(f"power {power:.2f}, printed gain {np.mean(printed):.4f}")
+
+
+def test_comparing_two_runs_of_the_same_configurations_calls_at_most_5_percent_of_points_different():
+    """`gmb compare`-like: two runs of 2 configurations x 20 sizes, each point's ratio (Welch, each side's noise
+    pooled over its configuration's sizes and launches), Benjamini-Hochberg over the points compared; the same
+    answer with A and B swapped."""
+    rng = np.random.default_rng(3)
+    comparisons, with_false, share = 100, 0, []
+    for _ in range(comparisons):
+        truth = np.geomspace(1.0, 1000.0, 20)
+        pvalues, swapped = [], []
+        for _ in range(2):
+            sigma = rng.uniform(0.02, 0.05)
+            a, b = launches(rng, truth, 2, sigma), launches(rng, truth, 2, sigma)
+            noise_a, noise_b = (launch_noise([dict(enumerate(x[:, s])) for s in range(20)]) for x in (a, b))
+            pvalues += [ratio(a[:, s].tolist(), b[:, s].tolist(), noise_a, noise_b).p for s in range(20)]
+            swapped += [ratio(b[:, s].tolist(), a[:, s].tolist(), noise_b, noise_a).p for s in range(20)]
+        made = benjamini_hochberg(pvalues)
+        assert made == benjamini_hochberg(swapped)
+        with_false += any(made)
+        share.append(sum(made) / len(made))
+    assert with_false / comparisons <= 0.05 and np.mean(share) <= 0.05
