@@ -7,7 +7,8 @@ put the results into words).
 The model (docs/methodology.md, "How a point's interval, a difference and a recommendation are decided"): a launch is
 the replicate; each launch gives one value per point (its median over its samples). On log scale a launch's value is
 the point's true log value plus a launch effect, normal with a variance shared by all points of one configuration
-(launch_noise pools it over them, with its degrees of freedom), independent between launches. A point's figure is
+(launch_noise pools it over them, with its degrees of freedom), independent between launches; a launch's effect may
+be shared by all the points it measured, and the degrees of freedom say so. A point's figure is
 the geometric mean of its launch values with a Student t interval (estimate); a difference is the interval of the
 ratio of two figures, paired by repetition round where both ran in the same rounds, Welch-Satterthwaite otherwise
 (ratio); positive quantities stay positive (every interval is exp of a log interval).
@@ -108,11 +109,6 @@ def _logs(values: Sequence[float]) -> list[float]:
     if any(not (v > 0 and math.isfinite(v)) for v in values):
         raise ValueError(f"launch values must be positive and finite (times, bandwidths, rates), got {list(values)}")
     return [math.log(v) for v in values]
-
-
-def _sum_squares(xs: Sequence[float]) -> float:
-    mean = sum(xs) / len(xs)
-    return sum((x - mean) ** 2 for x in xs)
 
 
 def _two_way(rows: list[list[float]]) -> tuple[float, float] | None:
