@@ -273,3 +273,11 @@ def test_a_launch_that_measured_a_point_twice_counts_once():
     two = per_launch([("a", 10.0), ("b", 10.4), ("a", 10.0)])
     assert len(two) == 2 and estimate(list(two.values())).low is not None
     assert len(per_launch([(None, 1.0), (None, 2.0)])) == 2
+
+
+def test_a_size_proven_worse_between_better_ones_splits_the_recommended_range():
+    defaults = [_flat(5, 10.0) for _ in range(5)]
+    value = [_flat(5, 12.0), _flat(5, 10.0), _flat(5, 8.0), _flat(5, 12.0), _flat(5, 12.0)]
+    c = confirm(value, defaults, higher_is_better=True, tried=80)
+    assert c.better == [True, False, False, True, True] and c.worse == [False, False, True, False, False]
+    assert c.mixed and c.span == (3, 4) and c.gain == pytest.approx(1.2)
