@@ -16,9 +16,7 @@ namespace {
 // Samples shorter than this are batched, so that what each sample pays once (reading the clock, and the few
 // microseconds by which ranks leave the barrier before it apart) is about 1% of it or less.
 constexpr double kTargetSampleSeconds = 200e-6;
-// Every size aims at this many samples at least: automatic batching leaves them within the iterations asked for,
-// fixed counts that make fewer are topped up within the time cap, adaptive rounds reach them within the caps.
-constexpr int kMinSamples = 10;
+constexpr int kMinSamples = RunSettings::kMinSamples;
 // Iterations of the untimed page-fault counting pass (fewer when fewer are timed).
 constexpr int kPageFaultIterations = 10;
 
