@@ -58,6 +58,9 @@ struct RunSettings {
   Json to_json() const;
 
   static constexpr double kDefaultMaxSeconds = 1.0;
+  // Every size aims at this many samples at least: automatic batching leaves them within the iterations asked for,
+  // fixed counts that make fewer are topped up within the time cap, adaptive rounds reach them within the caps.
+  static constexpr int kMinSamples = 10;
   // --window of the windowed benchmarks (bw, bibw, mbw, rma_bw, part_bw): messages in flight per iteration.
   static constexpr int kDefaultWindow = 64;
 };

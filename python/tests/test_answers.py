@@ -102,14 +102,16 @@ def test_collectives_put_nccl_next_to_mpi(h200):
     (ar,) = [c for c in a.collectives if c.operation == "allreduce" and c.ranks == 2]
     assert ar.bytes == 64 * M and ar.memory == "device"
     assert [f.library for f in ar.figures] == [NCCL, OB1]
-    assert (ar.fastest, ar.slowest) == (NCCL, OB1) and ar.ratio == pytest.approx(771, rel=0.01)
-    assert ("allreduce, 2 ranks, device memory, at 64M: nccl 270 GB/s (+-0.33 %), openmpi-5.0.7-ob1 0.350 GB/s "
-            "(+-19 %); nccl fastest, 771x openmpi-5.0.7-ob1 (within one launch)") in _flat(text)
+    # one launch each, NCCL of 1 sample and ob1 of 5 (these engines' counts at 64M): no interval, so no claim, and
+    # the answer says why instead of calling a 771x difference "within precision"
+    assert (ar.fastest, ar.slowest, ar.ratio) == (None, None, None)
+    assert ("allreduce, 2 ranks, device memory, at 64M: nccl 270 GB/s (no interval), openmpi-5.0.7-ob1 0.350 GB/s "
+            "(no interval); no interval to compare: a launch of fewer than 6 samples") in _flat(text)
     # the 4-rank operations only ob1 measured share one line, which says there is no NCCL figure
     alone = [ln for ln in _flat(text).split("openmpi-5.0.7-ob1, 4 ranks")[1:]]
     assert len(alone) == 1 and "allgather" in alone[0] and "bcast" in alone[0] and "no NCCL figure" in alone[0]
-    assert ("<td>allreduce, 2 ranks, device memory: bus bandwidth at 64M</td><td>fastest nccl, 771x openmpi-5.0.7-ob1"
-            "</td><td>270 GB/s (+-0.33 %)</td>") in html
+    assert ("<td>allreduce, 2 ranks, device memory: bus bandwidth at 64M</td><td>no interval to compare: a launch of "
+            "fewer than 6 samples</td><td>270 GB/s (no interval)</td>") in html
 
 
 def test_missing_points_are_grouped_by_cause(h200):

@@ -4,6 +4,7 @@ docs/examples/libraries-cuda-aware-prefix.toml): environment isolation, engine b
 generated campaign on 4 x H200 and its time estimate against a measured campaign, and the fraction-of-peak table
 on real H200 records."""
 
+import copy
 import dataclasses
 import json
 import os
@@ -217,6 +218,23 @@ def test_estimate_model():
                   ["bw", "--sizes", "64M", "--iters-large", "100"], {}, "nvlink", None, 60, "pt2pt")
     descs = {"l": NCCL_DESC}
     assert estimate.launch_seconds(slow, descs) > 100 > 10 > estimate.launch_seconds(fast, descs)
+
+
+def test_estimate_counts_the_samples_the_engine_adds_to_reach_its_minimum():
+    """An engine that tops fixed counts of fewer than min_samples samples up within its time cap (the generated
+    campaign's 5 iterations from 64 KiB take 10) is estimated with them; an engine before the rule is not."""
+    coll = Launch("c", "l", "coll", "device:device", "direct", 2, 1,
+                  ["coll", "allreduce", "--sizes", "1M", "--iters-large", "5", "--large-size", "64K"], {}, "nvlink",
+                  None, 60, "collective")
+    old = NCCL_DESC
+    new = copy.copy(NCCL_DESC)
+    new.run_defaults = dataclasses.replace(NCCL_DESC.run_defaults, min_samples=10)
+    assert old.run_defaults.min_samples == 1
+    start = estimate.START_S + estimate.PER_RANK_S * 2
+    before = estimate.launch_seconds(coll, {"l": old}) - start
+    after = estimate.launch_seconds(coll, {"l": new}) - start
+    warmup = old.run_defaults.warmup_large  # before: warm-up and 5 timed iterations; after: 10 timed
+    assert after / before == pytest.approx((warmup + 10) / (warmup + 5))
 
 
 def test_nccl_vs_mpi_campaign_file(node_libs):

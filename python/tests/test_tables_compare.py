@@ -431,7 +431,9 @@ def test_no_table_cell_is_empty_and_numbers_stay_numbers(which, request):
     col, rows = _rows(tables.fraction_of_peak(Results.load(st)))
     for r in rows.values():
         assert isinstance(r[col["peak MPI GB/s"]], float) and isinstance(r[col["sizes failed validation"]], int)
-        assert isinstance(r[col[cells.PRECISION_COLUMN]], float)
+        # a peak from a launch of fewer than 6 samples (these engines took 5 from 64 KiB) has no interval to show
+        precision = r[col[cells.PRECISION_COLUMN]]
+        assert isinstance(precision, float) or precision == "no interval: fewer than 6 samples"
         if "% of ceiling" in col:
             assert isinstance(r[col["% of ceiling"]], (float, cells.Absent))
 
@@ -447,7 +449,9 @@ def test_empty_cells_say_why_on_real_records(gpu_store):
     # settings that differ
     (ob1,) = [name for name in c if name.startswith("openmpi-5.0.7 [") and "OMPI_MCA_pml=ob1" in name]
     assert gather[c["nccl-2.28.9"]] == "not measured" and isinstance(gather[c[ob1]], float)
-    assert gather[c["fastest"]] == "one library measured it"
+    # these engines took 1-5 samples at the largest sizes: no row has an interval, so no library is called fastest and
+    # the column is left out, saying why
+    assert "fastest" not in c and "left out: fastest;" in t.note
 
 
 def test_latency_table_says_which_size_was_not_measured(tmp_path):

@@ -136,6 +136,7 @@ Json describe_run_defaults() {
       .set("warmup_large", defaults.warmup_large)
       .set("large_size", defaults.large_size)
       .set("max_seconds", RunSettings::kDefaultMaxSeconds)
+      .set("min_samples", RunSettings::kMinSamples)
       .set("window", RunSettings::kDefaultWindow);
 }
 

@@ -16,8 +16,7 @@ namespace {
 // Samples shorter than this are batched, so that what each sample pays once (reading the clock, and the few
 // microseconds by which ranks leave the barrier before it apart) is about 1% of it or less.
 constexpr double kTargetSampleSeconds = 200e-6;
-// Automatic batching still leaves at least this many samples for the statistics.
-constexpr int kMinSamples = 10;
+constexpr int kMinSamples = RunSettings::kMinSamples;
 // Iterations of the untimed page-fault counting pass (fewer when fewer are timed).
 constexpr int kPageFaultIterations = 10;
 
@@ -194,11 +193,22 @@ class SizeMeasurement {
     }
   }
 
-  // Without --precision, a fixed number of samples: the iterations asked for, rounded up to whole samples.
+  // Without --precision, a fixed number of samples: the iterations asked for, rounded up to whole samples. Where
+  // those are fewer than kMinSamples (few iterations asked for, or a benchmark's minimum batch above a tenth of
+  // them), more samples of the same batch follow, up to kMinSamples, as many as fit in the time cap by what the
+  // samples so far took on rank 0's clock (rank 0 decides and broadcasts, between samples).
   void take_fixed_samples() {
-    const int fixed_samples = std::max(1, (iterations_ + batch_ - 1) / batch_);
-    mine_ = Samples(static_cast<std::size_t>(fixed_samples));
-    for (int k = 0; k < fixed_samples; ++k) mine_.add(timed_sample(batch_));
+    asked_samples_ = std::max(1, (iterations_ + batch_ - 1) / batch_);
+    mine_ = Samples(static_cast<std::size_t>(std::max(asked_samples_, kMinSamples)));
+    double timed_seconds = 0;
+    for (int k = 0; k < asked_samples_; ++k) {
+      mine_.add(timed_sample(batch_));
+      timed_seconds += mine_.seconds().back() * batch_;
+    }
+    if (asked_samples_ >= kMinSamples) return;
+    int more = ctx_.rank == 0 ? samples_to_minimum(asked_samples_, kMinSamples, timed_seconds, settings_.time_cap()) : 0;
+    GMB_MPI_CHECK(MPI_Bcast(&more, 1, MPI_INT, 0, ctx_.comm));
+    for (int k = 0; k < more; ++k) mine_.add(timed_sample(batch_));
   }
 
   // Rounds of samples until the slowest rank's median is precise enough or a cap is reached. Only rank 0
@@ -305,6 +315,15 @@ class SizeMeasurement {
                                   .set("stopped", adaptive_stop_.stopped)
                                   .set("max_seconds", settings_.time_cap()));
     }
+    if (!settings_.adaptive() && asked_samples_ < kMinSamples) {
+      const int taken = static_cast<int>(mine_.size());
+      record.set("sample_minimum", Json::object()
+                                       .set("minimum", kMinSamples)
+                                       .set("asked", asked_samples_)
+                                       .set("taken", taken)
+                                       .set("max_seconds", settings_.time_cap())
+                                       .set("stopped", taken >= kMinSamples ? "minimum reached" : "time cap"));
+    }
     if (placement_.compensates_launch_cost()) describe_compensated(record);
     else describe_samples(record, slowest_, by_rank_);
     if (!page_faults_.is_null()) record.set("page_faults", page_faults_);
@@ -322,6 +341,7 @@ class SizeMeasurement {
   int checked_ = 0;
   std::string validation_error_;
   int warmup_ = 0, iterations_ = 0, batch_ = 1;
+  int asked_samples_ = 0;  // without --precision: the samples the iterations asked for make
   double warm_seconds_ = 0;
   Samples mine_;
   RoundDecision adaptive_stop_;  // rank 0's, with --precision

@@ -156,6 +156,49 @@ def check_precision(records, target, max_iterations):
             fail(f"{r['bytes']} bytes: converged on {samples} samples, fewer than the 10 the rule requires")
 
 
+def statistics_objects(value):
+    """Every statistics object (one with a ci95_low) anywhere in a record, nested ones (metrics, compensation) too."""
+    if isinstance(value, dict):
+        if "ci95_low" in value:
+            yield value
+        for v in value.values():
+            yield from statistics_objects(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from statistics_objects(v)
+
+
+def check_intervals(results):
+    """Every statistics object has a 95 % interval of its median exactly where one exists (6 samples or more),
+    around the median, and none below (nulls and a ci_note); a size whose fixed iterations made fewer than the
+    minimum of samples says so consistently in sample_minimum."""
+    for r in results:
+        for s in statistics_objects(r):
+            where = f"{r['benchmark']} {r['bytes']} bytes, n={s['n']}"
+            if s["n"] < 6:
+                if s["ci95_low"] is not None or s["ci95_high"] is not None or not s.get("ci_note"):
+                    fail(f"{where}: an interval {s['ci95_low']}..{s['ci95_high']} below 6 samples, or no ci_note")
+            elif s["ci95_low"] is None or not s["ci95_low"] <= s["median"] <= s["ci95_high"] or "ci_note" in s:
+                fail(f"{where}: interval {s['ci95_low']}..{s['ci95_high']} around median {s['median']}")
+        m = r.get("sample_minimum")
+        if m is not None:
+            n = r[r["headline"]]["n"] if r.get("headline") in r else m["taken"]
+            reached = m["taken"] >= m["minimum"]
+            if m["taken"] != n or m["asked"] >= m["minimum"] or reached != (m["stopped"] == "minimum reached"):
+                fail(f"{r['benchmark']} {r['bytes']} bytes: sample_minimum {m} with {n} samples")
+
+
+def check_min_samples(results, minimum):
+    """Every measured result's headline statistics rest on at least ``minimum`` samples."""
+    for r in results:
+        if r["status"] != "ok":
+            continue
+        if r.get("headline") not in r:
+            fail(f"{r['benchmark']} {r['bytes']} bytes: no headline statistics")
+        if r[r["headline"]]["n"] < minimum:
+            fail(f"{r['benchmark']} {r['bytes']} bytes: {r[r['headline']]['n']} samples, fewer than {minimum}")
+
+
 def check_interface(context, name):
     for rank in context["ranks"]:
         names = [d["name"] for d in rank["network"]["interfaces"]["devices"]]
@@ -243,6 +286,8 @@ def main():
     parser.add_argument("--stdout-reader-lines", type=int,
                         help="N: the launch's stdout is read by a reader that stops after N lines and closes it, "
                              "as `| head -N` does")
+    parser.add_argument("--min-samples", type=int, default=0,
+                        help="every measured result's headline statistics rest on at least this many samples")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command and args.command[0] == "--" else args.command
@@ -293,6 +338,9 @@ def main():
             check_description(records[1:], command[0])
             check_points(records[1:], args.expect_point)
             check_precision(records, args.expect_precision, args.max_iterations)
+            check_intervals(records[1:])
+            if args.min_samples:
+                check_min_samples(records[1:], args.min_samples)
             if args.expect_sizes:
                 check_sizes(records, args.expect_sizes)
             if args.expect_interface:

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <random>
 
 #include "gmb/stats.hpp"
 
@@ -18,8 +20,80 @@ TEST(Stats, KnownData) {
   EXPECT_DOUBLE_EQ(s.p5, 1.2);    // 1 + 0.05 * 4 * (2 - 1)
   EXPECT_DOUBLE_EQ(s.p95, 4.8);
   EXPECT_NEAR(s.cv, std::sqrt(2.5) / 3, 1e-12);  // sample standard deviation / mean
-  EXPECT_DOUBLE_EQ(s.ci95_low, 1);               // n < 6: [min, max]
-  EXPECT_DOUBLE_EQ(s.ci95_high, 5);
+  EXPECT_FALSE(s.ci95_low.has_value());  // n < 6: no pair of order statistics covers the median with 95%
+  EXPECT_FALSE(s.ci95_high.has_value());
+  EXPECT_NE(s.ci_note.find("fewer than 6 samples"), std::string::npos);
+}
+
+TEST(Stats, FewerThanSixSamplesHaveNoIntervalNeverMinMaxNorZeroWidth) {
+  for (std::size_t n = 1; n <= 5; ++n) {
+    std::vector<double> v;
+    for (std::size_t k = 0; k < n; ++k) v.push_back(static_cast<double>(k + 1));
+    const Summary s = summarize(v);
+    EXPECT_FALSE(s.ci95_low.has_value()) << n;
+    EXPECT_FALSE(median_ci_ranks(n).has_value()) << n;
+    EXPECT_TRUE(std::isinf(median_ci_relative_half_width(v))) << n;  // no target accepts it
+    const std::string j = s.to_json().dump();
+    EXPECT_NE(j.find("\"ci95_low\":null"), std::string::npos) << j;
+    EXPECT_NE(j.find("\"ci95_high\":null"), std::string::npos) << j;
+    EXPECT_NE(j.find("\"ci_note\":\"fewer than 6 samples"), std::string::npos) << j;
+  }
+  const Summary six = summarize({1, 2, 3, 4, 5, 6});
+  ASSERT_TRUE(six.ci95_low.has_value());
+  EXPECT_DOUBLE_EQ(*six.ci95_low, 1);  // n = 6: [min, max] covers the median with 1 - 2/64 = 96.9%
+  EXPECT_DOUBLE_EQ(*six.ci95_high, 6);
+  EXPECT_TRUE(six.ci_note.empty());
+  EXPECT_EQ(six.to_json().dump().find("ci_note"), std::string::npos);
+}
+
+namespace {
+// P(l <= B <= n - l) for B ~ Binomial(n, 1/2), exactly: sum of C(n, k) over k in [l, n - l], divided by 2^n (n <= 62).
+double exact_coverage(std::size_t n, std::size_t l) {
+  std::uint64_t c = 1, sum = 0;  // c = C(n, k)
+  for (std::size_t k = 0; k <= n; ++k) {
+    if (k >= l && k <= n - l) sum += c;
+    c = c * (n - k) / (k + 1);
+  }
+  return static_cast<double>(sum) / std::ldexp(1.0, static_cast<int>(n));
+}
+}  // namespace
+
+TEST(Stats, MedianIntervalRanksAreTheNarrowestPairWithExactBinomialCoverageOf95) {
+  for (std::size_t n = 6; n <= 60; ++n) {
+    const auto ranks = median_ci_ranks(n);
+    ASSERT_TRUE(ranks.has_value()) << n;
+    const std::size_t l = ranks->first;
+    EXPECT_EQ(ranks->second, n + 1 - l) << n;
+    EXPECT_GE(exact_coverage(n, l), 0.95) << n;
+    if (l + 1 <= n / 2) EXPECT_LT(exact_coverage(n, l + 1), 0.95) << n;  // one rank narrower falls short
+  }
+  // Published table values (Conover, Table A3; nonparametric CI of the median).
+  EXPECT_EQ(median_ci_ranks(9)->first, 2u);
+  EXPECT_EQ(median_ci_ranks(20)->first, 6u);
+  EXPECT_EQ(median_ci_ranks(100)->first, 40u);
+  EXPECT_EQ(median_ci_ranks(1000)->first, 469u);
+  // Large counts (no underflow): close to the normal approximation n/2 - 0.98 sqrt(n).
+  const auto big = median_ci_ranks(10000000);
+  ASSERT_TRUE(big.has_value());
+  EXPECT_NEAR(static_cast<double>(big->first), 5e6 - 0.98 * std::sqrt(1e7), 3);
+}
+
+TEST(Stats, ReportedIntervalCoversTheMedianAtLeast95PercentInSimulation) {
+  std::mt19937_64 rng(12345);
+  std::lognormal_distribution<double> skewed(0.0, 0.5);  // true median exp(0) = 1
+  const double true_median = 1.0;
+  for (std::size_t n : {6u, 7u, 9u, 10u, 12u, 20u, 50u}) {
+    const int draws = 20000;
+    int covered = 0;
+    for (int d = 0; d < draws; ++d) {
+      std::vector<double> v(n);
+      for (double& x : v) x = skewed(rng);
+      const Summary s = summarize(v);
+      if (*s.ci95_low <= true_median && true_median <= *s.ci95_high) ++covered;
+    }
+    // Exact coverage >= 95%; 3 standard errors of 20000 draws below it (0.46%) would be a real shortfall.
+    EXPECT_GE(static_cast<double>(covered) / draws, 0.95 - 0.0046) << n;
+  }
 }
 
 TEST(Stats, EvenCountMedianInterpolates) {
@@ -31,18 +105,18 @@ TEST(Stats, MedianConfidenceIntervalFromOrderStatistics) {
   std::vector<double> v;
   for (int k = 1; k <= 100; ++k) v.push_back(k);
   const Summary s = summarize(v);
-  // n = 100: ranks floor(50 - 9.8) = 40 and ceil(51 + 9.8) = 61 (1-based).
-  EXPECT_DOUBLE_EQ(s.ci95_low, 40);
-  EXPECT_DOUBLE_EQ(s.ci95_high, 61);
-  EXPECT_LE(s.ci95_low, s.median);
-  EXPECT_GE(s.ci95_high, s.median);
+  // n = 100: ranks 40 and 61 (1-based), exact coverage 96.5%.
+  EXPECT_DOUBLE_EQ(*s.ci95_low, 40);
+  EXPECT_DOUBLE_EQ(*s.ci95_high, 61);
+  EXPECT_LE(*s.ci95_low, s.median);
+  EXPECT_GE(*s.ci95_high, s.median);
 }
 
 TEST(Stats, ConstantSamplesHaveNoSpread) {
   const Summary s = summarize(std::vector<double>(50, 2.0));
   EXPECT_DOUBLE_EQ(s.cv, 0);
-  EXPECT_DOUBLE_EQ(s.ci95_low, 2);
-  EXPECT_DOUBLE_EQ(s.ci95_high, 2);
+  EXPECT_DOUBLE_EQ(*s.ci95_low, 2);
+  EXPECT_DOUBLE_EQ(*s.ci95_high, 2);
 }
 
 TEST(Stats, EmptyThrows) { EXPECT_THROW(summarize({}), std::invalid_argument); }
@@ -70,10 +144,10 @@ TEST(AdaptiveStop, RelativeHalfWidthIsTheWiderSideOverTheMedian) {
   // The wider side counts: a long upper tail widens only the upper side.
   std::vector<double> skewed(20, 1.0);
   for (int k = 0; k < 10; ++k) skewed[static_cast<std::size_t>(k)] = 1.0 + 0.001 * k;
-  skewed.back() = 3.0;  // n = 20: interval ranks 5 and 16 of the sorted samples
+  skewed.back() = 3.0;  // n = 20: interval ranks 6 and 15 of the sorted samples
   const Summary s = summarize(skewed);
   EXPECT_DOUBLE_EQ(median_ci_relative_half_width(skewed),
-                   std::max(s.median - s.ci95_low, s.ci95_high - s.median) / s.median);
+                   std::max(s.median - *s.ci95_low, *s.ci95_high - s.median) / s.median);
   // Unsorted input is the same as sorted.
   std::vector<double> shuffled = {5, 1, 4, 2, 3, 9, 8, 7, 6, 10, 12, 11};
   std::vector<double> sorted = shuffled;
@@ -147,4 +221,21 @@ TEST(AdaptiveStop, CapsStopANoisyPoint) {
   EXPECT_EQ(next_round(noisy, limits(0.03, 20, 1.0), 1.2, 0.06).stopped, "iteration cap");
   // Precise enough at a cap: converged.
   EXPECT_EQ(next_round(around_one(20, 0.01), limits(0.03, 20, 1.0), 1.2, 0.06).stopped, "converged");
+}
+
+TEST(AdaptiveStop, AFirstRoundCutShortIsToppedUpToTheMinimumWhereItFits) {
+  // 3 samples taken (the warm-up overestimated them), the rest fit: 7 more reach the minimum, not 3 (doubling).
+  EXPECT_EQ(next_round(std::vector<double>(3, 1.0), limits(0.03, 1000, 1.0), 0.03, 0.01).samples, 7);
+  // Only 2 more fit in the time cap: 2.
+  EXPECT_EQ(next_round(std::vector<double>(3, 1.0), limits(0.03, 1000, 1.0), 0.75, 0.1).samples, 2);
+}
+
+TEST(SampleMinimum, AFixedCountBelowTheMinimumIsToppedUpWithinTheTimeCap) {
+  EXPECT_EQ(samples_to_minimum(5, 10, 0.005, 1.0), 5);   // 5 more of 1 ms fit in the cap
+  EXPECT_EQ(samples_to_minimum(1, 10, 0.002, 1.0), 9);   // one batched sample (NCCL's 20 calls): 9 more
+  EXPECT_EQ(samples_to_minimum(5, 10, 0.5, 1.0), 5);     // 0.1 s each: 5 more fill the cap exactly
+  EXPECT_EQ(samples_to_minimum(5, 10, 0.75, 1.0), 1);    // 0.15 s each: one more fits
+  EXPECT_EQ(samples_to_minimum(2, 10, 1.5, 1.0), 0);     // past the cap: none
+  EXPECT_EQ(samples_to_minimum(10, 10, 0.01, 1.0), 0);   // already at the minimum
+  EXPECT_EQ(samples_to_minimum(200, 10, 0.01, 1.0), 0);
 }

@@ -109,6 +109,9 @@ def launch_seconds(x: Launch, descriptions: dict[str, EngineDescription]) -> flo
         one = _iteration_us(b, family, alpha + nbytes / beta, alpha, msg, nbytes / beta, num["window"],
                             calls)
         timed_us = timed * one if timed_cap_us is None else min(timed * one, timed_cap_us)
+        if timed_cap_us is None and timed // batch < desc.run_defaults.min_samples:
+            # the engine tops fixed counts of fewer samples up to its minimum, within its default time cap
+            timed_us = max(timed_us, min(desc.run_defaults.min_samples * batch * one, desc.run_defaults.max_seconds * 1e6))
         total_us += sweeps * (warmup * one + timed_us)
     return start + total_us / 1e6
 

@@ -6,7 +6,8 @@ shared by its MPI, one-sided/persistent/partitioned and NCCL blocks."""
 # each paying MPI and CUDA start-up. Fast paths (device buffers handed to the library or to NCCL, over NVLink or
 # inside one GPU) sweep 1 B - 64 MiB; slow ones (host memory, host<->device, staged copies, 2-20 GB/s) stop at
 # 4 MiB / 1 MiB, where windows of 64 messages would otherwise take seconds per iteration. Sizes from 64 KiB
-# up get 5 timed iterations (each a window of 64 messages for bw/bibw), 200 below. Estimate: docs/campaigns.md.
+# up get 5 timed iterations (each a window of 64 messages for bw/bibw; the engine adds samples up to 10 where they fit
+# in its time cap: methodology.md "At least 10 samples per size"), 200 below. Estimate: docs/campaigns.md.
 # Collectives stop at 16 MiB: a CUDA-aware MPI's allreduce on device buffers ran at ~1 GB/s bus bandwidth there
 # (30 ms per 16 MiB call, 160 ms per 64 MiB), already hundreds of times below NCCL; campaigns/nccl-vs-mpi.toml
 # goes to 1 GiB.

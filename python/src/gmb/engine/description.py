@@ -136,6 +136,9 @@ class RunDefaults:
     large_size: int  # sizes from this many bytes up use the *_large counts
     max_seconds: float  # --precision without --max-seconds: a size's timed seconds at most
     window: int  # --window of the windowed benchmarks
+    # the samples a size takes at least where the time cap allows (fixed counts that make fewer are topped up within
+    # max_seconds); 1 for engines before the rule, which took what the counts made
+    min_samples: int = 1
 
 
 @dataclass(frozen=True)
@@ -232,7 +235,7 @@ class EngineDescription:
         d = _fields(data["run_defaults"], _RUN_DEFAULT_KEYS, "run defaults", source)
         self.run_defaults = RunDefaults(int(d["iters"]), int(d["warmup"]), int(d["iters_large"]),
                                         int(d["warmup_large"]), int(d["large_size"]), float(d["max_seconds"]),
-                                        int(d["window"]))
+                                        int(d["window"]), int(d.get("min_samples", 1)))
         self.strategies: dict[str, Strategy] = {}
         for t in data["strategies"]:
             t = _fields(t, _STRATEGY_KEYS, "strategy", source)

@@ -38,7 +38,7 @@ from .answers_features import one_sided_answers, partitioned_answers, persistent
 from .answers_paths import path_answers, strategy_answers
 from .scaling import scaling_answers, size_sweep_answers
 from .cells import collective_results, latency_results, size_label, within_one_launch
-from .wording import path_label, precision_text, sig3, times
+from .wording import no_difference_text, path_label, precision_text, sig3, times
 
 def _settings_answers(results: Results) -> tuple[list[SettingAnswer], str]:
     try:
@@ -94,7 +94,7 @@ def _collective_answers(results: Results) -> list[CollectiveAnswer]:
             tail = (f"{', '.join(f.library for f in leaders)} within precision of each other, "
                     f"{times(ratio)} {slowest}{within_one_launch(f.point for f in figs)}")
         else:
-            tail = "within precision of each other"
+            tail = no_difference_text(f.point for f in figs)
         missing = sorted(lib for lib in per_lib if size not in per_lib[lib])
         if missing:
             tail += f"; not measured at {size_label(size)}: {', '.join(missing)}"

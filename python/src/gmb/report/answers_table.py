@@ -9,7 +9,7 @@ import html
 
 from .answers_data import Answers, CollectiveAnswer, Figure, PathAnswer
 from .cells import size_text
-from .wording import pct, pct_of_ceiling_text, precision_text, sig3, times, who
+from .wording import no_difference_text, pct, pct_of_ceiling_text, precision_text, sig3, times, who
 
 COLUMNS = ("question / path", "answer", "figure", "% of ceiling", "evidence")
 
@@ -64,7 +64,7 @@ def _collective_verdict(c: CollectiveAnswer) -> str:
         return f"fastest {c.fastest}" + (f", {times(c.ratio)} {c.slowest}" if c.ratio else "")
     if c.slowest:
         return f"slowest {c.slowest}, {times(c.ratio)} behind the best"
-    return "within precision of each other"
+    return no_difference_text(f.point for f in c.figures)
 
 
 def _collective_row(c: CollectiveAnswer) -> list[str]:

@@ -16,7 +16,9 @@ SUSPECT_PCT = 105
 
 def clearly_apart(a: Point, b: Point) -> bool:
     """Whether two points of one metric differ by more than their precision: their intervals do not overlap. Only
-    then is one of them called faster."""
+    then is one of them called faster. A point without an interval is apart from none."""
+    if not (a.has_interval and b.has_interval):
+        return False
     return a.low > b.high or b.low > a.high
 
 
@@ -48,6 +50,8 @@ OPERATION_NOTE = ("'operation': what the benchmark measured where it names it (r
 
 def precision_pct(points: list[Point]) -> float | Absent:
     """The widest precision of some points in % (one decimal), for a PRECISION_COLUMN cell."""
+    if not all(p.has_interval for p in points):
+        return Absent("no interval: fewer than 6 samples")
     known = [p.precision for p in points if p.precision is not None]
     return round(100 * max(known), 1) if known else Absent("median is 0")
 

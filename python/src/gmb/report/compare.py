@@ -42,7 +42,8 @@ from pathlib import Path
 
 from ..results.model import Point, PointKey, Results, combine
 from ..tomlcheck import array_of_tables
-from .cells import HIGHER_IS_BETTER, Absent, Table, size_label
+from .cells import HIGHER_IS_BETTER, Absent, Table, clearly_apart, size_label
+from .wording import bounds_text
 
 
 @dataclass
@@ -58,8 +59,8 @@ class Row:
     a: Point
     b: Point
     ratio: float
-    ratio_low: float
-    ratio_high: float
+    ratio_low: float | None  # None: a side has no interval
+    ratio_high: float | None
     significant: bool
     worse_pct: float  # > 0 when B is worse than A, in percent
     violation: str = ""
@@ -143,9 +144,12 @@ def compare(a: Results, b: Results, a_library: str | None = None, b_library: str
             out.no_ratio += 1
             continue
         ratio = y.median / x.median
-        # figures are >= 0: an interval reaching below 0 bounds the ratio by 0, one reaching 0 leaves it unbounded
-        rlow, rhigh = max(y.low, 0) / x.high, y.high / x.low if x.low > 0 else math.inf
-        apart = y.high < x.low or y.low > x.high
+        # figures are >= 0: an interval reaching below 0 bounds the ratio by 0, one reaching 0 leaves it unbounded;
+        # a side without an interval (one launch of fewer than 6 samples) leaves the ratio's without one
+        rlow = rhigh = None
+        if x.has_interval and y.has_interval:
+            rlow, rhigh = max(y.low, 0) / x.high, y.high / x.low if x.low > 0 else math.inf
+        apart = clearly_apart(x, y)
         higher_better = x.metric in HIGHER_IS_BETTER
         worse = (1 - ratio) * 100 if higher_better else (ratio - 1) * 100
         row = Row(x.benchmark, x.operation, x.memory, x.strategy_label, x.ranks, x.path_class, x.bytes, x.metric, x,
@@ -257,8 +261,9 @@ def as_table(rows: list[Row], a_name: str, b_name: str) -> Table:
     for r in rows:
         body.append([r.benchmark, r.operation or "", r.memory, r.strategy or "", r.path_class or "",
                      r.ranks if r.ranks is not None else Absent("a pair"), size_label(r.bytes), r.metric,
-                     f"{r.a.median:.4g}", f"[{r.a.low:.4g}, {r.a.high:.4g}]", f"{r.b.median:.4g}",
-                     f"[{r.b.low:.4g}, {r.b.high:.4g}]", f"{r.ratio:.3f}", f"[{r.ratio_low:.3f}, {r.ratio_high:.3f}]",
+                     f"{r.a.median:.4g}", f"[{bounds_text(r.a.low, r.a.high, '.4g', ', ')}]", f"{r.b.median:.4g}",
+                     f"[{bounds_text(r.b.low, r.b.high, '.4g', ', ')}]", f"{r.ratio:.3f}",
+                     f"[{bounds_text(r.ratio_low, r.ratio_high, '.3f', ', ')}]",
                      ("yes, " + ("worse" if r.worse_pct > 0 else "better")) if r.significant else
                      "no" if r.judged else "not judged: one launch",
                      r.violation])

@@ -93,7 +93,9 @@ def _draw(ax, series: dict[str, list[Point]], x=lambda p: p.bytes):
         # matplotlib's ten colours repeat: each further ten series get another marker, so no two look alike
         marker = _MARKERS[i // 10 % len(_MARKERS)]
         (line,) = ax.plot(xs, [p.median for p in pts], marker=marker, markersize=4, label=label)
-        ax.fill_between(xs, [p.low for p in pts], [p.high for p in pts], color=line.get_color(), alpha=0.3)
+        # a point without an interval leaves a gap in the band (NaN), never a band of zero width
+        ax.fill_between(xs, [p.low if p.has_interval else math.nan for p in pts],
+                        [p.high if p.has_interval else math.nan for p in pts], color=line.get_color(), alpha=0.3)
         ax.fill_between(xs, [p.p5 for p in pts], [p.p95 for p in pts], color=line.get_color(), alpha=0.1)
 
 

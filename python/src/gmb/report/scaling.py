@@ -65,6 +65,8 @@ class Series:
         if len(self.by_nodes) < 2:
             return None
         lo, hi = self.by_nodes[min(self.by_nodes)], self.by_nodes[max(self.by_nodes)]
+        if not (lo.has_interval and hi.has_interval):  # a launch of fewer than 6 samples: bounds nothing either
+            return hi.median / lo.median, 0.0, math.inf
         low = hi.low / lo.high if hi.low > 0 and lo.high > 0 else 0.0
         high = hi.high / lo.low if lo.low > 0 else math.inf
         return hi.median / lo.median, low, high

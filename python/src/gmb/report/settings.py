@@ -52,7 +52,7 @@ def gain_text(gain: float) -> str:
 def interval_text(f: list, unit: str = "") -> str:
     """[median, low, high, launches] as "12.1 GB/s [11.8, 12.4]" (the interval as the report writes others)."""
     value = f"{sig3(f[0])} {unit}".rstrip()
-    return f"{value} [{sig3(f[1])}, {sig3(f[2])}]"
+    return f"{value} (no interval)" if f[1] is None or f[2] is None else f"{value} [{sig3(f[1])}, {sig3(f[2])}]"
 
 
 def versus_text(arm: list, defaults: list, unit: str) -> str:

@@ -146,11 +146,14 @@ def collectives_table(results: Results, largest: int = 3) -> Table:
 def _fastest(points: list[Point]) -> tuple[str, float | str]:
     """(fastest library, fastest / slowest) of one collective point measured by several libraries: a library is the
     fastest only when its interval lies above every other's (clearly_apart), the ratio only when the fastest and the
-    slowest are apart; otherwise the cells say that the difference is within the figures' precision."""
+    slowest are apart; otherwise the cells say that the difference is within the figures' precision, or that one of
+    them has no interval."""
     if len(points) < 2:
         return Absent("one library measured it"), Absent("one library measured it")
     ranked = sorted(points, key=lambda p: p.median, reverse=True)
     best, worst = ranked[0], ranked[-1]
+    if not (best.has_interval and worst.has_interval):
+        return Absent("no interval: fewer than 6 samples"), Absent("no interval: fewer than 6 samples")
     if not clearly_apart(best, worst):
         return Absent("within precision"), Absent("not significant")
     # rounded as the answers write their ratios (times): one figure, one rounding

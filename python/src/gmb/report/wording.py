@@ -49,8 +49,20 @@ def pct(v: float) -> str:
 
 def precision_text(precision: float | None, capped: bool) -> str:
     """'+-3.1 %', with ', cap reached' when the launch stopped at its cap."""
-    text = f"+-{sig2(100 * precision)} %" if precision is not None else "precision unknown"
+    text = f"+-{sig2(100 * precision)} %" if precision is not None else "no interval"
     return text + (", cap reached" if capped else "")
+
+
+def bounds_text(low: float | None, high: float | None, spec: str = ".4g", sep: str = "-") -> str:
+    """An interval's bounds ('1.2-3.4'), or 'no interval' where it has none (one launch of fewer than 6 samples)."""
+    return "no interval" if low is None or high is None else f"{low:{spec}}{sep}{high:{spec}}"
+
+
+def no_difference_text(points) -> str:
+    """Why no figure is called apart from another: their intervals overlap, or one of them has none."""
+    if all(p.has_interval for p in points):
+        return "within precision of each other"
+    return "no interval to compare: a launch of fewer than 6 samples"
 
 
 def times(r: float) -> str:

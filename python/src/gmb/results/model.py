@@ -10,8 +10,9 @@ tests, compute ...), the buffer mode, the ranks and over how many hosts (nodes) 
 the size with its convention, and for several pairs at once which of them share what bounds them (records.PairLayout).
 Results of one point that differ in anything else are repetitions (separate launches), combined by ``combine``: the point's value is the median of the per-launch medians; its interval
 (launch_interval) comes from the launches: with one launch, that launch's 95 % CI of the median (a claim from it
-holds within that launch only); with several, the 95 % t-interval of the mean of the launch medians (launch-to-launch
-variation, the larger one), widened to cover every launch's own interval. Points of one library that differ in a
+holds within that launch only; none where the launch took fewer than 6 samples); with several, the 95 % t-interval
+of the mean of the launch medians (launch-to-launch variation, the larger one), widened to cover every launch's own
+interval. Points of one library that differ in a
 setting, the binding or the hosts are named apart (configuration_labels).
 """
 
@@ -30,9 +31,15 @@ from .records import PairLayout, headline, pair_layout, precision_stop
 from .store import KEPT_STATISTICS, STAT_COLUMNS, Store, result_key
 
 
+# The fewest samples with a 95 % order-statistic interval of the median (the engine's kMinSamplesForMedianCi): below,
+# the engine records none (null); engines before that recorded [min, max], which is no 95 % interval and not read.
+MIN_SAMPLES_FOR_INTERVAL = 6
+
+
 @dataclass(frozen=True)
 class Statistics:
-    """One statistics object of a result (time_us, bandwidth_GBps, ...), the figures combine reads."""
+    """One statistics object of a result (time_us, bandwidth_GBps, ...), the figures combine reads. ci95_low and
+    ci95_high: the launch's own 95 % interval of the median, None where it has none (fewer than 6 samples)."""
     median: float
     ci95_low: float | None
     ci95_high: float | None
@@ -166,8 +173,17 @@ _NUMBER_COLUMNS = (*(f"{p}_{s}" for p in STAT_COLUMNS.values() for s in KEPT_STA
 
 
 def _statistics(row: dict) -> dict[str, Statistics]:
-    return {p: Statistics(row[f"{p}_median"], row[f"{p}_ci95_low"], row[f"{p}_ci95_high"], row[f"{p}_p5"],
-                          row[f"{p}_p95"]) for p in STAT_COLUMNS.values() if row[f"{p}_median"] is not None}
+    return {p: Statistics(row[f"{p}_median"], *_launch_ci(row, p), row[f"{p}_p5"], row[f"{p}_p95"])
+            for p in STAT_COLUMNS.values() if row[f"{p}_median"] is not None}
+
+
+def _launch_ci(row: dict, p: str) -> tuple[float | None, float | None]:
+    """A statistics object's own 95 % interval of the median: None, None where it has none (null, or fewer than
+    MIN_SAMPLES_FOR_INTERVAL samples: an older engine's [min, max])."""
+    low, high, n = row[f"{p}_ci95_low"], row[f"{p}_ci95_high"], row[f"{p}_n"]
+    if low is None or high is None or (n is not None and n < MIN_SAMPLES_FOR_INTERVAL):
+        return None, None
+    return low, high
 
 
 def _result(row: dict) -> Result:
@@ -385,8 +401,8 @@ class Point:
     nominal: float | None
     metric: str
     median: float
-    low: float  # interval (launch_interval)
-    high: float
+    low: float | None  # interval (launch_interval); None: none (one launch of fewer than 6 samples)
+    high: float | None
     p5: float
     p95: float
     reps: int  # launches combined
@@ -408,9 +424,15 @@ class Point:
         return strategy_label(self.strategy, self.chunks, self.fresh)
 
     @property
+    def has_interval(self) -> bool:
+        """Whether the point has a 95 % interval: not where its one launch took fewer than 6 samples."""
+        return self.low is not None and self.high is not None
+
+    @property
     def precision(self) -> float | None:
-        """Half the width of the point's interval, as a fraction of its median (the wider side): 0.03 is +-3 %."""
-        if not self.median:
+        """Half the width of the point's interval, as a fraction of its median (the wider side): 0.03 is +-3 %. None
+        for a median of 0 or a point without an interval."""
+        if not self.median or not self.has_interval:
             return None
         return max(self.median - self.low, self.high - self.median) / abs(self.median)
 
@@ -430,11 +452,12 @@ _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 
          2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 
 
-def launch_interval(medians: list[float], lows: list[float], highs: list[float]) -> tuple[float, float]:
-    """The 95 % interval of a point from its launches (each its median and its own 95 % CI of the median). One
-    launch: its own interval. Several: the t-interval of the mean of their medians (launches differ more than the
-    samples of one launch: OMB's own alltoall moved 45 % between launches), widened to cover every launch's interval
-    and the median of medians."""
+def launch_interval(medians: list[float], lows: list[float | None],
+                    highs: list[float | None]) -> tuple[float | None, float | None]:
+    """The 95 % interval of a point from its launches (each its median and its own 95 % CI of the median, None where
+    the launch has none). One launch: its own interval, or none. Several: the t-interval of the mean of their medians
+    (launches differ more than the samples of one launch: OMB's own alltoall moved 45 % between launches), widened to
+    cover the interval of every launch that has one and the median of medians."""
     if len(medians) == 1:
         return lows[0], highs[0]
     n = len(medians)
@@ -442,7 +465,8 @@ def launch_interval(medians: list[float], lows: list[float], highs: list[float])
     sd = (sum((m - mean) ** 2 for m in medians) / (n - 1)) ** 0.5
     half = (_T975[n - 2] if n - 1 <= len(_T975) else 1.96) * sd / n ** 0.5
     value = median(medians)
-    return min(mean - half, *lows, value), max(mean + half, *highs, value)
+    return (min(mean - half, *(x for x in lows if x is not None), value),
+            max(mean + half, *(x for x in highs if x is not None), value))
 
 
 def combine(results: list[Result], metric: str | None = None) -> list[Point]:
@@ -458,8 +482,7 @@ def combine(results: list[Result], metric: str | None = None) -> list[Point]:
     for key, rs in groups.items():
         stats = [r.stats[key.metric] for r in rs]
         meds = [s.median for s in stats]
-        low, high = launch_interval(meds, [s.median if s.ci95_low is None else s.ci95_low for s in stats],
-                                    [s.median if s.ci95_high is None else s.ci95_high for s in stats])
+        low, high = launch_interval(meds, [s.ci95_low for s in stats], [s.ci95_high for s in stats])
         first = rs[0]
         name = f"{first.configuration} ({first.variant})" if first.variant else first.configuration
         out.append(Point(name, key.benchmark, key.operation, first.memory, key.strategy, key.ranks, key.bytes,

@@ -336,8 +336,18 @@ def _path(value) -> bool:
         (value.get("nominal_GBps") is None or _number(value["nominal_GBps"]))
 
 
+# The interval of a statistics object: both numbers, or both null where the launch took too few samples for one (the
+# engine then says why in ci_note); every other field a number.
+_INTERVAL = ("ci95_low", "ci95_high")
+
+
 def _statistics(value) -> bool:
-    return isinstance(value, dict) and all(_number(v) for v in value.values())
+    if not isinstance(value, dict):
+        return False
+    interval = [value.get(k) for k in _INTERVAL if k in value]
+    return (all(_number(v) for k, v in value.items() if k not in (*_INTERVAL, "ci_note"))
+            and (all(_number(v) for v in interval) or all(v is None for v in interval))
+            and isinstance(value.get("ci_note", ""), str))
 
 
 _CONTEXT_FIELDS = {  # the fields of a context the store and the tables read, and what they must be
@@ -363,7 +373,8 @@ _RESULT_FIELDS = {  # the fields of a result the store and the tables read, and 
     "memory": (False, _strings, "an object of memory kinds (strings)"),
     "path": (False, _path, "an object (class and link strings, nominal_GBps a number or null)"),
     "metrics": (False, lambda v: isinstance(v, dict), "an object"),
-    **{s: (False, _statistics, "an object of finite numbers (n, median, p5, ...)") for s in STAT_OBJECTS},
+    **{s: (False, _statistics, "an object of finite numbers (n, median, p5, ...; ci95_low and ci95_high both null "
+                               "where there is no interval, ci_note a string)") for s in STAT_OBJECTS},
 }
 
 
@@ -374,7 +385,7 @@ def _impossible_statistics(rec: dict) -> str | None:
         st = rec.get(name)
         if not isinstance(st, dict):
             continue
-        negative = next((k for k, v in st.items() if v < 0), None)
+        negative = next((k for k, v in st.items() if _number(v) and v < 0), None)
         if negative:
             return f"{name}.{negative} must be >= 0 (got {_shown(st[negative])})"
         if name == "time_us" and st.get("median") == 0:

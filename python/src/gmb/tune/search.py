@@ -27,8 +27,8 @@ class Figure:
     """One arm at one size: the median of its launches' medians and its launch-to-launch interval
     (model.launch_interval)."""
     median: float
-    low: float
-    high: float
+    low: float | None  # None: no interval (one launch of fewer than 6 samples)
+    high: float | None
     launches: int
 
 
@@ -90,7 +90,9 @@ def gain(race: Race, arm: Arm, size: int) -> float | None:
 
 def ahead(a, b, higher_is_better: bool) -> bool:
     """Whether ``a``'s interval lies wholly on the better side of ``b``'s (each a Figure or a model Point: anything
-    with ``low`` and ``high``)."""
+    with ``low`` and ``high``); never where either has no interval (None)."""
+    if None in (a.low, a.high, b.low, b.high):
+        return False
     return a.low > b.high if higher_is_better else a.high < b.low
 
 
@@ -108,7 +110,9 @@ def _beats_defaults_somewhere(race: Race, arm: Arm) -> bool:
     round's cut)."""
     d = race.defaults.figures
     for size, f in arm.figures.items():
-        if size in d and (f.median > d[size].high if race.higher_is_better else f.median < d[size].low):
+        if size not in d or d[size].low is None or d[size].high is None:
+            continue
+        if f.median > d[size].high if race.higher_is_better else f.median < d[size].low:
             return True
     return False
 

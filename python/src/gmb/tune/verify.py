@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..report.cells import clearly_apart
+from ..report.wording import bounds_text
 from ..results.model import Point, PointKey, Result, Results, combine
 from ..results.store import open_results, StoreError
 from ..results.tune_answer import ANSWER_FILE, read_answer
@@ -108,7 +109,9 @@ def verify_comparisons(answer: dict, run: Results) -> list[dict]:
 
 def verify_text(rows: list[dict]) -> list[str]:
     def fig(p: Point | None, unit: str) -> str:
-        return "not measured" if p is None else f"{p.median:.4g} {unit} [{p.low:.4g}-{p.high:.4g}, {p.reps} launches]"
+        if p is None:
+            return "not measured"
+        return f"{p.median:.4g} {unit} [{bounds_text(p.low, p.high)}, {p.reps} launches]"
 
     lines = []
     for row in rows:
@@ -124,7 +127,7 @@ def verify_text(rows: list[dict]) -> list[str]:
 
 def comparisons_text(rows: list[dict]) -> list[str]:
     def fig(p: Point | None) -> str:
-        return "not measured" if p is None else f"{p.median:.4g} [{p.low:.4g}-{p.high:.4g}, {p.reps} launches]"
+        return "not measured" if p is None else f"{p.median:.4g} [{bounds_text(p.low, p.high)}, {p.reps} launches]"
 
     return [f"{r['path']} at {r['bytes']} B: {r['ahead']} ahead of {r['behind']} "
             f"(search {r['search'][0][0]:.4g} vs {r['search'][1][0]:.4g} {r['unit']}): "
