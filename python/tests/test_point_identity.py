@@ -217,3 +217,34 @@ def test_one_library_bound_two_ways_is_two_configurations(tmp_path):
     assert compare.launch_differences(rows) == []
     assert {p.configuration for p in combine(Results.load(st).ok())} == \
         {"openmpi-4.1.4 [binding 1 CPU/rank]", "openmpi-4.1.4 [binding unbound]"}
+
+
+def test_a_point_counts_its_launches_by_launch_id_and_carries_them(tmp_path):
+    """A launch that measured a point twice (``--references``, ``--chunks 4,4``) is one launch of it, not two; a
+    point carries each launch (id, repetition round, busy flag, median and own interval) for a later pairing."""
+    st = Store(":memory:")
+    for rep, medians in ((1, (100.0, 104.0)), (2, (110.0,))):
+        rid = f"r{rep}"
+        recs = []
+        for i, m in enumerate(medians):
+            (r,) = synth.pt2pt_results(rid, "bw", [1 << 20])
+            r["iterations"] += i  # a second measurement of the same point within the launch
+            r["bandwidth_GBps"].update(median=m, ci95_low=m - 1, ci95_high=m + 1, min=m - 5, max=m + 5)
+            recs.append(r)
+        st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl", [synth.context(rid, "bw"), *recs]),
+                  repetition=rep, launch_id=f"launch-{rep}")
+    (p,) = combine(Results.load(st).ok("bw"), "bw")
+    assert p.reps == 2 and not p.one_launch
+    first, second = p.launches
+    assert (first.launch_id, first.repetition, first.busy) == ("launch-1", 1, False)
+    assert (first.median, first.low, first.high) == (102.0, 99.0, 105.0)
+    assert (second.launch_id, second.repetition, second.median) == ("launch-2", 2, 110.0)
+    assert p.median == 106.0 and (p.low, p.high) == launch_interval([102.0, 110.0], [99.0, 109.0], [105.0, 111.0])
+    # one launch alone: one launch, whatever it measured twice
+    st1 = Store(":memory:")
+    (a,) = synth.pt2pt_results("s", "bw", [1 << 20])
+    b = {**a, "iterations": a["iterations"] + 1}
+    st1.ingest(synth.write_jsonl(tmp_path / "s.jsonl", [synth.context("s", "bw"), a, b]), repetition=1,
+               launch_id="only")
+    (q,) = combine(Results.load(st1).ok("bw"), "bw")
+    assert q.reps == 1 and q.one_launch and len(q.launches) == 1

@@ -8,7 +8,9 @@ A point is a whole configuration (PointKey): the library and its settings, the b
 the memory of each side, the strategy and its chunks, the options that change the measured work (window, batch,
 tests, compute ...), the buffer mode, the ranks and over how many hosts (nodes) they ran, the binding, the path class,
 the size with its convention, and for several pairs at once which of them share what bounds them (records.PairLayout).
-Results of one point that differ in anything else are repetitions (separate launches), combined by ``combine``: the point's value is the median of the per-launch medians; its interval
+Results of one point that differ in anything else are repetitions, combined by ``combine`` and counted by launch id
+(a launch that measured a point twice is one launch; each point carries its launches, PointLaunch): the point's value
+is the median of the per-launch medians; its interval
 (launch_interval) comes from the launches: with one launch, that launch's 95 % CI of the median (a claim from it
 holds within that launch only; none where the launch took fewer than 6 samples); with several, the 95 % t-interval
 of the mean of the launch medians (launch-to-launch variation, the larger one), widened to cover every launch's own
@@ -385,6 +387,19 @@ class PointKey:
                    r.record.get("size_convention"), metric, pair_layout(r.record))
 
 
+@dataclass(frozen=True)
+class PointLaunch:
+    """One launch's part in a point: the replicate a point's statistics rest on (samples inside a launch are not
+    replicates). A launch that measured the point more than once (``--references``, a repeated chunk count) is one
+    launch: its median is the median of its measurements' medians, its interval covers theirs."""
+    launch_id: str | None  # None: a record without one (older records), a launch of its own
+    repetition: int | None  # the campaign's repetition round: launches of two points in one round can be paired
+    busy: bool  # it ran while this host was busy (load.py)
+    median: float
+    low: float | None  # its own 95 % interval of the median; None where its records had none (fewer than 6 samples)
+    high: float | None
+
+
 @dataclass
 class Point:
     # the configuration's name: the library's, with what tells it from the library's other configurations (settings,
@@ -405,7 +420,7 @@ class Point:
     high: float | None
     p5: float
     p95: float
-    reps: int  # launches combined
+    reps: int  # launches combined: len(launches)
     chunks: int | None = None  # a chunked strategy's chunk count: "pipelined C=4" and "C=16" are two points
     fresh: bool = False  # buffers allocated per size (--fresh-buffers, a stress mode): a point of its own
     capped: bool = False  # an adaptive launch stopped at its iteration or time cap before reaching its precision
@@ -414,6 +429,7 @@ class Point:
     configuration: str = ""  # the name without the options: the same for every benchmark of that configuration
     config: Configuration | None = None  # the configuration beyond the other fields (records.configuration)
     key: PointKey | None = None  # what the point is (combine's group)
+    launches: tuple[PointLaunch, ...] = ()  # its launches, in the order first measured
 
     def __post_init__(self):
         self.base_library = self.base_library or self.library
@@ -469,6 +485,21 @@ def launch_interval(medians: list[float], lows: list[float | None],
             max(mean + half, *(x for x in highs if x is not None), value))
 
 
+def _point_launches(results: list[Result], metric: str) -> list[PointLaunch]:
+    """The launches of one point's results, counted by launch id."""
+    by_launch: dict[object, list[Result]] = {}
+    for i, r in enumerate(results):
+        by_launch.setdefault(r.launch_id if r.launch_id is not None else (None, i), []).append(r)
+    out = []
+    for rs in by_launch.values():
+        stats = [r.stats[metric] for r in rs]
+        out.append(PointLaunch(rs[0].launch_id, rs[0].repetition, bool(busy_launch(rs[0].launch_load)),
+                               median([s.median for s in stats]),
+                               min((s.ci95_low for s in stats if s.ci95_low is not None), default=None),
+                               max((s.ci95_high for s in stats if s.ci95_high is not None), default=None)))
+    return out
+
+
 def combine(results: list[Result], metric: str | None = None) -> list[Point]:
     """The points of some results (PointKey), their repetitions combined. Each point is of its records' headline
     statistic (records.headline), or of ``metric`` ("t", "bw", "busbw", "rate") when given; its interval comes from
@@ -481,16 +512,17 @@ def combine(results: list[Result], metric: str | None = None) -> list[Point]:
     out = []
     for key, rs in groups.items():
         stats = [r.stats[key.metric] for r in rs]
-        meds = [s.median for s in stats]
-        low, high = launch_interval(meds, [s.ci95_low for s in stats], [s.ci95_high for s in stats])
+        launches = _point_launches(rs, key.metric)
+        low, high = launch_interval([x.median for x in launches], [x.low for x in launches],
+                                    [x.high for x in launches])
         first = rs[0]
         name = f"{first.configuration} ({first.variant})" if first.variant else first.configuration
         out.append(Point(name, key.benchmark, key.operation, first.memory, key.strategy, key.ranks, key.bytes,
-                         key.path_class, first.nominal_GBps, key.metric, median(meds), low, high,
-                         min(s.median if s.p5 is None else s.p5 for s in stats),
-                         max(s.median if s.p95 is None else s.p95 for s in stats), len(rs), key.chunks, key.fresh,
-                         any(precision_stop(r.record) not in (None, "converged") for r in rs), key.library,
-                         sum(busy_launch(r.launch_load) for r in rs), first.configuration, first.config, key))
+                         key.path_class, first.nominal_GBps, key.metric, median([x.median for x in launches]), low,
+                         high, min(s.median if s.p5 is None else s.p5 for s in stats),
+                         max(s.median if s.p95 is None else s.p95 for s in stats), len(launches), key.chunks,
+                         key.fresh, any(precision_stop(r.record) not in (None, "converged") for r in rs), key.library,
+                         sum(x.busy for x in launches), first.configuration, first.config, key, tuple(launches)))
     out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy_label, p.ranks or 0,
                             p.path_class or "", p.bytes))
     return out
