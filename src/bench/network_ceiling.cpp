@@ -371,7 +371,6 @@ ToolReading tool_run(const Context& ctx, const NetworkPair& pair, const NetworkT
   std::string ready;  // the ports the servers listen on ("p1,p2"), or "!" and why one does not
   if (ctx.rank == pair.receiver) {
     std::vector<int> ports;
-    std::string listening;
     for (int k = 0; k < pairs; ++k) {
       ports.push_back(TcpListener(address, where(ctx)).port());  // a port the kernel just found free
       const ToolCommand command = tool.server(each, ports.back());
@@ -388,8 +387,8 @@ ToolReading tool_run(const Context& ctx, const NetworkPair& pair, const NetworkT
                 " within " + std::to_string(static_cast<int>(kServerStartSeconds)) + " s (" +
                 (server.running() ? "still running" : server.exit_description()) + "): " + server.output().substr(0, 400);
     }
-    for (std::size_t k = 0; k < ports.size() && ready.empty(); ++k) listening += (k ? "," : "") + std::to_string(ports[k]);
-    if (ready.empty()) ready = listening;
+    if (ready.empty())
+      for (std::size_t k = 0; k < ports.size(); ++k) ready += (k ? "," : "") + std::to_string(ports[k]);
   }
   ready = broadcast_string(ctx.comm, ready, pair.receiver);
   ToolReading reading;
@@ -405,7 +404,7 @@ ToolReading tool_run(const Context& ctx, const NetworkPair& pair, const NetworkT
         *client_text += (client_text->empty() ? "" : " & ") + command_text(command.argv);
         clients.push_back(std::make_unique<ChildProcess>(command.argv, command.environment, where(ctx)));
       }
-      const double seconds = kClientBaseSeconds + run.seconds + static_cast<double>(run.bytes) * run.iterations * run.streams / 1e8;
+      const double seconds = kClientBaseSeconds + run.seconds + static_cast<double>(run.bytes) * run.iterations / 1e8;
       for (auto& client : clients) {
         ToolReading one;
         if (!client->wait(seconds)) {

@@ -60,7 +60,7 @@ std::string tail(const std::string& text) {
 // iperf3: TCP streams for a time (-t, whole seconds) in writes of -l bytes (iperf3's own 128 KiB, or the message
 // size where smaller); the receiver's figure from its JSON report (-J). Several streams run as as many iperf3
 // pairs at once: before 3.16 one iperf3 serves all its -P streams from one thread, which a second stream saturates
-// long before a fast link (Debian 12's 3.12: 3.8 GB/s on one stream, 4.4 on -P 2, where two threads move 11).
+// long before a fast link (Debian 12's 3.12: 4.0 GB/s on one stream, 4.5 on -P 2, 7.3 as two processes).
 class Iperf3 final : public NetworkTool {
  public:
   // iperf3's default write length for TCP.
