@@ -26,10 +26,6 @@ namespace gmb {
 
 namespace {
 
-// Messages are written from and read into a buffer of this size (a message larger than it is several writes of
-// it): a stream's rate does not depend on the message size, and a buffer the caches hold measures the network,
-// not the host's memory (iperf3 writes 128 KiB).
-constexpr std::size_t kWriteBytes = 256u << 10;
 constexpr std::size_t kLatencyBytes = 8;
 constexpr int kPingPongsPerSample = 100;
 // Messages per stream and sample at most, however small the message (a bound on the calibration only).
@@ -108,11 +104,11 @@ void in_threads(int count, const std::function<void(int)>& body) {
 }
 
 // One stream's part of a batch, on its connection: the sender's header (the batch's message count; 0 ends the
-// stream count's measurement), its messages written kWriteBytes at a time, the receiver's 1-byte acknowledgement.
+// stream count's measurement), its messages written kStreamWriteBytes at a time, the receiver's 1-byte acknowledgement.
 class StreamConnection {
  public:
   StreamConnection(TcpConnection connection, std::size_t bytes)
-      : c_(std::move(connection)), bytes_(bytes), pattern_(pattern(std::min(bytes, kWriteBytes))), received_(pattern_.size()) {}
+      : c_(std::move(connection)), bytes_(bytes), pattern_(pattern(std::min(bytes, kStreamWriteBytes))), received_(pattern_.size()) {}
   TcpConnection& connection() { return c_; }
 
   void send_batch(long long messages) {
@@ -250,7 +246,7 @@ NetworkResult sender_result(const Context& ctx, const NetworkPair& pair, const T
                   .set("receiver_interface", receiver[1])
                   .set("address_choice", "the receiver's address: " + receiver[2] + "; the sender's: the kernel's route to it")
                   .set("memory", "host")
-                  .set("write_bytes", static_cast<long long>(std::min(bytes, kWriteBytes)));
+                  .set("write_bytes", static_cast<long long>(std::min(bytes, kStreamWriteBytes)));
   set_stream_metrics(r.metrics, by_streams, best.streams, summarize(best.seconds).median * static_cast<double>(per_run), per_run);
   r.metrics.set("one_way_latency_us", summarize_transformed(one_way, [](double s) { return s * 1e6; }).to_json())
       .set("latency_method", std::to_string(kLatencyBytes) + "-byte ping-pong with TCP_NODELAY on the first connection, host clock around " +
@@ -260,7 +256,7 @@ NetworkResult sender_result(const Context& ctx, const NetworkPair& pair, const T
                 receiver[1] + " (" + receiver[0] + ") on " + receiver_host,
             link_GBps(local_interface)};
   r.method = "host clock around messages written to TCP connections at once (plain sockets, one thread each, " +
-             std::to_string(std::min(bytes, kWriteBytes) >> 10) + " KiB writes from one buffer), up to every receiver's 1-byte acknowledgement; " +
+             std::to_string(std::min(bytes, kStreamWriteBytes) >> 10) + " KiB writes from one buffer), up to every receiver's 1-byte acknowledgement; " +
              "each sample at least the --network-seconds the calibration found; the stream count (--network-streams) with the best median " +
              "kept; per message of all streams together";
   return r;
@@ -358,6 +354,27 @@ Json environment_json(const std::map<std::string, std::string>& environment) {
   return out;
 }
 
+// A broadcast the ranks wait on while a tool runs (seconds): polled with a pause between polls, since a busy-polling
+// MPI_Bcast holds a core that the tool's processes on the same host need (the server's side and any rank outside
+// the pair would otherwise spin for the whole run).
+std::string broadcast_string_patiently(MPI_Comm comm, std::string value, int root) {
+  auto wait = [](MPI_Request& request) {
+    for (int done = 0;;) {
+      GMB_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+      if (done) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  int length = static_cast<int>(value.size());
+  MPI_Request request = MPI_REQUEST_NULL;
+  GMB_MPI_CHECK(MPI_Ibcast(&length, 1, MPI_INT, root, comm, &request));
+  wait(request);
+  value.resize(static_cast<std::size_t>(length));
+  GMB_MPI_CHECK(MPI_Ibcast(value.data(), length, MPI_CHAR, root, comm, &request));
+  wait(request);
+  return value;
+}
+
 // One server/client run of `tool`: on the receiver the servers, on the sender the clients, one pair, or one pair
 // per stream at once where the tool takes a process per stream. Every rank of ctx.comm takes part in the two
 // broadcasts and returns why the run failed ("" when it did not): a tool failed, hung, printed no figure, or
@@ -426,7 +443,7 @@ ToolReading tool_run(const Context& ctx, const NetworkPair& pair, const NetworkT
       }
     }
   }
-  reading.error = broadcast_string(ctx.comm, reading.error, pair.sender);
+  reading.error = broadcast_string_patiently(ctx.comm, reading.error, pair.sender);
   for (auto& server : servers)
     if (!server->wait(10)) server->stop();  // a server left waiting after a failed client
   return reading;

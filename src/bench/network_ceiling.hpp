@@ -20,6 +20,12 @@ struct NetworkPair {
 };
 std::vector<NetworkPair> network_pairs(const std::vector<RankFacts>& ranks);
 
+// A TCP stream's messages are written from and read into a buffer of this size (a larger message is several writes
+// of it), with TCP_NODELAY: gmb-tcp's streams and iperf3's (-l, -N), so that the two measure the same stream. A
+// buffer the caches hold measures the network, not the host's memory; the size is gmb's, not iperf3's 128 KiB
+// default, which on a virtual Ethernet pair moved less than its -l 256K -N did.
+constexpr std::size_t kStreamWriteBytes = 256u << 10;
+
 struct NetworkSettings {
   std::size_t bytes = 0;
   int samples = 10;

@@ -11,6 +11,7 @@
 
 #include "gmb/json.hpp"
 #include "gmb/subprocess.hpp"
+#include "network_ceiling.hpp"
 
 namespace gmb {
 
@@ -57,18 +58,16 @@ std::string tail(const std::string& text) {
   return text.size() <= keep ? text : "..." + text.substr(text.size() - keep);
 }
 
-// iperf3: TCP streams for a time (-t, whole seconds) in writes of -l bytes (iperf3's own 128 KiB, or the message
-// size where smaller); the receiver's figure from its JSON report (-J). Several streams run as as many iperf3
-// pairs at once: before 3.16 one iperf3 serves all its -P streams from one thread, which a second stream saturates
+// iperf3: TCP streams for a time (-t, whole seconds) in writes of -l bytes with TCP_NODELAY (-N), as gmb-tcp
+// writes (kStreamWriteBytes, or the message size where smaller); the receiver's figure from its JSON report (-J).
+// Several streams run as as many iperf3 pairs at once: before 3.16 one iperf3 serves all its -P streams from one thread, which a second stream saturates
 // long before a fast link (Debian 12's 3.12: 4.0 GB/s on one stream, 4.5 on -P 2, 7.3 as two processes).
 class Iperf3 final : public NetworkTool {
  public:
-  // iperf3's default write length for TCP.
-  static constexpr std::size_t kWriteBytes = 128u << 10;
-
   std::string name() const override { return "iperf3"; }
   std::string method() const override {
-    return "iperf3 TCP streams (one iperf3 client and server per stream, all at once; -t seconds, -l write bytes); the "
+    return "iperf3 TCP streams (one iperf3 client and server per stream, all at once; -t seconds, -l write bytes as gmb-tcp "
+           "writes, -N TCP_NODELAY as gmb-tcp sets); the "
            "bytes the receivers got over their time (the JSON reports' end.sum_received, bits/s = 1/8 byte/s, summed "
            "over the streams), one run per sample";
   }
@@ -80,7 +79,7 @@ class Iperf3 final : public NetworkTool {
   }
   ToolCommand client(const ToolRun& run, int port, const std::string& address) const override {
     return {{"iperf3", "-c", address, "-p", std::to_string(port), "-P", std::to_string(run.streams), "-t", std::to_string(whole_seconds(run)),
-             "-l", std::to_string(std::min(run.bytes, kWriteBytes)), "-J"},
+             "-l", std::to_string(std::min(run.bytes, kStreamWriteBytes)), "-N", "-J"},
             {},
             device()};
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../../src/bench/network_ceiling.hpp"
 #include "../../src/bench/network_tools.hpp"
 #include "gmb/subprocess.hpp"
 #include "gmb/tcp.hpp"
@@ -163,7 +164,7 @@ TEST(NetworkTools, ClientCommandsNameSizePortAndServer) {
   EXPECT_TRUE(has(ib.argv, "--report_gbits"));
 }
 
-TEST(NetworkTools, Iperf3RunsStreamsForWholeSecondsAndReportsJson) {
+TEST(NetworkTools, Iperf3RunsStreamsForWholeSecondsAsGmbTcpWritesAndReportsJson) {
   ToolRun run = run_of(16u << 20);
   run.streams = 4;
   run.seconds = 0.25;  // iperf3 3.x takes -t as a whole number, and 0 runs forever
@@ -171,7 +172,10 @@ TEST(NetworkTools, Iperf3RunsStreamsForWholeSecondsAndReportsJson) {
   EXPECT_EQ(after(c.argv, "-c"), "10.0.0.2");
   EXPECT_EQ(after(c.argv, "-P"), "4");
   EXPECT_EQ(after(c.argv, "-t"), "1");
-  EXPECT_EQ(after(c.argv, "-l"), "131072");  // iperf3's own write length; it refuses more than 1 MiB
+  // gmb-tcp's write length and TCP_NODELAY, so that both tools measure the same stream (iperf3 refuses -l over 1 MiB)
+  EXPECT_EQ(after(c.argv, "-l"), std::to_string(kStreamWriteBytes));
+  EXPECT_LE(kStreamWriteBytes, 1u << 20);
+  EXPECT_TRUE(has(c.argv, "-N"));
   EXPECT_TRUE(has(c.argv, "-J"));
   run.bytes = 4096;
   run.seconds = 2.5;
