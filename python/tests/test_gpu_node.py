@@ -226,10 +226,9 @@ def test_estimate_counts_the_samples_the_engine_adds_to_reach_its_minimum():
     coll = Launch("c", "l", "coll", "device:device", "direct", 2, 1,
                   ["coll", "allreduce", "--sizes", "1M", "--iters-large", "5", "--large-size", "64K"], {}, "nvlink",
                   None, 60, "collective")
-    old = NCCL_DESC
-    new = copy.copy(NCCL_DESC)
+    old, new = copy.copy(NCCL_DESC), copy.copy(NCCL_DESC)
+    old.run_defaults = dataclasses.replace(NCCL_DESC.run_defaults, min_samples=1)
     new.run_defaults = dataclasses.replace(NCCL_DESC.run_defaults, min_samples=10)
-    assert old.run_defaults.min_samples == 1
     start = estimate.START_S + estimate.PER_RANK_S * 2
     before = estimate.launch_seconds(coll, {"l": old}) - start
     after = estimate.launch_seconds(coll, {"l": new}) - start
