@@ -3,6 +3,8 @@
 engines recorded [min, max]): the harness reads both, and a point resting on such launches is never shown with a
 zero-width or invented interval, nor called apart from another."""
 
+import math
+
 import pytest
 import synth
 
@@ -58,9 +60,12 @@ def test_an_older_engines_min_max_below_six_samples_is_not_taken_for_an_interval
 
 def test_several_launches_without_their_own_intervals_give_the_launch_to_launch_interval(tmp_path):
     p = _point(_store(tmp_path, _latency("a", 10.0, 1, None), _latency("b", 11.0, 1, None)))
-    # two launch medians 10 and 11: mean 10.5 +- t(0.975, 1) 12.706 * sd 0.7071 / sqrt 2; nothing else widens it
+    # two launch medians 10 and 11 (log scale): their mean +- t(0.975, 1) 12.706 * sd / sqrt 2; nothing else widens it
     assert p.reps == 2 and p.has_interval
-    assert p.low == pytest.approx(10.5 - 6.353, abs=1e-3) and p.high == pytest.approx(10.5 + 6.353, abs=1e-3)
+    half = 12.706 * math.log(1.1) / 2
+    assert p.median == pytest.approx(110 ** 0.5)
+    assert p.low == pytest.approx(110 ** 0.5 * math.exp(-half), rel=1e-4)
+    assert p.high == pytest.approx(110 ** 0.5 * math.exp(half), rel=1e-4)
 
 
 def test_a_one_sample_point_is_apart_from_nothing_and_compare_says_it_has_no_interval(tmp_path):

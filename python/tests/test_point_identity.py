@@ -4,7 +4,9 @@ that changes the measured work, or in the number of hosts are separate points, a
 name what differs; only repetitions are combined, with an interval from the launches."""
 
 import json
+import math
 import sqlite3
+
 
 import pytest
 import synth
@@ -15,7 +17,8 @@ from gmb.report import compare
 from gmb.results import records
 from gmb.report import tables
 from gmb.results.store import Store, open_results
-from gmb.results.model import Results, combine, launch_interval
+from gmb.results.inference import LaunchNoise
+from gmb.results.model import PointLaunch, Results, combine, point_figure
 
 CAMPAIGN = """
 [campaign]
@@ -134,14 +137,24 @@ def test_binding_is_said_the_same_way_on_any_machine(bindings, said):
     assert records.configuration(ctx, {})["binding"] == said
 
 
-def test_launch_interval_covers_the_launches_and_their_own_intervals():
+def test_a_points_interval_comes_from_its_launches_and_shrinks_as_launches_are_added():
+    def launch(i, m, low=None, high=None):
+        return PointLaunch(f"l{i}", i, False, m, low, high)
     # one launch: its own interval
-    assert launch_interval([10.0], [9.5], [10.5]) == (9.5, 10.5)
-    # two launches that differ by 10 %: the t-interval of their mean (12.7 x sd / sqrt 2), far wider than either
-    low, high = launch_interval([100.0, 110.0], [99.0, 109.0], [101.0, 111.0])
-    assert low == pytest.approx(105 - 12.706 * (50 ** 0.5) / 2 ** 0.5) and high == pytest.approx(105 + 63.53, rel=1e-3)
-    # launches that agree exactly: each launch's own interval still counts
-    assert launch_interval([5.0, 5.0, 5.0], [4.0, 4.5, 4.8], [5.2, 5.5, 6.0]) == (4.0, 6.0)
+    assert point_figure([launch(1, 10.0, 9.5, 10.5)], None) == (10.0, 9.5, 10.5)
+    # two launches that differ by 10 %: the geometric mean and the t-interval of the log mean (t(0.975, 1) = 12.706),
+    # not widened to cover each launch's own interval
+    value, low, high = point_figure([launch(1, 100.0, 99.0, 101.0), launch(2, 110.0, 109.0, 111.0)], None)
+    half = 12.706 * abs(math.log(110 / 100)) / 2
+    assert value == pytest.approx(math.sqrt(100 * 110))
+    assert low == pytest.approx(value * math.exp(-half), rel=1e-4) and high == pytest.approx(value * math.exp(half), rel=1e-4)
+    # the series' pooled noise (many degrees of freedom): the interval shrinks as launches are added
+    noise = LaunchNoise(0.02 ** 2, 40)
+    widths = [(lambda f: f[2] / f[1])(point_figure([launch(i, 100.0 * (1.02 if i % 2 else 0.98)) for i in range(n)], noise))
+              for n in (2, 5, 20)]
+    assert widths[0] > widths[1] > widths[2] > 1
+    # a value of 0 (bandwidth at 0 B): no log scale, no interval
+    assert point_figure([launch(1, 0.0), launch(2, 0.0)], None) == (0.0, None, None)
 
 
 def test_compare_of_single_launches_judges_nothing(fake_setup, tmp_path, capsys):
@@ -239,7 +252,8 @@ def test_a_point_counts_its_launches_by_launch_id_and_carries_them(tmp_path):
     assert (first.launch_id, first.repetition, first.busy) == ("launch-1", 1, False)
     assert (first.median, first.low, first.high) == (102.0, 99.0, 105.0)
     assert (second.launch_id, second.repetition, second.median) == ("launch-2", 2, 110.0)
-    assert p.median == 106.0 and (p.low, p.high) == launch_interval([102.0, 110.0], [99.0, 109.0], [105.0, 111.0])
+    assert p.median == pytest.approx(math.sqrt(102.0 * 110.0))
+    assert (p.low, p.high) == point_figure(list(p.launches), p.noise)[1:] and p.low < 102.0 and p.high > 110.0
     # one launch alone: one launch, whatever it measured twice
     st1 = Store(":memory:")
     (a,) = synth.pt2pt_results("s", "bw", [1 << 20])

@@ -15,7 +15,7 @@ QUICK_OPERATIONS = {"coll": ["allreduce"], "nbc": ["allreduce"]}
 
 # --quick answers the question in minutes: per library configuration and path class one latency and one bandwidth
 # launch, device collectives in one launch, managed memory device to device, two repetitions in random order (a claim
-# must hold across launches: they differ more than the samples of one launch, model.launch_interval). Each size
+# must hold across launches: they differ more than the samples of one launch, model.point_figure). Each size
 # is repeated until its median's 95 % confidence interval is within +-3 % (QUICK_ADAPTIVE), or a cap (iterations,
 # or a second of timed samples) is reached and the record says so. Sizes are few, and the ceilings are measured at
 # every bandwidth size from 64 KiB up, so that every bandwidth row has its ceiling at the size it states.

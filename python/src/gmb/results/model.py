@@ -9,12 +9,12 @@ the memory of each side, the strategy and its chunks, the options that change th
 tests, compute ...), the buffer mode, the ranks and over how many hosts (nodes) they ran, the binding, the path class,
 the size with its convention, and for several pairs at once which of them share what bounds them (records.PairLayout).
 Results of one point that differ in anything else are repetitions, combined by ``combine`` and counted by launch id
-(a launch that measured a point twice is one launch; each point carries its launches, PointLaunch): the point's value
-is the median of the per-launch medians; its interval
-(launch_interval) comes from the launches: with one launch, that launch's 95 % CI of the median (a claim from it
-holds within that launch only; none where the launch took fewer than 6 samples); with several, the 95 % t-interval
-of the mean of the launch medians (launch-to-launch variation, the larger one), widened to cover every launch's own
-interval. Points of one library that differ in a
+(a launch that measured a point twice is one launch; each point carries its launches, PointLaunch). A launch is
+the replicate: with several launches the point's figure is the geometric mean of the launch medians and its interval
+the 95 % t-interval of that mean on log scale, the launch-to-launch variance pooled over the points of its series
+(the same configuration at every size: series_noise, inference.launch_noise); with one launch, that launch's own 95 %
+interval of the median (a claim from it holds within that launch only; none where the launch took fewer than 6
+samples). docs/methodology.md gives the model and its assumptions. Points of one library that differ in a
 setting, the binding or the hosts are named apart (configuration_labels).
 """
 
@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import median
 
 from ..engine.description import EngineDescription
 from ..machine.load import busy_launch
 from .engine_facts import EngineFacts
+from .inference import LaunchNoise, estimate, launch_noise
 from .records import PairLayout, headline, pair_layout, precision_stop
 from .store import KEPT_STATISTICS, STAT_COLUMNS, Store, result_key
 
@@ -415,8 +416,8 @@ class Point:
     path_class: str | None
     nominal: float | None
     metric: str
-    median: float
-    low: float | None  # interval (launch_interval); None: none (one launch of fewer than 6 samples)
+    median: float  # the figure (point_figure): several launches' geometric mean, one launch's median
+    low: float | None  # its 95 % interval (point_figure); None: none
     high: float | None
     p5: float
     p95: float
@@ -430,6 +431,7 @@ class Point:
     config: Configuration | None = None  # the configuration beyond the other fields (records.configuration)
     key: PointKey | None = None  # what the point is (combine's group)
     launches: tuple[PointLaunch, ...] = ()  # its launches, in the order first measured
+    noise: LaunchNoise | None = None  # its series' between-launch noise (series_noise), what its interval rests on
 
     def __post_init__(self):
         self.base_library = self.base_library or self.library
@@ -438,6 +440,11 @@ class Point:
     @property
     def strategy_label(self) -> str:
         return strategy_label(self.strategy, self.chunks, self.fresh)
+
+    @property
+    def values(self) -> list[float]:
+        """Each launch's median: the replicates a comparison of this point with another rests on."""
+        return [x.median for x in self.launches]
 
     @property
     def has_interval(self) -> bool:
@@ -463,26 +470,43 @@ def strategy_label(strategy: str | None, chunks: int | None, fresh: bool = False
     return f"{label} (fresh buffers)".strip() if fresh else label
 
 
-# Student's t quantile t(0.975, df) for df = 1 .. 30; the normal quantile beyond
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+def _series(key: PointKey) -> PointKey:
+    """The curve a point lies on: its identity without the size. Its launches' noise is pooled over these points."""
+    return replace(key, bytes=0)
 
 
-def launch_interval(medians: list[float], lows: list[float | None],
-                    highs: list[float | None]) -> tuple[float | None, float | None]:
-    """The 95 % interval of a point from its launches (each its median and its own 95 % CI of the median, None where
-    the launch has none). One launch: its own interval, or none. Several: the t-interval of the mean of their medians
-    (launches differ more than the samples of one launch: OMB's own alltoall moved 45 % between launches), widened to
-    cover the interval of every launch that has one and the median of medians."""
-    if len(medians) == 1:
-        return lows[0], highs[0]
-    n = len(medians)
-    mean = sum(medians) / n
-    sd = (sum((m - mean) ** 2 for m in medians) / (n - 1)) ** 0.5
-    half = (_T975[n - 2] if n - 1 <= len(_T975) else 1.96) * sd / n ** 0.5
-    value = median(medians)
-    return (min(mean - half, *(x for x in lows if x is not None), value),
-            max(mean + half, *(x for x in highs if x is not None), value))
+def _positive(launches: list[PointLaunch]) -> bool:
+    return all(x.median > 0 and math.isfinite(x.median) for x in launches)
+
+
+def _launch_values(launches: list[PointLaunch]) -> dict:
+    """launch -> the launch's median, a launch without an id a launch of its own."""
+    return {(x.launch_id if x.launch_id is not None else ("record", i)): x.median for i, x in enumerate(launches)}
+
+
+def series_noise(launches_by_point: dict[PointKey, list[PointLaunch]]) -> dict[PointKey, LaunchNoise | None]:
+    """The between-launch noise of each series (inference.launch_noise), pooled over its points: every size of one
+    configuration's curve moves alike from launch to launch, so a point of 2 launches borrows the spread its
+    neighbours show. Points of one launch, or with a value of 0 (bandwidth at 0 B), add nothing."""
+    by_series: dict[PointKey, list[dict]] = {}
+    for key, launches in launches_by_point.items():
+        if len(launches) > 1 and _positive(launches):
+            by_series.setdefault(_series(key), []).append(_launch_values(launches))
+    return {series: launch_noise(points) for series, points in by_series.items()}
+
+
+def point_figure(launches: list[PointLaunch], noise: LaunchNoise | None) -> tuple[float, float | None, float | None]:
+    """A point's figure and 95 % interval. Several launches: inference.estimate, the geometric mean of the launch
+    medians with the t-interval of the series' pooled launch noise (it shrinks as launches are added). One launch:
+    its median and its own within-launch interval (a claim from it holds within that launch only; none below 6
+    samples). A value of 0 (bandwidth at 0 B): the median of the launches' medians, no interval."""
+    medians = [x.median for x in launches]
+    if len(launches) == 1:
+        return medians[0], launches[0].low, launches[0].high
+    if not _positive(launches):
+        return median(medians), None, None
+    e = estimate(medians, noise)
+    return e.value, e.low, e.high
 
 
 def _point_launches(results: list[Result], metric: str) -> list[PointLaunch]:
@@ -503,26 +527,29 @@ def _point_launches(results: list[Result], metric: str) -> list[PointLaunch]:
 def combine(results: list[Result], metric: str | None = None) -> list[Point]:
     """The points of some results (PointKey), their repetitions combined. Each point is of its records' headline
     statistic (records.headline), or of ``metric`` ("t", "bw", "busbw", "rate") when given; its interval comes from
-    its launches (launch_interval)."""
+    its launches and its series' pooled launch noise (point_figure, series_noise)."""
     groups: dict[PointKey, list[Result]] = {}
     for r in results:
         m = metric or r.headline
         if m in r.stats:
             groups.setdefault(PointKey.of(r, m), []).append(r)
+    launches_of = {key: _point_launches(rs, key.metric) for key, rs in groups.items()}
+    noise_of = series_noise(launches_of)
     out = []
     for key, rs in groups.items():
         stats = [r.stats[key.metric] for r in rs]
-        launches = _point_launches(rs, key.metric)
-        low, high = launch_interval([x.median for x in launches], [x.low for x in launches],
-                                    [x.high for x in launches])
+        launches = launches_of[key]
+        noise = noise_of.get(_series(key))
+        value, low, high = point_figure(launches, noise)
         first = rs[0]
         name = f"{first.configuration} ({first.variant})" if first.variant else first.configuration
         out.append(Point(name, key.benchmark, key.operation, first.memory, key.strategy, key.ranks, key.bytes,
-                         key.path_class, first.nominal_GBps, key.metric, median([x.median for x in launches]), low,
-                         high, min(s.median if s.p5 is None else s.p5 for s in stats),
+                         key.path_class, first.nominal_GBps, key.metric, value, low, high,
+                         min(s.median if s.p5 is None else s.p5 for s in stats),
                          max(s.median if s.p95 is None else s.p95 for s in stats), len(launches), key.chunks,
                          key.fresh, any(precision_stop(r.record) not in (None, "converged") for r in rs), key.library,
-                         sum(x.busy for x in launches), first.configuration, first.config, key, tuple(launches)))
+                         sum(x.busy for x in launches), first.configuration, first.config, key, tuple(launches),
+                         noise))
     out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy_label, p.ranks or 0,
                             p.path_class or "", p.bytes))
     return out

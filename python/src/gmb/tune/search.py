@@ -25,7 +25,7 @@ MIN_LAUNCHES = 3  # launches an arm needs before it can win (the launch-to-launc
 @dataclass(frozen=True)
 class Figure:
     """One arm at one size: the median of its launches' medians and its launch-to-launch interval
-    (model.launch_interval)."""
+    (model.point_figure)."""
     median: float
     low: float | None  # None: no interval (one launch of fewer than 6 samples)
     high: float | None
