@@ -31,7 +31,7 @@ from ..machine.load import busy_launch
 from .engine_facts import EngineFacts
 from .inference import LaunchNoise, estimate, launch_noise
 from .records import PairLayout, headline, pair_layout, precision_stop
-from .store import KEPT_STATISTICS, STAT_COLUMNS, Store, result_key
+from .store import STAT_COLUMNS, Store, result_key
 
 
 # The fewest samples with a 95 % order-statistic interval of the median (the engine's kMinSamplesForMedianCi): below,
@@ -172,18 +172,33 @@ def _column_json(row: dict, column: str, default, required: bool = False, kind: 
     return value
 
 
-_NUMBER_COLUMNS = (*(f"{p}_{s}" for p in STAT_COLUMNS.values() for s in KEPT_STATISTICS), "nominal_GBps")
+_STATISTIC_FIELDS = ("median", "ci95_low", "ci95_high", "p5", "p95", "n")
 
 
-def _statistics(row: dict) -> dict[str, Statistics]:
-    return {p: Statistics(row[f"{p}_median"], *_launch_ci(row, p), row[f"{p}_p5"], row[f"{p}_p95"])
-            for p in STAT_COLUMNS.values() if row[f"{p}_median"] is not None}
+def _statistics(record: dict) -> dict[str, Statistics]:
+    """The statistics objects of a result's record (time_us, bandwidth_GBps, ...) by their STAT_COLUMNS prefix, each
+    one with a median; Unreadable names the first field that is not a finite number or null."""
+    out = {}
+    for key, prefix in STAT_COLUMNS.items():
+        st = record.get(key)
+        if st is None:
+            continue
+        if not isinstance(st, dict):
+            raise Unreadable(f"json: {key} not an object")
+        for field in _STATISTIC_FIELDS:
+            value = st.get(field)
+            if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                          and math.isfinite(value)):
+                raise Unreadable(f"json: {key}.{field} not a finite number")
+        if st.get("median") is not None:
+            out[prefix] = Statistics(st["median"], *_launch_ci(st), st.get("p5"), st.get("p95"))
+    return out
 
 
-def _launch_ci(row: dict, p: str) -> tuple[float | None, float | None]:
+def _launch_ci(st: dict) -> tuple[float | None, float | None]:
     """A statistics object's own 95 % interval of the median: None, None where it has none (null, or fewer than
     MIN_SAMPLES_FOR_INTERVAL samples: an older engine's [min, max])."""
-    low, high, n = row[f"{p}_ci95_low"], row[f"{p}_ci95_high"], row[f"{p}_n"]
+    low, high, n = st.get("ci95_low"), st.get("ci95_high"), st.get("n")
     if low is None or high is None or (n is not None and n < MIN_SAMPLES_FOR_INTERVAL):
         return None, None
     return low, high
@@ -199,21 +214,19 @@ def _result(row: dict) -> Result:
         value = row[column]
         if (value is None and required) or (value is not None and (not isinstance(value, int) or value < 0)):
             raise Unreadable(f"{column} not an integer")
-    for column in _NUMBER_COLUMNS:
-        value = row[column]
-        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
-            raise Unreadable(f"{column} not a finite number")
+    value = row["nominal_GBps"]
+    if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
+        raise Unreadable("nominal_GBps not a finite number")
     record = _column_json(row, "json", {}, required=True)
     metrics = _column_json(row, "metrics", {})
     _column_json(row, "config", {})  # Configuration.parse reads its text
-    if row["status"] == "ok":
-        column = f"{STAT_COLUMNS[headline(record)]}_median"
-        if row[column] is None:
-            raise Unreadable(f"{column} NULL in an ok result (the statistic it is ranked by)")
+    stats = _statistics(record)
+    if row["status"] == "ok" and STAT_COLUMNS[headline(record)] not in stats:
+        raise Unreadable(f"json: {headline(record)}.median null in an ok result (the statistic it is ranked by)")
     return Result(row["run_id"], row["launch_id"], row["repetition"], row["library"], row["benchmark"],
                   row["operation"], row["status"], row["reason"], row["bytes"], row["memory"], row["mem_send"],
                   row["mem_recv"], row["strategy"], row["ranks"], row["path_class"], row["nominal_GBps"],
-                  _statistics(row), metrics, record, Configuration.parse(row["config"]),
+                  stats, metrics, record, Configuration.parse(row["config"]),
                   launch_load=row["launch_load"], scaling=row["launch_scaling"])
 
 
