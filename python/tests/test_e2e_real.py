@@ -51,7 +51,7 @@ def test_quick_run_both_libraries(quick_run):
     assert quick_run["rc"] == 0, (d / "plan.json").read_text()[:2000]
     assert (d / "report.html").is_file() and (d / "plan.json").is_file()
     db = sqlite3.connect(d / "store.sqlite")
-    libs = {r[0] for r in db.execute("SELECT DISTINCT library FROM results WHERE status='ok' AND t_median > 0")}
+    libs = {r[0] for r in db.execute("SELECT DISTINCT library FROM results WHERE status='ok' AND json_extract(json, '$.time_us.median') > 0")}
     assert libs == set(quick_run["libs"])
     statuses = {r[0] for r in db.execute("SELECT DISTINCT status FROM launches")}
     assert statuses <= {"ok", "unsupported"}

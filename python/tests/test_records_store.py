@@ -59,7 +59,7 @@ def test_ingest_counts_and_columns(store):
     assert store.libraries() == ["mpich-4.0.2", "openmpi-5.0.7"]
     lat = store.results("latency", library="openmpi-5.0.7", memory="host:host", bytes=8)
     assert len(lat) == 3  # three repetitions
-    assert all(r["t_median"] > 0 and r["path_class"] == "host" for r in lat)
+    assert all(json.loads(r["json"])["time_us"]["median"] > 0 and r["path_class"] == "host" for r in lat)
     bw = store.results("bw", library="openmpi-5.0.7", memory="pinned:device")
     assert bw and all(r["mem_send"] == "pinned" and r["mem_recv"] == "device" for r in bw)
     unsup = store.results("bw", status="unsupported")

@@ -936,12 +936,14 @@ def _damaged_copy(tmp_path: Path, name: str, sql: str) -> Path:
 
 
 @pytest.mark.parametrize("sql, said", [
-    ("UPDATE results SET bw_median = NULL WHERE id IN (SELECT id FROM results WHERE status = 'ok' AND "
-     "bw_median IS NOT NULL LIMIT 5)", "5 row(s) cannot be read (results.bw_median NULL in an ok result"),
+    ("UPDATE results SET json = json_set(json, '$.bandwidth_GBps.median', NULL) WHERE id IN (SELECT id FROM results "
+     "WHERE status = 'ok' AND benchmark = 'bw' LIMIT 5)",
+     "5 row(s) cannot be read (results.json: bandwidth_GBps.median null in an ok result"),
     ("UPDATE results SET bytes = 'lots' WHERE id = 3", "1 row(s) cannot be read (results.bytes not an integer: 1)"),
-    ("UPDATE results SET t_median = 'nan' WHERE id IN (4, 5)",
-     "2 row(s) cannot be read (results.t_median not a finite number: 2)"),
-    ("UPDATE results SET t_median = 'inf' WHERE id = 4", "(results.t_median not a finite number: 1)"),
+    ("UPDATE results SET json = json_set(json, '$.time_us.median', 'nan') WHERE id IN (4, 5)",
+     "2 row(s) cannot be read (results.json: time_us.median not a finite number: 2)"),
+    ("UPDATE results SET json = json_set(json, '$.time_us.median', json('1e999')) WHERE id = 4",
+     "(results.json: time_us.median not a finite number: 1)"),
     ("UPDATE results SET json = '{not json' WHERE id = 6", "(results.json not JSON: 1)"),
     ("UPDATE results SET metrics = '{not json' WHERE id = 6", "(results.metrics not JSON: 1)"),
     ("UPDATE results SET config = '[1' WHERE id = 6", "(results.config not JSON: 1)"),

@@ -45,7 +45,7 @@ def test_real_engine_quick_run(tmp_path, capsys):
     rf = read_records(raw, validate=True)  # the engine's output satisfies the shared schema
     assert rf.contexts and rf.results
     db = sqlite3.connect(d / "store.sqlite")
-    assert db.execute("SELECT COUNT(*) FROM results WHERE status='ok' AND t_median > 0").fetchone()[0] >= 10
+    assert db.execute("SELECT COUNT(*) FROM results WHERE status='ok' AND json_extract(json, '$.time_us.median') > 0").fetchone()[0] >= 10
     assert db.execute("SELECT DISTINCT path_class FROM results").fetchall() == [("host",)]
 
 

@@ -83,7 +83,7 @@ def test_gmb_run_with_srun(family, real_env, tmp_path, capsys):
         argv = json.loads(argv)
         assert argv[:3] == ["srun", "-n", "2"]
         assert f"--mpi={families.srun_mpi(family)}" in argv
-    n, _ = db.execute("SELECT COUNT(*), MAX(t_median) FROM results WHERE status='ok' AND t_median > 0").fetchone()
+    n, _ = db.execute("SELECT COUNT(*), MAX(json_extract(json, '$.time_us.median')) FROM results WHERE status='ok' AND json_extract(json, '$.time_us.median') > 0").fetchone()
     assert n >= 10
     log = (d / launches[0][2]).read_text()
     assert "srun" in log

@@ -240,15 +240,15 @@ def test_mpi_above_its_ceiling_is_flagged(tmp_path):
     assert hh[col["check"]] == "ceiling suspect: MPI above it"
 
 
-def test_combine_uses_median_of_repetitions(store):
+def test_a_points_figure_is_the_geometric_mean_of_its_launches_medians(store):
     pts = [p for p in combine(Results.load(store).ok("latency")) if p.library == "openmpi-5.0.7"
            and p.memory == "host:host" and p.bytes == 1024]
     assert len(pts) == 1
     p = pts[0]
     rows = store.results("latency", library="openmpi-5.0.7", memory="host:host", bytes=1024)
-    meds = sorted(r["t_median"] for r in rows)
-    assert p.reps == 3 and p.median == pytest.approx(meds[1])
-    assert p.low == min(r["t_ci95_low"] for r in rows) and p.high == max(r["t_ci95_high"] for r in rows)
+    meds = [json.loads(r["json"])["time_us"]["median"] for r in rows]
+    assert p.reps == 3 and p.values == meds
+    assert p.median == pytest.approx((meds[0] * meds[1] * meds[2]) ** (1 / 3)) and p.low < p.median < p.high
 
 
 def test_fraction_of_peak_table_on_synthetic_records(store):

@@ -31,7 +31,7 @@ from ..machine.load import busy_launch
 from .engine_facts import EngineFacts
 from .inference import LaunchNoise, estimate, launch_noise
 from .records import PairLayout, headline, pair_layout, precision_stop
-from .store import KEPT_STATISTICS, STAT_COLUMNS, Store, result_key
+from .store import STAT_COLUMNS, Store, result_key
 
 
 # The fewest samples with a 95 % order-statistic interval of the median (the engine's kMinSamplesForMedianCi): below,
@@ -51,7 +51,7 @@ class Statistics:
 
 
 @dataclass(frozen=True)
-class Configuration:
+class RunConditions:
     """What a result's figure depends on beyond its other fields (records.configuration): the library's settings, the
     benchmark options that change the measured work, the binding and the number of hosts."""
     settings: dict
@@ -61,7 +61,7 @@ class Configuration:
     canonical: str  # as the store keeps it: canonical JSON, "" for none
 
     @classmethod
-    def parse(cls, text: str | None) -> Configuration:
+    def parse(cls, text: str | None) -> RunConditions:
         c = json.loads(text or "{}")
         return cls(c.get("settings") or {}, c.get("options") or {}, c.get("binding"), c.get("hosts"), text or "")
 
@@ -92,7 +92,7 @@ class Result:
     stats: dict[str, Statistics]  # by STAT_COLUMNS prefix ("t", "bw", "busbw", "rate")
     metrics: dict
     record: dict  # the whole record
-    config: Configuration
+    config: RunConditions
     configuration: str = ""  # the configuration's name (configuration_labels)
     variant: str = ""  # the options that tell it from the benchmark's other points of that configuration
     launch_load: dict | None = None  # how busy the host was while its launch ran (load.py)
@@ -129,7 +129,7 @@ class Context:
 
 
 @dataclass
-class Launch:
+class LaunchRecord:
     """One engine launch a campaign planned, and how it ended."""
     launch_id: str
     library: str | None
@@ -172,18 +172,33 @@ def _column_json(row: dict, column: str, default, required: bool = False, kind: 
     return value
 
 
-_NUMBER_COLUMNS = (*(f"{p}_{s}" for p in STAT_COLUMNS.values() for s in KEPT_STATISTICS), "nominal_GBps")
+_STATISTIC_FIELDS = ("median", "ci95_low", "ci95_high", "p5", "p95", "n")
 
 
-def _statistics(row: dict) -> dict[str, Statistics]:
-    return {p: Statistics(row[f"{p}_median"], *_launch_ci(row, p), row[f"{p}_p5"], row[f"{p}_p95"])
-            for p in STAT_COLUMNS.values() if row[f"{p}_median"] is not None}
+def _statistics(record: dict) -> dict[str, Statistics]:
+    """The statistics objects of a result's record (time_us, bandwidth_GBps, ...) by their STAT_COLUMNS prefix, each
+    one with a median; Unreadable names the first field that is not a finite number or null."""
+    out = {}
+    for key, prefix in STAT_COLUMNS.items():
+        st = record.get(key)
+        if st is None:
+            continue
+        if not isinstance(st, dict):
+            raise Unreadable(f"json: {key} not an object")
+        for field in _STATISTIC_FIELDS:
+            value = st.get(field)
+            if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                          and math.isfinite(value)):
+                raise Unreadable(f"json: {key}.{field} not a finite number")
+        if st.get("median") is not None:
+            out[prefix] = Statistics(st["median"], *_launch_ci(st), st.get("p5"), st.get("p95"))
+    return out
 
 
-def _launch_ci(row: dict, p: str) -> tuple[float | None, float | None]:
+def _launch_ci(st: dict) -> tuple[float | None, float | None]:
     """A statistics object's own 95 % interval of the median: None, None where it has none (null, or fewer than
     MIN_SAMPLES_FOR_INTERVAL samples: an older engine's [min, max])."""
-    low, high, n = row[f"{p}_ci95_low"], row[f"{p}_ci95_high"], row[f"{p}_n"]
+    low, high, n = st.get("ci95_low"), st.get("ci95_high"), st.get("n")
     if low is None or high is None or (n is not None and n < MIN_SAMPLES_FOR_INTERVAL):
         return None, None
     return low, high
@@ -199,26 +214,24 @@ def _result(row: dict) -> Result:
         value = row[column]
         if (value is None and required) or (value is not None and (not isinstance(value, int) or value < 0)):
             raise Unreadable(f"{column} not an integer")
-    for column in _NUMBER_COLUMNS:
-        value = row[column]
-        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
-            raise Unreadable(f"{column} not a finite number")
+    value = row["nominal_GBps"]
+    if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
+        raise Unreadable("nominal_GBps not a finite number")
     record = _column_json(row, "json", {}, required=True)
     metrics = _column_json(row, "metrics", {})
-    _column_json(row, "config", {})  # Configuration.parse reads its text
-    if row["status"] == "ok":
-        column = f"{STAT_COLUMNS[headline(record)]}_median"
-        if row[column] is None:
-            raise Unreadable(f"{column} NULL in an ok result (the statistic it is ranked by)")
+    _column_json(row, "config", {})  # RunConditions.parse reads its text
+    stats = _statistics(record)
+    if row["status"] == "ok" and STAT_COLUMNS[headline(record)] not in stats:
+        raise Unreadable(f"json: {headline(record)}.median null in an ok result (the statistic it is ranked by)")
     return Result(row["run_id"], row["launch_id"], row["repetition"], row["library"], row["benchmark"],
                   row["operation"], row["status"], row["reason"], row["bytes"], row["memory"], row["mem_send"],
                   row["mem_recv"], row["strategy"], row["ranks"], row["path_class"], row["nominal_GBps"],
-                  _statistics(row), metrics, record, Configuration.parse(row["config"]),
+                  stats, metrics, record, RunConditions.parse(row["config"]),
                   launch_load=row["launch_load"], scaling=row["launch_scaling"])
 
 
-def _launch(x: dict) -> Launch:
-    return Launch(x["launch_id"], x["library"], x["benchmark"], x["memory"], x["strategy"], x["planned_path"],
+def _launch(x: dict) -> LaunchRecord:
+    return LaunchRecord(x["launch_id"], x["library"], x["benchmark"], x["memory"], x["strategy"], x["planned_path"],
                   x["status"], x["reason"], _column_json(x, "argv", None, kind=list), _column_json(x, "load", None))
 
 
@@ -250,7 +263,7 @@ class Results:
     """Everything a report reads of a store, read once (Results.load)."""
     results: list[Result]  # every status, ordered by library, benchmark, memory and size
     contexts: list[Context]
-    launches: list[Launch]
+    launches: list[LaunchRecord]
     skipped: list[Skipped]
     meta: dict[str, str] = field(default_factory=dict)
     engines: EngineFacts = field(default_factory=EngineFacts)  # what the engines that wrote them say
@@ -323,16 +336,16 @@ def configuration_labels(results: list[Result], hosts: bool = True) -> dict[tupl
     differs. The variant names the options that differ among the library's results of the benchmark ("window=16"),
     "" where none do. ``hosts=False``: names without the hosts, for a configuration over node counts."""
     configs = {_label_key(r): r.config for r in results}
-    by_library: dict[str, list[Configuration]] = {}
-    by_ranks: dict[tuple, list[Configuration]] = {}
-    by_benchmark: dict[tuple, list[Configuration]] = {}
+    by_library: dict[str, list[RunConditions]] = {}
+    by_ranks: dict[tuple, list[RunConditions]] = {}
+    by_benchmark: dict[tuple, list[RunConditions]] = {}
     for (lib, bench, ranks, _), c in configs.items():
         if bench != "peaks":
             by_library.setdefault(lib, []).append(c)
             by_ranks.setdefault((lib, ranks), []).append(c)
         by_benchmark.setdefault((lib, bench), []).append(c)
 
-    def differing(cs: list[Configuration], part: str) -> list[str]:
+    def differing(cs: list[RunConditions], part: str) -> list[str]:
         names = sorted({k for c in cs for k in getattr(c, part)})
         return [k for k in names if len({json.dumps(getattr(c, part).get(k)) for c in cs}) > 1]
 
@@ -428,7 +441,7 @@ class Point:
     base_library: str = ""  # the library (configuration) as declared or found, without the configuration's details
     busy: int = 0  # launches that ran while this host was busy (load.py)
     configuration: str = ""  # the name without the options: the same for every benchmark of that configuration
-    config: Configuration | None = None  # the configuration beyond the other fields (records.configuration)
+    config: RunConditions | None = None  # the configuration beyond the other fields (records.configuration)
     key: PointKey | None = None  # what the point is (combine's group)
     launches: tuple[PointLaunch, ...] = ()  # its launches, in the order first measured
     noise: LaunchNoise | None = None  # its series' between-launch noise (series_noise), what its interval rests on

@@ -9,7 +9,8 @@ One database per results directory (``store.sqlite``). Tables:
   engines   each library's engine description (gmb-bench list --format json), what the tables and answers know
             of its benchmarks, memory kinds, strategies and ceilings (engine_facts.py)
   contexts  one row per context record (the full JSON kept in ``json``)
-  results   one row per result record: the columns the tables and plots need plus the full JSON; its
+  results   one row per result record: index columns (what the point is: library, benchmark, operation, size,
+            memory, strategy, ranks, path) and the record itself (``json``), the one copy of its statistics; its
             ``operation`` is the record's operation and variant as one label (records.operation_label: "put flush
             create", "persistent", "P=16"), so that records of one benchmark that differ by either are never merged;
             its ``config`` is the rest of the point's configuration (records.configuration: settings, options that
@@ -32,13 +33,12 @@ from .engine_facts import read_engine_file
 from .records import (STAT_OBJECTS, RecordError, RecordFile, configuration, memory_label, not_a_figure,
                       operation_label, read_records)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
-# statistics object -> prefix of its columns in the results table (t_median, bw_p5, ...)
+# statistics object of a record -> the short name a point's metric goes by ("t", "bw", ...)
 STAT_COLUMNS = {"time_us": "t", "bandwidth_GBps": "bw", "busbw_GBps": "busbw", "message_rate_Mps": "rate"}
-KEPT_STATISTICS = ("n", "median", "p5", "p95", "ci95_low", "ci95_high", "min", "max", "mean", "cv")
 
-_DDL = f"""
+_DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS launches (
   launch_id TEXT PRIMARY KEY, campaign TEXT, library TEXT, benchmark TEXT, repetition INTEGER,
@@ -53,7 +53,6 @@ CREATE TABLE IF NOT EXISTS results (
   id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, launch_id TEXT, library TEXT, repetition INTEGER,
   benchmark TEXT, operation TEXT, status TEXT, reason TEXT, bytes INTEGER, mem_send TEXT, mem_recv TEXT,
   memory TEXT, strategy TEXT, ranks INTEGER, path_class TEXT, path_link TEXT, nominal_GBps REAL,
-  {", ".join(f"{p}_{s} REAL" for p in STAT_COLUMNS.values() for s in KEPT_STATISTICS)},
   metrics TEXT, config TEXT, json TEXT);
 CREATE INDEX IF NOT EXISTS results_key ON results(benchmark, library, bytes);
 CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
@@ -331,11 +330,6 @@ class Store:
                "nominal_GBps": path.get("nominal_GBps"),
                "metrics": json.dumps(res["metrics"], allow_nan=False) if "metrics" in res else None,
                "config": json.dumps(configuration(context, res), sort_keys=True), "json": json.dumps(res, allow_nan=False)}
-        for key, prefix in STAT_COLUMNS.items():
-            st = res.get(key)
-            if isinstance(st, dict):
-                for s in KEPT_STATISTICS:
-                    row[f"{prefix}_{s}"] = st.get(s)
         return row
 
     # ---------------------------------------------------------------- reading
