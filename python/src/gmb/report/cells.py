@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ..results.inference import Blocker, Ratio, blockers, ratio
 from ..results.model import Point, Result, Results
 from ..results.records import headline, overlap, pairwise, placed
+from .claims import decide
 
 HIGHER_IS_BETTER = {"bw", "busbw", "rate"}
 # above this share of a measured ceiling an MPI figure is not plausible: the row says the ceiling is suspect
@@ -28,11 +29,12 @@ def claim_blockers(p: Point) -> list[Blocker]:
 
 
 def clearly_apart(a: Point, b: Point) -> bool:
-    """Whether two points of one metric are proven different: neither is blocked (claim_blockers) and the 95 %
-    interval of their ratio (difference) excludes 1. Only then is one of them called faster."""
+    """Whether two points of one metric are proven different: neither is blocked (claim_blockers), the 95 %
+    interval of their ratio (difference) excludes 1 and, within a report, the claim survives the report's false
+    discovery rate control (claims.decide). Only then is one of them called faster."""
     if claim_blockers(a) or claim_blockers(b):
         return False
-    return difference(a, b).apart != 0
+    return decide(frozenset((a.key, b.key)) if a.key and b.key else (id(a), id(b)), difference(a, b))
 
 
 # a point whose slow samples (p95) take ten times the fast ones (p5) or more: its median hides an order of magnitude
