@@ -81,7 +81,9 @@ def test_blocks_that_differ_in_a_setting_an_option_or_the_hosts_are_separate_poi
     assert {r[0] for r in rows} >= set(names)
     html = (outdir / "report.html").read_text()
     assert "UCX_RNDV_THRESH=8192" in html and "window=16" in html and "2 hosts" in html
-    assert "all 4 configurations within precision of each other" in " ".join(text.split())
+    # the fake engine's figures are equal: no configuration is claimed fastest (whatever the reason said: on a busy
+    # machine its launches carry no claim at all)
+    assert "no configuration of 4 proven fastest" in " ".join(text.split())
 
 
 def test_configuration_is_read_from_the_records_alone(identity_run):
@@ -176,7 +178,9 @@ def test_compare_of_single_launches_judges_nothing(fake_setup, tmp_path, capsys)
     assert "not judged: measured in one launch on a side" in err and "no point could be checked" in err
 
 
-def test_answers_say_a_claim_from_one_launch_holds_within_it(tmp_path):
+def test_answers_make_no_claim_from_one_launch(tmp_path):
+    """3x apart within one launch each: launches, not samples, are the replicates, so no configuration is called
+    faster; the figures are shown and the answer says what would settle it."""
     st = Store()
     for lib, gbps in (("Open MPI v5.0.7", 100.0), ("MPICH Version: 4.0.2", 300.0)):
         rid = lib.split()[0]
@@ -187,7 +191,8 @@ def test_answers_say_a_claim_from_one_launch_holds_within_it(tmp_path):
         st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl", [synth.context(rid, "bw", lib, cuda=True), *recs]))
     a = answers.answers(Results.load(st))
     (nv,) = a.paths
-    assert nv.fastest == "mpich-4.0.2" and "the bandwidth of openmpi-5.0.7 (within one launch)" in nv.sentence
+    assert nv.fastest is None and nv.slowest is None and nv.ratio is None
+    assert "one launch: no claim across launches (gmb run --repetitions 3" in nv.sentence
     assert any("Each figure comes from one launch" in n for n in a.notes)
 
 

@@ -159,15 +159,15 @@ def cmd_report(args):
 
 
 def cmd_tables(args):
-    from .report import render_csv, render_text, tables
+    from .report import render_csv, render_text
+    from .report.analysis import answers_and_tables
 
     _check_csv_dir(args.csv)
     results = _results(_open(args.results), "tables")
-    ts = tables.all_tables(results)
+    found, ts = answers_and_tables(results)
     if args.json:
-        from .report.answers import answers
         from .report.render_json import answers_json
-        print(answers_json(answers(results), ts))
+        print(answers_json(found, ts))
     else:
         for t in ts:
             print(render_text.table_text(t) + "\n")

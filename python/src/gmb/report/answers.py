@@ -18,10 +18,11 @@ row with numbers:
    the kernel rather than after it, collectives over node counts (strong and weak scaling: which configuration's
    time grows least, per size) and size sweeps at a fixed node count (the fastest by size, crossovers).
 
-Rules. Figures are the combined points of model.combine (median over repetitions, interval over repetitions).
-A configuration is called fastest (or a strategy said to beat the library) only when its interval does not
-overlap the other's (cells.clearly_apart); otherwise the answer says the figures are within precision of each
-other. The size is stated: the largest size every configuration on that path measured, preferring a size at which
+Rules. Figures are the combined points of model.combine (the geometric mean over launches, the 95 % interval from
+the launches). A configuration is called fastest (or a strategy said to beat the library) only when the 95 % interval
+of its ratio to each other one excludes 1 (cells.clearly_apart, inference.ratio) and no point it rests on is blocked
+(one launch, busy launches, quantised figures: cells.claim_blockers); otherwise the answer says why no claim is made
+(wording.no_difference_text). The size is stated: the largest size every configuration on that path measured, preferring a size at which
 a ceiling of that path was measured (peaks.Ceilings.at). Precision: half the interval relative to the median
 (Point.precision), "cap reached" when an adaptive launch stopped at its cap before reaching its target.
 """
@@ -37,7 +38,7 @@ from .answers_data import (DIRECT, Answers, CollectiveAnswer, Figure, MissingAns
 from .answers_features import one_sided_answers, partitioned_answers, persistent_answers
 from .answers_paths import path_answers, strategy_answers
 from .scaling import scaling_answers, size_sweep_answers
-from .cells import collective_results, latency_results, size_label, within_one_launch
+from .cells import collective_results, latency_results, size_label
 from .wording import no_difference_text, path_label, precision_text, sig3, times
 
 def _settings_answers(results: Results) -> tuple[list[SettingAnswer], str]:
@@ -89,10 +90,9 @@ def _collective_answers(results: Results) -> list[CollectiveAnswer]:
             tail = ("no NCCL figure to compare with" if figs[0].point.base_library not in nccl
                     else "no MPI figure to compare with")
         elif fastest and slowest:
-            tail = f"{fastest} fastest, {times(ratio)} {slowest}{within_one_launch(f.point for f in figs)}"
+            tail = f"{fastest} fastest, {times(ratio)} {slowest}"
         elif slowest:
-            tail = (f"{', '.join(f.library for f in leaders)} within precision of each other, "
-                    f"{times(ratio)} {slowest}{within_one_launch(f.point for f in figs)}")
+            tail = (f"{', '.join(f.library for f in leaders)} not proven apart, {times(ratio)} {slowest}")
         else:
             tail = no_difference_text(f.point for f in figs)
         missing = sorted(lib for lib in per_lib if size not in per_lib[lib])
@@ -211,19 +211,19 @@ def answers(results: Results) -> Answers:
 
 
 def _notes(results: Results, points: list[Point]) -> list[str]:
-    """What holds for every answer: that its points were measured in one launch each (claims within one launch),
+    """What holds for every answer: that its points were measured in one launch each (no claims),
     and the launches that ran while this host was busy, and results stored without their engines' descriptions."""
     notes = []
     if points and all(p.one_launch for p in points):
-        notes.append("Each figure comes from one launch: a configuration said faster is faster within that launch; "
-                     "launches differ more than the samples of one launch, so repeat the campaign with "
-                     "--repetitions 2 or more for claims that hold across launches.")
+        notes.append("Each figure comes from one launch: no configuration is said faster than another, since "
+                     "launches differ more than the samples of one launch; repeat the campaign with "
+                     "--repetitions 3 or more for claims that hold across launches.")
     launches = [x for x in results.launches if x.status not in ("skipped", None)]
     busy = [x for x in launches if busy_launch(x.load)]
     if busy:
         why = busy[0].load.get("why", "")
         notes.append(f"{len(busy)} of {len(launches)} launches ran on a busy host ({why}, the first of them): their "
-                     f"figures may be low; they are flagged 'busy host' in the tables.")
+                     f"figures may be low; they are flagged 'busy host' in the tables and no claim rests on them.")
     if results.undescribed():
         notes.append("No engine description was stored with these results (records ingested without their "
                      "RESULTS/engines/*.json): no figure is compared with a ceiling, and none is taken as counting "

@@ -13,12 +13,14 @@ from .cells import clearly_apart, pairwise_bandwidth
 
 LATENCY_BYTES = 8
 DIRECT = (None, "", "direct")
-PRECISION_NOTE = ("Figures are medians over repetitions (launches). Precision (+-x %): half the width of the figure's "
-                  "interval relative to the median: with several launches, the 95 % t-interval of the mean of the "
-                  "launch medians widened to cover each launch's 95 % CI of the median; with one launch, that "
-                  "launch's CI, and a claim from it holds within that launch only (said so). \"cap reached\": an "
+PRECISION_NOTE = ("Figures are the geometric mean of the launch medians over repetitions (launches). Precision "
+                  "(+-x %): half the width of the figure's 95 % interval: with several launches, the t-interval on "
+                  "log scale with the launch-to-launch variance pooled over the configuration's neighbouring sizes; "
+                  "with one launch, that launch's own interval of the median, and no figure of one launch is said "
+                  "faster than another (launches, not samples, are the replicates). \"cap reached\": an "
                   "adaptive launch stopped at its iteration or time cap before reaching its target precision. "
-                  "\"Fastest\" and \"x times\" only where two intervals do not overlap. A configuration's name "
+                  "\"Fastest\" and \"x times\" only where the 95 % interval of the ratio to every other figure "
+                  "excludes 1, and never from a busy launch or quantised figures. A configuration's name "
                   "says what tells it from the library's other configurations (a setting, the binding, the hosts; "
                   "an option in parentheses).")
 

@@ -10,7 +10,7 @@ from ..results.model import Point, Results, combine
 from ..results.peaks import ceilings
 from ..results.records import one_sided
 from .answers_data import FeatureAnswer, measured, nearest, pick_size
-from .cells import clearly_apart, size_label, within_one_launch
+from .cells import clearly_apart, size_label
 from .feature_tables import partitioned_overlap, persistent_pairs
 from .wording import order, path_label, pct, precision_text, sig3, times
 
@@ -28,10 +28,11 @@ def _ranked_text(points: list[Point], higher: bool, unit: str, avail=None) -> st
     if len(ranked) == 1:
         return text + ", the only one measured"
     second = ranked[1]
-    if clearly_apart(best, second):
-        return text + (f", fastest of {len(ranked)}{within_one_launch(ranked)}; next {second.library} "
+    if all(clearly_apart(best, p) for p in ranked[1:]):  # apart from every other, not only the runner-up
+        return text + (f", fastest of {len(ranked)}; next {second.library} "
                        f"{second.operation} {sig3(second.median)} {unit}")
-    return text + f", within precision of {second.library} {second.operation}"
+    near = next(p for p in ranked[1:] if not clearly_apart(best, p))
+    return text + f", not proven fastest of {len(ranked)}: not apart from {near.library} {near.operation}"
 
 
 def one_sided_answers(results: Results) -> list[FeatureAnswer]:
@@ -84,8 +85,7 @@ def persistent_answers(results: Results) -> list[FeatureAnswer]:
         out.append(FeatureAnswer("persistent", (
             f"{lib} ({', '.join(what)}): persistent calls {times(min(speedups))} to {times(max(speedups))} the "
             f"speed of the regular ones over {len(pairs)} points; clearly faster at {faster}, clearly slower at "
-            f"{len(apart) - faster}, within precision at {len(pairs) - len(apart)}"
-            f"{within_one_launch(p for x in pairs for p in (x.persistent, x.regular))}")))
+            f"{len(apart) - faster}, not proven different at {len(pairs) - len(apart)}")))
     return out
 
 

@@ -11,8 +11,9 @@ from .network import INTER_NODE, above_every_tool, ceiling_name, is_network, net
 from ..results.records import placed
 from .answers_data import (Figure, PathAnswer, StrategyAnswer, best_point, has_device, latencies,
                            measured, nearest, not_cuda_aware, own_path, pick_size, verdict)
-from .cells import SUSPECT_PCT, clearly_apart, pairwise_time_results, size_label, within_one_launch
-from .wording import figure_text, order, path_label, precision_text, sig3, times
+from ..results.inference import ratio_text
+from .cells import SUSPECT_PCT, clearly_apart, difference, pairwise_time_results, size_label
+from .wording import figure_text, no_difference_text, order, path_label, precision_text, sig3, times
 
 def _path_groups(results: Results, bandwidth: list[Point], latency: list[Point]
                  ) -> list[tuple[str, str, str | None, list[Point], bool | None]]:
@@ -162,19 +163,21 @@ def _path_verdict(head, figs, fastest, slowest, ratio, leaders, higher, fig) -> 
     best, worst = figs[0], figs[-1]
     if len(figs) == 1:
         return f"{head}: only {fig(best)}"
-    how = (f"{best.library} moves {times(ratio)} the bandwidth of {worst.library}" if higher
-           else f"{worst.library} takes {times(ratio)} the time of {best.library}") if ratio else ""
-    if fastest or slowest:
-        how += within_one_launch(f.point for f in figs)
+    how = ""
+    if ratio:
+        r = difference(best.point, worst.point) if higher else difference(worst.point, best.point)
+        told = ratio_text(r.value, r.low, r.high)
+        how = (f"{best.library} moves {told} the bandwidth of {worst.library}" if higher
+               else f"{worst.library} takes {told} the time of {best.library}")
     if fastest and slowest:
         return f"{head}: fastest {fig(best)}; slowest {fig(worst)}; {how}"
-    if slowest:  # the best is not clearly ahead of every other one
+    if slowest:  # the best is not proven ahead of every other one
         others = ", ".join(f.library for f in leaders if f is not best)
-        return (f"{head}: best {fig(best)}, within precision of {others}; slowest {fig(worst)}; {how}")
+        return (f"{head}: best {fig(best)}, not proven apart from {others}; slowest {fig(worst)}; {how}")
     if len(figs) == 2:
-        return f"{head}: {fig(best)} and {fig(worst)} are within precision of each other"
-    return (f"{head}: all {len(figs)} configurations within precision of each other; best {fig(best)}, "
-            f"worst {fig(worst)}")
+        return f"{head}: {fig(best)} and {fig(worst)}: {no_difference_text([best.point, worst.point])}"
+    return (f"{head}: no configuration of {len(figs)} proven fastest ({no_difference_text(f.point for f in figs)}); "
+            f"best {fig(best)}, worst {fig(worst)}")
 
 
 def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> list[StrategyAnswer]:
@@ -223,20 +226,20 @@ def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> 
         df = f"{sig3(d.median)} GB/s ({precision_text(d.precision, d.capped)})"
         if beats:
             sentence = (f"{label}, {lib}: {s.strategy_label} moves {sf} at {size_label(size)}, "
-                        f"{times(ratio)} the library's own {df}{within_one_launch([s, d])}")
+                        f"{times(ratio)} the library's own {df}")
             best = best_own.get((bench, memory, path, size))
             if best is not None and best.library != lib:
                 bf = f"{best.library}'s own {sig3(best.median)} GB/s"
                 sentence += (f"; {times(s.median / best.median)} the fastest configuration's, {bf}"
                              if clearly_apart(s, best) and s.median > best.median else
                              f"; below the fastest configuration's, {bf}" if clearly_apart(s, best) else
-                             f"; within precision of the fastest configuration's, {bf}")
+                             f"; not proven apart from the fastest configuration's, {bf}")
         elif apart:
             sentence = (f"{label}, {lib}: the library's own path {df} at {size_label(size)}; best strategy "
                         f"{s.strategy_label} {sf}")
         else:
             sentence = (f"{label}, {lib}: best strategy {s.strategy_label} {sf} and the library's own {df} at "
-                        f"{size_label(size)} are within precision of each other")
+                        f"{size_label(size)}: {no_difference_text([s, d])}")
         out.append(StrategyAnswer(label, lib, memory, bench, size, s.strategy_label, s.median, s.precision,
                                   d.median, d.precision, ratio, beats, sentence))
     out.sort(key=lambda a: (not a.beats, a.direct_GBps is None, order(a.path), a.library))

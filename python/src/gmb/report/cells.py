@@ -6,34 +6,51 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..results.inference import Blocker, Ratio, blockers, ratio
 from ..results.model import Point, Result, Results
 from ..results.records import headline, overlap, pairwise, placed
+from .claims import decide
 
 HIGHER_IS_BETTER = {"bw", "busbw", "rate"}
 # above this share of a measured ceiling an MPI figure is not plausible: the row says the ceiling is suspect
 SUSPECT_PCT = 105
 
 
+def difference(a: Point, b: Point) -> Ratio:
+    """a / b with its 95 % interval and p-value: inference.ratio over their launches' values, each side's launch
+    noise pooled over its series (a difference tested as a difference, not as two intervals that do not overlap)."""
+    return ratio(a.values, b.values, a.noise, b.noise)
+
+
+def claim_blockers(p: Point) -> list[Blocker]:
+    """What keeps a point out of any claim (inference.blockers): one launch, busy launches, launch values that agree
+    exactly or sit on a coarse lattice (a scheduler tick)."""
+    return blockers(p.values, p.busy)
+
+
 def clearly_apart(a: Point, b: Point) -> bool:
-    """Whether two points of one metric differ by more than their precision: their intervals do not overlap. Only
-    then is one of them called faster. A point without an interval is apart from none."""
-    if not (a.has_interval and b.has_interval):
+    """Whether two points of one metric are proven different: neither is blocked (claim_blockers), the 95 %
+    interval of their ratio (difference) excludes 1 and, within a report, the claim survives the report's false
+    discovery rate control (claims.decide). Only then is one of them called faster."""
+    if claim_blockers(a) or claim_blockers(b):
         return False
-    return a.low > b.high or b.low > a.high
+    return decide(frozenset((a.key, b.key)) if a.key and b.key else (id(a), id(b)), difference(a, b))
 
 
 # a point whose slow samples (p95) take ten times the fast ones (p5) or more: its median hides an order of magnitude
 NOISY_SPREAD = 10.0
 
 PRECISION_COLUMN = "precision (+- %)"
-PRECISION_NOTE = (f"'{PRECISION_COLUMN}': a figure's precision, half the width of its interval as a % of its median "
-                  "(the wider side). With several repetitions (launches) the interval comes from them: the 95 % "
-                  "t-interval of the mean of the launch medians, widened to cover each launch's own 95 % CI of the "
-                  "median; with one launch it is that launch's CI, and a figure said faster than another is faster "
-                  "within one launch only. 'check': 'cap reached' when an adaptive launch stopped at its iteration or "
+PRECISION_NOTE = (f"'{PRECISION_COLUMN}': a figure's precision, half the width of its 95 % interval as a % of the "
+                  "figure. With several repetitions (launches) the figure is the geometric mean of the launch medians "
+                  "and the interval its t-interval on log scale, the launch-to-launch variance pooled over the "
+                  "configuration's neighbouring sizes; with one launch it is that launch's own interval of the median, "
+                  "and no figure of one launch is said faster than another (launches, not samples, are the "
+                  "replicates). 'check': 'cap reached' when an adaptive launch stopped at its iteration or "
                   "time cap before its interval reached the target; 'noisy' when p95 / p5 is "
                   f"{NOISY_SPREAD:g} or more (an order of magnitude between fast and slow samples); 'busy host' when "
-                  "some of its launches ran while other work used the cores the ranks needed (its figure may be low).")
+                  "some of its launches ran while other work used the cores the ranks needed (its figure may be low, "
+                  "and no claim rests on it).")
 
 
 class Absent(str):
@@ -67,11 +84,6 @@ def point_flags(p: Point, where: str = "") -> list[str]:
     if p.busy:
         flags.append(f"busy host{where}: {p.busy} of {p.reps} launch{'es' if p.reps > 1 else ''}")
     return flags
-
-
-def within_one_launch(points) -> str:
-    """" (within one launch)" when a claim rests on a point measured in one launch, else ""."""
-    return " (within one launch)" if any(p.one_launch for p in points) else ""
 
 
 def check_cell(flags: list[str]) -> str:

@@ -13,12 +13,11 @@ from ..machine import families, identity
 from ..machine.load import describe_campaign
 from ..outputs import write_new
 from ..results.model import Context, Results
-from .answers import answers
+from .analysis import answers_and_tables
 from .cells import Table
 from .overview import CSS as OVERVIEW_CSS
 from .render_html import Markup, answers_html, escape, figure_html, shown, table_html
 from .settings import answers_html as tune_answers_html, settings_section, tune_answer
-from .tables import all_tables
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:1em 2em;max-width:1600px;color:#222}
@@ -255,11 +254,12 @@ def build_html(results: Results, title: str = "gmb report") -> str:
     """The report of a store's results model (Results.load): a list of sections (each an HTML string) between the
     page's head and its end."""
     searched = tune_answer(results)  # a search's records: its answer first, no answers drawn from its cut values
+    found, tables = answers_and_tables(results)
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>",
              f"<p class='note'>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by gmb "
              f"{__version__}. Campaign: {escape(results.meta.get('campaign', 'not recorded'))}.</p>",
-             tune_answers_html(searched) if searched else answers_html(answers(results)), _machine_section(results),
+             tune_answers_html(searched) if searched else answers_html(found), _machine_section(results),
              _libraries_section(results)]
     settings = settings_table(results)
     if settings:
@@ -267,7 +267,7 @@ def build_html(results: Results, title: str = "gmb report") -> str:
     if searched:
         parts.append(_settings_section(searched))
     parts.append("<h2>Tables</h2>")
-    parts += [table_html(t, f"table-{i}") for i, t in enumerate(all_tables(results))]
+    parts += [table_html(t, f"table-{i}") for i, t in enumerate(tables)]
     parts.append(_figures_section(results))
     parts.append("</body></html>")
     return "\n".join(parts)

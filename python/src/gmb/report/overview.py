@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 
 from .answers_data import Answers, Figure, PathAnswer
-from .cells import size_text, within_one_launch
+from .cells import size_text
 from .wording import pct_of_ceiling_text, sig3
 
 WINNER = "\u2605 fastest"
@@ -83,7 +83,7 @@ def _cell(p: PathAnswer, lib: str) -> str:
     if f.strategy:
         lines.append(f"via {_esc(f.strategy)}")
     if p.fastest == lib:  # qualified as the answers qualify it, where a figure of the path is from one launch
-        lines.append(f"<b>{WINNER}</b>{_esc(within_one_launch(g.point for g in p.figures if g.point is not None))}")
+        lines.append(f"<b>{WINNER}</b>")
     return f"<td{style}>{'<br>'.join(lines)}</td>"
 
 
@@ -98,9 +98,8 @@ def overview_html(a: Answers) -> str:
     key = ("Each cell: the path's headline figure at the size in its row (bandwidth; a time where the path has "
            "only times) and its % of the ceiling measured at that size (a figure through a staged strategy, or of "
            "several pairs: of its own ceiling, named). Colour: red 0 % to green 100 % of the "
-           f"ceiling; by rank within the row where none was measured. {WINNER}: its interval lies apart from every "
-           "other configuration's on that path (within one launch: a figure there comes from one launch, so the "
-           "claim holds within it only).")
+           f"ceiling; by rank within the row where none was measured. {WINNER}: the 95 % interval of its ratio to every "
+           "other configuration's figure on that path excludes 1, over 2 launches or more.")
     # a column no wider than a few figures need: a lone configuration does not stretch over the page
     width = min(100, 16 + 14 * len(libs))
     return (f"<figure id='overview'><table class='overview' style='width:{width}%'><thead><tr>{head}</tr></thead>"

@@ -28,7 +28,7 @@ def answers_text(a: Answers) -> str:
     """The answers as plain text for a terminal (the end of `gmb run`), lines of at most 100 columns."""
     if a.empty:  # one line; what was not measured, and why, under it
         return "\n".join([a.empty] + [line for m in a.missing for line in _wrap(_missing_line(m))])
-    lines = ["== Answers (medians over launches; +-x %: 95 % interval over launches; fastest: intervals apart)"]
+    lines = ["== Answers (geometric means over launches; +-x %: 95 % interval; fastest: ratio proven)"]
     for note in a.notes:
         lines += _wrap(note, indent="")
     if a.paths:

@@ -24,7 +24,7 @@ from fractions import Fraction
 
 from ..results.model import Point, Results, combine, configuration_labels, point_label_key
 from .answers_data import FeatureAnswer, measured
-from .cells import Absent, Table, clearly_apart, collective_results, size_text, within_one_launch
+from .cells import Absent, Table, claim_blockers, clearly_apart, collective_results, size_text
 from .wording import sig3, times
 
 # the two modes of a series over node counts, and the view over sizes, as tables, answers and figures name them
@@ -168,10 +168,11 @@ def scaling_answers(results: Results) -> list[FeatureAnswer]:
         said = "; ".join(f"{s.configuration} {_growth_text(s.growth)}" for s in ss)
         verdict = ""
         if len(ss) > 1:
-            apart = all(best.growth[2] < s.growth[1] for s in ss[1:])
             points = [p for s in ss for p in (s.by_nodes[s.nodes[0]], s.by_nodes[s.nodes[-1]])]
-            verdict = (f"; {best.configuration} scales best{within_one_launch(points)}" if apart
-                       else "; none clearly apart (growth intervals overlap)")
+            # growths of points that carry no claim (one launch, busy, quantised) are not compared
+            apart = not any(claim_blockers(p) for p in points) and all(best.growth[2] < s.growth[1] for s in ss[1:])
+            verdict = (f"; {best.configuration} scales best" if apart
+                       else "; none proven apart (growth intervals overlap, or a point carries no claim)")
         nodes = " -> ".join(map(str, best.nodes))
         out.append(FeatureAnswer("scaling", f"{best.operation} ({best.memory or 'memory not recorded'}), "
                                             f"{MODES.get(best.scaling, best.scaling)} at {best.size}, {nodes} nodes, "
@@ -182,7 +183,7 @@ def scaling_answers(results: Results) -> list[FeatureAnswer]:
 @dataclass(frozen=True)
 class Sweep:
     """One collective's size sweep at a fixed node count: each configuration's time by size, and at every size two
-    configurations or more measured, the one clearly fastest there (None: within precision)."""
+    configurations or more measured, the one proven fastest there (None: none proven)."""
     operation: str
     memory: str
     nodes: int | None
@@ -212,10 +213,6 @@ class Sweep:
         fastest configuration changes, between two sizes where one was clearly fastest."""
         decided = [(b, w) for b, w in sorted(self.fastest.items()) if w]
         return [(w1, w2, b1, b2) for (b1, w1), (b2, w2) in zip(decided, decided[1:]) if w1 != w2]
-
-    def one_launch(self) -> str:
-        """" (within one launch)" when a claim (a fastest at some size) rests on a point measured in one launch."""
-        return within_one_launch(p for b, who in self.fastest.items() if who for p in self._points(b))
 
 
 def sweeps(results: Results) -> list[Sweep]:
@@ -250,7 +247,7 @@ def _span(lo: int, hi: int) -> str:
 
 
 def _stretches_text(s: Sweep) -> str:
-    return "; ".join(f"{who} fastest at {_span(lo, hi)}" if who else f"within precision at {_span(lo, hi)}"
+    return "; ".join(f"{who} fastest at {_span(lo, hi)}" if who else f"none proven fastest at {_span(lo, hi)}"
                      for who, lo, hi in s.stretches())
 
 
@@ -268,18 +265,18 @@ def size_sweep_table(results: Results) -> Table:
         rows.append([s.operation, s.memory, s.nodes or Absent("not recorded"), s.ranks_per_node or
                      Absent("not recorded"), ", ".join(sorted(s.by_config)), f"{_span(s.sizes[0], s.sizes[-1])} "
                      f"({len(s.sizes)} sizes)",
-                     (_stretches_text(s) + s.one_launch() if s.fastest else Absent("no size measured by two"))
+                     (_stretches_text(s) if s.fastest else Absent("no size measured by two"))
                      if several else one,
-                     (_crossovers_text(s) + s.one_launch() if s.crossovers() else Absent("no crossover"))
+                     (_crossovers_text(s) if s.crossovers() else Absent("no crossover"))
                      if several else one])
     return Table("Collectives: size sweep at a fixed node count", ["operation", "memory", "nodes", "ranks per node",
                                                                    "configurations", "sizes", "fastest by size",
                                                                    "crossover sizes"], rows,
-                 note="Each configuration's time (the slowest rank's, median over launches) over the sizes measured "
+                 note="Each configuration's time (the slowest rank's, geometric mean over launches) over the sizes measured "
                       "at one node count: what the Slingshot-11 GPU-aware MPI study calls weak scaling, which is "
                       "not gmb's weak scaling (each rank's share of S fixed over node counts: the table of "
-                      "collectives over node counts). 'fastest': its interval apart from every other "
-                      "configuration's at that size, else 'within precision'; a crossover is where the fastest "
+                      "collectives over node counts). 'fastest': the 95 % interval of its ratio to every other "
+                      "configuration's at that size excludes 1 (over 2 launches or more), else 'none proven'; a crossover is where the fastest "
                       "changes, said only between two sizes where one was fastest. The figure 'size sweep' draws "
                       "the times.")
 
@@ -295,6 +292,5 @@ def size_sweep_answers(results: Results) -> list[FeatureAnswer]:
         out.append(FeatureAnswer("size sweep", f"{s.operation} ({s.memory or 'memory not recorded'}), "
                                                f"{sweep_words(s.nodes)}, {s.ranks_per_node or '?'} ranks per node: "
                                                f"{_stretches_text(s)}; "
-                                               + (f"crossover {cross}" if cross else "no crossover")
-                                               + s.one_launch()))
+                                               + (f"crossover {cross}" if cross else "no crossover")))
     return out

@@ -10,7 +10,7 @@ from ..results.model import Point, Results, combine, strategy_label
 from ..results.peaks import PAIRS_NOT_RECORDED, ceilings, measured_ceilings, nominal_rate
 from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NOTE, SUSPECT_PCT, Absent, Table,
                     check_cell, clearly_apart, collective_results, latency_results, pairwise_bandwidth, point_flags,
-                    precision_pct, size_label, size_text, within_one_launch)
+                    precision_pct, size_label, size_text)
 from .feature_tables import one_sided_table, partitioned_overlap_table, persistent_table
 from .network import above_every_tool, ceiling_name, is_network, network_table
 from .scaling import scaling_table, size_sweep_table
@@ -155,14 +155,12 @@ def _fastest(points: list[Point]) -> tuple[str, float | str]:
     if not (best.has_interval and worst.has_interval):
         return Absent("no interval: fewer than 6 samples"), Absent("no interval: fewer than 6 samples")
     if not clearly_apart(best, worst):
-        return Absent("within precision"), Absent("not significant")
+        return Absent("not proven apart"), Absent("not significant")
     # rounded as the answers write their ratios (times): one figure, one rounding
     ratio = sig3_number(best.median / worst.median) if worst.median > 0 else Absent("slowest measured 0")
-    if not isinstance(ratio, Absent) and within_one_launch([best, worst]):
-        ratio = f"{ratio}{within_one_launch([best, worst])}"
     if all(clearly_apart(best, p) for p in ranked[1:]):
-        return best.library + within_one_launch(ranked), ratio
-    return f"{best.library} or {ranked[1].library} (within precision)", ratio
+        return best.library, ratio
+    return f"{best.library} or {ranked[1].library} (not proven apart)", ratio
 
 
 def ceilings_table(results: Results) -> Table:

@@ -7,7 +7,8 @@ import math
 
 from ..campaign.spec import parse_memory
 from .answers_data import LATENCY_BYTES, Figure
-from .cells import size_text
+from ..results.inference import BUSY, NO_SPREAD, ONE_LAUNCH, QUANTISED, ratio_text
+from .cells import claim_blockers, difference, size_text
 
 # path labels, in the order the answers list them
 _GPU_PAIR = {"nvlink": "NVLink pair", "pcie": "PCIe pair", "peer": "GPU pair (peer)",
@@ -59,10 +60,28 @@ def bounds_text(low: float | None, high: float | None, spec: str = ".4g", sep: s
 
 
 def no_difference_text(points) -> str:
-    """Why no figure is called apart from another: their intervals overlap, or one of them has none."""
-    if all(p.has_interval for p in points):
-        return "within precision of each other"
-    return "no interval to compare: a launch of fewer than 6 samples"
+    """Why no figure is called apart from another: what keeps one of them out of any claim (one launch, busy
+    launches, values on a coarse lattice, launches that agree exactly), a launch without an interval, or a difference
+    that its 95 % interval does not prove; with two points, their ratio and its interval."""
+    points = list(points)
+    blocked = [b for p in points for b in claim_blockers(p)]
+    kinds = {b.kind for b in blocked}
+    if ONE_LAUNCH in kinds:
+        return "one launch: no claim across launches (gmb run --repetitions 3 or more measures the launch-to-launch spread)"
+    if BUSY in kinds:
+        busy = next(b for b in blocked if b.kind == BUSY)
+        return f"no claim: {busy.count} of {busy.of} launches ran on a busy host (their figures may be low)"
+    if QUANTISED in kinds:
+        return "no claim: the figures sit on a coarse lattice (a timer or scheduler tick), their spread says nothing"
+    if NO_SPREAD in kinds:
+        return "no claim: the launches agree exactly (rounded or quantised figures: no spread to test a difference by)"
+    if not all(p.has_interval for p in points):
+        return "no interval to compare: a launch of fewer than 6 samples"
+    if len(points) == 2:
+        r = difference(points[0], points[1])
+        if r.low is not None:
+            return f"not proven different: ratio {ratio_text(r.value, r.low, r.high)} (95 %) includes 1"
+    return "not proven different: the 95 % interval of their ratio includes 1"
 
 
 def times(r: float) -> str:

@@ -12,7 +12,7 @@ Results of one point that differ in anything else are repetitions, combined by `
 (a launch that measured a point twice is one launch; each point carries its launches, PointLaunch). A launch is
 the replicate: with several launches the point's figure is the geometric mean of the launch medians and its interval
 the 95 % t-interval of that mean on log scale, the launch-to-launch variance pooled over the points of its series
-(the same configuration at every size: series_noise, inference.launch_noise); with one launch, that launch's own 95 %
+(the same configuration at sizes within a factor of 8: series_noise, inference.launch_noise); with one launch, that launch's own 95 %
 interval of the median (a claim from it holds within that launch only; none where the launch took fewer than 6
 samples). docs/methodology.md gives the model and its assumptions. Points of one library that differ in a
 setting, the binding or the hosts are named apart (configuration_labels).
@@ -444,7 +444,7 @@ class Point:
     config: RunConditions | None = None  # the configuration beyond the other fields (records.configuration)
     key: PointKey | None = None  # what the point is (combine's group)
     launches: tuple[PointLaunch, ...] = ()  # its launches, in the order first measured
-    noise: LaunchNoise | None = None  # its series' between-launch noise (series_noise), what its interval rests on
+    noise: LaunchNoise | None = None  # its launch noise, pooled over its series' neighbouring sizes (series_noise)
 
     def __post_init__(self):
         self.base_library = self.base_library or self.library
@@ -497,15 +497,30 @@ def _launch_values(launches: list[PointLaunch]) -> dict:
     return {(x.launch_id if x.launch_id is not None else ("record", i)): x.median for i, x in enumerate(launches)}
 
 
+# A point's launch noise is pooled over the points of its series within this factor of its size either way: small
+# messages move more from launch to launch than large ones (a 1 B latency by several %, a 64 MiB bandwidth by a few
+# tenths of a %), so one variance for the whole curve would make the small sizes' intervals too narrow and the large
+# sizes' too wide; three octaves each way leave a pow2 sweep 7 neighbours to pool.
+NOISE_NEIGHBOURHOOD = 8
+
+
+def _neighbours(a: int, b: int) -> bool:
+    if a == 0 or b == 0:
+        return a == b
+    return max(a, b) <= NOISE_NEIGHBOURHOOD * min(a, b)
+
+
 def series_noise(launches_by_point: dict[PointKey, list[PointLaunch]]) -> dict[PointKey, LaunchNoise | None]:
-    """The between-launch noise of each series (inference.launch_noise), pooled over its points: every size of one
-    configuration's curve moves alike from launch to launch, so a point of 2 launches borrows the spread its
-    neighbours show. Points of one launch, or with a value of 0 (bandwidth at 0 B), add nothing."""
-    by_series: dict[PointKey, list[dict]] = {}
+    """Each point's between-launch noise (inference.launch_noise), pooled over the points of its series (the same
+    configuration, every size) whose sizes lie within NOISE_NEIGHBOURHOOD of its own: a point of 2 launches borrows
+    the spread its neighbours show. Points of one launch, or with a value of 0 (bandwidth at 0 B), add nothing."""
+    by_series: dict[PointKey, list[tuple[int, dict]]] = {}
     for key, launches in launches_by_point.items():
         if len(launches) > 1 and _positive(launches):
-            by_series.setdefault(_series(key), []).append(_launch_values(launches))
-    return {series: launch_noise(points) for series, points in by_series.items()}
+            by_series.setdefault(_series(key), []).append((key.bytes, _launch_values(launches)))
+    return {key: launch_noise(values for size, values in by_series.get(_series(key), [])
+                              if _neighbours(size, key.bytes))
+            for key in launches_by_point}
 
 
 def point_figure(launches: list[PointLaunch], noise: LaunchNoise | None) -> tuple[float, float | None, float | None]:
@@ -552,7 +567,7 @@ def combine(results: list[Result], metric: str | None = None) -> list[Point]:
     for key, rs in groups.items():
         stats = [r.stats[key.metric] for r in rs]
         launches = launches_of[key]
-        noise = noise_of.get(_series(key))
+        noise = noise_of[key]
         value, low, high = point_figure(launches, noise)
         first = rs[0]
         name = f"{first.configuration} ({first.variant})" if first.variant else first.configuration

@@ -99,7 +99,7 @@ def _run(opts: SessionOptions):
                      "GROUP BY library", (identity.WRONG_LIBRARY,)):
         print(f"gmb: {r['library']}: {r['n']} launch(es) ran another MPI library; their figures were not stored: "
               f"{r['reason']}", file=sys.stderr)
-    from ..report.answers import answers
+    from ..report.analysis import answers_and_tables
     from ..report.render_text import answers_text
     from ..results.model import Results
 
@@ -109,7 +109,7 @@ def _run(opts: SessionOptions):
         from ..report import html as report  # closed pipe) loses the printout, never the report; matplotlib only for a report
 
         report.write_report(results, out, title=f"gmb report: {run['name']}")
-    print("\n" + answers_text(answers(results)) + "\n")
+    print("\n" + answers_text(answers_and_tables(results)[0]) + "\n")  # the claims the report makes
     if not opts.no_report and out.exists():
         print(f"gmb: report {out}")
     print(str(outdir))
