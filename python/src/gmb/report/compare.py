@@ -184,11 +184,14 @@ def side(results: Results, library: str | None, name: str) -> Side:
         raise ValueError(f"result set {name.upper()} holds several libraries ({', '.join(libs)}): choose one with "
                          f"--{name}-library (e.g. --a-library {libs[0]} --b-library {libs[-1]} to compare two "
                          f"libraries of one result set)")
-    if library is not None:
+    if library is None and libs:  # the one library measured: another's results without a figure are not this side's
+        library = libs[0]
+    elif library is not None:
         known = {r.library for r in chosen} | {r.configuration for r in chosen}
         if library not in known:
             raise ValueError(f"library {library!r} not in result set {name.upper()} (have: "
                              f"{', '.join(sorted(known)) or 'none'})")
+    if library is not None:
         chosen = [r for r in chosen if library in (r.library, r.configuration)]
         ok = [r for r in chosen if r.status == "ok"]
     return Side(combine(ok), [r for r in chosen if r.status != "ok"], frozenset(r.library for r in chosen))
