@@ -203,3 +203,18 @@ def test_a_figure_and_its_interval_keep_the_digits_they_need():
     low, high = (float(x) for x in bounds[1:bounds.index("]")].split(", "))
     assert 0 < low < float(figure) < high
     assert math.isclose(float(bounds.split("+-")[1].split()[0]), 100 * (p.high / p.median - 1), rel_tol=0.05)
+
+
+def test_a_difference_not_proven_says_how_many_launches_would_resolve_it():
+    rng = np.random.default_rng(8)
+    truth = np.geomspace(1, 1000, len(SIZES))
+    c = _match(_series(_run(rng, truth, 2)), _series(_run(rng, 1.05 * truth, 2), prefix="b"))
+    unproven = [r for r in c.rows if r.verdict == compare.NOT_PROVEN]
+    assert unproven
+    for r in unproven:
+        needed = r.launches_needed
+        assert needed is not None and needed >= 2
+        text = compare.verdict_text(r)
+        assert text.startswith("not proven (q ")
+        if 2 < needed <= compare.MOST_LAUNCHES_SUGGESTED:
+            assert f"about {needed} launches a side would resolve " in text, text

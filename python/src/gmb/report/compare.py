@@ -53,6 +53,8 @@ from .cells import HIGHER_IS_BETTER, Absent, Table, size_label
 from .wording import short
 
 FALSE_DISCOVERY_RATE = 1 - inference.LEVEL  # over all the points one comparison decides
+# a difference that would take more launches a side than this to resolve is too small to be worth suggesting them
+MOST_LAUNCHES_SUGGESTED = 50
 
 # verdicts of a matched point
 DIFFERENT = "different"  # its difference is called (Benjamini-Hochberg over the comparison)
@@ -103,6 +105,14 @@ class Row:
         if not self.judged:
             return NO_VERDICT
         return DIFFERENT if self.significant else NOT_PROVEN
+
+    @property
+    def launches_needed(self) -> int | None:
+        """Launches a side that would resolve a ratio as large as this one (inference.launches_needed, 80 % power),
+        where it is not proven and both sides' launch noise is known; None otherwise."""
+        if self.verdict != NOT_PROVEN or self.a.noise is None or self.b.noise is None:
+            return None
+        return inference.launches_needed(self.ratio, self.b.noise, self.a.noise)
 
     @property
     def worse_pct(self) -> float:
@@ -443,7 +453,10 @@ def verdict_text(r: Row) -> str:
         return "no verdict: " + ("; ".join(blocker_text(s, b) for s, b in r.blockers) or "the launches give no interval")
     q = "q < 0.0001" if r.q < 1e-4 else f"q {inference.significant(r.q, 2)}"
     if verdict == NOT_PROVEN:
-        return f"not proven ({q})"
+        needed = r.launches_needed
+        settle = f": about {needed} launches a side would resolve {inference.ratio_text(r.ratio)}" \
+            if needed is not None and max(r.a.reps, r.b.reps) < needed <= MOST_LAUNCHES_SUGGESTED else ""
+        return f"not proven ({q}){settle}"
     return f"B {'worse' if r.worse_pct > 0 else 'better'} ({q})"
 
 
