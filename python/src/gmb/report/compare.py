@@ -529,4 +529,7 @@ def summary(c: Comparison, a_name: str, b_name: str) -> list[str]:
         + f", {verdicts.count(NOT_PROVEN)} not proven, {verdicts.count(NO_VERDICT)} without a verdict"
         + (f" ({', '.join(f'{kind}: {n}' for kind, n in blocked.items())})" if blocked else "")
         + f", {verdicts.count(NO_RATIO)} without a ratio (a launch value of 0)")
+    if blocked.get(inference.ONE_LAUNCH):
+        lines.append("a point of one launch carries no verdict: measure both sides in 2 launches or more "
+                     "(gmb run --repetitions N)")
     return lines
