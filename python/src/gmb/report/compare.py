@@ -219,7 +219,8 @@ def match(a: Side, b: Side) -> Comparison:
     common = sorted((k for k in pa if k in pb and len(pa[k]) == len(pb[k]) == 1), key=lambda k: _order(pa[k][0]))
     rows = [_row(pa[k][0], pb[k][0]) for k in common]
     _decide(rows)
-    unmatched = [*_unmatched("A", pa, pb, b.missing, same_library), *_unmatched("B", pb, pa, a.missing, same_library)]
+    missing_a, missing_b = ([(PointKey.of(r, ""), r) for r in x.missing] for x in (a, b))
+    unmatched = [*_unmatched("A", pa, pb, missing_b, same_library), *_unmatched("B", pb, pa, missing_a, same_library)]
     return Comparison(rows, unmatched, len(a.points), len(b.points))
 
 
@@ -254,8 +255,10 @@ def _decide(rows: list[Row]) -> None:
             r.significant = q <= FALSE_DISCOVERY_RATE
 
 
-def _unmatched(name: str, mine: dict, theirs: dict, their_missing: list[Result], same_library: bool) -> list[Unmatched]:
-    """The points of one side (``mine``, named ``name``) not matched with the other's, each with why."""
+def _unmatched(name: str, mine: dict, theirs: dict, their_missing: list[tuple[PointKey, Result]],
+               same_library: bool) -> list[Unmatched]:
+    """The points of one side (``mine``, named ``name``) not matched with the other's, each with why
+    (``their_missing``: the other side's results without a figure, each with its key)."""
     other = "B" if name == "A" else "A"
     out = []
     for key, points in mine.items():
@@ -266,7 +269,7 @@ def _unmatched(name: str, mine: dict, theirs: dict, their_missing: list[Result],
             out += [Unmatched(name, p, AMBIGUOUS, f"{n[0]} of {name}, {n[1]} of {other}") for p in points]
             continue
         (p,) = points
-        failed = next((r for r in their_missing if _measured_as(r, p.key, same_library)), None)
+        failed = next((r for k, r in their_missing if _measured_as(k, p.key, same_library)), None)
         alike = [q for k, qs in theirs.items() if k not in mine for q in qs if _kind(q.key) == _kind(p.key)]
         if failed is not None:
             out.append(Unmatched(name, p, NO_FIGURE, f"{failed.status}: {failed.reason or 'no reason recorded'}"))
@@ -280,10 +283,10 @@ def _unmatched(name: str, mine: dict, theirs: dict, their_missing: list[Result],
     return sorted(out, key=lambda u: _order(u.point))
 
 
-def _measured_as(r: Result, key: PointKey, same_library: bool) -> bool:
-    """Whether a result without a figure is of the point ``key``: the same kind and configuration, where the record
-    says it (a launch refused before it started may not record its ranks, path or binding)."""
-    theirs = PointKey.of(r, key.metric)
+def _measured_as(theirs: PointKey, key: PointKey, same_library: bool) -> bool:
+    """Whether a result without a figure (``theirs``: its key, without a metric) is of the point ``key``: the same kind
+    and configuration, where the record says it (a launch refused before it started may not record its ranks, path or
+    binding)."""
     if _kind(replace(theirs, metric=key.metric)) != _kind(key):
         return False
     parts = [p for p in CONFIGURATION_PARTS if same_library or p not in LAUNCH_CONFIGURATION]
