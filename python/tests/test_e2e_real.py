@@ -82,7 +82,7 @@ def test_compare_the_two_libraries(quick_run, capsys):
     rc = main(["compare", str(d), str(d), "--a-library", ompi, "--b-library", mpich])
     out = capsys.readouterr()
     assert rc == 0, out.err
-    assert re.search(r"\d+ points compared", out.err)
+    assert re.search(r"\d+ matched: \d+ different", out.err)
     assert "latency" in out.out and "bw" in out.out
 
 

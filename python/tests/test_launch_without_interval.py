@@ -75,10 +75,12 @@ def test_a_one_sample_point_is_apart_from_nothing_and_compare_says_it_has_no_int
     assert not cells.clearly_apart(one, tight) and not cells.clearly_apart(tight, one)
     (row,) = compare.compare(Results.load(a), Results.load(b)).rows
     assert row.ratio == pytest.approx(2.0) and (row.ratio_low, row.ratio_high) == (None, None)
-    assert not row.significant
+    assert not row.significant and row.verdict == compare.NO_VERDICT
     cells_of = dict(zip((t := compare.as_table([row], "a", "b")).columns, t.rows[0]))
-    assert cells_of["A CI"] == "[no interval]" and cells_of["ratio CI"] == "[no interval]"
-    assert cells_of["B CI"] == "[1.99, 2.01]"
+    assert "A 95 % CI" not in cells_of and "A 95 % CI (no interval)" in t.note  # its only cell: left out, said
+    assert cells_of["B/A [95 % CI]"] == "2.00x"
+    assert cells_of["B 95 % CI"] == "[1.99, 2.01] +-0.50 % (one launch)"
+    assert cells_of["verdict (5 % FDR)"] == "no verdict: A one launch; B one launch"
 
 
 def test_half_an_interval_is_not_stored(tmp_path):

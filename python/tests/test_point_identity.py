@@ -174,8 +174,9 @@ def test_compare_of_single_launches_judges_nothing(fake_setup, tmp_path, capsys)
     tol = tmp_path / "tol.toml"
     tol.write_text("[default]\nmax_regression_pct = 1\n")
     assert run_gmb("compare", a, b, "--reference", tol) == 2
-    err = capsys.readouterr().err
-    assert "not judged: measured in one launch on a side" in err and "no point could be checked" in err
+    out, err = capsys.readouterr()
+    assert f"{len(rows)} without a verdict (" in err and f"one launch: {len(rows)}" in err
+    assert "no point could be checked" in err and "no verdict: A one launch; " in out
 
 
 def test_answers_make_no_claim_from_one_launch(tmp_path):

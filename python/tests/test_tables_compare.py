@@ -326,9 +326,9 @@ def test_compare_tolerances(ompi_dir, mpich_dir, tmp_path):
 
 
 def test_compare_compares_every_common_point_whichever_side_is_a(tmp_path, capsys):
-    """Two launches each whose medians differ 100x give an interval reaching below 0 (a t-interval of two): such
-    points are compared all the same (the ratio's bound at 0, or unbounded), swapping A and B compares the same
-    points, and the points of one side only are counted, not dropped without a word."""
+    """Two launches each whose medians differ 100x at one size: every common point is compared all the same (its
+    interval on log scale lies above 0), swapping A and B compares the same points with the same verdicts and
+    reciprocal ratios, and the point of one side only is listed with why, not dropped without a word."""
     from gmb.cli import main
 
     recs = []
@@ -346,15 +346,22 @@ def test_compare_compares_every_common_point_whichever_side_is_a(tmp_path, capsy
     for a_lib, b_lib in (("openmpi-5.0.7", "mpich-4.0.2"), ("mpich-4.0.2", "openmpi-5.0.7")):
         comparison = compare.compare(*[Results.load(open_results(f))] * 2, a_lib, b_lib)
         shown[a_lib] = {r.bytes: r for r in comparison.rows}
+        (lone,) = comparison.unmatched
+        assert (lone.side, lone.point.bytes, lone.why) == ("B" if a_lib == "openmpi-5.0.7" else "A", 4096,
+                                                           compare.ONLY_HERE)
         assert main(["compare", str(f), str(f), "--a-library", a_lib, "--b-library", b_lib]) == 0
-        err = capsys.readouterr().err
-        assert "3 points compared" in err and \
-            f"points not compared: 1 of {'B that A' if a_lib == 'openmpi-5.0.7' else 'A that B'} lacks" in err, err
+        out, err = capsys.readouterr()
+        a_points, b_points = (3, 4) if a_lib == "openmpi-5.0.7" else (4, 3)
+        assert f"A = {a_lib}: {a_points} points: 3 matched" in err and f"B = {b_lib}: {b_points} points: 3 matched" \
+            in err and "3 matched: " in err, err
+        assert f"only in {lone.side}" in out
     assert set(shown["openmpi-5.0.7"]) == set(shown["mpich-4.0.2"]) == {8, 64, 512}
-    for x in (shown["openmpi-5.0.7"][8], shown["mpich-4.0.2"][64]):  # A's interval reaches below 0
-        assert x.a.low <= 0 and x.ratio_high == float("inf") and 0 < x.ratio_low <= x.ratio
-    for x in (shown["openmpi-5.0.7"][64], shown["mpich-4.0.2"][8]):  # B's
-        assert x.b.low <= 0 and x.ratio_low == 0 and x.ratio < x.ratio_high < float("inf")
+    for size, x in shown["openmpi-5.0.7"].items():
+        y = shown["mpich-4.0.2"][size]
+        assert x.ratio * y.ratio == pytest.approx(1.0) and x.p == pytest.approx(y.p) and x.verdict == y.verdict
+        assert x.ratio_low * y.ratio_high == pytest.approx(1.0) and x.ratio_high * y.ratio_low == pytest.approx(1.0)
+        assert 0 < x.ratio_low < x.ratio < x.ratio_high < float("inf")
+        assert 0 < x.a.low < x.a.median < x.a.high and 0 < x.b.low < x.b.median < x.b.high
 
 
 def test_compare_two_libraries_in_one_store(store):
@@ -377,7 +384,7 @@ def test_compare_rows_show_path_and_ranks(store, tmp_path):
     col = {c: i for i, c in enumerate(t.columns)}
     assert [(r[col["benchmark"]], r[col["path"]], r[col["ranks"]]) for r in t.rows] == [
         ("bw", "nvlink", "a pair"), ("bw", "same-gpu", "a pair"), ("coll", "", 2), ("coll", "", 4)]
-    assert len({tuple(r[:col["A median"]]) for r in t.rows}) == 4  # the key columns tell the rows apart
+    assert len({tuple(r[:col["A"]]) for r in t.rows}) == 4  # the key columns tell the rows apart
     text = render_text.table_text(t)
     assert "nvlink" in text and "same-gpu" in text
     (path,) = render_csv.export_csv([t], tmp_path / "csv")

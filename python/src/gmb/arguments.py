@@ -242,7 +242,8 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true",
                     help="print the answers and the tables as one JSON document (format gmb.answers/1) instead of text")
 
-    sp = sub.add_parser("compare", help="ratio of medians B/A per point, with CIs; regression check")
+    sp = sub.add_parser("compare", help="ratio B/A per point with its 95 %% interval and a verdict (5 %% false "
+                                          "discovery rate), every point not matched said why; regression check")
     sp.add_argument("a")
     sp.add_argument("b")
     sp.add_argument("--a-library")

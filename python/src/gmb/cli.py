@@ -187,30 +187,30 @@ def cmd_compare(args):
         comparison = compare.compare(a, b, args.a_library, args.b_library)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    rows, left_out = comparison.rows, comparison.left_out()
-    if not rows:  # nothing compared is not a regression (exit 1): the inputs share no point
-        print("gmb compare: no point is present in both result sets (same benchmark, operation, memory, strategy, "
-              "ranks, size and configuration: options, hosts; within one library also settings and binding)"
-              + (f" with a ratio ({'; '.join(left_out)})" if comparison.no_ratio else "") + ": nothing to compare",
-              file=sys.stderr)
-        return 2
-    bad = compare.check(rows, tol) if tol else []
-    t = compare.as_table(rows, args.a_library or args.a, args.b_library or args.b)
-    print(render_text.table_text(t))
+    rows = comparison.rows
+    a_name, b_name = args.a_library or args.a, args.b_library or args.b
+    tables = [t for t in (compare.as_table(rows, a_name, b_name) if rows else None,
+                          compare.unmatched_table(comparison, a_name, b_name) if comparison.unmatched else None) if t]
+    for t in tables:
+        print(render_text.table_text(t) + (f"\n{t.note}" if t.note else "") + "\n")
     for line in compare.launch_differences(rows):
         print(f"launched differently: {line}")
-    if args.csv:
-        render_csv.export_csv([t], args.csv)
-    sig = sum(r.significant for r in rows)
-    unjudged = sum(not r.judged for r in rows)
-    print(f"\n{len(rows)} points compared, {sig} significant differences" +
-          (f", {len(bad)} tolerance violations" if tol else "") +
-          (f"; {unjudged} not judged: measured in one launch on a side (launches differ more than one launch's "
-           f"interval; run both with repetitions >= 2)" if unjudged else "") +
-          (f"; points not compared: {', '.join(left_out)}" if left_out else ""), file=sys.stderr)
-    if tol and unjudged == len(rows):
-        print("gmb compare: no point could be checked against the tolerances: every point was measured in one launch "
-              "on a side", file=sys.stderr)
+    if args.csv and tables:
+        render_csv.export_csv(tables, args.csv)
+    bad = compare.check(rows, tol) if tol else []
+    summary = compare.summary(comparison, a_name, b_name)
+    if tol:
+        summary.append(f"{len(bad)} tolerance violations ({args.reference})")
+    print("\n".join(summary), file=sys.stderr)
+    if not rows:  # nothing compared is not a regression (exit 1): the inputs share no point
+        print("gmb compare: no point is present in both result sets (same benchmark, operation, memory, strategy, "
+              "ranks, size and configuration: options, hosts; within one library also settings and binding): "
+              "nothing to compare", file=sys.stderr)
+        return 2
+    if tol and not any(r.judged for r in rows):
+        print("gmb compare: no point could be checked against the tolerances: no point has a verdict (a side "
+              "measured in one launch, on a busy host, or without an interval: see the verdict column)",
+              file=sys.stderr)
         return 2
     return 1 if bad else 0
 

@@ -1,24 +1,28 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Compare two result sets: ratio of medians per point (benchmark, operation, memory, strategy, ranks, path class,
-size and the rest of its configuration: records.configuration).
+"""Compare two result sets point by point: the ratio B / A of each point both measured, with its 95 % interval and a
+verdict, and every point that was not compared, with why.
 
-Each side's value per point is combined over repetitions (model.combine): median of the launch medians, and an
-interval taken over the launches (model.launch_interval). ratio = B / A with interval [B.low / A.high, B.high / A.low]
-(a ratio of figures >= 0: an interval reaching 0 or below leaves the ratio's bound at 0, or unbounded). Every point
-present on both sides is compared, whichever side is A; a point whose median is 0 on a side has no ratio and is left
-out, and said, as are the points of one side only (Comparison.left_out). A
-difference is *significant* when the two intervals do not overlap and each side measured the point in two launches
-or more: launches differ more than the samples of one launch (two launches of the same library minutes apart differ
-by more than one launch's interval), so a point of a single launch on either side is *not judged*, and no tolerance
-is checked on it. Whether a ratio is better or worse depends on the metric: time (latency) lower is better;
-bandwidth higher is better.
+**Matching.** A point is its whole configuration (model.PointKey): benchmark, operation, memory, strategy and chunks,
+buffer allocation, options, ranks, hosts, path class, size, metric and, within one library, its settings and
+binding. Two result sets of the same library match points on all of it; two different libraries (or library
+configurations, which differ in their settings by definition) run as each was launched: their points match whatever
+their settings and binding (an Open MPI binds ranks to cores by default, MPICH's Hydra leaves them unbound), and
+launch_differences() names what differed. A side holding several configurations of its library that differ in
+settings or binding is refused (choose one with --a-library/--b-library, naming the configuration as the tables do).
+Matching is symmetric: A and B swapped match the same points.
 
-Points are matched by their whole configuration. Two result sets of the same library compare configurations with the
-same settings and binding; two different libraries (or library configurations, which differ in their settings by
-definition) run as each was launched: their points are matched whatever their settings and binding (an Open MPI
-binds ranks to cores by default, MPICH's Hydra leaves them unbound), and launch_differences() names what differed. A
-side holding several configurations of its library that differ in settings or binding is refused (choose one with
---a-library/--b-library, naming the configuration as the tables do).
+**Every point accounted for.** Each point of A is matched with B's, or not matched, and then it is one of: B
+measured it and has no figure (failed or unsupported: B's reason), B has a point that differs in a part of its
+configuration (named: "options: A window=64, B window=16"), or it is only in A (Unmatched). A matched point has a
+ratio unless a launch value is 0 on a side (bandwidth at 0 B).
+
+**A difference.** The ratio B / A is inference.ratio of the two points' launch values (the launch is the replicate),
+each side's launch noise pooled over its series (model.series_noise): Welch on log scale, so the interval lies above
+zero and A / B is its exact reciprocal with the same p-value. A point that cannot carry a claim (inference.blockers:
+one launch, busy launches, launch values on a coarse lattice or all equal) gets no verdict and says why. The others
+are decided together: a difference is called where its Benjamini-Hochberg adjusted p-value over all the points
+compared is at most 5 % (a false discovery rate of 5 %), which implies that its 95 % interval excludes 1. Whether
+B's being higher is better depends on the metric: time (latency) lower is better; bandwidth higher is better.
 
 A reference file (TOML) sets tolerances for a regression check:
 
@@ -29,134 +33,294 @@ A reference file (TOML) sets tolerances for a regression check:
     max_bytes = 8192
     max_regression_pct = 25
 
-A point violates its tolerance when the change is significant, in the worse direction, and larger than the
-tolerance.
+A point violates its tolerance when its difference is called (the same test), in the worse direction, and larger
+than the tolerance.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..results.model import Point, PointKey, Results, combine
+from ..results import inference
+from ..results.model import Point, PointKey, Result, Results, combine
+from ..results.records import PairLayout
 from ..tomlcheck import array_of_tables
-from .cells import HIGHER_IS_BETTER, Absent, Table, clearly_apart, size_label
-from .wording import bounds_text
+from .cells import HIGHER_IS_BETTER, Absent, Table, size_label
+from .wording import short
+
+FALSE_DISCOVERY_RATE = 1 - inference.LEVEL  # over all the points one comparison decides
+# a difference that would take more launches a side than this to resolve is too small to be worth suggesting them
+MOST_LAUNCHES_SUGGESTED = 50
+
+# verdicts of a matched point
+DIFFERENT = "different"  # its difference is called (Benjamini-Hochberg over the comparison)
+NOT_PROVEN = "not proven"  # tested, not called
+NO_VERDICT = "no verdict"  # a side cannot carry a claim (Row.blockers) or the launches give no interval
+NO_RATIO = "no ratio"  # a launch value of 0 on a side
+
+# why a point of one side was not matched
+NO_FIGURE = "no figure"  # the other side measured it and has no figure: failed or unsupported, with its reason
+NOT_THE_SAME = "not the same point"  # the other side has a point like it that differs in a part of its configuration
+ONLY_HERE = "only here"  # nothing like it on the other side
+AMBIGUOUS = "ambiguous"  # several points of this side match as one (they differ only in the layout of their pairs)
 
 
 @dataclass
 class Row:
-    benchmark: str
-    operation: str | None
-    memory: str
-    strategy: str | None
-    ranks: int | None
-    path_class: str | None
-    bytes: int
-    metric: str
+    """A point both sides measured: A's and B's, the ratio B / A with its 95 % interval and p-value, and the
+    verdict."""
     a: Point
     b: Point
-    ratio: float
-    ratio_low: float | None  # None: a side has no interval
-    ratio_high: float | None
-    significant: bool
-    worse_pct: float  # > 0 when B is worse than A, in percent
+    ratio: float | None  # None: a launch value of 0 on a side
+    ratio_low: float | None = None  # None: no interval (a side cannot carry a claim, or its launches give none)
+    ratio_high: float | None = None
+    p: float | None = None
+    q: float | None = None  # Benjamini-Hochberg adjusted p-value over the comparison's points
+    blockers: list[tuple[str, inference.Blocker]] = field(default_factory=list)  # (side "A"/"B", blocker)
+    significant: bool = False  # the difference is called
     violation: str = ""
+
+    benchmark = property(lambda self: self.a.benchmark)
+    operation = property(lambda self: self.a.operation)
+    memory = property(lambda self: self.a.memory)
+    strategy = property(lambda self: self.a.strategy_label)
+    ranks = property(lambda self: self.a.ranks)
+    path_class = property(lambda self: self.a.path_class)
+    bytes = property(lambda self: self.a.bytes)
+    metric = property(lambda self: self.a.metric)
 
     @property
     def judged(self) -> bool:
-        """Both sides measured the point in two launches or more: only then can a difference be called significant."""
-        return not (self.a.one_launch or self.b.one_launch)
+        """A verdict rests on it: a ratio with an interval, and neither side blocked."""
+        return self.p is not None and not self.blockers
+
+    @property
+    def verdict(self) -> str:
+        if self.ratio is None:
+            return NO_RATIO
+        if not self.judged:
+            return NO_VERDICT
+        return DIFFERENT if self.significant else NOT_PROVEN
+
+    @property
+    def launches_needed(self) -> int | None:
+        """Launches a side that would resolve a ratio as large as this one (inference.launches_needed, 80 % power),
+        where it is not proven and both sides' launch noise is known; None otherwise."""
+        if self.verdict != NOT_PROVEN or self.a.noise is None or self.b.noise is None:
+            return None
+        return inference.launches_needed(self.ratio, self.b.noise, self.a.noise)
+
+    @property
+    def worse_pct(self) -> float:
+        """How much worse B is than A, in percent (< 0: better): time higher, bandwidth lower."""
+        if self.ratio is None:
+            return 0.0
+        return (1 - self.ratio) * 100 if self.metric in HIGHER_IS_BETTER else (self.ratio - 1) * 100
+
+
+@dataclass
+class Unmatched:
+    """A point of one side (``side``: "A" or "B") that is not compared, ``why`` (NO_FIGURE, NOT_THE_SAME, ONLY_HERE,
+    AMBIGUOUS) and ``detail``: the other side's reason (NO_FIGURE), what differs (NOT_THE_SAME), how many (AMBIGUOUS)."""
+    side: str
+    point: Point
+    why: str
+    detail: str = ""
+
+
+@dataclass
+class Side:
+    """One side of a comparison: its points (one library, or one configuration of it), the results of the same
+    selection that have no figure (failed, unsupported) and the libraries they belong to."""
+    points: list[Point]
+    missing: list[Result] = field(default_factory=list)
+    libraries: frozenset = frozenset()
+
+
+@dataclass
+class Comparison:
+    """The matched points (rows) and the points of each side that were not, with why: every point of A is either in
+    a row or in ``unmatched`` (side "A"), and so is every point of B."""
+    rows: list[Row]
+    unmatched: list[Unmatched]
+    points_a: int
+    points_b: int
+
+    def not_matched(self, side: str) -> list[Unmatched]:
+        return [u for u in self.unmatched if u.side == side]
 
 
 # The parts of a configuration that belong to how one library was launched: matched only within one library.
 LAUNCH_CONFIGURATION = ("settings", "binding")
+# The parts of a point's identity that tell two points of one benchmark, memory, strategy and size apart, in the
+# order they are named where two points differ only in them.
+CONFIGURATION_PARTS = ("settings", "options", "binding", "hosts", "ranks", "path_class", "chunks", "fresh",
+                       "size_convention", "pairs")
 
 
-def _key(p: Point, same_library: bool) -> PointKey:
+def _key(p: PointKey, same_library: bool) -> PointKey:
     """What a point is (model.PointKey), without its library's name: the two sides are matched on the rest, and two
     libraries' points also without how each was launched (LAUNCH_CONFIGURATION). The layout of several pairs is
     left out: records of engines before pair_paths do not say it, and the ranks and path already match."""
-    key = replace(p.key, library="", pairs=None)
+    key = replace(p, library="", pairs=None)
     return key if same_library else replace(key, settings="", binding=None)
+
+
+def _kind(p: PointKey) -> tuple:
+    """What a point measures, whatever its configuration: two points alike in this and different in a
+    CONFIGURATION_PARTS part are not the same point, and the difference is named."""
+    return p.benchmark, p.operation, p.memory, p.strategy, p.bytes, p.metric
 
 
 def _order(p: Point):
     """Rows in the order of benchmark, operation, memory, strategy, ranks, path, size, metric and configuration."""
     return tuple((0, x) if isinstance(x, int) else (1, str(x)) for x in
                  (p.benchmark, p.operation, p.memory, p.strategy_label, p.ranks, p.path_class, p.bytes, p.metric,
-                  p.config.canonical))
+                  p.config.canonical if p.config else ""))
 
 
-@dataclass
-class Comparison:
-    """The rows compared, and how many points were not and why."""
-    rows: list[Row]
-    only_a: int = 0  # points of A that B lacks
-    only_b: int = 0  # points of B that A lacks
-    no_ratio: int = 0  # points of both with a median of 0 on a side
-
-    def left_out(self) -> list[str]:
-        """What was not compared, one phrase per reason ([] when every point of both sides was)."""
-        return [text for n, text in (
-            (self.no_ratio, f"{self.no_ratio} present on both sides with a median of 0 on a side (no ratio)"),
-            (self.only_a, f"{self.only_a} of A that B lacks"), (self.only_b, f"{self.only_b} of B that A lacks")) if n]
+def side(results: Results, library: str | None, name: str) -> Side:
+    """The points of one result set to compare (those of ``library``: a library or a configuration's name), and its
+    results of the same selection without a figure; ValueError where the set holds several libraries and none is
+    chosen, or not the one chosen."""
+    chosen = [r for r in results.results if r.benchmark != "peaks"]
+    ok = [r for r in chosen if r.status == "ok"]
+    libs = sorted({r.library for r in ok})
+    if library is None and len(libs) > 1:
+        raise ValueError(f"result set {name.upper()} holds several libraries ({', '.join(libs)}): choose one with "
+                         f"--{name}-library (e.g. --a-library {libs[0]} --b-library {libs[-1]} to compare two "
+                         f"libraries of one result set)")
+    if library is None and libs:  # the one library measured: another's results without a figure are not this side's
+        library = libs[0]
+    elif library is not None:
+        known = {r.library for r in chosen} | {r.configuration for r in chosen}
+        if library not in known:
+            raise ValueError(f"library {library!r} not in result set {name.upper()} (have: "
+                             f"{', '.join(sorted(known)) or 'none'})")
+    if library is not None:
+        chosen = [r for r in chosen if library in (r.library, r.configuration)]
+        ok = [r for r in chosen if r.status == "ok"]
+    return Side(combine(ok), [r for r in chosen if r.status != "ok"], frozenset(r.library for r in chosen))
 
 
 def compare(a: Results, b: Results, a_library: str | None = None, b_library: str | None = None) -> Comparison:
-    def side(results, lib, name):
-        rows = [r for r in results.ok() if r.benchmark != "peaks"]
-        libs = sorted({r.library for r in rows})
-        configurations = sorted({r.configuration for r in rows})
-        if lib is None and len(libs) > 1:
-            raise ValueError(f"result set {name.upper()} holds several libraries ({', '.join(libs)}): choose one with "
-                             f"--{name}-library (e.g. --a-library {libs[0]} --b-library {libs[-1]} to compare two "
-                             f"libraries of one result set)")
-        if lib is not None:
-            if lib not in libs and lib not in configurations:
-                raise ValueError(f"library {lib!r} not in result set {name.upper()} (have: "
-                                 f"{', '.join(sorted(set(libs) | set(configurations))) or 'none'})")
-            rows = [r for r in rows if lib in (r.library, r.configuration)]
-        return combine(rows), {r.library for r in rows}
+    return match(side(a, a_library, "a"), side(b, b_library, "b"))
 
-    (pts_a, libs_a), (pts_b, libs_b) = side(a, a_library, "a"), side(b, b_library, "b")
-    same_library = libs_a == libs_b  # one library on both sides: its settings and binding are part of what is matched
 
-    def by_key(points, name):
-        out: dict[tuple, Point] = {}
-        for p in points:
-            key = _key(p, same_library)
-            if key in out and out[key].library != p.library:
-                raise ValueError(f"result set {name.upper()} holds configurations that differ in their settings or binding "
-                                 f"({out[key].library}; {p.library}): compare one at a time with --{name}-library "
-                                 f"(the configuration's name as the tables give it)")
-            out[key] = p
-        return out
+def match(a: Side, b: Side) -> Comparison:
+    """The comparison of two sides: their points matched (_key), each pair's ratio and verdict, and every point not
+    matched with why."""
+    same_library = a.libraries == b.libraries  # one library on both sides: its settings and binding are matched too
+    pa, pb = _by_key(a.points, same_library, "a"), _by_key(b.points, same_library, "b")
+    common = sorted((k for k in pa if k in pb and len(pa[k]) == len(pb[k]) == 1), key=lambda k: _order(pa[k][0]))
+    rows = [_row(pa[k][0], pb[k][0]) for k in common]
+    _decide(rows)
+    missing_a, missing_b = ([(PointKey.of(r, ""), r) for r in x.missing] for x in (a, b))
+    unmatched = [*_unmatched("A", pa, pb, missing_b, same_library), *_unmatched("B", pb, pa, missing_a, same_library)]
+    return Comparison(rows, unmatched, len(a.points), len(b.points))
 
-    pa, pb = by_key(pts_a, "a"), by_key(pts_b, "b")
-    common = sorted(set(pa) & set(pb), key=lambda k: _order(pa[k]))
-    out = Comparison([], len(set(pa) - set(pb)), len(set(pb) - set(pa)))
-    for key in common:
-        x, y = pa[key], pb[key]
-        if x.median <= 0 or y.median <= 0:
-            out.no_ratio += 1
-            continue
-        ratio = y.median / x.median
-        # figures are >= 0: an interval reaching below 0 bounds the ratio by 0, one reaching 0 leaves it unbounded;
-        # a side without an interval (one launch of fewer than 6 samples) leaves the ratio's without one
-        rlow = rhigh = None
-        if x.has_interval and y.has_interval:
-            rlow, rhigh = max(y.low, 0) / x.high, y.high / x.low if x.low > 0 else math.inf
-        apart = clearly_apart(x, y)
-        higher_better = x.metric in HIGHER_IS_BETTER
-        worse = (1 - ratio) * 100 if higher_better else (ratio - 1) * 100
-        row = Row(x.benchmark, x.operation, x.memory, x.strategy_label, x.ranks, x.path_class, x.bytes, x.metric, x,
-                  y, ratio, rlow, rhigh, False, worse)
-        row.significant = apart and row.judged
-        out.rows.append(row)
+
+def _by_key(points: list[Point], same_library: bool, name: str) -> dict[PointKey, list[Point]]:
+    out: dict[PointKey, list[Point]] = {}
+    for p in points:
+        mates = out.setdefault(_key(p.key, same_library), [])
+        if mates and mates[0].library != p.library:
+            raise ValueError(f"result set {name.upper()} holds configurations that differ in their settings or binding "
+                             f"({mates[0].library}; {p.library}): compare one at a time with --{name}-library "
+                             f"(the configuration's name as the tables give it)")
+        mates.append(p)
     return out
+
+
+def _row(a: Point, b: Point) -> Row:
+    if not all(v > 0 for v in (*a.values, *b.values)):
+        return Row(a, b, None)
+    r = inference.ratio(b.values, a.values, b.noise, a.noise)
+    blocked = [(name, x) for name, p in (("A", a), ("B", b)) for x in inference.blockers(p.values, p.busy)]
+    return Row(a, b, r.value, r.low, r.high, r.p, blockers=blocked)
+
+
+def _decide(rows: list[Row]) -> None:
+    """Each row's verdict: Benjamini-Hochberg over every point with a ratio (one without a verdict counts as a test
+    that found nothing), a difference called where the adjusted p-value is at most FALSE_DISCOVERY_RATE."""
+    tested = [r for r in rows if r.ratio is not None]
+    adjusted = inference.bh_adjusted([r.p if r.judged else 1.0 for r in tested])
+    for r, q in zip(tested, adjusted):
+        if r.judged:
+            r.q = q
+            r.significant = q <= FALSE_DISCOVERY_RATE
+
+
+def _unmatched(name: str, mine: dict, theirs: dict, their_missing: list[tuple[PointKey, Result]],
+               same_library: bool) -> list[Unmatched]:
+    """The points of one side (``mine``, named ``name``) not matched with the other's, each with why
+    (``their_missing``: the other side's results without a figure, each with its key)."""
+    other = "B" if name == "A" else "A"
+    out = []
+    for key, points in mine.items():
+        if key in theirs and len(points) == len(theirs[key]) == 1:
+            continue
+        if len(points) > 1 or key in theirs:
+            n = len(points), len(theirs.get(key, ()))
+            out += [Unmatched(name, p, AMBIGUOUS, f"{n[0]} of {name}, {n[1]} of {other}") for p in points]
+            continue
+        (p,) = points
+        failed = next((r for k, r in their_missing if _measured_as(k, p.key, same_library)), None)
+        alike = [q for k, qs in theirs.items() if k not in mine for q in qs if _kind(q.key) == _kind(p.key)]
+        if failed is not None:
+            out.append(Unmatched(name, p, NO_FIGURE, f"{failed.status}: {failed.reason or 'no reason recorded'}"))
+        elif alike:
+            nearest = min(alike, key=lambda q: (len(_differences(p.key, q.key, same_library)), _order(q)))
+            out.append(Unmatched(name, p, NOT_THE_SAME, "; ".join(
+                f"{part} {name} {mine_text}, {other} {their_text}"
+                for part, mine_text, their_text in _differences(p.key, nearest.key, same_library))))
+        else:
+            out.append(Unmatched(name, p, ONLY_HERE))
+    return sorted(out, key=lambda u: _order(u.point))
+
+
+def _measured_as(theirs: PointKey, key: PointKey, same_library: bool) -> bool:
+    """Whether a result without a figure (``theirs``: its key, without a metric) is of the point ``key``: the same kind
+    and configuration, where the record says it (a launch refused before it started may not record its ranks, path or
+    binding)."""
+    if _kind(replace(theirs, metric=key.metric)) != _kind(key):
+        return False
+    parts = [p for p in CONFIGURATION_PARTS if same_library or p not in LAUNCH_CONFIGURATION]
+    return all(getattr(theirs, p) in (None, "", "{}", getattr(key, p)) for p in parts if p != "pairs")
+
+
+def _differences(mine: PointKey, theirs: PointKey, same_library: bool) -> list[tuple[str, str, str]]:
+    """(part, mine, theirs) for each part of two points' configurations that differs; for settings and options, the
+    names that differ ("window=64" against "window=16")."""
+    out = []
+    for part in CONFIGURATION_PARTS:
+        if part in LAUNCH_CONFIGURATION and not same_library:
+            continue
+        x, y = getattr(mine, part), getattr(theirs, part)
+        if x == y:
+            continue
+        if part in ("settings", "options"):
+            x, y = json.loads(x or "{}"), json.loads(y or "{}")
+            names = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
+            out.append((part, *(" ".join(f"{k}={json.dumps(d[k]) if not isinstance(d[k], str) else d[k]}"
+                                         if k in d else f"{k} unset" for k in names) for d in (x, y))))
+        else:
+            out.append((part.replace("_", " "), *(_part_text(v) for v in (x, y))))
+    return out
+
+
+def _part_text(value) -> str:
+    if value is None:
+        return "not recorded"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, PairLayout):
+        return f"{value.count} pairs" + (f" in {len(value.groups)} groups" if value.groups else "")
+    return str(value)
 
 
 def launch_differences(rows: list[Row]) -> list[str]:
@@ -174,8 +338,6 @@ def launch_differences(rows: list[Row]) -> list[str]:
         if a != b:
             out.append(f"{part}: A {'; '.join(a)}, B {'; '.join(b)}")
     return out
-
-
 def load_tolerances(path: str | Path) -> dict:
     """A reference file's tolerances, checked (check_tolerances); ValueError naming the file."""
     try:
@@ -246,7 +408,8 @@ def tolerance_for(row: Row, tol: dict) -> float | None:
 
 
 def check(rows: list[Row], tol: dict) -> list[Row]:
-    """The rows that violate their tolerance (a significant change, so only judged rows)."""
+    """The rows that violate their tolerance: a difference called (so only rows with a verdict), in the worse
+    direction, larger than the tolerance."""
     bad = []
     for r in rows:
         limit = tolerance_for(r, tol)
@@ -256,17 +419,120 @@ def check(rows: list[Row], tol: dict) -> list[Row]:
     return bad
 
 
+# ------------------------------------------------------------------------------------------------------ in words
+def _digits(*values: float) -> int:
+    """The significant digits (3 to 6) that tell a figure and its bounds apart."""
+    digits = 3
+    while digits < 6 and len({inference.significant(x, digits) for x in values}) < len(values):
+        digits += 1
+    return digits
+
+
+def figure_cells(p: Point) -> tuple[str, str | Absent]:
+    """A point's figure and its interval's cell ("[2.71, 2.89] +-3.2 %"), with the digits they need: an interval
+    from one launch says so (it holds within that launch)."""
+    if not p.has_interval or p.low <= 0:
+        return inference.significant(p.median), Absent("no interval")
+    digits = _digits(p.low, p.median, p.high)
+    bounds = f"[{inference.significant(p.low, digits)}, {inference.significant(p.high, digits)}] " \
+             f"+-{inference.significant(100 * inference.precision(p.low, p.high), 2)} %"
+    return inference.significant(p.median, digits), bounds + (" (one launch)" if p.one_launch else "")
+
+
+def blocker_text(side_name: str, b: inference.Blocker) -> str:
+    """Why a side's point carries no claim, in words."""
+    return {inference.ONE_LAUNCH: f"{side_name} one launch",
+            inference.BUSY: f"{side_name} {b.count} of {b.of} launches on a busy host",
+            inference.QUANTISED: f"{side_name} launch values on a lattice of step {inference.significant(b.step or 0)}",
+            inference.NO_SPREAD: f"{side_name} launches agree exactly"}[b.kind]
+
+
+def verdict_text(r: Row) -> str:
+    verdict = r.verdict
+    if verdict == NO_RATIO:
+        return "no ratio: a launch value of 0 on " + " and ".join(
+            name for name, p in (("A", r.a), ("B", r.b)) if not all(v > 0 for v in p.values))
+    if verdict == NO_VERDICT:
+        return "no verdict: " + ("; ".join(blocker_text(s, b) for s, b in r.blockers) or "the launches give no interval")
+    q = "q < 0.0001" if r.q < 1e-4 else f"q {inference.significant(r.q, 2)}"
+    if verdict == NOT_PROVEN:
+        needed = r.launches_needed
+        settle = f": about {needed} launches a side would resolve {inference.ratio_text(r.ratio)}" \
+            if needed is not None and max(r.a.reps, r.b.reps) < needed <= MOST_LAUNCHES_SUGGESTED else ""
+        return f"not proven ({q}){settle}"
+    return f"B {'worse' if r.worse_pct > 0 else 'better'} ({q})"
+
+
+def _point_cells(p: Point) -> list:
+    return [p.benchmark, p.operation or "", p.memory, p.strategy_label or "", p.path_class or "",
+            p.ranks if p.ranks is not None else Absent("a pair"), size_label(p.bytes), p.metric]
+
+
+POINT_COLUMNS = ["benchmark", "operation", "memory", "strategy", "path", "ranks", "size", "metric"]
+
+
 def as_table(rows: list[Row], a_name: str, b_name: str) -> Table:
     body = []
     for r in rows:
-        body.append([r.benchmark, r.operation or "", r.memory, r.strategy or "", r.path_class or "",
-                     r.ranks if r.ranks is not None else Absent("a pair"), size_label(r.bytes), r.metric,
-                     f"{r.a.median:.4g}", f"[{bounds_text(r.a.low, r.a.high, '.4g', ', ')}]", f"{r.b.median:.4g}",
-                     f"[{bounds_text(r.b.low, r.b.high, '.4g', ', ')}]", f"{r.ratio:.3f}",
-                     f"[{bounds_text(r.ratio_low, r.ratio_high, '.3f', ', ')}]",
-                     ("yes, " + ("worse" if r.worse_pct > 0 else "better")) if r.significant else
-                     "no" if r.judged else "not judged: one launch",
-                     r.violation])
+        ratio = Absent("no ratio") if r.ratio is None else inference.ratio_text(r.ratio, r.ratio_low, r.ratio_high)
+        body.append([*_point_cells(r.a), *figure_cells(r.a), *figure_cells(r.b), ratio, verdict_text(r),
+                     r.violation or Absent("none violated")])
     return Table(f"Comparison: B={b_name} / A={a_name}",
-                 ["benchmark", "operation", "memory", "strategy", "path", "ranks", "size", "metric", "A median", "A CI",
-                  "B median", "B CI", "B/A", "ratio CI", "significant", "tolerance"], body)
+                 [*POINT_COLUMNS, "A", "A 95 % CI", "B", "B 95 % CI", "B/A [95 % CI]",
+                  f"verdict ({inference.significant(100 * FALSE_DISCOVERY_RATE, 1)} % FDR)", "tolerance"], body,
+                 note="B/A: the ratio of the geometric means of the two points' launches with its 95 % interval (log "
+                      "scale). A difference is called where its Benjamini-Hochberg adjusted p-value (q) over every "
+                      "point compared is at most 0.05; no verdict where a side cannot carry a claim.")
+
+
+def unmatched_text(u: Unmatched) -> str:
+    other = "B" if u.side == "A" else "A"
+    return {NO_FIGURE: f"no figure in {other}: {short(u.detail, 120)}",
+            NOT_THE_SAME: f"not the same point as {other}'s: {u.detail}",
+            ONLY_HERE: f"only in {u.side}",
+            AMBIGUOUS: f"several points match as one ({u.detail}): they differ only in the layout of their pairs"}[u.why]
+
+
+def unmatched_table(c: Comparison, a_name: str, b_name: str) -> Table:
+    """The points not compared, each with why."""
+    return Table(f"Not compared: points of A={a_name} or B={b_name} without a match",
+                 ["side", "configuration", *POINT_COLUMNS, "why"],
+                 [[u.side, u.point.library, *_point_cells(u.point), unmatched_text(u)] for u in c.unmatched])
+
+
+def _counted(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
+
+
+def summary(c: Comparison, a_name: str, b_name: str) -> list[str]:
+    """How every point of both sides was accounted for, and what the comparison found, one line per part: the
+    counts add up (each side's points = matched + not matched; matched = each verdict's count)."""
+    lines = []
+    for name, label, total in (("A", a_name, c.points_a), ("B", b_name, c.points_b)):
+        missed = c.not_matched(name)
+        other = "B" if name == "A" else "A"
+        why = _counted({f"only in {name}": sum(u.why == ONLY_HERE for u in missed),
+                        f"with no figure in {other} (failed or unsupported)": sum(u.why == NO_FIGURE for u in missed),
+                        f"not the same point as {other}'s (a part of the configuration differs)":
+                            sum(u.why == NOT_THE_SAME for u in missed),
+                        "ambiguous (differ only in the layout of their pairs)": sum(u.why == AMBIGUOUS for u in missed)})
+        lines.append(f"{name} = {label}: {total} points: {total - len(missed)} matched, {len(missed)} not matched"
+                     + (f" ({why})" if why else ""))
+    verdicts = [r.verdict for r in c.rows]
+    different = [r for r in c.rows if r.verdict == DIFFERENT]
+    blocked: dict[str, int] = {}
+    for r in c.rows:
+        if r.verdict == NO_VERDICT:
+            for kind in sorted({b.kind for _, b in r.blockers}) or ["no interval"]:
+                blocked[kind] = blocked.get(kind, 0) + 1
+    lines.append(
+        f"{len(c.rows)} matched: {verdicts.count(DIFFERENT)} different at a "
+        f"{inference.significant(100 * FALSE_DISCOVERY_RATE, 1)} % false discovery rate"
+        + (f" ({_counted({'B better': sum(r.worse_pct < 0 for r in different), 'B worse': sum(r.worse_pct > 0 for r in different)})})" if different else "")
+        + f", {verdicts.count(NOT_PROVEN)} not proven, {verdicts.count(NO_VERDICT)} without a verdict"
+        + (f" ({', '.join(f'{kind}: {n}' for kind, n in blocked.items())})" if blocked else "")
+        + f", {verdicts.count(NO_RATIO)} without a ratio (a launch value of 0)")
+    if blocked.get(inference.ONE_LAUNCH):
+        lines.append("a point of one launch carries no verdict: measure both sides in 2 launches or more "
+                     "(gmb run --repetitions N)")
+    return lines
