@@ -79,7 +79,7 @@ def test_a_search_stopped_by_a_signal_says_so_of_what_it_did_not_measure(fake_ho
 
 
 def test_launches_that_all_fail_alike_are_no_verdict_on_the_settings(fake_home, capsys):
-    cfg = _config(fake_home, PLAIN.replace('FAKE_STEADY = "1"', 'FAKE_STEADY = "1", FAKE_FAIL = "bw"'))
+    cfg = _config(fake_home, PLAIN.replace('env = { ', 'env = { FAKE_FAIL = "bw", '))
     assert _tune_main(cfg, fake_home / "results", "--paths", "host") == 1
     answer = json.loads((_outdir(fake_home / "results") / "tune.json").read_text())
     (race,) = answer["races"]
