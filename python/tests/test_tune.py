@@ -184,7 +184,8 @@ def test_the_catalogue_keeps_what_the_library_lists_with_its_defaults(tmp_path):
     assert algorithm.knob.setting("ring") == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
                                               "OMPI_MCA_coll_tuned_allreduce_algorithm": "ring"}
     assert "does not run on" in got["UCX_RNDV_SCHEME"].refused  # pml ob1: UCX's knobs do nothing
-    assert got["UCX_MY_KNOB"].offered and "not listed" in got["UCX_MY_KNOB"].note  # the libraries file's own
+    # the libraries file's own knob of UCX's: not for a configuration that does not run on UCX
+    assert "belongs to ucx, which this configuration does not run on (ob1, openmpi)" in got["UCX_MY_KNOB"].refused
 
 
 def test_under_pml_ucx_the_ucx_knobs_are_offered_and_a_configured_setting_is_not(tmp_path):
@@ -194,6 +195,28 @@ def test_under_pml_ucx_the_ucx_knobs_are_offered_and_a_configured_setting_is_not
     assert "does not run on" in got["OMPI_MCA_btl_vader_eager_limit"].refused
     assert "the configuration sets it" in got["UCX_PROTO_ENABLE"].refused
     assert got["UCX_MAX_RNDV_RAILS"].refused  # not listed by this ucx_info
+    assert got["UCX_MY_KNOB"].offered and "not listed" in got["UCX_MY_KNOB"].note  # the libraries file's own
+
+
+def test_a_configuration_is_offered_only_the_knobs_of_the_layers_it_runs_on(tmp_path):
+    """Under pml ob1 no UCX knob, whether the catalogue's, the libraries file's or the command line's; NCCL gets NCCL's
+    and none of UCX's; a family whose layers are not known keeps the knobs a user adds."""
+    extra = knobs.user_knobs({"UCX_TLS": ["tcp,self"], "NCCL_ALGO": ["Ring"], "OMPI_MCA_btl": ["self,tcp"]}, "--knob")
+    ob1 = {o.knob.name: o for o in offers(_listed_openmpi(tmp_path, ["--mca", "pml", "ob1"]), extra)}
+    assert {o.knob.layer for o in ob1.values() if o.offered and o.knob.source == "catalogue"} <= {"ob1", "openmpi"}
+    assert not any(o.offered for name, o in ob1.items() if name.startswith(("UCX_", "NCCL_")))
+    assert ob1["OMPI_MCA_btl"].offered
+    ucx = {o.knob.name: o for o in offers(_listed_openmpi(tmp_path, ["--mca", "pml", "ucx"]), extra)}
+    assert ucx["UCX_TLS"].offered and not ucx["NCCL_ALGO"].offered
+    assert not any(o.offered for o in ucx.values() if o.knob.layer == "ob1")
+    conf = _listed_openmpi(tmp_path, [])
+    nccl = Configuration(MpiLibrary("nccl", "openmpi", "5", str(tmp_path), conf.library.launcher_path, "mpirun",
+                                    transport="nccl", knobs={"UCX_MY_KNOB": ["1"]}), "/bin/true", describe())
+    got = {o.knob.name: o for o in offers(nccl, extra)}
+    assert got["NCCL_ALGO"].offered and not got["UCX_TLS"].offered and not got["UCX_MY_KNOB"].offered
+    plain = Configuration(MpiLibrary("x", "intelmpi", "1", str(tmp_path), conf.library.launcher_path, "mpirun"),
+                          "/bin/true", describe())
+    assert {o.knob.name: o for o in offers(plain, extra)}["UCX_TLS"].offered
 
 
 def test_an_nccl_configuration_gets_the_nccl_knobs_unlisted(tmp_path):
