@@ -349,6 +349,21 @@ def test_the_budget_stops_the_search_and_values_it_left_unlaunched_are_not_measu
     assert "not measured: " in out and "(the budget ran out before its first launch)" in out
 
 
+def test_a_value_the_budget_left_unconfirmed_is_selected_not_confirmed_and_not_recommended(fake_home, monkeypatch,
+                                                                                           capsys):
+    cfg = _config(fake_home, PLAIN)
+    _budget_runs_out(monkeypatch, lambda t: any(arm.selected for _, arm in t.owner.values()))  # once selected
+    got = _tune(fake_home, cfg, paths=("host",), budget=300)
+    (race,) = got["races"]
+    fast = next(a for a in race["arms"] if a["key"] == "UCX_FAKE_KNOB=fast")
+    assert fast["verdict"] == "selected, not confirmed" and fast["fresh_launches"] == 0
+    assert fast["why"] == "the budget ran out before its confirmation" and got["cut_short"]
+    assert [r["arm"] for r in race["recommendation"]] == ["defaults"] and got["tuned"] == []
+    out = capsys.readouterr().out
+    assert "selected, not confirmed: UCX_FAKE_KNOB=fast (the budget ran out before its confirmation)" in out
+    assert "the defaults (no value tried was confirmed better)" in out
+
+
 def test_a_budget_that_measures_nothing_says_so_and_fails(fake_home, monkeypatch, capsys):
     cfg = _config(fake_home, EIGHT)
     opts = TuneOptions(libraries=LibraryOptions(config=str(cfg), no_detect=True), build=BuildOptions(no_build=True),

@@ -462,6 +462,7 @@ def _confirm(tuner: Tuner, races: list[Race], number: int, arms: list[tuple[Race
         cost = CONFIRM_LAUNCHES * (len(chosen) + len(with_defaults) + 1 + (id(race) not in with_defaults))
         if tuner.cut_short or cost > fits:
             arm.why = arm.why or "the budget ran out before its confirmation"
+            tuner.cut_short = True
             continue
         chosen.append((race, arm))
         with_defaults[id(race)] = race
