@@ -305,6 +305,14 @@ def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fa
     assert "cut early: no claim: UCX_FAKE_KNOB=same (" in out or "selected, not confirmed: UCX_FAKE_KNOB=same" in out
     # the store is a results directory: its records, and the answer in its meta for the report
     assert main(["tables", str(got["dir"])]) == 0
+    # its report opens with the recommendation, never with a claim between the values it cut
+    from gmb.report.html import build_html
+    from gmb.results.model import Results
+    from gmb.results.store import Store
+    html = build_html(Results.load(Store(got["dir"] / "store.sqlite")), "gmb tune")
+    first = html[html.index('<section id="answers">'):html.index("</section>")]
+    assert "UCX_FAKE_KNOB=fast" in first and "UCX_FAKE_KNOB=same" not in first
+    assert not re.search(r"fastest|within one launch|moves \d|\dx ", first)
     # the campaign that reproduces it: the defaults and the recommended settings, each its own point
     check = load_campaign(got["dir"] / "tune.toml")
     assert [b.settings for b in check.blocks] == [[{}, {"UCX_FAKE_KNOB": "fast"}]] and check.repetitions == 3
