@@ -403,7 +403,8 @@ def _keep_answer(outdir: Path, st, result: dict, races: list[Race], confs) -> li
 def _search(tuner: Tuner, races: list[Race], compared: set[int]) -> int:
     """Selection, then confirmation. Selection: first every knob value once beside the defaults; those no better
     anywhere are cut. Then, until the leaders have MIN_LAUNCHES launches, the better half of each race (plan_round),
-    as many as the time left allows spread over the rounds to go, the confirmation's share kept (_reserve). The values
+    as many as the time left allows spread over the rounds to go, the confirmation's share kept (_reserve, at most
+    half of what is left). The values
     still ahead are selected (search.select, with the best of two knobs or more together). Confirmation: fresh
     launches of each selected value and of its race's defaults, interleaved (_confirm); then, while time is left, each
     knob's worst value the same way, so that "worse" is proven too. Returns the rounds run. ``compared``: the races
@@ -420,7 +421,8 @@ def _search(tuner: Tuner, races: list[Race], compared: set[int]) -> int:
     _say_round(0, races, tuner)
     number = 1
     while number < MIN_LAUNCHES and not tuner.cut_short:
-        spare = 0.9 * tuner.left() - _reserve(races) * tuner.launch_estimate()
+        # the confirmation's share kept aside: what it may need, at most half of what is left
+        spare = 0.9 * tuner.left() - min(_reserve(races) * tuner.launch_estimate(), 0.5 * tuner.left())
         affordable = int(max(0.0, spare) / tuner.launch_estimate() / (MIN_LAUNCHES - number))
         work = plan_round(races, number, affordable, compared)
         if not work:
