@@ -145,6 +145,18 @@ def test_a_value_better_at_some_sizes_and_worse_at_others_says_both():
     assert (rec.low, rec.high, rec.arm, rec.worse) == (1 << 20, 4 << 20, "MIX=1", (8, 64))
     from gmb.tune.answer import sizes_text
     assert sizes_text([8, 64], race.sizes) == "8 - 64" and sizes_text([8, 4 << 20], race.sizes) == "8, 4M"
+    # in words: recommended over its span only, proven worse elsewhere, both ranges said
+    from types import SimpleNamespace
+
+    from gmb.tune import answer
+    conf = SimpleNamespace(name="lib", library=SimpleNamespace(env={}, launcher_path="/x/mpirun", launcher_args=[]),
+                           launcher=SimpleNamespace(setting_arguments=lambda every: []))
+    entry = answer._race(race, conf, "the search ended")
+    text = "\n".join(answer.answer_text({"launches": 9, "rounds": 9, "used_s": 1, "budget_s": 9, "cut_short": False,
+                                         "races": [entry], "confirm_launches": 6, "comparisons": [], "tuned": []}))
+    assert "8 - 64: the defaults (no value tried was confirmed better)" in text
+    assert "1M - 4M: MIX=1  +40.0 % [" in text and "over 1M - 4M (confirmation launches;" in text
+    assert "proven WORSE at 8 - 64" in text and "mixed: MIX=1 (better at 1M - 4M, worse at 8 - 64)" in text
 
 
 # ----------------------------------------------------------------------------------------- the catalogue, filtered
