@@ -327,7 +327,7 @@ def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fa
     assert not re.search(r"fastest|within one launch|moves \d|\dx ", first)
     # the campaign that reproduces it: the defaults and the recommended settings, each its own point
     check = load_campaign(got["dir"] / "tune.toml")
-    assert [b.settings for b in check.blocks] == [[{}, {"UCX_FAKE_KNOB": "fast"}]] and check.repetitions == 3
+    assert [b.settings for b in check.blocks] == [[{}, {"UCX_FAKE_KNOB": "fast"}]] and check.repetitions == search.CONFIRM_LAUNCHES
     assert main(["plan", "--config", str(cfg), "--no-detect", str(got["dir"] / "tune.toml")]) == 0
     # measured again by a plain gmb run of it, with the libraries as the search ran them: the search's figures agree
     libs = got["dir"] / "tune-libraries.toml"
@@ -337,7 +337,8 @@ def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fa
     capsys.readouterr()
     assert main(["tune", "--verify", str(got["dir"]), str(check_dir)]) == 0
     verified = capsys.readouterr().out
-    assert "agrees" in verified and "DIFFERS" not in verified and "does NOT" not in verified
+    # the figures agree (at most one size of 17 said to differ: each size's test is 95 % over all of them together)
+    assert "agrees" in verified and verified.count("DIFFERS") <= 1 and "does NOT" not in verified
     assert re.search(r"the gain holds \(\+(9[5-9]|10[0-5]) %\)", verified)
     # gmb run --tuned: the recommended configuration beside the others
     assert main(["plan", "--config", str(cfg), "--no-detect", "--quick", "--tuned", str(got["dir"])]) == 0
