@@ -74,10 +74,8 @@ def run_search(races: list[Race], machine: Machine) -> None:
     def launch_round(work):
         for race, arm in work:
             seen.setdefault(id(arm), []).append(machine.launch(arm.key))
+            arm.figures = selection_figures(seen[id(arm)])
         for race in races:
-            for arm in race.arms:
-                if id(arm) in seen:
-                    arm.figures = selection_figures(seen[id(arm)])
             search.cut_losers(race)
 
     launch_round([(race, arm) for race in races for arm in race.arms])
@@ -106,7 +104,7 @@ def claims(race: Race) -> set[str]:
 
 def test_sessions_of_values_equal_to_the_defaults_recommend_nothing_in_at_least_95_percent_of_sessions():
     rng = np.random.default_rng(20261128)
-    sessions, false, selected = 40, 0, 0
+    sessions, false, selected = 80, 0, 0
     for _ in range(sessions):
         races = [new_race(80, f"path {i}") for i in range(10)]
         run_search(races, Machine(rng))
@@ -116,6 +114,8 @@ def test_sessions_of_values_equal_to_the_defaults_recommend_nothing_in_at_least_
             for a in race.arms[1:]:
                 assert search.verdict(race, a) in ("cut early: no claim", "selected, not confirmed", "worse")
     assert selected > sessions * 10  # the selection did pick values: the confirmation is what held them back
+    # none of 80 (nor of 100 with another seed): the chance is far below 5 %, as the correction over every value x
+    # size tried makes it (about 0.3 % per race for the 3 values it confirms of 80)
     assert false / sessions <= 0.05, f"{false} of {sessions} sessions recommended a value no better than the defaults"
 
 
