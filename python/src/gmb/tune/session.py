@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A `gmb tune` session: the configurations and their engines (as `gmb run` has them), the races (configuration x
-path, search.py), each knob value proven correct by the engine's doctor before it is measured, the rounds run within
-the budget, the winners measured together, the answer written (answer.py) into a results directory like a
-campaign's: its launches and records in store.sqlite, tune.json, the campaign that reproduces it, the report."""
+path, search.py), each knob value proven correct by the engine's doctor before it is measured, the selection's rounds
+and the confirmation's fresh launches run within the budget, the answer written (answer.py) into a results directory
+like a campaign's: its launches and records in store.sqlite, tune.json, the campaign that reproduces it, the report."""
 
 from __future__ import annotations
 
