@@ -432,12 +432,14 @@ def cut_saw(race: Race, arm: Arm) -> str:
     8 in 1 launch", "no difference seen in 1 launch" ("" where it was not measured beside the defaults)."""
     if not compared_with_defaults(race, arm):
         return ""
-    n = arm.launches
+    n = arm.launches - arm.fresh_launches  # the selection's launches (the figures hold the fresh ones too)
     launches = f"in {n} launch{'es' if n != 1 else ''}"
     change, at = largest_change(race, arm)
     signs = {apart(race, arm, s) for s in arm.figures}
+    fresh = (f"; {arm.fresh_launches} fresh launches proved it neither better nor worse"
+             if arm.confirmation is not None else "")
     if at is None or signs == {0}:
-        return f"no difference seen {launches}"
+        return f"no difference seen {launches}{fresh}"
     look = "better" if change > 1 and 1 in signs else "worse" if change < 1 and -1 in signs else \
         "better" if 1 in signs else "worse"
-    return f"looked {look} {launches}"
+    return f"looked {look} {launches}{fresh}"

@@ -493,9 +493,11 @@ def _compared(races: list[Race], confs: dict) -> set[int]:
 
 def _say_confirmed(chosen: list[tuple[Race, Arm]], tuner: Tuner) -> None:
     if chosen:
-        confirmed = sum(bool(arm.confirmation and arm.confirmation.recommended) for _, arm in chosen)
-        print(f"gmb tune: confirmation: {confirmed} of {len(chosen)} value(s) confirmed better on fresh launches; "
-              f"{len(tuner.owner)} launches, {max(0.0, tuner.left()):.0f} s left", file=sys.stderr)
+        better = sum(bool(arm.confirmation and arm.confirmation.recommended) for _, arm in chosen)
+        worse = sum(bool(arm.confirmation and any(arm.confirmation.worse)) for _, arm in chosen)
+        print(f"gmb tune: confirmation of {len(chosen)} value(s) on fresh launches: {better} proven better, {worse} "
+              f"proven worse somewhere; {len(tuner.owner)} launches, {max(0.0, tuner.left()):.0f} s left",
+              file=sys.stderr)
 
 
 def _say_round(number: int, races: list[Race], tuner: Tuner) -> None:
