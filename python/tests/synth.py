@@ -222,8 +222,8 @@ def peaks_results(run_id: str, cuda: bool = True) -> list[dict]:
 
 
 def coll_results(run_id: str, ops: list[str], sizes: list[int], ranks: int, scale: float = 1.0,
-                 memory: str = "host") -> list[dict]:
-    rng = random.Random(3)
+                 memory: str = "host", seed: int = 3) -> list[dict]:
+    rng = random.Random(seed)
     factors = {"allreduce": 2 * (ranks - 1) / ranks, "allgather": (ranks - 1) / ranks,
                "reduce_scatter": (ranks - 1) / ranks, "reduce_scatter_block": (ranks - 1) / ranks,
                "alltoall": (ranks - 1) / ranks, "bcast": 1.0, "reduce": 1.0}

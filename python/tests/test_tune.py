@@ -4,6 +4,8 @@ and whole searches on the fake engine (knobs that help, hurt, break the data or 
 configurations of one installation compared; the answer reproduced by a campaign and by `gmb run --tuned`)."""
 
 import json
+import math
+import re
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -67,19 +69,45 @@ def test_a_value_better_nowhere_is_cut_and_the_better_half_goes_on_as_time_allow
     assert search.plan_round([alone], 1, 1, set()) == []
 
 
-def test_winners_need_intervals_apart_in_enough_launches_and_win_per_size_range():
+def _fresh(race: Race, key: str, values: dict[int, float], spread=(0.99, 1.01, 1.0, 1.02, 0.98, 1.0)) -> None:
+    """Confirmation launches of an arm: per size its value times each launch's factor (one factor per launch, for
+    every size of it, and a little of its own)."""
+    arm = race.arm(key)
+    for size, value in values.items():
+        arm.fresh[size] = {f"c{i}": value * f * (1 + 0.003 * ((i + size) % 3 - 1)) for i, f in enumerate(spread)}
+        arm.fresh_figures[size] = Figure(value, value * 0.98, value * 1.02, len(spread))
+    if key != search.DEFAULTS:
+        search.confirm_arm(race, arm)
+
+
+def test_values_ahead_after_enough_launches_are_selected_and_recommended_only_where_confirmed():
     n = search.MIN_LAUNCHES
     race = _race({"defaults": {8: (10, 9.5, 10.5, n), 1 << 20: (100, 95, 105, n), 4 << 20: (100, 95, 105, n)},
                   "SMALL=1": {8: (20, 19, 21, n), 1 << 20: (100, 95, 105, n), 4 << 20: (99, 94, 104, n)},
                   "LARGE=1": {8: (10, 9.5, 10.5, n), 1 << 20: (150, 145, 155, n), 4 << 20: (160, 155, 165, n)},
-                  "EARLY=1": {8: (30, 29, 31, 1)}})  # better, but in one launch: no claim
-    assert {a.key for a in search.winners(race)} == {"SMALL=1", "LARGE=1"}
-    assert search.combination(race) == {"SMALL": "1", "LARGE": "1"}
+                  "LUCKY=1": {8: (10, 9.5, 10.5, n), 1 << 20: (130, 125, 135, n), 4 << 20: (100, 95, 105, n)},
+                  "EARLY=1": {8: (30, 29, 31, 1)}})  # better, but in one launch: not selected, no claim
+    race.arm("EARLY=1").state = "cut"
+    selected = search.select(race)
+    assert [a.key for a in selected] == ["SMALL=1", "LARGE=1", "LUCKY=1", "combined"]  # the most promising first
+    assert race.arm("combined").settings == {"LARGE": "1", "LUCKY": "1", "SMALL": "1"}
+    # the fresh launches: SMALL and LARGE confirmed where they help, LUCKY equal to the defaults, the combination not
+    # launched (the budget ran out before it)
+    _fresh(race, "defaults", {8: 10, 1 << 20: 100, 4 << 20: 100})
+    _fresh(race, "SMALL=1", {8: 20, 1 << 20: 100, 4 << 20: 100})
+    _fresh(race, "LARGE=1", {8: 10, 1 << 20: 150, 4 << 20: 160})
+    _fresh(race, "LUCKY=1", {8: 10, 1 << 20: 100, 4 << 20: 100})
+    assert search.tried(race) == 5 * 3  # every value tried (the combination too) at every size
     ranges = search.recommendation(race)
     assert [(r.low, r.high, r.arm) for r in ranges] == [(8, 8, "SMALL=1"), (1 << 20, 4 << 20, "LARGE=1")]
-    assert ranges[1].sizes[1][1] == pytest.approx(1.6)
-    assert search.verdict(race, race.arm("EARLY=1")) == "cut early (looked better)"
-    assert search.verdict(race, race.arm("LARGE=1")) == "better"
+    large = ranges[1]
+    assert large.gain == pytest.approx(math.sqrt(1.5 * 1.6), rel=1e-3) and large.gain_low < large.gain < large.gain_high
+    assert large.span == (1 << 20, 4 << 20) and large.sizes[1][1] == pytest.approx(1.6, rel=1e-3)
+    assert large.sizes[0][2].launches == 6  # the figures of the confirmation launches
+    verdicts = {a.key: search.verdict(race, a) for a in race.arms[1:]}
+    assert verdicts == {"SMALL=1": "better", "LARGE=1": "better", "LUCKY=1": "selected, not confirmed",
+                        "EARLY=1": "cut early: no claim", "combined": "selected, not confirmed"}
+    assert search.cut_saw(race, race.arm("EARLY=1")) == "looked better in 1 launch"
 
 
 def test_for_a_time_lower_is_better():
@@ -87,15 +115,48 @@ def test_for_a_time_lower_is_better():
     race = _race({"defaults": {8: (10, 9.5, 10.5, n)}, "FAST=1": {8: (5, 4.8, 5.2, n)},
                   "SLOW=1": {8: (20, 19, 21, n)}}, higher=False)
     assert search.gain(race, race.arm("FAST=1"), 8) == pytest.approx(2.0)
+    assert [a.key for a in search.select(race)] == ["FAST=1"]
+    for key, value in (("defaults", 10), ("FAST=1", 5), ("SLOW=1", 20)):
+        _fresh(race, key, {8: value})
     assert search.verdict(race, race.arm("SLOW=1")) == "worse"
-    assert search.recommendation(race)[0].arm == "FAST=1"
+    (rec,) = search.recommendation(race)
+    assert rec.arm == "FAST=1" and rec.gain == pytest.approx(2.0, rel=1e-3) and rec.gain_low > 1
 
 
-def test_no_winner_recommends_the_defaults():
+def test_no_confirmed_value_recommends_the_defaults():
     n = search.MIN_LAUNCHES
     race = _race({"defaults": {8: (10, 9, 11, n)}, "A=1": {8: (10.5, 9.5, 11.5, n)}})
     assert [r.arm for r in search.recommendation(race)] == ["defaults"]
-    assert search.verdict(race, race.arm("A=1")) == "no difference"
+    assert search.verdict(race, race.arm("A=1")) == "cut early: no claim"
+    assert search.cut_saw(race, race.arm("A=1")) == "no difference seen in 3 launches"
+
+
+def test_a_value_better_at_some_sizes_and_worse_at_others_says_both():
+    n = search.MIN_LAUNCHES
+    race = _race({"defaults": {s: (10, 9.5, 10.5, n) for s in (8, 64, 1 << 20, 4 << 20)},
+                  "MIX=1": {8: (7, 6.5, 7.5, n), 64: (7, 6.5, 7.5, n), 1 << 20: (14, 13, 15, n),
+                            4 << 20: (14, 13, 15, n)}})
+    search.select(race)
+    _fresh(race, "defaults", {8: 10, 64: 10, 1 << 20: 10, 4 << 20: 10})
+    _fresh(race, "MIX=1", {8: 7, 64: 7, 1 << 20: 14, 4 << 20: 14})
+    mix = race.arm("MIX=1")
+    assert search.verdict(race, mix) == "mixed" and search.proven_sizes(mix) == ([1 << 20, 4 << 20], [8, 64])
+    (_, rec) = search.recommendation(race)
+    assert (rec.low, rec.high, rec.arm, rec.worse) == (1 << 20, 4 << 20, "MIX=1", (8, 64))
+    from gmb.tune.answer import sizes_text
+    assert sizes_text([8, 64], race.sizes) == "8 - 64" and sizes_text([8, 4 << 20], race.sizes) == "8, 4M"
+    # in words: recommended over its span only, proven worse elsewhere, both ranges said
+    from types import SimpleNamespace
+
+    from gmb.tune import answer
+    conf = SimpleNamespace(name="lib", library=SimpleNamespace(env={}, launcher_path="/x/mpirun", launcher_args=[]),
+                           launcher=SimpleNamespace(setting_arguments=lambda every: []))
+    entry = answer._race(race, conf, "the search ended")
+    text = "\n".join(answer.answer_text({"launches": 9, "rounds": 9, "used_s": 1, "budget_s": 9, "cut_short": False,
+                                         "races": [entry], "confirm_launches": 6, "comparisons": [], "tuned": []}))
+    assert "8 - 64: the defaults (no value tried was confirmed better)" in text
+    assert "1M - 4M: MIX=1  +40.0 % [" in text and "over 1M - 4M (confirmation launches;" in text
+    assert "proven WORSE at 8 - 64" in text and "mixed: MIX=1 (better at 1M - 4M, worse at 8 - 64)" in text
 
 
 # ----------------------------------------------------------------------------------------- the catalogue, filtered
@@ -135,7 +196,8 @@ def test_the_catalogue_keeps_what_the_library_lists_with_its_defaults(tmp_path):
     assert algorithm.knob.setting("ring") == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
                                               "OMPI_MCA_coll_tuned_allreduce_algorithm": "ring"}
     assert "does not run on" in got["UCX_RNDV_SCHEME"].refused  # pml ob1: UCX's knobs do nothing
-    assert got["UCX_MY_KNOB"].offered and "not listed" in got["UCX_MY_KNOB"].note  # the libraries file's own
+    # the libraries file's own knob of UCX's: not for a configuration that does not run on UCX
+    assert "belongs to ucx, which this configuration does not run on (ob1, openmpi)" in got["UCX_MY_KNOB"].refused
 
 
 def test_under_pml_ucx_the_ucx_knobs_are_offered_and_a_configured_setting_is_not(tmp_path):
@@ -145,6 +207,28 @@ def test_under_pml_ucx_the_ucx_knobs_are_offered_and_a_configured_setting_is_not
     assert "does not run on" in got["OMPI_MCA_btl_vader_eager_limit"].refused
     assert "the configuration sets it" in got["UCX_PROTO_ENABLE"].refused
     assert got["UCX_MAX_RNDV_RAILS"].refused  # not listed by this ucx_info
+    assert got["UCX_MY_KNOB"].offered and "not listed" in got["UCX_MY_KNOB"].note  # the libraries file's own
+
+
+def test_a_configuration_is_offered_only_the_knobs_of_the_layers_it_runs_on(tmp_path):
+    """Under pml ob1 no UCX knob, whether the catalogue's, the libraries file's or the command line's; NCCL gets NCCL's
+    and none of UCX's; a family whose layers are not known keeps the knobs a user adds."""
+    extra = knobs.user_knobs({"UCX_TLS": ["tcp,self"], "NCCL_ALGO": ["Ring"], "OMPI_MCA_btl": ["self,tcp"]}, "--knob")
+    ob1 = {o.knob.name: o for o in offers(_listed_openmpi(tmp_path, ["--mca", "pml", "ob1"]), extra)}
+    assert {o.knob.layer for o in ob1.values() if o.offered and o.knob.source == "catalogue"} <= {"ob1", "openmpi"}
+    assert not any(o.offered for name, o in ob1.items() if name.startswith(("UCX_", "NCCL_")))
+    assert ob1["OMPI_MCA_btl"].offered
+    ucx = {o.knob.name: o for o in offers(_listed_openmpi(tmp_path, ["--mca", "pml", "ucx"]), extra)}
+    assert ucx["UCX_TLS"].offered and not ucx["NCCL_ALGO"].offered
+    assert not any(o.offered for o in ucx.values() if o.knob.layer == "ob1")
+    conf = _listed_openmpi(tmp_path, [])
+    nccl = Configuration(MpiLibrary("nccl", "openmpi", "5", str(tmp_path), conf.library.launcher_path, "mpirun",
+                                    transport="nccl", knobs={"UCX_MY_KNOB": ["1"]}), "/bin/true", describe())
+    got = {o.knob.name: o for o in offers(nccl, extra)}
+    assert got["NCCL_ALGO"].offered and not got["UCX_TLS"].offered and not got["UCX_MY_KNOB"].offered
+    plain = Configuration(MpiLibrary("x", "intelmpi", "1", str(tmp_path), conf.library.launcher_path, "mpirun"),
+                          "/bin/true", describe())
+    assert {o.knob.name: o for o in offers(plain, extra)}["UCX_TLS"].offered
 
 
 def test_an_nccl_configuration_gets_the_nccl_knobs_unlisted(tmp_path):
@@ -184,7 +268,7 @@ launcher = "mpirun"
 launcher_path = "LAUNCHER"
 engine = "ENGINE"
 knobs = { UCX_FAKE_KNOB = ["fast", "slow", "same", "bad", "crash"] }
-env = { FAKE_LIBRARY_VERSION = "Intel(R) MPI Library 1 for Linux* OS", FAKE_STEADY = "1", FAKE_KNOB_EFFECT = "%s", FAKE_KNOB_BREAK = "%s", FAKE_DOCTOR_CRASH = "%s" }
+env = { FAKE_LIBRARY_VERSION = "Intel(R) MPI Library 1 for Linux* OS", FAKE_KNOB_EFFECT = "%s", FAKE_KNOB_BREAK = "%s", FAKE_DOCTOR_CRASH = "%s" }
 """ % KNOBS
 
 
@@ -212,24 +296,38 @@ def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fa
     (race,) = got["races"]
     assert race["configuration"] == "plain" and race["path"] == "host"
     verdicts = {a["key"]: a for a in race["arms"]}
-    assert verdicts["UCX_FAKE_KNOB=fast"]["verdict"] == "better" and verdicts["UCX_FAKE_KNOB=fast"]["launches"] >= 3
-    assert verdicts["UCX_FAKE_KNOB=slow"]["verdict"].endswith("worse)") or verdicts["UCX_FAKE_KNOB=slow"]["verdict"] == "worse"
-    assert verdicts["UCX_FAKE_KNOB=same"]["verdict"] in ("no difference", "cut early (no difference)")
+    fast = verdicts["UCX_FAKE_KNOB=fast"]
+    assert fast["verdict"] == "better" and fast["launches"] >= 3 and fast["fresh_launches"] == search.CONFIRM_LAUNCHES
+    assert verdicts["UCX_FAKE_KNOB=slow"]["verdict"] in ("worse", "cut early: no claim")
+    same = verdicts["UCX_FAKE_KNOB=same"]
+    assert same["verdict"] in ("cut early: no claim", "selected, not confirmed")
     assert verdicts["UCX_FAKE_KNOB=bad"]["verdict"] == "broken" and "received data differ" in verdicts["UCX_FAKE_KNOB=bad"]["why"]
     assert verdicts["UCX_FAKE_KNOB=crash"]["verdict"] == "broken" and "doctor" in verdicts["UCX_FAKE_KNOB=crash"]["why"]
     (rec,) = [r for r in race["recommendation"] if r["arm"] != "defaults"]
     assert rec["arm"] == "UCX_FAKE_KNOB=fast" and rec["settings"] == {"UCX_FAKE_KNOB": "fast"}
-    assert all(s["gain"] > 1.5 and s["arm"][1] > s["defaults"][2] for s in rec["sizes"])  # intervals apart
+    # its gain from the confirmation launches alone (2x), with its interval, over the sizes it was confirmed at
+    assert rec["gain"] == pytest.approx(2.0, rel=0.05) and 1 < rec["gain_low"] < rec["gain"] < rec["gain_high"]
+    assert rec["span"] == [race["sizes"][0], race["sizes"][-1]] and rec["worse_sizes"] == []
+    assert all(s["gain"] > 1.5 and s["arm"][3] == search.CONFIRM_LAUNCHES for s in rec["sizes"])
     assert "-x UCX_FAKE_KNOB=fast" in rec["command"] and "UCX_FAKE_KNOB=fast" in rec["export"]
     assert got["tuned"] == [{"name": "plain-tuned", "base": "plain", "settings": {"UCX_FAKE_KNOB": "fast"},
                              "paths": ["host"]}]
     out = capsys.readouterr().out
-    assert "UCX_FAKE_KNOB=fast" in out and "broken: UCX_FAKE_KNOB=bad" in out
+    assert "UCX_FAKE_KNOB=fast  +" in out and "broken: UCX_FAKE_KNOB=bad" in out
+    assert "cut early: no claim: UCX_FAKE_KNOB=same (" in out or "selected, not confirmed: UCX_FAKE_KNOB=same" in out
     # the store is a results directory: its records, and the answer in its meta for the report
     assert main(["tables", str(got["dir"])]) == 0
+    # its report opens with the recommendation, never with a claim between the values it cut
+    from gmb.report.html import build_html
+    from gmb.results.model import Results
+    from gmb.results.store import Store
+    html = build_html(Results.load(Store(got["dir"] / "store.sqlite")), "gmb tune")
+    first = html[html.index('<section id="answers">'):html.index("</section>")]
+    assert "UCX_FAKE_KNOB=fast" in first and "UCX_FAKE_KNOB=same" not in first
+    assert not re.search(r"fastest|within one launch|moves \d|\dx ", first)
     # the campaign that reproduces it: the defaults and the recommended settings, each its own point
     check = load_campaign(got["dir"] / "tune.toml")
-    assert [b.settings for b in check.blocks] == [[{}, {"UCX_FAKE_KNOB": "fast"}]] and check.repetitions == 3
+    assert [b.settings for b in check.blocks] == [[{}, {"UCX_FAKE_KNOB": "fast"}]] and check.repetitions == search.CONFIRM_LAUNCHES
     assert main(["plan", "--config", str(cfg), "--no-detect", str(got["dir"] / "tune.toml")]) == 0
     # measured again by a plain gmb run of it, with the libraries as the search ran them: the search's figures agree
     libs = got["dir"] / "tune-libraries.toml"
@@ -239,7 +337,9 @@ def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fa
     capsys.readouterr()
     assert main(["tune", "--verify", str(got["dir"]), str(check_dir)]) == 0
     verified = capsys.readouterr().out
-    assert "agrees" in verified and "the gain holds (+100 %)" in verified and "DIFFERS" not in verified
+    # the figures agree (at most one size of 17 said to differ: each size's test is 95 % over all of them together)
+    assert "agrees" in verified and verified.count("DIFFERS") <= 1 and "does NOT" not in verified
+    assert re.search(r"the gain holds \(\+(9[5-9]|10[0-5]) %\)", verified)
     # gmb run --tuned: the recommended configuration beside the others
     assert main(["plan", "--config", str(cfg), "--no-detect", "--quick", "--tuned", str(got["dir"])]) == 0
     planned = capsys.readouterr().out
@@ -268,6 +368,21 @@ def test_the_budget_stops_the_search_and_values_it_left_unlaunched_are_not_measu
     assert not any(a["verdict"].startswith("cut early") and a["launches"] == 0 for a in race["arms"])
     out = capsys.readouterr().out
     assert "not measured: " in out and "(the budget ran out before its first launch)" in out
+
+
+def test_a_value_the_budget_left_unconfirmed_is_selected_not_confirmed_and_not_recommended(fake_home, monkeypatch,
+                                                                                           capsys):
+    cfg = _config(fake_home, PLAIN)
+    _budget_runs_out(monkeypatch, lambda t: any(arm.selected for _, arm in t.owner.values()))  # once selected
+    got = _tune(fake_home, cfg, paths=("host",), budget=300)
+    (race,) = got["races"]
+    fast = next(a for a in race["arms"] if a["key"] == "UCX_FAKE_KNOB=fast")
+    assert fast["verdict"] == "selected, not confirmed" and fast["fresh_launches"] == 0
+    assert fast["why"] == "the budget ran out before its confirmation" and got["cut_short"]
+    assert [r["arm"] for r in race["recommendation"]] == ["defaults"] and got["tuned"] == []
+    out = capsys.readouterr().out
+    assert "selected, not confirmed: UCX_FAKE_KNOB=fast (the budget ran out before its confirmation)" in out
+    assert "the defaults (no value tried was confirmed better)" in out
 
 
 def test_a_budget_that_measures_nothing_says_so_and_fails(fake_home, monkeypatch, capsys):
@@ -341,7 +456,7 @@ launcher_path = "LAUNCHER"
 engine = "ENGINE"
 cuda_aware = true
 launcher_args = ["--mca", "pml", "{pml}"]
-env = {{ FAKE_LIBRARY_VERSION = "Intel(R) MPI Library 1 for Linux* OS", FAKE_STEADY = "1", FAKE_CUDA = "1", FAKE_NCCL = "2.28.3", {more} }}
+env = {{ FAKE_LIBRARY_VERSION = "Intel(R) MPI Library 1 for Linux* OS", FAKE_CUDA = "1", FAKE_NCCL = "2.28.3", {more} }}
 """
 TWO_PMLS = (PML_ENTRY.format(pml="ob1", more='FAKE_KNOB_EFFECT = "NCCL_PROTO=LL@3"')
             + PML_ENTRY.format(pml="ucx", more='FAKE_SCALE = "0.5"'))
@@ -371,7 +486,7 @@ def test_on_a_gpu_node_the_configurations_are_compared_and_nccl_searched(fake_ho
     assert main(["tune", "--verify", str(got["dir"]), str(next((fake_home / "check").iterdir()))]) == 0
     verified = capsys.readouterr().out
     assert "nvlink at 65536 B: x-ucx ahead of x-ob1" in verified and "does NOT" not in verified
-    assert "NCCL_PROTO=LL" in verified and "the gain holds (+200 %)" in verified
+    assert "NCCL_PROTO=LL" in verified and re.search(r"the gain holds \(\+(19[5-9]|20[0-5]) %\)", verified)
     # NCCL's recommended protocol as a configuration of its own in a generated campaign
     assert main(["plan", "--config", str(cfg), "--no-detect", "--quick", "--tuned", str(got["dir"])]) == 0
     planned = capsys.readouterr().out

@@ -198,7 +198,7 @@ def parser() -> argparse.ArgumentParser:
             buildopts(sp)
 
     sp = sub.add_parser("tune", help="search each library's settings per path within a time budget and recommend "
-                                     "them, with the gain proven (docs/tune.md)")
+                                     "only those fresh launches confirm, with their gain (docs/tune.md)")
     libopts(sp)
     sp.add_argument("campaign", nargs="?", help="search the blocks of this campaign file (each one launch per set of "
                                                 "settings; its [knobs] tried too) instead of the machine's paths")

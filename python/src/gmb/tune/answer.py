@@ -14,8 +14,8 @@ from pathlib import Path
 
 from .catalogue import configuration_settings, format_offers
 from .paths import ROUND_PRECISION, round_options
-from .search import (DEFAULTS, MIN_LAUNCHES, Race, ahead, apart, best_gain, largest_change, recommendation, unmeasured,
-                     verdict)
+from .search import (CONFIRM_LAUNCHES, DEFAULTS, MIN_LAUNCHES, Race, ahead, best_gain, cut_saw, largest_change,
+                     proven_sizes, recommendation, tried, unmeasured, verdict)
 from ..campaign.spec import Campaign
 from ..report.cells import size_label
 from ..engine import configurations as confs_mod
@@ -23,10 +23,10 @@ from ..engine.configurations import Configuration
 from ..machine.knobs import Offer
 
 UNITS = {"bw": "GB/s", "busbw": "GB/s", "t": "us", "rate": "M messages/s"}
-REPRODUCE_REPETITIONS = 3
-# the verdicts of knob values (search.verdict) in the order the answer lists them, the best one aside
-VERDICTS = ("better", "no difference", "worse", "broken", "cut early (looked better)", "cut early (no difference)",
-            "cut early (looked worse)", "not measured")
+REPRODUCE_REPETITIONS = CONFIRM_LAUNCHES  # as many launches as the search confirmed it with: as able to confirm it
+# the verdicts of knob values (search.verdict) in the order the answer lists them: the claims (from confirmation
+# launches), then what is no claim
+VERDICTS = ("better", "mixed", "worse", "selected, not confirmed", "broken", "cut early: no claim", "not measured")
 
 
 def _figures(arm) -> dict[str, list]:
@@ -61,22 +61,28 @@ def _race(race: Race, conf: Configuration, ended: str) -> dict:
         entry = {"low": r.low, "high": r.high, "arm": r.arm, "settings": r.settings,
                  "sizes": [{"bytes": size, "gain": g, "arm": [f.median, f.low, f.high, f.launches] if f else None,
                             "defaults": [d.median, d.low, d.high, d.launches]} for size, g, f, d in r.sizes]}
-        if r.arm != DEFAULTS:
+        if r.arm != DEFAULTS:  # the gain is the confirmation's, over the sizes of its span, with its interval
             entry.update(ready_lines(conf, r.settings))
+            entry.update({"gain": r.gain, "gain_low": r.gain_low, "gain_high": r.gain_high, "span": list(r.span),
+                          "worse_sizes": list(r.worse)})
         ranges.append(entry)
     arms = []
     for a in race.arms:
         g, at = best_gain(race, a)
         change, change_at = largest_change(race, a)
+        better, worse = proven_sizes(a)
         arms.append({"key": a.key, "knob": a.knob, "settings": a.settings, "state": a.state, "why": a.why,
                      "verdict": "baseline" if a.key == DEFAULTS else verdict(race, a), "best_gain": g,
                      "best_bytes": at, "change": change, "change_bytes": change_at, "launches": a.launches,
+                     "saw": "" if a.key == DEFAULTS else cut_saw(race, a), "selected": a.selected,
+                     "fresh_launches": a.fresh_launches, "better_sizes": better, "worse_sizes": worse,
                      "figures": _figures(a)})
     return {"configuration": race.configuration, "path": race.path, "kind": race.kind, "metric": race.metric,
             "unit": UNITS.get(race.metric, ""), "higher_is_better": race.higher_is_better,
             "benchmark": race.block.benchmarks[0], "memory": race.block.memory[0] or None,
             "operation": (race.block.operations or [None])[0], "sizes": race.sizes, "note": race.note,
-            "unanswered": nothing, "identity": race.identity, "arms": arms, "recommendation": ranges}
+            "unanswered": nothing, "identity": race.identity, "tried": tried(race), "arms": arms,
+            "recommendation": ranges}
 
 
 def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dict]:
@@ -154,6 +160,7 @@ def answer(races: list[Race], confs: list[Configuration], all_offers: dict[str, 
     entries = [_race(race, by_name[race.configuration], ended) for race in races]
     return {"budget_s": budget_s, "used_s": round(used_s, 1), "rounds": rounds, "launches": launches,
             "cut_short": cut_short or stopped is not None, "stopped": stopped, "min_launches": MIN_LAUNCHES,
+            "confirm_launches": CONFIRM_LAUNCHES,
             "races_measured": sum(bool(e["sizes"]) for e in entries),  # races whose defaults were measured
             "precision": [p for p, _ in ROUND_PRECISION],
             "configurations": [{"name": name, "offers": [_offer(o) for o in offs]}
@@ -182,22 +189,64 @@ def _race_title(race: dict) -> str:
     return f"{race['configuration']}, {race['path']} ({race['benchmark']} {what}, {race['unit']})"
 
 
+def sizes_text(sizes: list[int], every: list[int]) -> str:
+    """Sizes as ranges of the race's sizes (``every``): "8 - 64K, 4M"."""
+    runs: list[list[int]] = []
+    for size in sorted(sizes):
+        if runs and every.index(size) == every.index(runs[-1][-1]) + 1:
+            runs[-1].append(size)
+        else:
+            runs.append([size])
+    return ", ".join(size_label(r[0]) + ("" if len(r) == 1 else f" - {size_label(r[-1])}") for r in runs)
+
+
+def gain_text(r: dict) -> str:
+    """A confirmed value's gain over its span, with its interval: "+10.2 % [+4.1, +16.6] over 1M - 4M"."""
+    interval = "" if r["gain_low"] is None else \
+        f" [{100 * (r['gain_low'] - 1):+.1f}, {100 * (r['gain_high'] - 1):+.1f}]"
+    span = size_label(r["span"][0]) + ("" if r["span"][0] == r["span"][1] else f" - {size_label(r['span'][1])}")
+    return f"{100 * (r['gain'] - 1):+.1f} %{interval} over {span}"
+
+
 def _recommendation_lines(race: dict) -> list[str]:
-    """A race's answer: why it has none, or per size range the defaults or the settings recommended, with the gain,
-    both figures and the ready lines."""
+    """A race's answer: why it has none, or per size range the defaults or the settings recommended, with the gain
+    its confirmation launches measured, both figures and the ready lines."""
     if race.get("unanswered"):
         return [f"  {_race_title(race)}: {race['unanswered']}"]
     lines = [f"  {_race_title(race)}:"] + ([f"    not searched to the end: {race['note']}"] if race["note"] else [])
     for r in race["recommendation"]:
         span = size_label(r["low"]) + ("" if r["low"] == r["high"] else f" - {size_label(r['high'])}")
         if r["arm"] == DEFAULTS:
-            lines.append(f"    {span}: the defaults (no value tried beat them with intervals apart)")
+            lines.append(f"    {span}: the defaults (no value tried was confirmed better)")
             continue
         best = max(r["sizes"], key=lambda s: s["gain"])
-        lines.append(f"    {span}: {r['arm']}  {100 * (best['gain'] - 1):+.0f} % at {size_label(best['bytes'])} "
-                     f"({_fig(best['arm'], race['unit'])} vs defaults {_fig(best['defaults'], race['unit'])})")
+        worse = f"; proven WORSE at {sizes_text(r['worse_sizes'], race['sizes'])}" if r.get("worse_sizes") else ""
+        lines.append(f"    {span}: {r['arm']}  {gain_text(r)} (confirmation launches; at "
+                     f"{size_label(best['bytes'])} {_fig(best['arm'], race['unit'])} vs defaults "
+                     f"{_fig(best['defaults'], race['unit'])}){worse}")
         lines += [f"        {r['command']}", f"        {r['export']}"]
     return lines
+
+
+def _arm_text(race: dict, a: dict) -> str:
+    """A knob value as its verdict lists it: with the sizes of a mixed one, why one was not confirmed, what the cut
+    saw."""
+    if a["verdict"] == "mixed":
+        return (f"{a['key']} (better at {sizes_text(a['better_sizes'], race['sizes'])}, worse at "
+                f"{sizes_text(a['worse_sizes'], race['sizes'])})")
+    if a["verdict"] in ("better", "worse"):
+        sizes = a["better_sizes"] if a["verdict"] == "better" else a["worse_sizes"]
+        return f"{a['key']} (at {sizes_text(sizes, race['sizes'])})"
+    if a["verdict"] == "selected, not confirmed":
+        return f"{a['key']} ({a['why'] or _not_confirmed(race, a)})"
+    if a["verdict"].startswith("cut early"):
+        return f"{a['key']} ({a['saw']})" if a["saw"] else a["key"]
+    return a["key"]
+
+
+def _not_confirmed(race: dict, a: dict) -> str:
+    return (f"{a['fresh_launches']} fresh launches: proven better at no size, corrected for the {race['tried']} "
+            "values x sizes tried")
 
 
 def _verdict_lines(race: dict) -> list[str]:
@@ -209,7 +258,7 @@ def _verdict_lines(race: dict) -> list[str]:
         if not arms:
             continue
         if word not in ("broken", "not measured"):
-            lines.append(f"    {word}: " + "; ".join(a["key"] for a in arms))
+            lines.append(f"    {word}: " + "; ".join(_arm_text(race, a) for a in arms))
             continue
         by_why: dict[str, list[str]] = {}
         for a in arms:
@@ -238,8 +287,9 @@ def answer_text(result: dict) -> list[str]:
         lines += _recommendation_lines(race)
     verdicts = [line for race in result["races"] for line in _verdict_lines(race)]
     if verdicts:
-        lines += [f"Knob values by verdict (better, worse, no difference: {result['min_launches']} launches or more; "
-                  "cut early: what fewer launches suggested, no claim):", *verdicts]
+        lines += [f"Knob values by verdict (better, mixed, worse: proven on {result['confirm_launches']} fresh launches "
+                  "of the value and of the defaults, corrected for every value x size tried; selected, not "
+                  "confirmed and cut early: no claim):", *verdicts]
     if result["comparisons"]:
         lines.append("Configurations compared at their defaults ('>' ahead with intervals apart, '~' no claim):")
         lines += [f"  {c['path']} at {size_label(c['bytes'])}: {ordering(c)}" for c in result["comparisons"]]

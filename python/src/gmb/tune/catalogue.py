@@ -24,6 +24,9 @@ def configuration_settings(conf: Configuration) -> dict[str, str]:
 
 # where a knob comes from when the command line adds it (--knob NAME=VALUE): asked for by name, so always searched
 COMMAND_LINE = "--knob"
+# a knob a user adds by a name of these prefixes belongs to that layer (UCX and NCCL read only their own variables):
+# a configuration that does not run on it is not offered it
+LAYER_PREFIXES = (("UCX_", "ucx"), ("NCCL_", "nccl"))
 
 
 def offers(conf: Configuration, extra: tuple[Knob, ...] = (), listings_cache: dict | None = None) -> list[Offer]:
@@ -42,15 +45,22 @@ def offers(conf: Configuration, extra: tuple[Knob, ...] = (), listings_cache: di
         listed = {name: value for listing in listings.values() for name, value in listing.defaults.items()}
         layers = family.knob_layers({**listed, **own}, text) if family.knob_layers else set()
         catalogue = family.knobs
-    out = []
-    for knob in catalogue:
-        if knob.layer not in layers:
-            out.append(Offer(knob, None, (), refused=f"belongs to {knob.layer}, which this configuration does not "
-                                                     f"run on ({', '.join(sorted(layers))})"))
-        else:
-            out.append(_not_set_already(offer(knob, listings), own))
+    known = lib.transport == "nccl" or family.knob_layers is not None  # what it runs on is known
+
+    def considered(knob: Knob, layer: str | None, strict: bool = True) -> Offer:
+        if (strict or known) and layer is not None and layer not in layers:
+            return Offer(knob, None, (), refused=f"belongs to {layer}, which this configuration does not run on "
+                                                 f"({', '.join(sorted(layers))})")
+        return _not_set_already(offer(knob, listings), own)
+
     added = user_knobs(lib.knobs, f"the libraries file ({lib.name})") + tuple(extra)
-    return out + [_not_set_already(offer(knob, listings), own) for knob in added]
+    return [considered(knob, knob.layer) for knob in catalogue] + [considered(knob, _layer_of(knob.name), False)
+                                                                   for knob in added]
+
+
+def _layer_of(name: str) -> str | None:
+    """The layer a knob a user added belongs to by its name (LAYER_PREFIXES); None: any configuration's."""
+    return next((layer for prefix, layer in LAYER_PREFIXES if name.startswith(prefix)), None)
 
 
 def narrowed(all_offers: list[Offer], only: tuple[str, ...]) -> list[Offer]:

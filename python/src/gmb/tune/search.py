@@ -1,25 +1,30 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The search of `gmb tune`, apart from running anything: one race per library configuration and path, its arms
-(the defaults, each knob value alone, then the winners together), which arms go on after a round, which win, and what
-is recommended per size range.
+(the defaults, each knob value alone, then the selected values of two knobs or more together), which arms go on after
+a round, which are selected, how a selected value is confirmed, and what is recommended per size range.
 
-A round gives every arm still racing one more launch (its points at adaptive precision). After it, an arm whose
-median beats the defaults' interval at no size is cut (no effect, or worse), and of the others the better half by
-best gain goes on (successive halving), as many as the time left allows (plan_round). An arm wins where its interval
-lies wholly beyond the defaults' at a size, measured in at least MIN_LAUNCHES launches (a claim holds across
-launches). The winners' best values, one per knob, are then measured together ("combined"). The defaults are
-measured in every round, never cut."""
+Selection and confirmation are apart. Selection: a round gives every arm still racing one more launch (its points at
+adaptive precision); after it, an arm whose median beats the defaults' interval at no size is cut (no effect, or
+worse), and of the others the better half by best gain goes on (successive halving), as many as the time left allows
+(plan_round). After MIN_LAUNCHES launches the values still beating the defaults somewhere are selected, the most
+promising MAX_CANDIDATES per race (select). Confirmation: fresh launches of each selected value and of the defaults,
+interleaved in the same rounds, which played no part in selecting it, decide with inference.confirm, Holm over every
+value x size the race tried (tried): only a confirmed value is recommended, and its gain is that of the
+confirmation launches alone. The defaults are measured in every round, never cut."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..campaign.spec import Block
+from ..results.inference import Confirmation, bonferroni_level, confirm, ratio
 
 DEFAULTS = "defaults"
 COMBINED = "combined"
-MIN_LAUNCHES = 3  # launches an arm needs before it can win (the launch-to-launch interval is wide below)
+MIN_LAUNCHES = 3  # selection launches an arm needs before it can be selected
+CONFIRM_LAUNCHES = 6  # fresh launches of a selected value and of the defaults that confirm it (or not)
+MAX_CANDIDATES = 3  # values of one race selected for confirmation, the most promising first
 
 
 @dataclass(frozen=True)
@@ -41,11 +46,21 @@ class Arm:
     # whether the launch or the setting failed (judge_failures); unmeasured: no figure to set beside the defaults'
     state: str = "racing"
     why: str = ""  # why it was cut, is broken or was not measured
-    figures: dict[int, Figure] = field(default_factory=dict)  # by size
+    figures: dict[int, Figure] = field(default_factory=dict)  # by size, from every launch of the arm
+    selected: bool = False  # chosen by the selection for confirmation
+    # the confirmation launches alone: per size, launch id -> the launch's value, and their figure
+    fresh: dict[int, dict[str, float]] = field(default_factory=dict)
+    fresh_figures: dict[int, Figure] = field(default_factory=dict)
+    confirmation: Confirmation | None = None  # against the defaults' confirmation launches (confirm_arm)
+    confirmed_sizes: list[int] = field(default_factory=list)  # the sizes of confirmation.ratios, in order
 
     @property
     def launches(self) -> int:
         return min((f.launches for f in self.figures.values()), default=0)
+
+    @property
+    def fresh_launches(self) -> int:
+        return min((len(v) for v in self.fresh.values()), default=0)
 
 
 @dataclass
@@ -107,12 +122,14 @@ def apart(race: Race, arm: Arm, size: int) -> int:
 
 def _beats_defaults_somewhere(race: Race, arm: Arm) -> bool:
     """The arm's median lies beyond the defaults' interval, on the better side, at some size (lenient: an early
-    round's cut)."""
+    round's cut), or beyond their median where they have no interval (launches that agree exactly)."""
     d = race.defaults.figures
     for size, f in arm.figures.items():
-        if size not in d or d[size].low is None or d[size].high is None:
+        if size not in d:
             continue
-        if f.median > d[size].high if race.higher_is_better else f.median < d[size].low:
+        high = d[size].high if d[size].high is not None else d[size].median
+        low = d[size].low if d[size].low is not None else d[size].median
+        if f.median > high if race.higher_is_better else f.median < low:
             return True
     return False
 
@@ -185,17 +202,37 @@ def plan_round(races: list[Race], round_number: int, affordable: int, compared: 
     return [(race, race.defaults) for race in order if id(race) in with_defaults] + chosen
 
 
-def winners(race: Race) -> list[Arm]:
-    """Arms apart from the defaults on the better side at some size, in at least MIN_LAUNCHES launches."""
-    return [a for a in race.arms if a.key != DEFAULTS and a.state in ("racing", "final")
-            and a.launches >= MIN_LAUNCHES and any(apart(race, a, s) > 0 for s in a.figures)]
+def selectable(race: Race) -> list[Arm]:
+    """The knob values still racing after MIN_LAUNCHES selection launches whose median beats the defaults' interval
+    at some size, the most promising (best gain) first."""
+    found = [a for a in race.arms if a.key not in (DEFAULTS, COMBINED) and a.state in ("racing", "final")
+             and a.launches >= MIN_LAUNCHES and _beats_defaults_somewhere(race, a)]
+    return sorted(found, key=lambda a: best_gain(race, a)[0], reverse=True)
 
 
-def combination(race: Race) -> dict[str, str] | None:
-    """The best winning value of each knob together, when two knobs or more won (None otherwise)."""
+def select(race: Race) -> list[Arm]:
+    """The values the selection hands to confirmation: the MAX_CANDIDATES most promising of ``selectable`` (the others
+    cut, why said) and, where they set two knobs or more, the best value of each knob together (COMBINED: an arm of
+    its own, launched in confirmation only)."""
+    found = selectable(race)
+    chosen = found[:MAX_CANDIDATES]
+    for a in found[MAX_CANDIDATES:]:
+        a.state, a.why = "cut", f"not among the {MAX_CANDIDATES} most promising values selected for confirmation"
+    for a in chosen:
+        a.state, a.selected = "final", True
+    together = combination(chosen)
+    if together is not None and race.arm(COMBINED) is None:
+        chosen.append(Arm(COMBINED, together, state="final", selected=True))
+        race.arms.append(chosen[-1])
+    return chosen
+
+
+def combination(chosen: list[Arm]) -> dict[str, str] | None:
+    """The first (most promising) value of each knob among ``chosen`` together, when they set two knobs or more (None
+    otherwise)."""
     best: dict[str, Arm] = {}
-    for a in winners(race):
-        if a.knob and (a.knob not in best or best_gain(race, a)[0] > best_gain(race, best[a.knob])[0]):
+    for a in chosen:
+        if a.knob and a.knob not in best:
             best[a.knob] = a
     if len(best) < 2:
         return None
@@ -205,32 +242,127 @@ def combination(race: Race) -> dict[str, str] | None:
     return merged
 
 
+def tried(race: Race) -> int:
+    """The tests the race's search stands for: every knob value it tried (the combination too) at every size. A
+    confirmation is corrected for all of them, not only for the values confirmed: selecting the best of many is
+    itself a chance to be fooled."""
+    return max(1, len(race.arms) - 1) * max(1, len(race.sizes))
+
+
+def by_launch(fresh: dict[int, dict[str, float]], sizes: list[int]) -> list[list[float]]:
+    """Per size, the values of the launches that measured every one of ``sizes`` (in one order: launch i of every
+    size is the same launch)."""
+    common = sorted(set.intersection(*(set(fresh[s]) for s in sizes))) if sizes else []
+    return [[fresh[s][launch] for launch in common] for s in sizes]
+
+
+def confirm_arm(race: Race, arm: Arm) -> None:
+    """The arm's confirmation (inference.confirm) from its fresh launches against the defaults', Holm over every value
+    x size the race tried; None where either side has fewer than two fresh launches at the sizes both measured."""
+    fresh_defaults = race.defaults.fresh
+    sizes = sorted(s for s in arm.fresh if s in fresh_defaults
+                   and all(v > 0 for v in [*arm.fresh[s].values(), *fresh_defaults[s].values()]))
+    value, defaults = by_launch(arm.fresh, sizes), by_launch(fresh_defaults, sizes)
+    if not sizes or len(value[0]) < 2 or len(defaults[0]) < 2:
+        arm.confirmation, arm.confirmed_sizes = None, []
+        return
+    arm.confirmation = confirm(value, defaults, race.higher_is_better, tried(race))
+    arm.confirmed_sizes = sizes
+
+
+def _launch_means(fresh: dict[int, dict[str, float]], sizes: list[int]) -> list[float]:
+    """Each fresh launch's geometric mean over ``sizes``."""
+    table = by_launch(fresh, sizes)
+    return [math.exp(sum(math.log(row[i]) for row in table) / len(table)) for i in range(len(table[0]))]
+
+
+def gain_interval(race: Race, arm: Arm) -> tuple[float | None, float | None]:
+    """The interval of a confirmed value's gain (Confirmation.gain: over the sizes of its span, from the confirmation
+    launches alone) at the confirmation's corrected level: the ratio of the launches' geometric means over those
+    sizes. (None, None) where it has none."""
+    c = arm.confirmation
+    if c is None or c.span is None:
+        return None, None
+    sizes = arm.confirmed_sizes[c.span[0]:c.span[1] + 1]
+    r = ratio(_launch_means(arm.fresh, sizes), _launch_means(race.defaults.fresh, sizes),
+              level=bonferroni_level(tried(race)))
+    if r.low is None:
+        return None, None
+    return (r.low, r.high) if race.higher_is_better else (1 / r.high, 1 / r.low)
+
+
+def proven_sizes(arm: Arm) -> tuple[list[int], list[int]]:
+    """The sizes where the arm's confirmation proves it better, and where worse."""
+    c = arm.confirmation
+    if c is None:
+        return [], []
+    return ([s for s, b in zip(arm.confirmed_sizes, c.better) if b],
+            [s for s, w in zip(arm.confirmed_sizes, c.worse) if w])
+
+
+def span_sizes(arm: Arm) -> list[int]:
+    """The sizes a confirmed value is recommended at: those of its confirmation's span ([] where not confirmed)."""
+    c = arm.confirmation
+    return [] if c is None or c.span is None else arm.confirmed_sizes[c.span[0]:c.span[1] + 1]
+
+
 @dataclass(frozen=True)
 class Range:
-    """Sizes ``low``..``high`` of a path where one arm is best: its settings, its gain over the defaults at each size
-    and both figures."""
+    """Sizes ``low``..``high`` of a path where one arm is best: its settings, per size its gain over the defaults and
+    both figures (for a confirmed value, from the confirmation launches alone); for a confirmed value, its gain
+    (Confirmation.gain over the sizes of its span, ``span``) with its interval, and the sizes where it is proven
+    worse (a mixed value)."""
     low: int
     high: int
-    arm: str  # DEFAULTS where no setting beat them
+    arm: str  # DEFAULTS where no value was confirmed better
     settings: dict[str, str]
-    sizes: tuple[tuple[int, float, Figure, Figure], ...]  # (size, gain, the arm's figure, the defaults')
+    sizes: tuple[tuple[int, float, Figure | None, Figure], ...]  # (size, gain, the arm's figure, the defaults')
+    gain: float = 1.0
+    gain_low: float | None = None
+    gain_high: float | None = None
+    span: tuple[int, int] | None = None
+    worse: tuple[int, ...] = ()
+
+
+def _oriented(race: Race, arm: Arm, size: int) -> float:
+    r = arm.confirmation.ratios[arm.confirmed_sizes.index(size)].value
+    return r if race.higher_is_better else 1 / r
+
+
+def _best_confirmed(race: Race, confirmed: list[Arm], size: int) -> Arm | None:
+    """Of the confirmed values whose span covers ``size``, the one of largest gain (Confirmation.gain: one choice for
+    all its sizes, not the noise of one size); the combination only where its gain lies beyond that one's interval
+    (a setting that adds nothing is not recommended)."""
+    good = [a for a in confirmed if size in span_sizes(a)]
+    best = max((a for a in good if a.key != COMBINED), key=lambda a: a.confirmation.gain, default=None)
+    together = next((a for a in good if a.key == COMBINED), None)
+    if together is not None and (best is None or together.confirmation.gain > (gain_interval(race, best)[1] or math.inf)):
+        return together
+    return best
 
 
 def recommendation(race: Race) -> list[Range]:
-    """Per size the best arm that beat the defaults (intervals apart, MIN_LAUNCHES launches), else the defaults;
-    consecutive sizes with the same arm make one range."""
-    contenders = winners(race) + ([race.arm(COMBINED)] if race.arm(COMBINED) else [])
-    contenders = [a for a in contenders if a and a.state != "broken" and a.launches >= MIN_LAUNCHES]
+    """Per size the confirmed value (inference.confirm on its fresh launches) whose span covers it (_best_confirmed),
+    else the defaults; consecutive sizes with the same arm make one range."""
+    confirmed = [a for a in race.arms if a.key != DEFAULTS and a.state != "broken" and span_sizes(a)]
     ranges: list[Range] = []
     for size in race.sizes:
-        good = [a for a in contenders if apart(race, a, size) > 0]
-        best = max(good, key=lambda a: gain(race, a, size), default=race.defaults)
-        entry = (size, gain(race, best, size) or 1.0, best.figures.get(size), race.defaults.figures[size])
-        if ranges and ranges[-1].arm == best.key:
-            last = ranges[-1]
-            ranges[-1] = Range(last.low, size, last.arm, last.settings, last.sizes + (entry,))
+        best = _best_confirmed(race, confirmed, size)
+        if best is None:
+            d = race.defaults.figures[size]
+            entry, key = (size, 1.0, d, d), DEFAULTS
         else:
-            ranges.append(Range(size, size, best.key, dict(best.settings), (entry,)))
+            entry, key = (size, _oriented(race, best, size), best.fresh_figures.get(size),
+                          race.defaults.fresh_figures[size]), best.key
+        if ranges and ranges[-1].arm == key:
+            ranges[-1] = replace(ranges[-1], high=size, sizes=ranges[-1].sizes + (entry,))
+        elif best is None:
+            ranges.append(Range(size, size, DEFAULTS, {}, (entry,)))
+        else:
+            low, high = gain_interval(race, best)
+            span = span_sizes(best)
+            ranges.append(Range(size, size, best.key, dict(best.settings), (entry,), best.confirmation.gain, low, high,
+                                (span[0], span[-1]), tuple(proven_sizes(best)[1])))
     return ranges
 
 
@@ -274,15 +406,40 @@ def unmeasured(race: Race, ended: str) -> None:
 
 
 def verdict(race: Race, arm: Arm) -> str:
-    """A knob value's effect in words: "better", "worse" or "no difference" (intervals from MIN_LAUNCHES launches or
-    more), "broken", "not measured" (nothing to set beside the defaults), or, for a value cut before that, what its
-    launches suggested: "cut early (looked better)", "cut early (looked worse)", "cut early (no difference)"."""
+    """A knob value's effect in words. From its confirmation (fresh launches, corrected for every value x size the
+    race tried): "better" (recommended), "mixed" (better at some sizes, proven worse at others), "worse". Otherwise
+    no claim: "selected, not confirmed" (the budget ran out before its confirmation, or its fresh launches did not
+    confirm it), "cut early: no claim" (the selection stopped racing it: what its launches suggested is said beside,
+    see cut_saw), "broken", "not measured" (nothing to set beside the defaults)."""
     if arm.state == "broken":
         return "broken"
+    c = arm.confirmation
+    if c is not None and c.mixed:
+        return "mixed"
+    if c is not None and c.recommended:
+        return "better"
+    if c is not None and any(c.worse):
+        return "worse"
+    if arm.selected and arm.state != "failed":
+        return "selected, not confirmed"
     if arm.state in ("failed", "unmeasured") or not compared_with_defaults(race, arm):
         return "not measured"
+    return "cut early: no claim"
+
+
+def cut_saw(race: Race, arm: Arm) -> str:
+    """What a value's selection launches suggested, no claim: "looked better at 1M in 2 launches", "looked worse at
+    8 in 1 launch", "no difference seen in 1 launch" ("" where it was not measured beside the defaults)."""
+    if not compared_with_defaults(race, arm):
+        return ""
+    n = arm.launches - arm.fresh_launches  # the selection's launches (the figures hold the fresh ones too)
+    launches = f"in {n} launch{'es' if n != 1 else ''}"
+    change, at = largest_change(race, arm)
     signs = {apart(race, arm, s) for s in arm.figures}
-    word = "better" if 1 in signs else "worse" if -1 in signs else "no difference"
-    if arm.launches >= MIN_LAUNCHES:
-        return word
-    return f"cut early ({'looked ' + word if word != 'no difference' else word})"
+    fresh = (f"; {arm.fresh_launches} fresh launches proved it neither better nor worse"
+             if arm.confirmation is not None else "")
+    if at is None or signs == {0}:
+        return f"no difference seen {launches}{fresh}"
+    look = "better" if change > 1 and 1 in signs else "worse" if change < 1 and -1 in signs else \
+        "better" if 1 in signs else "worse"
+    return f"looked {look} {launches}{fresh}"

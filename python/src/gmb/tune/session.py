@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A `gmb tune` session: the configurations and their engines (as `gmb run` has them), the races (configuration x
-path, search.py), each knob value proven correct by the engine's doctor before it is measured, the rounds run within
-the budget, the winners measured together, the answer written (answer.py) into a results directory like a
-campaign's: its launches and records in store.sqlite, tune.json, the campaign that reproduces it, the report."""
+path, search.py), each knob value proven correct by the engine's doctor before it is measured, the selection's rounds
+and the confirmation's fresh launches run within the budget, the answer written (answer.py) into a results directory
+like a campaign's: its launches and records in store.sqlite, tune.json, the campaign that reproduces it, the report."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from pathlib import Path
 from . import answer as answer_mod
 from ..results.tune_answer import ANSWER_FILE
 from .catalogue import COMMAND_LINE, check_knob_patterns, narrowed, nothing_to_try, offered, offers
-from .paths import campaign_paths, round_options, tune_paths
-from .search import (COMBINED, DEFAULTS, MIN_LAUNCHES, Arm, Figure, Race, best_gain, combination, cut_losers,
-                     judge_failures, plan_round, worst_per_knob)
+from .paths import ROUND_PRECISION, campaign_paths, round_options, tune_paths
+from .search import (CONFIRM_LAUNCHES, DEFAULTS, MAX_CANDIDATES, MIN_LAUNCHES, Arm, Figure, Race, best_gain,
+                     confirm_arm, cut_losers, judge_failures, plan_round, select, worst_per_knob)
 from .verify import record_identity
 from ..campaign.plan import new_results_dir, plan
 from ..campaign.spec import Campaign
@@ -131,6 +131,7 @@ class Tuner:
         self.confs = {c.name: c for c in confs_mod.runnable(confs)}
         self.deadline = deadline
         self.owner: dict[str, tuple[Race, Arm]] = {}  # launch id -> its race and arm
+        self.confirming: set[str] = set()  # the launch ids of confirmation launches (no part in any selection)
         self.round_seconds = 0.0  # spent in rounds
         self.launched = 0
         self.rounds = 0  # rounds run
@@ -175,20 +176,22 @@ class Tuner:
             return None
         return f"the engine's doctor says {doctor_answer(said)} (with the defaults: {doctor_answer(base)})"
 
-    def run_round(self, round_number: int, work: list[tuple[Race, Arm]]) -> None:
-        """One launch of each (race, arm), in random order, each arm proven correct first; stops at the deadline."""
+    def run_round(self, round_number: int, work: list[tuple[Race, Arm]], confirming: bool = False) -> None:
+        """One launch of each (race, arm), in random order, each arm proven correct first; stops at the deadline.
+        ``confirming``: the launches confirm selected values (at the finest precision), and no selection uses them."""
         self.rounds += 1
         started, before = time.monotonic(), len(self.owner)
         try:
-            self._run_round(round_number, work)
+            self._run_round(round_number, work, confirming)
         finally:
             self.round_seconds += time.monotonic() - started
             self.launched += len(self.owner) - before
 
-    def _run_round(self, round_number: int, work: list[tuple[Race, Arm]]) -> None:
+    def _run_round(self, round_number: int, work: list[tuple[Race, Arm]], confirming: bool) -> None:
         work = [(race, arm) for race, arm in work if arm.state == "broken" or self.prove(race, arm)]
         work = [(race, arm) for race, arm in work if arm.state != "broken"]
-        blocks = [replace(round_options(race.block, round_number), env={**race.block.env, **arm.settings})
+        precision = len(ROUND_PRECISION) - 1 if confirming else round_number
+        blocks = [replace(round_options(race.block, precision), env={**race.block.env, **arm.settings})
                   for race, arm in work]
         campaign = Campaign(f"tune-round{round_number + 1}", blocks, repetitions=1, order="random",
                             seed=self.rng.randrange(1 << 30), timeout_s=LAUNCH_TIMEOUT_S)
@@ -208,6 +211,8 @@ class Tuner:
                 self.cut_short = True
                 return
             self.owner[x.launch_id] = (race, arm)
+            if confirming:
+                self.confirming.add(x.launch_id)
             self.current = x.launch_id
             run_launches(self.outdir, [x], self.confs, self.st, "tune", hostfile=self.opts.hostfile,
                          progress=False, nodes=self.hosts if self.opts.nodes else None, stop_library_after=0,
@@ -249,10 +254,11 @@ class Tuner:
         return ""
 
     def update_figures(self, races: list[Race]) -> None:
-        """Each arm's figure per size from its launches so far; an arm with a failed result (wrong data) is
-        broken."""
+        """Each arm's figure per size from its launches so far, and from its confirmation launches alone with its
+        confirmation; an arm with a failed result (wrong data) is broken."""
         results = Results.load(self.st)
         by_arm: dict[int, list] = {}
+        fresh: dict[int, list] = {}
         for r in results.results:
             owner = self.owner.get(r.launch_id or "")
             if owner is None:
@@ -262,12 +268,20 @@ class Tuner:
                 arm.state, arm.why = "broken", f"{r.bytes} B: {r.reason or 'failed'}"
             if r.status == "ok":
                 by_arm.setdefault(id(arm), []).append(r)
+                if r.launch_id in self.confirming:
+                    fresh.setdefault(id(arm), []).append(r)
                 if arm.key == DEFAULTS and race.identity is None:
                     race.identity = {"point": record_identity(r, race.metric), "settings": r.config.settings}
         for race in races:
             for arm in race.arms:
                 points = combine(by_arm.get(id(arm), []), metric=race.metric)
                 arm.figures = {p.bytes: Figure(p.median, p.low, p.high, p.reps) for p in points}
+                points = combine(fresh.get(id(arm), []), metric=race.metric)
+                arm.fresh_figures = {p.bytes: Figure(p.median, p.low, p.high, p.reps) for p in points}
+                arm.fresh = {p.bytes: {x.launch_id: x.median for x in p.launches} for p in points}
+            for arm in race.arms[1:]:
+                if arm.fresh:
+                    confirm_arm(race, arm)
             judge_failures(race)
 
 
@@ -387,16 +401,18 @@ def _keep_answer(outdir: Path, st, result: dict, races: list[Race], confs) -> li
 
 
 def _search(tuner: Tuner, races: list[Race], compared: set[int]) -> int:
-    """The rounds: first every knob value once beside the defaults; those no better anywhere are cut. Then, until
-    the leaders have MIN_LAUNCHES launches, the better half of each race (plan_round), as many as the time left
-    allows spread over the rounds to go (a tenth kept for what follows). Then, where two knobs or more won, their
-    best values together against the defaults; and, while time is left, the values cut early to MIN_LAUNCHES
-    launches too (each knob's worst first), so that "worse" and "no difference" are proven as well. Returns the
-    rounds run. ``compared``: the races whose defaults are set beside another configuration's (_compared)."""
+    """Selection, then confirmation. Selection: first every knob value once beside the defaults; those no better
+    anywhere are cut. Then, until the leaders have MIN_LAUNCHES launches, the better half of each race (plan_round),
+    as many as the time left allows spread over the rounds to go, the confirmation's share kept (_reserve, at most
+    half of what is left). The values
+    still ahead are selected (search.select, with the best of two knobs or more together). Confirmation: fresh
+    launches of each selected value and of its race's defaults, interleaved (_confirm); then, while time is left, each
+    knob's worst value the same way, so that "worse" is proven too. Returns the rounds run. ``compared``: the races
+    whose defaults are set beside another configuration's (_compared)."""
     first = sum(len(race.arms) for race in races) * tuner.launch_estimate()
     if first > 0.5 * tuner.left():
         print(f"gmb tune: warning: the first round alone takes about {first:.0f} s of the {max(tuner.left(), 0):.0f} "
-              f"s budget: little is left to prove a gain (a larger --budget, fewer --paths or --knobs)",
+              f"s budget: little is left to select and confirm a gain (a larger --budget, fewer --paths or --knobs)",
               file=sys.stderr)
     tuner.run_round(0, [(race, arm) for race in races for arm in race.arms])
     tuner.update_figures(races)
@@ -405,7 +421,9 @@ def _search(tuner: Tuner, races: list[Race], compared: set[int]) -> int:
     _say_round(0, races, tuner)
     number = 1
     while number < MIN_LAUNCHES and not tuner.cut_short:
-        affordable = int(0.9 * tuner.left() / tuner.launch_estimate() / (MIN_LAUNCHES - number))
+        # the confirmation's share kept aside: what it may need, at most half of what is left
+        spare = 0.9 * tuner.left() - min(_reserve(races) * tuner.launch_estimate(), 0.5 * tuner.left())
+        affordable = int(max(0.0, spare) / tuner.launch_estimate() / (MIN_LAUNCHES - number))
         work = plan_round(races, number, affordable, compared)
         if not work:
             break
@@ -415,31 +433,51 @@ def _search(tuner: Tuner, races: list[Race], compared: set[int]) -> int:
             cut_losers(race)
         _say_round(number, races, tuner)
         number += 1
+    selected = [(race, arm) for race in races if not race.note for arm in select(race)]
+    number = _confirm(tuner, races, number, selected)
+    return _confirm(tuner, races, number, [(race, arm) for race in races if not race.note
+                                           for arm in worst_per_knob(race)])
+
+
+def _reserve(races: list[Race]) -> int:
+    """The launches the confirmation will need, at most: per race still racing, CONFIRM_LAUNCHES launches of its
+    defaults and of each value it may select (MAX_CANDIDATES, and their combination)."""
+    need = 0
     for race in races:
-        together = combination(race)
-        if together is not None:
-            race.arms.append(Arm(COMBINED, together))
-    number = _top_up(tuner, races, number, lambda race: [race.arm(COMBINED)] if race.arm(COMBINED) else [])
-    # while time is left, verdicts proven across launches for the values cut early too: first each knob's worst
-    # value (what made a path slower), then the others, the most promising first
-    number = _top_up(tuner, races, number, worst_per_knob)
-    return _top_up(tuner, races, number, lambda race: sorted(
-        (a for a in race.arms if a.state == "cut"), key=lambda a: best_gain(race, a)[0], reverse=True))
+        racing = len([a for a in race.racing() if a.key != DEFAULTS])
+        if racing and not race.note:
+            need += CONFIRM_LAUNCHES * (1 + min(racing, MAX_CANDIDATES) + (racing > 1))
+    return need
 
 
-def _top_up(tuner: Tuner, races: list[Race], number: int, arms_of) -> int:
-    """Rounds giving the arms ``arms_of`` each race names launches until each has MIN_LAUNCHES (or the time is
-    out), each race's defaults beside them; returns the next round's number."""
-    while not tuner.cut_short:
-        arms = [(race, arm) for race in races if not race.note for arm in arms_of(race)
-                if arm.state != "broken" and arm.launches < MIN_LAUNCHES and arm.key != DEFAULTS]
-        if not arms or tuner.left() < tuner.launch_estimate():
+def _confirm(tuner: Tuner, races: list[Race], number: int, arms: list[tuple[Race, Arm]]) -> int:
+    """Fresh launches of ``arms`` (race, arm) and of their races' defaults: CONFIRM_LAUNCHES rounds, each launching
+    every one once in random order (the values and their defaults interleaved). Taken the most promising first, as
+    many as the time left allows for all their launches; the others say why they were not confirmed. Returns the
+    next round's number."""
+    arms = sorted(((race, arm) for race, arm in arms if arm.state != "broken"),
+                  key=lambda ra: best_gain(*ra)[0], reverse=True)
+    fits = tuner.left() / tuner.launch_estimate()
+    chosen: list[tuple[Race, Arm]] = []
+    with_defaults: dict[int, Race] = {}
+    for race, arm in arms:
+        cost = CONFIRM_LAUNCHES * (len(chosen) + len(with_defaults) + 1 + (id(race) not in with_defaults))
+        if tuner.cut_short or cost > fits:
+            arm.why = arm.why or "the budget ran out before its confirmation"
+            tuner.cut_short = True
+            continue
+        chosen.append((race, arm))
+        with_defaults[id(race)] = race
+    for _ in range(CONFIRM_LAUNCHES if chosen else 0):
+        if tuner.cut_short:
             break
-        with_arms = {id(race): race for race, _ in arms}
-        work = [(race, race.defaults) for race in with_arms.values()] + arms
-        tuner.run_round(number, work)
+        tuner.run_round(number, [(race, race.defaults) for race in with_defaults.values()] + chosen, confirming=True)
         tuner.update_figures(races)
         number += 1
+    for race, arm in chosen:
+        if arm.confirmation is None and arm.state != "broken":
+            arm.why = arm.why or "the budget ran out before its confirmation launches"
+    _say_confirmed(chosen, tuner)
     return number
 
 
@@ -451,6 +489,15 @@ def _compared(races: list[Race], confs: dict) -> set[int]:
     for race in races:
         groups.setdefault((confs[race.configuration].library.identity, race.path), []).append(race)
     return {id(race) for group in groups.values() if len(group) > 1 for race in group}
+
+
+def _say_confirmed(chosen: list[tuple[Race, Arm]], tuner: Tuner) -> None:
+    if chosen:
+        better = sum(bool(arm.confirmation and arm.confirmation.recommended) for _, arm in chosen)
+        worse = sum(bool(arm.confirmation and any(arm.confirmation.worse)) for _, arm in chosen)
+        print(f"gmb tune: confirmation of {len(chosen)} value(s) on fresh launches: {better} proven better, {worse} "
+              f"proven worse somewhere; {len(tuner.owner)} launches, {max(0.0, tuner.left()):.0f} s left",
+              file=sys.stderr)
 
 
 def _say_round(number: int, races: list[Race], tuner: Tuner) -> None:
