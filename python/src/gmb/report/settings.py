@@ -20,8 +20,10 @@ DEFAULTS = "defaults"
 COMBINED = "combined"
 # the answer's verdict words in the order the section lists them (report/ comes before tune/, which writes them);
 # a word not listed here comes last
-VERDICT_ORDER = ("better", "no difference", "worse", "broken", "cut early (looked better)",
-                 "cut early (no difference)", "cut early (looked worse)", "not measured")
+VERDICT_ORDER = ("better", "mixed", "worse", "selected, not confirmed", "broken", "cut early: no claim",
+                 "not measured",
+                 # the words of searches before the confirmation (their tune.json files are still read)
+                 "no difference", "cut early (looked better)", "cut early (no difference)", "cut early (looked worse)")
 WITH_WHY = ("broken", "not measured")  # verdicts said with the value's why
 BASELINE = "baseline"
 # what the section reads of the answer's top level
@@ -115,16 +117,28 @@ def recommendations_table(answer: dict) -> Table:
                 continue
             best = max(r["sizes"], key=lambda s: s["gain"])
             figures = versus_text(best["arm"], best["defaults"], unit) if best["arm"] else Absent("not measured")
-            rows.append(where + [_code_lines([f"{k}={v}" for k, v in r["settings"].items()]),
-                                 f"{gain_text(best['gain'])} at {size_label(best['bytes'])}", figures,
-                                 _code_lines([r["command"], r["export"]], "ready")])
+            rows.append(where + [_code_lines([f"{k}={v}" for k, v in r["settings"].items()]), _gain_cell(r, best),
+                                 figures, _code_lines([r["command"], r["export"]], "ready")])
     return Table("Recommended settings", ["configuration", "path (benchmark, unit)", "sizes", "recommended settings",
                                           "gain over the defaults", "settings vs defaults [interval]",
                                           "ready lines (launcher, export)"], rows,
-                 "Per size range, the best knob value (or the winners combined) whose interval is apart from the "
-                 "defaults' after enough launches; the gain is at the size where it is largest. The launcher line "
+                 "Per size range, the knob value (or the winners combined) that fresh launches, which played no part "
+                 "in selecting it, confirmed better than the defaults (docs/tune.md); the gain is the confirmation's, "
+                 "over the sizes it holds, with its interval (a search before the confirmation: the gain at the size "
+                 "where it was largest). The launcher line "
                  "runs the configuration with the settings (append the program); the export line sets them for any "
                  "launch.")
+
+
+def _gain_cell(recommendation: dict, best: dict) -> str:
+    """The confirmed gain over its span with its interval; a search before the confirmation: its largest gain."""
+    r = recommendation
+    if r.get("gain") is None or not r.get("span"):
+        return f"{gain_text(best['gain'])} at {size_label(best['bytes'])}"
+    low, high = r["span"]
+    over = size_label(low) if low == high else f"{size_label(low)} - {size_label(high)}"
+    interval = "" if r.get("gain_low") is None else f" [{gain_text(r['gain_low'])}, {gain_text(r['gain_high'])}]"
+    return f"{gain_text(r['gain'])}{interval} over {over}"
 
 
 def change(arm: dict) -> tuple[float, int | None]:

@@ -17,7 +17,7 @@ _ROW_INCHES = 0.24
 
 
 def _colour(verdict: str) -> str:
-    return {"better": _BETTER, "worse": _WORSE}.get(verdict, _OTHER)
+    return {"better": _BETTER, "mixed": _BETTER, "worse": _WORSE}.get(verdict, _OTHER)
 
 
 def _groups(answer: dict) -> list[tuple[str, list[dict]]]:
