@@ -12,7 +12,7 @@ from test_inference_simulation import launches
 
 from gmb.cli import main
 from gmb.report import compare
-from gmb.results.model import Configuration, Point, PointKey, PointLaunch, Results, point_figure, series_noise
+from gmb.results.model import Point, PointKey, PointLaunch, Results, RunConditions, point_figure, series_noise
 from gmb.results.store import open_results
 
 SIZES = [8, 64, 512, 4096, 32768, 262144]
@@ -20,7 +20,7 @@ SIZES = [8, 64, 512, 4096, 32768, 262144]
 
 def _series(values, benchmark="latency", memory="host", busy=(), prefix="a") -> list[Point]:
     """One configuration's points from its launch values [launch][size] (launch i of every size is one launch), as
-    model.combine makes them: each point's figure and interval from its launches and the series' pooled noise."""
+    model.combine makes them: each point's figure and interval from its launches and its pooled noise."""
     values = np.asarray(values, dtype=float)
     keys = [PointKey("lib", "{}", benchmark, None, f'{{"recv": "{memory}", "send": "{memory}"}}', "direct", None,
                      False, "{}", 2, 1, None, "host", size, "message", "bw" if benchmark == "bw" else "t")
@@ -30,11 +30,11 @@ def _series(values, benchmark="latency", memory="host", busy=(), prefix="a") -> 
     noise = series_noise(by_key)
     points = []
     for key, ls in by_key.items():
-        series = noise.get(PointKey(**{**key.__dict__, "bytes": 0}))
+        series = noise[key]
         median, low, high = point_figure(ls, series)
         points.append(Point("lib", key.benchmark, None, f"{memory}:{memory}", "direct", 2, key.bytes, "host", None,
                             key.metric, median, low, high, median, median, len(ls), busy=sum(x.busy for x in ls),
-                            config=Configuration.parse(""), key=key, launches=tuple(ls), noise=series))
+                            config=RunConditions.parse(""), key=key, launches=tuple(ls), noise=series))
     return points
 
 
