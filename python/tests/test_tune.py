@@ -644,3 +644,16 @@ def test_a_tuned_configuration_is_its_base_with_the_settings_on_top(tmp_path):
     assert tuned[1].library.launcher_args == ["--mca", "pml", "ucx"]
     with pytest.raises(ValueError, match="of other, which this session does not have"):
         with_tuned([base], [{"name": "x", "base": "other", "settings": {}}], "--tuned d")
+
+
+def test_a_configuration_is_proven_ahead_of_another_over_their_launches_not_by_intervals():
+    """Configurations compared at their defaults: a claim rests on the ratio over both configurations' launches
+    (three launches 1 % apart, 20 % apart in figure: proven; one launch a side, however far: no claim)."""
+    fast = Figure(12.0, 11.9, 12.1, 3, (11.9, 12.0, 12.1))
+    slow = Figure(10.0, 9.9, 10.1, 3, (9.9, 10.0, 10.1))
+    assert search.proven_ahead(fast, slow, True) and not search.proven_ahead(slow, fast, True)
+    assert search.proven_ahead(slow, fast, False)  # times: lower is better
+    assert not search.proven_ahead(Figure(50.0, 49.0, 51.0, 1, (50.0,)), slow, True)
+    # a Bonferroni level for many comparisons asks for more
+    near = Figure(10.4, 10.2, 10.6, 3, (10.28, 10.4, 10.52))
+    assert search.proven_ahead(near, slow, True) and not search.proven_ahead(near, slow, True, level=0.9999)

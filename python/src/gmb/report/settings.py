@@ -190,7 +190,7 @@ def verdicts_table(answer: dict) -> Table:
 
 def comparisons_table(answer: dict) -> Table:
     """The configurations of one installation (Open MPI's pml ob1 and ucx, NCCL over it) against each other at their
-    defaults, best first: ">" where one is ahead of the next with intervals apart, "~" where no claim is made."""
+    defaults, best first: ">" where one is proven ahead of the next, "~" where no claim is made."""
     rows = []
     for c in answer.get("comparisons") or []:
         ranking = c["ranking"]
@@ -203,8 +203,8 @@ def comparisons_table(answer: dict) -> Table:
     return Table("Configurations compared at their defaults",
                  ["path", "size", "figures [interval]", "order", "launches (fewest)"], rows,
                  "Configurations of one installation (e.g. Open MPI with pml ob1 and with ucx), each at its defaults, "
-                 "best first: \">\" where one is ahead of the next with intervals apart in enough launches, \"~\" "
-                 "where their intervals overlap or too few launches allow no claim.")
+                 "best first: \">\" where one is proven ahead of the next over enough launches, \"~\" "
+                 "where the difference is not proven or too few launches allow no claim.")
 
 
 def _offers_table(conf: dict) -> Table:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from .catalogue import configuration_settings, format_offers
 from .paths import ROUND_PRECISION, round_options
-from .search import (CONFIRM_LAUNCHES, DEFAULTS, MIN_LAUNCHES, Race, ahead, best_gain, cut_saw, largest_change,
-                     proven_sizes, recommendation, tried, unmeasured, verdict)
+from .search import (CONFIRM_LAUNCHES, DEFAULTS, MIN_LAUNCHES, Race, best_gain, cut_saw, largest_change,
+                     proven_ahead, proven_sizes, recommendation, tried, unmeasured, verdict)
+from ..results.inference import bonferroni_level
 from ..campaign.spec import Campaign
 from ..report.cells import size_label
 from ..engine import configurations as confs_mod
@@ -88,15 +89,18 @@ def _race(race: Race, conf: Configuration, ended: str) -> dict:
 def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dict]:
     """Per installation with several configurations on a path (Open MPI's pml ob1 and ucx, NCCL over it) and per
     size: the configurations at their defaults from best to worst, each with how far behind the best it is and the
-    configurations it is ahead of with intervals apart (each measured in MIN_LAUNCHES launches or more: a claim
-    holds across launches)."""
+    configurations it is proven ahead of (search.proven_ahead over each one's launches, measured in MIN_LAUNCHES
+    launches or more; the level Bonferroni-corrected over every pair and size compared, so that all the claims of
+    the table hold together at 95 %)."""
     groups: dict[tuple[str, str], list[Race]] = {}
     for race in races:
         groups.setdefault((confs[race.configuration].library.identity, race.path), []).append(race)
+    compared = [g for g in groups.values() if len(g) > 1]
+    tests = sum(len(g) * (len(g) - 1) // 2 * len(set.intersection(*(set(r.sizes) for r in g))) for g in compared)
+    level = bonferroni_level(tests)
     out = []
-    for (_, path), group in groups.items():
-        if len(group) < 2:
-            continue
+    for group in compared:
+        path = group[0].path
         higher = group[0].higher_is_better
         for size in sorted(set.intersection(*(set(r.sizes) for r in group))):
             figs = sorted(((r.configuration, r.defaults.figures[size]) for r in group),
@@ -107,14 +111,15 @@ def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dic
                         "ranking": [{"configuration": c, "figure": [f.median, f.low, f.high, f.launches],
                                      "behind": (best.median / f.median if higher else f.median / best.median)
                                      if f.median > 0 else None,
-                                     "ahead_of": [o for o, g in figs if {c, o} <= sure and ahead(f, g, higher)]}
+                                     "ahead_of": [o for o, g in figs
+                                                  if {c, o} <= sure and proven_ahead(f, g, higher, level)]}
                                     for c, f in figs]})
     return out
 
 
 def ordering(c: dict) -> str:
     """A comparison in a line: "a 320 GB/s > b 146 (2.19x behind) ~ c 140 (2.29x behind)", ">" where the one before
-    is ahead with intervals apart, "~" where no claim can be made."""
+    is proven ahead (search.proven_ahead), "~" where no claim can be made."""
     out = ""
     for k, entry in enumerate(c["ranking"]):
         if k:
@@ -291,7 +296,7 @@ def answer_text(result: dict) -> list[str]:
                   "of the value and of the defaults, corrected for every value x size tried; selected, not "
                   "confirmed and cut early: no claim):", *verdicts]
     if result["comparisons"]:
-        lines.append("Configurations compared at their defaults ('>' ahead with intervals apart, '~' no claim):")
+        lines.append("Configurations compared at their defaults ('>' proven ahead over the launches, '~' no claim):")
         lines += [f"  {c['path']} at {size_label(c['bytes'])}: {ordering(c)}" for c in result["comparisons"]]
     for t in result["tuned"]:
         lines.append(f"tuned configuration {t['name']}: {t['base']} with "

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ..campaign.spec import Block
-from ..results.inference import Confirmation, bonferroni_level, confirm, ratio
+from ..results.inference import LEVEL, Confirmation, LaunchNoise, bonferroni_level, confirm, ratio
 
 DEFAULTS = "defaults"
 COMBINED = "combined"
@@ -35,6 +35,8 @@ class Figure:
     low: float | None  # None: no interval (one launch of fewer than 6 samples)
     high: float | None
     launches: int
+    values: tuple[float, ...] = ()  # each launch's median (model.Point.values): what a claim between arms rests on
+    noise: LaunchNoise | None = None  # the launch noise its interval rests on (model.Point.noise)
 
 
 @dataclass
@@ -109,6 +111,15 @@ def ahead(a, b, higher_is_better: bool) -> bool:
     if None in (a.low, a.high, b.low, b.high):
         return False
     return a.low > b.high if higher_is_better else a.high < b.low
+
+
+def proven_ahead(a, b, higher_is_better: bool, level: float = LEVEL) -> bool:
+    """Whether ``a`` is proven better than ``b`` (each a Figure or a model Point: its launches' ``values`` and
+    ``noise``): the ``level`` interval of their ratio over the launches excludes 1 on the better side
+    (inference.ratio); never from fewer than 2 launches a side."""
+    if len(a.values) < 2 or len(b.values) < 2:
+        return False
+    return ratio(a.values, b.values, a.noise, b.noise, level=level).apart == (1 if higher_is_better else -1)
 
 
 def apart(race: Race, arm: Arm, size: int) -> int:

@@ -275,9 +275,11 @@ class Tuner:
         for race in races:
             for arm in race.arms:
                 points = combine(by_arm.get(id(arm), []), metric=race.metric)
-                arm.figures = {p.bytes: Figure(p.median, p.low, p.high, p.reps) for p in points}
+                arm.figures = {p.bytes: Figure(p.median, p.low, p.high, p.reps, tuple(p.values), p.noise)
+                               for p in points}
                 points = combine(fresh.get(id(arm), []), metric=race.metric)
-                arm.fresh_figures = {p.bytes: Figure(p.median, p.low, p.high, p.reps) for p in points}
+                arm.fresh_figures = {p.bytes: Figure(p.median, p.low, p.high, p.reps, tuple(p.values), p.noise)
+                                     for p in points}
                 arm.fresh = {p.bytes: {x.launch_id: x.median for x in p.launches} for p in points}
             for arm in race.arms[1:]:
                 if arm.fresh:

@@ -22,7 +22,7 @@ from ..results.model import Point, PointKey, Result, Results, combine
 from ..results.store import open_results, StoreError
 from ..results.tune_answer import ANSWER_FILE, read_answer
 from ..results.inference import bonferroni_level, confirm, ratio
-from .search import DEFAULTS, ahead, by_launch
+from .search import DEFAULTS, by_launch, proven_ahead
 
 
 def _results(path: Path) -> Results:
@@ -103,8 +103,8 @@ def verify(answer: dict, tuned: Results, run: Results) -> list[dict]:
 
 def verify_comparisons(answer: dict, run: Results) -> list[dict]:
     """Per comparison of configurations at their defaults (path, size): whether each claim of the search (a
-    configuration ahead of another, intervals apart) holds in the run, which measured both in two launches or
-    more."""
+    configuration ahead of another) holds in the run: proven there over both configurations' launches
+    (search.proven_ahead, two launches or more a side)."""
     races = {(r["configuration"], r["path"]): r for r in answer["races"]}
     defaults: dict[tuple[str, str], dict[int, Point]] = {}  # each race's defaults, combined once for all its sizes
     rows = []
@@ -119,7 +119,7 @@ def verify_comparisons(answer: dict, run: Results) -> list[dict]:
         for entry in c["ranking"]:
             for other in entry["ahead_of"]:
                 a, b = figures[entry["configuration"]], figures[other]
-                holds = None if not (a and b) else ahead(a, b, higher) and a.reps >= 2 and b.reps >= 2
+                holds = None if not (a and b) else proven_ahead(a, b, higher)
                 search = {e["configuration"]: e["figure"] for e in c["ranking"]}
                 rows.append({"path": c["path"], "bytes": c["bytes"], "unit": c["unit"], "ahead": entry["configuration"],
                              "behind": other, "search": (search[entry["configuration"]], search[other]),
