@@ -24,7 +24,7 @@ from gmb.machine.topology import Gpu, Topology
 from gmb.options import BuildOptions, LibraryOptions, TuneOptions
 from gmb.tune import search
 from gmb.tune.catalogue import offers
-from gmb.tune.search import Arm, Figure, Race
+from gmb.tune.search import Arm, ArmFigure, Race
 from gmb.tune import session as session_mod
 from gmb.tune.session import tune
 
@@ -36,7 +36,7 @@ def _race(arms: dict[str, dict[int, tuple]], higher=True) -> Race:
     for key, figures in arms.items():
         knob = None if key in (search.DEFAULTS, search.COMBINED) else key.partition("=")[0]
         race.arms.append(Arm(key, {} if knob is None else {knob: key.partition("=")[2]}, knob,
-                             figures={s: Figure(*f) for s, f in figures.items()}))
+                             figures={s: ArmFigure(*f) for s, f in figures.items()}))
     return race
 
 
@@ -75,7 +75,7 @@ def _fresh(race: Race, key: str, values: dict[int, float], spread=(0.99, 1.01, 1
     arm = race.arm(key)
     for size, value in values.items():
         arm.fresh[size] = {f"c{i}": value * f * (1 + 0.003 * ((i + size) % 3 - 1)) for i, f in enumerate(spread)}
-        arm.fresh_figures[size] = Figure(value, value * 0.98, value * 1.02, len(spread))
+        arm.fresh_figures[size] = ArmFigure(value, value * 0.98, value * 1.02, len(spread))
     if key != search.DEFAULTS:
         search.confirm_arm(race, arm)
 
@@ -649,11 +649,11 @@ def test_a_tuned_configuration_is_its_base_with_the_settings_on_top(tmp_path):
 def test_a_configuration_is_proven_ahead_of_another_over_their_launches_not_by_intervals():
     """Configurations compared at their defaults: a claim rests on the ratio over both configurations' launches
     (three launches 1 % apart, 20 % apart in figure: proven; one launch a side, however far: no claim)."""
-    fast = Figure(12.0, 11.9, 12.1, 3, (11.9, 12.0, 12.1))
-    slow = Figure(10.0, 9.9, 10.1, 3, (9.9, 10.0, 10.1))
+    fast = ArmFigure(12.0, 11.9, 12.1, 3, (11.9, 12.0, 12.1))
+    slow = ArmFigure(10.0, 9.9, 10.1, 3, (9.9, 10.0, 10.1))
     assert search.proven_ahead(fast, slow, True) and not search.proven_ahead(slow, fast, True)
     assert search.proven_ahead(slow, fast, False)  # times: lower is better
-    assert not search.proven_ahead(Figure(50.0, 49.0, 51.0, 1, (50.0,)), slow, True)
+    assert not search.proven_ahead(ArmFigure(50.0, 49.0, 51.0, 1, (50.0,)), slow, True)
     # a Bonferroni level for many comparisons asks for more
-    near = Figure(10.4, 10.2, 10.6, 3, (10.28, 10.4, 10.52))
+    near = ArmFigure(10.4, 10.2, 10.6, 3, (10.28, 10.4, 10.52))
     assert search.proven_ahead(near, slow, True) and not search.proven_ahead(near, slow, True, level=0.9999)

@@ -15,7 +15,7 @@ import pytest
 from gmb.campaign.spec import Block
 from gmb.results.inference import t_quantile
 from gmb.tune import search
-from gmb.tune.search import Arm, Figure, Race
+from gmb.tune.search import Arm, ArmFigure, Race
 
 SIZES = (8, 1024, 65536, 1 << 20, 4 << 20)
 TRUTH = np.array([0.002, 0.5, 9.0, 20.0, 22.0])  # GB/s per size
@@ -44,7 +44,7 @@ def _t(df: int) -> float:
     return t_quantile(0.975, df)
 
 
-def selection_figures(launches: list[dict[int, float]]) -> dict[int, Figure]:
+def selection_figures(launches: list[dict[int, float]]) -> dict[int, ArmFigure]:
     """An arm's figures from its selection launches as the model computes them, in short: one launch, its median with
     its within-launch interval; several, the geometric mean with the t interval of the launch noise pooled over the
     arm's sizes. (The guarantee rests on the confirmation's fresh launches alone, whatever the selection saw.)"""
@@ -56,7 +56,7 @@ def selection_figures(launches: list[dict[int, float]]) -> dict[int, Figure]:
     else:
         pooled = ((logs - mean) ** 2).sum() / ((n - 1) * len(SIZES))
         half = np.full(len(SIZES), _t((n - 1) * len(SIZES)) * math.sqrt(pooled / n))
-    return {s: Figure(math.exp(m), math.exp(m - h), math.exp(m + h), n) for s, m, h in zip(SIZES, mean, half)}
+    return {s: ArmFigure(math.exp(m), math.exp(m - h), math.exp(m + h), n) for s, m, h in zip(SIZES, mean, half)}
 
 
 def new_race(values: int, name: str = "race") -> Race:
@@ -174,10 +174,10 @@ def test_a_selected_value_its_fresh_launches_do_not_confirm_is_not_recommended()
 def test_a_cut_value_is_never_better_whatever_its_launches_looked_like():
     race = new_race(2)
     n = 1
-    race.defaults.figures = {8: Figure(10, 9.9, 10.1, n)}
-    race.arm("K0=0").figures = {8: Figure(30, 29, 31, n)}  # looked 3x better in one launch, then cut (no time)
+    race.defaults.figures = {8: ArmFigure(10, 9.9, 10.1, n)}
+    race.arm("K0=0").figures = {8: ArmFigure(30, 29, 31, n)}  # looked 3x better in one launch, then cut (no time)
     race.arm("K0=0").state = "cut"
-    race.arm("K0=1").figures = {8: Figure(10, 9.9, 10.1, search.MIN_LAUNCHES)}
+    race.arm("K0=1").figures = {8: ArmFigure(10, 9.9, 10.1, search.MIN_LAUNCHES)}
     race.arm("K0=1").state = "cut"
     assert search.verdict(race, race.arm("K0=0")) == "cut early: no claim"
     assert search.cut_saw(race, race.arm("K0=0")) == "looked better in 1 launch"

@@ -28,8 +28,8 @@ MAX_CANDIDATES = 3  # values of one race selected for confirmation, the most pro
 
 
 @dataclass(frozen=True)
-class Figure:
-    """One arm at one size: the median of its launches' medians and its launch-to-launch interval
+class ArmFigure:
+    """One arm at one size: its figure over its launches and its launch-to-launch interval
     (model.point_figure)."""
     median: float
     low: float | None  # None: no interval (one launch of fewer than 6 samples)
@@ -48,11 +48,11 @@ class Arm:
     # whether the launch or the setting failed (judge_failures); unmeasured: no figure to set beside the defaults'
     state: str = "racing"
     why: str = ""  # why it was cut, is broken or was not measured
-    figures: dict[int, Figure] = field(default_factory=dict)  # by size, from every launch of the arm
+    figures: dict[int, ArmFigure] = field(default_factory=dict)  # by size, from every launch of the arm
     selected: bool = False  # chosen by the selection for confirmation
     # the confirmation launches alone: per size, launch id -> the launch's value, and their figure
     fresh: dict[int, dict[str, float]] = field(default_factory=dict)
-    fresh_figures: dict[int, Figure] = field(default_factory=dict)
+    fresh_figures: dict[int, ArmFigure] = field(default_factory=dict)
     confirmation: Confirmation | None = None  # against the defaults' confirmation launches (confirm_arm)
     confirmed_sizes: list[int] = field(default_factory=list)  # the sizes of confirmation.ratios, in order
 
@@ -106,7 +106,7 @@ def gain(race: Race, arm: Arm, size: int) -> float | None:
 
 
 def ahead(a, b, higher_is_better: bool) -> bool:
-    """Whether ``a``'s interval lies wholly on the better side of ``b``'s (each a Figure or a model Point: anything
+    """Whether ``a``'s interval lies wholly on the better side of ``b``'s (each a ArmFigure or a model Point: anything
     with ``low`` and ``high``); never where either has no interval (None)."""
     if None in (a.low, a.high, b.low, b.high):
         return False
@@ -114,7 +114,7 @@ def ahead(a, b, higher_is_better: bool) -> bool:
 
 
 def proven_ahead(a, b, higher_is_better: bool, level: float = LEVEL) -> bool:
-    """Whether ``a`` is proven better than ``b`` (each a Figure or a model Point: its launches' ``values`` and
+    """Whether ``a`` is proven better than ``b`` (each a ArmFigure or a model Point: its launches' ``values`` and
     ``noise``): the ``level`` interval of their ratio over the launches excludes 1 on the better side
     (inference.ratio); never from fewer than 2 launches a side."""
     if len(a.values) < 2 or len(b.values) < 2:
@@ -327,7 +327,7 @@ class Range:
     high: int
     arm: str  # DEFAULTS where no value was confirmed better
     settings: dict[str, str]
-    sizes: tuple[tuple[int, float, Figure | None, Figure], ...]  # (size, gain, the arm's figure, the defaults')
+    sizes: tuple[tuple[int, float, ArmFigure | None, ArmFigure], ...]  # (size, gain, the arm's figure, the defaults')
     gain: float = 1.0
     gain_low: float | None = None
     gain_high: float | None = None

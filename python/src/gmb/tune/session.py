@@ -19,7 +19,7 @@ from . import answer as answer_mod
 from ..results.tune_answer import ANSWER_FILE
 from .catalogue import COMMAND_LINE, check_knob_patterns, narrowed, nothing_to_try, offered, offers
 from .paths import ROUND_PRECISION, campaign_paths, round_options, tune_paths
-from .search import (CONFIRM_LAUNCHES, DEFAULTS, MAX_CANDIDATES, MIN_LAUNCHES, Arm, Figure, Race, best_gain,
+from .search import (CONFIRM_LAUNCHES, DEFAULTS, MAX_CANDIDATES, MIN_LAUNCHES, Arm, ArmFigure, Race, best_gain,
                      confirm_arm, cut_losers, judge_failures, plan_round, select, worst_per_knob)
 from .verify import record_identity
 from ..campaign.plan import new_results_dir, plan
@@ -275,10 +275,10 @@ class Tuner:
         for race in races:
             for arm in race.arms:
                 points = combine(by_arm.get(id(arm), []), metric=race.metric)
-                arm.figures = {p.bytes: Figure(p.median, p.low, p.high, p.reps, tuple(p.values), p.noise)
+                arm.figures = {p.bytes: ArmFigure(p.median, p.low, p.high, p.reps, tuple(p.values), p.noise)
                                for p in points}
                 points = combine(fresh.get(id(arm), []), metric=race.metric)
-                arm.fresh_figures = {p.bytes: Figure(p.median, p.low, p.high, p.reps, tuple(p.values), p.noise)
+                arm.fresh_figures = {p.bytes: ArmFigure(p.median, p.low, p.high, p.reps, tuple(p.values), p.noise)
                                      for p in points}
                 arm.fresh = {p.bytes: {x.launch_id: x.median for x in p.launches} for p in points}
             for arm in race.arms[1:]:
