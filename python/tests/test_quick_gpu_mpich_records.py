@@ -21,14 +21,16 @@ def test_three_configurations_on_device_memory_and_the_fastest_per_path(gpu_quic
     assert {f.library for f in same.figures} == AWARE
     # Open MPI's pml ob1 (smcuda, CUDA IPC) moves device memory of one GPU at most at the d2d copy ceiling;
     # MPICH's ch4:ucx at about a third of it
-    assert (same.fastest, same.slowest) == ("openmpi-5.0.7-ob1", "mpich-4.0.2")
+    assert (same.figures[0].library, same.figures[-1].library) == ("openmpi-5.0.7-ob1", "mpich-4.0.2")  # one launch a point: ranked by figure, no claim
+    assert (same.fastest, same.slowest) == (None, None)
     assert all(f.pct_of_ceiling <= 100 for f in same.figures)
     # pinned host memory into device memory: MPICH's path is an order of magnitude ahead of pml ob1's
     pinned = _path(ans, "pinned host -> device")
-    assert pinned.fastest == "mpich-4.0.2" and pinned.ratio > 10
-    assert _path(ans, "pageable host -> device").fastest == "openmpi-5.0.7-ucx"
+    assert pinned.figures[0].library == "mpich-4.0.2" and pinned.figures[0].value > 10 * pinned.figures[-1].value
+    assert _path(ans, "pageable host -> device").figures[0].library == "openmpi-5.0.7-ucx"
     text = " ".join(render_text.answers_text(answers.answers(Results.load(gpu_quick_mpich_store))).split())
-    assert "pinned host -> device (bw at 4M, ceiling h2d-pinned 52.0 GB/s): fastest mpich-4.0.2 38.3 GB/s" in text
+    assert "pinned host -> device (bw at 4M, ceiling h2d-pinned 52.0 GB/s): no configuration of 3 proven fastest" in text
+    assert "best mpich-4.0.2 38.3 GB/s" in text
 
 
 def test_collectives_on_device_memory_compare_the_families(gpu_quick_mpich_store):
@@ -37,8 +39,9 @@ def test_collectives_on_device_memory_compare_the_families(gpu_quick_mpich_store
     assert set(device) == {"allreduce", "alltoall", "bcast"}
     assert all({f.library for f in c.figures} == AWARE for c in device.values())
     # MPICH reduces device buffers with yaksa on the GPU; Open MPI 5.0.7 reduces them through host memory
-    assert device["allreduce"].fastest == "mpich-4.0.2"
-    assert device["bcast"].fastest == "openmpi-5.0.7-ob1"
+    assert device["allreduce"].figures[0].library == "mpich-4.0.2"  # one launch a point: ranked by figure, no claim
+    assert device["bcast"].figures[0].library == "openmpi-5.0.7-ob1"
+    assert all(c.fastest is None for c in device.values())
 
 
 def test_settings_that_mattered_for_each_ucx_configuration(gpu_quick_mpich_store):

@@ -24,12 +24,13 @@ def test_answers_of_the_recorded_quick_campaign(gpu_quick_store):
     # every pml of the CUDA-aware Open MPI is a configuration of its own, and on one GPU ob1 is the faster one
     same = paths["same GPU"]
     assert {f.library for f in same.figures} == {"openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx"}
-    assert same.fastest == "openmpi-5.0.7-ob1" and same.ratio > 2
-    # gmb's pipelined-gpu strategy beats the library's own pinned host -> device path under ob1
+    assert same.figures[0].library == "openmpi-5.0.7-ob1" and same.figures[0].value > 2 * same.figures[1].value
+    assert same.fastest is None  # one launch a point: ranked by figure, no claim
+    # gmb's pipelined-gpu strategy beside the library's own pinned host -> device path under ob1: one launch a
+    # point, so shown without a claim that it beats it
     beat = next(s for s in a.strategies if "pipelined-gpu" in s.sentence)
-    assert "openmpi-5.0.7-ob1" in beat.sentence and re.search(r"\d+(\.\d+)?x the library's own", beat.sentence)
-    # ... and the fastest configuration's own path there (pml ucx)
-    assert re.search(r"\d+(\.\d+)?x the fastest configuration's, openmpi-5.0.7-ucx's own", beat.sentence)
+    assert "openmpi-5.0.7-ob1" in beat.sentence and not beat.beats
+    assert "one launch: no claim across launches" in beat.sentence
     # the doctor's findings: pml ucx needs UCX_MEMTYPE_CACHE=n
     assert any(s.library == "openmpi-5.0.7-ucx" and "UCX_MEMTYPE_CACHE=n" in s.sentence for s in a.settings)
     # device collectives of both pmls next to each other

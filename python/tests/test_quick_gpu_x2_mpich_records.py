@@ -27,7 +27,8 @@ def test_nvlink_pair_is_answered_where_the_link_is_reached_with_nccl_beside(gpu_
     assert pair.bytes == 64 << 20 and pair.ceiling == "p2p-ipc"
     assert {f.library for f in pair.figures} == AWARE | {"nccl"}
     assert sorted(pair.not_at_size) == sorted(NOT_AWARE)
-    assert pair.fastest == "openmpi-5.0.7-ob1" and pair.slowest == "openmpi-5.0.7-ucx"
+    assert pair.figures[0].library == "openmpi-5.0.7-ob1" and pair.figures[-1].library == "openmpi-5.0.7-ucx"
+    assert pair.fastest is None and pair.slowest is None  # one launch a point: ranked by figure, no claim
     assert all(0 < f.pct_of_ceiling <= 100 for f in pair.figures)
     assert "not measured at 64M: openmpi-4.1.6-ob1, openmpi-4.1.6-ucx" in pair.sentence
 
@@ -35,13 +36,15 @@ def test_nvlink_pair_is_answered_where_the_link_is_reached_with_nccl_beside(gpu_
 def test_host_device_paths_name_the_fastest_family(gpu_x2_quick_mpich_store):
     ans = answers.answers(Results.load(gpu_x2_quick_mpich_store))
     pinned = _path(ans, "pinned host -> device")
-    # MPICH and Open MPI's pml ucx both stage through UCX's pinned buffers: within precision of each other
-    assert pinned.fastest is None and pinned.slowest == "openmpi-5.0.7-ob1"
+    # MPICH and Open MPI's pml ucx both stage through UCX's pinned buffers; one launch a point: no claim
+    assert pinned.fastest is None and pinned.slowest is None and pinned.figures[-1].library == "openmpi-5.0.7-ob1"
     assert [f.library for f in pinned.figures][:2] == ["mpich-4.0.2", "openmpi-5.0.7-ucx"]
-    assert _path(ans, "pageable host -> device").fastest == "mpich-4.0.2"
+    assert _path(ans, "pageable host -> device").figures[0].library == "mpich-4.0.2"
     # gmb's pipelined-gpu strategy lifts pml ob1 to the best library's own figure
     strategy = next(s for s in ans.strategies if s.library == "openmpi-5.0.7-ob1")
-    assert strategy.beats and strategy.strategy.startswith("pipelined-gpu") and strategy.ratio > 10
+    # one launch a point: the strategy's figure is shown beside the library's own, no claim that it beats it
+    assert not strategy.beats and strategy.strategy.startswith("pipelined-gpu")
+    assert "one launch: no claim across launches" in strategy.sentence
 
 
 def test_collectives_on_device_memory_compare_three_configurations_beside_nccl(gpu_x2_quick_mpich_store):
@@ -50,9 +53,8 @@ def test_collectives_on_device_memory_compare_three_configurations_beside_nccl(g
     for c in device.values():
         assert c.ranks == 2 and c.nccl == ["nccl"] and c.figures[0].library == "nccl"
         assert {f.library for f in c.figures} == AWARE | {"nccl"}
-    assert device["allreduce"].fastest == "nccl"
-    assert device["bcast"].fastest == "openmpi-5.0.7-ob1"  # CUDA IPC straight into the peer's buffer
-    assert device["alltoall"].fastest is None  # pml ob1 and NCCL within precision of each other
+    assert device["allreduce"].figures[0].library == "nccl"  # one launch a point: ranked by figure, no claim
+    assert all(c.fastest is None for c in device.values())
     text = " ".join(render_text.answers_text(answers.answers(Results.load(gpu_x2_quick_mpich_store))).split())
     assert "allreduce, 2 ranks, device memory, at 16M: nccl 200 GB/s" in text
 

@@ -429,8 +429,8 @@ def _digits(*values: float) -> int:
 
 
 def figure_cells(p: Point) -> tuple[str, str | Absent]:
-    """A point's figure and its interval's cell ("[2.71, 2.89] +-3.2 %"), with the digits they need: an interval
-    from one launch says so (it holds within that launch)."""
+    """A point's figure and its interval's cell ("[2.71, 2.89] +-3.2 %"), with the digits they need: the interval
+    of a point of one launch says so (it holds within that launch)."""
     if not p.has_interval or p.low <= 0:
         return inference.significant(p.median), Absent("no interval")
     digits = _digits(p.low, p.median, p.high)
