@@ -9,6 +9,7 @@ import re
 import tomllib
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import write_fake_engine, write_fake_launcher
@@ -657,3 +658,44 @@ def test_a_configuration_is_proven_ahead_of_another_over_their_launches_not_by_i
     # a Bonferroni level for many comparisons asks for more
     near = ArmFigure(10.4, 10.2, 10.6, 3, (10.28, 10.4, 10.52))
     assert search.proven_ahead(near, slow, True) and not search.proven_ahead(near, slow, True, level=0.9999)
+
+
+class _ConfirmingTuner:
+    """Time for ``fits`` launches; each round of confirmation launches recorded, and every arm it launched
+    confirmed."""
+
+    def __init__(self, fits: int):
+        self.fits, self.cut_short, self.rounds, self.owner = fits, False, [], {}
+
+    def left(self) -> float:
+        return self.fits * 4.0 - 4.0 * sum(len(work) for work in self.rounds)
+
+    def launch_estimate(self) -> float:
+        return 4.0
+
+    def run_round(self, number, work, confirming=False):
+        assert confirming
+        self.rounds.append(work)
+
+    def update_figures(self, races):
+        for work in self.rounds:
+            for _race, arm in work:
+                arm.confirmation = arm.confirmation or SimpleNamespace(recommended=True, worse=[])
+
+
+def test_the_values_the_time_left_can_confirm_are_confirmed_when_another_cannot_be(monkeypatch):
+    races = [Race("ob1", path, "host-device", Block(["bw"]), True, "bw", [Arm(search.DEFAULTS, {})])
+             for path in ("host-device pinned", "host-device pageable")]
+    values = [Arm("K=1", {"K": "1"}, "K") for _ in races]
+    for race, arm in zip(races, values):
+        race.arms.append(arm)
+    monkeypatch.setattr(session_mod, "best_gain", lambda race, arm: (2.0 if race is races[0] else 1.5, 1))
+    # time for one value and its defaults (12 launches), not for two (24)
+    tuner = _ConfirmingTuner(fits=22)
+    session_mod._confirm(tuner, races, 5, list(zip(races, values)))
+    assert len(tuner.rounds) == search.CONFIRM_LAUNCHES
+    assert all({arm.key for _, arm in work} == {search.DEFAULTS, "K=1"} and work[1][0] is races[0]
+               for work in tuner.rounds)
+    assert values[0].confirmation is not None and values[0].why == ""
+    assert values[1].confirmation is None and values[1].why == "the budget ran out before its confirmation"
+    assert tuner.cut_short  # the search says its budget ran out

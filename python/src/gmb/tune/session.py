@@ -462,11 +462,12 @@ def _confirm(tuner: Tuner, races: list[Race], number: int, arms: list[tuple[Race
     fits = tuner.left() / tuner.launch_estimate()
     chosen: list[tuple[Race, Arm]] = []
     with_defaults: dict[int, Race] = {}
+    left_out = False  # a value the time left cannot confirm: the budget ran out, once those that fit are confirmed
     for race, arm in arms:
         cost = CONFIRM_LAUNCHES * (len(chosen) + len(with_defaults) + 1 + (id(race) not in with_defaults))
         if tuner.cut_short or cost > fits:
             arm.why = arm.why or "the budget ran out before its confirmation"
-            tuner.cut_short = True
+            left_out = True
             continue
         chosen.append((race, arm))
         with_defaults[id(race)] = race
@@ -476,6 +477,7 @@ def _confirm(tuner: Tuner, races: list[Race], number: int, arms: list[tuple[Race
         tuner.run_round(number, [(race, race.defaults) for race in with_defaults.values()] + chosen, confirming=True)
         tuner.update_figures(races)
         number += 1
+    tuner.cut_short = tuner.cut_short or left_out
     for race, arm in chosen:
         if arm.confirmation is None and arm.state != "broken":
             arm.why = arm.why or "the budget ran out before its confirmation launches"
