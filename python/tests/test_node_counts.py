@@ -73,7 +73,9 @@ def test_a_run_over_node_counts_is_one_results_directory(fake_setup, tmp_path, c
     sizes = {r[5] for r in t.rows}
     assert len(t.rows) == len(sizes) > 1  # the fake measured several sizes: a series each
     assert {tuple(r[:5]) for r in t.rows} == {("fakempi-a", "allreduce", "host", "strong scaling (S fixed)", 2)}
-    assert all(r[6].endswith("GB/s)") and "x [" in r[8] and 0.9 < float(r[8].split("x")[0]) < 1.1 for r in t.rows)
+    # one launch a point: the growth without an interval, said so
+    assert all(r[6].endswith("GB/s)") and r[8].endswith("x (no interval: one launch)")
+               and 0.9 < float(r[8].split("x")[0]) < 1.1 for r in t.rows)
     text = " ".join(render_text.answers_text(answers.answers(results)).split())
     assert ("allreduce (host), strong scaling (S fixed) at 64K, 1 -> 2 nodes, 2 ranks per node: time growth "
             "fakempi-a ") in text  # the fake's figures move a little from launch to launch: a growth near 1

@@ -12,6 +12,7 @@ from conftest import DATA, check_report_in_chromium, quick_campaign_store
 from gmb.report import answers
 from gmb.report import tables
 from gmb.report.html import build_html
+from gmb.results.inference import ratio_text
 from gmb.results.model import Results, combine
 from gmb.report import render_text, answers_data
 
@@ -49,17 +50,17 @@ def test_nvlink_pair_and_same_gpu_name_the_faster_pml_across_launches(ans):
     assert pair.bytes == 64 << 20 and pair.ceiling == "p2p-ce"  # 385.7 GB/s, the largest copy there (p2p-ipc 385.3)
     assert {f.library for f in pair.figures} == AWARE | {"nccl"} and sorted(pair.not_at_size) == sorted(NOT_AWARE)
     assert pair.fastest == "openmpi-5.0.7-ob1" and pair.slowest == "openmpi-5.0.7-ucx"
-    assert pair.ratio == pytest.approx(1.36, abs=0.02)
+    assert pair.ratio.value == pytest.approx(1.36, abs=0.02)
     same = _path(ans, "same GPU")
-    assert (same.fastest, same.slowest) == ("openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx") and same.ratio > 2.5
+    assert (same.fastest, same.slowest) == ("openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx") and same.ratio.value > 2.5
 
 
 def test_host_device_paths_and_the_strategy(ans):
     pinned = _path(ans, "pinned host -> device")
-    assert (pinned.fastest, pinned.slowest) == ("openmpi-5.0.7-ucx", "openmpi-5.0.7-ob1") and pinned.ratio > 10
+    assert (pinned.fastest, pinned.slowest) == ("openmpi-5.0.7-ucx", "openmpi-5.0.7-ob1") and pinned.ratio.value > 10
     strategy = next(s for s in ans.strategies if s.library == "openmpi-5.0.7-ob1")
     # gmb's pipelined-gpu lifts pml ob1 to within precision of pml ucx's own path
-    assert strategy.beats and strategy.strategy.startswith("pipelined-gpu") and strategy.ratio > 10
+    assert strategy.beats and strategy.strategy.startswith("pipelined-gpu") and strategy.ratio.value > 10
     assert "not proven apart from the fastest configuration's, openmpi-5.0.7-ucx's own" in strategy.sentence
 
 
@@ -69,7 +70,10 @@ def test_collectives_on_four_ranks_put_nccl_first(ans):
     for c in device.values():
         assert c.ranks == 4 and c.bytes == 16 << 20 and c.fastest == "nccl" and c.figures[0].library == "nccl"
         assert {f.library for f in c.figures} == AWARE | {"nccl"}
-    assert device["allreduce"].ratio > 100  # Open MPI reduces device memory on the host
+    assert device["allreduce"].ratio.value > 100  # Open MPI reduces device memory on the host
+    # "x times" with the interval of the ratio it was tested on
+    r = device["allreduce"].ratio
+    assert 1 < r.low < r.value < r.high and f"nccl fastest, {ratio_text(r.value, r.low, r.high)} " in device["allreduce"].sentence
     host = {c.operation: c for c in ans.collectives if c.memory == "host"}
     assert all(c.fastest is None and {f.library for f in c.figures} == NOT_AWARE for c in host.values())
 

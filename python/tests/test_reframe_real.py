@@ -31,7 +31,7 @@ def test_tables_json_holds_the_answers(capsys):
     """The document the check reads (gmb tables --json): answers with their figures, and the tables."""
     assert main(["tables", str(Path(__file__).parent / "data" / "h200-x2"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["format"] == "gmb.answers/1"
+    assert doc["format"] == "gmb.answers/2"
     path = doc["answers"]["paths"][0]
     figure = path["figures"][0]
     assert {"library", "value", "unit", "pct_of_ceiling", "latency_us", "strategy"} <= set(figure)

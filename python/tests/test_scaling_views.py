@@ -68,7 +68,7 @@ def test_configurations_of_one_library_are_series_of_their_own(tmp_path):
         c.launch("ompi", 1, 2, {M: one}, env={"UCX_RNDV_THRESH": setting})
         c.launch("ompi", 2, 2, {M: two}, env={"UCX_RNDV_THRESH": setting})
     results = c.results()
-    got = {s.configuration: round(s.growth[0], 2) for s in scaling.series(results)}
+    got = {s.configuration: round(s.growth.value, 2) for s in scaling.series(results)}
     assert got == {"ompi [UCX_RNDV_THRESH=1]": 1.2, "ompi [UCX_RNDV_THRESH=2]": 2.0}
     text = _flat(render_text.answers_text(answers.answers(results)))
     assert ("allreduce (device), strong scaling (S fixed) at 1M, 1 -> 2 nodes, 2 ranks per node: time growth "
@@ -114,7 +114,7 @@ def test_overlapping_growths_name_no_best(tmp_path):
         c.launch(lib, 1, 2, {M: 10.0})
         c.launch(lib, 2, 2, {M: 12.0 if lib == "a" else 12.1})
     (said,) = [f.sentence for f in answers.answers(c.results()).features if f.topic == "scaling"]
-    assert said.endswith("none proven apart (growth intervals overlap, or a point carries no claim)")
+    assert said.endswith("none proven to scale best (the growths' ratio not proven below 1, or a point carries no claim)")
 
 
 def test_weak_scaling_series_keeps_each_ranks_share_and_says_so(tmp_path):
@@ -125,7 +125,7 @@ def test_weak_scaling_series_keeps_each_ranks_share_and_says_so(tmp_path):
     c.launch("ompi", 2, 2, {2 * M: 180.0}, scaling="weak", op="alltoall")
     (s,) = scaling.series(c.results())
     assert (s.scaling, s.size, s.nodes) == ("weak", "512K per rank (1M at 2 ranks)", (1, 2))
-    assert s.growth[0] == pytest.approx(1.8)
+    assert s.growth.value == pytest.approx(1.8) and s.growth.low < 1.8 < s.growth.high
     text = _flat(render_text.answers_text(answers.answers(c.results())))
     assert "alltoall (device), weak scaling (each rank's share of S fixed) at 512K per rank (1M at 2 ranks)" in text
 
@@ -174,3 +174,25 @@ def test_a_size_sweep_of_one_configuration_claims_nothing(tmp_path):
     (t,) = [t for t in tables.all_tables(results) if t.title == "Collectives: size sweep at a fixed node count"]
     assert "fastest by size" not in t.columns and "one configuration measured it" in t.note
     assert not [f for f in answers.answers(results).features if f.topic == "size sweep"]
+
+
+def test_growths_are_compared_as_a_ratio_of_ratios_not_by_intervals_apart(tmp_path):
+    """a grows 1.20x, b 1.30x, each over 3 launches at 2 % launch noise: their growth intervals overlap (each about
+    +-6 %), yet the ratio of the two growths (0.923, its interval from both growths' launches) is proven below 1:
+    a scales best. Equal growths are not called."""
+    c = Campaign(tmp_path)
+    for lib, grown in (("a", 12.0), ("b", 13.0)):
+        c.launch(lib, 1, 2, {M: 10.0})
+        c.launch(lib, 2, 2, {M: grown})
+    series = {s.configuration: s.growth for s in scaling.series(c.results())}
+    a, b = series["a"], series["b"]
+    assert a.high > b.low  # the intervals overlap: the old rule called nothing
+    (said,) = [f.sentence for f in answers.answers(c.results()).features if f.topic == "scaling"]
+    assert said.endswith("; a scales best")
+    (tmp_path / "same").mkdir()
+    c = Campaign(tmp_path / "same")
+    for lib in ("a", "b"):
+        c.launch(lib, 1, 2, {M: 10.0})
+        c.launch(lib, 2, 2, {M: 12.0})
+    (said,) = [f.sentence for f in answers.answers(c.results()).features if f.topic == "scaling"]
+    assert "scales best" not in said.replace("none proven to scale best", "")

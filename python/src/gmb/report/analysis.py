@@ -12,7 +12,11 @@ from .claims import held_together
 from .tables import all_tables
 
 
-def answers_and_tables(results: Results) -> tuple[Answers, list[Table]]:
+# the answers and the tables of one store, decided together (claims held together over both)
+Analysis = tuple[Answers, list[Table]]
+
+
+def answers_and_tables(results: Results) -> Analysis:
     """The answers and the tables of ``results``; the answers' notes end with how many differences were tested and
     how many are claimed."""
     (a, ts), count = held_together(lambda: (answers(results), all_tables(results)))

@@ -39,7 +39,7 @@ from .answers_features import one_sided_answers, partitioned_answers, persistent
 from .answers_paths import path_answers, strategy_answers
 from .scaling import scaling_answers, size_sweep_answers
 from .cells import collective_results, latency_results, size_label
-from .wording import no_difference_text, path_label, precision_text, sig3, times
+from .wording import no_difference_text, path_label, precision_text, ratio_said, sig3
 
 def _settings_answers(results: Results) -> tuple[list[SettingAnswer], str]:
     try:
@@ -90,9 +90,10 @@ def _collective_answers(results: Results) -> list[CollectiveAnswer]:
             tail = ("no NCCL figure to compare with" if figs[0].point.base_library not in nccl
                     else "no MPI figure to compare with")
         elif fastest and slowest:
-            tail = f"{fastest} fastest, {times(ratio)} {slowest}"
+            tail = f"{fastest} fastest, {ratio_said(ratio)} {slowest}"
         elif slowest:
-            tail = (f"{', '.join(f.library for f in leaders)} not proven apart, {times(ratio)} {slowest}")
+            tail = (f"{', '.join(f.library for f in leaders)} not proven apart, "
+                    f"{ratio_said(ratio)} {slowest}")
         else:
             tail = no_difference_text(f.point for f in figs)
         missing = sorted(lib for lib in per_lib if size not in per_lib[lib])

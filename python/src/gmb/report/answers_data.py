@@ -7,9 +7,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..results.inference import Ratio
 from ..results.model import Point, Results, combine
 from ..results.records import placed, transport_of
-from .cells import clearly_apart, pairwise_bandwidth
+from .cells import clearly_apart, difference, pairwise_bandwidth
 
 LATENCY_BYTES = 8
 DIRECT = (None, "", "direct")
@@ -60,7 +61,7 @@ class PathAnswer:
     figures: list[Figure]
     fastest: str | None  # the library clearly ahead of every other one
     slowest: str | None  # the library clearly behind the best
-    ratio: float | None  # best / slowest (time: slowest / best) when clearly apart
+    ratio: Ratio | None  # best / slowest (time: slowest / best) with its interval, where proven apart
     not_at_size: list[str]  # configurations on that path that did not measure that size
     sentence: str
     verdict: str = ""  # the sentence's verdict alone, naming the configurations without their figures
@@ -86,7 +87,7 @@ class StrategyAnswer:
     strategy_precision: float | None
     direct_GBps: float | None  # None: the library's own path was not measured there
     direct_precision: float | None
-    ratio: float | None  # strategy / direct, only when clearly apart
+    ratio: Ratio | None  # strategy / direct with its interval, only where proven apart
     beats: bool
     sentence: str
 
@@ -110,7 +111,7 @@ class CollectiveAnswer:
     figures: list[Figure]  # NCCL first, then the others by bus bandwidth
     fastest: str | None
     slowest: str | None
-    ratio: float | None
+    ratio: Ratio | None  # best / slowest (bus bandwidth) with its interval, where a claim is made
     nccl: list[str]  # the NCCL configurations among the figures
     sentence: str
 
@@ -216,20 +217,16 @@ def latencies(latency: list[Point]) -> dict[tuple, dict[int, Point]]:
     return out
 
 
-def relative(a: Point, b: Point, higher: bool) -> float | None:
-    """How many times a is better than b, None when b's figure is zero."""
-    if higher:
-        return a.median / b.median if b.median > 0 else None
-    return b.median / a.median if a.median > 0 else None
-
-
-def verdict(figs: list[Figure], higher: bool) -> tuple[str | None, str | None, float | None, list[Figure]]:
-    """(clearly fastest library, clearly slowest library, best/slowest ratio, leaders): the leaders are the
-    figures whose interval overlaps the best one's."""
+def verdict(figs: list[Figure], higher: bool) -> tuple[str | None, str | None, Ratio | None, list[Figure]]:
+    """(proven fastest library, proven slowest library, how many times the best is better than the slowest with its
+    interval, leaders): the leaders are the figures not proven apart from the best one. The ratio is the one the
+    claim was tested on (bandwidth: best / slowest; time: slowest / best), None where no claim is made."""
     best, worst = figs[0], figs[-1]
     leaders = [f for f in figs if f is best or not clearly_apart(best.point, f.point)]
     fastest = best.library if len(figs) > 1 and len(leaders) == 1 else None
     apart = len(figs) > 1 and clearly_apart(best.point, worst.point)
     slowest = worst.library if apart else None
-    ratio = relative(best.point, worst.point, higher) if apart else None
+    ratio = None
+    if apart:
+        ratio = difference(best.point, worst.point) if higher else difference(worst.point, best.point)
     return fastest, slowest, ratio, leaders

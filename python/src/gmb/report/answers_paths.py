@@ -11,9 +11,8 @@ from .network import INTER_NODE, above_every_tool, ceiling_name, is_network, net
 from ..results.records import placed
 from .answers_data import (Figure, PathAnswer, StrategyAnswer, best_point, has_device, latencies,
                            measured, nearest, not_cuda_aware, own_path, pick_size, verdict)
-from ..results.inference import ratio_text
 from .cells import SUSPECT_PCT, clearly_apart, difference, pairwise_time_results, size_label
-from .wording import figure_text, no_difference_text, order, path_label, precision_text, sig3, times
+from .wording import figure_text, no_difference_text, order, path_label, precision_text, ratio_said, sig3
 
 def _path_groups(results: Results, bandwidth: list[Point], latency: list[Point]
                  ) -> list[tuple[str, str, str | None, list[Point], bool | None]]:
@@ -165,8 +164,7 @@ def _path_verdict(head, figs, fastest, slowest, ratio, leaders, higher, fig) -> 
         return f"{head}: only {fig(best)}"
     how = ""
     if ratio:
-        r = difference(best.point, worst.point) if higher else difference(worst.point, best.point)
-        told = ratio_text(r.value, r.low, r.high)
+        told = ratio_said(ratio)
         how = (f"{best.library} moves {told} the bandwidth of {worst.library}" if higher
                else f"{worst.library} takes {told} the time of {best.library}")
     if fastest and slowest:
@@ -221,16 +219,16 @@ def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> 
         s, d = best_point(strat[size], True), direct[size]
         apart = clearly_apart(s, d)
         beats = apart and s.median > d.median
-        ratio = s.median / d.median if apart and d.median > 0 else None
+        ratio = difference(s, d) if apart else None
         sf = f"{sig3(s.median)} GB/s ({precision_text(s.precision, s.capped)})"
         df = f"{sig3(d.median)} GB/s ({precision_text(d.precision, d.capped)})"
         if beats:
             sentence = (f"{label}, {lib}: {s.strategy_label} moves {sf} at {size_label(size)}, "
-                        f"{times(ratio)} the library's own {df}")
+                        f"{ratio_said(ratio)} the library's own {df}")
             best = best_own.get((bench, memory, path, size))
             if best is not None and best.library != lib:
                 bf = f"{best.library}'s own {sig3(best.median)} GB/s"
-                sentence += (f"; {times(s.median / best.median)} the fastest configuration's, {bf}"
+                sentence += (f"; {ratio_said(difference(s, best))} the fastest configuration's, {bf}"
                              if clearly_apart(s, best) and s.median > best.median else
                              f"; below the fastest configuration's, {bf}" if clearly_apart(s, best) else
                              f"; not proven apart from the fastest configuration's, {bf}")

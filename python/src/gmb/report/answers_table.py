@@ -9,7 +9,7 @@ import html
 
 from .answers_data import Answers, CollectiveAnswer, Figure, PathAnswer
 from .cells import size_text
-from .wording import no_difference_text, pct, pct_of_ceiling_text, precision_text, sig3, times, who
+from .wording import no_difference_text, pct, pct_of_ceiling_text, precision_text, ratio_said, sig3, who
 
 COLUMNS = ("question / path", "answer", "figure", "% of ceiling", "evidence")
 
@@ -61,9 +61,9 @@ def _collective_verdict(c: CollectiveAnswer) -> str:
     if len(c.figures) == 1:
         return f"only {c.figures[0].library}"
     if c.fastest:
-        return f"fastest {c.fastest}" + (f", {times(c.ratio)} {c.slowest}" if c.ratio else "")
+        return f"fastest {c.fastest}" + (f", {ratio_said(c.ratio)} {c.slowest}" if c.ratio else "")
     if c.slowest:
-        return f"slowest {c.slowest}, {times(c.ratio)} behind the best"
+        return f"slowest {c.slowest}, {ratio_said(c.ratio)} behind the best"
     return no_difference_text(f.point for f in c.figures)
 
 

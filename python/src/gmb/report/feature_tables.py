@@ -11,6 +11,7 @@ from ..results.peaks import ceilings
 from ..results.records import one_sided, operation_label, overlap, partitioned, persistent
 from .cells import (NO_OPERATION, PRECISION_COLUMN, PRECISION_NOTE, Absent, Table, check_cell, clearly_apart,
                     point_flags, precision_pct, size_label)
+from .wording import no_difference_text
 
 
 # sizes the persistent table quotes (where a launch measured none of them: its smallest and largest)
@@ -77,7 +78,7 @@ def persistent_table(results: Results) -> Table:
                 regular_cell = round(q.median, 3)
                 speedup = round(pair.speedup, 2) if pair.speedup is not None else Absent("persistent time 0")
                 difference = (("persistent faster" if p.median < q.median else "regular faster")
-                              if clearly_apart(p, q) else Absent("within precision"))
+                              if clearly_apart(p, q) else Absent(no_difference_text([p, q])))
             both = [p] + ([q] if q else [])
             rows.append([lib, bench, operation or NO_OPERATION, mem, path or "not recorded",
                          ranks or Absent("not recorded"), size_label(p.bytes), regular_cell, round(p.median, 3), speedup,
@@ -86,8 +87,9 @@ def persistent_table(results: Results) -> Table:
                  "The same launch measures the regular calls, then their persistent form (MPI_Send_init/MPI_Recv_init, "
                  "MPI_Allreduce_init ...: requests made once, started every iteration); medians of repetitions in "
                  "microseconds (bw, bibw, mbw: the time of a window). 'speedup': regular / persistent time, above 1 "
-                 "where the persistent form is faster; 'difference' names the faster form only where the two "
-                 "intervals do not overlap. " + PRECISION_NOTE)
+                 "where the persistent form is faster; 'difference' names the faster form only where the difference "
+                 "is proven (the 95 % interval of the ratio over the launches excludes 1), and otherwise says why "
+                 "not. " + PRECISION_NOTE)
 
 
 def one_sided_table(results: Results) -> Table:

@@ -13,7 +13,7 @@ from ..machine import families, identity
 from ..machine.load import describe_campaign
 from ..outputs import write_new
 from ..results.model import Context, Results
-from .analysis import answers_and_tables
+from .analysis import Analysis, answers_and_tables
 from .cells import Table
 from .overview import CSS as OVERVIEW_CSS
 from .render_html import Markup, answers_html, escape, figure_html, shown, table_html
@@ -250,11 +250,11 @@ def _settings_section(answer: dict) -> str:
     return settings_section(answer, figure)
 
 
-def build_html(results: Results, title: str = "gmb report") -> str:
+def build_html(results: Results, title: str = "gmb report", analysis: Analysis | None = None) -> str:
     """The report of a store's results model (Results.load): a list of sections (each an HTML string) between the
-    page's head and its end."""
+    page's head and its end. ``analysis``: its answers_and_tables, where the caller has them already."""
     searched = tune_answer(results)  # a search's records: its answer first, no answers drawn from its cut values
-    found, tables = answers_and_tables(results)
+    found, tables = analysis or answers_and_tables(results)
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>",
              f"<p class='note'>Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by gmb "
@@ -273,7 +273,8 @@ def build_html(results: Results, title: str = "gmb report") -> str:
     return "\n".join(parts)
 
 
-def write_report(results: Results, out: str | Path, title: str = "gmb report") -> Path:
+def write_report(results: Results, out: str | Path, title: str = "gmb report",
+                 analysis: Analysis | None = None) -> Path:
     out = Path(out)
-    content = build_html(results, title)
+    content = build_html(results, title, analysis)
     return write_new(out, content)  # complete or absent, never overwriting

@@ -11,7 +11,7 @@ import json
 from .answers_data import Answers
 from .cells import Table
 
-FORMAT = "gmb.answers/1"
+FORMAT = "gmb.answers/2"
 
 
 def _plain(value):

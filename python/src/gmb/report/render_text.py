@@ -44,7 +44,7 @@ def answers_text(a: Answers) -> str:
         if rest:
             lines += _wrap("not beaten: " + "; ".join(
                 f"{s.path}, {s.library} ({s.strategy} {sig3(s.strategy_GBps)} vs {sig3(s.direct_GBps)} GB/s at "
-                f"{size_label(s.bytes)}" + (")" if s.ratio else ", within precision)") for s in rest))
+                f"{size_label(s.bytes)}" + (")" if s.ratio else ", not proven different)") for s in rest))
         if not beaten:
             lines.append("  none: the library's own path is the fastest wherever a strategy was measured")
     lines.append("Settings that mattered:" + (f" {a.settings_note}" if a.settings_note and not a.settings else ""))

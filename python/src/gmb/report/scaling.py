@@ -7,9 +7,11 @@ series is one configuration (everything of a point's identity but the node count
 its settings, binding, options, memory, operation, ranks per node) at ONE size (weak, split among the ranks: one
 share per rank) over the node counts that measured that size; a size some node count did not measure is a series
 without that count, said "not measured" there, never mixed with another size. Growth = time at the most nodes /
-time at the fewest; its interval is the ratio of the two points' intervals (worst against best). Per size and node
-span, a configuration "scales best" only where its growth interval lies apart from every other's (the rule
-cells.clearly_apart applies to figures), named with that size and those node counts.
+time at the fewest, a ratio of two points with its 95 % interval over their launches (cells.difference). Per size
+and node span, a configuration "scales best" only where its growth is proven lower than every other's: the ratio of
+the two growths (inference.ratio_of_ratios) has a 95 % interval below 1 and holds among the report's claims
+(claims.decide), no point of either resting on one launch or busy launches; named with that size and those node
+counts.
 
 A size sweep at a fixed node count (what the Slingshot-11 GPU-aware MPI study calls weak scaling): per collective,
 memory, node count and ranks per node, each configuration's time over the sizes measured there, which one is
@@ -18,14 +20,15 @@ changes, said only between sizes where a fastest was apart."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from ..results.inference import Ratio, ratio_of_ratios
 from ..results.model import Point, Results, combine, configuration_labels, point_label_key
 from .answers_data import FeatureAnswer, measured
-from .cells import Absent, Table, claim_blockers, clearly_apart, collective_results, size_text
-from .wording import sig3, times
+from .cells import Absent, Table, claim_blockers, clearly_apart, collective_results, difference, size_text
+from .claims import decide
+from .wording import ratio_said, sig3
 
 # the two modes of a series over node counts, and the view over sizes, as tables, answers and figures name them
 MODES = {"strong": "strong scaling (S fixed)", "weak": "weak scaling (each rank's share of S fixed)"}
@@ -58,18 +61,18 @@ class Series:
         return tuple(sorted(self.by_nodes))
 
     @property
-    def growth(self) -> tuple[float, float, float] | None:
-        """(time at the most nodes / time at the fewest, its low and high bound), None over one node count. A time
-        interval reaching 0 or below (few launches far apart) bounds nothing: the low bound is then 0, the high one
-        infinite."""
+    def ends(self) -> tuple[Point, Point]:
+        """The points at the fewest and at the most nodes."""
+        return self.by_nodes[min(self.by_nodes)], self.by_nodes[max(self.by_nodes)]
+
+    @property
+    def growth(self) -> Ratio | None:
+        """Time at the most nodes / time at the fewest, with its 95 % interval over the launches (none where a
+        side has one launch); None over one node count."""
         if len(self.by_nodes) < 2:
             return None
-        lo, hi = self.by_nodes[min(self.by_nodes)], self.by_nodes[max(self.by_nodes)]
-        if not (lo.has_interval and hi.has_interval):  # a launch of fewer than 6 samples: bounds nothing either
-            return hi.median / lo.median, 0.0, math.inf
-        low = hi.low / lo.high if hi.low > 0 and lo.high > 0 else 0.0
-        high = hi.high / lo.low if lo.low > 0 else math.inf
-        return hi.median / lo.median, low, high
+        fewest, most = self.ends
+        return difference(most, fewest)
 
 
 def _share(p: Point, scaling: str, splits: dict) -> Fraction | int:
@@ -125,9 +128,8 @@ def series(results: Results) -> list[Series]:
     return out
 
 
-def _growth_text(g: tuple[float, float, float]) -> str:
-    value, lo, hi = g
-    return f"{times(value)} [{sig3(lo)}, {sig3(hi) if math.isfinite(hi) else 'unbounded'}]"
+def _growth_text(g: Ratio) -> str:
+    return ratio_said(g) if g.low is not None else f"{ratio_said(g)} (no interval: one launch)"
 
 
 def scaling_table(results: Results) -> Table:
@@ -151,28 +153,37 @@ def scaling_table(results: Results) -> Table:
                       "a node count did not (refused or not planned there): sizes are never mixed. Not a size sweep "
                       "at a fixed node count (its own table). Figures: the slowest rank's time, median over "
                       "launches (bus bandwidth in parentheses); growth: time at the most nodes / at the fewest, "
-                      "interval: the ratio of the two points' intervals, worst against best.")
+                      "with its 95 % interval over the launches (log scale).")
+
+
+def _scales_best(ss: list[Series]) -> bool:
+    """Whether the first series (the least growth) is proven to grow less than every other: no end point carries a
+    blocker (one launch, busy, quantised), and each ratio of growths is claimed (claims.decide)."""
+    best = ss[0]
+    if any(claim_blockers(p) for s in ss for p in s.ends):
+        return False
+    claimed = [decide(("scaling", best.key, best.nodes, best.configuration, s.configuration),
+                      ratio_of_ratios(s.growth, best.growth)) for s in ss[1:]]
+    return all(claimed)
 
 
 def scaling_answers(results: Results) -> list[FeatureAnswer]:
     """Per operation, memory, mode, ranks per node, size and node counts, each configuration's time growth and
-    which one scales best (its growth interval apart from every other's)."""
+    which one scales best (its growth proven lower than every other's)."""
     groups: dict[tuple, list[Series]] = {}
     for s in series(results):
         if s.growth:
             groups.setdefault((*s.key, s.nodes), []).append(s)
     out = []
     for ss in groups.values():
-        ss = sorted(ss, key=lambda s: s.growth[0])
+        ss = sorted(ss, key=lambda s: s.growth.value)
         best = ss[0]
         said = "; ".join(f"{s.configuration} {_growth_text(s.growth)}" for s in ss)
         verdict = ""
         if len(ss) > 1:
-            points = [p for s in ss for p in (s.by_nodes[s.nodes[0]], s.by_nodes[s.nodes[-1]])]
-            # growths of points that carry no claim (one launch, busy, quantised) are not compared
-            apart = not any(claim_blockers(p) for p in points) and all(best.growth[2] < s.growth[1] for s in ss[1:])
-            verdict = (f"; {best.configuration} scales best" if apart
-                       else "; none proven apart (growth intervals overlap, or a point carries no claim)")
+            verdict = (f"; {best.configuration} scales best" if _scales_best(ss)
+                       else "; none proven to scale best (the growths' ratio not proven below 1, or a point "
+                            "carries no claim)")
         nodes = " -> ".join(map(str, best.nodes))
         out.append(FeatureAnswer("scaling", f"{best.operation} ({best.memory or 'memory not recorded'}), "
                                             f"{MODES.get(best.scaling, best.scaling)} at {best.size}, {nodes} nodes, "

@@ -11,6 +11,7 @@ import json
 
 from ..errors import UsageError
 from ..results.model import Results
+from ..tune.answer import VERDICTS
 from .cells import Absent, Table, size_label
 from .render_html import Markup, escape, table_html
 from .wording import sig3, times
@@ -20,10 +21,10 @@ DEFAULTS = "defaults"
 COMBINED = "combined"
 # the answer's verdict words in the order the section lists them (report/ comes before tune/, which writes them);
 # a word not listed here comes last
-VERDICT_ORDER = ("better", "mixed", "worse", "selected, not confirmed", "broken", "cut early: no claim",
-                 "not measured",
-                 # the words of searches before the confirmation (their tune.json files are still read)
-                 "no difference", "cut early (looked better)", "cut early (no difference)", "cut early (looked worse)")
+# the search's verdicts in its own order, then the words of searches before the confirmation (their tune.json
+# files are still read)
+VERDICT_ORDER = VERDICTS + ("no difference", "cut early (looked better)", "cut early (no difference)",
+                            "cut early (looked worse)")
 WITH_WHY = ("broken", "not measured")  # verdicts said with the value's why
 BASELINE = "baseline"
 # what the section reads of the answer's top level

@@ -9,12 +9,12 @@ from __future__ import annotations
 from ..results.model import Point, Results, combine, strategy_label
 from ..results.peaks import PAIRS_NOT_RECORDED, ceilings, measured_ceilings, nominal_rate
 from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NOTE, SUSPECT_PCT, Absent, Table,
-                    check_cell, clearly_apart, collective_results, latency_results, pairwise_bandwidth, point_flags,
-                    precision_pct, size_label, size_text)
+                    check_cell, clearly_apart, collective_results, difference, latency_results, pairwise_bandwidth,
+                    point_flags, precision_pct, size_label, size_text)
 from .feature_tables import one_sided_table, partitioned_overlap_table, persistent_table
 from .network import above_every_tool, ceiling_name, is_network, network_table
 from .scaling import scaling_table, size_sweep_table
-from .wording import sig3_number
+from .wording import no_difference_text, ratio_said
 
 
 PAIRS_NOTE = ("'pairs': several pairs at once (an aggregate figure): its ceiling and nominal rate are the "
@@ -135,29 +135,29 @@ def collectives_table(results: Results, largest: int = 3) -> Table:
                  ["operation", "ranks", "memory", "size (total)", *libs, "fastest", "fastest / slowest",
                   f"{PRECISION_COLUMN}, widest", "check"], rows,
                  "Bus bandwidth (nccl-tests factors), median of repetitions; the largest sizes that more than one "
-                 "library measured. A library is called fastest only when its interval lies above every other "
-                 "library's (else 'within precision'); fastest / slowest: how many times the fastest library's bus "
-                 "bandwidth exceeds the slowest one's, given only when their intervals do not overlap. Sizes follow "
+                 "library measured. A library is called fastest only when it is proven ahead of every other (the 95 % "
+                 "interval of the ratio over the launches excludes 1, the report's claims held together at a 5 % "
+                 "false discovery rate); fastest / slowest: how many times the fastest library's bus bandwidth "
+                 "exceeds the slowest one's, with its 95 % interval, given only where that difference is proven. "
+                 "Sizes follow "
                  "nccl-tests: the operation's whole buffer (alltoall: each rank's send buffer; allgather, gather: "
                  "the gathered result; scatter: the root's send buffer); OSU's benchmarks call size / ranks the size "
                  "of those four. " + PRECISION_NOTE)
 
 
-def _fastest(points: list[Point]) -> tuple[str, float | str]:
-    """(fastest library, fastest / slowest) of one collective point measured by several libraries: a library is the
-    fastest only when its interval lies above every other's (clearly_apart), the ratio only when the fastest and the
-    slowest are apart; otherwise the cells say that the difference is within the figures' precision, or that one of
-    them has no interval."""
+def _fastest(points: list[Point]) -> tuple[str | Absent, str | Absent]:
+    """(fastest library, fastest / slowest with its interval) of one collective point measured by several libraries:
+    a library is the fastest only when it is proven ahead of every other (clearly_apart), the ratio only where the
+    fastest and the slowest are proven apart, as the answers write it; otherwise the cells say why no claim is
+    made."""
     if len(points) < 2:
         return Absent("one library measured it"), Absent("one library measured it")
     ranked = sorted(points, key=lambda p: p.median, reverse=True)
     best, worst = ranked[0], ranked[-1]
-    if not (best.has_interval and worst.has_interval):
-        return Absent("no interval: fewer than 6 samples"), Absent("no interval: fewer than 6 samples")
     if not clearly_apart(best, worst):
-        return Absent("not proven apart"), Absent("not significant")
-    # rounded as the answers write their ratios (times): one figure, one rounding
-    ratio = sig3_number(best.median / worst.median) if worst.median > 0 else Absent("slowest measured 0")
+        why = no_difference_text([best, worst])
+        return Absent("not proven apart"), Absent(why)
+    ratio = ratio_said(difference(best, worst))
     if all(clearly_apart(best, p) for p in ranked[1:]):
         return best.library, ratio
     return f"{best.library} or {ranked[1].library} (not proven apart)", ratio

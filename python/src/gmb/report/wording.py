@@ -7,7 +7,7 @@ import math
 
 from ..campaign.spec import parse_memory
 from .answers_data import LATENCY_BYTES, Figure
-from ..results.inference import BUSY, NO_SPREAD, ONE_LAUNCH, QUANTISED, ratio_text
+from ..results.inference import BUSY, NO_SPREAD, ONE_LAUNCH, QUANTISED, Ratio, ratio_text
 from .cells import claim_blockers, difference, size_text
 
 # path labels, in the order the answers list them
@@ -86,6 +86,11 @@ def no_difference_text(points) -> str:
 
 def times(r: float) -> str:
     return f"{sig3(r)}x"
+
+
+def ratio_said(r: Ratio) -> str:
+    """A tested ratio with its 95 % interval: "4.47x [3.02, 6.61]"."""
+    return ratio_text(r.value, r.low, r.high)
 
 
 def path_label(memory: str, path_class: str | None) -> str:

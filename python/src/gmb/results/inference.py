@@ -290,6 +290,24 @@ def ratio(a: Sequence[float], b: Sequence[float], noise_a: LaunchNoise | None = 
                  diffs is not None, se, df)
 
 
+def ratio_of_ratios(a: Ratio, b: Ratio, level: float = LEVEL) -> Ratio:
+    """a / b of two ratios of independent launches (one configuration's growth over node counts against
+    another's): on log scale the difference of the two, their variances added, Welch-Satterthwaite degrees of
+    freedom. No interval where either ratio has none."""
+    value = a.value / b.value
+    if a.log_se is None or b.log_se is None or a.df is None or b.df is None:
+        return Ratio(value, None, None, None)
+    va, vb = a.log_se ** 2, b.log_se ** 2
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return Ratio(value, None, None, None)
+    df = (va + vb) ** 2 / (va ** 2 / a.df + vb ** 2 / b.df)
+    log_ratio = math.log(value)
+    half = t_quantile(0.5 + level / 2, df) * se
+    return Ratio(value, math.exp(log_ratio - half), math.exp(log_ratio + half), _two_sided_p(log_ratio / se, df),
+                 False, se, df)
+
+
 @dataclass(frozen=True)
 class Fastest:
     """The best of several points (``index``) and its ratio to every other (None for itself); proven only where

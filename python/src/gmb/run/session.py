@@ -104,12 +104,13 @@ def _run(opts: SessionOptions):
     from ..results.model import Results
 
     results = Results.load(st)
+    analysis = answers_and_tables(results)  # one analysis: the report and the printout make the same claims
     out = outdir / "report.html"
     if not opts.no_report and not out.exists():  # written before anything is printed: a reader that left (a
         from ..report import html as report  # closed pipe) loses the printout, never the report; matplotlib only for a report
 
-        report.write_report(results, out, title=f"gmb report: {run['name']}")
-    print("\n" + answers_text(answers_and_tables(results)[0]) + "\n")  # the claims the report makes
+        report.write_report(results, out, title=f"gmb report: {run['name']}", analysis=analysis)
+    print("\n" + answers_text(analysis[0]) + "\n")
     if not opts.no_report and out.exists():
         print(f"gmb: report {out}")
     print(str(outdir))
