@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 
 from ..machine.load import busy_launch
-from ..results.model import Point, Results, combine
+from ..results.model import Point, Results
 from .answers_data import (DIRECT, Answers, CollectiveAnswer, Figure, MissingAnswer, SettingAnswer, bandwidth_points,
                            measured, nccl_libraries, pick_size, two_sided, verdict)
 from .answers_features import one_sided_answers, partitioned_answers, persistent_answers
@@ -66,7 +66,7 @@ def _settings_answers(results: Results) -> tuple[list[SettingAnswer], str]:
 def _collective_answers(results: Results) -> list[CollectiveAnswer]:
     nccl = nccl_libraries(results)
     groups: dict[tuple, list[Point]] = {}
-    for p in measured(combine(collective_results(results))):
+    for p in measured(results.points(collective_results(results))):
         if (p.ranks or 0) < 2:  # one rank moves nothing between ranks: its bus bandwidth is 0 by definition
             continue
         groups.setdefault((p.operation or "", p.ranks or 0, p.memory), []).append(p)
@@ -188,7 +188,7 @@ def _missing_answers(results: Results) -> list[MissingAnswer]:
 
 def answers(results: Results) -> Answers:
     """The answers of a store (see the module's doc)."""
-    bandwidth, latency = bandwidth_points(results), two_sided(measured(combine(latency_results(results))))
+    bandwidth, latency = bandwidth_points(results), two_sided(measured(results.points(latency_results(results))))
     paths, chosen = path_answers(results, bandwidth, latency)
     strategies = strategy_answers(results, chosen, bandwidth)
     settings, settings_note = _settings_answers(results)

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..results.inference import Ratio
-from ..results.model import Point, Results, combine
+from ..results.model import Point, Results
 from ..results.records import placed, transport_of
 from .cells import clearly_apart, difference, pairwise_bandwidth
 
@@ -204,7 +204,7 @@ def two_sided(points: list[Point]) -> list[Point]:
 
 def bandwidth_points(results: Results) -> list[Point]:
     """Bandwidth between pairs of ranks outside managed placements: what answers 1 and 2 rank."""
-    return two_sided(measured(combine(results.where(lambda rec: pairwise_bandwidth(rec)
+    return two_sided(measured(results.points(results.where(lambda rec: pairwise_bandwidth(rec)
                                                       and not placed(rec)))))
 
 

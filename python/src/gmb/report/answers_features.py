@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from statistics import median
 
-from ..results.model import Point, Results, combine
+from ..results.model import Point, Results
 from ..results.peaks import ceilings
 from ..results.records import one_sided
 from .answers_data import FeatureAnswer, measured, nearest, pick_size
@@ -39,7 +39,7 @@ def one_sided_answers(results: Results) -> list[FeatureAnswer]:
     """Per path, the best one-sided configuration (library, operation, synchronisation, window creation) by one-way
     bandwidth at the largest size all measured (preferring one with a ceiling), and by latency at 8 B."""
     avail = ceilings(results)
-    points = measured(combine(results.where(one_sided)))
+    points = measured(results.points(results.where(one_sided)))
     by_path: dict[tuple, dict[str, list[Point]]] = {}
     for p in points:
         kind = "bandwidth" if p.metric == "bw" and not results.engines.bidirectional(p.benchmark) else "latency" if p.metric == "t" \

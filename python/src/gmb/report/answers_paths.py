@@ -5,7 +5,7 @@ path (answers.py says how)."""
 from __future__ import annotations
 
 from ..campaign.spec import parse_memory
-from ..results.model import Point, Results, combine
+from ..results.model import Point, Results
 from ..results.peaks import ceilings
 from .network import INTER_NODE, above_every_tool, ceiling_name, is_network, network_not_measured
 from ..results.records import placed
@@ -35,7 +35,7 @@ def _path_groups(results: Results, bandwidth: list[Point], latency: list[Point]
                 out.append((bench, memory, path, [p for p in pts if p.benchmark == bench], True))
     managed: dict[tuple, list[Point]] = {}
     placed_results = [r for r in pairwise_time_results(results)[0] if placed(r.record)]
-    for p in measured(combine(placed_results)):
+    for p in measured(results.points(placed_results)):
         managed.setdefault((p.benchmark, p.memory, p.path_class), []).append(p)
     out += [(bench, memory, path, pts, False) for (bench, memory, path), pts in managed.items()]
     # paths with a latency and no bandwidth measured: answered by the latency

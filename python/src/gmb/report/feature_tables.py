@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import median
 
-from ..results.model import Point, Results, combine
+from ..results.model import Point, Results
 from ..results.peaks import ceilings
 from ..results.records import one_sided, operation_label, overlap, partitioned, persistent
 from .cells import (NO_OPERATION, PRECISION_COLUMN, PRECISION_NOTE, Absent, Table, check_cell, clearly_apart,
@@ -44,10 +44,10 @@ def persistent_pairs(results: Results) -> list[PersistentPair]:
                      for r in persistent_results}
     benchmarks = {r.benchmark for r in persistent_results}
     regular = {(p.library, p.benchmark, p.operation, p.memory, p.strategy_label, p.ranks, p.path_class, p.bytes): p
-               for p in combine(results.where(lambda rec: rec.get("benchmark") in benchmarks
+               for p in results.points(results.where(lambda rec: rec.get("benchmark") in benchmarks
                                               and not persistent(rec)), metric="t")}
     out = []
-    for p in combine(persistent_results, metric="t"):
+    for p in results.points(persistent_results, metric="t"):
         base = regular_label[p.operation]
         out.append(PersistentPair(p, regular.get((p.library, p.benchmark, base, p.memory, p.strategy_label, p.ranks,
                                                   p.path_class, p.bytes)), base))
@@ -100,7 +100,7 @@ def one_sided_table(results: Results) -> Table:
     rma = {r.operation: r.record["rma"] for r in chosen}
     avail = ceilings(results)
     groups: dict[tuple, dict[str, dict[int, Point]]] = {}
-    for p in combine(chosen):
+    for p in results.points(chosen):
         kind = "latency" if p.metric == "t" else "bandwidth" if p.metric == "bw" and not results.engines.bidirectional(p.benchmark) \
             else None
         if kind:

@@ -23,7 +23,7 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from ..results.peaks import ceilings, nominal_rate  # noqa: E402
 from ..results.records import headline, overlap as measures_overlap, pairwise, partitioned  # noqa: E402
-from ..results.model import Point, Results, combine  # noqa: E402
+from ..results.model import Point, Results  # noqa: E402
 from .cells import collective_results, latency_results, pairwise_time_results, size_label  # noqa: E402
 from .scaling import series as scaling_series, sweep_words, sweeps  # noqa: E402
 
@@ -131,7 +131,7 @@ def _label(p: Point) -> str:
 def latency(results: Results) -> Figure | None:
     """One-way latency between pairs of ranks (cells.latency_results) on log axes, the benchmark named when several
     measured it: sub-microsecond medians stay apart from p95 bands that reach tens of microseconds."""
-    pts = [p for p in combine(latency_results(results)) if p.bytes > 0]
+    pts = [p for p in results.points(latency_results(results)) if p.bytes > 0]
     if not pts:
         return None
     fig, ax = plt.subplots(figsize=WIDE)
@@ -146,7 +146,7 @@ def latency(results: Results) -> Figure | None:
 
 def bandwidth(results: Results, benchmark: str) -> Figure | None:
     """A benchmark of bandwidth between pairs of ranks, its ceilings and the nominal link rates."""
-    pts = [p for p in combine(results.ok(benchmark)) if p.bytes > 0 and p.metric == "bw"]
+    pts = [p for p in results.points(results.ok(benchmark)) if p.bytes > 0 and p.metric == "bw"]
     if not pts:
         return None
     avail = ceilings(results)
@@ -194,7 +194,7 @@ def bibw(results: Results):
 def message_rate(results: Results):
     """Every result that carries a message rate (multi-pair bandwidth)."""
     rows = results.where(lambda rec: isinstance(rec.get("message_rate_Mps"), dict))
-    pts = [p for p in combine(rows, metric="rate") if p.bytes > 0]
+    pts = [p for p in results.points(rows, metric="rate") if p.bytes > 0]
     if not pts:
         return None
     fig, ax = plt.subplots(figsize=WIDE)
@@ -206,7 +206,7 @@ def message_rate(results: Results):
 
 
 def collectives(results: Results):
-    pts = [p for p in combine(collective_results(results)) if p.bytes > 0]
+    pts = [p for p in results.points(collective_results(results)) if p.bytes > 0]
     if not pts:
         return None
     ops = sorted({p.operation or "?" for p in pts})
@@ -338,10 +338,10 @@ def managed(results: Results):
     """Managed-memory placements (the runs that placed them, with the references they measured) next to host-host
     and device-device latency."""
     placed_results, others = pairwise_time_results(results)
-    um = [p for p in combine(placed_results) if p.bytes > 0]
+    um = [p for p in results.points(placed_results) if p.bytes > 0]
     if not um:
         return None
-    ref = [p for p in combine(others) if p.bytes > 0 and p.memory in ("host:host", "device:device")]
+    ref = [p for p in results.points(others) if p.bytes > 0 and p.memory in ("host:host", "device:device")]
     fig, ax = plt.subplots(figsize=WIDE)
     _draw(ax, _series(um + ref, lambda p: f"{p.benchmark} {_label(p)}"))
     _size_axis(ax, [p.bytes for p in um + ref])
@@ -354,7 +354,7 @@ def managed(results: Results):
 def halo(results: Results):
     """Halo exchanges (results whose memory is a field's) by strategy."""
     rows = results.where(lambda rec: "field" in (rec.get("memory") or {}))
-    pts = [p for p in combine(rows) if p.bytes > 0]
+    pts = [p for p in results.points(rows) if p.bytes > 0]
     if not pts:
         return None
     fig, ax = plt.subplots(figsize=WIDE)

@@ -231,7 +231,7 @@ def sweeps(results: Results) -> list[Sweep]:
     configuration's time by size and the fastest at each size (clearly apart from every other there)."""
     name = _namer(results)
     groups: dict[tuple, dict[str, dict[int, Point]]] = {}
-    for p in measured(combine(collective_results(results), "t")):
+    for p in measured(results.points(collective_results(results), "t")):
         hosts = p.key.hosts
         per_node = p.ranks // hosts if hosts and p.ranks else None
         groups.setdefault((p.operation or "", p.memory, hosts, per_node), {}).setdefault(name(p), {})[p.bytes] = p

@@ -6,7 +6,7 @@ communication (feature_tables.py). Each function returns a Table; render_text, r
 
 from __future__ import annotations
 
-from ..results.model import Point, Results, combine, strategy_label
+from ..results.model import Point, Results, strategy_label
 from ..results.peaks import PAIRS_NOT_RECORDED, ceilings, measured_ceilings, nominal_rate
 from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NOTE, SUSPECT_PCT, Absent, Table,
                     check_cell, clearly_apart, collective_results, difference, latency_results, pairwise_bandwidth,
@@ -33,7 +33,7 @@ def fraction_of_peak(results: Results) -> Table:
     and the row says that there is no ceiling to compare with (no percentage)."""
     avail = ceilings(results)
     groups: dict[tuple, list[Point]] = {}
-    for p in combine(results.where(pairwise_bandwidth)):
+    for p in results.points(results.where(pairwise_bandwidth)):
         groups.setdefault((p.library, p.benchmark, p.operation, p.memory, p.strategy, p.chunks, p.fresh, p.path_class,
                            p.key.pairs.count if p.key.pairs else 1), []).append(p)
     # Sizes whose data arrived wrong are not results: the peak is over the sizes that validated, and the
@@ -113,7 +113,7 @@ def collectives_table(results: Results, largest: int = 3) -> Table:
     """Bus bandwidth per collective operation, rank count and memory at the largest sizes, one column per library
     (MPI libraries and NCCL side by side), the fastest library and how many times faster it is than the slowest
     one. This is where an MPI allreduce on device buffers that is hundreds of times slower than NCCL's shows."""
-    pts = [p for p in combine(collective_results(results)) if p.bytes > 0]
+    pts = [p for p in results.points(collective_results(results)) if p.bytes > 0]
     libs = sorted({p.library for p in pts})
     groups: dict[tuple, dict[int, dict[str, Point]]] = {}
     for p in pts:
@@ -175,7 +175,7 @@ def latency_table(results: Results, sizes=(1, 8, 1024, 65536, 1 << 20)) -> Table
     """One-way latency between pairs of ranks at a few sizes; a benchmark column when several benchmarks measured
     it (latency, mlat, rma_latency ...), an operation column when some name one (one-sided operations, persistent,
     partitions)."""
-    pts = [p for p in combine(latency_results(results)) if p.bytes in sizes]
+    pts = [p for p in results.points(latency_results(results)) if p.bytes in sizes]
     cols = sorted({p.bytes for p in pts})
     several = len({p.benchmark for p in pts}) > 1
     operations = any(p.operation for p in pts)

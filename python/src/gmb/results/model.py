@@ -270,6 +270,7 @@ class Results:
     # What of the store was left out, for its reader to be told: rows that cannot be read (a damaged store), rows
     # that repeat a measurement
     left_out: list[str] = field(default_factory=list)
+    _points: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # metric -> combine(ok())
 
     @classmethod
     def load(cls, store: Store) -> Results:
@@ -303,6 +304,17 @@ class Results:
     def ok(self, benchmark: str | None = None) -> list[Result]:
         """The ok results (of one benchmark)."""
         return [r for r in self.results if r.status == "ok" and benchmark in (None, r.benchmark)]
+
+    def points(self, chosen: list[Result] | None = None, metric: str | None = None) -> list[Point]:
+        """The points of the ok results (those of ``chosen`` where given), of their headline statistic or of
+        ``metric``. The ok results are combined once per metric, so every answer and table reads the same points,
+        whole: each with all its launches, its launch noise pooled over its whole series, whichever subset asks."""
+        if metric not in self._points:
+            self._points[metric] = combine(self.ok(), metric)
+        if chosen is None:
+            return self._points[metric]
+        keys = {PointKey.of(r, metric or r.headline) for r in chosen if (metric or r.headline) in r.stats}
+        return [p for p in self._points[metric] if p.key in keys]
 
     def where(self, keep, status: str | None = "ok") -> list[Result]:
         """The results (of that status; None: any) whose record passes ``keep``, benchmark by benchmark."""
