@@ -33,6 +33,7 @@ import json
 
 from ..machine.load import busy_launch
 from ..results.model import Point, Results
+from ..results.records import Sides
 from .answers_data import (DIRECT, Answers, CollectiveAnswer, Figure, MissingAnswer, SettingAnswer, bandwidth_points,
                            measured, nccl_libraries, pick_size, two_sided, verdict)
 from .answers_features import one_sided_answers, partitioned_answers, persistent_answers
@@ -112,9 +113,9 @@ _LAUNCH_STATUS = {"failed": "launch failed", "timeout": "timed out", "unsupporte
 _RESULT_STATUS = {"failed": "wrong data received (validation failed)", "unsupported": "not supported"}
 
 
-def _where(memory: str | None, path: str | None, strategy: str | None) -> str:
+def _where(sides: Sides, path: str | None, strategy: str | None) -> str:
     """The path of a missing point as the answers name it, with its strategy ('' for none)."""
-    parts = [path_label(memory, path)] if memory else []
+    parts = [path_label(sides, path)] if sides.kinds else []
     if strategy not in DIRECT:
         parts.append(strategy)
     return " ".join(parts)
@@ -155,7 +156,7 @@ def _missing_answers(results: Results) -> list[MissingAnswer]:
         cause = f"{why}: {r.reason}" if r.reason else why
         # a peaks record stands for one copy kind (network, gpu-copies ...), not for peaks as a whole
         bench = f"{r.benchmark} {r.operation}" if r.benchmark == "peaks" and r.operation else r.benchmark
-        add(cause, (r.library, bench, _where(r.memory, r.path_class, r.strategy)),
+        add(cause, (r.library, bench, _where(r.sides, r.path_class, r.strategy)),
             nbytes=r.bytes if r.status == "failed" else None)
     for x in results.launches:
         if x.status == "ok" or (x.status == "unsupported" and x.launch_id in said_by_points):
@@ -163,7 +164,7 @@ def _missing_answers(results: Results) -> list[MissingAnswer]:
         why = _LAUNCH_STATUS.get(x.status, x.status or "not finished")
         cause = f"{why}: {x.reason}" if x.reason else f"{why} (no reason recorded)"
         path = x.planned_path if x.planned_path not in ("ceilings", "managed") else None
-        add(cause, (x.library, x.benchmark, _where(x.memory, path, x.strategy)), launch=True)
+        add(cause, (x.library, x.benchmark, _where(Sides.of_label(x.memory), path, x.strategy)), launch=True)
     for s in results.skipped:
         add(f"skipped: {s.reason}", (s.library, s.what, ""))
     out = []

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..results.inference import Ratio
 from ..results.model import Point, Results
-from ..results.records import placed, transport_of
+from ..results.records import Sides, placed, transport_of
 from .cells import clearly_apart, difference, pairwise_bandwidth
 
 LATENCY_BYTES = 8
@@ -172,8 +172,9 @@ def own_path(p: Point) -> bool:
     return p.strategy in DIRECT
 
 
-def has_device(memory: str) -> bool:
-    return "device" in memory.split(":") and "managed" not in memory
+def has_device(sides: Sides) -> bool:
+    """Device memory on some side, and no managed memory."""
+    return sides.device and not sides.managed
 
 
 def best_point(points: list[Point], higher: bool) -> Point:
@@ -209,10 +210,10 @@ def bandwidth_points(results: Results) -> list[Point]:
 
 
 def latencies(latency: list[Point]) -> dict[tuple, dict[int, Point]]:
-    """One-way latency points by (library, memory, path class, strategy or "" for the library's own path)."""
+    """One-way latency points by (library, sides, path class, strategy or "" for the library's own path)."""
     out: dict[tuple, dict[int, Point]] = {}
     for p in latency:
-        key = (p.configuration, p.memory, p.path_class, "" if own_path(p) else p.strategy_label)
+        key = (p.configuration, p.sides, p.path_class, "" if own_path(p) else p.strategy_label)
         out.setdefault(key, {})[p.bytes] = p
     return out
 

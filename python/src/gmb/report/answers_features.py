@@ -45,17 +45,16 @@ def one_sided_answers(results: Results) -> list[FeatureAnswer]:
         kind = "bandwidth" if p.metric == "bw" and not results.engines.bidirectional(p.benchmark) else "latency" if p.metric == "t" \
             else None
         if kind:
-            by_path.setdefault((p.memory, p.path_class), {}).setdefault(kind, []).append(p)
+            by_path.setdefault((p.sides, p.path_class), {}).setdefault(kind, []).append(p)
     out = []
-    for (memory, path), kinds in by_path.items():
+    for (sides, path), kinds in by_path.items():
         said = []
         bandwidth = kinds.get("bandwidth", [])
         if bandwidth:
             sizes: dict[str, set[int]] = {}
             for p in bandwidth:
                 sizes.setdefault(f"{p.library} {p.operation}", set()).add(p.bytes)
-            send, _, recv = memory.partition(":")
-            size = pick_size(sizes, lambda b: avail.at(bandwidth[0].benchmark, path, send, recv, b)[1]
+            size = pick_size(sizes, lambda b: avail.at(bandwidth[0].benchmark, path, sides.send, sides.recv, b)[1]
                               is not None)
             said.append(f"bandwidth at {size_label(size)}: "
                         + _ranked_text([p for p in bandwidth if p.bytes == size], True, "GB/s", avail))
@@ -64,7 +63,7 @@ def one_sided_answers(results: Results) -> list[FeatureAnswer]:
             size = nearest({p.bytes for p in latency})
             said.append(f"latency at {size_label(size)} B: "
                         + _ranked_text([p for p in latency if p.bytes == size], False, "us"))
-        out.append(FeatureAnswer("one-sided", f"{path_label(memory, path)}: {'; '.join(said)}"))
+        out.append(FeatureAnswer("one-sided", f"{path_label(sides, path)}: {'; '.join(said)}"))
     out.sort(key=lambda a: order(a.sentence.partition(":")[0]))
     return out
 
@@ -96,14 +95,14 @@ def partitioned_answers(results: Results) -> list[FeatureAnswer]:
     figures: dict[tuple, dict[int, dict[str, float]]] = {}
     largest: dict[tuple, int] = {}
     groups = partitioned_overlap(results)
-    for lib, memory, path, nbytes, _parts, _ready in groups:
-        largest[(lib, memory, path)] = max(largest.get((lib, memory, path), 0), nbytes)
-    for (lib, memory, path, nbytes, parts, ready), metrics in groups.items():
-        if nbytes == largest[(lib, memory, path)]:
+    for lib, sides, path, nbytes, _parts, _ready in groups:
+        largest[(lib, sides, path)] = max(largest.get((lib, sides, path), 0), nbytes)
+    for (lib, sides, path, nbytes, parts, ready), metrics in groups.items():
+        if nbytes == largest[(lib, sides, path)]:
             overlaps = [m["overlap_pct"] for m in metrics]
-            figures.setdefault((lib, memory, path), {}).setdefault(parts, {})[str(ready)] = median(overlaps)
+            figures.setdefault((lib, sides, path), {}).setdefault(parts, {})[str(ready)] = median(overlaps)
     out = []
-    for (lib, memory, path), by_parts in sorted(figures.items()):
+    for (lib, sides, path), by_parts in sorted(figures.items()):
         per = []
         for parts, by_ready in sorted(by_parts.items()):
             block, after = by_ready.get("per-block"), by_ready.get("after-kernel")
@@ -112,6 +111,6 @@ def partitioned_answers(results: Results) -> list[FeatureAnswer]:
             else:
                 per.append(f"P={parts} " + ", ".join(f"{ready} {v:.0f} %" for ready, v in sorted(by_ready.items())))
         out.append(FeatureAnswer("partitioned", (
-            f"{lib}, {path_label(memory, path)}, at {size_label(largest[(lib, memory, path)])}: overlap per-block vs "
+            f"{lib}, {path_label(sides, path)}, at {size_label(largest[(lib, sides, path)])}: overlap per-block vs "
             f"after-kernel: {'; '.join(per)}")))
     return out

@@ -4,26 +4,25 @@ path (answers.py says how)."""
 
 from __future__ import annotations
 
-from ..campaign.spec import parse_memory
 from ..results.model import Point, Results
 from ..results.peaks import ceilings
 from .network import INTER_NODE, above_every_tool, ceiling_name, is_network, network_not_measured
-from ..results.records import placed
+from ..results.records import Sides, placed
 from .answers_data import (Figure, PathAnswer, StrategyAnswer, best_point, has_device, latencies,
                            measured, nearest, not_cuda_aware, own_path, pick_size, verdict)
 from .cells import SUSPECT_PCT, clearly_apart, difference, pairwise_time_results, size_label
 from .wording import figure_text, no_difference_text, order, path_label, precision_text, ratio_said, sig3
 
 def _path_groups(results: Results, bandwidth: list[Point], latency: list[Point]
-                 ) -> list[tuple[str, str, str | None, list[Point], bool | None]]:
-    """(benchmark, memory, path class, points, higher is better) per path present: bandwidth between pairs of
+                 ) -> list[tuple[str, Sides, str | None, list[Point], bool | None]]:
+    """(benchmark, sides, path class, points, higher is better) per path present: bandwidth between pairs of
     ranks (bw; bibw or mbw too only where a configuration measured no bw on that path), the managed placements
     by time, and paths where only a latency was measured by that latency (higher is better: None)."""
     groups: dict[tuple, list[Point]] = {}
     for p in bandwidth:
-        groups.setdefault((p.memory, p.path_class), []).append(p)
+        groups.setdefault((p.sides, p.path_class), []).append(p)
     out = []
-    for (memory, path), pts in groups.items():
+    for (sides, path), pts in groups.items():
         libs = {}
         for p in pts:
             libs.setdefault(p.benchmark, set()).add(p.configuration)
@@ -32,18 +31,18 @@ def _path_groups(results: Results, bandwidth: list[Point], latency: list[Point]
         for bench in ranked:
             # bw answers for the path; another benchmark only for the configurations that measured no bw there
             if bench == first or libs[bench] - libs[first]:
-                out.append((bench, memory, path, [p for p in pts if p.benchmark == bench], True))
+                out.append((bench, sides, path, [p for p in pts if p.benchmark == bench], True))
     managed: dict[tuple, list[Point]] = {}
     placed_results = [r for r in pairwise_time_results(results)[0] if placed(r.record)]
     for p in measured(results.points(placed_results)):
-        managed.setdefault((p.benchmark, p.memory, p.path_class), []).append(p)
-    out += [(bench, memory, path, pts, False) for (bench, memory, path), pts in managed.items()]
+        managed.setdefault((p.benchmark, p.sides, p.path_class), []).append(p)
+    out += [(bench, sides, path, pts, False) for (bench, sides, path), pts in managed.items()]
     # paths with a latency and no bandwidth measured: answered by the latency
     latency_only: dict[tuple, list[Point]] = {}
     for p in latency:
-        if (p.memory, p.path_class) not in groups:
-            latency_only.setdefault((p.benchmark, p.memory, p.path_class), []).append(p)
-    out += [(bench, memory, path, pts, None) for (bench, memory, path), pts in latency_only.items()]
+        if (p.sides, p.path_class) not in groups:
+            latency_only.setdefault((p.benchmark, p.sides, p.path_class), []).append(p)
+    out += [(bench, sides, path, pts, None) for (bench, sides, path), pts in latency_only.items()]
     return out
 
 
@@ -52,20 +51,17 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
     not_aware = not_cuda_aware(results)
     lat = latencies(latency)
     answers, chosen = [], {}
-    for bench, memory, path, pts, higher in _path_groups(results, bandwidth, latency):
-        label = path_label(memory, path)
-        chosen.setdefault((memory, path), set()).add(bench)
-        try:
-            send, recv = parse_memory(memory)
-        except ValueError:
-            send = recv = None
+    for bench, sides, path, pts, higher in _path_groups(results, bandwidth, latency):
+        label = path_label(sides, path)
+        chosen.setdefault((sides, path), set()).add(bench)
+        send, recv = sides.send, sides.recv
         # each library's figures by size: its own path; a library that is not CUDA-aware: its best strategy
         per_lib: dict[str, dict[int, Point]] = {}
         staged: set[str] = set()  # not CUDA-aware: figures of gmb's strategies
         for lib in sorted({p.library for p in pts}):
             mine = [p for p in pts if p.library == lib]
             own = [p for p in mine if own_path(p)]
-            if not own and mine[0].base_library in not_aware and has_device(memory):
+            if not own and mine[0].base_library in not_aware and has_device(sides):
                 own = mine
                 staged.add(lib)
             by_size: dict[int, list[Point]] = {}
@@ -103,7 +99,7 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
                 f"{fig_name} {sig3(fig_ceil)} GB/s"
             f = Figure(lib, p.median, "GB/s" if higher else "us", p.precision, p.capped, strategy,
                        100 * p.median / fig_ceil if fig_ceil else None, own, point=p)
-            lat_pts = lat.get((p.configuration, memory, path, strategy))
+            lat_pts = lat.get((p.configuration, sides, path, strategy))
             if not higher:  # managed placements: the latency is the placement's own small-size time
                 lat_pts = by_size
             if lat_pts:
@@ -134,7 +130,7 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
         said = _path_verdict("", figs, fastest, slowest, ratio, leaders, higher, lambda f: f.library)
         lat_figs, lat_said = _latency_verdict(figs)
         every = set().union(*(set(s) for s in per_lib.values()))
-        answers.append(PathAnswer(label, memory, path, bench, size, ceil_name, ceil, no_ceiling, figs, fastest,
+        answers.append(PathAnswer(label, sides.label, path, bench, size, ceil_name, ceil, no_ceiling, figs, fastest,
                                   slowest, ratio, missing, sentence, said.removeprefix(": "),
                                   (min(every), max(every)), lat_figs, lat_said, ceiling_label, finding))
     answers.sort(key=lambda a: order(a.path))
@@ -182,18 +178,18 @@ def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> 
     not_aware = not_cuda_aware(results)
     groups: dict[tuple, list[Point]] = {}
     for p in bandwidth:
-        groups.setdefault((p.library, p.benchmark, p.memory, p.path_class), []).append(p)
-    # the best library's own path per (benchmark, memory, path, size): a strategy that beats its own library may
+        groups.setdefault((p.library, p.benchmark, p.sides, p.path_class), []).append(p)
+    # the best library's own path per (benchmark, sides, path, size): a strategy that beats its own library may
     # or may not beat the best configuration there
     best_own: dict[tuple, Point] = {}
-    for (_, bench, memory, path), pts in groups.items():
+    for (_, bench, sides, path), pts in groups.items():
         for p in pts:
-            key = (bench, memory, path, p.bytes)
+            key = (bench, sides, path, p.bytes)
             if own_path(p) and (key not in best_own or p.median > best_own[key].median):
                 best_own[key] = p
     out = []
-    for (lib, bench, memory, path), pts in groups.items():
-        if bench not in chosen.get((memory, path), {bench}):
+    for (lib, bench, sides, path), pts in groups.items():
+        if bench not in chosen.get((sides, path), {bench}):
             continue  # a benchmark answer 1 did not take on that path (bw before bibw)
         direct = {p.bytes: p for p in pts if own_path(p)}
         strat: dict[int, list[Point]] = {}
@@ -202,14 +198,14 @@ def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> 
                 strat.setdefault(p.bytes, []).append(p)
         if not strat:
             continue
-        label = path_label(memory, path)
+        label = path_label(sides, path)
         common = set(direct) & set(strat)
         if not common:
-            if direct or (pts[0].base_library in not_aware and has_device(memory)):
+            if direct or (pts[0].base_library in not_aware and has_device(sides)):
                 continue  # not comparable at one size / answer 1 shows a staged library's figures
             size = max(strat)
             s = best_point(strat[size], True)
-            out.append(StrategyAnswer(label, lib, memory, bench, size, s.strategy_label, s.median, s.precision,
+            out.append(StrategyAnswer(label, lib, sides.label, bench, size, s.strategy_label, s.median, s.precision,
                                       None, None, None, False,
                                       f"{label}, {lib}: {s.strategy_label} moves {sig3(s.median)} GB/s "
                                       f"({precision_text(s.precision, s.capped)}) at {size_label(size)} (its own "
@@ -225,7 +221,7 @@ def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> 
         if beats:
             sentence = (f"{label}, {lib}: {s.strategy_label} moves {sf} at {size_label(size)}, "
                         f"{ratio_said(ratio)} the library's own {df}")
-            best = best_own.get((bench, memory, path, size))
+            best = best_own.get((bench, sides, path, size))
             if best is not None and best.library != lib:
                 bf = f"{best.library}'s own {sig3(best.median)} GB/s"
                 sentence += (f"; {ratio_said(difference(s, best))} the fastest configuration's, {bf}"
@@ -238,7 +234,7 @@ def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> 
         else:
             sentence = (f"{label}, {lib}: best strategy {s.strategy_label} {sf} and the library's own {df} at "
                         f"{size_label(size)}: {no_difference_text([s, d])}")
-        out.append(StrategyAnswer(label, lib, memory, bench, size, s.strategy_label, s.median, s.precision,
+        out.append(StrategyAnswer(label, lib, sides.label, bench, size, s.strategy_label, s.median, s.precision,
                                   d.median, d.precision, ratio, beats, sentence))
     out.sort(key=lambda a: (not a.beats, a.direct_GBps is None, order(a.path), a.library))
     return out

@@ -140,11 +140,11 @@ def one_sided_table(results: Results) -> Table:
 
 
 def partitioned_overlap(results: Results) -> dict[tuple, list[dict]]:
-    """The metrics of partitioned overlap results (one per repetition) by (library, memory, path class, bytes,
+    """The metrics of partitioned overlap results (one per repetition) by (library, sides, path class, bytes,
     partitions, ready mode)."""
     groups: dict[tuple, list[dict]] = {}
     for r in results.where(lambda rec: partitioned(rec) and overlap(rec)):
-        key = (r.library, r.memory, r.path_class or "not recorded", r.bytes, r.record["partitions"],
+        key = (r.library, r.sides, r.path_class or "not recorded", r.bytes, r.record["partitions"],
                r.record.get("ready") or Absent("not recorded"))
         groups.setdefault(key, []).append(r.metrics)
     return groups
@@ -156,11 +156,11 @@ def partitioned_overlap_table(results: Results) -> Table:
     overall times and the overlap %, medians of repetitions."""
     figures = ("pure_us", "compute_us", "overall_us", "overhead_us", "overlap_pct")
     rows = []
-    for (lib, mem, path, nbytes, parts, ready), metrics in sorted(partitioned_overlap(results).items(),
-                                                                  key=lambda kv: (*kv[0][:5], str(kv[0][5]))):
+    for (lib, sides, path, nbytes, parts, ready), metrics in sorted(partitioned_overlap(results).items(),
+                                                                    key=lambda kv: (*kv[0][:5], str(kv[0][5]))):
         values = [round(median(m[f] for m in metrics if f in m), 2) if any(f in m for m in metrics)
                   else Absent("not recorded") for f in figures]
-        rows.append([lib, mem, path, size_label(nbytes), parts, ready, *values, len(metrics)])
+        rows.append([lib, sides.label, path, size_label(nbytes), parts, ready, *values, len(metrics)])
     return Table("Partitioned communication overlapped with compute",
                  ["library", "memory", "path", "size", "partitions", "ready", "pure (us)", "compute (us)",
                   "overall (us)", "overhead (us)", "overlap (%)", "repetitions"], rows,

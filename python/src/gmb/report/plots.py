@@ -158,10 +158,10 @@ def bandwidth(results: Results, benchmark: str) -> Figure | None:
     for p in pts:
         # ceilings are measured per size and path: dashed segments through the sizes they were measured at, within
         # the sizes the libraries measured (a ceiling at another size compares with no point of the figure)
-        send, _, recv = p.memory.partition(":")
-        transfer = (p.path_class, p.memory, p.strategy, p.key.pairs)
+        transfer = (p.path_class, p.sides, p.strategy, p.key.pairs)
         curve = () if transfer in seen else tuple(
-            c for c in avail.curve(benchmark, p.path_class, send, recv, p.strategy, p.key.pairs) if lo <= c[0] <= hi)
+            c for c in avail.curve(benchmark, p.path_class, p.sides.send, p.sides.recv, p.strategy, p.key.pairs)
+            if lo <= c[0] <= hi)
         seen.add(transfer)
         if curve and curve not in drawn:
             drawn.add(curve)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..campaign.spec import parse_memory
+from ..results.records import Sides
 from .answers_data import LATENCY_BYTES, Figure
 from ..results.inference import BUSY, NO_SPREAD, ONE_LAUNCH, QUANTISED, Ratio, ratio_text
 from .cells import claim_blockers, difference, size_text
@@ -93,12 +93,12 @@ def ratio_said(r: Ratio) -> str:
     return ratio_text(r.value, r.low, r.high)
 
 
-def path_label(memory: str, path_class: str | None) -> str:
-    """What a person calls the path of a (memory, path class): "NVLink pair", "pinned host -> device", ..."""
-    try:
-        send, recv = parse_memory(memory)
-    except ValueError:
-        return f"{memory or 'unknown memory'}" + (f" ({path_class})" if path_class else "")
+def path_label(sides: Sides, path_class: str | None) -> str:
+    """What a person calls the path of buffers on these sides over a path class: "NVLink pair", "pinned host ->
+    device", ..."""
+    if not sides.pair:
+        return f"{sides.label or 'unknown memory'}" + (f" ({path_class})" if path_class else "")
+    send, recv = sides.send, sides.recv
     if send.startswith("managed") or recv.startswith("managed"):
         where = f"managed {send.partition(':')[2] or 'unplaced'} -> {recv.partition(':')[2] or 'unplaced'}"
         return where + (f" ({_GPU_PAIR.get(path_class or '', path_class)})" if path_class else "")
@@ -115,7 +115,7 @@ def path_label(memory: str, path_class: str | None) -> str:
             return base + _HOST_PATH[path_class]
         return base + (f" ({path_class})" if path_class else "")
     else:
-        return memory + (f" ({path_class})" if path_class else "")
+        return sides.label + (f" ({path_class})" if path_class else "")
     return label + (f" ({path_class})" if path_class and path_class != "host-device" else "")
 
 

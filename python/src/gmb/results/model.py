@@ -30,7 +30,7 @@ from ..engine.description import EngineDescription
 from ..machine.load import busy_launch
 from .engine_facts import EngineFacts
 from .inference import LaunchNoise, estimate, launch_noise
-from .records import PairLayout, headline, pair_layout, precision_stop
+from .records import PairLayout, Sides, headline, pair_layout, precision_stop
 from .store import STAT_COLUMNS, Store, result_key
 
 
@@ -106,6 +106,11 @@ class Result:
     @property
     def chunks(self) -> int | None:
         return self.record.get("chunks")
+
+    @property
+    def sides(self) -> Sides:
+        """Where its buffers were, side by side (its record's memory)."""
+        return Sides.of(self.record.get("memory"))
 
     @property
     def fresh(self) -> bool:
@@ -457,6 +462,7 @@ class Point:
     key: PointKey | None = None  # what the point is (combine's group)
     launches: tuple[PointLaunch, ...] = ()  # its launches, in the order first measured
     noise: LaunchNoise | None = None  # its launch noise, pooled over its series' neighbouring sizes (series_noise)
+    sides: Sides = Sides()  # where its buffers were (``memory`` is their label)
 
     def __post_init__(self):
         self.base_library = self.base_library or self.library
@@ -589,7 +595,7 @@ def combine(results: list[Result], metric: str | None = None) -> list[Point]:
                          max(s.median if s.p95 is None else s.p95 for s in stats), len(launches), key.chunks,
                          key.fresh, any(precision_stop(r.record) not in (None, "converged") for r in rs), key.library,
                          sum(x.busy for x in launches), first.configuration, first.config, key, tuple(launches),
-                         noise))
+                         noise, first.sides))
     out.sort(key=lambda p: (p.library, p.benchmark, p.operation or "", p.memory, p.strategy_label, p.ranks or 0,
                             p.path_class or "", p.bytes))
     return out

@@ -43,7 +43,6 @@ sides, and answers before the one on host buffers (which bounds any) wherever it
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from statistics import median
@@ -252,8 +251,7 @@ class Ceilings:
     def of_point(self, p: Point) -> tuple[str | None, float | None]:
         """The ceiling bounding a point's bandwidth (at): the one computation of a figure's % of ceiling that
         every table, answer and figure uses."""
-        sides = json.loads(p.key.memory) if p.key else {}
-        return self.at(p.benchmark, p.path_class, sides.get("send"), sides.get("recv"), p.bytes, p.strategy,
+        return self.at(p.benchmark, p.path_class, p.sides.send, p.sides.recv, p.bytes, p.strategy,
                        p.key.pairs if p.key else None)
 
     def sizes(self, benchmark: str, path_class, mem_send, mem_recv, strategy: str | None = None,

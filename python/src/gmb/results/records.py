@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import SCHEMA_ID
+from ..campaign.spec import parse_memory
 from ..machine import families
 from ..machine.identity import transport_of
 
@@ -52,14 +53,63 @@ def pairwise(result: dict) -> bool:
     return isinstance(memory, dict) and "send" in memory and "recv" in memory
 
 
+@dataclass(frozen=True)
+class Sides:
+    """Where a result's buffers were, as its record says: between a pair of ranks a send and a receive side (a
+    managed kind with its placement: "managed:device"); a collective or a halo the distinct kinds of its buffers
+    (root and others, a field); peaks none. The label ("host:device", "device") is for people and the store's
+    memory column; the report decides on the sides."""
+    send: str | None = None
+    recv: str | None = None
+    kinds: tuple[str, ...] = ()  # every kind present, sorted and deduplicated (both sides' for a pair)
+
+    @classmethod
+    def of(cls, memory: dict | None) -> Sides:
+        if not isinstance(memory, dict) or not memory:
+            return cls()
+        if "send" in memory or "recv" in memory:
+            send, recv = memory.get("send", "?"), memory.get("recv", "?")
+            return cls(send, recv, tuple(sorted({send, recv})))
+        return cls(kinds=tuple(sorted({str(v) for v in memory.values()})))
+
+    @classmethod
+    def of_label(cls, label: str | None) -> Sides:
+        """The sides of a label a campaign plans with ("host:device", "managed:host:managed:device", a collective's
+        "device"): its memory as the user wrote it."""
+        if not label:
+            return cls()
+        try:
+            send, recv = parse_memory(label)
+        except ValueError:  # not a pair: a collective's kinds
+            return cls(kinds=tuple(sorted(set(label.split(",")))))
+        return cls(send, recv, tuple(sorted({send, recv})))
+
+    @property
+    def pair(self) -> bool:
+        """A send and a receive side (point to point)."""
+        return self.send is not None and self.recv is not None
+
+    @property
+    def managed(self) -> bool:
+        return any(k.startswith("managed") for k in self.kinds)
+
+    @property
+    def device(self) -> bool:
+        """Device memory on some side, managed memory aside."""
+        return "device" in self.kinds
+
+    @property
+    def label(self) -> str:
+        """'host:device' for a pair (send:recv); otherwise the kinds, comma-separated; '' for none."""
+        return f"{self.send}:{self.recv}" if self.pair else ",".join(self.kinds)
+
+    def __lt__(self, other: Sides) -> bool:  # sorted as their labels read
+        return self.label < other.label
+
+
 def memory_label(memory: dict | None) -> str:
     """'host:device' for point to point (send:recv); collectives list the per-rank kinds, deduplicated."""
-    if not memory:
-        return ""
-    if "send" in memory or "recv" in memory:
-        return f"{memory.get('send', '?')}:{memory.get('recv', '?')}"
-    kinds = sorted(set(memory.values()))
-    return ",".join(kinds)
+    return Sides.of(memory).label
 
 
 def operation_label(result: dict) -> str | None:
