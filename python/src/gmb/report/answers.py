@@ -155,7 +155,7 @@ def _missing_answers(results: Results) -> list[MissingAnswer]:
         why = _RESULT_STATUS.get(r.status, r.status)
         cause = f"{why}: {r.reason}" if r.reason else why
         # a peaks record stands for one copy kind (network, gpu-copies ...), not for peaks as a whole
-        bench = f"{r.benchmark} {r.operation}" if r.benchmark == "peaks" and r.operation else r.benchmark
+        bench = f"{r.benchmark} {r.operation}" if r.ceiling and r.operation else r.benchmark
         add(cause, (r.library, bench, _where(r.sides, r.path_class, r.strategy)),
             nbytes=r.bytes if r.status == "failed" else None)
     for x in results.launches:

@@ -187,7 +187,7 @@ def side(results: Results, library: str | None, name: str) -> Side:
     """The points of one result set to compare (those of ``library``: a library or a configuration's name), and its
     results of the same selection without a figure; ValueError where the set holds several libraries and none is
     chosen, or not the one chosen."""
-    chosen = [r for r in results.results if r.benchmark != "peaks"]
+    chosen = [r for r in results.results if not r.ceiling]
     ok = [r for r in chosen if r.status == "ok"]
     libs = sorted({r.library for r in ok})
     if library is None and len(libs) > 1:

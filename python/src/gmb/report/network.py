@@ -21,7 +21,7 @@ INTER_NODE = "inter-node"
 def network_records(results: Results) -> list[Result]:
     """peaks' records of the network between hosts (an unsupported one for a size too large names no path)."""
     return [r for r in results.results
-            if r.benchmark == "peaks" and (r.path_class == INTER_NODE or r.operation == NETWORK)]
+            if r.ceiling and (r.path_class == INTER_NODE or r.operation == NETWORK)]
 
 
 def _device(r: Result) -> str:

@@ -30,7 +30,7 @@ from ..engine.description import EngineDescription
 from ..machine.load import busy_launch
 from .engine_facts import EngineFacts
 from .inference import LaunchNoise, estimate, launch_noise
-from .records import PairLayout, Sides, headline, pair_layout, precision_stop
+from .records import CEILINGS, PairLayout, Sides, headline, is_ceiling, pair_layout, precision_stop
 from .store import STAT_COLUMNS, Store, result_key
 
 
@@ -106,6 +106,11 @@ class Result:
     @property
     def chunks(self) -> int | None:
         return self.record.get("chunks")
+
+    @property
+    def ceiling(self) -> bool:
+        """A ceiling's record (records.CEILINGS), not a library's figure."""
+        return is_ceiling(self.record)
 
     @property
     def sides(self) -> Sides:
@@ -306,6 +311,10 @@ class Results:
                             f"point stored more than once): each measurement counted once")
         return cls(results, contexts, launches, skipped, meta, engines, left_out)
 
+    def ceilings(self) -> list[Result]:
+        """The ok ceiling records (peaks): what bounds each path, measured without MPI."""
+        return [r for r in self.ok() if r.ceiling]
+
     def ok(self, benchmark: str | None = None) -> list[Result]:
         """The ok results (of one benchmark)."""
         return [r for r in self.results if r.status == "ok" and benchmark in (None, r.benchmark)]
@@ -357,7 +366,7 @@ def configuration_labels(results: list[Result], hosts: bool = True) -> dict[tupl
     by_ranks: dict[tuple, list[RunConditions]] = {}
     by_benchmark: dict[tuple, list[RunConditions]] = {}
     for (lib, bench, ranks, _), c in configs.items():
-        if bench != "peaks":
+        if bench != CEILINGS:  # a ceiling measures no library: its settings name no configuration
             by_library.setdefault(lib, []).append(c)
             by_ranks.setdefault((lib, ranks), []).append(c)
         by_benchmark.setdefault((lib, bench), []).append(c)

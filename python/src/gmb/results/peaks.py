@@ -83,7 +83,7 @@ def measured_ceilings(results: Results) -> dict[CeilingKey, float]:
 def _best_ceilings(results: Results) -> dict[CeilingKey, tuple[float, CeilingSource]]:
     """(operation, path class, bytes) -> (the best median over libraries and tools, what measured it)."""
     groups: dict[tuple, list[Result]] = {}
-    for r in results.ok("peaks"):
+    for r in results.ceilings():
         if "bw" in r.stats and r.operation:
             groups.setdefault((r.operation, r.path_class, r.bytes, r.library, r.metrics.get("tool")), []).append(r)
     out: dict[CeilingKey, tuple[float, CeilingSource]] = {}

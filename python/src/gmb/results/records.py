@@ -318,12 +318,22 @@ def measured_nothing(result: dict) -> str | None:
 PLAUSIBLE_NETWORK_GBPS = 10_000
 
 
+# The benchmark whose records are ceilings: copies and streams measured without MPI (by the engine's copies, NCCL
+# aside, the network tools), the hardware's bound on a path; they measure no library's communication.
+CEILINGS = "peaks"
+
+
+def is_ceiling(result: dict) -> bool:
+    """Whether a record is a ceiling (CEILINGS), not a library's figure."""
+    return result.get("benchmark") == CEILINGS
+
+
 def implausible_ceiling(result: dict) -> str | None:
     """Why an ok peaks result is no ceiling: its bandwidth is not finite numbers (null: the engine writes a non-finite
     figure so), its median is not above 0, or a figure between hosts is above PLAUSIBLE_NETWORK_GBPS (a tool that
     printed nonsense). None for any other result. The store keeps such a result as "unsupported" with this reason,
     never as a ceiling."""
-    if result.get("benchmark") != "peaks" or result.get("status") != "ok":
+    if not is_ceiling(result) or result.get("status") != "ok":
         return None
     bw = result.get("bandwidth_GBps")
     tool = (result.get("metrics") or {}).get("tool") if isinstance(result.get("metrics"), dict) else None

@@ -30,8 +30,8 @@ from urllib.parse import quote
 from ..outputs import OutputError, disk_full
 from ..machine.identity import library_label, nccl_label
 from .engine_facts import read_engine_file
-from .records import (STAT_OBJECTS, RecordError, RecordFile, configuration, memory_label, not_a_figure,
-                      operation_label, read_records)
+from .records import (STAT_OBJECTS, RecordError, RecordFile, configuration, is_ceiling, memory_label,
+                      not_a_figure, operation_label, read_records)
 
 SCHEMA_VERSION = 4
 
@@ -308,7 +308,7 @@ class Store:
             if library is None and res.get("transport") == "nccl":
                 lib = nccl_label(ctx_by_run[run])
             row = self._result_row(res, lib, repetition, launch_id, ctx_by_run[run])
-            if row["path_class"] is None and planned and res.get("benchmark") != "peaks":
+            if row["path_class"] is None and planned and not is_ceiling(res):
                 row["path_class"] = planned
             cols = ", ".join(row)
             self.db.execute(f"INSERT INTO results ({cols}) VALUES ({', '.join('?' for _ in row)})",
