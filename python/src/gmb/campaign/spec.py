@@ -63,6 +63,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ..machine import families
+from ..results.records import Sides
 from ..machine.knobs import ENV_NAME, check_declared
 from ..tomlcheck import array_of_tables, toml_value, typename
 from .sizes import check_counts, parse_sizes
@@ -173,19 +174,10 @@ def setting_sets(sets, where: str, env: dict | None = None) -> list[dict[str, st
 
 def parse_memory(mem: str) -> tuple[str, str]:
     """'host:device' -> (host, device); managed kinds keep their location: 'managed:host:managed:device'."""
-    tokens = mem.split(":")
-    kinds, i = [], 0
-    while i < len(tokens):
-        # with only two tokens ('managed:device') they are send and recv, not one located kind
-        if tokens[i] == "managed" and len(tokens) > 2 and i + 1 < len(tokens) and tokens[i + 1] in ("host", "device"):
-            kinds.append(f"managed:{tokens[i + 1]}")
-            i += 2
-        else:
-            kinds.append(tokens[i])
-            i += 1
-    if len(kinds) != 2 or not all(kinds):
+    sides = Sides.of_label(mem)
+    if not sides.pair:
         raise ValueError(f"memory {mem!r} must be 'send:recv' (e.g. host:device, managed:host:managed:device)")
-    return kinds[0], kinds[1]
+    return sides.send, sides.recv
 
 
 def _str_list(v, where: str, key: str, allow_empty: bool = False) -> list[str] | None:

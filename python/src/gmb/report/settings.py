@@ -11,7 +11,6 @@ import json
 
 from ..errors import UsageError
 from ..results.model import Results
-from ..tune.answer import VERDICTS
 from .cells import Absent, Table, size_label
 from .render_html import Markup, escape, table_html
 from .wording import sig3, times
@@ -19,10 +18,11 @@ from .wording import sig3, times
 TUNE_META = "tune"
 DEFAULTS = "defaults"
 COMBINED = "combined"
-# the answer's verdict words in the order the section lists them (report/ comes before tune/, which writes them);
-# a word not listed here comes last
-# the search's verdicts in its own order, then the words of searches before the confirmation (their tune.json
-# files are still read)
+# the verdicts a search gives a knob value, in the order its answer lists them: tune/ writes them and report/ reads
+# them back (report/ comes before tune/, so they are defined here)
+VERDICTS = ("better", "mixed", "worse", "selected, not confirmed", "broken", "cut early: no claim", "not measured")
+# the order the section lists verdicts in: the search's, then the words of searches before the confirmation (their
+# tune.json files are still read); a word not listed here comes last
 VERDICT_ORDER = VERDICTS + ("no difference", "cut early (looked better)", "cut early (no difference)",
                             "cut early (looked worse)")
 WITH_WHY = ("broken", "not measured")  # verdicts said with the value's why

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import SCHEMA_ID
-from ..campaign.spec import parse_memory
 from ..machine import families
 from ..machine.identity import transport_of
 
@@ -78,11 +77,19 @@ class Sides:
         "device"): its memory as the user wrote it."""
         if not label:
             return cls()
-        try:
-            send, recv = parse_memory(label)
-        except ValueError:  # not a pair: a collective's kinds
+        tokens = label.split(":")
+        kinds, i = [], 0
+        while i < len(tokens):
+            # with only two tokens ('managed:device') they are send and recv, not one located kind
+            if tokens[i] == "managed" and len(tokens) > 2 and i + 1 < len(tokens) and tokens[i + 1] in ("host", "device"):
+                kinds.append(f"managed:{tokens[i + 1]}")
+                i += 2
+            else:
+                kinds.append(tokens[i])
+                i += 1
+        if len(kinds) != 2 or not all(kinds):  # not a pair: a collective's kinds
             return cls(kinds=tuple(sorted(set(label.split(",")))))
-        return cls(send, recv, tuple(sorted({send, recv})))
+        return cls(kinds[0], kinds[1], tuple(sorted(set(kinds))))
 
     @property
     def pair(self) -> bool:

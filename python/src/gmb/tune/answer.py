@@ -19,6 +19,7 @@ from .search import (CONFIRM_LAUNCHES, DEFAULTS, MIN_LAUNCHES, Race, best_gain, 
 from ..results.inference import bonferroni_level
 from ..campaign.spec import Campaign
 from ..report.cells import size_label
+from ..report.settings import VERDICTS
 from ..engine import configurations as confs_mod
 from ..engine.configurations import Configuration
 from ..machine.knobs import Offer
@@ -27,7 +28,6 @@ UNITS = {"bw": "GB/s", "busbw": "GB/s", "t": "us", "rate": "M messages/s"}
 REPRODUCE_REPETITIONS = CONFIRM_LAUNCHES  # as many launches as the search confirmed it with: as able to confirm it
 # the verdicts of knob values (search.verdict) in the order the answer lists them: the claims (from confirmation
 # launches), then what is no claim
-VERDICTS = ("better", "mixed", "worse", "selected, not confirmed", "broken", "cut early: no claim", "not measured")
 
 
 def _figures(arm) -> dict[str, list]:
