@@ -218,3 +218,36 @@ def test_a_difference_not_proven_says_how_many_launches_would_resolve_it():
         assert text.startswith("not proven (q ")
         if 2 < needed <= compare.MOST_LAUNCHES_SUGGESTED:
             assert f"about {needed} launches a side would resolve " in text, text
+
+
+def test_two_runs_of_several_libraries_are_compared_library_by_library(tmp_path, capsys):
+    """A campaign run twice (Open MPI and MPICH in each, MPICH 1.3x slower in the second run, MVAPICH2 in the first
+    only): with no library chosen, each library against its namesake, the verdicts decided over all of them; the
+    library of one run alone accounted for; the same answer swapped."""
+    def run(name, mpich_scale, extra):
+        f = tmp_path / f"{name}.jsonl"
+        recs = []
+        for k, (version, scale) in enumerate([("Open MPI v5.0.7", 1.0), ("MPICH Version: 4.0.2", mpich_scale),
+                                              *([("MVAPICH2 Version 2.3.7", 1.0)] if extra else [])]):
+            recs += [synth.context(f"{name}{k}", "latency", version),
+                     *synth.pt2pt_results(f"{name}{k}", "latency", [8, 64, 512], scale=scale, seed=k)]
+        synth.write_jsonl(f, recs)
+        return f
+    a, b = run("a", 1.0, True), run("b", 1.3, False)
+    c = compare.compare(Results.load(open_results(a)), Results.load(open_results(b)))
+    by = {(r.a.library, r.bytes): r for r in c.rows}
+    assert set(by) == {(lib, s) for lib in ("openmpi-5.0.7", "mpich-4.0.2") for s in (8, 64, 512)}
+    assert all(r.a.library == r.b.library for r in c.rows)
+    assert all(by["mpich-4.0.2", s].ratio == pytest.approx(1.3, rel=0.05) for s in (8, 64, 512))
+    assert all(by["openmpi-5.0.7", s].ratio == pytest.approx(1.0, rel=0.05) for s in (8, 64, 512))
+    assert [(u.side, u.point.library, u.why, u.detail) for u in c.unmatched] == \
+        [("A", "mvapich-2.3.7", compare.ONLY_HERE, "mvapich-2.3.7 not in B")] * 3
+    assert (c.points_a, c.points_b) == (9, 6)
+    swapped = compare.compare(Results.load(open_results(b)), Results.load(open_results(a)))
+    assert sorted((r.a.library, r.bytes, r.verdict) for r in swapped.rows) == sorted(
+        (r.a.library, r.bytes, r.verdict) for r in c.rows)
+    assert [u.side for u in swapped.unmatched] == ["B"] * 3
+    assert main(["compare", str(a), str(b)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[1].split()[0] == "configuration" and "only in A (mvapich-2.3.7 not in B)" in out
+    assert f"A = {a}: 9 points: 6 matched, 3 not matched (3 only in A)" in err

@@ -207,18 +207,47 @@ def side(results: Results, library: str | None, name: str) -> Side:
     return Side(combine(ok), [r for r in chosen if r.status != "ok"], frozenset(r.library for r in chosen))
 
 
+def _libraries(results: Results) -> set[str]:
+    """The libraries of a result set's figures and failures, ceilings aside."""
+    return {r.library for r in results.results if not r.ceiling}
+
+
 def compare(a: Results, b: Results, a_library: str | None = None, b_library: str | None = None) -> Comparison:
+    """B against A: one library (or configuration) of each where chosen or where each holds one; with none chosen
+    and a set holding several, each library against its namesake in the other set (a campaign run twice, or on two
+    days), the verdicts decided together over every library's points."""
+    if a_library is None and b_library is None and max(len(_libraries(a)), len(_libraries(b))) > 1:
+        return _library_by_library(a, b)
     return match(side(a, a_library, "a"), side(b, b_library, "b"))
 
 
-def match(a: Side, b: Side) -> Comparison:
-    """The comparison of two sides: their points matched (_key), each pair's ratio and verdict, and every point not
-    matched with why."""
+def _library_by_library(a: Results, b: Results) -> Comparison:
+    """Each library of both sets against itself (their points matched within it, its settings and binding too);
+    a library of one set alone: each of its points not matched, with why."""
+    in_a, in_b = _libraries(a), _libraries(b)
+    parts = [match(side(a, lib, "a"), side(b, lib, "b"), decide=False) for lib in sorted(in_a & in_b)]
+    rows = sorted((r for c in parts for r in c.rows), key=lambda r: (r.a.library, _order(r.a)))
+    unmatched = [u for c in parts for u in c.unmatched]
+    alone_points = {"A": 0, "B": 0}
+    for name, results, mine, other, theirs in (("A", a, in_a, "B", in_b), ("B", b, in_b, "A", in_a)):
+        for lib in sorted(mine - theirs):
+            points = side(results, lib, name.lower()).points
+            alone_points[name] += len(points)
+            unmatched += [Unmatched(name, p, ONLY_HERE, f"{lib} not in {other}") for p in points]
+    _decide(rows)
+    return Comparison(rows, unmatched, sum(c.points_a for c in parts) + alone_points["A"],
+                      sum(c.points_b for c in parts) + alone_points["B"])
+
+
+def match(a: Side, b: Side, decide: bool = True) -> Comparison:
+    """The comparison of two sides: their points matched (_key), each pair's ratio and verdict (``decide``: over
+    these rows alone; else the caller decides over all its rows), and every point not matched with why."""
     same_library = a.libraries == b.libraries  # one library on both sides: its settings and binding are matched too
     pa, pb = _by_key(a.points, same_library, "a"), _by_key(b.points, same_library, "b")
     common = sorted((k for k in pa if k in pb and len(pa[k]) == len(pb[k]) == 1), key=lambda k: _order(pa[k][0]))
     rows = [_row(pa[k][0], pb[k][0]) for k in common]
-    _decide(rows)
+    if decide:
+        _decide(rows)
     missing_a, missing_b = ([(PointKey.of(r, ""), r) for r in x.missing] for x in (a, b))
     unmatched = [*_unmatched("A", pa, pb, missing_b, same_library), *_unmatched("B", pb, pa, missing_a, same_library)]
     return Comparison(rows, unmatched, len(a.points), len(b.points))
@@ -472,13 +501,15 @@ POINT_COLUMNS = ["benchmark", "operation", "memory", "strategy", "path", "ranks"
 
 
 def as_table(rows: list[Row], a_name: str, b_name: str) -> Table:
+    """One row per point compared; the configuration named where the rows span several (library by library)."""
+    several = len({r.a.library for r in rows}) > 1
     body = []
     for r in rows:
         ratio = Absent("no ratio") if r.ratio is None else inference.ratio_text(r.ratio, r.ratio_low, r.ratio_high)
-        body.append([*_point_cells(r.a), *figure_cells(r.a), *figure_cells(r.b), ratio, verdict_text(r),
-                     r.violation or Absent("none violated")])
+        body.append([*([r.a.library] if several else []), *_point_cells(r.a), *figure_cells(r.a), *figure_cells(r.b),
+                     ratio, verdict_text(r), r.violation or Absent("none violated")])
     return Table(f"Comparison: B={b_name} / A={a_name}",
-                 [*POINT_COLUMNS, "A", "A 95 % CI", "B", "B 95 % CI", "B/A [95 % CI]",
+                 [*(["configuration"] if several else []), *POINT_COLUMNS, "A", "A 95 % CI", "B", "B 95 % CI", "B/A [95 % CI]",
                   f"verdict ({inference.significant(100 * FALSE_DISCOVERY_RATE, 1)} % FDR)", "tolerance"], body,
                  note="B/A: the ratio of the geometric means of the two points' launches with its 95 % interval (log "
                       "scale). A difference is called where its Benjamini-Hochberg adjusted p-value (q) over every "
@@ -489,7 +520,7 @@ def unmatched_text(u: Unmatched) -> str:
     other = "B" if u.side == "A" else "A"
     return {NO_FIGURE: f"no figure in {other}: {short(u.detail, 120)}",
             NOT_THE_SAME: f"not the same point as {other}'s: {u.detail}",
-            ONLY_HERE: f"only in {u.side}",
+            ONLY_HERE: f"only in {u.side}" + (f" ({u.detail})" if u.detail else ""),
             AMBIGUOUS: f"several points match as one ({u.detail}): they differ only in the layout of their pairs"}[u.why]
 
 
