@@ -509,7 +509,8 @@ def as_table(rows: list[Row], a_name: str, b_name: str) -> Table:
         body.append([*([r.a.library] if several else []), *_point_cells(r.a), *figure_cells(r.a), *figure_cells(r.b),
                      ratio, verdict_text(r), r.violation or Absent("none violated")])
     return Table(f"Comparison: B={b_name} / A={a_name}",
-                 [*(["configuration"] if several else []), *POINT_COLUMNS, "A", "A 95 % CI", "B", "B 95 % CI", "B/A [95 % CI]",
+                 [*(["configuration"] if several else []), *POINT_COLUMNS, "A", "A 95 % CI", "B", "B 95 % CI",
+                  "B/A [95 % CI]",
                   f"verdict ({inference.significant(100 * FALSE_DISCOVERY_RATE, 1)} % FDR)", "tolerance"], body,
                  note="B/A: the ratio of the geometric means of the two points' launches with its 95 % interval (log "
                       "scale). A difference is called where its Benjamini-Hochberg adjusted p-value (q) over every "

@@ -81,7 +81,8 @@ class Sides:
         kinds, i = [], 0
         while i < len(tokens):
             # with only two tokens ('managed:device') they are send and recv, not one located kind
-            if tokens[i] == "managed" and len(tokens) > 2 and i + 1 < len(tokens) and tokens[i + 1] in ("host", "device"):
+            located = len(tokens) > 2 and i + 1 < len(tokens) and tokens[i + 1] in ("host", "device")
+            if tokens[i] == "managed" and located:
                 kinds.append(f"managed:{tokens[i + 1]}")
                 i += 2
             else:
