@@ -11,6 +11,7 @@ import json
 
 from ..errors import UsageError
 from ..results.model import Results
+from ..results.tune_answer import VERDICTS
 from .cells import Absent, Table, size_label
 from .render_html import Markup, escape, table_html
 from .wording import sig3, times
@@ -18,9 +19,6 @@ from .wording import sig3, times
 TUNE_META = "tune"
 DEFAULTS = "defaults"
 COMBINED = "combined"
-# the verdicts a search gives a knob value, in the order its answer lists them: tune/ writes them and report/ reads
-# them back (report/ comes before tune/, so they are defined here)
-VERDICTS = ("better", "mixed", "worse", "selected, not confirmed", "broken", "cut early: no claim", "not measured")
 # the order the section lists verdicts in: the search's, then the words of searches before the confirmation (their
 # tune.json files are still read); a word not listed here comes last
 VERDICT_ORDER = VERDICTS + ("no difference", "cut early (looked better)", "cut early (no difference)",

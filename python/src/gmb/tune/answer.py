@@ -17,9 +17,9 @@ from .paths import ROUND_PRECISION, round_options
 from .search import (CONFIRM_LAUNCHES, DEFAULTS, MIN_LAUNCHES, Race, best_gain, cut_saw, largest_change,
                      proven_ahead, proven_sizes, recommendation, tried, unmeasured, verdict)
 from ..results.inference import bonferroni_level
+from ..results.tune_answer import VERDICTS
 from ..campaign.spec import Campaign
 from ..report.cells import size_label
-from ..report.settings import VERDICTS
 from ..engine import configurations as confs_mod
 from ..engine.configurations import Configuration
 from ..machine.knobs import Offer
