@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..results.inference import Ratio
 from ..results.model import Point, Results
 from ..results.records import Sides, placed, transport_of
-from .cells import clearly_apart, difference, pairwise_bandwidth
+from .cells import claimed_ratio, clearly_apart, pairwise_bandwidth
 
 LATENCY_BYTES = 8
 DIRECT = (None, "", "direct")
@@ -225,9 +225,8 @@ def verdict(figs: list[Figure], higher: bool) -> tuple[str | None, str | None, R
     best, worst = figs[0], figs[-1]
     leaders = [f for f in figs if f is best or not clearly_apart(best.point, f.point)]
     fastest = best.library if len(figs) > 1 and len(leaders) == 1 else None
-    apart = len(figs) > 1 and clearly_apart(best.point, worst.point)
-    slowest = worst.library if apart else None
     ratio = None
-    if apart:
-        ratio = difference(best.point, worst.point) if higher else difference(worst.point, best.point)
+    if len(figs) > 1:
+        ratio = claimed_ratio(best.point, worst.point) if higher else claimed_ratio(worst.point, best.point)
+    slowest = worst.library if ratio else None
     return fastest, slowest, ratio, leaders

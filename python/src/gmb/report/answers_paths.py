@@ -10,7 +10,7 @@ from .network import INTER_NODE, above_every_tool, ceiling_name, is_network, net
 from ..results.records import Sides, placed
 from .answers_data import (Figure, PathAnswer, StrategyAnswer, best_point, has_device, latencies,
                            measured, nearest, not_cuda_aware, own_path, pick_size, verdict)
-from .cells import SUSPECT_PCT, clearly_apart, difference, pairwise_time_results, size_label
+from .cells import SUSPECT_PCT, claimed_ratio, pairwise_time_results, size_label
 from .wording import figure_text, no_difference_text, order, path_label, precision_text, ratio_said, sig3
 
 def _path_groups(results: Results, bandwidth: list[Point], latency: list[Point]
@@ -213,9 +213,9 @@ def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> 
             continue
         size = max(common)
         s, d = best_point(strat[size], True), direct[size]
-        apart = clearly_apart(s, d)
-        beats = apart and s.median > d.median
-        ratio = difference(s, d) if apart else None
+        ratio = claimed_ratio(s, d)
+        apart = ratio is not None
+        beats = apart and ratio.value > 1
         sf = f"{sig3(s.median)} GB/s ({precision_text(s.precision, s.capped)})"
         df = f"{sig3(d.median)} GB/s ({precision_text(d.precision, d.capped)})"
         if beats:
@@ -224,9 +224,10 @@ def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> 
             best = best_own.get((bench, sides, path, size))
             if best is not None and best.library != lib:
                 bf = f"{best.library}'s own {sig3(best.median)} GB/s"
-                sentence += (f"; {ratio_said(difference(s, best))} the fastest configuration's, {bf}"
-                             if clearly_apart(s, best) and s.median > best.median else
-                             f"; below the fastest configuration's, {bf}" if clearly_apart(s, best) else
+                versus_best = claimed_ratio(s, best)
+                sentence += (f"; {ratio_said(versus_best)} the fastest configuration's, {bf}"
+                             if versus_best and versus_best.value > 1 else
+                             f"; below the fastest configuration's, {bf}" if versus_best else
                              f"; not proven apart from the fastest configuration's, {bf}")
         elif apart:
             sentence = (f"{label}, {lib}: the library's own path {df} at {size_label(size)}; best strategy "

@@ -28,13 +28,21 @@ def claim_blockers(p: Point) -> list[Blocker]:
     return blockers(p.values, p.busy)
 
 
-def clearly_apart(a: Point, b: Point) -> bool:
-    """Whether two points of one metric are proven different: neither is blocked (claim_blockers), the 95 %
-    interval of their ratio (difference) excludes 1 and, within a report, the claim survives the report's false
-    discovery rate control (claims.decide). Only then is one of them called faster."""
+def claimed_ratio(a: Point, b: Point) -> Ratio | None:
+    """a / b with its interval where the two points of one metric are proven different: neither is blocked
+    (claim_blockers), the 95 % interval of their ratio (difference) excludes 1 and, within a report, the claim
+    survives the report's false discovery rate control (claims.decide); None where no claim is made. The ratio a
+    claim prints is the one it was decided on."""
     if claim_blockers(a) or claim_blockers(b):
-        return False
-    return decide(frozenset((a.key, b.key)) if a.key and b.key else (id(a), id(b)), difference(a, b))
+        return None
+    r = difference(a, b)
+    return r if decide(frozenset((a.key, b.key)) if a.key and b.key else frozenset((id(a), id(b))), r) else None
+
+
+def clearly_apart(a: Point, b: Point) -> bool:
+    """Whether two points of one metric are proven different (claimed_ratio): only then is one of them called
+    faster."""
+    return claimed_ratio(a, b) is not None
 
 
 # a point whose slow samples (p95) take ten times the fast ones (p5) or more: its median hides an order of magnitude

@@ -9,8 +9,8 @@ from __future__ import annotations
 from ..results.model import Point, Results, strategy_label
 from ..results.peaks import PAIRS_NOT_RECORDED, ceilings, measured_ceilings, nominal_rate
 from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NOTE, SUSPECT_PCT, Absent, Table,
-                    check_cell, clearly_apart, collective_results, difference, latency_results, pairwise_bandwidth,
-                    point_flags, precision_pct, size_label, size_text)
+                    check_cell, claimed_ratio, clearly_apart, collective_results, latency_results,
+                    pairwise_bandwidth, point_flags, precision_pct, size_label, size_text)
 from .feature_tables import one_sided_table, partitioned_overlap_table, persistent_table
 from .network import above_every_tool, ceiling_name, is_network, network_table
 from .scaling import scaling_table, size_sweep_table
@@ -154,10 +154,11 @@ def _fastest(points: list[Point]) -> tuple[str | Absent, str | Absent]:
         return Absent("one library measured it"), Absent("one library measured it")
     ranked = sorted(points, key=lambda p: p.median, reverse=True)
     best, worst = ranked[0], ranked[-1]
-    if not clearly_apart(best, worst):
+    claimed = claimed_ratio(best, worst)
+    if claimed is None:
         why = no_difference_text([best, worst])
         return Absent("not proven apart"), Absent(why)
-    ratio = ratio_said(difference(best, worst))
+    ratio = ratio_said(claimed)
     if all(clearly_apart(best, p) for p in ranked[1:]):
         return best.library, ratio
     return f"{best.library} or {ranked[1].library} (not proven apart)", ratio
