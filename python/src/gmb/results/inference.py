@@ -282,30 +282,32 @@ def ratio(a: Sequence[float], b: Sequence[float], noise_a: LaunchNoise | None = 
         noise_a, noise_b = noise_a or _pool([la]), noise_b or _pool([lb])
         if noise_a is None or noise_b is None:
             return Ratio(value, None, None, None)
-        va, vb = noise_a.variance / len(la), noise_b.variance / len(lb)
-        se = math.sqrt(va + vb)
-        df = (va + vb) ** 2 / (va ** 2 / noise_a.df + vb ** 2 / noise_b.df)
+        se, df = _welch(noise_a.variance / len(la), noise_a.df, noise_b.variance / len(lb), noise_b.df)
+    return _tested(log_ratio, se, df, level, paired=diffs is not None)
+
+
+def _welch(va: float, dfa: float, vb: float, dfb: float) -> tuple[float, float]:
+    """The standard error of the difference of two independent estimates whose squared standard errors are ``va``
+    and ``vb``, and its Welch-Satterthwaite degrees of freedom."""
+    return math.sqrt(va + vb), (va + vb) ** 2 / (va ** 2 / dfa + vb ** 2 / dfb)
+
+
+def _tested(log_ratio: float, se: float, df: float, level: float, paired: bool = False) -> Ratio:
+    """A ratio from its log, that log's standard error and degrees of freedom: its ``level`` t-interval and the
+    two-sided p-value of "equal"."""
     half = t_quantile(0.5 + level / 2, df) * se
-    return Ratio(value, math.exp(log_ratio - half), math.exp(log_ratio + half), _two_sided_p(log_ratio / se, df),
-                 diffs is not None, se, df)
+    return Ratio(math.exp(log_ratio), math.exp(log_ratio - half), math.exp(log_ratio + half),
+                 _two_sided_p(log_ratio / se, df), paired, se, df)
 
 
 def ratio_of_ratios(a: Ratio, b: Ratio, level: float = LEVEL) -> Ratio:
     """a / b of two ratios of independent launches (one configuration's growth over node counts against
     another's): on log scale the difference of the two, their variances added, Welch-Satterthwaite degrees of
     freedom. No interval where either ratio has none."""
-    value = a.value / b.value
-    if a.log_se is None or b.log_se is None or a.df is None or b.df is None:
-        return Ratio(value, None, None, None)
-    va, vb = a.log_se ** 2, b.log_se ** 2
-    se = math.sqrt(va + vb)
-    if se == 0:
-        return Ratio(value, None, None, None)
-    df = (va + vb) ** 2 / (va ** 2 / a.df + vb ** 2 / b.df)
-    log_ratio = math.log(value)
-    half = t_quantile(0.5 + level / 2, df) * se
-    return Ratio(value, math.exp(log_ratio - half), math.exp(log_ratio + half), _two_sided_p(log_ratio / se, df),
-                 False, se, df)
+    if a.log_se is None or b.log_se is None or a.df is None or b.df is None or a.log_se == b.log_se == 0:
+        return Ratio(a.value / b.value, None, None, None)
+    se, df = _welch(a.log_se ** 2, a.df, b.log_se ** 2, b.df)
+    return _tested(math.log(a.value / b.value), se, df, level)
 
 
 @dataclass(frozen=True)

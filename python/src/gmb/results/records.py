@@ -103,7 +103,7 @@ class Sides:
 
     @property
     def device(self) -> bool:
-        """Device memory on some side, managed memory aside."""
+        """Plain device memory on some side (a managed kind placed on the device, "managed:device", is not)."""
         return "device" in self.kinds
 
     @property

@@ -14,7 +14,8 @@ from ..errors import UsageError
 from ..machine.knobs import ENV_NAME
 
 ANSWER_FILE = "tune.json"
-# the verdicts a search gives a knob value, in the order its answer lists them (tune/ writes them, report/ reads them)
+# the verdicts a search gives a knob value (tune/search.verdict), in the order its answer lists them: the claims
+# (from confirmation launches), then what is no claim; tune/ writes them, report/ reads them
 VERDICTS = ("better", "mixed", "worse", "selected, not confirmed", "broken", "cut early: no claim", "not measured")
 
 

@@ -26,8 +26,6 @@ from ..machine.knobs import Offer
 
 UNITS = {"bw": "GB/s", "busbw": "GB/s", "t": "us", "rate": "M messages/s"}
 REPRODUCE_REPETITIONS = CONFIRM_LAUNCHES  # as many launches as the search confirmed it with: as able to confirm it
-# the verdicts of knob values (search.verdict) in the order the answer lists them: the claims (from confirmation
-# launches), then what is no claim
 
 
 def _figures(arm) -> dict[str, list]:
