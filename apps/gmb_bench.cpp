@@ -385,6 +385,7 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
       usage_error.empty() ? apply_nic_request(settings.nic, local.rank, local.source, selected_gpu_pci(platform)) : Json();
 
   GMB_MPI_CHECK(MPI_Init(nullptr, nullptr));
+  guard_stdout();  // again: MPICH's MPI_Init unbuffers stdout (each piece of a line would leave before any check)
   // Errors come back to us so that every failure is reported with host, rank and call.
   GMB_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   install_crash_report(where_am_i());

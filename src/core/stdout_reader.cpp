@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,6 +30,12 @@ std::string link_target(const std::string& path) {
   return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "";
 }
 
+// Whether the /proc/PID/fd/N link `path` leads to a pipe, anonymous ("pipe:[...]") or named (a FIFO's path).
+bool is_pipe(const std::string& path) {
+  struct stat object{};
+  return ::stat(path.c_str(), &object) == 0 && S_ISFIFO(object.st_mode);
+}
+
 // The parent of `pid` (field 4 of /proc/PID/stat), or 0.
 long parent_of(long pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -42,25 +49,37 @@ long parent_of(long pid) {
   return parent;
 }
 
-void point_stdout_at_null() {
+}  // namespace
+
+void silence_stdout() {
   if (silenced) return;
   silenced = true;
-  // Dropped quietly: what was lost is the view, the records are in --out.
-  if (!std::freopen("/dev/null", "w", stdout)) std::clearerr(stdout);
+  // Descriptor 1 is pointed at /dev/null under stdio, not through freopen: freopen would first flush what stdio
+  // still holds into the old descriptor, the line a launcher would then forward into the closed pipe. Dropped
+  // quietly: what was lost is the view, the records are in --out.
+  const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null_fd >= 0) {
+    ::dup2(null_fd, STDOUT_FILENO);
+    ::close(null_fd);
+  }
+  std::fflush(stdout);
+  std::clearerr(stdout);
 }
-
-}  // namespace
 
 void guard_stdout() {
   std::signal(SIGPIPE, SIG_IGN);
-  std::setvbuf(stdout, nullptr, _IOFBF, kStdoutBuffer);
+  // A buffer of our own: given none, glibc keeps the stream's present one, the single byte MPICH's MPI_Init leaves
+  // (setbuf(stdout, NULL)).
+  static char buffer[kStdoutBuffer];
+  std::setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
 }
 
 bool pipe_without_reader(const std::string& path) {
-  if (link_target(path).rfind("pipe:", 0) != 0) return false;
+  if (!is_pipe(path)) return false;
   // A write end of the same pipe (opened through /proc, without blocking) polls POLLERR once no reader is left.
+  // Such an open is refused with ENXIO where nobody has the pipe open for reading (a named pipe).
   const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return errno == ENXIO;
   pollfd end{fd, POLLOUT, 0};
   const bool gone = ::poll(&end, 1, 0) == 1 && (end.revents & POLLERR);
   ::close(fd);
@@ -71,12 +90,11 @@ bool stdout_reader_gone() {
   long pid = ::getpid();
   for (int k = 0; k < kForwarders && pid > 1; ++k) {
     const std::string out = "/proc/" + std::to_string(pid) + "/fd/1";
-    const std::string target = link_target(out);
     // A pipe, or a pseudo-terminal (Open MPI's mpirun gives its ranks one and forwards what they print): the output
     // goes on through the process holding the other end, a parent. A file, /dev/null, a socket: it ends there.
-    if (target.rfind("pipe:", 0) == 0) {
+    if (is_pipe(out)) {
       if (pipe_without_reader(out)) return true;
-    } else if (target.rfind("/dev/pts/", 0) != 0) {
+    } else if (link_target(out).rfind("/dev/pts/", 0) != 0) {
       return false;
     }
     pid = parent_of(pid);
@@ -87,7 +105,7 @@ bool stdout_reader_gone() {
 bool flush_stdout() {
   if (silenced) return false;
   if (stdout_reader_gone() || (std::fflush(stdout) != 0 && errno == EPIPE)) {
-    point_stdout_at_null();
+    silence_stdout();
     return false;
   }
   return true;

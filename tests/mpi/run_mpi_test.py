@@ -18,10 +18,12 @@ import json
 import os
 import re
 import resource
+import select
 import shutil
 import subprocess
 import tempfile
 import sys
+import time
 
 
 def fail(message):
@@ -234,21 +236,57 @@ def check_nic(context, expected):
             fail(f"the context's environment holds what --nic set: {sorted(set(variables) & set(context['environment']))}")
 
 
-def run_with_early_closing_reader(argv, workdir, env, lines, timeout):
-    """Runs `argv` with a reader of its stdout that takes `lines` lines, then closes it (as `| head -N`): the
-    completed process, its stdout being the lines read."""
-    with tempfile.TemporaryFile(mode="w+") as err:
-        launched = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, errors="replace", cwd=workdir,
-                                    env=env)
-        read = "".join(launched.stdout.readline() for _ in range(lines))
-        launched.stdout.close()
+def run_with_rank0_reader_leaving(argv, workdir, env, lines, timeout):
+    """Runs `argv` (mpiexec -n N gmb-bench ...) with rank 0's stdout a named pipe that this process reads: `lines`
+    lines, then it closes it, as `| head -N` would. Rank 0 writes into that pipe itself, with no launcher forwarding
+    its lines, so whenever the reader goes (before, between or during the engine's flushes) the outcome is the
+    engine's alone: the completed process, its stdout being the lines read."""
+    fifo = os.path.join(workdir, "rank0-stdout")
+    os.mkfifo(fifo)
+    # Rank 0 (Open MPI's or the PMI rank variable) opens the pipe, named in the environment the launcher passes on to
+    # the ranks of this host; the other ranks keep the launcher's stdout.
+    rank0_to_fifo = ('[ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 0 ] && exec "$@" >"$GMB_RANK0_STDOUT"; '
+                     'exec "$@"')
+    env = dict(os.environ if env is None else env, GMB_RANK0_STDOUT=fifo)
+    argv = argv[:3] + ["sh", "-c", rank0_to_fifo, "sh"] + argv[3:]  # mpiexec -n N, then the ranks' command
+    # Opened for reading and writing, never blocking: rank 0's open finds a reader, and a launch that dies before
+    # rank 0 opens the pipe leaves this reader waiting for the launch, not for a writer.
+    reader = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    with tempfile.TemporaryFile(mode="w+") as err, tempfile.TemporaryFile(mode="w+") as forwarded:
+        launched = subprocess.Popen(argv, stdout=forwarded, stderr=err, text=True, cwd=workdir, env=env)
+        read = b""
+        deadline = time.monotonic() + timeout
+        while read.count(b"\n") < lines and time.monotonic() < deadline:
+            ready, _, _ = select.select([reader], [], [], 0.2)
+            if ready:
+                read += os.read(reader, 1 << 16)
+            elif launched.poll() is not None:
+                break
+        head = b"".join(read.splitlines(keepends=True)[:lines])
+        os.close(reader)
         try:
-            launched.wait(timeout=timeout)
+            launched.wait(timeout=max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             launched.kill()
             raise
         err.seek(0)
-        return subprocess.CompletedProcess(argv, launched.returncode, read, err.read())
+        forwarded.seek(0)
+        return subprocess.CompletedProcess(argv, launched.returncode,
+                                           head.decode(errors="replace") + forwarded.read(), err.read())
+
+
+def run_with_reader_gone(argv, workdir, env, timeout):
+    """Runs `argv` with its stdout a pipe whose reader has left before the launch: whatever reaches that pipe, the
+    engine's lines forwarded by the launcher included, meets a closed pipe. The completed process (no stdout)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        with tempfile.TemporaryFile(mode="w+") as err:
+            proc = subprocess.run(argv, stdout=write_end, stderr=err, cwd=workdir, env=env, timeout=timeout)
+            err.seek(0)
+            return subprocess.CompletedProcess(argv, proc.returncode, "", err.read())
+    finally:
+        os.close(write_end)
 
 
 def main():
@@ -284,8 +322,10 @@ def main():
     parser.add_argument("--expect-nic",
                         help="NAME or nearest: every rank's network facts record the --nic choice (check_nic)")
     parser.add_argument("--stdout-reader-lines", type=int,
-                        help="N: the launch's stdout is read by a reader that stops after N lines and closes it, "
-                             "as `| head -N` does")
+                        help="N: rank 0's stdout is read by a reader that stops after N lines and closes it, as "
+                             "`| head -N` does")
+    parser.add_argument("--stdout-reader-gone", action="store_true",
+                        help="the launch's stdout is a pipe whose reader left before the launch")
     parser.add_argument("--min-samples", type=int, default=0,
                         help="every measured result's headline statistics rest on at least this many samples")
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -308,7 +348,9 @@ def main():
         env[args.env_invalid_utf8.encode()] = b"bad\xffbyte"
     try:
         if args.stdout_reader_lines is not None:
-            proc = run_with_early_closing_reader(argv, args.workdir, env, args.stdout_reader_lines, args.timeout)
+            proc = run_with_rank0_reader_leaving(argv, args.workdir, env, args.stdout_reader_lines, args.timeout)
+        elif args.stdout_reader_gone:
+            proc = run_with_reader_gone(argv, args.workdir, env, args.timeout)
         else:
             proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=args.timeout,
                                   cwd=args.workdir, env=env)
