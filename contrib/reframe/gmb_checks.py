@@ -7,7 +7,7 @@ the allocation ReFrame's scheduler made. gmb, not ReFrame, launches the engine b
 the MPI library it ran, times it out, retries nothing and keeps every record; the answers come from all launches
 of the campaign together (medians over repetitions, % of the measured ceiling).
 
-After the run the job writes `gmb tables --json` (the answers and the tables, format gmb.answers/2) and checks every
+After the run the job writes `gmb tables --json` (the answers and the tables, format gmb.answers/3) and checks every
 record against gmb's record schema (`gmb ingest --validate`). Performance variables, one per figure of the answers:
 
     <path>/<configuration>/bw               GB/s   bandwidth at the size the answer states (managed memory: us)
@@ -44,7 +44,7 @@ def slug(text):
 
 
 def performance_figures(answers):
-    """{variable name: (value, unit)} from the answers of a gmb.answers/2 document; figures without a value (no
+    """{variable name: (value, unit)} from the answers of a gmb.answers/3 document; figures without a value (no
     ceiling, no latency measured) are left out."""
     out = {}
     for path in answers["paths"]:

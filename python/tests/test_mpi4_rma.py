@@ -12,6 +12,7 @@ from conftest import check_report_in_chromium, described
 from fake_engine import describe, description
 
 from gmb.report import answers
+from gmb.report.answers_words import feature_sentence
 from gmb.campaign import generated, mpi4_and_rma, quick
 from gmb.campaign import estimate
 from gmb.report import plots
@@ -151,7 +152,7 @@ def test_tables_fill_every_cell_and_say_their_units(mpi4_store):
 
 def test_answers_say_the_best_rma_the_persistent_speedup_and_the_partitioned_overlap(mpi4_store):
     a = answers.answers(Results.load(mpi4_store))
-    said = {f.topic: f.sentence for f in a.features}
+    said = {f.topic: feature_sentence(f) for f in a.features}
     assert said["one-sided"].startswith("NVLink pair: bandwidth at 1M: ompi put flush create")
     assert "of ceiling p2p-ipc" in said["one-sided"] and "latency at 8 B: ompi put flush create" in said["one-sided"]
     assert "persistent calls 1.1" in said["persistent"] and "clearly faster at" in said["persistent"]

@@ -13,6 +13,7 @@ import synth
 from test_cli import run_gmb
 
 from gmb.report import answers
+from gmb.report.answers_words import path_sentence
 from gmb.report import compare
 from gmb.results import records
 from gmb.report import tables
@@ -193,7 +194,7 @@ def test_answers_make_no_claim_from_one_launch(tmp_path):
     a = answers.answers(Results.load(st))
     (nv,) = a.paths
     assert nv.fastest is None and nv.slowest is None and nv.ratio is None
-    assert "one launch: no claim across launches (gmb run --repetitions 3" in nv.sentence
+    assert "one launch: no claim across launches (gmb run --repetitions 3" in path_sentence(nv)
     assert any("Each figure comes from one launch" in n for n in a.notes)
 
 

@@ -4,6 +4,7 @@ h100-quick-mpi4: 1 x H100, the lab's CUDA-aware Open MPI 5.0.7 under pml ob1 and
 say of one-sided and partitioned communication, and of the one-sided launches the library refused."""
 
 from gmb.report import answers
+from gmb.report.answers_words import missing_sentence
 from gmb.report import tables
 from gmb.results.model import Results
 from gmb.report import cells
@@ -30,7 +31,7 @@ def test_ob1_one_sided_launches_are_refused_with_the_library_defect(gpu_quick_mp
                                         "benchmark LIKE 'rma%'", ("openmpi-5.0.7-ob1",))
     assert refused and all(r["status"] == "unsupported" for r in refused)
     assert all("osc/ucx fails outside pml ucx" in r["reason"] for r in refused)
-    missing = " ".join(m.sentence for m in answers.answers(Results.load(gpu_quick_mpi4_store)).missing)
+    missing = " ".join(missing_sentence(m) for m in answers.answers(Results.load(gpu_quick_mpi4_store)).missing)
     assert "osc/ucx fails outside pml ucx" in missing
 
 

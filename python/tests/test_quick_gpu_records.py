@@ -6,6 +6,7 @@ answers and its tables say."""
 import re
 
 from gmb.report import answers
+from gmb.report.answers_words import setting_sentence, strategy_sentence
 from gmb.report import tables
 from gmb.results.model import Results
 from gmb.report import render_text
@@ -28,11 +29,11 @@ def test_answers_of_the_recorded_quick_campaign(gpu_quick_store):
     assert same.fastest is None  # one launch a point: ranked by figure, no claim
     # gmb's pipelined-gpu strategy beside the library's own pinned host -> device path under ob1: one launch a
     # point, so shown without a claim that it beats it
-    beat = next(s for s in a.strategies if "pipelined-gpu" in s.sentence)
-    assert "openmpi-5.0.7-ob1" in beat.sentence and not beat.beats
-    assert "one launch: no claim across launches" in beat.sentence
+    beat = next(s for s in a.strategies if "pipelined-gpu" in strategy_sentence(s))
+    assert "openmpi-5.0.7-ob1" in strategy_sentence(beat) and not beat.beats
+    assert "one launch: no claim across launches" in strategy_sentence(beat)
     # the doctor's findings: pml ucx needs UCX_MEMTYPE_CACHE=n
-    assert any(s.library == "openmpi-5.0.7-ucx" and "UCX_MEMTYPE_CACHE=n" in s.sentence for s in a.settings)
+    assert any(s.library == "openmpi-5.0.7-ucx" and "UCX_MEMTYPE_CACHE=n" in setting_sentence(s) for s in a.settings)
     # device collectives of both pmls next to each other
     ops = {(c.operation, c.memory) for c in a.collectives}
     assert {("allreduce", "device"), ("bcast", "device"), ("alltoall", "device")} <= ops

@@ -7,6 +7,7 @@ path and per collective, and that every figure stays under the copy ceiling of i
 from conftest import check_report_in_chromium
 
 from gmb.report import answers
+from gmb.report.answers_words import path_sentence, strategy_sentence
 from gmb.report import tables
 from gmb.report.html import build_html
 from gmb.results.model import Results
@@ -30,7 +31,7 @@ def test_nvlink_pair_is_answered_where_the_link_is_reached_with_nccl_beside(gpu_
     assert pair.figures[0].library == "openmpi-5.0.7-ob1" and pair.figures[-1].library == "openmpi-5.0.7-ucx"
     assert pair.fastest is None and pair.slowest is None  # one launch a point: ranked by figure, no claim
     assert all(0 < f.pct_of_ceiling <= 100 for f in pair.figures)
-    assert "not measured at 64M: openmpi-4.1.6-ob1, openmpi-4.1.6-ucx" in pair.sentence
+    assert "not measured at 64M: openmpi-4.1.6-ob1, openmpi-4.1.6-ucx" in path_sentence(pair)
 
 
 def test_host_device_paths_name_the_fastest_family(gpu_x2_quick_mpich_store):
@@ -44,7 +45,7 @@ def test_host_device_paths_name_the_fastest_family(gpu_x2_quick_mpich_store):
     strategy = next(s for s in ans.strategies if s.library == "openmpi-5.0.7-ob1")
     # one launch a point: the strategy's figure is shown beside the library's own, no claim that it beats it
     assert not strategy.beats and strategy.strategy.startswith("pipelined-gpu")
-    assert "one launch: no claim across launches" in strategy.sentence
+    assert "one launch: no claim across launches" in strategy_sentence(strategy)
 
 
 def test_collectives_on_device_memory_compare_three_configurations_beside_nccl(gpu_x2_quick_mpich_store):

@@ -10,6 +10,7 @@ import pytest
 from conftest import DATA, check_report_in_chromium, quick_campaign_store
 
 from gmb.report import answers
+from gmb.report.answers_words import collective_sentence, strategy_sentence
 from gmb.report import tables
 from gmb.report.html import build_html
 from gmb.results.inference import ratio_text
@@ -61,7 +62,7 @@ def test_host_device_paths_and_the_strategy(ans):
     strategy = next(s for s in ans.strategies if s.library == "openmpi-5.0.7-ob1")
     # gmb's pipelined-gpu lifts pml ob1 to within precision of pml ucx's own path
     assert strategy.beats and strategy.strategy.startswith("pipelined-gpu") and strategy.ratio.value > 10
-    assert "not proven apart from the fastest configuration's, openmpi-5.0.7-ucx's own" in strategy.sentence
+    assert "not proven apart from the fastest configuration's, openmpi-5.0.7-ucx's own" in strategy_sentence(strategy)
 
 
 def test_collectives_on_four_ranks_put_nccl_first(ans):
@@ -73,7 +74,7 @@ def test_collectives_on_four_ranks_put_nccl_first(ans):
     assert device["allreduce"].ratio.value > 100  # Open MPI reduces device memory on the host
     # "x times" with the interval of the ratio it was tested on
     r = device["allreduce"].ratio
-    assert 1 < r.low < r.value < r.high and f"nccl fastest, {ratio_text(r.value, r.low, r.high)} " in device["allreduce"].sentence
+    assert 1 < r.low < r.value < r.high and f"nccl fastest, {ratio_text(r.value, r.low, r.high)} " in collective_sentence(device["allreduce"])
     host = {c.operation: c for c in ans.collectives if c.memory == "host"}
     assert all(c.fastest is None and {f.library for f in c.figures} == NOT_AWARE for c in host.values())
 

@@ -31,12 +31,14 @@ def test_tables_json_holds_the_answers(capsys):
     """The document the check reads (gmb tables --json): answers with their figures, and the tables."""
     assert main(["tables", str(Path(__file__).parent / "data" / "h200-x2"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["format"] == "gmb.answers/2"
+    assert doc["format"] == "gmb.answers/3"
     path = doc["answers"]["paths"][0]
     figure = path["figures"][0]
     assert {"library", "value", "unit", "pct_of_ceiling", "latency_us", "strategy"} <= set(figure)
     assert figure["unit"] in ("GB/s", "us") and "point" not in figure
     assert path["sentence"] and doc["answers"]["collectives"][0]["figures"][0]["unit"] == "GB/s"
+    # the verdict as data beside its words
+    assert set(path["ranking"]) == {"higher", "fastest", "slowest", "ratio", "leaders"} and path["verdict"]
     assert doc["tables"] and all(len(r) == len(t["columns"]) for t in doc["tables"] for r in t["rows"])
 
 

@@ -7,6 +7,7 @@ import synth
 
 from conftest import described
 from gmb.report import answers, plots, render_text, scaling, tables
+from gmb.report.answers_words import feature_sentence
 from gmb.results.model import Results
 from gmb.results.store import Store
 
@@ -101,7 +102,7 @@ def test_scales_best_is_judged_per_size_and_names_it(tmp_path):
     for lib, at_1m, at_16m in (("a", (10.0, 11.0), (100.0, 200.0)), ("b", (10.0, 20.0), (100.0, 110.0))):
         c.launch(lib, 1, 4, {M: at_1m[0], 16 * M: at_16m[0]})
         c.launch(lib, 4, 4, {M: at_1m[1], 16 * M: at_16m[1]})
-    said = [f.sentence for f in answers.answers(c.results()).features if f.topic == "scaling"]
+    said = [feature_sentence(f) for f in answers.answers(c.results()).features if f.topic == "scaling"]
     assert len(said) == 2
     (small,) = [s for s in said if " at 1M, 1 -> 4 nodes, 4 ranks per node" in s]
     (large,) = [s for s in said if " at 16M, 1 -> 4 nodes, 4 ranks per node" in s]
@@ -113,7 +114,7 @@ def test_overlapping_growths_name_no_best(tmp_path):
     for lib in ("a", "b"):
         c.launch(lib, 1, 2, {M: 10.0})
         c.launch(lib, 2, 2, {M: 12.0 if lib == "a" else 12.1})
-    (said,) = [f.sentence for f in answers.answers(c.results()).features if f.topic == "scaling"]
+    (said,) = [feature_sentence(f) for f in answers.answers(c.results()).features if f.topic == "scaling"]
     assert said.endswith("none proven to scale best (the growths' ratio not proven below 1, or a point carries no claim)")
 
 
@@ -187,12 +188,12 @@ def test_growths_are_compared_as_a_ratio_of_ratios_not_by_intervals_apart(tmp_pa
     series = {s.configuration: s.growth for s in scaling.series(c.results())}
     a, b = series["a"], series["b"]
     assert a.high > b.low  # the intervals overlap: the old rule called nothing
-    (said,) = [f.sentence for f in answers.answers(c.results()).features if f.topic == "scaling"]
+    (said,) = [feature_sentence(f) for f in answers.answers(c.results()).features if f.topic == "scaling"]
     assert said.endswith("; a scales best")
     (tmp_path / "same").mkdir()
     c = Campaign(tmp_path / "same")
     for lib in ("a", "b"):
         c.launch(lib, 1, 2, {M: 10.0})
         c.launch(lib, 2, 2, {M: 12.0})
-    (said,) = [f.sentence for f in answers.answers(c.results()).features if f.topic == "scaling"]
+    (said,) = [feature_sentence(f) for f in answers.answers(c.results()).features if f.topic == "scaling"]
     assert "scales best" not in said.replace("none proven to scale best", "")

@@ -240,7 +240,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("results")
     sp.add_argument("--csv", metavar="DIR")
     sp.add_argument("--json", action="store_true",
-                    help="print the answers and the tables as one JSON document (format gmb.answers/2) instead of text")
+                    help="print the answers and the tables as one JSON document (format gmb.answers/3) instead of text")
 
     sp = sub.add_parser("compare", help="ratio B/A per point with its 95 %% interval and a verdict (5 %% false "
                                           "discovery rate), every point not matched said why; regression check")

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Answers: what a person choosing an MPI library (and its settings) for GPU data wants to know, from the results
-model (results/model.py), as data (answers_data.py); render_text and render_html word it for a terminal and the
-report.
+model (results/model.py), as data (answers_data.py); answers_words.py says them, for render_text (a terminal),
+render_html and answers_table (the report) and render_json (`gmb tables --json`).
 
 The report's first section, also printed at the end of `gmb run`. Six answers, each a short sentence or table
 row with numbers:
@@ -34,13 +34,14 @@ import json
 from ..machine.load import busy_launch
 from ..results.model import Point, Results
 from ..results.records import Sides
-from .answers_data import (DIRECT, Answers, CollectiveAnswer, Figure, MissingAnswer, SettingAnswer, bandwidth_points,
-                           measured, nccl_libraries, pick_size, two_sided, verdict)
+from .answers_data import (DIRECT, Answers, CollectiveAnswer, Figure, MissingAnswer, MissingSubject, SettingAnswer,
+                           bandwidth_points, measured, nccl_libraries, pick_size, two_sided, verdict)
 from .answers_features import one_sided_answers, partitioned_answers, persistent_answers
 from .answers_paths import path_answers, strategy_answers
 from .scaling import scaling_answers, size_sweep_answers
-from .cells import collective_results, latency_results, size_label
-from .wording import no_difference_text, path_label, precision_text, ratio_said, sig3
+from .cells import collective_results, latency_results
+from .wording import path_label
+
 
 def _settings_answers(results: Results) -> tuple[list[SettingAnswer], str]:
     try:
@@ -52,8 +53,7 @@ def _settings_answers(results: Results) -> tuple[list[SettingAnswer], str]:
     out, quiet = [], []
     for s in found:
         for f in s.get("findings") or []:
-            out.append(SettingAnswer(s["library"], f["setting"], f["effect"],
-                                     f"{s['library']}: {f['setting']}: {f['effect']}"))
+            out.append(SettingAnswer(s["library"], f["setting"], f["effect"]))
         if not s.get("findings"):
             quiet.append(s["library"])
     note = ""
@@ -82,26 +82,10 @@ def _collective_answers(results: Results) -> list[CollectiveAnswer]:
         figs = [Figure(lib, s[size].median, "GB/s", s[size].precision, s[size].capped, point=s[size])
                 for lib, s in per_lib.items() if size in s]
         figs.sort(key=lambda f: -f.value)
-        fastest, slowest, ratio, leaders = verdict(figs, True)
         shown = sorted(figs, key=lambda f: (f.point.base_library not in nccl, -f.value))
-        listed = ", ".join(f"{f.library} {sig3(f.value)} GB/s ({precision_text(f.precision, f.capped)})"
-                           for f in shown)
-        head = f"{op}, {ranks} ranks, {memory or 'unknown'} memory, at {size_label(size)}: {listed}"
-        if len(figs) == 1:
-            tail = ("no NCCL figure to compare with" if figs[0].point.base_library not in nccl
-                    else "no MPI figure to compare with")
-        elif fastest and slowest:
-            tail = f"{fastest} fastest, {ratio_said(ratio)} {slowest}"
-        elif slowest:
-            tail = (f"{', '.join(f.library for f in leaders)} not proven apart, "
-                    f"{ratio_said(ratio)} {slowest}")
-        else:
-            tail = no_difference_text(f.point for f in figs)
-        missing = sorted(lib for lib in per_lib if size not in per_lib[lib])
-        if missing:
-            tail += f"; not measured at {size_label(size)}: {', '.join(missing)}"
-        out.append(CollectiveAnswer(op, ranks, memory, size, shown, fastest, slowest, ratio,
-                                    [f.library for f in shown if f.point.base_library in nccl], f"{head}; {tail}"))
+        out.append(CollectiveAnswer(op, ranks, memory, size, shown, verdict(figs, True),
+                                    [f.library for f in shown if f.point.base_library in nccl],
+                                    sorted(lib for lib in per_lib if size not in per_lib[lib])))
     out.sort(key=lambda a: (a.memory != "device", "device" not in a.memory, a.memory, a.operation, a.ranks))
     return out
 
@@ -119,22 +103,6 @@ def _where(sides: Sides, path: str | None, strategy: str | None) -> str:
     if strategy not in DIRECT:
         parts.append(strategy)
     return " ".join(parts)
-
-
-def _said_together(subjects: list[tuple[str, str, str, str]]) -> list[str]:
-    """(library, benchmark, where, sizes) said compactly: benchmarks missing on the same paths share one mention,
-    "openmpi-5.0.7-ucx bibw/bw NVLink pair, same GPU"."""
-    benches: dict[tuple, list[str]] = {}
-    for lib, bench, where, sizes in subjects:
-        benches.setdefault((lib, where, sizes), []).append(bench)
-    places: dict[tuple, list[str]] = {}
-    for (lib, where, sizes), bs in benches.items():
-        places.setdefault((lib, "/".join(sorted(set(bs))), sizes), []).append(where)
-    out = []
-    for (lib, bench, sizes), wheres in places.items():
-        text = " ".join(filter(None, [lib, bench, ", ".join(w for w in wheres if w)]))
-        out.append(text + (f" at {sizes}" if sizes else ""))
-    return out
 
 
 def _missing_answers(results: Results) -> list[MissingAnswer]:
@@ -167,22 +135,9 @@ def _missing_answers(results: Results) -> list[MissingAnswer]:
         add(cause, (x.library, x.benchmark, _where(Sides.of_label(x.memory), path, x.strategy)), launch=True)
     for s in results.skipped:
         add(f"skipped: {s.reason}", (s.library, s.what, ""))
-    out = []
-    for cause, c in causes.items():
-        subjects = []
-        for (lib, bench, where), sizes in c["subjects"].items():
-            span = ""
-            if sizes:
-                ordered = sorted(sizes)
-                span = (f"{len(ordered)} size{'s' if len(ordered) > 1 else ''} ({size_label(ordered[0])}"
-                        + (f" to {size_label(ordered[-1])})" if len(ordered) > 1 else ")"))
-            subjects.append((lib, bench, where, span))
-        said = _said_together(subjects)
-        shown = said if len(said) <= 5 else said[:4] + [f"and {len(said) - 4} more"]
-        count = f", {c['launches']} launch{'es' if c['launches'] != 1 else ''}" if c["launches"] else ""
-        out.append(MissingAnswer(cause, [" ".join(filter(None, [lib, bench, where])) + (f" at {span}" if span else "")
-                                         for lib, bench, where, span in subjects],
-                                 c["launches"], f"{'; '.join(shown)}{count}: {cause}"))
+    out = [MissingAnswer(cause, [MissingSubject(lib, bench, where, tuple(sorted(sizes)))
+                                 for (lib, bench, where), sizes in c["subjects"].items()], c["launches"])
+           for cause, c in causes.items()]
     out.sort(key=lambda m: (-len(m.subjects), m.cause))
     return out
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from ..results.inference import Ratio
 from ..results.model import Point, Results
+from ..results.peaks import CeilingSource
 from ..results.records import Sides, placed, transport_of
 from .cells import claimed_ratio, clearly_apart, pairwise_bandwidth
 
@@ -48,7 +50,34 @@ class Figure:
 
 
 @dataclass
-class PathAnswer:
+class Ranking:
+    """What is proven about the figures of one question, best first (verdict)."""
+    higher: bool  # bandwidth (higher is better), else a time
+    fastest: str | None  # the configuration proven ahead of every other one
+    slowest: str | None  # the configuration proven behind the best
+    ratio: Ratio | None  # best / slowest (time: slowest / best) with its interval, where a claim is made
+    leaders: list[str]  # the configurations not proven apart from the best, the best first
+
+
+class RankedAnswer:
+    """An answer whose verdict is its ``ranking``: the verdict's parts read from the answer itself."""
+    ranking: Ranking
+
+    @property
+    def fastest(self) -> str | None:
+        return self.ranking.fastest
+
+    @property
+    def slowest(self) -> str | None:
+        return self.ranking.slowest
+
+    @property
+    def ratio(self) -> Ratio | None:
+        return self.ranking.ratio
+
+
+@dataclass
+class PathAnswer(RankedAnswer):
     """Answer 1: the configurations on one path at one size, best first."""
     path: str  # "NVLink pair", "pinned host -> device", ...
     memory: str
@@ -57,21 +86,17 @@ class PathAnswer:
     bytes: int
     ceiling: str | None  # what bounds it (peaks.Ceilings.at's name), None without one at that size
     ceiling_GBps: float | None
-    no_ceiling: str  # why there is no percentage ("" with a ceiling)
-    figures: list[Figure]
-    fastest: str | None  # the library clearly ahead of every other one
-    slowest: str | None  # the library clearly behind the best
-    ratio: Ratio | None  # best / slowest (time: slowest / best) with its interval, where proven apart
+    ceiling_label: str  # the ceiling as the answers name it ("network, host buffers (iperf3, 4 streams)"), or ""
+    network_not_measured: str | None  # an inter-node path without a network ceiling: why none was measured
+    figures: list[Figure]  # best first
+    ranking: Ranking
     not_at_size: list[str]  # configurations on that path that did not measure that size
-    sentence: str
-    verdict: str = ""  # the sentence's verdict alone, naming the configurations without their figures
     sizes_measured: tuple[int, int] | None = None  # the smallest and largest size any configuration measured there
     latency_figures: list[Figure] = field(default_factory=list)  # each figure's latency, lowest first
-    latency_verdict: str = ""  # the verdict on those latencies, by the same rule
-    # the ceiling as the answers name it ("network, host buffers (iperf3, 4 streams)"), "" without one
-    ceiling_label: str = ""
-    # the best figure above a network ceiling: the tools did not reach the link's limit ("" otherwise)
-    ceiling_finding: str = ""
+    latency: Ranking | None = None  # the verdict on those latencies, by the same rule
+    # the best figure is above the network ceiling: the network tools did not reach the link's limit
+    above_network_tools: bool = False
+    ceiling_source: CeilingSource | None = None  # what measured the ceiling (a network tool and its streams)
 
 
 @dataclass
@@ -83,13 +108,22 @@ class StrategyAnswer:
     benchmark: str
     bytes: int
     strategy: str  # Point.strategy_label
-    strategy_GBps: float
-    strategy_precision: float | None
-    direct_GBps: float | None  # None: the library's own path was not measured there
-    direct_precision: float | None
+    strategy_figure: Figure
+    direct_figure: Figure | None  # None: the library's own path was not measured there
     ratio: Ratio | None  # strategy / direct with its interval, only where proven apart
     beats: bool
-    sentence: str
+    # where the strategy beats its own library: the fastest other configuration's own path at that size, and the
+    # strategy's ratio to it where proven (None: not proven apart)
+    best_own: Figure | None = None
+    versus_best: Ratio | None = None
+
+    @property
+    def strategy_GBps(self) -> float:
+        return self.strategy_figure.value
+
+    @property
+    def direct_GBps(self) -> float | None:
+        return self.direct_figure.value if self.direct_figure else None
 
 
 @dataclass
@@ -98,38 +132,103 @@ class SettingAnswer:
     library: str
     setting: str
     effect: str
-    sentence: str
 
 
 @dataclass
-class CollectiveAnswer:
+class CollectiveAnswer(RankedAnswer):
     """Answer 4: one operation at one rank count and memory, every configuration at one size."""
     operation: str
     ranks: int
     memory: str
     bytes: int
     figures: list[Figure]  # NCCL first, then the others by bus bandwidth
-    fastest: str | None
-    slowest: str | None
-    ratio: Ratio | None  # best / slowest (bus bandwidth) with its interval, where a claim is made
+    ranking: Ranking  # the verdict on the same figures ranked by bus bandwidth
     nccl: list[str]  # the NCCL configurations among the figures
-    sentence: str
+    not_at_size: list[str]  # configurations that measured the operation, not at this size
+
+
+@dataclass
+class MissingSubject:
+    """What one cause left unmeasured: a configuration's benchmark on a path, at some sizes (none: all of it)."""
+    library: str
+    benchmark: str
+    where: str  # the path as the answers name it, with a strategy ("" for none)
+    sizes: tuple[int, ...] = ()
 
 
 @dataclass
 class MissingAnswer:
     """Answer 5: one cause, and what it left unmeasured."""
     cause: str
-    subjects: list[str]
+    subjects: list[MissingSubject]
     launches: int  # launches that ended this way (0: planner skips and records only)
-    sentence: str
 
 
 @dataclass
 class FeatureAnswer:
-    """Answer 6: one line on one-sided, persistent or partitioned communication."""
-    topic: str  # one of FEATURE_TOPICS
-    sentence: str
+    """Answer 6: one line on one-sided, persistent or partitioned communication, collectives over node counts or a
+    size sweep; each kind says its topic (one of FEATURE_TOPICS)."""
+    topic: ClassVar[str] = ""
+
+
+@dataclass
+class RankedPoints:
+    """The configurations (library and operation) of a feature at one size, best first, and whether the best is
+    proven apart from every other one."""
+    bytes: int
+    points: list[Point] = field(repr=False)
+    apart_from_all: bool
+    near: Point | None = field(repr=False)  # where not apart from all: the first one the best is not apart from
+    ceiling: str | None = None  # bandwidth: the best figure's ceiling (peaks.Ceilings.of_point), None without one
+    ceiling_GBps: float | None = None
+
+
+@dataclass
+class OneSidedAnswer(FeatureAnswer):
+    """Per path, the best one-sided configuration by one-way bandwidth and by latency."""
+    topic: ClassVar[str] = "one-sided"
+    path: str = ""
+    bandwidth: RankedPoints | None = None
+    latency: RankedPoints | None = None
+
+
+@dataclass
+class PersistentAnswer(FeatureAnswer):
+    """Per library, the persistent calls' speedup over the regular calls of the same launches."""
+    topic: ClassVar[str] = "persistent"
+    library: str = ""
+    measured: list[str] = field(default_factory=list)  # the benchmarks (and operations) compared
+    lowest: float = 0.0  # the speedups' range
+    highest: float = 0.0
+    points: int = 0
+    faster: int = 0  # points where the persistent form is proven faster
+    slower: int = 0  # ... proven slower
+
+
+@dataclass
+class PartitionedAnswer(FeatureAnswer):
+    """Per library, memory and path, at the largest size: the overlap % per partition count and readiness."""
+    topic: ClassVar[str] = "partitioned"
+    library: str = ""
+    path: str = ""
+    bytes: int = 0
+    overlap_pct: dict[int, dict[str, float]] = field(default_factory=dict)  # {partitions: {ready: median %}}
+
+
+@dataclass
+class ScalingAnswer(FeatureAnswer):
+    """One collective's series over node counts (scaling.Series), least time growth first, and whether the first is
+    proven to grow less than every other."""
+    topic: ClassVar[str] = "scaling"
+    series: list = field(default_factory=list, repr=False)
+    scales_best: bool = False
+
+
+@dataclass
+class SweepAnswer(FeatureAnswer):
+    """One collective's size sweep at a fixed node count (scaling.Sweep): the fastest by size, the crossovers."""
+    topic: ClassVar[str] = "size sweep"
+    sweep: object = field(default=None, repr=False)
 
 
 # answer 6's topics, in the order and under the headings the answers show them
@@ -218,15 +317,16 @@ def latencies(latency: list[Point]) -> dict[tuple, dict[int, Point]]:
     return out
 
 
-def verdict(figs: list[Figure], higher: bool) -> tuple[str | None, str | None, Ratio | None, list[Figure]]:
-    """(proven fastest library, proven slowest library, how many times the best is better than the slowest with its
-    interval, leaders): the leaders are the figures not proven apart from the best one. The ratio is the one the
-    claim was tested on (bandwidth: best / slowest; time: slowest / best), None where no claim is made."""
+def verdict(figs: list[Figure], higher: bool) -> Ranking:
+    """The ranking of ``figs`` (best first): the proven fastest configuration, the proven slowest, how many times the
+    best is better than the slowest with its interval, and the leaders, the figures not proven apart from the best.
+    The ratio is the one the claim was tested on (bandwidth: best / slowest; time: slowest / best), None where no
+    claim is made."""
     best, worst = figs[0], figs[-1]
-    leaders = [f for f in figs if f is best or not clearly_apart(best.point, f.point)]
+    leaders = [f.library for f in figs if f is best or not clearly_apart(best.point, f.point)]
     fastest = best.library if len(figs) > 1 and len(leaders) == 1 else None
     ratio = None
     if len(figs) > 1:
         ratio = claimed_ratio(best.point, worst.point) if higher else claimed_ratio(worst.point, best.point)
     slowest = worst.library if ratio else None
-    return fastest, slowest, ratio, leaders
+    return Ranking(higher, fastest, slowest, ratio, leaders)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from ..results.model import Point, Results
 from ..results.peaks import ceilings
-from .network import INTER_NODE, above_every_tool, ceiling_name, is_network, network_not_measured
 from ..results.records import Sides, placed
-from .answers_data import (Figure, PathAnswer, StrategyAnswer, best_point, has_device, latencies,
-                           measured, nearest, not_cuda_aware, own_path, pick_size, verdict)
-from .cells import SUSPECT_PCT, claimed_ratio, pairwise_time_results, size_label
-from .wording import figure_text, no_difference_text, order, path_label, precision_text, ratio_said, sig3
+from .answers_data import (Figure, PathAnswer, Ranking, StrategyAnswer, best_point, has_device, latencies, measured,
+                           nearest, not_cuda_aware, own_path, pick_size, verdict)
+from .cells import SUSPECT_PCT, claimed_ratio, pairwise_time_results
+from .network import INTER_NODE, ceiling_name, is_network, network_not_measured, network_source
+from .wording import order, path_label, sig3
+
 
 def _path_groups(results: Results, bandwidth: list[Point], latency: list[Point]
                  ) -> list[tuple[str, Sides, str | None, list[Point], bool | None]]:
@@ -109,69 +110,24 @@ def path_answers(results: Results, bandwidth: list[Point], latency: list[Point])
                 f.latency_point = lp
             figs.append(f)
         figs.sort(key=lambda f: -f.value if higher else f.value)
-        fastest, slowest, ratio, leaders = verdict(figs, higher)
-        no_ceiling = ("" if ceil else "a time figure: no ceiling applies" if not higher
-                      else f"no ceiling measured at {size_label(size)}")
-        why_no_network = network_not_measured(results) if not ceil and higher and path == INTER_NODE else None
-        if why_no_network:
-            no_ceiling += f" ({why_no_network})"
         missing = sorted(lib for lib in per_lib if size not in per_lib[lib])
-        ceiling_label = ceiling_name(avail, ceil_name, size) if ceil else ""
-        head = f"{label} ({bench} at {size_label(size)}" + (f", ceiling {ceiling_label} {sig3(ceil)} GB/s)" if ceil
-                                                            else f"; {no_ceiling})")
-        sentence = _path_sentence(head, figs, fastest, slowest, ratio, leaders, higher,
-                                  any(f.pct_of_ceiling is not None for f in figs))
-        finding = (above_every_tool(avail, ceil_name, size, figs[0].value, ceil)
-                   if ceil and is_network(avail, ceil_name) and 100 * figs[0].value / ceil > SUSPECT_PCT else "")
-        if finding:
-            sentence += f"; {finding}"
-        if missing:
-            sentence += f"; not measured at {size_label(size)}: {', '.join(missing)}"
-        said = _path_verdict("", figs, fastest, slowest, ratio, leaders, higher, lambda f: f.library)
-        lat_figs, lat_said = _latency_verdict(figs)
         every = set().union(*(set(s) for s in per_lib.values()))
-        answers.append(PathAnswer(label, sides.label, path, bench, size, ceil_name, ceil, no_ceiling, figs, fastest,
-                                  slowest, ratio, missing, sentence, said.removeprefix(": "),
-                                  (min(every), max(every)), lat_figs, lat_said, ceiling_label, finding))
+        answers.append(PathAnswer(
+            label, sides.label, path, bench, size, ceil_name, ceil,
+            ceiling_name(avail, ceil_name, size) if ceil else "",
+            network_not_measured(results) if not ceil and higher and path == INTER_NODE else None,
+            figs, verdict(figs, bool(higher)), missing, (min(every), max(every)), *_latencies(figs),
+            bool(ceil and is_network(avail, ceil_name) and 100 * figs[0].value / ceil > SUSPECT_PCT),
+            network_source(avail, ceil_name, size) if ceil and is_network(avail, ceil_name) else None))
     answers.sort(key=lambda a: order(a.path))
     return answers, chosen
 
 
-def _latency_verdict(figs: list[Figure]) -> tuple[list[Figure], str]:
+def _latencies(figs: list[Figure]) -> tuple[list[Figure], Ranking | None]:
     """The latencies of a path's figures, lowest first, and the verdict on them by the rule the bandwidths follow."""
     lat = sorted((Figure(f.library, f.latency_us, "us", f.latency_precision, f.latency_capped, f.strategy,
                          point=f.latency_point) for f in figs if f.latency_point is not None), key=lambda f: f.value)
-    if not lat:
-        return [], ""
-    fastest, slowest, ratio, leaders = verdict(lat, False)
-    return lat, _path_verdict("", lat, fastest, slowest, ratio, leaders, False, lambda f: f.library).removeprefix(": ")
-
-
-def _path_sentence(head, figs, fastest, slowest, ratio, leaders, higher, with_pct) -> str:
-    with_latency = any(f.latency_us is not None for f in figs)
-    text = _path_verdict(head, figs, fastest, slowest, ratio, leaders, higher,
-                         lambda f: figure_text(f, with_pct, with_latency))
-    return text if with_latency else f"{text}; no latency measured"
-
-
-def _path_verdict(head, figs, fastest, slowest, ratio, leaders, higher, fig) -> str:
-    best, worst = figs[0], figs[-1]
-    if len(figs) == 1:
-        return f"{head}: only {fig(best)}"
-    how = ""
-    if ratio:
-        told = ratio_said(ratio)
-        how = (f"{best.library} moves {told} the bandwidth of {worst.library}" if higher
-               else f"{worst.library} takes {told} the time of {best.library}")
-    if fastest and slowest:
-        return f"{head}: fastest {fig(best)}; slowest {fig(worst)}; {how}"
-    if slowest:  # the best is not proven ahead of every other one
-        others = ", ".join(f.library for f in leaders if f is not best)
-        return (f"{head}: best {fig(best)}, not proven apart from {others}; slowest {fig(worst)}; {how}")
-    if len(figs) == 2:
-        return f"{head}: {fig(best)} and {fig(worst)}: {no_difference_text([best.point, worst.point])}"
-    return (f"{head}: no configuration of {len(figs)} proven fastest ({no_difference_text(f.point for f in figs)}); "
-            f"best {fig(best)}, worst {fig(worst)}")
+    return lat, verdict(lat, False) if lat else None
 
 
 def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> list[StrategyAnswer]:
@@ -205,37 +161,22 @@ def strategy_answers(results: Results, chosen: dict, bandwidth: list[Point]) -> 
                 continue  # not comparable at one size / answer 1 shows a staged library's figures
             size = max(strat)
             s = best_point(strat[size], True)
-            out.append(StrategyAnswer(label, lib, sides.label, bench, size, s.strategy_label, s.median, s.precision,
-                                      None, None, None, False,
-                                      f"{label}, {lib}: {s.strategy_label} moves {sig3(s.median)} GB/s "
-                                      f"({precision_text(s.precision, s.capped)}) at {size_label(size)} (its own "
-                                      f"path not measured)"))
+            out.append(StrategyAnswer(label, lib, sides.label, bench, size, s.strategy_label, _figure(s), None, None,
+                                      False))
             continue
         size = max(common)
         s, d = best_point(strat[size], True), direct[size]
         ratio = claimed_ratio(s, d)
-        apart = ratio is not None
-        beats = apart and ratio.value > 1
-        sf = f"{sig3(s.median)} GB/s ({precision_text(s.precision, s.capped)})"
-        df = f"{sig3(d.median)} GB/s ({precision_text(d.precision, d.capped)})"
-        if beats:
-            sentence = (f"{label}, {lib}: {s.strategy_label} moves {sf} at {size_label(size)}, "
-                        f"{ratio_said(ratio)} the library's own {df}")
-            best = best_own.get((bench, sides, path, size))
-            if best is not None and best.library != lib:
-                bf = f"{best.library}'s own {sig3(best.median)} GB/s"
-                versus_best = claimed_ratio(s, best)
-                sentence += (f"; {ratio_said(versus_best)} the fastest configuration's, {bf}"
-                             if versus_best and versus_best.value > 1 else
-                             f"; below the fastest configuration's, {bf}" if versus_best else
-                             f"; not proven apart from the fastest configuration's, {bf}")
-        elif apart:
-            sentence = (f"{label}, {lib}: the library's own path {df} at {size_label(size)}; best strategy "
-                        f"{s.strategy_label} {sf}")
-        else:
-            sentence = (f"{label}, {lib}: best strategy {s.strategy_label} {sf} and the library's own {df} at "
-                        f"{size_label(size)}: {no_difference_text([s, d])}")
-        out.append(StrategyAnswer(label, lib, sides.label, bench, size, s.strategy_label, s.median, s.precision,
-                                  d.median, d.precision, ratio, beats, sentence))
+        beats = ratio is not None and ratio.value > 1
+        best = best_own.get((bench, sides, path, size))
+        others_best = beats and best is not None and best.library != lib
+        out.append(StrategyAnswer(label, lib, sides.label, bench, size, s.strategy_label, _figure(s), _figure(d), ratio,
+                                  beats, _figure(best) if others_best else None,
+                                  claimed_ratio(s, best) if others_best else None))
     out.sort(key=lambda a: (not a.beats, a.direct_GBps is None, order(a.path), a.library))
     return out
+
+
+def _figure(p: Point) -> Figure:
+    """A bandwidth point as an answer's figure (its strategy named)."""
+    return Figure(p.library, p.median, "GB/s", p.precision, p.capped, "" if own_path(p) else p.strategy_label, point=p)

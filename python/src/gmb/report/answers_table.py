@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Answers 1 and 4 as one compact table: a row per question (a path's bandwidth, the same path's latency, a
 collective's bus bandwidth) with its answer, the best figure, its % of ceiling and the evidence behind it. The
-verdicts are the answers' own (answers_data.verdict): the table words them, it judges nothing itself."""
+verdicts are the answers' own (answers_data.verdict): the table words them (answers_words), it judges nothing itself."""
 
 from __future__ import annotations
 
 import html
 
 from .answers_data import Answers, CollectiveAnswer, Figure, PathAnswer
+from .answers_words import ceiling_finding_said, no_ceiling_said, verdict_said
 from .cells import size_text
 from .wording import no_difference_text, pct, pct_of_ceiling_text, precision_text, ratio_said, sig3, who
 
@@ -31,8 +32,9 @@ def _bandwidth_row(p: PathAnswer) -> list[str]:
     evidence = []
     if p.ceiling:
         evidence.append(f"ceiling {p.ceiling_label or p.ceiling} {sig3(p.ceiling_GBps)} GB/s at {size_text(p.bytes)}")
-    if p.ceiling_finding:
-        evidence.append(p.ceiling_finding)
+    finding = ceiling_finding_said(p)
+    if finding:
+        evidence.append(finding)
     if len(p.figures) > 1:
         evidence.append(f"best {who(best)}; then {_others(p.figures[1:], True)}")
     if p.not_at_size:
@@ -41,20 +43,21 @@ def _bandwidth_row(p: PathAnswer) -> list[str]:
         lo, hi = p.sizes_measured
         evidence.append(f"sizes measured on this path: {size_text(lo)} to {size_text(hi)}")
     share = (pct(best.pct_of_ceiling) + (f" of {best.own_ceiling}" if best.own_ceiling else "")
-             if best.pct_of_ceiling is not None else p.no_ceiling or "no ceiling")
-    return [f"{p.path}: {what} ({p.benchmark}) at {size_text(p.bytes)}", p.verdict, _figure(best), share,
+             if best.pct_of_ceiling is not None else no_ceiling_said(p) or "no ceiling")
+    return [f"{p.path}: {what} ({p.benchmark}) at {size_text(p.bytes)}", verdict_said(p.figures, p.ranking), _figure(best), share,
             "; ".join(evidence) or "one configuration measured it"]
 
 
 def _latency_row(p: PathAnswer) -> list[str] | None:
-    if not p.latency_figures or p.figures[0].unit != "GB/s":  # a time row already answers by time
+    if p.latency is None or p.figures[0].unit != "GB/s":  # a time row already answers by time
         return None
-    best = p.latency_figures[0]
-    sizes = {f.point.bytes for f in p.latency_figures}
+    figures = p.latency_figures
+    best = figures[0]
+    sizes = {f.point.bytes for f in figures}
     at = size_text(sizes.pop()) if len(sizes) == 1 else "the size nearest 8 B"
-    evidence = (f"best {who(best)}; then {_others(p.latency_figures[1:], False)}" if len(p.latency_figures) > 1
+    evidence = (f"best {who(best)}; then {_others(figures[1:], False)}" if len(figures) > 1
                 else "one configuration measured it")
-    return [f"{p.path}: latency at {at}", p.latency_verdict, _figure(best), "no ceiling: a latency", evidence]
+    return [f"{p.path}: latency at {at}", verdict_said(figures, p.latency), _figure(best), "no ceiling: a latency", evidence]
 
 
 def _collective_verdict(c: CollectiveAnswer) -> str:

@@ -112,7 +112,8 @@ def is_network(avail: Ceilings, name: str | None) -> bool:
     return bool(c and INTER_NODE in c.bounds)
 
 
-def _source(avail: Ceilings, name: str, nbytes: int) -> CeilingSource | None:
+def network_source(avail: Ceilings, name: str, nbytes: int) -> CeilingSource | None:
+    """What measured the network ceiling ``name`` at ``nbytes`` (its tool and streams), None where nothing says."""
     return avail.source(name.partition(" ")[0], INTER_NODE, nbytes)
 
 
@@ -142,14 +143,14 @@ def ceiling_name(avail: Ceilings, name: str, nbytes: int) -> str:
     op, _, suffix = name.partition(" ")
     c = avail.facts.ceiling(op)
     buffers = "device buffers" if c and c.buffers == "gpu_memory" else "host buffers"
-    tool = _tool_words(_source(avail, name, nbytes))
+    tool = _tool_words(network_source(avail, name, nbytes))
     return f"{NETWORK}, {buffers}" + (f" ({tool})" if tool else "") + (f" {suffix}" if suffix else "")
 
 
-def above_every_tool(avail: Ceilings, name: str, nbytes: int, mpi_GBps: float, ceiling_GBps: float) -> str:
-    """What an inter-node MPI figure above its network ceiling means: the tools did not reach the link's limit (an
-    MPI library cannot move more than the link carries), not that the MPI figure is wrong."""
-    source = _source(avail, name, nbytes)
+def above_every_tool(source: CeilingSource | None, name: str, mpi_GBps: float, ceiling_GBps: float) -> str:
+    """What an inter-node MPI figure above its network ceiling ``name`` (measured as ``source`` says) means: the
+    tools did not reach the link's limit (an MPI library cannot move more than the link carries), not that the MPI
+    figure is wrong."""
     tool = source.tool if source and source.tool else "a tool"
     streams = _streams_words(source)
     suffix = name.partition(" ")[2]

@@ -8,6 +8,7 @@ import html
 
 from .answers_data import FEATURE_TOPICS, PRECISION_NOTE, Answers
 from .answers_table import answers_table
+from .answers_words import feature_sentence, missing_sentence, setting_sentence, strategy_sentence
 from .cells import Absent, Table
 from .overview import overview_html
 
@@ -70,7 +71,7 @@ def answers_html(a: Answers) -> str:
     if a.empty:
         out.append(f"<p>{escape(a.empty)}</p>")
         if a.missing:
-            out.append("<h3>Not measured</h3>" + _list([m.sentence for m in a.missing]))
+            out.append("<h3>Not measured</h3>" + _list([missing_sentence(m) for m in a.missing]))
         out.append("</section>")
         return "\n".join(out)
     out.append(overview_html(a))
@@ -79,19 +80,19 @@ def answers_html(a: Answers) -> str:
         out.append(answers_table(a))
     out.append("<h3>Where a gmb strategy beats the library's own path</h3>")
     if a.strategies:
-        out.append(_list([s.sentence for s in a.strategies]))
+        out.append(_list([strategy_sentence(s) for s in a.strategies]))
     else:
         out.append("<p>No gmb strategy was measured.</p>")
     out.append("<h3>Settings that mattered</h3>")
-    out.append(_list([s.sentence for s in a.settings]))
+    out.append(_list([setting_sentence(s) for s in a.settings]))
     if a.settings_note:
         out.append(f"<p>{escape(a.settings_note[0].upper() + a.settings_note[1:])}.</p>")
     for topic, heading in FEATURE_TOPICS.items():
-        said = [f.sentence for f in a.features if f.topic == topic]
+        said = [feature_sentence(f) for f in a.features if f.topic == topic]
         if said:
             out.append(f"<h3>{escape(heading)}</h3>" + _list(said))
     if a.missing:
-        out.append("<h3>Not measured</h3>" + _list([m.sentence for m in a.missing]))
+        out.append("<h3>Not measured</h3>" + _list([missing_sentence(m) for m in a.missing]))
     out.append(f'<p class="note">{escape(PRECISION_NOTE)}</p>')
     out.append("</section>")
     return "\n".join(out)

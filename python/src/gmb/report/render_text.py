@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 
 from .answers_data import FEATURE_TOPICS, Answers, CollectiveAnswer, MissingAnswer
+from .answers_words import (collective_sentence, feature_sentence, missing_sentence, path_sentence,
+                            setting_sentence, strategy_sentence)
 from .cells import Table, size_label
 from .wording import precision_text, short, sig3
 
@@ -34,12 +36,12 @@ def answers_text(a: Answers) -> str:
     if a.paths:
         lines.append("Which library, per path (the library's own path):")
         for p in a.paths:
-            lines += _wrap(p.sentence)
+            lines += _wrap(path_sentence(p))
     if a.strategies:
         lines.append("Where a gmb strategy beats the library's own path:")
         beaten = [s for s in a.strategies if s.beats or s.direct_GBps is None]
         for s in beaten:
-            lines += _wrap(s.sentence)
+            lines += _wrap(strategy_sentence(s))
         rest = [s for s in a.strategies if not s.beats and s.direct_GBps is not None]
         if rest:
             lines += _wrap("not beaten: " + "; ".join(
@@ -49,14 +51,14 @@ def answers_text(a: Answers) -> str:
             lines.append("  none: the library's own path is the fastest wherever a strategy was measured")
     lines.append("Settings that mattered:" + (f" {a.settings_note}" if a.settings_note and not a.settings else ""))
     for s in a.settings:
-        lines += _wrap(short(s.sentence, 300))
+        lines += _wrap(short(setting_sentence(s), 300))
     if a.settings and a.settings_note:
         lines += _wrap(a.settings_note)
     if a.collectives:
         lines.append("Collectives (bus bandwidth):")
         lines += [line for text in _collective_lines(a.collectives) for line in _wrap(text)]
     for topic, heading in FEATURE_TOPICS.items():
-        said = [f.sentence for f in a.features if f.topic == topic]
+        said = [feature_sentence(f) for f in a.features if f.topic == topic]
         if said:
             lines.append(f"{heading}:")
             lines += [line for text in said for line in _wrap(text)]
@@ -74,7 +76,7 @@ def _missing_line(m: MissingAnswer) -> str:
     if len(cause) > n and mark > 0:
         tail = short(cause[mark:], n - 40)
         cause = short(cause[:mark], n - len(tail)) + " " + tail
-    return m.sentence[: len(m.sentence) - len(m.cause)] + short(cause, n + 10)
+    return missing_sentence(m, short(cause, n + 10))
 
 
 def _collective_lines(collectives: list[CollectiveAnswer]) -> list[str]:
@@ -87,14 +89,14 @@ def _collective_lines(collectives: list[CollectiveAnswer]) -> list[str]:
     out = []
     for c in collectives:
         if len(c.figures) > 1:
-            out.append(c.sentence)
+            out.append(collective_sentence(c))
             continue
         key = (c.figures[0].library, c.ranks, c.memory, c.bytes)
         group = alone.pop(key, None)
         if group is None:
             continue  # already said with the first of its group
         if len(group) == 1:
-            out.append(c.sentence)
+            out.append(collective_sentence(c))
             continue
         lib, ranks, memory, nbytes = key
         listed = ", ".join(f"{g.operation} {sig3(g.figures[0].value)} GB/s "

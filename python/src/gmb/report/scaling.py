@@ -25,7 +25,7 @@ from fractions import Fraction
 
 from ..results.inference import Ratio, ratio_of_ratios
 from ..results.model import Point, Results, combine, configuration_labels, point_label_key
-from .answers_data import FeatureAnswer, measured
+from .answers_data import ScalingAnswer, SweepAnswer, measured
 from .cells import Absent, Table, claim_blockers, clearly_apart, collective_results, difference, size_text
 from .claims import decide
 from .wording import ratio_said, sig3
@@ -128,7 +128,7 @@ def series(results: Results) -> list[Series]:
     return out
 
 
-def _growth_text(g: Ratio) -> str:
+def growth_text(g: Ratio) -> str:
     return ratio_said(g) if g.low is not None else f"{ratio_said(g)} (no interval: one launch)"
 
 
@@ -143,7 +143,7 @@ def scaling_table(results: Results) -> Table:
                  else Absent("not measured") for n in counts]
         g = s.growth
         rows.append([s.configuration, s.operation, s.memory, MODES.get(s.scaling, s.scaling), s.ranks_per_node,
-                     s.size, *cells, _growth_text(g) if g else Absent("one node count: no growth")])
+                     s.size, *cells, growth_text(g) if g else Absent("one node count: no growth")])
     return Table("Collectives over node counts (strong and weak scaling)",
                  ["configuration", "operation", "memory", "scaling", "ranks per node", "size", *map(_nodes, counts),
                   "time growth, fewest -> most nodes [interval]"], rows,
@@ -167,7 +167,7 @@ def _scales_best(ss: list[Series]) -> bool:
     return all(claimed)
 
 
-def scaling_answers(results: Results) -> list[FeatureAnswer]:
+def scaling_answers(results: Results) -> list[ScalingAnswer]:
     """Per operation, memory, mode, ranks per node, size and node counts, each configuration's time growth and
     which one scales best (its growth proven lower than every other's)."""
     groups: dict[tuple, list[Series]] = {}
@@ -177,17 +177,7 @@ def scaling_answers(results: Results) -> list[FeatureAnswer]:
     out = []
     for ss in groups.values():
         ss = sorted(ss, key=lambda s: s.growth.value)
-        best = ss[0]
-        said = "; ".join(f"{s.configuration} {_growth_text(s.growth)}" for s in ss)
-        verdict = ""
-        if len(ss) > 1:
-            verdict = (f"; {best.configuration} scales best" if _scales_best(ss)
-                       else "; none proven to scale best (the growths' ratio not proven below 1, or a point "
-                            "carries no claim)")
-        nodes = " -> ".join(map(str, best.nodes))
-        out.append(FeatureAnswer("scaling", f"{best.operation} ({best.memory or 'memory not recorded'}), "
-                                            f"{MODES.get(best.scaling, best.scaling)} at {best.size}, {nodes} nodes, "
-                                            f"{best.ranks_per_node} ranks per node: time growth {said}{verdict}"))
+        out.append(ScalingAnswer(series=ss, scales_best=len(ss) > 1 and _scales_best(ss)))
     return out
 
 
@@ -257,12 +247,12 @@ def _span(lo: int, hi: int) -> str:
     return size_text(lo) if lo == hi else f"{size_text(lo)}-{size_text(hi)}"
 
 
-def _stretches_text(s: Sweep) -> str:
+def stretches_text(s: Sweep) -> str:
     return "; ".join(f"{who} fastest at {_span(lo, hi)}" if who else f"none proven fastest at {_span(lo, hi)}"
                      for who, lo, hi in s.stretches())
 
 
-def _crossovers_text(s: Sweep) -> str:
+def crossovers_text(s: Sweep) -> str:
     return "; ".join(f"{a} -> {b} between {size_text(lo)} and {size_text(hi)}" for a, b, lo, hi in s.crossovers())
 
 
@@ -276,9 +266,9 @@ def size_sweep_table(results: Results) -> Table:
         rows.append([s.operation, s.memory, s.nodes or Absent("not recorded"), s.ranks_per_node or
                      Absent("not recorded"), ", ".join(sorted(s.by_config)), f"{_span(s.sizes[0], s.sizes[-1])} "
                      f"({len(s.sizes)} sizes)",
-                     (_stretches_text(s) if s.fastest else Absent("no size measured by two"))
+                     (stretches_text(s) if s.fastest else Absent("no size measured by two"))
                      if several else one,
-                     (_crossovers_text(s) if s.crossovers() else Absent("no crossover"))
+                     (crossovers_text(s) if s.crossovers() else Absent("no crossover"))
                      if several else one])
     return Table("Collectives: size sweep at a fixed node count", ["operation", "memory", "nodes", "ranks per node",
                                                                    "configurations", "sizes", "fastest by size",
@@ -292,16 +282,8 @@ def size_sweep_table(results: Results) -> Table:
                       "the times.")
 
 
-def size_sweep_answers(results: Results) -> list[FeatureAnswer]:
+def size_sweep_answers(results: Results) -> list[SweepAnswer]:
     """Per collective, memory and node count measured by two configurations or more: the fastest by size and the
     crossover sizes."""
-    out = []
-    for s in sweeps(results):
-        if not any(s.fastest.values()):
-            continue  # no size where one configuration is apart: nothing to say
-        cross = _crossovers_text(s)
-        out.append(FeatureAnswer("size sweep", f"{s.operation} ({s.memory or 'memory not recorded'}), "
-                                               f"{sweep_words(s.nodes)}, {s.ranks_per_node or '?'} ranks per node: "
-                                               f"{_stretches_text(s)}; "
-                                               + (f"crossover {cross}" if cross else "no crossover")))
-    return out
+    # no size where one configuration is apart: nothing to say
+    return [SweepAnswer(sweep=s) for s in sweeps(results) if any(s.fastest.values())]

@@ -12,7 +12,7 @@ from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NO
                     check_cell, claimed_ratio, clearly_apart, collective_results, latency_results,
                     pairwise_bandwidth, point_flags, precision_pct, size_label, size_text)
 from .feature_tables import one_sided_table, partitioned_overlap_table, persistent_table
-from .network import above_every_tool, ceiling_name, is_network, network_table
+from .network import above_every_tool, ceiling_name, is_network, network_source, network_table
 from .scaling import scaling_table, size_sweep_table
 from .wording import no_difference_text, ratio_said
 
@@ -64,8 +64,8 @@ def fraction_of_peak(results: Results) -> Table:
             p, op, ceil = max(bounded, key=lambda x: x[0].median)
             pct, ceil_cell = round(100 * p.median / ceil, 1), round(ceil, 2)
             if pct > SUSPECT_PCT:  # MPI cannot beat a copy without MPI over the same path: the ceiling is wrong
-                flags.append(above_every_tool(avail, op, p.bytes, p.median, ceil) if is_network(avail, op)
-                             else "ceiling suspect: MPI above it")
+                flags.append(above_every_tool(network_source(avail, op, p.bytes), op, p.median, ceil)
+                             if is_network(avail, op) else "ceiling suspect: MPI above it")
             op = ceiling_name(avail, op, p.bytes)
         else:
             p = max(pts, key=lambda x: x.median)
