@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // gmb-bench: the one driver. `gmb-bench list`, `gmb-bench <benchmark> [options]`.
+#include <fcntl.h>
 #include <mpi.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +19,7 @@
 #include "gmb/error.hpp"
 #include "gmb/mpi_library.hpp"
 #include "gmb/placement.hpp"
+#include "gmb/plan.hpp"
 #include "gmb/platform.hpp"
 #include "gmb/provenance.hpp"
 #include "gmb/sizes.hpp"
@@ -57,6 +61,7 @@ void print_usage() {
   std::printf("usage: gmb-bench list [--format table|json]\n"
               "       gmb-bench --version\n"
               "       gmb-bench <benchmark> [options]     (launched with mpirun/mpiexec/srun)\n"
+              "       gmb-bench plan PLAN --status FILE   (a plan's benchmarks in one launch)\n"
               "       gmb-bench <benchmark> --help\n\nbenchmarks:\n");
   std::printf("%s", benchmark_lines().c_str());
   std::printf("\nexit status: 0 ok, 1 runtime failure, 2 bad input, 3 unsupported configuration, 4 validation failed\n");
@@ -342,35 +347,117 @@ std::string configuration_problem(const BenchmarkInfo& info, Benchmark& bench, c
   return problem;
 }
 
-int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& args, const std::vector<std::string>& argv_all) {
-  // Parse first: --help needs no MPI.
+// One benchmark invocation, parsed: a launch's only one, or a block of a plan (plan.hpp). Bad input is kept in
+// usage_error (said once MPI tells which rank says it), never thrown.
+struct Block {
+  const BenchmarkInfo* info = nullptr;
+  std::vector<std::string> args;  // as given after the benchmark's name
+  std::string id;                 // the plan's name for it ("" outside a plan)
+  double deadline_s = 0;          // a plan's block: no size is begun after this many seconds (0: none)
   RunSettings settings;
   OmbOptions omb;
   bool help = false;
-  auto bench = info.make();
-  settings.sizes = parse_sizes(bench->default_sizes());
-  ArgParser parser;
-  add_common_options(parser, settings, omb, help);
-  bench->add_options(parser);
-  add_omb_refusals(parser);
+  std::string help_text;  // what --help prints
+  std::unique_ptr<Benchmark> bench;
   std::vector<std::string> positionals, omb_warnings;
   Json omb_reading = Json::object();
   std::string usage_error;
+};
+
+Block parse_block(const BenchmarkInfo& info, const std::vector<std::string>& args) {
+  Block block;
+  block.info = &info;
+  block.args = args;
+  block.bench = info.make();
+  block.settings.sizes = parse_sizes(block.bench->default_sizes());
+  ArgParser parser;
+  add_common_options(parser, block.settings, block.omb, block.help);
+  block.bench->add_options(parser);
+  add_omb_refusals(parser);
   try {
     refuse_nccl_tests_sizes(args);
-    positionals = parser.parse(args);
-    if (!help) omb_warnings = apply_omb_options(info, parser, omb, positionals, settings, omb_reading);
+    block.positionals = parser.parse(args);
+    if (!block.help)
+      block.omb_warnings =
+          apply_omb_options(info, parser, block.omb, block.positionals, block.settings, block.omb_reading);
   } catch (const UsageError& e) {
-    usage_error = e.what();
+    block.usage_error = e.what();
   }
-  if (help) {
-    const Positionals positionals = bench->positionals();
+  if (block.help) {
+    const Positionals positionals = block.bench->positionals();
     const std::string usage = positionals.optional ? " [" + positionals.names + "]" : " " + positionals.names;
-    std::printf("usage: mpirun -np N gmb-bench %s [options]%s\n%s\n\n", info.name.c_str(),
-                positionals.names.empty() ? "" : usage.c_str(), info.summary.c_str());
-    if (!positionals.names.empty()) std::printf("%s: %s\n\n", positionals.names.c_str(), positionals.meaning.c_str());
-    std::printf("options:\n%s\nOSU Micro-Benchmarks' letters mean what they mean in OMB (%s); gmb's long names keep "
-                "gmb's meaning.\n", parser.help().c_str(), omb_doc_location().c_str());
+    block.help_text = "usage: mpirun -np N gmb-bench " + info.name + " [options]" +
+                        (positionals.names.empty() ? "" : usage) + "\n" + info.summary + "\n\n" +
+                        (positionals.names.empty() ? "" : positionals.names + ": " + positionals.meaning + "\n\n") +
+                        "options:\n" + parser.help() + "\nOSU Micro-Benchmarks' letters mean what they mean in OMB (" +
+                        omb_doc_location() + "); gmb's long names keep gmb's meaning.\n";
+  }
+  return block;
+}
+
+// The benchmark named by a plan's block, or UsageError naming the line and the benchmarks accepted.
+const BenchmarkInfo& plan_benchmark(const PlanBlock& block, const std::string& plan_path) {
+  const BenchmarkInfo* info = Registry::instance().find(block.args.front());
+  if (info) return *info;
+  std::vector<std::string> names;
+  std::string known;
+  for (const auto* b : benchmarks_by_name()) {
+    names.push_back(b->name);
+    known += (known.empty() ? "" : ", ") + b->name;
+  }
+  throw UsageError(plan_path + " line " + std::to_string(block.line) + ": unknown benchmark '" + block.args.front() +
+                   "'" + did_you_mean(block.args.front(), names) + " (accepted: " + known + ")");
+}
+
+// A plan's status file, written by rank 0: one JSON line a block once it has ended (its exit status, its wall time,
+// whether its deadline stopped it), flushed at once, so that whoever watches the launch knows which blocks ended
+// should the launch die in the next one. Opened with O_EXCL: an existing file is never written to.
+class PlanStatus {
+ public:
+  explicit PlanStatus(const std::string& path) : path_(path) {
+    if (path.empty()) return;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+      throw UsageError("--status " + path + ": " + std::strerror(errno) +
+                       (errno == EEXIST ? " (a status file is never overwritten: name a new one)" : ""));
+    file_ = ::fdopen(fd, "w");
+  }
+  ~PlanStatus() {
+    if (file_) std::fclose(file_);
+  }
+  PlanStatus(const PlanStatus&) = delete;
+  PlanStatus& operator=(const PlanStatus&) = delete;
+
+  void ended(const Block& block, int position, int exit_status, double wall_s, bool deadline_passed,
+             const std::string& reason) {
+    if (!file_) return;
+    const Json line = Json::object()
+                          .set("block", block.id)
+                          .set("position", position)
+                          .set("benchmark", block.info->name)
+                          .set("exit_status", exit_status)
+                          .set("wall_s", wall_s)
+                          .set("deadline_passed", deadline_passed)
+                          .set("reason", reason);
+    if (std::fprintf(file_, "%s\n", line.dump().c_str()) < 0 || std::fflush(file_) != 0)
+      end_job(kExitFailure, "error", "cannot write the plan's status file " + path_ + ": " + std::strerror(errno));
+  }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+// Runs the blocks one after the other inside one MPI_Init: what a launch sets up once (the GPU, MPI, the GPU-awareness
+// proof, every rank's facts, the kernel-launch cost, NCCL's communicators) serves them all; each block has its own
+// buffers (released when it ends), records file, context and run id. Outside a plan (one block, no status file) bad
+// input ends the launch with exit status 2, and the launch's status is the block's; in a plan a block refused is
+// said in the status file and the next one runs, and the launch exits 0 once every block has ended.
+int run_blocks(std::vector<Block>& blocks, const std::vector<std::string>& argv_all, const std::string& status_path) {
+  const bool plan = !status_path.empty() || blocks.size() > 1 || !blocks.front().id.empty();
+  Block& first = blocks.front();
+  if (!plan && first.help) {
+    std::printf("%s", first.help_text.c_str());
     return kExitOk;
   }
 
@@ -380,18 +467,18 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
   select_gpu(platform, local);
   warn_if_mpi_library_swapped(local);
   // Libraries read their device selection at initialisation; a request that cannot be honoured ends this process
-  // here (UsageError, naming the host and local rank), before any peer waits for it.
-  const Json nic_pinning =
-      usage_error.empty() ? apply_nic_request(settings.nic, local.rank, local.source, selected_gpu_pci(platform)) : Json();
+  // here (UsageError, naming the host and local rank), before any peer waits for it. A plan's blocks share one.
+  const Json nic_pinning = first.usage_error.empty()
+                               ? apply_nic_request(first.settings.nic, local.rank, local.source, selected_gpu_pci(platform))
+                               : Json();
 
   GMB_MPI_CHECK(MPI_Init(nullptr, nullptr));
   guard_stdout();  // again: MPICH's MPI_Init unbuffers stdout (each piece of a line would leave before any check)
   // Errors come back to us so that every failure is reported with host, rank and call.
   GMB_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   install_crash_report(where_am_i());
-  set_crash_context(info.name + " start-up (GPU awareness proof, rank facts)");
+  set_crash_context((plan ? std::string("plan") : first.info->name) + " start-up (GPU awareness proof, rank facts)");
   Context ctx;
-  ctx.benchmark = info.name;
   GMB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank));
   GMB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &ctx.size));
 
@@ -409,54 +496,167 @@ int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& arg
     GMB_MPI_CHECK(MPI_Finalize());
     return worst;
   };
-  auto usage_failure = [&](const std::string& message) {
-    if (ctx.rank == 0) std::fprintf(stderr, "gmb-bench %s: error: %s\n", info.name.c_str(), message.c_str());
-    return finish(kExitUsage);
+  auto refusal = [&](const Block& block, const std::string& message) {
+    if (ctx.rank == 0)
+      std::fprintf(stderr, "gmb-bench %s%s: error: %s\n", block.info->name.c_str(),
+                   block.id.empty() ? "" : (" (block " + block.id + ")").c_str(), message.c_str());
   };
 
-  if (usage_error.empty()) usage_error = configuration_problem(info, *bench, positionals, settings, ctx.size, platform);
-  if (!usage_error.empty()) return usage_failure(usage_error);
-  if (ctx.rank == 0)
-    for (const auto& w : omb_warnings) std::fprintf(stderr, "gmb-bench %s: warning: %s\n", info.name.c_str(), w.c_str());
+  std::unique_ptr<PlanStatus> status;
+  std::string status_error;
+  try {
+    status = std::make_unique<PlanStatus>(ctx.rank == 0 ? status_path : "");
+  } catch (const UsageError& e) {
+    status_error = e.what();
+  }
+  status_error = agree_on_reason(MPI_COMM_WORLD, status_error);
+  if (!status_error.empty()) {
+    if (ctx.rank == 0) std::fprintf(stderr, "gmb-bench plan: error: %s\n", status_error.c_str());
+    return finish(kExitUsage);
+  }
+  for (Block& block : blocks)
+    if (block.usage_error.empty())
+      block.usage_error = configuration_problem(*block.info, *block.bench, block.positionals, block.settings, ctx.size,
+                                                platform);
+  if (!plan && !first.usage_error.empty()) {
+    refusal(first, first.usage_error);
+    return finish(kExitUsage);
+  }
 
   if (local.rank < 0) {
     local = local_rank_from_shared_memory_split(MPI_COMM_WORLD);
     select_gpu(platform, local);
   }
-
-  // Rank 0 owns the output file; everyone learns whether it could be created.
-  std::unique_ptr<RecordSink> sink;
-  std::string sink_error;
-  try {
-    sink = std::make_unique<RecordSink>(ctx.rank == 0 ? settings.out_path : "",
-                                        ctx.rank == 0 ? settings.format : StdoutFormat::none);
-  } catch (const UsageError& e) {
-    sink_error = e.what();
+  AwarenessReport awareness;
+  {
+    BufferPool proof_buffers(BufferAllocation::once_per_launch);  // released before the first block
+    awareness = detect_gpu_awareness(MPI_COMM_WORLD, platform, proof_buffers);
   }
-  sink_error = agree_on_reason(MPI_COMM_WORLD, sink_error);
-  if (!sink_error.empty()) return usage_failure(sink_error);
-  sink->set_columns(omb.full ? full_columns(info, bench->columns()) : bench->columns());
-  if (info.records.headline) sink->set_headline(statistic_name(*info.records.headline));
-
-  BufferPool buffers(settings.fresh_buffers ? BufferAllocation::fresh_per_size : BufferAllocation::once_per_launch);
-  const AwarenessReport awareness = detect_gpu_awareness(MPI_COMM_WORLD, platform, buffers);
   ctx.platform = &platform;
   ctx.awareness = &awareness;
-  ctx.settings = &settings;
-  ctx.buffers = &buffers;
-  ctx.run_id = make_run_id(MPI_COMM_WORLD);
   ctx.ranks = gather_rank_facts(MPI_COMM_WORLD, platform);
   ctx.launch_cost = measure_launch_cost(MPI_COMM_WORLD, platform, ctx.ranks, ctx.rank);
   ctx.nic_pinning = nic_pinning;
-  Json options = bench->options_json();
-  if (!omb_reading.as_object()->empty()) options.set("omb", omb_reading);
-  const Json context = build_context(ctx, argv_all, local, options);
-  if (ctx.rank == 0) sink->write_context(context);
-  if (omb.full) note_full_statistics(*sink, info);
+  const std::string launch_run_id = plan ? make_run_id(MPI_COMM_WORLD) : "";
 
-  const int code = bench->run(ctx, *sink);
-  sink.reset();
-  return finish(code);
+  int launch_code = kExitOk;
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    Block& block = blocks[k];
+    const double started = MPI_Wtime();
+    const int position = static_cast<int>(k) + 1;
+    auto ended = [&](int code, const std::string& reason) {
+      if (ctx.rank == 0) status->ended(block, position, code, MPI_Wtime() - started, ctx.deadline_passed, reason);
+    };
+    ctx.deadline_passed = false;
+    if (block.help && block.usage_error.empty())
+      block.usage_error = "--help in a plan's block (ask `gmb-bench " + block.info->name + " --help`)";
+    if (!block.usage_error.empty()) {
+      refusal(block, block.usage_error);
+      ended(kExitUsage, block.usage_error);
+      continue;
+    }
+    if (ctx.rank == 0)
+      for (const auto& w : block.omb_warnings)
+        std::fprintf(stderr, "gmb-bench %s: warning: %s\n", block.info->name.c_str(), w.c_str());
+    // Rank 0 owns the output file; everyone learns whether it could be created.
+    std::unique_ptr<RecordSink> sink;
+    std::string sink_error;
+    try {
+      sink = std::make_unique<RecordSink>(ctx.rank == 0 ? block.settings.out_path : "",
+                                          ctx.rank == 0 ? block.settings.format : StdoutFormat::none);
+    } catch (const UsageError& e) {
+      sink_error = e.what();
+    }
+    sink_error = agree_on_reason(MPI_COMM_WORLD, sink_error);
+    if (!sink_error.empty()) {
+      refusal(block, sink_error);
+      if (!plan) return finish(kExitUsage);
+      ended(kExitUsage, sink_error);
+      continue;
+    }
+    sink->set_columns(block.omb.full ? full_columns(*block.info, block.bench->columns()) : block.bench->columns());
+    if (block.info->records.headline) sink->set_headline(statistic_name(*block.info->records.headline));
+
+    set_crash_context(block.info->name + " start-up" + (block.id.empty() ? "" : " (block " + block.id + ")"));
+    BufferPool buffers(block.settings.fresh_buffers ? BufferAllocation::fresh_per_size
+                                                    : BufferAllocation::once_per_launch);
+    ctx.benchmark = block.info->name;
+    ctx.settings = &block.settings;
+    ctx.buffers = &buffers;
+    ctx.run_id = make_run_id(MPI_COMM_WORLD);
+    ctx.deadline = block.deadline_s > 0 ? started + block.deadline_s : 0;
+    Json options = block.bench->options_json();
+    if (!block.omb_reading.as_object()->empty()) options.set("omb", block.omb_reading);
+    // A block's context reads as that of a launch of its own: its command line is the block's.
+    std::vector<std::string> command_line = argv_all;
+    if (plan) {
+      command_line = {argv_all.front(), block.info->name};
+      command_line.insert(command_line.end(), block.args.begin(), block.args.end());
+    }
+    Json context = build_context(ctx, command_line, local, options);
+    if (plan && ctx.rank == 0)
+      context.set("plan", Json::object()
+                              .set("block", block.id)
+                              .set("position", position)
+                              .set("blocks", static_cast<int>(blocks.size()))
+                              .set("deadline_s", block.deadline_s > 0 ? Json(block.deadline_s) : Json())
+                              .set("launch_run_id", launch_run_id));
+    if (ctx.rank == 0) sink->write_context(context);
+    if (block.omb.full) note_full_statistics(*sink, *block.info);
+
+    const int code = block.bench->run(ctx, *sink);
+    sink.reset();
+    ctx.buffers = nullptr;
+    ctx.deadline = 0;
+    ended(code, ctx.deadline_passed ? "its deadline passed: the sizes after it were not measured" : "");
+    launch_code = plan ? kExitOk : code;
+  }
+  return finish(launch_code);
+}
+
+int run_benchmark(const BenchmarkInfo& info, const std::vector<std::string>& args, const std::vector<std::string>& argv_all) {
+  std::vector<Block> blocks;
+  blocks.push_back(parse_block(info, args));
+  return run_blocks(blocks, argv_all, "");
+}
+
+// `gmb-bench plan FILE --status FILE`: the plan's blocks in one launch (run_blocks). The plan is read and every
+// block's benchmark known before MPI starts; blocks must agree on --nic, which is applied before MPI_Init.
+int plan_command(const std::vector<std::string>& args, const std::vector<std::string>& argv_all) {
+  std::string status_path;
+  bool help = false;
+  ArgParser parser;
+  parser.value({"--status"}, "FILE", "where rank 0 writes one JSON line per block once it has ended (a new file)",
+               [&](const std::string& v) {
+                 if (v.empty()) throw UsageError("--status needs a file name");
+                 status_path = v;
+               });
+  parser.flag({"-h", "--help"}, "this help", &help);
+  const std::vector<std::string> positionals = parser.parse(args);
+  if (help) {
+    std::printf("usage: mpirun -np N gmb-bench plan PLAN --status FILE\n"
+                "Runs a plan's blocks, one after the other, in one launch. PLAN: one block a line, tab-separated: ID,\n"
+                "deadline in seconds (0: none), the benchmark and its arguments (those a launch of its own would\n"
+                "take, its --out among them).\n\noptions:\n%s",
+                parser.help().c_str());
+    return kExitOk;
+  }
+  if (positionals.size() != 1) throw UsageError("plan takes one plan file (given " +
+                                                std::to_string(positionals.size()) + ")");
+  if (status_path.empty()) throw UsageError("plan needs --status FILE: where each block's end is said");
+  std::vector<Block> blocks;
+  for (const PlanBlock& p : read_plan(positionals.front())) {
+    Block block = parse_block(plan_benchmark(p, positionals.front()),
+                              std::vector<std::string>(p.args.begin() + 1, p.args.end()));
+    block.id = p.id;
+    block.deadline_s = p.deadline_s;
+    if (!blocks.empty() && block.settings.nic.text != blocks.front().settings.nic.text)
+      throw UsageError(positionals.front() + " line " + std::to_string(p.line) + ": --nic " + block.settings.nic.text +
+                       " differs from the first block's (" + blocks.front().settings.nic.text +
+                       "): a launch pins one NIC, before MPI starts; give every block the same --nic");
+    blocks.push_back(std::move(block));
+  }
+  return run_blocks(blocks, argv_all, status_path);
 }
 
 // An exception that reached main: its message and exit status. Before MPI starts this process alone
@@ -492,6 +692,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv_all.begin() + 2, argv_all.end());
   try {
     if (command == "list") return list_command(args);
+    if (command == "plan") return plan_command(args, argv_all);
     const BenchmarkInfo* info = Registry::instance().find(command);
     if (!info) {
       std::vector<std::string> names{"list"};

@@ -82,6 +82,9 @@ struct Context {
   std::vector<RankFacts> ranks;  // every rank's host and GPU, filled at start-up on every rank
   LaunchCost launch_cost;        // every rank's kernel-launch cost, measured at start-up
   Json nic_pinning;              // this rank's --nic choice (apply_nic_request); null without --nic
+  double deadline = 0;           // a plan's block: the MPI_Wtime() after which no further size is begun (0: none)
+  // Set by a size sweep that stopped at the deadline (sweep_sizes); the sweep is handed a const Context.
+  mutable bool deadline_passed = false;
 
   // Path between two ranks' buffers (the GPU runtime answers link questions when there is one).
   PathInfo path_between(int rank_a, bool gpu_backed_a, int rank_b, bool gpu_backed_b) const;

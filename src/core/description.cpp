@@ -164,7 +164,12 @@ Json engine_description(const Platform& platform, const ArgParser& common_option
   for (const auto& c : coll::collectives()) collectives.push(describe_collective(c));
   for (const auto& s : transfer_strategies()) strategies.push(describe_strategy(s));
   for (const auto& c : copy_ceilings()) ceilings.push(describe_ceiling(c));
-  Json features = Json::object().set("cuda", build.cuda).set("nccl", build.nccl).set("gpu_usable", platform.gpu_unavailable_reason.empty());
+  // "plan": gmb-bench plan runs several benchmarks in one launch (plan.hpp), with per-block deadlines
+  Json features = Json::object()
+                      .set("cuda", build.cuda)
+                      .set("nccl", build.nccl)
+                      .set("gpu_usable", platform.gpu_unavailable_reason.empty())
+                      .set("plan", true);
   if (!platform.gpu_unavailable_reason.empty()) features.set("gpu_reason", platform.gpu_unavailable_reason);
   if (platform.nccl.available()) features.set("nccl_version", platform.nccl.version);
   else features.set("nccl_reason", platform.nccl.unavailable_reason);

@@ -68,6 +68,33 @@ int record_unsupported_sweep(const Context& ctx, RecordSink& sink, const std::ve
   return kExitUnsupported;
 }
 
+namespace {
+
+// Whether a plan's block is past its deadline: rank 0's clock decides, every rank learns it (a collective call, made
+// by every rank at the same size since all know the deadline).
+bool past_deadline(const Context& ctx) {
+  if (ctx.deadline <= 0) return false;
+  int past = ctx.rank == 0 && MPI_Wtime() >= ctx.deadline ? 1 : 0;
+  GMB_MPI_CHECK(MPI_Bcast(&past, 1, MPI_INT, 0, ctx.comm));
+  return past != 0;
+}
+
+// The sizes a block did not begin before its deadline: each a record with status "skipped" and the reason.
+void record_skipped(const Context& ctx, RecordSink& sink, const std::vector<std::uint64_t>& sizes,
+                    const std::function<void(Json& record)>& describe) {
+  ctx.deadline_passed = true;
+  if (ctx.rank != 0) return;
+  for (auto bytes : sizes) {
+    Json record = result_record(ctx, bytes)
+                      .set("status", "skipped")
+                      .set("reason", "the plan's deadline for this block passed before this size");
+    describe(record);
+    sink.write_result(record);
+  }
+}
+
+}  // namespace
+
 int sweep_sizes(const Context& ctx, RecordSink& sink, const std::vector<std::uint64_t>& sizes, const SweepSteps& steps) {
   // Sizes beyond the count or memory limits are refused before anything is allocated, so that the buffers
   // are sized for the largest size that is measured.
@@ -76,6 +103,11 @@ int sweep_sizes(const Context& ctx, RecordSink& sink, const std::vector<std::uin
   int exit_code = kExitOk;
   for (std::size_t index = 0; index < sizes.size(); ++index) {
     const std::size_t bytes = sizes[index];
+    if (past_deadline(ctx)) {
+      record_skipped(ctx, sink, std::vector<std::uint64_t>(sizes.begin() + static_cast<std::ptrdiff_t>(index),
+                                                           sizes.end()), steps.describe);
+      break;
+    }
     if (!verdicts.refusals[index].empty()) {
       exit_code = std::max(exit_code, record_unsupported(ctx, sink, bytes, verdicts.refusals[index], steps.describe));
       continue;

@@ -94,7 +94,8 @@ _LAUNCH_STATUS = {"failed": "launch failed", "timeout": "timed out", "unsupporte
                   "validation-failed": "wrong data received", "bad-input": "arguments refused",
                   "interrupted": "interrupted", "skipped": "not run", "wrong-library": "ran another MPI library",
                   "running": "did not finish", "finalize-hang": "measured, then hung in MPI_Finalize"}
-_RESULT_STATUS = {"failed": "wrong data received (validation failed)", "unsupported": "not supported"}
+_RESULT_STATUS = {"failed": "wrong data received (validation failed)", "unsupported": "not supported",
+                  "skipped": "not measured"}
 
 
 def _where(sides: Sides, path: str | None, strategy: str | None) -> str:

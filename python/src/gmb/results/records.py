@@ -362,7 +362,7 @@ def not_a_figure(result: dict) -> str | None:
     return measured_nothing(result) or implausible_ceiling(result)
 
 
-RESULT_STATUSES = ("ok", "unsupported", "failed")  # a result's status, as the record schema has it
+RESULT_STATUSES = ("ok", "unsupported", "failed", "skipped")  # a result's status, as the record schema has it
 
 
 INT64 = (-2 ** 63, 2 ** 63 - 1)  # what an SQLite INTEGER holds (and Python's sqlite3 binds): larger is no row
