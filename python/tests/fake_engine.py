@@ -23,7 +23,7 @@ slower); FAKE_KNOB_BREAK="NAME=VALUE;..." makes its results fail as wrong data; 
 makes the doctor crash (SIGSEGV) with it. FAKE_STEADY=1: every launch of a point gives the same figures.
 RMA (family rma) takes --op/--sync/--win; partitioned ones --partitions, part_overlap --ready and --compute-sweep
 (and a GPU: unsupported on a host-only build); latency, bw, bibw, mbw and coll take --persistent (the regular form,
-then the persistent one)."""
+then the persistent one). ``plan PLAN --status FILE`` runs a plan's blocks (plan())."""
 
 import json
 import os
@@ -195,7 +195,36 @@ def _set(listed: str) -> list[str]:
     return out
 
 
+def plan(argv) -> int:
+    """``plan PLAN --status FILE``, as the engine runs it: each block (one a line: ID, deadline, arguments) as a launch
+    of its own would run, a status line as each ends. A block that hangs (FAKE_HANG) hangs the launch; one that fails
+    (FAKE_FAIL) ends it with exit status 1, as a crash would, the blocks after it not run; FAKE_OLD_LIST: an engine
+    without plans."""
+    if os.environ.get("FAKE_OLD_LIST"):
+        print("gmb-bench: unknown benchmark 'plan'", file=sys.stderr)
+        return 2
+    plan_file, status = argv[0], opt(argv, "--status")
+    if status is None or os.path.exists(status):
+        print("gmb-bench plan: error: --status missing or exists", file=sys.stderr)
+        return 2
+    blocks = [line.rstrip("\n").split("\t") for line in Path(plan_file).read_text().splitlines(keepends=True)
+              if line.strip() and not line.startswith("#")]
+    with open(status, "x") as said:
+        for position, (block, _deadline, *args) in enumerate(blocks, 1):
+            t0 = time.monotonic()
+            if os.environ.get("FAKE_FAIL") == args[0]:
+                print(f"gmb-bench: FATAL on host node0 rank 0: MPI_Send failed (fake, block {block})", file=sys.stderr)
+                return 1
+            code = main(args)
+            said.write(json.dumps({"block": block, "position": position, "benchmark": args[0], "exit_status": code,
+                                   "wall_s": time.monotonic() - t0, "deadline_passed": False, "reason": ""}) + "\n")
+            said.flush()
+    return 0
+
+
 def main(argv):
+    if argv[:1] == ["plan"]:
+        return plan(argv[1:])
     if argv[:1] == ["list"]:
         caps = capabilities()
         if os.environ.get("FAKE_MPI_LIBRARY"):

@@ -387,11 +387,11 @@ LOGS = Path(__file__).parent / "data" / "h200-x2" / "logs"
 def test_failed_launch_reason_names_engine_and_library_errors():
     """Real logs of the 2 x H200 campaign (trimmed): the reason is the engine's FATAL line with the library's first
     error (the cause), not Open MPI's closing banner; an unsupported launch gives the engine record's reason."""
-    why = execute._last_error(LOGS / "ucx-bw-device-failed.log")
+    why = execute.last_error(LOGS / "ucx-bw-device-failed.log")
     assert why.startswith("gmb-bench: FATAL on host vm rank 1 at /work/main/src/core/transfer.cpp:80: MPI_Waitall(")
     assert why.endswith("MPI_ERR_IN_STATUS: error code in status [first library error: cuda_ipc_cache.c:288  UCX  "
                         "ERROR cuIpcOpenMemHandle() failed: operation not permitted]")
-    why = execute._last_error(LOGS / "ob1-nbc-unsupported.log")
+    why = execute.last_error(LOGS / "ob1-nbc-unsupported.log")
     assert why.startswith("nbc allreduce: Open MPI 5.0.7 applies the reduction of MPI_Iallreduce on the CPU")
     assert "prterun" not in why and "Exit code" not in why
 
@@ -399,10 +399,10 @@ def test_failed_launch_reason_names_engine_and_library_errors():
 def test_failed_launch_reason_of_a_pml_that_could_not_be_opened():
     """Real logs of a 1 x H100 quick campaign: Open MPI's pml ucx finding no usable UCX. The cause is the UCX of the
     wrong version it loaded, or the pml that could not be selected, never Open MPI's note about its help messages."""
-    why = execute._last_error(LOGS / "ucx-pml-wrong-ucx.log")
+    why = execute.last_error(LOGS / "ucx-pml-wrong-ucx.log")
     assert why.startswith("ucp_context.c:2137 UCX  WARN  UCP API version is incompatible: required >= 1.22, "
                           "actual 1.16.0 (loaded from /lib/x86_64-linux-gnu/libucp.so.0)")
-    why = execute._last_error(LOGS / "ucx-pml-not-selected.log")
+    why = execute.last_error(LOGS / "ucx-pml-not-selected.log")
     assert why == "No components were able to be opened in the pml framework."
 
 
@@ -410,11 +410,11 @@ def test_failed_launch_reason_without_engine_words(tmp_path):
     log = tmp_path / "x.log"
     log.write_text("$ mpirun -np 2 gmb-bench bw\n[host:123] *** Process received signal ***\n"
                    "[host:123] Signal: Segmentation fault (11)\n-----\nprterun noticed that process rank 0 exited\n")
-    assert execute._last_error(log) == "Signal: Segmentation fault (11)"
+    assert execute.last_error(log) == "Signal: Segmentation fault (11)"
     log.write_text('$ mpirun\n{"type":"result","status":"ok","bytes":1}\nmpirun: exiting\n')
-    assert execute._last_error(log) == "mpirun: exiting"
+    assert execute.last_error(log) == "mpirun: exiting"
     log.write_text("$ mpirun\n")
-    assert execute._last_error(log) == ""
+    assert execute.last_error(log) == ""
 
 
 def test_quick_campaign_on_a_gpu_node_covers_every_path_and_configuration():

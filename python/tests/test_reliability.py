@@ -840,7 +840,7 @@ def test_a_result_that_moved_no_data_is_not_stored_as_a_figure(tmp_path, capsys)
     (lambda r: r["time_us"].update(min=100, median=1.0), "time_us.min must be <= time_us.max (got min 100, max "),
     (lambda r: r["time_us"].update(median=1000.0), "time_us.median must lie within [min, max] (got median 1000.0"),
     (lambda r: r.update(bandwidth_GBps={**r["time_us"], "p5": -1.0}), "bandwidth_GBps.p5 must be >= 0 (got -1.0)"),
-    (lambda r: r.update(status="great"), 'status must be one of ok, unsupported, failed (got "great")'),
+    (lambda r: r.update(status="great"), 'status must be one of ok, unsupported, failed, skipped (got "great")'),
     (lambda r: r.pop("time_us"), "an ok result without its headline statistic time_us"),
     (lambda r: r["time_us"].update(median="fast"), "time_us must be an object of finite numbers"),
     (lambda r: r.update(memory=["host"]), "memory must be an object of memory kinds"),

@@ -40,6 +40,7 @@ class Launch:
     family: str  # the benchmark's family (engine description): how its launches are placed on several nodes
     nodes: int | None = None  # the node count it runs on (a block over node counts); None: the session's hosts
     scaling: str | None = None  # "strong" or "weak": one node count of a collective scaling series
+    isolate: bool = False  # with a campaign's bundle: never shares an engine launch (run/bundles.py)
 
 
 def _safe(s: str) -> str:
@@ -269,7 +270,7 @@ def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineD
                                         f"{suffix}.r{rep}")
                             out.append(Launch(lid, name, bench, mem, strat, ranks, rep, list(args), {**env, **gpus},
                                               block.path, block.bind, c.timeout_s, b.family, nodes,
-                                              (block.scaling or "strong") if nodes else None))
+                                              (block.scaling or "strong") if nodes else None, block.isolate))
     return out
 
 
@@ -348,7 +349,7 @@ def write_plan(outdir: Path, c: Campaign, launches: list[Launch], skipped, libs:
     """plan.json (strict JSON: no NaN or Infinity) and the campaign as TOML. ``resume_options``: the command-line
     options a resume needs (session.resume_options), said to a resume that does not find the libraries."""
     data = {"campaign": c.name, "created_utc": datetime.now(timezone.utc).isoformat(), "seed": c.seed,
-            "stop_library_after": c.stop_library_after,
+            "stop_library_after": c.stop_library_after, "bundle": c.bundle,
             "launches": [asdict(x) for x in launches], "skipped": skipped,
             "libraries": [lib.describe() for lib in libs], "engines": engines,
             "resume_options": list(resume_options)}
@@ -382,13 +383,16 @@ def read_plan(outdir: Path) -> dict:
     stop = data.get("stop_library_after")
     if not isinstance(stop, int) or isinstance(stop, bool) or stop < 0:
         problems.append("'stop_library_after' must be an integer >= 0")
+    if not isinstance(data.get("bundle", False), bool):
+        problems.append("'bundle' must be true or false")
     launches = data.get("launches")
     fields = set(Launch.__dataclass_fields__)
+    optional = {"isolate"}  # keys a plan written before they existed lacks (their defaults hold)
     if not isinstance(launches, list):
         problems.append("'launches' must be a list")
     else:
         for i, d in enumerate(launches):
-            if not isinstance(d, dict) or set(d) != fields:
+            if not isinstance(d, dict) or not fields - optional <= set(d) <= fields:
                 problems.append(f"launch #{i + 1} must be an object with the keys {', '.join(sorted(fields))}")
                 break
             if not (isinstance(d["launch_id"], str) and isinstance(d["library"], str) and
@@ -403,6 +407,7 @@ def read_plan(outdir: Path) -> dict:
     if problems:
         raise CampaignError(f"{p}: damaged ({'; '.join(problems)}); cannot resume")
     data["launches"] = [Launch(**d) for d in launches]
+    data.setdefault("bundle", False)
     return data
 
 

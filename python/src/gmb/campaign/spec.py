@@ -13,6 +13,8 @@ Campaign file::
                              # launches are recorded as skipped (a broken library does not eat the time); 0: never
     libraries = ["*"]        # names (see `gmb libs`), "*" = all
     nic = "nearest"          # optional, every block's default: the network card each local rank uses (below)
+    bundle = true            # optional: launches that can share one engine launch run in one (gmb-bench plan),
+                             # one launch per repetition of each bundle (run/bundles.py); default false
 
     [[run]]                  # one block of the matrix; several blocks allowed
     benchmarks = ["latency", "bw", "bibw"]
@@ -28,6 +30,7 @@ Campaign file::
     join_operations = false  # true: all operations in one launch (gmb-bench coll allreduce,bcast): less
                              # start-up time; a crash in one operation loses the rest of that launch
     env = { UCX_RNDV_THRESH = "8192" }
+    isolate = true           # optional, with bundle: this block's launches never share an engine launch
     settings = [{}, { UCX_RNDV_SCHEME = "get_zcopy" }]   # optional: setting sets (library knobs: UCX_*, OMPI_MCA_*,
                              # MPIR_CVAR_*, NCCL_* ...), each over env (the set wins) and run as the whole block
                              # again; {}: env alone (the library's defaults). Values: strings or numbers
@@ -101,6 +104,8 @@ class Block:
     nic: str | None = None
     # setting sets (setting_sets()), each run as the whole block again with its variables over env; None: env alone
     settings: list[dict[str, str]] | None = None
+    # with the campaign's bundle: the block's launches each have an engine launch of their own, never shared
+    isolate: bool = False
 
 
 # operations given to the benchmarks that need one (``gmb-bench coll OP``) when a block names none
@@ -122,6 +127,8 @@ class Campaign:
     stop_library_after: int = 3
     # settings `gmb tune` tries beside its catalogue when it searches this campaign's blocks: NAME -> values
     knobs: dict[str, list[str]] = field(default_factory=dict)
+    # launches that can share one engine launch run in one (run/bundles.py)
+    bundle: bool = False
 
     def to_toml(self) -> str:
         lines = ["[campaign]", f"name = {json.dumps(self.name)}", f"repetitions = {self.repetitions}",
@@ -130,6 +137,8 @@ class Campaign:
                  f"libraries = {json.dumps(self.libraries)}"]
         if self.seed is not None:
             lines.append(f"seed = {self.seed}")
+        if self.bundle:
+            lines.append("bundle = true")
         for b in self.blocks:
             lines.append("\n[[run]]")
             for k, v in asdict(b).items():
@@ -215,7 +224,7 @@ def _table(v, where: str, key: str, scalar_values: bool = True) -> dict:
     return dict(v)
 
 
-HEAD_KEYS = {"name", "repetitions", "order", "seed", "timeout_s", "stop_library_after", "libraries", "nic"}
+HEAD_KEYS = {"name", "repetitions", "order", "seed", "timeout_s", "stop_library_after", "libraries", "nic", "bundle"}
 NIC_ACCEPTED = ('"nearest", "none", a network interface or RDMA device name, or a list of names (e.g. '
                 '["mlx5_0", "mlx5_1"])')
 
@@ -270,8 +279,9 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
         for key in ("path", "bind"):
             if r.get(key) is not None and not isinstance(r[key], str):
                 raise CampaignError(f"{where}: {key} must be a string (got {json.dumps(r[key], default=str)})")
-        if not isinstance(r.get("join_operations", False), bool):
-            raise CampaignError(f"{where}: join_operations must be true or false")
+        for key in ("join_operations", "isolate"):
+            if not isinstance(r.get(key, False), bool):
+                raise CampaignError(f"{where}: {key} must be true or false (got {json.dumps(r[key], default=str)})")
         if r.get("scaling") not in (None, "strong", "weak"):
             raise CampaignError(f"{where}: scaling must be \"strong\" or \"weak\" (got "
                                 f"{json.dumps(r['scaling'], default=str)})")
@@ -291,7 +301,7 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                   join_operations=r.get("join_operations", False),
                   nodes=sorted(set(_int_list(r.get("nodes"), where, "nodes", 1) or [])) or None,
                   ranks_per_node=per_node[0] if per_node else None, scaling=r.get("scaling"),
-                  nic=None if nic == "none" else nic)
+                  nic=None if nic == "none" else nic, isolate=r.get("isolate", False))
         if "settings" in r:
             b = replace(b, settings=setting_sets(r["settings"], where, b.env))
         if "nic" in b.options:
@@ -327,13 +337,16 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout < math.inf:  # NaN too
         raise CampaignError(f"{source}: timeout_s must be a number of seconds > 0 and finite "
                             f"(got {timeout!r})")
+    bundle = head.get("bundle", False)
+    if not isinstance(bundle, bool):
+        raise CampaignError(f"{source}: bundle must be true or false (got {json.dumps(bundle, default=str)})")
     name = head.get("name", Path(source).stem)
     if not isinstance(name, str) or not name.strip():
         raise CampaignError(f"{source}: name must be a non-empty string (got {json.dumps(name, default=str)})")
     return Campaign(name=name, blocks=blocks, repetitions=reps, order=order,
                     seed=seed, timeout_s=float(timeout),
                     libraries=_str_list(head.get("libraries"), f"{source}: [campaign]", "libraries") or ["*"],
-                    stop_library_after=stop, knobs=knobs)
+                    stop_library_after=stop, knobs=knobs, bundle=bundle)
 
 
 def load_campaign(path: str | Path) -> Campaign:

@@ -356,6 +356,11 @@ class EngineDescription:
         return bool(self.features.get("nccl"))
 
     @property
+    def plan(self) -> bool:
+        """Whether the engine runs several benchmarks in one launch (``gmb-bench plan``; older engines do not)."""
+        return bool(self.features.get("plan"))
+
+    @property
     def nccl_version(self) -> str | None:
         return self.features.get("nccl_version")
 

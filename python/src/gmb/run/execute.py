@@ -87,80 +87,95 @@ def run_launches(outdir: Path, launches: list[Launch], confs: dict[str, Configur
     failures_in_a_row: dict[str, int] = {}
     hostfiles: dict[str, str] = {}  # launcher name -> the hostfile in its form, written once
     for x in todo:
-        conf = confs[x.library]
-        lib = conf.library
         if stop_library_after and failures_in_a_row.get(x.library, 0) >= stop_library_after:
-            store.record_launch(launch_id=x.launch_id, campaign=campaign_name, library=x.library,
-                                benchmark=x.benchmark, repetition=x.repetition, memory=x.memory, strategy=x.strategy,
-                                ranks=x.ranks, planned_path=x.planned_path, status="skipped",
-                                reason=f"not run: the library's last {stop_library_after} launches failed")
+            record_skipped_launch(store, x, campaign_name, stop_library_after, bar)
             counts["skipped"] = counts.get("skipped", 0) + 1
-            if bar:
-                bar.update("skipped", x.launch_id, reason=f"the library's last {stop_library_after} launches failed")
             continue
-        if lock:
-            lock.keep()
-        out = raw / f"{x.launch_id}.jsonl"
-        log = logs / f"{x.launch_id}.log"
-        _set_aside(out)
-        _set_aside(log)
-        launcher = conf.launcher
-        if hostfile and launcher.name not in hostfiles:
-            hostfiles[launcher.name] = launcher_hostfile(outdir, hostfile, launcher)
-        spec = launchers.LaunchSpec(ranks=x.ranks, program=[conf.engine, *x.engine_args, "--out", str(out),
-                                                            "--format", "json"],
-                                    hostfile=hostfiles.get(launcher.name), bind=x.bind, env=x.env,
-                                    **dict(zip(("nodes", "ranks_per_node"), placement(x, nodes, ranks_per_node))))
-        argv = launcher.argv(lib, spec)
-        # the engine's rank 0 (started on this host by mpirun, or given the environment by srun and Hydra) then says
-        # when every rank has finished, so that a hang in MPI_Finalize is told from one in the measurement
-        env = {**launcher.environment(lib, spec), "GMB_ANNOUNCE_FINISH": "1"}
-        started = datetime.now(timezone.utc).isoformat()
-        row = dict(launch_id=x.launch_id, campaign=campaign_name, library=x.library, benchmark=x.benchmark,
-                   repetition=x.repetition, memory=x.memory, strategy=x.strategy, ranks=x.ranks,
-                   planned_path=x.planned_path, nodes=x.nodes, scaling=x.scaling, argv=argv, started_utc=started,
-                   raw_file=str(out.relative_to(outdir)),
-                   log_file=str(log.relative_to(outdir)))
-        store.forget_launch(x.launch_id)
-        store.record_launch(**row, status="running")
-        if bar:
-            bar.update(current=x.launch_id)
-        monitor = LoadMonitor(ranks_on_this_host(x, *placement(x, nodes, ranks_per_node)), marker=str(out))
-        monitor.start()
-
-        def started(pid: int):
-            monitor.watch(pid)
-            if lock:
-                lock.running(x.launch_id, session=pid, record_file=str(out.resolve()))
-
-        t0 = time.monotonic()
-        try:
-            status, rc, reason = _execute(argv, env, log, x.timeout_s, started=started)
-        except Stopped as exc:
-            store.record_launch(**row, status="interrupted", wall_s=round(time.monotonic() - t0, 3),
-                                reason=f"gmb was stopped ({exc})", load=json.dumps(monitor.stop()))
-            raise
-        finally:
-            if lock:
-                lock.running(None)
-        wall = time.monotonic() - t0
-        load = monitor.stop()
-        with store.transaction(f"the records of launch {x.launch_id}"):  # figures and "finished" go together
-            status, reason = _store_records(store, out, log, lib, x, status, reason)
-            store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3),
-                                load=json.dumps(load))
+        status = run_launch(outdir, x, confs[x.library], store, campaign_name, hostfile, hostfiles, nodes,
+                            ranks_per_node, lock, bar)
         failures_in_a_row[x.library] = failures_in_a_row.get(x.library, 0) + 1 \
             if status in ("failed", "timeout", identity.WRONG_LIBRARY) else 0
         counts[status] = counts.get(status, 0) + 1
-        if bar:
-            bar.update(status, x.launch_id, wall_s=wall, reason=reason if status != "ok" else "",
-                       busy=f"busy host: {load['why']}" if load.get("busy") else "")
     if bar:
         bar.close()
     return counts
 
 
-def _set_aside(path: Path):
+def launch_row(x: Launch, campaign_name: str) -> dict:
+    """What the store's launches table keeps of a planned launch before it runs."""
+    return dict(launch_id=x.launch_id, campaign=campaign_name, library=x.library, benchmark=x.benchmark,
+                repetition=x.repetition, memory=x.memory, strategy=x.strategy, ranks=x.ranks,
+                planned_path=x.planned_path, nodes=x.nodes, scaling=x.scaling)
+
+
+def record_skipped_launch(store: Store, x: Launch, campaign_name: str, stop_library_after: int, bar) -> None:
+    """A launch not run because its library's last launches failed."""
+    why = f"not run: the library's last {stop_library_after} launches failed"
+    store.record_launch(**launch_row(x, campaign_name), status="skipped", reason=why)
+    if bar:
+        bar.update("skipped", x.launch_id, reason=why)
+
+
+def run_launch(outdir: Path, x: Launch, conf: Configuration, store: Store, campaign_name: str, hostfile: str | None,
+               hostfiles: dict[str, str], nodes: int | None, ranks_per_node: int | None,
+               lock: locks.ResultsLock | None, bar) -> str:
+    """Run one launch by its library configuration and store what it wrote; returns its status (run_launches)."""
+    raw, logs = outdir / "raw", outdir / "logs"
+    lib = conf.library
+    if lock:
+        lock.keep()
+    out = raw / f"{x.launch_id}.jsonl"
+    log = logs / f"{x.launch_id}.log"
+    set_aside(out)
+    set_aside(log)
+    launcher = conf.launcher
+    if hostfile and launcher.name not in hostfiles:
+        hostfiles[launcher.name] = launcher_hostfile(outdir, hostfile, launcher)
+    spec = launchers.LaunchSpec(ranks=x.ranks, program=[conf.engine, *x.engine_args, "--out", str(out),
+                                                        "--format", "json"],
+                                hostfile=hostfiles.get(launcher.name), bind=x.bind, env=x.env,
+                                **dict(zip(("nodes", "ranks_per_node"), placement(x, nodes, ranks_per_node))))
+    argv = launcher.argv(lib, spec)
+    # the engine's rank 0 (started on this host by mpirun, or given the environment by srun and Hydra) then says
+    # when every rank has finished, so that a hang in MPI_Finalize is told from one in the measurement
+    env = {**launcher.environment(lib, spec), "GMB_ANNOUNCE_FINISH": "1"}
+    started = datetime.now(timezone.utc).isoformat()
+    row = dict(launch_row(x, campaign_name), argv=argv, started_utc=started, raw_file=str(out.relative_to(outdir)),
+               log_file=str(log.relative_to(outdir)))
+    store.forget_launch(x.launch_id)
+    store.record_launch(**row, status="running")
+    if bar:
+        bar.update(current=x.launch_id)
+    monitor = LoadMonitor(ranks_on_this_host(x, *placement(x, nodes, ranks_per_node)), marker=str(out))
+    monitor.start()
+
+    def started(pid: int):
+        monitor.watch(pid)
+        if lock:
+            lock.running(x.launch_id, session=pid, record_file=str(out.resolve()))
+
+    t0 = time.monotonic()
+    try:
+        status, rc, reason = _execute(argv, env, log, x.timeout_s, started=started)
+    except Stopped as exc:
+        store.record_launch(**row, status="interrupted", wall_s=round(time.monotonic() - t0, 3),
+                            reason=f"gmb was stopped ({exc})", load=json.dumps(monitor.stop()))
+        raise
+    finally:
+        if lock:
+            lock.running(None)
+    wall = time.monotonic() - t0
+    load = monitor.stop()
+    with store.transaction(f"the records of launch {x.launch_id}"):  # figures and "finished" go together
+        status, reason = store_records(store, out, log, lib, x, status, reason)
+        store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3), load=json.dumps(load))
+    if bar:
+        bar.update(status, x.launch_id, wall_s=wall, reason=reason if status != "ok" else "",
+                   busy=f"busy host: {load['why']}" if load.get("busy") else "")
+    return status
+
+
+def set_aside(path: Path):
     """Keep an interrupted launch's partial output under a new name (nothing is overwritten)."""
     if not path.exists():
         return
@@ -170,7 +185,7 @@ def _set_aside(path: Path):
     path.rename(path.with_name(f"{path.name}.interrupted-{n}"))
 
 
-def _store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launch, status: str, reason: str
+def store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launch, status: str, reason: str
                    ) -> tuple[str, str]:
     """Store what a launch wrote, after checking that it ran the planned library: a launch whose records name
     another MPI library (identity.mismatch) is "wrong-library" and none of its figures are stored (its raw file
@@ -237,46 +252,59 @@ def stop_on_signals():
             signal.signal(sig, handler)
 
 
+def start_launch(argv, env, lf) -> tuple[subprocess.Popen | None, str]:
+    """(the launch started in a process session of its own, its output into the log ``lf`` under its command line,
+    ""), or (None, why it could not start), said in the log too."""
+    lf.write("$ " + " ".join(argv) + "\n")
+    lf.flush()
+    try:
+        return subprocess.Popen(argv, stdout=lf, stderr=subprocess.STDOUT, env=env, start_new_session=True), ""
+    except OSError as exc:
+        lf.write(f"gmb: cannot start: {exc}\n")
+        return None, f"cannot start {argv[0]}: {exc}"
+
+
 def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -> tuple[str, int | None, str]:
     """Run one launch in a session of its own (``started`` is told its id: the launcher's pid), wait for it at most
     ``timeout_s``; a timeout or gmb being stopped ends every process of the session."""
     with open(log, "x") as lf:
-        lf.write("$ " + " ".join(argv) + "\n")
-        lf.flush()
-        try:
-            proc = subprocess.Popen(argv, stdout=lf, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        except OSError as exc:
-            lf.write(f"gmb: cannot start: {exc}\n")
-            return "failed", None, f"cannot start {argv[0]}: {exc}"
+        proc, cannot = start_launch(argv, env, lf)
+        if proc is None:
+            return "failed", None, cannot
         try:
             started(proc.pid)
             rc, intended = _wait(proc, log, timeout_s)
             if rc is None:  # measured to the end, then hung in MPI_Finalize
-                _stop_launch(proc)
+                stop_launch(proc)
                 lf.write(f"\ngmb: MPI_Finalize did not return within {FINALIZE_GRACE_S:g} s: launch ended\n")
                 return ("finalize-hang", intended, f"MPI_Finalize did not return within {FINALIZE_GRACE_S:g} s after "
                         f"every rank had finished measuring (the engine meant exit status {intended}; its records "
                         "are complete): ended by gmb; a fault of the library or its launcher")
         except subprocess.TimeoutExpired:
-            _stop_launch(proc)
+            stop_launch(proc)
             lf.flush()
             said = _first_library_error(log)[:300]  # an unreachable host hangs some launchers
             lf.write(f"\ngmb: killed after {timeout_s:g} s (timeout)\n")
             return "timeout", None, f"killed after {timeout_s:g} s" + (f"; the log says: {said}" if said else "")
         except Stopped as exc:
-            _stop_launch(proc)
+            stop_launch(proc)
             lf.write(f"\ngmb: stopped ({exc}): launch ended\n")
             raise
-        # A launcher that died (killed, crashed) may leave ranks running; they would share the next launch's cores.
-        outlived = leftovers.stop_session(proc.pid)
-        if outlived:
-            lf.write(f"\ngmb: {len(outlived)} process(es) of the launch outlived its launcher (pids "
-                     f"{', '.join(map(str, sorted(outlived)))}): stopped\n")
+        stop_what_outlived(proc.pid, lf)
     status = EXIT_STATUS.get(rc, "failed")
     if status == "bad-input" and not _ENGINE_REFUSAL.search(log.read_text(errors="replace")):
         status = "failed"  # exit 2 from the launcher or its agent (a host it cannot reach), not the engine's refusal
-    reason = "" if rc == 0 else _last_error(log) or f"exit status {rc}"
+    reason = "" if rc == 0 else last_error(log) or f"exit status {rc}"
     return status, rc, reason
+
+
+def stop_what_outlived(session: int, lf) -> None:
+    """A launcher that died (killed, crashed) may leave ranks running; they would share the next launch's cores:
+    stopped, and said in the launch's log ``lf``."""
+    outlived = leftovers.stop_session(session)
+    if outlived:
+        lf.write(f"\ngmb: {len(outlived)} process(es) of the launch outlived its launcher (pids "
+                 f"{', '.join(map(str, sorted(outlived)))}): stopped\n")
 
 
 # How long a launch may stay in MPI_Finalize once the engine said every rank had finished
@@ -310,7 +338,7 @@ def _tail(log: Path, nbytes: int = 65536) -> bytes:
         return f.read()
 
 
-def _stop_launch(proc: subprocess.Popen):
+def stop_launch(proc: subprocess.Popen):
     """End the launcher and everything it started: every process of its session, even those that left its
     process group or outlived the launcher."""
     leftovers.stop_session(proc.pid)
@@ -390,7 +418,7 @@ def _first_library_error(log: Path) -> str:
     return next((_LOG_PREFIX.sub("", raw[i].strip()) for i in said if _LIBRARY_ERROR.search(raw[i])), "")
 
 
-def _last_error(log: Path) -> str:
+def last_error(log: Path) -> str:
     """Why a launch did not end well, from its log: the engine's own last word (a "gmb-bench:" line, or the reason
     of its last unsupported/failed record), followed by the first error the library printed, which is usually the
     cause (e.g. "MPI_Waitall failed: MPI_ERR_IN_STATUS" after "UCX ERROR cuMemcpyDtoDAsync ... invalid argument").

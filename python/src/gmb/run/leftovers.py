@@ -51,11 +51,13 @@ def command_line(pid: int) -> str:
 
 
 def record_file_of(pid: int) -> Path | None:
-    """The record file a process's command line names (``--out FILE``), as an absolute path: a relative one (a
-    campaign run with a relative --results) is taken from the process's own working directory, /proc/PID/cwd."""
+    """The record file a process's command line names (``--out FILE``; a plan's launch: its ``--status FILE``, which
+    lies beside its blocks' record files), as an absolute path: a relative one (a campaign run with a relative
+    --results) is taken from the process's own working directory, /proc/PID/cwd."""
     argv = _argv(pid)
     for i, arg in enumerate(argv):
-        path = argv[i + 1] if arg == "--out" and i + 1 < len(argv) else arg[6:] if arg.startswith("--out=") else None
+        named = next((arg[len(o) + 1:] for o in ("--out", "--status") if arg.startswith(o + "=")), None)
+        path = argv[i + 1] if arg in ("--out", "--status") and i + 1 < len(argv) else named
         if path:
             try:
                 return (Path(os.readlink(f"/proc/{pid}/cwd")) / path).resolve()

@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import locks
+from . import bundles, locks
 from . import setup
 from .leftovers import leftover_launches, stop_leftovers
 from .node_campaigns import NodeCampaigns
@@ -36,11 +36,31 @@ def plan_only(opts: SessionOptions):
         raise UsageError("--dry-run with --resume: the plan of a results directory is its plan.json")
     planned = setup.prepare(opts, do_build=False, run_doctor=False)
     launches, descriptions = planned.launches, configurations.descriptions(planned.configurations)
-    for x in launches:
-        print(f"{x.launch_id:<60} {' '.join(x.engine_args)}" + (f"  env {x.env}" if x.env else ""))
+
+    def said(x, indent=""):
+        print(f"{indent}{x.launch_id:<60} {' '.join(x.engine_args)}" + (f"  env {x.env}" if x.env else ""))
+
+    if planned.campaign.bundle:  # the engine launches, each with its blocks in the order they run
+        groups = bundles.bundles(launches, planned.campaign.seed, setup.hosts_given(opts), opts.ranks_per_node)
+        engine_launches = 0
+        for b in groups:
+            desc = descriptions.get(b.launches[0].library)
+            if desc is not None and desc.plan:
+                print(f"bundle {b.bundle_id}: one launch, {len(b.launches)} block(s)")
+                engine_launches += 1
+            else:
+                print(f"bundle {b.bundle_id}: {len(b.launches)} launch(es) of their own (the engine has no plans)")
+                engine_launches += len(b.launches)
+            for x in b.launches:
+                said(x, "  ")
+        counted = f"{len(launches)} launches as blocks of {engine_launches} engine launches ({len(groups)} bundles)"
+    else:
+        for x in launches:
+            said(x)
+        counted = f"{len(launches)} launches"
     for lib, what, why in planned.skipped:
         print(f"skip {lib}: {what}: {why}")
-    print(f"{len(launches)} launches, {len(planned.skipped)} skipped", file=sys.stderr)
+    print(f"{counted}, {len(planned.skipped)} skipped", file=sys.stderr)
     print(f"gmb plan: {estimate.summary(launches, descriptions)}", file=sys.stderr)
     over = estimate.over_timeout(launches, descriptions)
     if over:
@@ -76,9 +96,13 @@ def _run(opts: SessionOptions):
     print(f"gmb: results in {outdir}", file=sys.stderr)
     try:
         confs = run["configurations"]
-        counts = run_launches(outdir, run["launches"], {c.name: c for c in configurations.runnable(confs)}, st,
-                              run["name"], hostfile=opts.hostfile, progress=not opts.no_progress, nodes=setup.hosts_given(opts),
-                              ranks_per_node=opts.ranks_per_node, stop_library_after=run["stop_after"], lock=lock)
+        runnable = {c.name: c for c in configurations.runnable(confs)}
+        common = dict(hostfile=opts.hostfile, progress=not opts.no_progress, nodes=setup.hosts_given(opts),
+                      ranks_per_node=opts.ranks_per_node, stop_library_after=run["stop_after"], lock=lock)
+        if run["bundle"]:
+            counts = bundles.run_bundles(outdir, run["launches"], runnable, st, run["name"], run["seed"], **common)
+        else:
+            counts = run_launches(outdir, run["launches"], runnable, st, run["name"], **common)
     except Stopped:
         print(f"\ngmb: interrupted; continue with `{resume_command(opts, outdir)}`", file=sys.stderr)
         raise
@@ -225,7 +249,8 @@ def _resume_setup(opts: SessionOptions) -> dict:
         raise
     confs = [configurations.Configuration(lib, engines.get(name)) for name, lib in libs_all.items()]
     return dict(outdir=outdir, store=st, lock=lock, launches=launches, configurations=confs,
-                name=planned["campaign"], stop_after=planned["stop_library_after"])
+                name=planned["campaign"], stop_after=planned["stop_library_after"], bundle=planned["bundle"],
+                seed=planned.get("seed"))
 
 
 def _check_store_kept(outdir: Path):
@@ -289,4 +314,4 @@ def _fresh_setup(opts: SessionOptions) -> dict | None:
         lock.release()
         raise
     return dict(outdir=outdir, store=st, lock=lock, launches=launches, configurations=confs, name=c.name,
-                stop_after=c.stop_library_after)
+                stop_after=c.stop_library_after, bundle=c.bundle, seed=c.seed)
