@@ -309,6 +309,47 @@ def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch,
     assert asked == []
 
 
+def test_the_doctors_answers_are_kept_per_configuration_engine_and_gpus(monkeypatch, tmp_path, capsys):
+    """A second session asks no doctor for the same configuration, engine and GPUs; --refresh, a rebuilt engine,
+    other GPUs or another setting ask again; a doctor that could not run is not kept."""
+    import os
+
+    from gmb.engine import doctor
+    from gmb.engine.configurations import Configuration
+
+    monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
+    asked = []
+    answer = {"gpu_awareness": {"verdict": "aware", "summary": "proved"}}
+
+    def fake(lib, engine, timeout=120):
+        asked.append(lib.name)
+        return answer
+
+    monkeypatch.setattr(doctor, "engine_doctor", fake)
+    engine = tmp_path / "gmb-bench"
+    engine.write_text("an engine")
+    conf = Configuration(lib("m1"), str(engine), CUDA_DESC)
+
+    def session(c=conf, topo=TOPO2, refresh=False):
+        asked.clear()
+        confs, found = doctor.doctor_configurations([c], topo, refresh=refresh)
+        return list(asked), confs[0].library.cuda_aware, found
+
+    first = session()
+    assert first[0] and first[1] is True
+    again = session()
+    assert again == ([], True, first[2])  # nothing asked, the same answers
+    assert "as an earlier session found them" in capsys.readouterr().err
+    assert session(refresh=True)[0]
+    assert session(topo=Topology(gpus=[Gpu(0, "H100")]))[0]
+    assert session(c=Configuration(lib("m1", launcher="mpiexec"), str(engine), CUDA_DESC))[0]
+    os.utime(engine, ns=(1, 1))  # rebuilt
+    assert session()[0] and not session()[0]
+    answer = {"error": "timed out"}
+    assert session(c=Configuration(lib("m2"), str(engine), CUDA_DESC))[0]
+    assert session(c=Configuration(lib("m2"), str(engine), CUDA_DESC))[0]  # not kept: asked again
+
+
 def test_settings_that_matter_ablates_each_setting(monkeypatch):
     """A library proven aware: the doctor runs again without each of its settings; those that change the verdict or
     the fresh-buffer check are the settings that matter (pml ucx: UCX's memory-type cache crashes device memory)."""

@@ -195,6 +195,9 @@ def parser() -> argparse.ArgumentParser:
             sp.add_argument("--no-progress", action="store_true")
             sp.add_argument("--no-report", action="store_true")
             sp.add_argument("--dry-run", action="store_true", help="only show the plan (as `gmb plan`)")
+            sp.add_argument("--refresh", action="store_true",
+                            help="ask the engines' doctors again (GPU awareness, the settings that matter) instead of "
+                                 "reusing what an earlier run found for the same configuration, engine and GPUs")
             buildopts(sp)
 
     sp = sub.add_parser("tune", help="search each library's settings per path within a time budget and recommend "

@@ -49,6 +49,7 @@ class SessionOptions:
     no_progress: bool = False
     no_report: bool = False
     dry_run: bool = False
+    refresh: bool = False  # ask the engines' doctors again instead of reusing their kept answers
 
 
 @dataclass(frozen=True)

@@ -271,7 +271,7 @@ def configured(opts: SessionOptions, libs: list[mpilibs.MpiLibrary], topo: topol
     confs = confs_mod.configurations(libs, do_build, build_options(opts.build) if do_build else None)
     settings = []
     if run_doctor:
-        confs, settings = doctor_configurations(confs, topo)
+        confs, settings = doctor_configurations(confs, topo, refresh=opts.refresh)
     if not opts.campaign:
         confs = confs_mod.with_nccl(confs, topo)
     if opts.tuned:
