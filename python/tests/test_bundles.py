@@ -226,3 +226,16 @@ def test_gmb_plan_shows_the_bundles_and_their_launches(fake_setup, tmp_path, cap
     assert len(heads) == 4 and all(h.endswith("one launch, 3 block(s)") for h in heads)
     assert len([ln for ln in out.splitlines() if ln.startswith("  b1.")]) == 12
     assert "12 launches as blocks of 4 engine launches (4 bundles)" in err
+
+
+def test_bundle_on_the_command_line_bundles_a_generated_campaign(fake_setup, tmp_path, capsys):
+    assert main(["plan", "--quick", "--bundle", "--config", str(fake_setup["config"]), "--no-detect"]) == 0
+    out, err = capsys.readouterr()
+    assert any(ln.startswith("bundle u0001.r1: one launch,") for ln in out.splitlines())
+    assert "engine launches" in err
+    rc, outdir = _run(fake_setup, tmp_path, CAMPAIGN.replace("repetitions = 2", "repetitions = 1"),
+                      "--library", "fakempi-a")
+    assert rc == 0
+    assert main(["run", "--resume", str(outdir), "--bundle", "--config", str(fake_setup["config"]),
+                 "--no-detect"]) == 2
+    assert "--bundle cannot change a campaign already planned" in capsys.readouterr().err

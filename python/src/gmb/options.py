@@ -50,6 +50,7 @@ class SessionOptions:
     no_report: bool = False
     dry_run: bool = False
     refresh: bool = False  # ask the engines' doctors again instead of reusing their kept answers
+    bundle: bool = False  # launches that can share one engine launch run as its blocks (the campaign's bundle too)
 
 
 @dataclass(frozen=True)

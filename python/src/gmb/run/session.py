@@ -223,7 +223,7 @@ def _resume_setup(opts: SessionOptions) -> dict:
                          f"from {opts.resume} (its plan.json)")
     given = [opt for opt, v in (("--quick", opts.quick), ("--repetitions", opts.repetitions),
                                 ("--seed", opts.seed), ("--name", opts.name), ("--nic", opts.nic),
-                                ("--tuned", opts.tuned))
+                                ("--tuned", opts.tuned), ("--bundle", opts.bundle))
              if v not in (None, False)]
     if given:
         raise UsageError(f"--resume {opts.resume}: {', '.join(given)} cannot change a campaign already planned "

@@ -218,7 +218,8 @@ def machine_topology(opts: SessionOptions):
 
 def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count: int | None):
     """The campaign to plan (the file's, else generated), checked against the engines: a new one with the command
-    line's repetitions, timeout, seed, name, node count and NIC pinning applied (``loaded`` stays as it was)."""
+    line's repetitions, timeout, seed, name, bundling, node count and NIC pinning applied (``loaded`` stays as it
+    was)."""
     c = loaded if loaded is not None else default_campaign(topo, libs, descriptions, quick=opts.quick,
                                                            hosts=host_count or 1)
     try:
@@ -229,7 +230,8 @@ def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count:
     seed = opts.seed if opts.seed is not None else c.seed
     c = replace(c, repetitions=c.repetitions if opts.repetitions is None else opts.repetitions,
                 timeout_s=c.timeout_s if opts.timeout is None else opts.timeout,
-                seed=int.from_bytes(os.urandom(4), "little") if seed is None else seed, name=opts.name or c.name)
+                seed=int.from_bytes(os.urandom(4), "little") if seed is None else seed, name=opts.name or c.name,
+                bundle=c.bundle or opts.bundle)
     if opts.nodes:  # blocks placed on all nodes (not point to point) run on each node count given
         per_node = opts.ranks_per_node or 1
         c = replace(c, blocks=[b if b.nodes or any(d.point_to_point(n) for n in b.benchmarks
