@@ -15,8 +15,8 @@ CASE:
              and the reason, the status line says deadline_passed; the next block runs whole.
   bad-plans  plans refused before MPI starts, exit 2, the message naming the line, and no file written: a line of
              two fields, a repeated ID, an unknown benchmark, a deadline that is not a number, blocks that ask for
-             different --nic, an empty plan, a missing plan file; and a status file that exists already (left as it
-             was).
+             different --nic, an empty plan, a missing plan file, no --status; and a status file that exists already
+             (left as it was).
 """
 import argparse
 import json
@@ -149,6 +149,9 @@ def case_bad_plans(mpiexec, engine, schema, workdir):
     if proc.returncode != 2 or "cannot read the plan" not in proc.stderr:
         fail(f"a missing plan file: exit {proc.returncode}, expected 2 saying it cannot be read")
     write_plan(os.path.join(workdir, "good.tsv"), [("A", 0, ["latency", "--sizes", "8", "--out", "a.jsonl"])])
+    proc = launch(mpiexec, engine, workdir, ["plan", "good.tsv"])
+    if proc.returncode != 2 or "needs --status" not in proc.stderr:
+        fail(f"a plan without --status: exit {proc.returncode}, expected 2 saying it needs --status")
     with open(os.path.join(workdir, "taken.jsonl"), "w") as f:
         f.write("earlier status\n")
     proc = launch(mpiexec, engine, workdir, ["plan", "good.tsv", "--status", "taken.jsonl"])
