@@ -16,7 +16,8 @@ namespace gmb {
 
 namespace {
 
-std::string text_of(const Json* value) {
+// The string at `value`, "" where there is none (a missing key, another type).
+std::string string_or_empty(const Json* value) {
   return value && value->as_string() ? *value->as_string() : "";
 }
 
@@ -35,8 +36,8 @@ const Json::Array& devices_of(const Json& facts, const std::string& section) {
 // The PCIe distance of a device of network_facts() to the GPU: level and words ("" and why when unknown).
 std::pair<std::string, std::string> distance_of(const Json& device, bool gpu) {
   const Json* distance = device.find("pcie_distance_to_gpu");
-  if (distance) return {text_of(distance->find("level")), text_of(distance->find("description"))};
-  return {"", !gpu ? "unknown: no GPU in use" : text_of(device.find("pci_address")).empty() ? "unknown: no PCI address"
+  if (distance) return {string_or_empty(distance->find("level")), string_or_empty(distance->find("description"))};
+  return {"", !gpu ? "unknown: no GPU in use" : string_or_empty(device.find("pci_address")).empty() ? "unknown: no PCI address"
                                                                                            : "unknown"};
 }
 
@@ -44,7 +45,7 @@ std::string first_active_port(const Json& device) {
   const Json* ports = device.find("ports");
   if (ports && ports->as_array())
     for (const Json& p : *ports->as_array())
-      if (text_of(p.find("state")) == "ACTIVE") return text_of(p.find("port"));
+      if (string_or_empty(p.find("state")) == "ACTIVE") return string_or_empty(p.find("port"));
   return "";
 }
 
@@ -91,21 +92,21 @@ NicRequest parse_nic_request(const std::string& text) {
 std::vector<Nic> nics_in(const Json& facts) {
   std::vector<Nic> nics;
   std::map<std::string, std::size_t> by_pci;  // PCI address -> its card
-  const bool gpu = !text_of(facts.find("gpu_pci_path")).empty();
+  const bool gpu = !string_or_empty(facts.find("gpu_pci_path")).empty();
   for (const Json& device : devices_of(facts, "interfaces")) {
     Nic nic;
-    nic.interface = text_of(device.find("name"));
+    nic.interface = string_or_empty(device.find("name"));
     std::tie(nic.level, nic.distance) = distance_of(device, gpu);
     nic.virtual_device = true_at(device, "virtual");
     nic.loopback = true_at(device, "loopback");
-    nic.down = text_of(device.find("operstate")) == "down";
-    const std::string pci = text_of(device.find("pci_address"));
+    nic.down = string_or_empty(device.find("operstate")) == "down";
+    const std::string pci = string_or_empty(device.find("pci_address"));
     if (!pci.empty()) by_pci[pci] = nics.size();
     nics.push_back(nic);
   }
   for (const char* rdma_class : {"infiniband", "cxi"})
     for (const Json& device : devices_of(facts, rdma_class)) {
-      const std::string pci = text_of(device.find("pci_address"));
+      const std::string pci = string_or_empty(device.find("pci_address"));
       const auto same = by_pci.find(pci);
       Nic* nic = nullptr;
       if (!pci.empty() && same != by_pci.end() && nics[same->second].rdma_device.empty()) {
@@ -116,7 +117,7 @@ std::vector<Nic> nics_in(const Json& facts) {
         std::tie(nic->level, nic->distance) = distance_of(device, gpu);
         nic->down = true;  // until a port says otherwise
       }
-      nic->rdma_device = text_of(device.find("name"));
+      nic->rdma_device = string_or_empty(device.find("name"));
       nic->rdma_class = rdma_class;
       nic->port = first_active_port(device);
       // A CXI device lists no ports; an InfiniBand device with an ACTIVE port is up whatever its interface says.
@@ -229,15 +230,15 @@ Json apply_nic_request(const NicRequest& request, int local_rank, const std::str
 }
 
 std::string nic_pinning_summary(const Json& pinning) {
-  std::string line = "NIC pinning (--nic " + text_of(pinning.find("asked")) + "): ";
-  const std::string chosen = text_of(pinning.find("chosen"));
+  std::string line = "NIC pinning (--nic " + string_or_empty(pinning.find("asked")) + "): ";
+  const std::string chosen = string_or_empty(pinning.find("chosen"));
   line += chosen.empty() ? "none chosen" : chosen;
-  line += " (" + text_of(pinning.find("why")) + ")";
+  line += " (" + string_or_empty(pinning.find("why")) + ")";
   const Json* variables = pinning.find("variables");
   if (variables && variables->as_object())
     for (const auto& [name, decision] : *variables->as_object()) {
-      const std::string set = text_of(decision.find("set"));
-      line += "; " + name + (set.empty() ? " left alone: " + text_of(decision.find("left_alone")) : "=" + set);
+      const std::string set = string_or_empty(decision.find("set"));
+      line += "; " + name + (set.empty() ? " left alone: " + string_or_empty(decision.find("left_alone")) : "=" + set);
     }
   return line;
 }
