@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # gmb-bench plan: several benchmarks in one launch, each block's records as a launch of its own would write them
 # (run_plan_test.py says what each case checks).
 foreach(case blocks deadline bad-plans)
