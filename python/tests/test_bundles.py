@@ -239,3 +239,26 @@ def test_bundle_on_the_command_line_bundles_a_generated_campaign(fake_setup, tmp
     assert main(["run", "--resume", str(outdir), "--bundle", "--config", str(fake_setup["config"]),
                  "--no-detect"]) == 2
     assert "--bundle cannot change a campaign already planned" in capsys.readouterr().err
+
+
+def test_a_signal_inside_a_bundle_stores_what_ended_and_resume_completes(fake_setup, tmp_path):
+    """SIGTERM while a bundle's second block hangs: gmb ends the launch, stores the block that had ended, marks the
+    others interrupted and exits 128+15; the resume runs those alone."""
+    c = tmp_path / "s.toml"
+    c.write_text(CAMPAIGN.replace("repetitions = 2", "repetitions = 1").replace('["latency", "bw", "bibw"]',
+                                                                                 '["latency", "bw"]'))
+    res = tmp_path / "res"
+    proc = _gmb(fake_setup, "run", c, "--results", res, "--library", "fakempi-a", env={"FAKE_HANG": "bw"}, wait=False)
+    outdir = _results_dir(res)
+    launch = _running_launch(outdir)
+    deadline = time.monotonic() + WAIT_S
+    while not bundles.status_lines(Path(launch["record_file"])) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(15)
+    _, err = proc.communicate(timeout=WAIT_S)
+    assert proc.returncode == 128 + 15, err
+    assert leftovers.session_members(launch["session"]) == []
+    assert dict(_rows(outdir, "SELECT benchmark, status FROM launches")) == {"latency": "ok", "bw": "interrupted"}
+    rc, _, err = _gmb(fake_setup, "run", "--resume", outdir, "--library", "fakempi-a")
+    assert rc == 0, err
+    _check_complete(outdir, launches=2)
