@@ -395,18 +395,19 @@ Block parse_block(const BenchmarkInfo& info, const std::vector<std::string>& arg
   return block;
 }
 
+// "unknown benchmark 'NAME'", a near name, and what is accepted: `commands` (e.g. list), then every benchmark.
+std::string unknown_benchmark(const std::string& name, std::vector<std::string> commands) {
+  for (const auto* b : benchmarks_by_name()) commands.push_back(b->name);
+  std::string accepted;
+  for (const auto& c : commands) accepted += (accepted.empty() ? "" : ", ") + c;
+  return "unknown benchmark '" + name + "'" + did_you_mean(name, commands) + " (accepted: " + accepted + ")";
+}
+
 // The benchmark named by a plan's block, or UsageError naming the line and the benchmarks accepted.
 const BenchmarkInfo& plan_benchmark(const PlanBlock& block, const std::string& plan_path) {
   const BenchmarkInfo* info = Registry::instance().find(block.args.front());
   if (info) return *info;
-  std::vector<std::string> names;
-  std::string known;
-  for (const auto* b : benchmarks_by_name()) {
-    names.push_back(b->name);
-    known += (known.empty() ? "" : ", ") + b->name;
-  }
-  throw UsageError(plan_path + " line " + std::to_string(block.line) + ": unknown benchmark '" + block.args.front() +
-                   "'" + did_you_mean(block.args.front(), names) + " (accepted: " + known + ")");
+  throw UsageError(plan_path + " line " + std::to_string(block.line) + ": " + unknown_benchmark(block.args.front(), {}));
 }
 
 // A plan's status file, written by rank 0: one JSON line a block once it has ended (its exit status, its wall time,
@@ -454,7 +455,7 @@ class PlanStatus {
 // input ends the launch with exit status 2, and the launch's status is the block's; in a plan a block refused is
 // said in the status file and the next one runs, and the launch exits 0 once every block has ended.
 int run_blocks(std::vector<Block>& blocks, const std::vector<std::string>& argv_all, const std::string& status_path) {
-  const bool plan = !status_path.empty() || blocks.size() > 1 || !blocks.front().id.empty();
+  const bool plan = !status_path.empty();  // plan_command always names a status file; a launch of its own none
   Block& first = blocks.front();
   if (!plan && first.help) {
     std::printf("%s", first.help_text.c_str());
@@ -694,16 +695,7 @@ int main(int argc, char** argv) {
     if (command == "list") return list_command(args);
     if (command == "plan") return plan_command(args, argv_all);
     const BenchmarkInfo* info = Registry::instance().find(command);
-    if (!info) {
-      std::vector<std::string> names{"list"};
-      std::string known;
-      for (const auto* b : benchmarks_by_name()) {
-        names.push_back(b->name);
-        known += (known.empty() ? "" : ", ") + b->name;
-      }
-      throw UsageError("unknown benchmark '" + command + "'" + did_you_mean(command, names) + " (accepted: list, " +
-                       known + ")");
-    }
+    if (!info) throw UsageError(unknown_benchmark(command, {"list"}));
     return run_benchmark(*info, args, argv_all);
   } catch (const UsageError& e) {
     return escaped(kExitUsage, "error", e.what());

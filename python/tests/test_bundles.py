@@ -151,10 +151,10 @@ def test_an_engine_without_plans_runs_its_launches_one_by_one(fake_setup, tmp_pa
     _check_complete(outdir, launches=3)
 
 
-def test_gmb_killed_inside_a_bundle_is_resumed_block_by_block(fake_setup, tmp_path):
-    """kill -9 while a bundle's second block hangs: the resume stops the orphaned launch, keeps the block that had
-    ended, and runs the others; every block once, its figures once."""
-    c = tmp_path / "k.toml"
+def _hung_in_its_second_block(fake_setup, tmp_path):
+    """`gmb run` (its own process) of a bundle of latency then bw, bw hanging, once latency has ended: (the process,
+    the results directory, the lock's running launch, the status lines so far)."""
+    c = tmp_path / "hang.toml"
     c.write_text(CAMPAIGN.replace("repetitions = 2", "repetitions = 1").replace('["latency", "bw", "bibw"]',
                                                                                  '["latency", "bw"]'))
     res = tmp_path / "res"
@@ -167,6 +167,13 @@ def test_gmb_killed_inside_a_bundle_is_resumed_block_by_block(fake_setup, tmp_pa
         time.sleep(0.05)
     ended_before = bundles.status_lines(status_file)
     assert [s["benchmark"] for s in ended_before] == ["latency"]
+    return proc, outdir, launch, ended_before
+
+
+def test_gmb_killed_inside_a_bundle_is_resumed_block_by_block(fake_setup, tmp_path):
+    """kill -9 while a bundle's second block hangs: the resume stops the orphaned launch, keeps the block that had
+    ended, and runs the others; every block once, its figures once."""
+    proc, outdir, launch, ended_before = _hung_in_its_second_block(fake_setup, tmp_path)
     proc.kill()
     proc.communicate(timeout=30)
     orphans = leftovers.session_members(launch["session"])
@@ -244,16 +251,7 @@ def test_bundle_on_the_command_line_bundles_a_generated_campaign(fake_setup, tmp
 def test_a_signal_inside_a_bundle_stores_what_ended_and_resume_completes(fake_setup, tmp_path):
     """SIGTERM while a bundle's second block hangs: gmb ends the launch, stores the block that had ended, marks the
     others interrupted and exits 128+15; the resume runs those alone."""
-    c = tmp_path / "s.toml"
-    c.write_text(CAMPAIGN.replace("repetitions = 2", "repetitions = 1").replace('["latency", "bw", "bibw"]',
-                                                                                 '["latency", "bw"]'))
-    res = tmp_path / "res"
-    proc = _gmb(fake_setup, "run", c, "--results", res, "--library", "fakempi-a", env={"FAKE_HANG": "bw"}, wait=False)
-    outdir = _results_dir(res)
-    launch = _running_launch(outdir)
-    deadline = time.monotonic() + WAIT_S
-    while not bundles.status_lines(Path(launch["record_file"])) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    proc, outdir, launch, _ = _hung_in_its_second_block(fake_setup, tmp_path)
     proc.send_signal(15)
     _, err = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == 128 + 15, err

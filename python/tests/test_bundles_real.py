@@ -34,11 +34,8 @@ options = { iters = 20, warmup = 2 }
 
 @pytest.mark.skipif(not (have_debian("openmpi") and have_debian("mpich")),
                     reason="needs cmake, g++ and both Debian MPIs (libopenmpi-dev, libmpich-dev)")
-def test_a_bundled_campaign_with_the_real_engine(engine_env, tmp_path, monkeypatch):
-    monkeypatch.setenv("GMB_SOURCE", str(engine_env["source"]))
-    monkeypatch.setenv("GMB_CACHE", str(engine_env["cache"]))
-    monkeypatch.setenv("GMB_ENABLE_CUDA", engine_env["cuda"])
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def test_a_bundled_campaign_with_the_real_engine(real_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no user config (~/.config/gmb) leaks in
     campaign = tmp_path / "c.toml"
     campaign.write_text(CAMPAIGN)
     libs = [debian_library("openmpi").name, debian_library("mpich").name]

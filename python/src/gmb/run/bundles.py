@@ -29,9 +29,9 @@ from ..machine import identity, launchers
 from ..machine.load import LoadMonitor
 from ..results.store import Store
 from . import locks
-from .execute import (EXIT_STATUS, FINALIZE_GRACE_S, _FINISHED, Progress, Stopped, _tail, last_error, launch_row,
-                      launcher_hostfile, placement, ranks_on_this_host, record_skipped_launch, run_launch, set_aside,
-                      start_launch, stop_launch, stop_what_outlived, store_records)
+from .execute import (EXIT_STATUS, FINALIZE_GRACE_S, _FINISHED, Progress, Stopped, _tail, finish_launch, last_error,
+                      launch_row, launcher_hostfile, placement, ranks_on_this_host, record_skipped_launch, run_launch,
+                      set_aside, start_launch, stop_launch, stop_what_outlived)
 
 # The share of a block's timeout after which the engine begins no further size: the block ends with its records
 # before the harness would have to kill it.
@@ -139,11 +139,9 @@ def recover_ended_blocks(outdir: Path, store: Store, launches: list[Launch], con
         reason = str(line.get("reason") or "")
         kept = {k: row[k] for k in ("argv", "started_utc", "raw_file", "log_file")}
         store.forget_launch(x.launch_id)
-        with store.transaction(f"the records of launch {x.launch_id}"):
-            status, reason = store_records(store, outdir / row["raw_file"], outdir / row["log_file"],
-                                           confs[x.library].library, x, status, reason)
-            store.record_launch(**launch_row(x, campaign_name), **kept, status=status, rc=line.get("exit_status"),
-                                reason=reason, wall_s=round(float(line.get("wall_s") or 0.0), 3))
+        finish_launch(store, {**launch_row(x, campaign_name), **kept}, outdir / row["raw_file"],
+                      outdir / row["log_file"], confs[x.library].library, x, status, reason, line.get("exit_status"),
+                      float(line.get("wall_s") or 0.0))
 
 
 def plan_text(blocks: list[Launch], outs: dict[str, Path]) -> str:
@@ -219,12 +217,8 @@ def _run_bundle(outdir: Path, name: str, blocks: list[Launch], conf: Configurati
             status, reason = "timeout", f"killed after {x.timeout_s:g} s in this block (timeout)"
         else:
             status, reason = "failed", last_error(log) or f"the launch ended (exit status {rc}) in this block"
-        with store.transaction(f"the records of launch {x.launch_id}"):
-            status, reason = store_records(store, outs[x.launch_id], log, lib, x, status, reason)
-            store.record_launch(**rows[x.launch_id], status=status, rc=rc, reason=reason, wall_s=round(wall, 3),
-                                load=json.dumps(load))
-        if bar:
-            bar.update(status, x.launch_id, wall_s=wall, reason=reason)
+        status = finish_launch(store, rows[x.launch_id], outs[x.launch_id], log, lib, x, status, reason, rc, wall,
+                               load, bar)
         ended.append((x, status, wall))
     return ended
 
@@ -263,13 +257,8 @@ def _store_ended(store: Store, rows: dict, blocks: list[Launch], outs: dict[str,
                                                f"MPI_Finalize within {FINALIZE_GRACE_S:g} s: ended by gmb; a fault of "
                                                "the library or its launcher")
         wall = float(line.get("wall_s") or 0.0)
-        with store.transaction(f"the records of launch {x.launch_id}"):
-            status, reason = store_records(store, outs[x.launch_id], log, lib, x, status, reason)
-            store.record_launch(**rows[x.launch_id], status=status, rc=line.get("exit_status"), reason=reason,
-                                wall_s=round(wall, 3), load=json.dumps(load))
-        if bar:
-            bar.update(status, x.launch_id, wall_s=wall, reason=reason if status != "ok" else "",
-                       busy=f"busy host: {load['why']}" if load.get("busy") else "")
+        status = finish_launch(store, rows[x.launch_id], outs[x.launch_id], log, lib, x, status, reason,
+                               line.get("exit_status"), wall, load, bar)
         ended.append((x, status, wall))
     return ended
 

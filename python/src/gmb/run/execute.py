@@ -164,14 +164,20 @@ def run_launch(outdir: Path, x: Launch, conf: Configuration, store: Store, campa
     finally:
         if lock:
             lock.running(None)
-    wall = time.monotonic() - t0
-    load = monitor.stop()
-    with store.transaction(f"the records of launch {x.launch_id}"):  # figures and "finished" go together
+    return finish_launch(store, row, out, log, lib, x, status, reason, rc, time.monotonic() - t0, monitor.stop(), bar)
+
+
+def finish_launch(store: Store, row: dict, out: Path, log: Path, lib: MpiLibrary, x: Launch, status: str, reason: str,
+                  rc: int | None, wall: float, load: dict | None = None, bar=None) -> str:
+    """A launch that ended (or a block of a bundle's launch): what it wrote stored with its row, together (figures and
+    "finished" go together), and said on the progress line; returns its status (store_records may change it)."""
+    with store.transaction(f"the records of launch {x.launch_id}"):
         status, reason = store_records(store, out, log, lib, x, status, reason)
-        store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3), load=json.dumps(load))
+        store.record_launch(**row, status=status, rc=rc, reason=reason, wall_s=round(wall, 3),
+                            load=None if load is None else json.dumps(load))
     if bar:
         bar.update(status, x.launch_id, wall_s=wall, reason=reason if status != "ok" else "",
-                   busy=f"busy host: {load['why']}" if load.get("busy") else "")
+                   busy=f"busy host: {load['why']}" if load and load.get("busy") else "")
     return status
 
 
