@@ -451,7 +451,10 @@ class PlanStatus {
 
 // Runs the blocks one after the other inside one MPI_Init: what a launch sets up once (the GPU, MPI, the GPU-awareness
 // proof, every rank's facts, the kernel-launch cost, NCCL's communicators) serves them all; each block has its own
-// buffers (released when it ends), records file, context and run id. Outside a plan (one block, no status file) bad
+// records file, context and run id. The blocks take their buffers from the launch's one pool, as the sizes of one
+// block do: memory a library has seen is never freed and allocated again mid-launch (a library that keeps what it
+// learnt about an address, as UCX does with the memory-type cache off, would otherwise move data to stale mappings);
+// a block with --fresh-buffers allocates its own, as asked. Outside a plan (one block, no status file) bad
 // input ends the launch with exit status 2, and the launch's status is the block's; in a plan a block refused is
 // said in the status file and the next one runs, and the launch exits 0 once every block has ended.
 int run_blocks(std::vector<Block>& blocks, const std::vector<std::string>& argv_all, const std::string& status_path) {
@@ -528,11 +531,8 @@ int run_blocks(std::vector<Block>& blocks, const std::vector<std::string>& argv_
     local = local_rank_from_shared_memory_split(MPI_COMM_WORLD);
     select_gpu(platform, local);
   }
-  AwarenessReport awareness;
-  {
-    BufferPool proof_buffers(BufferAllocation::once_per_launch);  // released before the first block
-    awareness = detect_gpu_awareness(MPI_COMM_WORLD, platform, proof_buffers);
-  }
+  BufferPool launch_buffers(BufferAllocation::once_per_launch);
+  const AwarenessReport awareness = detect_gpu_awareness(MPI_COMM_WORLD, platform, launch_buffers);
   ctx.platform = &platform;
   ctx.awareness = &awareness;
   ctx.ranks = gather_rank_facts(MPI_COMM_WORLD, platform);
@@ -579,8 +579,9 @@ int run_blocks(std::vector<Block>& blocks, const std::vector<std::string>& argv_
     if (block.info->records.headline) sink->set_headline(statistic_name(*block.info->records.headline));
 
     set_crash_context(block.info->name + " start-up" + (block.id.empty() ? "" : " (block " + block.id + ")"));
-    BufferPool buffers(block.settings.fresh_buffers ? BufferAllocation::fresh_per_size
-                                                    : BufferAllocation::once_per_launch);
+    const std::size_t held_before = launch_buffers.held_bytes();
+    BufferPool fresh_buffers(BufferAllocation::fresh_per_size);
+    BufferPool& buffers = block.settings.fresh_buffers ? fresh_buffers : launch_buffers;
     ctx.benchmark = block.info->name;
     ctx.settings = &block.settings;
     ctx.buffers = &buffers;
@@ -601,7 +602,8 @@ int run_blocks(std::vector<Block>& blocks, const std::vector<std::string>& argv_
                               .set("position", position)
                               .set("blocks", static_cast<int>(blocks.size()))
                               .set("deadline_s", block.deadline_s > 0 ? Json(block.deadline_s) : Json())
-                              .set("launch_run_id", launch_run_id));
+                              .set("launch_run_id", launch_run_id)
+                              .set("buffers_held_bytes", static_cast<long long>(held_before)));
     if (ctx.rank == 0) sink->write_context(context);
     if (block.omb.full) note_full_statistics(*sink, *block.info);
 

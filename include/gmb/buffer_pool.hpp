@@ -35,6 +35,9 @@ class BufferPool {
   // Bytes of memory on `side` the pool holds and nobody uses: a sweep can take them without allocating.
   std::size_t free_bytes(MemorySide side) const;
 
+  // Bytes of memory of every kind the pool holds, in use or free.
+  std::size_t held_bytes() const;
+
  private:
   struct Held {
     std::string kind;

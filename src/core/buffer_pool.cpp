@@ -48,6 +48,12 @@ std::size_t BufferPool::free_bytes(MemorySide side) const {
   return sum;
 }
 
+std::size_t BufferPool::held_bytes() const {
+  std::size_t sum = 0;
+  for (const Held& h : held_) sum += h.memory->bytes();
+  return sum;
+}
+
 const BufferPool::Held* BufferPool::smallest_free(const MemoryKind& kind, std::size_t bytes) const {
   const Held* best = nullptr;
   for (const Held& h : held_)

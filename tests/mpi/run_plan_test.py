@@ -10,7 +10,8 @@ CASE:
              exit 0; the status file says each block's end in plan order (0, 0, 0, 2); each measured block's file is a
              context and its results, valid against the schema, the context naming the block (plan.block, position,
              the launch's run id, the block's own command line); the refused block wrote no file; each block's sizes
-             and record fields are those of the same benchmark launched alone.
+             and record fields are those of the same benchmark launched alone; the blocks share the launch's buffers
+             (each later block begins with the memory the launch already held: nothing freed between blocks).
   deadline   a block with a deadline too short for its sizes: the sizes after it are records with status "skipped"
              and the reason, the status line says deadline_passed; the next block runs whole.
   bad-plans  plans refused before MPI starts, exit 2, the message naming the line, and no file written: a line of
@@ -101,6 +102,11 @@ def case_blocks(mpiexec, engine, schema, workdir):
                  f"{shape(alone_records)}")
     if len(launch_ids) != 1:
         fail(f"the blocks name {len(launch_ids)} launches, expected the one that ran them")
+    held = [validate_records(os.path.join(workdir, f"{b}.jsonl"), schema, "ok")[0]["plan"]["buffers_held_bytes"]
+            for b in ("bw", "lat", "coll")]
+    # bw's 4 KiB buffers stay with the launch: the blocks after it begin with at least that much held
+    if not held[1] >= held[0] + 2 * 4096 or not held[2] >= held[1]:
+        fail(f"memory held as each block began {held}: a block's buffers were given back before the next block")
 
 
 def case_deadline(mpiexec, engine, schema, workdir):
