@@ -19,6 +19,7 @@ from fake_engine import describe
 from gmb.engine import build
 from gmb.campaign import generated
 from gmb.campaign import estimate
+from gmb.run import bundles
 from gmb.machine import launchers
 from gmb.results import records
 from gmb.report import tables
@@ -153,7 +154,7 @@ def node_plan(node_libs):
 
 def test_default_campaign_on_a_four_gpu_node(node_libs):
     c, launches, skipped = node_plan(node_libs)
-    assert c.repetitions == 3 and c.timeout_s > 0
+    assert c.repetitions == 5 and c.bundle and c.timeout_s > 0
     assert launches[0].benchmark == "peaks"
     got = {(x.library, x.benchmark, x.planned_path, x.memory, x.strategy) for x in launches}
     for lib in ("ompi-ucx", "ompi-ob1"):
@@ -182,12 +183,17 @@ def test_default_campaign_on_a_four_gpu_node(node_libs):
 def test_default_campaign_estimate(node_libs, capsys):
     """The default campaign on a 4 x H200 node: its estimate is printed (``gmb plan`` says the same before
     the machine is held) and every launch has a timeout, so a hung one cannot stretch the campaign."""
-    _, launches, _ = node_plan(node_libs)
+    c, launches, _ = node_plan(node_libs)
     descs = node_descriptions(node_libs)
+    shared = [b.launches for b in bundles.bundles(launches, c.seed, False, None)]
+    said = estimate.summary(launches, descs, shared)
     with capsys.disabled():
-        print(f"\n[default campaign, 4 x H200] {estimate.summary(launches, descs)}")
-    assert 5 * 60 < sum(estimate.launch_seconds(x, descs) for x in launches) < 30 * 60, \
-        estimate.summary(launches, descs)
+        print(f"\n[default campaign, 4 x H200] {said}")
+    alone = estimate.campaign_seconds(launches, descs)
+    bundled = estimate.campaign_seconds(launches, descs, shared)
+    # five launches a point; bundled, the start-ups of all but one launch per bundle are saved
+    assert 5 * 60 < bundled < alone - (len(launches) - len(shared)) * estimate.START_S, said
+    assert f"{len(shared)} engine launches share their start-ups" in said
     assert all(x.timeout_s > 0 for x in launches)
 
 

@@ -13,7 +13,7 @@ from fake_engine import describe, description
 
 from gmb.report import answers
 from gmb.report.answers_words import feature_sentence
-from gmb.campaign import generated, mpi4_and_rma, quick
+from gmb.campaign import generated, mpi4_and_rma
 from gmb.campaign import estimate
 from gmb.report import plots
 from gmb.report import tables
@@ -198,7 +198,7 @@ def test_quick_gpu_campaign_adds_one_sided_put_and_part_overlap():
     without = {x.name: describe(cuda=True, without=NEW) for x in libs}
     base, _ = plan(generated.default_campaign(TOPO2, libs, without, quick=True), libs, without)
     launches, _ = plan(c, libs, descs)
-    assert len(launches) - len(base) == 4 * quick.QUICK_REPETITIONS  # rma 3 and part_overlap 1, each repeated
+    assert len(launches) - len(base) == 4 * generated.GENERATED_REPETITIONS  # rma 3 and part_overlap 1, each repeated
     # flags a benchmark does not take are not passed: --op only to one-sided, --partitions only to partitioned
     for x in launches:
         assert ("--op" in x.engine_args) == x.benchmark.startswith("rma_")

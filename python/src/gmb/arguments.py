@@ -171,9 +171,10 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--repetitions", type=_positive_int)
         sp.add_argument("--timeout", type=_positive_seconds, help="seconds per launch")
         sp.add_argument("--seed", type=int)
-        sp.add_argument("--bundle", action="store_true",
+        sp.add_argument("--bundle", action=argparse.BooleanOptionalAction, default=None,
                         help="run launches that can share one engine launch as its blocks (gmb-bench plan), as a "
-                             "campaign's bundle = true does (docs/campaigns.md, 'Bundles')")
+                             "campaign's bundle = true does, or each in a launch of its own (--no-bundle); default: "
+                             "the campaign's bundle, true for a generated campaign (docs/campaigns.md, 'Bundles')")
         sp.add_argument("--name")
         sp.add_argument("--launcher", help="override the launcher of every library (mpirun, mpiexec, srun)")
         sp.add_argument("--nodes", type=_node_counts, help="node counts: the hosts the launches may use (srun's "

@@ -50,7 +50,7 @@ class SessionOptions:
     no_report: bool = False
     dry_run: bool = False
     refresh: bool = False  # ask the engines' doctors again instead of reusing their kept answers
-    bundle: bool = False  # launches that can share one engine launch run as its blocks (the campaign's bundle too)
+    bundle: bool | None = None  # launches that can share one engine launch run as its blocks; None: the campaign's
 
 
 @dataclass(frozen=True)

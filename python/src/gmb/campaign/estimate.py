@@ -64,6 +64,11 @@ def _options(args: list[str]) -> dict[str, str]:
     return out
 
 
+def start_seconds(x: Launch) -> float:
+    """A launch's start-up: the launcher, MPI_Init, CUDA contexts, NCCL's communicator."""
+    return START_S + PER_RANK_S * x.ranks + (NCCL_INIT_S if "--transport" in x.engine_args else 0)
+
+
 def launch_seconds(x: Launch, descriptions: dict[str, EngineDescription]) -> float:
     """Estimated wall time of one launch (start-up included)."""
     desc = descriptions.get(x.library)
@@ -71,7 +76,7 @@ def launch_seconds(x: Launch, descriptions: dict[str, EngineDescription]) -> flo
         raise DescriptionError(f"no engine description of library {x.library!r} to estimate its launches by")
     b = desc.benchmark(x.benchmark)
     family = b.family if b else x.family
-    start = START_S + PER_RANK_S * x.ranks + (NCCL_INIT_S if "--transport" in x.engine_args else 0)
+    start = start_seconds(x)
     if family in FIXED_S:
         return start + FIXED_S[family]
     opts = _options(x.engine_args[1:])
@@ -134,13 +139,23 @@ def over_timeout(launches: list[Launch], descriptions: dict[str, EngineDescripti
     return [(x, t) for x in launches if (t := launch_seconds(x, descriptions)) * margin > x.timeout_s]
 
 
-def summary(launches: list[Launch], descriptions: dict[str, EngineDescription]) -> str:
-    """'N launches, about M min' with the three most expensive kinds of launch."""
+def campaign_seconds(launches: list[Launch], descriptions: dict[str, EngineDescription],
+                     shared: list[list[Launch]] = ()) -> float:
+    """Estimated wall time of the launches. ``shared``: groups of them that run as the blocks of one engine launch
+    (bundles): a bundle's blocks after its first start nothing of their own (the largest start-up stands for all)."""
+    saved = sum(sum(map(start_seconds, group)) - max(map(start_seconds, group)) for group in shared if group)
+    return sum(launch_seconds(x, descriptions) for x in launches) - saved
+
+
+def summary(launches: list[Launch], descriptions: dict[str, EngineDescription],
+            shared: list[list[Launch]] = ()) -> str:
+    """'N launches, about M min' with the three most expensive kinds of launch (``shared``: campaign_seconds)."""
     by_kind: dict[str, list[float]] = {}
     for x in launches:
         by_kind.setdefault(f"{x.library} {x.benchmark} {x.planned_path or ''}".strip(), []).append(
             launch_seconds(x, descriptions))
-    total = sum(sum(v) for v in by_kind.values())
+    total = campaign_seconds(launches, descriptions, shared)
     top = sorted(by_kind.items(), key=lambda kv: -sum(kv[1]))[:3]
     parts = ", ".join(f"{k}: {sum(v):.0f} s" for k, v in top)
-    return f"{len(launches)} launches, estimated {total / 60:.1f} min ({total:.0f} s; largest: {parts})"
+    shared_said = f"; {len(shared)} engine launches share their start-ups" if shared else ""
+    return f"{len(launches)} launches, estimated {total / 60:.1f} min ({total:.0f} s; largest: {parts}{shared_said})"

@@ -10,14 +10,19 @@ from ..machine.mpilibs import MpiLibrary
 from ..machine.topology import Topology
 from .from_description import gpu_kind, listed
 from .full import gpu_machine_blocks, host_machine_blocks, inter_node_blocks
-from .quick import (QUICK_FAST_SIZES, QUICK_HOST_CEILING_SIZES, QUICK_REPETITIONS, quick_block, quick_collectives,
-                    quick_gpu_blocks, quick_latency_and_bandwidth)
+from .quick import (QUICK_FAST_SIZES, QUICK_HOST_CEILING_SIZES, quick_block, quick_collectives, quick_gpu_blocks,
+                    quick_latency_and_bandwidth)
 from .spec import Block, Campaign
 from .sweeps import CEILING_SIZES, COLL_SIZES, FAST_SIZES, GPU_PT2PT_OPTIONS
 
 # the default campaign's collectives under NCCL: the operations of campaigns/nccl-vs-mpi.toml, so that a generated
 # run and that campaign give figures of the same points
 NCCL_DEFAULT_OPERATIONS = ["allreduce", "allgather", "reduce_scatter_block", "alltoall", "bcast"]
+
+# launches per point of a generated campaign (quick or not): enough for a claim across launches to carry a test
+# (with two, a 4x difference could read "within precision"); bundled (run/bundles.py), so that a repetition costs
+# one engine start-up per library configuration rather than one per launch
+GENERATED_REPETITIONS = 5
 
 
 def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[str, EngineDescription],
@@ -77,7 +82,8 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[
     for lib in usable:
         if lib.transport == "nccl":
             blocks += _nccl_blocks(lib, descriptions[lib.name], topo, quick, skipped)
-    return Campaign(name=name, blocks=blocks, skipped=skipped, repetitions=QUICK_REPETITIONS if quick else 3)
+    return Campaign(name=name, blocks=blocks, skipped=skipped, repetitions=GENERATED_REPETITIONS,
+                    bundle=True)
 
 
 def _nccl_blocks(lib, desc, topo, quick, skipped) -> list[Block]:

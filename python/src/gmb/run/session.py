@@ -43,11 +43,13 @@ def plan_only(opts: SessionOptions):
     if planned.campaign.bundle:  # the engine launches, each with its blocks in the order they run
         groups = bundles.bundles(launches, planned.campaign.seed, setup.hosts_given(opts), opts.ranks_per_node)
         engine_launches = 0
+        shared = []
         for b in groups:
             desc = descriptions.get(b.launches[0].library)
             if desc is not None and desc.plan:
                 print(f"bundle {b.bundle_id}: one launch, {len(b.launches)} block(s)")
                 engine_launches += 1
+                shared.append(b.launches)
             else:
                 print(f"bundle {b.bundle_id}: {len(b.launches)} launch(es) of their own (the engine has no plans)")
                 engine_launches += len(b.launches)
@@ -55,13 +57,14 @@ def plan_only(opts: SessionOptions):
                 said(x, "  ")
         counted = f"{len(launches)} launches as blocks of {engine_launches} engine launches ({len(groups)} bundles)"
     else:
+        shared = []
         for x in launches:
             said(x)
         counted = f"{len(launches)} launches"
     for lib, what, why in planned.skipped:
         print(f"skip {lib}: {what}: {why}")
     print(f"{counted}, {len(planned.skipped)} skipped", file=sys.stderr)
-    print(f"gmb plan: {estimate.summary(launches, descriptions)}", file=sys.stderr)
+    print(f"gmb plan: {estimate.summary(launches, descriptions, shared)}", file=sys.stderr)
     over = estimate.over_timeout(launches, descriptions)
     if over:
         x, t = max(over, key=lambda o: o[1])
@@ -223,8 +226,10 @@ def _resume_setup(opts: SessionOptions) -> dict:
                          f"from {opts.resume} (its plan.json)")
     given = [opt for opt, v in (("--quick", opts.quick), ("--repetitions", opts.repetitions),
                                 ("--seed", opts.seed), ("--name", opts.name), ("--nic", opts.nic),
-                                ("--tuned", opts.tuned), ("--bundle", opts.bundle))
+                                ("--tuned", opts.tuned))
              if v not in (None, False)]
+    if opts.bundle is not None:
+        given.append("--bundle" if opts.bundle else "--no-bundle")
     if given:
         raise UsageError(f"--resume {opts.resume}: {', '.join(given)} cannot change a campaign already planned "
                          f"(it comes from {opts.resume}/plan.json)")

@@ -231,7 +231,7 @@ def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count:
     c = replace(c, repetitions=c.repetitions if opts.repetitions is None else opts.repetitions,
                 timeout_s=c.timeout_s if opts.timeout is None else opts.timeout,
                 seed=int.from_bytes(os.urandom(4), "little") if seed is None else seed, name=opts.name or c.name,
-                bundle=c.bundle or opts.bundle)
+                bundle=c.bundle if opts.bundle is None else opts.bundle)
     if opts.nodes:  # blocks placed on all nodes (not point to point) run on each node count given
         per_node = opts.ranks_per_node or 1
         c = replace(c, blocks=[b if b.nodes or any(d.point_to_point(n) for n in b.benchmarks
