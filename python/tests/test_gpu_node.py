@@ -7,9 +7,7 @@ on real H200 records."""
 import copy
 import dataclasses
 import json
-import os
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
