@@ -6,6 +6,7 @@ configurations of one installation compared; the answer reproduced by a campaign
 import json
 import math
 import re
+import sqlite3
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -476,6 +477,13 @@ def test_on_a_gpu_node_the_configurations_are_compared_and_nccl_searched(fake_ho
         assert [r["configuration"] for r in c["ranking"]] == ["nccl", "x-ucx", "x-ob1"]
         assert c["ranking"][0]["ahead_of"] == ["x-ucx", "x-ob1"] and c["ranking"][1]["ahead_of"] == ["x-ob1"]
         assert c["ranking"][2]["behind"] == pytest.approx(2 * c["ranking"][1]["behind"], rel=0.1)
+    # one engine launch measured both paths of a configuration and its settings (a bundle of their launches)
+    rows = sqlite3.connect(got["dir"] / "store.sqlite").execute("SELECT benchmark, argv FROM launches").fetchall()
+    by_engine_launch = {}
+    for bench, argv in rows:
+        by_engine_launch.setdefault(argv, set()).add(bench)
+    assert len(by_engine_launch) < len(rows) and any(len(b) > 1 for b in by_engine_launch.values())
+    assert all('"plan"' in argv for argv in by_engine_launch)
     (nccl,) = [r for r in got["races"] if r["configuration"] == "nccl" and r["path"].startswith("collective")]
     assert {r["arm"] for r in nccl["recommendation"]} == {"NCCL_PROTO=LL"}
     assert "NCCL_PROTO=LL" in nccl["recommendation"][0]["command"]

@@ -46,16 +46,16 @@ def _statuses(outdir: Path) -> dict[str, int]:
 
 
 def _before_launch(monkeypatch, number: int, do):
-    """``do(outdir)`` just before the search's launch ``number`` (from 1)."""
-    real, calls = session_mod.run_launches, []
+    """``do(outdir)`` just before the search's engine launch ``number`` (from 1)."""
+    real, calls = session_mod.run_bundles, []
 
-    def run_launches(outdir, *args, **kwargs):
+    def run_bundles(outdir, *args, **kwargs):
         calls.append(outdir)
         if len(calls) == number:
             do(outdir)
         return real(outdir, *args, **kwargs)
 
-    monkeypatch.setattr(session_mod, "run_launches", run_launches)
+    monkeypatch.setattr(session_mod, "run_bundles", run_bundles)
 
 
 # ------------------------------------------------------------------------------------- what was never measured
@@ -84,11 +84,13 @@ def test_launches_that_all_fail_alike_are_no_verdict_on_the_settings(fake_home, 
     assert _tune_main(cfg, fake_home / "results", "--paths", "host") == 1
     answer = json.loads((_outdir(fake_home / "results") / "tune.json").read_text())
     (race,) = answer["races"]
-    assert race["unanswered"] == "not measured: a launch with the defaults failed: gmb-bench: MPI_Send failed (fake)"
+    # each launch a block of its bundle: the reason is the engine's last error, naming the block
+    assert race["unanswered"].startswith("not measured: a launch with the defaults failed: gmb-bench: FATAL on host ")
+    assert "MPI_Send failed (fake, block t1.b1." in race["unanswered"]
     tried = {a["key"]: a for a in race["arms"][1:]}
-    assert tried["UCX_FAKE_KNOB=fast"]["verdict"] == "not measured" and tried["UCX_FAKE_KNOB=fast"]["why"] == \
-        "its launch failed: gmb-bench: MPI_Send failed (fake), as a launch of the defaults did: no verdict on the " \
-        "setting"
+    fast = tried["UCX_FAKE_KNOB=fast"]
+    assert fast["verdict"] == "not measured" and fast["why"].startswith("its launch failed: gmb-bench: FATAL on host ")
+    assert fast["why"].endswith(", as a launch of the defaults did: no verdict on the setting")
     assert [k for k, a in tried.items() if a["verdict"] == "broken"] == ["UCX_FAKE_KNOB=crash"]  # its doctor crashed
     err = capsys.readouterr().err
     assert "nothing was compared: no race's defaults were measured" in err and "measure it again" not in err

@@ -60,15 +60,16 @@ def sharing_key(x: Launch, nodes: int | None, ranks_per_node: int | None) -> tup
     return key + ((x.benchmark, tuple(x.engine_args)) if x.isolate or not _writable(x) else ())
 
 
-def bundles(launches: list[Launch], seed: int | None, nodes: int | None = None, ranks_per_node: int | None = None
-            ) -> list[Bundle]:
+def bundles(launches: list[Launch], seed: int | None, nodes: int | None = None, ranks_per_node: int | None = None,
+            prefix: str = "u") -> list[Bundle]:
     """The launches as bundles, in the order they run: repetition by repetition, the groups in an order of their own
-    each time and each bundle's blocks shuffled (random.Random(seed): the same seed, the same order)."""
+    each time and each bundle's blocks shuffled (random.Random(seed): the same seed, the same order). ``prefix``
+    starts each bundle's name (its plan and status files in raw/ take it)."""
     rng = random.Random(seed)
     groups: dict[tuple, dict[int, list[Launch]]] = {}
     for x in launches:
         groups.setdefault(sharing_key(x, nodes, ranks_per_node), {}).setdefault(x.repetition, []).append(x)
-    numbered = [(f"u{n:04d}", by_rep) for n, by_rep in enumerate(groups.values(), 1)]
+    numbered = [(f"{prefix}{n:04d}", by_rep) for n, by_rep in enumerate(groups.values(), 1)]
     out = []
     for rep in sorted({x.repetition for x in launches}):
         order = [(name, by_rep[rep]) for name, by_rep in numbered if rep in by_rep]
@@ -83,9 +84,9 @@ def bundles(launches: list[Launch], seed: int | None, nodes: int | None = None, 
 def run_bundles(outdir: Path, launches: list[Launch], confs: dict[str, Configuration], store: Store,
                 campaign_name: str, seed: int | None, hostfile: str | None = None, progress: bool = True, stream=None,
                 nodes: int | None = None, ranks_per_node: int | None = None, stop_library_after: int = 3,
-                lock: locks.ResultsLock | None = None) -> dict[str, int]:
-    """Run the launches not finished yet as bundles (execute.run_launches says what the arguments are); returns how
-    many blocks ended with each status."""
+                lock: locks.ResultsLock | None = None, prefix: str = "u") -> dict[str, int]:
+    """Run the launches not finished yet as bundles (execute.run_launches says what the arguments are; ``prefix``:
+    bundles()); returns how many blocks ended with each status."""
     raw, logs = outdir / "raw", outdir / "logs"
     raw.mkdir(exist_ok=True)
     logs.mkdir(exist_ok=True)
@@ -96,7 +97,7 @@ def run_bundles(outdir: Path, launches: list[Launch], confs: dict[str, Configura
     counts: dict[str, int] = {}
     failures_in_a_row: dict[str, int] = {}
     hostfiles: dict[str, str] = {}
-    for bundle in bundles(todo, seed, nodes, ranks_per_node):
+    for bundle in bundles(todo, seed, nodes, ranks_per_node, prefix):
         left, attempt = bundle.launches, 1
         while left:
             library, conf = left[0].library, confs[left[0].library]

@@ -37,7 +37,8 @@ from ..results.engine_facts import keep_engines
 from ..results.model import Results, combine
 from ..results.store import STAT_COLUMNS, StoreError
 from ..run import setup
-from ..run.execute import Stopped, run_launches, stop_on_signals
+from ..run.bundles import bundles, run_bundles
+from ..run.execute import Stopped, stop_on_signals
 from ..run.session import hold, join_node
 
 FIRST_LAUNCH_GUESS_S = 5.0  # a launch's wall time until one has been measured
@@ -139,13 +140,19 @@ class Tuner:
         self.doctor_defaults: dict[str, dict] = {}  # configuration -> its doctor's answer with the defaults
         self.rng = random.Random(opts.seed)
         self.cut_short = False
-        self.current: str | None = None  # the launch running (still set where running it failed)
+        self.running: list[str] = []  # the launches of the engine launch running (still set where running it failed)
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
+    @property
+    def current(self) -> str | None:
+        """The first launch of the engine launch running, the one a failure is said of."""
+        return self.running[0] if self.running else None
+
     def launch_estimate(self) -> float:
-        """Seconds a launch takes, the doctor's proofs and the bookkeeping between launches included."""
+        """Seconds a launch (a block of a bundle) takes, the doctor's proofs and the bookkeeping between launches
+        included."""
         return self.round_seconds / self.launched if self.launched else FIRST_LAUNCH_GUESS_S
 
     def prove(self, race: Race, arm: Arm) -> bool:
@@ -202,30 +209,46 @@ class Tuner:
             if what.startswith("block "):
                 race, arm = work[int(what.split()[1]) - 1]
                 arm.state, arm.why = "broken", why
+        owners = {}
         for x in launches:
             race, arm = work[int(x.launch_id.split(".")[0][1:]) - 1]
-            x = replace(x, launch_id=f"t{round_number + 1}.{x.launch_id}")
-            if arm.state == "broken":
-                continue
-            if self.left() < self.launch_estimate():
+            if arm.state != "broken":
+                x = replace(x, launch_id=f"t{round_number + 1}.{x.launch_id}")
+                owners[x.launch_id] = (x, race, arm)
+        # one engine launch measures every path of one set of settings: the launches of a configuration whose
+        # settings are the same share it (run/bundles.py), each still a launch of its race and arm
+        nodes = self.hosts if self.opts.nodes else None
+        for bundle in bundles([x for x, _, _ in owners.values()], self.rng.randrange(1 << 30), nodes, None):
+            fit = max(0, int(self.left() // self.launch_estimate()))
+            if fit < len(bundle.launches):
                 self.cut_short = True
+            blocks = bundle.launches[:fit]
+            if not blocks:
                 return
-            self.owner[x.launch_id] = (race, arm)
-            if confirming:
-                self.confirming.add(x.launch_id)
-            self.current = x.launch_id
-            run_launches(self.outdir, [x], self.confs, self.st, "tune", hostfile=self.opts.hostfile,
-                         progress=False, nodes=self.hosts if self.opts.nodes else None, stop_library_after=0,
-                         lock=self.lock)
-            (row,) = self.st.rows("SELECT status, reason FROM launches WHERE launch_id = ?", (x.launch_id,))
-            if row["status"] not in ("ok", "unsupported"):
-                self.check_writable(x.launch_id)
-                said = f"{row['status']}: {row['reason'] or 'no reason given'}"
-                if arm.key == DEFAULTS:
-                    race.note = f"a launch with the defaults {said}"
-                else:  # broken, or no verdict where the defaults fail as well (search.judge_failures)
-                    arm.state, arm.why = "failed", f"its launch {said}"
-            self.current = None
+            for x in blocks:
+                self.owner[x.launch_id] = owners[x.launch_id][1:]
+                if confirming:
+                    self.confirming.add(x.launch_id)
+            self.running = [x.launch_id for x in blocks]
+            run_bundles(self.outdir, blocks, self.confs, self.st, "tune", seed=self.rng.randrange(1 << 30),
+                        hostfile=self.opts.hostfile, progress=False, nodes=nodes, stop_library_after=0,
+                        lock=self.lock, prefix=f"t{round_number + 1}.u")
+            for x in blocks:
+                self._judge_launch(x.launch_id, *owners[x.launch_id][1:])
+            self.running = []
+            if self.cut_short:
+                return
+
+    def _judge_launch(self, launch_id: str, race: Race, arm: Arm) -> None:
+        """A launch that did not end ok (or unsupported): a note on its race (the defaults) or its arm failed."""
+        (row,) = self.st.rows("SELECT status, reason FROM launches WHERE launch_id = ?", (launch_id,))
+        if row["status"] not in ("ok", "unsupported"):
+            self.check_writable(launch_id)
+            said = f"{row['status']}: {row['reason'] or 'no reason given'}"
+            if arm.key == DEFAULTS:
+                race.note = f"a launch with the defaults {said}"
+            else:  # broken, or no verdict where the defaults fail as well (search.judge_failures)
+                arm.state, arm.why = "failed", f"its launch {said}"
 
     def check_writable(self, launch_id: str) -> None:
         """After a failed launch: its record and log directories still take a byte. OutputError naming the directory
@@ -243,14 +266,13 @@ class Tuner:
     def end_running_launch(self, why: str) -> str:
         """The launch the search was running when it failed, no longer "running" in the store: "failed", with
         ``why``. Returns what could not be done ("" when done, or when no launch was running)."""
-        if self.current is None:
-            return ""
         try:
-            for row in self.st.rows("SELECT * FROM launches WHERE launch_id = ? AND status = 'running'",
-                                    (self.current,)):
-                self.st.record_launch(**{**row, "status": "failed", "reason": why})
+            for launch_id in self.running:
+                for row in self.st.rows("SELECT * FROM launches WHERE launch_id = ? AND status = 'running'",
+                                        (launch_id,)):
+                    self.st.record_launch(**{**row, "status": "failed", "reason": why})
         except (OutputError, StoreError, OSError) as exc:
-            return f"the store still says launch {self.current} runs: {exc}"
+            return f"the store still says launch {launch_id} runs: {exc}"
         return ""
 
     def update_figures(self, races: list[Race]) -> None:
