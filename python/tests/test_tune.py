@@ -484,6 +484,8 @@ def test_on_a_gpu_node_the_configurations_are_compared_and_nccl_searched(fake_ho
         by_engine_launch.setdefault(argv, set()).add(bench)
     assert len(by_engine_launch) < len(rows) and any(len(b) > 1 for b in by_engine_launch.values())
     assert all('"plan"' in argv for argv in by_engine_launch)
+    plans = list((got["dir"] / "raw").glob("*.plan"))  # each engine launch its own plan, none set aside
+    assert len(plans) == len(by_engine_launch) and not list((got["dir"] / "raw").glob("*.interrupted-*"))
     (nccl,) = [r for r in got["races"] if r["configuration"] == "nccl" and r["path"].startswith("collective")]
     assert {r["arm"] for r in nccl["recommendation"]} == {"NCCL_PROTO=LL"}
     assert "NCCL_PROTO=LL" in nccl["recommendation"][0]["command"]

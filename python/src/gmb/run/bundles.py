@@ -84,9 +84,10 @@ def bundles(launches: list[Launch], seed: int | None, nodes: int | None = None, 
 def run_bundles(outdir: Path, launches: list[Launch], confs: dict[str, Configuration], store: Store,
                 campaign_name: str, seed: int | None, hostfile: str | None = None, progress: bool = True, stream=None,
                 nodes: int | None = None, ranks_per_node: int | None = None, stop_library_after: int = 3,
-                lock: locks.ResultsLock | None = None, prefix: str = "u") -> dict[str, int]:
-    """Run the launches not finished yet as bundles (execute.run_launches says what the arguments are; ``prefix``:
-    bundles()); returns how many blocks ended with each status."""
+                lock: locks.ResultsLock | None = None, named: str | None = None) -> dict[str, int]:
+    """Run the launches not finished yet as bundles (execute.run_launches says what the arguments are); returns how
+    many blocks ended with each status. ``named``: the launches are one bundle, made by the caller (bundles()),
+    run in their order under that name."""
     raw, logs = outdir / "raw", outdir / "logs"
     raw.mkdir(exist_ok=True)
     logs.mkdir(exist_ok=True)
@@ -97,7 +98,7 @@ def run_bundles(outdir: Path, launches: list[Launch], confs: dict[str, Configura
     counts: dict[str, int] = {}
     failures_in_a_row: dict[str, int] = {}
     hostfiles: dict[str, str] = {}
-    for bundle in bundles(todo, seed, nodes, ranks_per_node, prefix):
+    for bundle in [Bundle(named, todo)] if named else bundles(todo, seed, nodes, ranks_per_node):
         left, attempt = bundle.launches, 1
         while left:
             library, conf = left[0].library, confs[left[0].library]

@@ -218,7 +218,8 @@ class Tuner:
         # one engine launch measures every path of one set of settings: the launches of a configuration whose
         # settings are the same share it (run/bundles.py), each still a launch of its race and arm
         nodes = self.hosts if self.opts.nodes else None
-        for bundle in bundles([x for x, _, _ in owners.values()], self.rng.randrange(1 << 30), nodes, None):
+        for bundle in bundles([x for x, _, _ in owners.values()], self.rng.randrange(1 << 30), nodes, None,
+                              prefix=f"t{round_number + 1}.u"):
             fit = max(0, int(self.left() // self.launch_estimate()))
             if fit < len(bundle.launches):
                 self.cut_short = True
@@ -230,9 +231,8 @@ class Tuner:
                 if confirming:
                     self.confirming.add(x.launch_id)
             self.running = [x.launch_id for x in blocks]
-            run_bundles(self.outdir, blocks, self.confs, self.st, "tune", seed=self.rng.randrange(1 << 30),
-                        hostfile=self.opts.hostfile, progress=False, nodes=nodes, stop_library_after=0,
-                        lock=self.lock, prefix=f"t{round_number + 1}.u")
+            run_bundles(self.outdir, blocks, self.confs, self.st, "tune", seed=None, hostfile=self.opts.hostfile,
+                        progress=False, nodes=nodes, stop_library_after=0, lock=self.lock, named=bundle.bundle_id)
             for x in blocks:
                 self._judge_launch(x.launch_id, *owners[x.launch_id][1:])
             self.running = []
