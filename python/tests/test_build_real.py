@@ -127,6 +127,26 @@ def test_real_build_cached_and_rebuilt(family, real_env, capsys):
     assert build.needs_build(lib, src) == "library reinstalled"
 
 
+def test_the_engines_of_two_libraries_share_what_needs_no_mpi(real_env):
+    """What needs no MPI (src/portable, the GPU runtime) is compiled once: each library's engine is configured with
+    the one manifest of those objects, links them, and runs."""
+    if not (have_debian("openmpi") and have_debian("mpich")):
+        pytest.skip("needs cmake, g++ and Debian's Open MPI and MPICH")
+    src = real_env["source"]
+    manifests = set()
+    for family in ("openmpi", "mpich"):
+        lib = debian_library(family)
+        engine = build.build(lib, root=src, log=print)
+        manifests.add(_cache_value(build.build_dir(lib), "GMB_PORTABLE_OBJECTS"))
+        assert build.describe_engine(engine).benchmark("latency").family == "pt2pt"
+    (manifest,) = manifests
+    lines = Path(manifest).read_text().splitlines()
+    objects = [ln.split(" ", 1)[1] for ln in lines if ln.startswith("object ")]
+    assert objects and all(Path(o).is_file() for o in objects)
+    assert Path(manifest).parent == build.portable_dir(src, real_env["cuda"], None, [])
+    assert any(ln.startswith("configuration cuda=") for ln in lines)
+
+
 @skip_unless_debian("openmpi")
 def test_cli_build_twice(real_env, capsys):
     lib = debian_library("openmpi")

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The MPI family table (machine/families.py) is what every place that knows a family reads: the version text's
 family and a record's label, the launcher and srun's PMI plugin, the GPU profiles, the settings of a record and the
-report's behaviour variables; its known defects are the engine's (src/core/known_issues.cpp)."""
+report's behaviour variables; its known defects are the engine's (src/portable/known_issues.cpp)."""
 
 import re
 from dataclasses import replace
@@ -19,7 +19,7 @@ from gmb.run import setup
 from gmb.report import html
 from gmb.results import records
 
-KNOWN_ISSUES = Path(__file__).parents[2] / "src" / "core" / "known_issues.cpp"
+KNOWN_ISSUES = Path(__file__).parents[2] / "src" / "portable" / "known_issues.cpp"
 
 
 @pytest.mark.parametrize("text, family", [

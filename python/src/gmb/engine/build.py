@@ -199,12 +199,44 @@ def _library_env(lib: MpiLibrary) -> dict[str, str]:
     return env
 
 
+def portable_dir(root: Path, cuda: str, cuda_arch: str | None, cmake_args: list[str]) -> Path:
+    """Where the sources that need no MPI are compiled for every engine of one source tree, CUDA choice and CMake
+    arguments (src/CMakeLists.txt, GMB_PORTABLE_ONLY)."""
+    key = hashlib.sha256("\0".join([str(Path(root).resolve()), cuda, cuda_arch or "", *cmake_args]).encode())
+    return cache_dir() / "engines" / f"portable-{key.hexdigest()[:16]}"
+
+
+def portable_objects(root: Path, cuda: str, cuda_arch: str | None, cmake_args: list[str], jobs: int | None, log
+                     ) -> Path | None:
+    """Compile what needs no MPI once (or bring it up to date) and return its manifest, which each engine's configure
+    takes (GMB_PORTABLE_OBJECTS); None when that build failed: the engine then compiles those sources itself, and
+    its own build says what is wrong."""
+    pdir = portable_dir(root, cuda, cuda_arch, cmake_args)
+    manifest = pdir / "gmb-portable-objects.txt"
+    with _locked(pdir):
+        _forget_other_source(pdir, root, log)
+        configure = ["cmake", "-S", str(root), "-B", str(pdir), "-DCMAKE_BUILD_TYPE=Release", "-DGMB_PORTABLE_ONLY=ON",
+                     f"-DGMB_ENABLE_CUDA={cuda}", *([f"-DCMAKE_CUDA_ARCHITECTURES={cuda_arch}"] if cuda_arch else []),
+                     *cmake_args]
+        compile_ = ["cmake", "--build", str(pdir), "--target", "gmb_portable", "-j", str(jobs or os.cpu_count() or 2)]
+        with open(pdir / "build.log", "a") as lf:
+            for argv in (configure, compile_):
+                lf.write("$ " + " ".join(argv) + "\n")
+                lf.flush()
+                if subprocess.run(argv, stdout=lf, stderr=subprocess.STDOUT).returncode != 0:
+                    log(f"the sources every engine shares did not build in {pdir} (see its build.log): each engine "
+                        "compiles them itself")
+                    return None
+    return manifest if manifest.is_file() else None
+
+
 def cmake_argv(lib: MpiLibrary, root: Path, bdir: Path, cuda: str = "AUTO", cuda_arch: str | None = None,
-               cmake_args: list[str] = (), jobs: int | None = None):
+               cmake_args: list[str] = (), jobs: int | None = None, portable: Path | None = None):
     """Configure and build argv. The engine uses MPI's C component only: MPI_C_COMPILER selects the library,
-    MPIEXEC_EXECUTABLE its launcher (CMake would otherwise take whichever mpiexec is first on PATH)."""
+    MPIEXEC_EXECUTABLE its launcher (CMake would otherwise take whichever mpiexec is first on PATH); ``portable``:
+    the manifest of the objects every engine shares (portable_objects; "" in the cache without one)."""
     configure = ["cmake", "-S", str(root), "-B", str(bdir), "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DGMB_ENABLE_CUDA={cuda}", "-DGMB_BUILD_TESTS=OFF"]
+                 f"-DGMB_ENABLE_CUDA={cuda}", "-DGMB_BUILD_TESTS=OFF", f"-DGMB_PORTABLE_OBJECTS={portable or ''}"]
     if lib.cc:
         configure.append(f"-DMPI_C_COMPILER={lib.cc}")
     if lib.launcher_path and Path(lib.launcher_path).name.split(".")[0] in ("mpirun", "mpiexec"):
@@ -287,7 +319,8 @@ def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: 
         log(f"{lib.name}: building engine ({why}) in {bdir} ...")
         _forget_other_source(bdir, root, log)
         cuda = cuda or default_cuda()
-        configure, compile_ = cmake_argv(lib, root, bdir, cuda, cuda_arch, args, jobs)
+        portable = portable_objects(root, cuda, cuda_arch, args, jobs, log)
+        configure, compile_ = cmake_argv(lib, root, bdir, cuda, cuda_arch, args, jobs, portable)
         logfile = bdir / "build.log"
         env = _library_env(lib)
         with open(logfile, "a") as lf:

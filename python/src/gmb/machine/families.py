@@ -15,7 +15,7 @@ from . import knobs as knobs_mod
 
 @dataclass(frozen=True)
 class KnownDefect:
-    """A defect of a family's library that the engine refuses to run into (src/core/known_issues.cpp, ``known_crash``,
+    """A defect of a family's library that the engine refuses to run into (src/portable/known_issues.cpp, ``known_crash``,
     which names the family by its title: "Open MPI", "MPICH"): the versions it holds for, the MPI calls it hits (as
     the engine names them; empty: every call of a kind) and what happens."""
     versions: str
