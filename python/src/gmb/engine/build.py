@@ -230,6 +230,16 @@ def portable_objects(root: Path, cuda: str, cuda_arch: str | None, cmake_args: l
     return manifest if manifest.is_file() else None
 
 
+def _cmake_cache_value(bdir: Path, name: str) -> str:
+    """A value of a build tree's CMakeCache.txt ("" when absent or NOTFOUND)."""
+    try:
+        text = (bdir / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return ""
+    m = re.search(rf"^{re.escape(name)}:[A-Z]+=(.*)$", text, re.M)
+    return m.group(1).strip() if m and not m.group(1).strip().endswith("NOTFOUND") else ""
+
+
 def cmake_argv(lib: MpiLibrary, root: Path, bdir: Path, cuda: str = "AUTO", cuda_arch: str | None = None,
                cmake_args: list[str] = (), jobs: int | None = None, portable: Path | None = None):
     """Configure and build argv. The engine uses MPI's C component only: MPI_C_COMPILER selects the library,
@@ -320,7 +330,10 @@ def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: 
         _forget_other_source(bdir, root, log)
         cuda = cuda or default_cuda()
         portable = portable_objects(root, cuda, cuda_arch, args, jobs, log)
-        configure, compile_ = cmake_argv(lib, root, bdir, cuda, cuda_arch, args, jobs, portable)
+        # the CUDA compiler the portable build found: the engine's configure need not look for it again (4 s)
+        nvcc = _cmake_cache_value(portable.parent, "CMAKE_CUDA_COMPILER") if portable else ""
+        found = [f"-DCMAKE_CUDA_COMPILER={nvcc}"] if nvcc and cuda != "OFF" else []
+        configure, compile_ = cmake_argv(lib, root, bdir, cuda, cuda_arch, [*found, *args], jobs, portable)
         logfile = bdir / "build.log"
         env = _library_env(lib)
         with open(logfile, "a") as lf:
