@@ -611,7 +611,7 @@ int run_blocks(std::vector<Block>& blocks, const std::vector<std::string>& argv_
     sink.reset();
     ctx.buffers = nullptr;
     ctx.deadline = 0;
-    ended(code, ctx.deadline_passed ? "its deadline passed: the sizes after it were not measured" : "");
+    ended(code, ctx.deadline_passed ? "its deadline passed: what it had not begun was not measured (its records with status skipped)" : "");
     launch_code = plan ? kExitOk : code;
   }
   return finish(launch_code);

@@ -298,6 +298,16 @@ struct Registration {
 Json result_record(const Context& ctx, std::size_t bytes);
 // A result record with status "unsupported" and the reason (what was refused is added by the caller).
 Json unsupported_record(const Context& ctx, std::size_t bytes, const std::string& reason);
+
+// Whether a plan's block is past its deadline (Context::deadline), and if so marks the context so (deadline_passed).
+// Rank 0's clock decides and every rank learns it: collective, called by every rank at the same point of the block
+// (a size, a strategy), before beginning it. Always false outside a plan.
+bool deadline_reached(const Context& ctx);
+// Why a block whose deadline passed did not begin `what` ("this size", "this strategy"): a record's status
+// "skipped" carries it.
+std::string deadline_reason(const std::string& what);
+// A result record with status "skipped" and deadline_reason(what).
+Json skipped_record(const Context& ctx, std::size_t bytes, const std::string& what);
 // Sets "validation" (off, passed, or failed with "validation_error" and status "failed"); a failure
 // is also reported on stderr, naming `what` was measured.
 void set_validation(Json& record, bool validated, const std::string& error, const std::string& what);

@@ -653,7 +653,16 @@ int Halo::run(Context& ctx, RecordSink& sink) {
   int exit_code = kExitOk;
   int ran = 0;
   double staged_pinned_median = 0;
-  for (const std::string& strategy : strategies) {
+  for (std::size_t k = 0; k < strategies.size(); ++k) {
+    const std::string& strategy = strategies[k];
+    if (deadline_reached(ctx)) {  // a plan's block: the strategies left, one record each
+      for (std::size_t left = k; ctx.rank == 0 && left < strategies.size(); ++left)
+        sink.write_result(base_record(ctx, strategies[left], bytes)
+                              .set("status", "skipped")
+                              .set("reason", deadline_reason("this strategy"))
+                              .set("metrics", shape));
+      break;
+    }
     std::string reason = agree_on_reason(ctx.comm, refusal(ctx, strategy));
     if (reason.empty()) reason = setup_problem;
     if (!reason.empty()) {
@@ -664,7 +673,7 @@ int Halo::run(Context& ctx, RecordSink& sink) {
     ++ran;
     exit_code = std::max(exit_code, measure_strategy(ctx, sink, dec, *domain, strategy, bytes, shape, staged_pinned_median));
   }
-  if (ran == 0) exit_code = std::max<int>(exit_code, kExitUnsupported);
+  if (ran == 0 && !ctx.deadline_passed) exit_code = std::max<int>(exit_code, kExitUnsupported);
   domain.reset();
   MPI_Comm cart = dec.cart;
   GMB_MPI_CHECK(MPI_Comm_free(&cart));

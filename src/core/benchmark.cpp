@@ -159,6 +159,22 @@ Json unsupported_record(const Context& ctx, std::size_t bytes, const std::string
   return result_record(ctx, bytes).set("status", "unsupported").set("reason", reason);
 }
 
+bool deadline_reached(const Context& ctx) {
+  if (ctx.deadline <= 0) return false;
+  int past = ctx.rank == 0 && MPI_Wtime() >= ctx.deadline ? 1 : 0;
+  GMB_MPI_CHECK(MPI_Bcast(&past, 1, MPI_INT, 0, ctx.comm));
+  if (past) ctx.deadline_passed = true;
+  return past != 0;
+}
+
+std::string deadline_reason(const std::string& what) {
+  return "the plan's deadline for this block passed before " + what;
+}
+
+Json skipped_record(const Context& ctx, std::size_t bytes, const std::string& what) {
+  return result_record(ctx, bytes).set("status", "skipped").set("reason", deadline_reason(what));
+}
+
 void set_validation(Json& record, bool validated, const std::string& error, const std::string& what) {
   if (!validated) {
     record.set("validation", "off");

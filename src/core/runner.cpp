@@ -70,24 +70,12 @@ int record_unsupported_sweep(const Context& ctx, RecordSink& sink, const std::ve
 
 namespace {
 
-// Whether a plan's block is past its deadline: rank 0's clock decides, every rank learns it (a collective call, made
-// by every rank at the same size since all know the deadline).
-bool past_deadline(const Context& ctx) {
-  if (ctx.deadline <= 0) return false;
-  int past = ctx.rank == 0 && MPI_Wtime() >= ctx.deadline ? 1 : 0;
-  GMB_MPI_CHECK(MPI_Bcast(&past, 1, MPI_INT, 0, ctx.comm));
-  return past != 0;
-}
-
 // The sizes a block did not begin before its deadline: each a record with status "skipped" and the reason.
 void record_skipped(const Context& ctx, RecordSink& sink, const std::vector<std::uint64_t>& sizes,
                     const std::function<void(Json& record)>& describe) {
-  ctx.deadline_passed = true;
   if (ctx.rank != 0) return;
   for (auto bytes : sizes) {
-    Json record = result_record(ctx, bytes)
-                      .set("status", "skipped")
-                      .set("reason", "the plan's deadline for this block passed before this size");
+    Json record = skipped_record(ctx, bytes, "this size");
     describe(record);
     sink.write_result(record);
   }
@@ -103,7 +91,7 @@ int sweep_sizes(const Context& ctx, RecordSink& sink, const std::vector<std::uin
   int exit_code = kExitOk;
   for (std::size_t index = 0; index < sizes.size(); ++index) {
     const std::size_t bytes = sizes[index];
-    if (past_deadline(ctx)) {
+    if (deadline_reached(ctx)) {
       record_skipped(ctx, sink, std::vector<std::uint64_t>(sizes.begin() + static_cast<std::ptrdiff_t>(index),
                                                            sizes.end()), steps.describe);
       break;

@@ -13,7 +13,8 @@ CASE:
              and record fields are those of the same benchmark launched alone; the blocks share the launch's buffers
              (each later block begins with the memory the launch already held: nothing freed between blocks).
   deadline   a block with a deadline too short for its sizes: the sizes after it are records with status "skipped"
-             and the reason, the status line says deadline_passed; the next block runs whole.
+             and the reason, the status line says deadline_passed; the next block runs whole. Then peaks and halo
+             blocks with deadlines too short: their last sizes (peaks) and strategies (halo) skipped, said so.
   bad-plans  plans refused before MPI starts, exit 2, the message naming the line, and no file written: a line of
              two fields, a repeated ID, an unknown benchmark, a deadline that is not a number, blocks that ask for
              different --nic, an empty plan, a missing plan file, no --status; and a status file that exists already
@@ -130,6 +131,27 @@ def case_deadline(mpiexec, engine, schema, workdir):
     if not all("deadline" in r["reason"] for r in records[1 + first_skipped:]):
         fail("a skipped size does not say why")
     validate_records(os.path.join(workdir, "next.jsonl"), schema, "ok")
+    # benchmarks that are no size sweep stop at their own steps: peaks before a size, halo before a strategy
+    plan = [("peaks", 0.01, ["peaks", "--sizes", "64K,1M,4M,16M,64M", "--out", "peaks.jsonl"]),
+            ("halo", 0.01, ["halo", "--strategy", "all", "--out", "halo.jsonl"]),
+            ("after", 0, ["latency", "--sizes", "8", "--iters", "20", "--out", "after.jsonl"])]
+    write_plan(os.path.join(workdir, "plan2.tsv"), plan)
+    proc = launch(mpiexec, engine, workdir, ["plan", "plan2.tsv", "--status", "status2.jsonl"])
+    if proc.returncode != 0:
+        fail(f"plan exited {proc.returncode}, expected 0")
+    said = status_lines(os.path.join(workdir, "status2.jsonl"))
+    if [(s["block"], s["deadline_passed"], s["exit_status"]) for s in said] != [("peaks", True, 0), ("halo", True, 0),
+                                                                             ("after", False, 0)]:
+        fail(f"status lines {said}: peaks and halo should say their deadline passed, exit 0, and the next block run")
+    for block, step in (("peaks", "bytes"), ("halo", "strategy")):
+        records = validate_records(os.path.join(workdir, f"{block}.jsonl"), schema, None)[1:]
+        statuses = [r["status"] for r in records]
+        if not statuses or statuses[-1] != "skipped" or "skipped" in statuses and \
+                set(statuses[statuses.index("skipped"):]) != {"skipped"}:
+            fail(f"{block}: expected its last {step}s skipped and nothing measured after one: {statuses}")
+        if not all("deadline" in r["reason"] for r in records if r["status"] == "skipped"):
+            fail(f"{block}: a skipped record does not say why")
+    validate_records(os.path.join(workdir, "after.jsonl"), schema, "ok")
 
 
 def case_bad_plans(mpiexec, engine, schema, workdir):
