@@ -219,15 +219,24 @@ def portable_objects(root: Path, cuda: str, cuda_arch: str | None, cmake_args: l
                      f"-DGMB_ENABLE_CUDA={cuda}", *([f"-DCMAKE_CUDA_ARCHITECTURES={cuda_arch}"] if cuda_arch else []),
                      *cmake_args]
         compile_ = ["cmake", "--build", str(pdir), "--target", "gmb_portable", "-j", str(jobs or os.cpu_count() or 2)]
-        with open(pdir / "build.log", "a") as lf:
-            for argv in (configure, compile_):
-                lf.write("$ " + " ".join(argv) + "\n")
-                lf.flush()
-                if subprocess.run(argv, stdout=lf, stderr=subprocess.STDOUT).returncode != 0:
-                    log(f"the sources every engine shares did not build in {pdir} (see its build.log): each engine "
-                        "compiles them itself")
-                    return None
+        if _run_logged([configure, compile_], pdir / "build.log", None):
+            log(f"the sources every engine shares did not build in {pdir} (see its build.log): each engine compiles "
+                "them itself")
+            return None
     return manifest if manifest.is_file() else None
+
+
+def _run_logged(steps: list[list[str]], logfile: Path, env: dict[str, str] | None) -> tuple[list[str], int] | None:
+    """Run the commands one after the other, each written to ``logfile`` with its output; the first that fails and
+    its exit status (None when all succeeded)."""
+    with open(logfile, "a") as lf:
+        for argv in steps:
+            lf.write("$ " + " ".join(argv) + "\n")
+            lf.flush()
+            rc = subprocess.run(argv, stdout=lf, stderr=subprocess.STDOUT, env=env).returncode
+            if rc != 0:
+                return argv, rc
+    return None
 
 
 def _cmake_cache_value(bdir: Path, name: str) -> str:
@@ -335,16 +344,11 @@ def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: 
         found = [f"-DCMAKE_CUDA_COMPILER={nvcc}"] if nvcc and cuda != "OFF" else []
         configure, compile_ = cmake_argv(lib, root, bdir, cuda, cuda_arch, [*found, *args], jobs, portable)
         logfile = bdir / "build.log"
-        env = _library_env(lib)
-        with open(logfile, "a") as lf:
-            for argv in (configure, compile_):
-                lf.write("$ " + " ".join(argv) + "\n")
-                lf.flush()
-                rc = subprocess.run(argv, stdout=lf, stderr=subprocess.STDOUT, env=env).returncode
-                if rc != 0:
-                    tail = _error_tail(logfile)
-                    raise BuildError(f"{lib.name}: `{' '.join(argv[:3])} ...` failed (exit {rc}); see {logfile}"
-                                     + (f"\n{tail}" if tail else ""))
+        failed = _run_logged([configure, compile_], logfile, _library_env(lib))
+        if failed:
+            (argv, rc), tail = failed, _error_tail(logfile)
+            raise BuildError(f"{lib.name}: `{' '.join(argv[:3])} ...` failed (exit {rc}); see {logfile}"
+                             + (f"\n{tail}" if tail else ""))
         if not engine_path(lib, root).exists():
             raise BuildError(f"{lib.name}: build finished but {engine_path(lib, root)} is missing; see {logfile}")
         stamp.write_text(json.dumps({**_stamp(lib, root, cuda, cuda_arch, args), "library": lib.describe(),
