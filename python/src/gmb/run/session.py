@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import bundles, locks
@@ -24,6 +25,8 @@ from ..errors import UsageError
 from ..machine import identity
 from ..machine import mpilibs
 from ..machine.load import busy_launch, describe_campaign
+from ..campaign.plan import Launch
+from ..engine.configurations import Configuration
 from ..options import SessionOptions
 from ..results import store
 from ..results.engine_facts import keep_engines
@@ -88,24 +91,41 @@ def run(opts: SessionOptions):
             return 128 + exc.signum
 
 
+@dataclass(frozen=True)
+class HeldRun:
+    """A campaign ready to execute: planned (or read back to resume), its results directory made and held."""
+    outdir: Path
+    store: store.Store
+    lock: locks.ResultsLock
+    launches: list[Launch]
+    configurations: list[Configuration]
+    name: str  # the campaign's
+    stop_after: int  # stop_library_after
+    bundle: bool
+    seed: int | None
+
+    def execute(self, opts: SessionOptions) -> dict[str, int]:
+        """Run the launches not finished yet, bundled or one by one as the campaign says; how many ended how."""
+        runnable = {c.name: c for c in configurations.runnable(self.configurations)}
+        common = dict(hostfile=opts.hostfile, progress=not opts.no_progress, nodes=setup.hosts_given(opts),
+                      ranks_per_node=opts.ranks_per_node, stop_library_after=self.stop_after, lock=self.lock)
+        if self.bundle:
+            return bundles.run_bundles(self.outdir, self.launches, runnable, self.store, self.name, self.seed,
+                                       **common)
+        return run_launches(self.outdir, self.launches, runnable, self.store, self.name, **common)
+
+
 def _run(opts: SessionOptions):
     """`gmb run`: plan (or read the plan to resume), hold the results directory, run, report. Stopped by a signal,
     the launch running is ended and marked interrupted and the resume command printed."""
     run = _resume_setup(opts) if opts.resume else _fresh_setup(opts)
     if run is None:
         return 1
-    outdir, st, lock = run["outdir"], run["store"], run["lock"]
+    outdir, st, lock = run.outdir, run.store, run.lock
     node = join_node(outdir, st)
     print(f"gmb: results in {outdir}", file=sys.stderr)
     try:
-        confs = run["configurations"]
-        runnable = {c.name: c for c in configurations.runnable(confs)}
-        common = dict(hostfile=opts.hostfile, progress=not opts.no_progress, nodes=setup.hosts_given(opts),
-                      ranks_per_node=opts.ranks_per_node, stop_library_after=run["stop_after"], lock=lock)
-        if run["bundle"]:
-            counts = bundles.run_bundles(outdir, run["launches"], runnable, st, run["name"], run["seed"], **common)
-        else:
-            counts = run_launches(outdir, run["launches"], runnable, st, run["name"], **common)
+        counts = run.execute(opts)
     except Stopped:
         print(f"\ngmb: interrupted; continue with `{resume_command(opts, outdir)}`", file=sys.stderr)
         raise
@@ -136,7 +156,7 @@ def _run(opts: SessionOptions):
     if not opts.no_report and not out.exists():  # written before anything is printed: a reader that left (a
         from ..report import html as report  # closed pipe) loses the printout, never the report; matplotlib only for a report
 
-        report.write_report(results, out, title=f"gmb report: {run['name']}", analysis=analysis)
+        report.write_report(results, out, title=f"gmb report: {run.name}", analysis=analysis)
     print("\n" + answers_text(analysis[0]) + "\n")
     if not opts.no_report and out.exists():
         print(f"gmb: report {out}")
@@ -219,7 +239,7 @@ def planned_libraries(planned: list[dict], found: list) -> dict:
     return libs_all
 
 
-def _resume_setup(opts: SessionOptions) -> dict:
+def _resume_setup(opts: SessionOptions) -> HeldRun:
     """What a resume runs: the plan of the results directory, its libraries and engines, the directory held."""
     if opts.campaign:
         raise UsageError(f"--resume {opts.resume} takes no campaign file ({opts.campaign}): the campaign comes "
@@ -253,9 +273,8 @@ def _resume_setup(opts: SessionOptions) -> dict:
         lock.release()
         raise
     confs = [configurations.Configuration(lib, engines.get(name)) for name, lib in libs_all.items()]
-    return dict(outdir=outdir, store=st, lock=lock, launches=launches, configurations=confs,
-                name=planned["campaign"], stop_after=planned["stop_library_after"], bundle=planned["bundle"],
-                seed=planned.get("seed"))
+    return HeldRun(outdir, st, lock, launches, confs, name=planned["campaign"],
+                   stop_after=planned["stop_library_after"], bundle=planned["bundle"], seed=planned.get("seed"))
 
 
 def _check_store_kept(outdir: Path):
@@ -282,7 +301,7 @@ def _resume_hint(opts: SessionOptions, planned: dict) -> str:
     return " (see `gmb libs`)"
 
 
-def _fresh_setup(opts: SessionOptions) -> dict | None:
+def _fresh_setup(opts: SessionOptions) -> HeldRun | None:
     """What a new run runs: engines built, campaign planned, results directory made and held (None: nothing to
     run)."""
     setup.check_campaign_file(opts.campaign)
@@ -318,5 +337,5 @@ def _fresh_setup(opts: SessionOptions) -> dict | None:
     except BaseException:
         lock.release()
         raise
-    return dict(outdir=outdir, store=st, lock=lock, launches=launches, configurations=confs, name=c.name,
-                stop_after=c.stop_library_after, bundle=c.bundle, seed=c.seed)
+    return HeldRun(outdir, st, lock, launches, confs, name=c.name, stop_after=c.stop_library_after, bundle=c.bundle,
+                   seed=c.seed)
