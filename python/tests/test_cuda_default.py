@@ -6,6 +6,7 @@ probe is faked; CMake is a fake that records its arguments."""
 import ctypes
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -108,7 +109,10 @@ def fake_cmake(tmp_path, monkeypatch):
 case "$1" in
   --version) echo "cmake version 3.28.1" ;;
   --build) printf '#!/bin/sh\\n' > "$2/gmb-bench"; chmod +x "$2/gmb-bench" ;;
-  *) echo "$@" >> {log} ;;
+  *) case "$*" in
+       *GMB_PORTABLE_ONLY*) echo "$@" >> {log}.portable ;;  # the objects every engine shares: the same choice
+       *) echo "$@" >> {log} ;;
+     esac ;;
 esac
 """)
     (bindir / "mpicc").write_text("#!/bin/sh\necho gcc -I/x -L/x/lib -lmpi\n")
@@ -130,7 +134,12 @@ esac
     def gmb_build(*more):
         log.unlink(missing_ok=True)
         rc = main(["build", "--config", str(cfg), "--no-detect", *more])
+        portable = Path(f"{log}.portable")
         cuda = [a for a in (log.read_text().split() if log.exists() else []) if a.startswith("-DGMB_ENABLE_CUDA=")]
+        shared = [a for a in (portable.read_text().split() if portable.exists() else [])
+                  if a.startswith("-DGMB_ENABLE_CUDA=")]
+        portable.unlink(missing_ok=True)
+        assert shared == cuda, f"the shared objects configured with {shared}, the engine with {cuda}"
         stamps = list((tmp_path / "cache" / "engines").glob("*/gmb-build.json"))
         return rc, cuda, json.loads(stamps[0].read_text())["cuda"] if stamps else None
     return gmb_build
