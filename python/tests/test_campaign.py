@@ -156,6 +156,9 @@ def test_default_quick_host_only():
     ('[[run]]\nbenchmarks=["bw"]\nsizes = ["1", "2"]\n', "sizes must be a string"),
     ('[[run]]\nbenchmarks=["bw"]\njoin_operations = "yes"\n', "join_operations must be true or false"),
     ('[[run]]\nbenchmarks=["bw"]\npath = 3\n', "path must be a string"),
+    ('[[run]]\nbenchmarks=["bw"]\nrepetitions = 0\n', r"\[\[run\]\] #1: repetitions must be an integer >= 1 \(got 0\)"),
+    ('[[run]]\nbenchmarks=["bw"]\nrepetitions = "2"\n', r"repetitions must be an integer >= 1 \(got \"2\"\)"),
+    ('[[run]]\nbenchmarks=["bw"]\nrepetitions = true\n', r"repetitions must be an integer >= 1 \(got true\)"),
     ('run = 5\n', "run must be \\[\\[run\\]\\] tables"),
     ('[run]\nbenchmarks=["bw"]\n', "\\[run\\] must be written \\[\\[run\\]\\]"),
 ])
@@ -164,6 +167,21 @@ def test_bad_campaign_files(tmp_path, body, msg):
     f.write_text(body)
     with pytest.raises(CampaignError, match=msg):
         load_campaign(f)
+
+
+def test_a_block_with_repetitions_of_its_own(tmp_path):
+    """A block's repetitions replace the campaign's for its points alone, and survive the campaign written back."""
+    f = tmp_path / "c.toml"
+    f.write_text('[campaign]\nrepetitions = 4\n[[run]]\nbenchmarks = ["latency"]\nmemory = ["host:host"]\n'
+                 'repetitions = 2\n[[run]]\nbenchmarks = ["bw"]\nmemory = ["host:host"]\n')
+    c = load_campaign(f)
+    assert [b.repetitions for b in c.blocks] == [2, None]
+    launches, _ = plan(c, [lib("plain")], {"plain": HOST_DESC})
+    reps = {bench: sorted(x.repetition for x in launches if x.benchmark == bench) for bench in ("latency", "bw")}
+    assert reps == {"latency": [1, 2], "bw": [1, 2, 3, 4]}
+    again = tmp_path / "again.toml"
+    again.write_text(c.to_toml())
+    assert [b.repetitions for b in load_campaign(again).blocks] == [2, None]
 
 
 def test_results_dir_never_reused(tmp_path):
@@ -503,7 +521,10 @@ def test_quick_campaign_on_a_gpu_node_covers_every_path_and_configuration():
     assert {("latency", "device:device", "direct", "nvlink"), ("bw", "device:device", "direct", "nvlink"),
             ("coll", "", "", None)} <= seen["nccl"]
     launches, _ = plan(c, libs, descs)
-    assert sorted({x.repetition for x in launches}) == [1, 2, 3, 4, 5] and len(launches) == 5 * len(c.blocks)
+    assert sorted({x.repetition for x in launches}) == [1, 2, 3, 4, 5]
+    # five launches a point, the ceilings (references, not claims) two
+    assert len(launches) == 5 * (len(c.blocks) - 1) + 2 and {x.repetition for x in launches if x.benchmark == "peaks"} \
+        == {1, 2}
     # with several hosts the quick campaign also measures between two nodes
     two = generated.default_campaign(TOPO2, libs, descs, quick=True, hosts=2)
     inter = {(b.libraries[0], b.memory[0]) for b in two.blocks if b.path == "inter-node"}

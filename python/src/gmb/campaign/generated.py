@@ -13,7 +13,7 @@ from .full import gpu_machine_blocks, host_machine_blocks, inter_node_blocks
 from .quick import (QUICK_FAST_SIZES, QUICK_HOST_CEILING_SIZES, quick_block, quick_collectives, quick_gpu_blocks,
                     quick_latency_and_bandwidth)
 from .spec import Block, Campaign
-from .sweeps import CEILING_SIZES, COLL_SIZES, FAST_SIZES, GPU_PT2PT_OPTIONS
+from .sweeps import CEILING_REPETITIONS, CEILING_SIZES, COLL_SIZES, FAST_SIZES, GPU_PT2PT_OPTIONS
 
 # the default campaign's collectives under NCCL: the operations of campaigns/nccl-vs-mpi.toml, so that a generated
 # run and that campaign give figures of the same points
@@ -61,7 +61,8 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[
             # where MPI figures are put next to them (a fraction of peak compares one size with the same size)
             popts = {} if quick else {"validate": True} if not gpus else {"samples": 5, "copies": 4, "validate": True}
             blocks.append(Block(ceilings, ranks=[2], options=popts, libraries=[first.name], path="ceilings",
-                                sizes=QUICK_HOST_CEILING_SIZES if quick else CEILING_SIZES))
+                                sizes=QUICK_HOST_CEILING_SIZES if quick else CEILING_SIZES,
+                                repetitions=CEILING_REPETITIONS))
         else:
             skipped.append((first.name, "peaks", "engine has no peaks benchmark: no measured ceilings"))
         for lib in mpi_libs:
@@ -76,7 +77,8 @@ def default_campaign(topo: Topology, libs: list[MpiLibrary], descriptions: dict[
         if ceilings:
             blocks.append(Block(ceilings, ranks=[2], path="inter-node", libraries=[first.name],
                                 options={"samples": 5, "copies": 4},
-                                sizes=QUICK_HOST_CEILING_SIZES if quick else CEILING_SIZES))
+                                sizes=QUICK_HOST_CEILING_SIZES if quick else CEILING_SIZES,
+                                repetitions=CEILING_REPETITIONS))
         for lib in usable:
             blocks += inter_node_blocks(lib, descriptions[lib.name], gpus, quick, skipped)
     for lib in usable:

@@ -265,7 +265,7 @@ def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineD
                     label = f"{bench}-{op.replace(',', '+')}" if op else bench
                     where = f".N{nodes}" if nodes else ""
                     for suffix, env in envs:
-                        for rep in range(1, c.repetitions + 1):
+                        for rep in range(1, (block.repetitions or c.repetitions) + 1):
                             lid = _safe(f"b{bi + 1}.{name}.{label}.{mem or 'na'}.{strat or 'na'}.n{ranks}{where}"
                                         f"{suffix}.r{rep}")
                             out.append(Launch(lid, name, bench, mem, strat, ranks, rep, list(args), {**env, **gpus},

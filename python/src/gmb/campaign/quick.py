@@ -9,6 +9,7 @@ from .from_description import gpu_kind, host_kind, listed
 from .mpi4_and_rma import MPI4_ON_DEVICE, gpu_places, mpi4_and_rma_blocks
 from .plan import not_aware_reason
 from .spec import Block
+from .sweeps import CEILING_REPETITIONS
 
 # --quick: one operation per collective benchmark
 QUICK_OPERATIONS = {"coll": ["allreduce"], "nbc": ["allreduce"]}
@@ -47,7 +48,7 @@ def quick_gpu_blocks(topo, mpi_libs, descriptions, skipped) -> list[Block]:
     ceilings = first.of_family("peaks")
     if ceilings:
         blocks.append(Block(ceilings, ranks=[2], options={"samples": 5, "copies": 4}, libraries=[mpi_libs[0].name],
-                            path="ceilings", sizes=QUICK_CEILING_SIZES))
+                            path="ceilings", sizes=QUICK_CEILING_SIZES, repetitions=CEILING_REPETITIONS))
     else:
         skipped.append((mpi_libs[0].name, "peaks", "engine has no peaks benchmark: no measured ceilings"))
     strategy_shown = False

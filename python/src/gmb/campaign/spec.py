@@ -31,6 +31,7 @@ Campaign file::
                              # start-up time; a crash in one operation loses the rest of that launch
     env = { UCX_RNDV_THRESH = "8192" }
     isolate = true           # optional, with bundle: this block's launches never share an engine launch
+    repetitions = 2          # optional: this block's launches per point, instead of the campaign's
     settings = [{}, { UCX_RNDV_SCHEME = "get_zcopy" }]   # optional: setting sets (library knobs: UCX_*, OMPI_MCA_*,
                              # MPIR_CVAR_*, NCCL_* ...), each over env (the set wins) and run as the whole block
                              # again; {}: env alone (the library's defaults). Values: strings or numbers
@@ -106,6 +107,9 @@ class Block:
     settings: list[dict[str, str]] | None = None
     # with the campaign's bundle: the block's launches each have an engine launch of their own, never shared
     isolate: bool = False
+    # launches of each of the block's points, where not the campaign's repetitions (a reference such as the copy and
+    # network ceilings needs fewer than a claim does); None: the campaign's
+    repetitions: int | None = None
 
 
 # operations given to the benchmarks that need one (``gmb-bench coll OP``) when a block names none
@@ -150,6 +154,14 @@ class Campaign:
         if self.knobs:
             lines += ["\n[knobs]", *(f"{k} = {toml_value(v)}" for k, v in self.knobs.items())]
         return "\n".join(lines) + "\n"
+
+
+def _repetitions(r: dict, where: str) -> int | None:
+    """A block's own repetitions (None: the campaign's); CampaignError unless an integer >= 1."""
+    reps = r.get("repetitions")
+    if reps is not None and (isinstance(reps, bool) or not isinstance(reps, int) or reps < 1):
+        raise CampaignError(f"{where}: repetitions must be an integer >= 1 (got {json.dumps(reps, default=str)})")
+    return reps
 
 
 def setting_sets(sets, where: str, env: dict | None = None) -> list[dict[str, str]]:
@@ -301,7 +313,8 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
                   join_operations=r.get("join_operations", False),
                   nodes=sorted(set(_int_list(r.get("nodes"), where, "nodes", 1) or [])) or None,
                   ranks_per_node=per_node[0] if per_node else None, scaling=r.get("scaling"),
-                  nic=None if nic == "none" else nic, isolate=r.get("isolate", False))
+                  nic=None if nic == "none" else nic, isolate=r.get("isolate", False),
+                  repetitions=_repetitions(r, where))
         if "settings" in r:
             b = replace(b, settings=setting_sets(r["settings"], where, b.env))
         if "nic" in b.options:

@@ -13,6 +13,9 @@ shared by its MPI, one-sided/persistent/partitioned and NCCL blocks."""
 # goes to 1 GiB.
 FAST_SIZES, HOST_SIZES, SLOW_SIZES, COLL_SIZES, NBC_SIZES = "1:64M", "1:4M", "1:1M", "4:16M", "1K:1M"
 CEILING_SIZES = "1M,64M"
+# launches of a generated campaign's ceilings (peaks): references, not claims (a copy's samples vary well under 1 %);
+# the network's, with every tool a server and a client, took 64 s a launch between two emulated hosts
+CEILING_REPETITIONS = 2
 GPU_PT2PT_OPTIONS = {"iters": 200, "warmup": 20, "iters-large": 5, "warmup-large": 1, "large-size": "64K",
                      "validate": True}
 HALO_OPTIONS = {"dims": 3, "grid": "128,128,128", "steps": 10, "warmup": 2, "validate": True}
