@@ -157,7 +157,8 @@ class Campaign:
 
 
 def _repetitions(r: dict, where: str) -> int | None:
-    """A block's own repetitions (None: the campaign's); CampaignError unless an integer >= 1."""
+    """The repetitions a table ([campaign], or a block's own) gives (None: none given); CampaignError unless an
+    integer >= 1."""
     reps = r.get("repetitions")
     if reps is not None and (isinstance(reps, bool) or not isinstance(reps, int) or reps < 1):
         raise CampaignError(f"{where}: repetitions must be an integer >= 1 (got {json.dumps(reps, default=str)})")
@@ -333,9 +334,7 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
         except ValueError as exc:
             raise CampaignError(f"{where}: {exc}") from None
         blocks.append(b)
-    reps = head.get("repetitions", 3)
-    if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
-        raise CampaignError(f"{source}: repetitions must be an integer >= 1 (got {json.dumps(reps, default=str)})")
+    reps = _repetitions(head, source) or 3
     order = head.get("order", "random")
     if order not in ("random", "sequential"):
         raise CampaignError(f"{source}: order must be 'random' or 'sequential' (got {json.dumps(order, default=str)})")

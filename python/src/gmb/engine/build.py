@@ -339,9 +339,10 @@ def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: 
         _forget_other_source(bdir, root, log)
         cuda = cuda or default_cuda()
         portable = portable_objects(root, cuda, cuda_arch, args, jobs, log)
-        # the CUDA compiler the portable build found: the engine's configure need not look for it again (4 s)
+        # the CUDA compiler the portable build found (none with CUDA off): the engine's configure need not look for it
+        # again (4 s)
         nvcc = _cmake_cache_value(portable.parent, "CMAKE_CUDA_COMPILER") if portable else ""
-        found = [f"-DCMAKE_CUDA_COMPILER={nvcc}"] if nvcc and cuda != "OFF" else []
+        found = [f"-DCMAKE_CUDA_COMPILER={nvcc}"] if nvcc else []
         configure, compile_ = cmake_argv(lib, root, bdir, cuda, cuda_arch, [*found, *args], jobs, portable)
         logfile = bdir / "build.log"
         failed = _run_logged([configure, compile_], logfile, _library_env(lib))
