@@ -438,6 +438,16 @@ def test_damaged_plan_is_a_campaign_error(tmp_path):
     (tmp_path / "plan.json").write_text('{"campaign": "x", "engines": {}, "libraries": [], "launches": [{"a": 1}]}')
     with pytest.raises(CampaignError, match="launch #1 must be an object with the keys"):
         read_plan(tmp_path)
+    (tmp_path / "plan.json").write_text('{"campaign": "x", "engines": {}, "libraries": [], "launches": [], '
+                                        '"resume_options": [], "stop_library_after": 0, "seed": "one"}')
+    with pytest.raises(CampaignError, match="'seed' must be an integer or null"):
+        read_plan(tmp_path)
+    (tmp_path / "plan.json").write_text('{"campaign": "x", "engines": {"a": "/e"}, "libraries": [{"name": "a"}], '
+                                        '"launches": [], "resume_options": ["--config", "l.toml"], '
+                                        '"stop_library_after": 2, "seed": 7}')
+    saved = read_plan(tmp_path)  # read back as data, a plan written before bundles were planned: unbundled
+    assert (saved.campaign, saved.engines, saved.seed, saved.bundle, saved.stop_library_after) == ("x", {"a": "/e"}, 7,
+                                                                                                    False, 2)
 
 
 LOGS = Path(__file__).parent / "data" / "h200-x2" / "logs"

@@ -357,9 +357,23 @@ def write_plan(outdir: Path, c: Campaign, launches: list[Launch], skipped, libs:
     write_new(outdir / "campaign.toml", c.to_toml())
 
 
-def read_plan(outdir: Path) -> dict:
-    """plan.json of a results directory, checked: a damaged one is a CampaignError naming what is wrong, and
-    ``launches`` holds Launch objects."""
+@dataclass(frozen=True)
+class SavedPlan:
+    """plan.json read back: what a resume runs from. ``libraries``: each library as the run described it
+    (MpiLibrary.describe: found again by name, or made from this); ``engines``: library name -> engine path;
+    ``resume_options``: the command-line options the run was given that a resume needs."""
+    campaign: str
+    launches: list[Launch]
+    libraries: list[dict]
+    engines: dict[str, str]
+    resume_options: list[str]
+    stop_library_after: int
+    bundle: bool
+    seed: int | None
+
+
+def read_plan(outdir: Path) -> SavedPlan:
+    """plan.json of a results directory, checked: a damaged one is a CampaignError naming what is wrong."""
     p = Path(outdir) / "plan.json"
     if not p.is_file():
         raise CampaignError(f"{outdir}: not a campaign results directory (no plan.json)")
@@ -372,8 +386,8 @@ def read_plan(outdir: Path) -> dict:
     problems = []
     if not isinstance(data.get("campaign"), str):
         problems.append("'campaign' must be a string")
-    if not isinstance(data.get("engines"), dict):
-        problems.append("'engines' must be an object")
+    if not isinstance(data.get("engines"), dict) or not all(isinstance(v, str) for v in data["engines"].values()):
+        problems.append("'engines' must be an object of engine paths")
     if not isinstance(data.get("libraries"), list) or not all(isinstance(d, dict) and isinstance(d.get("name"), str)
                                                               for d in data["libraries"]):
         problems.append("'libraries' must be a list of objects with a name")
@@ -385,6 +399,9 @@ def read_plan(outdir: Path) -> dict:
         problems.append("'stop_library_after' must be an integer >= 0")
     if not isinstance(data.get("bundle", False), bool):
         problems.append("'bundle' must be true or false")
+    seed = data.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        problems.append("'seed' must be an integer or null")
     launches = data.get("launches")
     fields = set(Launch.__dataclass_fields__)
     optional = {"isolate"}  # keys a plan written before they existed lacks (their defaults hold)
@@ -406,9 +423,9 @@ def read_plan(outdir: Path) -> dict:
                 break
     if problems:
         raise CampaignError(f"{p}: damaged ({'; '.join(problems)}); cannot resume")
-    data["launches"] = [Launch(**d) for d in launches]
-    data.setdefault("bundle", False)
-    return data
+    return SavedPlan(campaign=data["campaign"], launches=[Launch(**d) for d in launches], libraries=data["libraries"],
+                     engines=data["engines"], resume_options=resume_options, stop_library_after=stop,
+                     bundle=data.get("bundle", False), seed=seed)
 
 
 def copy_campaign_file(src: Path, outdir: Path):

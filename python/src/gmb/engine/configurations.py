@@ -83,6 +83,12 @@ def configurations(libs: list[mpilibs.MpiLibrary], do_build: bool, build_options
     return out
 
 
+def resumed(libs: dict[str, mpilibs.MpiLibrary], engines: dict[str, str]) -> list[Configuration]:
+    """The configurations of a resume: each planned library with the engine its plan ran (engines: library name ->
+    path, checked by engines.resume_engines), not described again (the plan's launch lines are already made)."""
+    return [Configuration(lib, engines.get(name)) for name, lib in libs.items()]
+
+
 def runnable(confs: list[Configuration]) -> list[Configuration]:
     return [c for c in confs if c.engine is not None]
 

@@ -18,7 +18,7 @@ from . import setup
 from .leftovers import leftover_launches, stop_leftovers
 from .node_campaigns import NodeCampaigns
 from ..campaign import estimate
-from ..campaign.plan import copy_campaign_file, new_results_dir, read_plan, results_dir_problem, write_plan
+from ..campaign.plan import SavedPlan, copy_campaign_file, new_results_dir, read_plan, results_dir_problem, write_plan
 from ..engine import configurations
 from ..engine.engines import build_options, resume_engines
 from ..errors import UsageError
@@ -256,15 +256,15 @@ def _resume_setup(opts: SessionOptions) -> HeldRun:
     outdir = Path(opts.resume)
     planned = read_plan(outdir)
     _check_store_kept(outdir)
-    libs_all = planned_libraries(planned["libraries"], setup.libraries(opts.libraries, need=False))
-    missing = [d["name"] for d in planned["libraries"] if d["name"] not in libs_all]
+    libs_all = planned_libraries(planned.libraries, setup.libraries(opts.libraries, need=False))
+    missing = [d["name"] for d in planned.libraries if d["name"] not in libs_all]
     if missing:
         raise UsageError(f"cannot resume: libraries {', '.join(missing)} not found{_resume_hint(opts, planned)}")
-    launches = planned["launches"]
+    launches = planned.launches
     for lib in libs_all.values():
         if lib.name in {x.library for x in launches}:
             setup.check_launcher(lib.launcher, f"library {lib.name}")
-    engines = resume_engines(planned["engines"], libs_all, {x.library for x in launches}, opts.build.no_build,
+    engines = resume_engines(planned.engines, libs_all, {x.library for x in launches}, opts.build.no_build,
                              build_options(opts.build))
     lock = hold(outdir, "gmb run --resume")
     try:
@@ -272,9 +272,8 @@ def _resume_setup(opts: SessionOptions) -> HeldRun:
     except BaseException:
         lock.release()
         raise
-    confs = [configurations.Configuration(lib, engines.get(name)) for name, lib in libs_all.items()]
-    return HeldRun(outdir, st, lock, launches, confs, name=planned["campaign"],
-                   stop_after=planned["stop_library_after"], bundle=planned["bundle"], seed=planned.get("seed"))
+    return HeldRun(outdir, st, lock, launches, configurations.resumed(libs_all, engines), name=planned.campaign,
+                   stop_after=planned.stop_library_after, bundle=planned.bundle, seed=planned.seed)
 
 
 def _check_store_kept(outdir: Path):
@@ -289,10 +288,10 @@ def _check_store_kept(outdir: Path):
                      f"gmb report {outdir / 'raw'}")
 
 
-def _resume_hint(opts: SessionOptions, planned: dict) -> str:
+def _resume_hint(opts: SessionOptions, planned: SavedPlan) -> str:
     """What to add to a resume that does not find the planned libraries: the options the campaign was run with
     (plan.json keeps them), else the libraries file they may be declared in."""
-    run_with = planned["resume_options"]
+    run_with = planned.resume_options
     if run_with and run_with != resume_options(opts):
         return (f"; the campaign was run with {shlex.join(run_with)}: resume it with "
                 f"`{resume_command(opts, Path(opts.resume), run_with)}`")
