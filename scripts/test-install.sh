@@ -6,7 +6,8 @@
 #     (bin/gmb-bench, share/gmb/schema, share/gmb/campaigns);
 #  2. the harness installed from ./python with pip (not editable) into a fresh venv;
 #  3. from an empty directory, with the prefix's bin on PATH and no GMB_SOURCE: `gmb run` of a small campaign on
-#     the installed engine (no build), its records validated against the schema the harness ships, a report.
+#     the installed engine (no build), its records validated against the schema the harness ships, a report; and
+#     `gmb profile` of an MPI program (the installed engine itself) with the installed profiler (lib/).
 # Uses the first Open MPI or MPICH found; everything goes to a temporary directory, removed at the end.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,8 +25,8 @@ cmake -S "$ROOT" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DGMB_ENABLE_CUDA=O
   -DMPI_C_COMPILER="$mpicc" > "$WORK/configure.log" 2>&1 || { cat "$WORK/configure.log"; fail "configure"; }
 cmake --build "$WORK/build" -j "$(nproc)" > "$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "build"; }
 cmake --install "$WORK/build" --prefix "$WORK/prefix" > "$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; fail "install"; }
-for f in bin/gmb-bench share/gmb/schema/record.v1.json share/gmb/campaigns/gpu-paper.toml share/doc/gmb/docs/omb.md; do
-  [[ -e "$WORK/prefix/$f" ]] || fail "cmake --install did not install $f"
+for f in bin/gmb-bench lib*/libgmb-profile.so share/gmb/schema/record.v1.json share/gmb/campaigns/gpu-paper.toml share/doc/gmb/docs/omb.md; do
+  compgen -G "$WORK/prefix/$f" > /dev/null || fail "cmake --install did not install $f"  # a pattern: lib/ or lib64/
 done
 
 say "harness: pip install $ROOT/python (not editable) into a fresh venv"
@@ -64,4 +65,10 @@ out="$(tail -n 1 run.out)"
 grep -q "$WORK/prefix/bin/gmb-bench" "$out/plan.json" || fail "the run did not use the installed engine ($out/plan.json)"
 [[ -f "$out/report.html" ]] || fail "no report written"
 gmb ingest "$WORK/check.sqlite" "$out"/raw/*.jsonl --validate > ingest.out 2>&1 || { cat ingest.out; fail "gmb ingest --validate"; }
-say "ok: installed engine $WORK/prefix/bin/gmb-bench ran $lib's campaign through the installed harness"
+launcher="$(gmb libs --json | python3 -c 'import json, sys
+print(next(l["launcher_path"] for l in json.load(sys.stdin) if l["name"] == sys.argv[1]))' "$lib")"
+gmb profile --library "$lib" --no-build --out profile -- "$launcher" -np 2 "$WORK/prefix/bin/gmb-bench" latency \
+  --sizes 8 --iters 20 --warmup 2 --out profiled.jsonl > profile.out 2> profile.err ||
+  { cat profile.err; fail "gmb profile with the installed profiler"; }
+grep -q '"call": "MPI_' profile/profile.json || fail "the profile holds no MPI call (profile/profile.json)"
+say "ok: installed engine $WORK/prefix/bin/gmb-bench ran $lib's campaign through the installed harness, and its profiler profiled it"

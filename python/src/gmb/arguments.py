@@ -168,6 +168,9 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("campaign", nargs="?", help="campaign TOML (omit for the generated default)")
         sp.add_argument("--quick", action="store_true",
                         help="the quick campaign, generated from the machine (docs/campaigns.md, 'The quick campaign')")
+        sp.add_argument("--for-profile", metavar="PROFILE",
+                        help="the campaign that measures every figure `gmb predict` needs for this application "
+                             "profile (gmb profile's directory or profile.json; docs/application.md)")
         sp.add_argument("--repetitions", type=_positive_int)
         sp.add_argument("--timeout", type=_positive_seconds, help="seconds per launch")
         sp.add_argument("--seed", type=int)
@@ -234,6 +237,45 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--no-build", action="store_true", help="use existing engines only")
     sp.add_argument("--no-report", action="store_true")
     buildopts(sp)
+
+    sp = sub.add_parser("profile", help="run an MPI application with gmb's profiler: its calls by kind, size, memory "
+                                        "and path (docs/application.md)")
+    libopts(sp)
+    sp.add_argument("--out", help="the profile directory to make (default: RESULTS/profile-APP-TIME)")
+    sp.add_argument("--results", default="results", help="parent directory of profiles (default results/)")
+    sp.add_argument("--no-build", action="store_true", help="use existing engines (and their profilers) only")
+    buildopts(sp)
+    sp.add_argument("command", nargs=argparse.REMAINDER, help="-- the application's launch command, e.g. -- mpirun "
+                                                              "-np 4 ./app input")
+
+    sp = sub.add_parser("predict", help="an application profile's communication time under each configuration a "
+                                        "store measured, ranked, with the calls that dominate")
+    sp.add_argument("profile", help="gmb profile's directory or its profile.json")
+    sp.add_argument("results", help="a results directory (or store.sqlite) of gmb run")
+    sp.add_argument("--other-machine", action="store_true",
+                    help="price a profile taken on other hosts than the store measured")
+    sp.add_argument("--json", action="store_true")
+
+    sp = sub.add_parser("app", help="run an application under each configuration, launches interleaved, and set its "
+                                    "measured time beside the prediction")
+    libopts(sp)
+    sp.add_argument("--np", type=_positive_int, required=True, help="ranks of each run")
+    sp.add_argument("--hostfile")
+    sp.add_argument("--launches", type=_positive_int, default=5, help="runs per configuration (default 5)")
+    sp.add_argument("--figure", metavar="REGEX", help="the figure to compare, a number the application prints "
+                                                      "(a regular expression with one group; its last match): e.g. "
+                                                      "'Loop time of ([0-9.]+)'; default: the run's wall time")
+    sp.add_argument("--higher-is-better", action="store_true", help="the figure is a rate (default: a time)")
+    sp.add_argument("--predict", nargs=2, metavar=("PROFILE", "RESULTS"),
+                    help="set the prediction from this profile and store beside what is measured")
+    sp.add_argument("--no-profile", action="store_true",
+                    help="run without the profiler (no MPI time measured; for the profiler's overhead)")
+    sp.add_argument("--timeout", type=_positive_seconds, help="seconds per run (default: none)")
+    sp.add_argument("--seed", type=int, default=1, help="the order of configurations in each round")
+    sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
+    sp.add_argument("--no-build", action="store_true", help="use existing engines only")
+    buildopts(sp)
+    sp.add_argument("command", nargs=argparse.REMAINDER, help="-- the program and its arguments")
 
     sp = sub.add_parser("report", help="one self-contained HTML report from a results directory")
     sp.add_argument("results", help="results directory, store.sqlite, or JSONL file/directory")

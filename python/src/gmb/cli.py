@@ -227,6 +227,31 @@ def cmd_tune(args):
     return tune_session.tune(tune_options(args))
 
 
+def _after_dashes(args):
+    """argparse's REMAINDER keeps the "--" that ends gmb's own options."""
+    if args.command[:1] == ["--"]:
+        args.command = args.command[1:]
+    return args
+
+
+def cmd_profile(args):
+    from .app import commands
+
+    return commands.profile_command(_after_dashes(args), library_options(args), build_options(args))
+
+
+def cmd_predict(args):
+    from .app import commands
+
+    return commands.predict_command(args)
+
+
+def cmd_app(args):
+    from .app import commands
+
+    return commands.app_command(_after_dashes(args), library_options(args), build_options(args))
+
+
 def cmd_ingest(args):
     """Every file is read (and checked) before anything is stored: a file that cannot be read, or whose records
     name another MPI library than ``--library`` (for a library gmb knows, `gmb libs`: the launch check; for a name it

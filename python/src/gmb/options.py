@@ -34,6 +34,7 @@ class SessionOptions:
     build: BuildOptions = field(default_factory=BuildOptions)
     campaign: str | None = None  # the campaign file (None: generated)
     quick: bool = False
+    for_profile: str | None = None  # an application's profile: the campaign that measures what predicting it needs
     repetitions: int | None = None
     timeout: float | None = None
     seed: int | None = None

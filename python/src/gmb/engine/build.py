@@ -263,7 +263,9 @@ def cmake_argv(lib: MpiLibrary, root: Path, bdir: Path, cuda: str = "AUTO", cuda
     if cuda_arch:
         configure.append(f"-DCMAKE_CUDA_ARCHITECTURES={cuda_arch}")
     configure += cmake_args  # last: they override the above
-    return configure, ["cmake", "--build", str(bdir), "--target", "gmb-bench", "-j", str(jobs or os.cpu_count() or 2)]
+    # the engine and the application profiler (gmb profile) built against the same MPI library
+    return configure, ["cmake", "--build", str(bdir), "--target", "gmb-bench", "gmb-profile", "-j",
+                       str(jobs or os.cpu_count() or 2)]
 
 
 CMAKE_MIN = (3, 22)

@@ -220,6 +220,11 @@ def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count:
     """The campaign to plan (the file's, else generated), checked against the engines: a new one with the command
     line's repetitions, timeout, seed, name, bundling, node count and NIC pinning applied (``loaded`` stays as it
     was)."""
+    if opts.for_profile:
+        if loaded is not None or opts.quick:
+            raise UsageError("--for-profile makes the campaign: give no campaign file and no --quick with it")
+        from ..app.commands import for_profile_campaign
+        loaded = for_profile_campaign(opts.for_profile, None)
     c = loaded if loaded is not None else default_campaign(topo, libs, descriptions, quick=opts.quick,
                                                            hosts=host_count or 1)
     try:

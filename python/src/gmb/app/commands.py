@@ -1,0 +1,367 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""`gmb profile`, `gmb predict` and `gmb app`: an application's communication profiled, priced under each
+configuration a store measured, and the application run under each configuration to see whether the prediction
+held (docs/application.md)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..campaign.plan import new_results_dir
+from ..engine import configurations, engines
+from ..engine.configurations import Configuration
+from ..errors import UsageError
+from ..machine import topology
+from ..machine.launchers import LaunchSpec
+from ..outputs import write_new
+from ..results.inference import estimate, holm, ratio
+from ..results.model import Results
+from ..results.store import Store
+from ..run import setup
+from . import predict as predict_mod
+from .profiling import (ProfileError, application_executable, load_profile, new_profile_dir, no_profile_reason,
+                        profile_run, run_application, write_profile)
+
+
+def _configurations(lib_opts, build_opts, want_one: bool) -> list[Configuration]:
+    libs = setup.libraries(lib_opts)
+    if want_one and len(libs) > 1:
+        raise UsageError(f"several MPI libraries here ({', '.join(lib.name for lib in libs)}): name the one the "
+                         f"application runs with, --library NAME")
+    confs = configurations.configurations(libs, do_build=not build_opts.no_build,
+                                          build_options=engines.build_options(build_opts))
+    for conf in confs:
+        if conf.engine is None:
+            raise UsageError(f"{conf.name}: no engine, so no profiler: {conf.no_engine}")
+    return confs
+
+
+def _mpi_time(profile: dict) -> dict[int, float]:
+    """Each rank's time in MPI calls (their own and their completion calls' waits), s."""
+    out: dict[int, float] = {}
+    for row in profile["rows"]:
+        out[row["rank"]] = out.get(row["rank"], 0.0) + row["call_s"] + row["wait_s"]
+    return out
+
+
+def _summary(profile: dict) -> list[str]:
+    """The profile in a few lines: wall and MPI time, the calls that take the most time, the sizes."""
+    ranks = profile["ranks"]
+    mpi = _mpi_time(profile)
+    wall = profile["mpi_wall_s"]
+    lines = [f"{ranks} ranks on {len(set(profile['hosts']))} host(s), {profile['mpi_library']}",
+             f"MPI_Init to MPI_Finalize: {max(wall.values()):.3f} s (slowest rank); in MPI calls: "
+             + ", ".join(f"rank {r} {t:.3f} s" for r, t in sorted(mpi.items())[:8])
+             + (" ..." if len(mpi) > 8 else ""),
+             "profiler's own bookkeeping: " + ", ".join(f"rank {r} {float(t) * 1e3:.1f} ms" for r, t in
+                                                        sorted(profile["profiler_overhead_s"].items())[:8])]
+    if profile.get("missing_ranks"):
+        lines.append(f"ranks without a profile (ended without MPI_Finalize?): {profile['missing_ranks']}")
+    by: dict[tuple, list] = {}
+    for row in profile["rows"]:
+        key = (row["call"], row["memory"], row.get("path") or (f"{row['comm_size']} ranks" if row["comm_size"] else ""))
+        acc = by.setdefault(key, [0, 0, 0.0, {}])
+        acc[0] += row["count"]
+        acc[1] += row["bytes"]
+        acc[2] += row["call_s"] + row["wait_s"]
+        acc[3][row["bin"]] = acc[3].get(row["bin"], 0) + row["count"]
+    lines.append(f"{'call':<26} {'memory':<8} {'path':<12} {'calls':>9} {'bytes':>12} {'time s':>9}  sizes (calls)")
+    for (call, memory, path), (count, nbytes, t, bins) in sorted(by.items(), key=lambda kv: -kv[1][2])[:15]:
+        sizes = ", ".join(f"{predict_mod._bin_label(b)}: {n}" for b, n in sorted(bins.items())[:4])
+        lines.append(f"{call:<26} {memory:<8} {path:<12} {count:>9} {nbytes:>12} {t:>9.4f}  {sizes}"
+                     + (" ..." if len(bins) > 4 else ""))
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------------- gmb profile
+def profile_command(args, lib_opts, build_opts) -> int:
+    argv = list(args.command)
+    if not argv:
+        raise UsageError("no application to profile: give its command after --, e.g. gmb profile -- mpirun -np 2 "
+                         "./app input")
+    (conf,) = _configurations(lib_opts, build_opts, want_one=True)
+    if application_executable(argv) is None and shutil.which(argv[0]) is None and not Path(argv[0]).exists():
+        raise ProfileError(f"cannot run {argv[0]!r}: no such program")
+    outdir = Path(args.out) if args.out else new_profile_dir(args.results, argv)
+    if args.out:
+        try:
+            outdir.mkdir(parents=True)
+        except FileExistsError:
+            raise UsageError(f"--out {outdir} exists: a profile directory is made new, never written over") from None
+    topo = topology.discover()
+    try:
+        run, merged = profile_run(conf, argv, outdir, conf.launcher.environment(conf.library, LaunchSpec(1, [])),
+                                  topo)
+    except BaseException:
+        shutil.rmtree(outdir, ignore_errors=True)  # nothing half-written
+        raise
+    if not merged:
+        shutil.rmtree(outdir, ignore_errors=True)
+        raise ProfileError(no_profile_reason(run) + "; nothing written")
+    path = write_profile(outdir, merged, run, conf)
+    print("\n".join(f"gmb profile: {line}" for line in _summary(load_profile(path))), file=sys.stderr)
+    print(f"gmb profile: the application's wall time {run.wall_s:.3f} s; profile in {path}", file=sys.stderr)
+    if run.exit_status != 0:
+        print(f"gmb profile: the application exited with {run.exit_status} (its profile is kept: every rank wrote "
+              f"one)", file=sys.stderr)
+        return 1
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- gmb predict
+def _store_results(path: str) -> Results:
+    p = Path(path)
+    db = p / "store.sqlite" if p.is_dir() else p
+    if not db.is_file():
+        raise UsageError(f"{path}: no store there (a results directory of gmb run, or its store.sqlite)")
+    return Results.load(Store(db))
+
+
+def _store_hosts(results: Results) -> set[str]:
+    return {r.get("host") for c in results.contexts for r in c.record.get("ranks") or [] if r.get("host")}
+
+
+def predictions(profile: dict, results: Results, store: str, other_machine: bool = False):
+    """The predictions, after the checks: the store measured this profile's hosts, and has some of its points."""
+    mine, theirs = set(profile["hosts"]), _store_hosts(results)
+    if theirs and not mine & theirs and not other_machine:
+        raise UsageError(f"the profile ran on {', '.join(sorted(mine))}, the store {store} measured "
+                         f"{', '.join(sorted(theirs))}: its figures are another machine's (--other-machine to price "
+                         f"it with them anyway)")
+    preds = predict_mod.predict(profile, results)
+    if not any(p.priced for p in preds):
+        wanted = "; ".join(n.label() for n in predict_mod.needs(profile)) or "none"
+        raise UsageError(f"the store {store} has none of the figures this profile needs ({wanted}): measure them "
+                         f"with `gmb run --for-profile PROFILE`")
+    return preds
+
+
+def prediction_lines(preds, profile: dict) -> list[str]:
+    lines = []
+    complete = [p for p in preds if p.complete]
+    for i, p in enumerate(preds):
+        if not p.per_rank_us:
+            lines.append(f"   {p.configuration}: nothing priced")
+            continue
+        rank, us, lo, hi = p.slowest
+        extrapolated = sum(1 for x in p.priced if x.how.startswith(("below", "above")))
+        lines.append(f"{i + 1 if p.complete else '-':>2} {p.configuration}: {us / 1e6:.4g} s [{lo / 1e6:.4g}, "
+                     f"{hi / 1e6:.4g}] of communication (slowest rank {rank})"
+                     + (f"; {extrapolated} of {len(p.priced)} rows outside the sizes measured" if extrapolated else ""))
+        lines.append("     most of it: " + "; ".join(f"{k} {v / 1e6:.3g} s" for k, v in p.dominant(3)))
+        for need, calls in p.missing.items():
+            lines.append(f"     not priced: {calls} calls need {need.label()}, not in the store")
+    if complete and len(complete) > 1:
+        a, b = complete[0], complete[1]
+        apart = a.slowest[3] < b.slowest[2]
+        lines.append(f"predicted fastest: {a.configuration}, {b.slowest[1] / a.slowest[1]:.3g}x less communication "
+                     f"than {b.configuration}" + ("" if apart else " (within the figures' intervals: no claim)"))
+    unpriced = predict_mod.unpriced_calls(profile)
+    if unpriced:
+        lines.append("calls gmb measures no figure for (not in any prediction): "
+                     + ", ".join(f"{c} x{n}" for c, n in sorted(unpriced.items())))
+    return lines
+
+
+def predict_command(args) -> int:
+    profile = load_profile(args.profile)
+    results = _store_results(args.results)
+    preds = predictions(profile, results, args.results, args.other_machine)
+    if args.json:
+        print(json.dumps([_prediction_json(p) for p in preds], indent=1))
+    else:
+        print("\n".join(prediction_lines(preds, profile)))
+    return 0
+
+
+def _prediction_json(p) -> dict:
+    rank, us, lo, hi = p.slowest if p.per_rank_us else (None, None, None, None)
+    return {"configuration": p.configuration, "complete": p.complete, "slowest_rank": rank, "predicted_s": _s(us),
+            "low_s": _s(lo), "high_s": _s(hi), "per_rank_s": {str(r): v[0] / 1e6 for r, v in p.per_rank_us.items()},
+            "dominant": [{"calls": k, "s": v / 1e6} for k, v in p.dominant(5)] if p.per_rank_us else [],
+            "missing": [{"need": n.label(), "calls": c} for n, c in p.missing.items()]}
+
+
+def _s(us):
+    return None if us is None else us / 1e6
+
+
+# -------------------------------------------------------------------------------------------------------- gmb app
+@dataclass
+class Launch:
+    configuration: str
+    round: int
+    exit_status: int
+    wall_s: float
+    figure: float | None
+    mpi_s: float | None  # the slowest rank's time in MPI calls (profiled launches)
+    directory: str
+    reason: str = ""
+
+
+def _figure(output: str, pattern: re.Pattern | None, wall: float) -> float | None:
+    if pattern is None:
+        return wall
+    found = pattern.findall(output)
+    if not found:
+        return None
+    value = found[-1] if isinstance(found[-1], str) else found[-1][0]
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def app_command(args, lib_opts, build_opts) -> int:
+    argv = list(args.command)
+    if not argv:
+        raise UsageError("no application: give its program and arguments after --, e.g. gmb app --np 2 -- lmp -in "
+                         "in.melt (gmb starts it with each library's launcher)")
+    if Path(argv[0]).name in ("mpirun", "mpiexec", "srun", "orterun"):
+        raise UsageError(f"give the program, not a launcher ({argv[0]}): gmb app starts it with each configuration's "
+                         f"launcher and settings, --np ranks")
+    try:
+        pattern = re.compile(args.figure) if args.figure else None
+    except re.error as exc:
+        raise UsageError(f"--figure {args.figure!r}: not a regular expression ({exc})") from None
+    if pattern is not None and pattern.groups < 1:
+        raise UsageError(f"--figure {args.figure!r}: needs a group around the number, e.g. 'Loop time of ([0-9.]+)'")
+    prediction = None
+    if args.predict:
+        profile = load_profile(args.predict[0])
+        prediction = predictions(profile, _store_results(args.predict[1]), args.predict[1])
+    confs = _configurations(lib_opts, build_opts, want_one=False)
+    outdir = new_results_dir(args.results, f"app-{Path(argv[0]).name}")
+    topo = topology.discover()
+    rng = random.Random(args.seed)
+    launches: list[Launch] = []
+    log = open(outdir / "launches.jsonl", "x")
+    for rnd in range(1, args.launches + 1):
+        order = list(confs)
+        rng.shuffle(order)  # interleaved, in a new order each round: drift falls on every configuration alike
+        for conf in order:
+            launches.append(_one_launch(conf, argv, args, outdir, rnd, pattern, topo))
+            log.write(json.dumps(launches[-1].__dict__) + "\n")
+            log.flush()
+            x = launches[-1]
+            print(f"gmb app: {x.configuration} round {rnd}: "
+                  + (f"{x.figure:.4g}" + (f", MPI {x.mpi_s:.3f} s" if x.mpi_s is not None else "")
+                     if x.figure is not None else f"failed: {x.reason}"), file=sys.stderr)
+    log.close()
+    summary = verification(launches, [c.name for c in confs], prediction, higher=args.higher_is_better)
+    summary.update({"command": argv, "ranks": args.np, "figure": args.figure or "wall time (s)",
+                    "created_utc": datetime.now(timezone.utc).isoformat(), "seed": args.seed})
+    write_new(outdir / "app.json", json.dumps(summary, indent=1, allow_nan=False))
+    print("\n".join(verification_lines(summary)))
+    print(f"gmb app: results in {outdir}", file=sys.stderr)
+    return 1 if any(x.figure is None for x in launches) else 0
+
+
+def _one_launch(conf: Configuration, argv, args, outdir: Path, rnd: int, pattern, topo) -> Launch:
+    spec = LaunchSpec(ranks=args.np, program=argv, hostfile=args.hostfile)
+    cmd = conf.launcher.argv(conf.library, spec)
+    env = conf.launcher.environment(conf.library, spec)
+    where = outdir / "launches" / f"{conf.name}-r{rnd}"
+    where.mkdir(parents=True)
+    if args.no_profile:
+        write_new(where / "command.txt", " ".join(cmd) + "\n")
+        run = run_application(cmd, env, where / "output.log", echo=False, timeout=args.timeout)
+        profile = None
+    else:
+        run, profile = profile_run(conf, cmd, where, env, topo, echo=False, timeout=args.timeout)
+        if profile:
+            write_profile(where, profile, run, conf)
+    figure = _figure(run.output, pattern, run.wall_s) if run.exit_status == 0 else None
+    reason = ("" if figure is not None else f"exit status {run.exit_status}: {run.output.strip()[-300:]}"
+              if run.exit_status else f"--figure {args.figure!r} not found in its output")
+    if profile == {} and not reason:
+        reason, figure = no_profile_reason(run), None
+    mpi = max(_mpi_time(profile).values(), default=None) if profile else None
+    return Launch(conf.name, rnd, run.exit_status, run.wall_s, figure, mpi, str(where), reason)
+
+
+def verification(launches: list[Launch], names: list[str], prediction, higher: bool) -> dict:
+    """Each configuration's measured figure and MPI time (geometric mean of its launches, 95 % interval), the
+    measured ranking with every pair tested (paired by round, Holm over the pairs), and the prediction beside it."""
+    per = {n: [x for x in launches if x.configuration == n and x.figure is not None and x.figure > 0] for n in names}
+    rows = []
+    for n in names:
+        ok = per[n]
+        fig = estimate([x.figure for x in ok]) if ok else None
+        mpis = [x.mpi_s for x in ok if x.mpi_s and x.mpi_s > 0]
+        mpi = estimate(mpis) if mpis else None
+        pred = next((p for p in prediction or [] if p.configuration == n), None)
+        rows.append({"configuration": n, "launches": len(ok), "failed": sum(1 for x in launches if x.configuration
+                                                                              == n and x.figure is None),
+                     "figure": _est(fig), "mpi_s": _est(mpi),
+                     "predicted_s": _prediction_json(pred) if pred and pred.per_rank_us else None})
+    measured = [r for r in rows if r["figure"]]
+    measured.sort(key=lambda r: r["figure"]["value"], reverse=higher)
+    pairs, pvalues = [], []
+    for i, a in enumerate(measured):
+        for b in measured[i + 1:]:
+            xa = {x.round: x.figure for x in per[a["configuration"]]}
+            xb = {x.round: x.figure for x in per[b["configuration"]]}
+            better, worse = (xa, xb) if higher else (xb, xa)  # the ratio is how many times better the one ahead is
+            r = ratio(list(better.values()), list(worse.values()), rounds_a=list(better), rounds_b=list(worse))
+            pairs.append({"ahead": a["configuration"], "behind": b["configuration"], "ratio": r.value,
+                          "low": r.low, "high": r.high, "p": r.p})
+            pvalues.append(1.0 if r.p is None else r.p)
+    for pair, proven in zip(pairs, holm(pvalues) if pvalues else []):
+        pair["proven"] = bool(proven)
+    for pair in pairs:
+        pa = next(r["predicted_s"] for r in rows if r["configuration"] == pair["ahead"])
+        pb = next(r["predicted_s"] for r in rows if r["configuration"] == pair["behind"])
+        if pa and pb and pa["complete"] and pb["complete"]:
+            pair["predicted_ahead"] = pa["predicted_s"] <= pb["predicted_s"]
+            pair["predicted_ratio"] = pb["predicted_s"] / pa["predicted_s"] if pa["predicted_s"] else None
+    return {"configurations": rows, "ranking": [r["configuration"] for r in measured], "pairs": pairs,
+            "higher_is_better": higher}
+
+
+def _est(e) -> dict | None:
+    if e is None:
+        return None
+    return {"value": e.value, "low": e.low, "high": e.high, "launches": e.launches}
+
+
+def verification_lines(summary: dict) -> list[str]:
+    def fig(e, unit=""):
+        if not e:
+            return "-"
+        band = f" [{e['low']:.4g}, {e['high']:.4g}]" if e["low"] is not None else " (one launch: no interval)"
+        return f"{e['value']:.4g}{unit}{band}"
+
+    lines = [f"measured ({summary['figure']}, {'higher' if summary['higher_is_better'] else 'lower'} is better), "
+             f"MPI time of the slowest rank, and predicted communication:"]
+    for r in summary["configurations"]:
+        pred = r["predicted_s"]
+        lines.append(f"  {r['configuration']}: {fig(r['figure'])}; MPI {fig(r['mpi_s'], ' s')}; predicted "
+                     + (f"{pred['predicted_s']:.4g} s [{pred['low_s']:.4g}, {pred['high_s']:.4g}]"
+                        + ("" if pred["complete"] else " (incomplete)") if pred else "-")
+                     + (f"; {r['failed']} launch(es) failed" if r["failed"] else ""))
+    for p in summary["pairs"]:
+        verdict = "proven" if p.get("proven") else "not proven (Holm, 95 % over all pairs)"
+        band = f" [{p['low']:.3g}, {p['high']:.3g}]" if p["low"] is not None else ""
+        said = ""
+        if "predicted_ahead" in p:
+            said = "; the prediction " + ("agrees" if p["predicted_ahead"] else "had them the other way round")
+        lines.append(f"  {p['ahead']} ahead of {p['behind']}: {p['ratio']:.3g}x{band}, {verdict}{said}")
+    return lines
+
+
+def for_profile_campaign(path: str, libraries: list[str] | None):
+    """The campaign `gmb run --for-profile PROFILE` runs: every figure the profile needs."""
+    profile = load_profile(path)
+    c = predict_mod.campaign_for(profile, libraries)
+    if not c.blocks:
+        raise ProfileError(f"{path}: the profile has no call gmb can price (no sends, no collectives it measures)")
+    return c
+

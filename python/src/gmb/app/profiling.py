@@ -1,0 +1,280 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""An application's communication profile: the application run with the engine's profiler preloaded
+(libgmb-profile.so, src/profile/), each rank's file merged into one profile.json with the path class of every row.
+
+A profile directory holds ``profile.json`` (the merged profile), ``ranks/rank-N.json`` (what each rank wrote),
+``output.log`` (the application's output) and ``command.txt``; it is made new and never written over."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..campaign.plan import new_results_dir
+from ..engine.configurations import Configuration
+from ..errors import UsageError
+from ..machine import launchers
+from ..machine.topology import Topology
+from ..outputs import write_new
+
+SCHEMA = "gmb.profile.v1"
+RANK_SCHEMA = "gmb.profile.rank.v1"
+PROFILER = "libgmb-profile.so"
+# Where a launcher's own arguments end and the program starts is the launcher's business; these are the launchers
+# whose command line gmb extends with the arguments that hand the profiler to every rank.
+LAUNCHER_NAMES = {"mpirun": "mpirun", "mpiexec": None, "orterun": "mpirun", "mpiexec.hydra": "mpiexec",
+                  "mpiexec.openmpi": "mpirun", "mpirun.openmpi": "mpirun", "mpiexec.mpich": "mpiexec",
+                  "mpirun.mpich": "mpiexec", "srun": "srun"}
+
+
+class ProfileError(UsageError):
+    """The application could not be profiled, or a profile cannot be read: what and why; nothing half-written."""
+
+
+def profiler_of(conf: Configuration) -> Path:
+    """The profiler built with ``conf``'s engine: beside it (a build tree), or in the installation's lib/."""
+    if conf.engine is None:
+        raise ProfileError(f"{conf.name} has no engine, so no profiler: {conf.no_engine}")
+    engine = Path(conf.engine)
+    prefix = engine.parent.parent  # an installation: bin/gmb-bench, lib/ (lib64/, lib/<multiarch>/) libgmb-profile.so
+    for candidate in [engine.parent / PROFILER, *sorted(prefix.glob(f"lib*/{PROFILER}")),
+                      *sorted(prefix.glob(f"lib/*/{PROFILER}"))]:
+        if candidate.is_file():
+            return candidate
+    raise ProfileError(f"the engine of {conf.name} ({engine}) has no profiler beside it ({PROFILER}: an engine built "
+                       f"before gmb profiled applications): rebuild it with `gmb build --force --library {conf.name}`")
+
+
+def _launcher_kind(word: str) -> str | None:
+    """"mpirun", "mpiexec" or "srun" for a launcher's name, None for anything else; a bare mpiexec is Open MPI's
+    where its --version says so, else Hydra's."""
+    name = Path(word).name
+    if name not in LAUNCHER_NAMES:
+        return None
+    kind = LAUNCHER_NAMES[name]
+    if kind is None:
+        exe = shutil.which(word)
+        try:
+            said = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20).stdout if exe else ""
+        except (OSError, subprocess.TimeoutExpired):
+            said = ""
+        kind = "mpirun" if "Open MPI" in said or "OpenRTE" in said else "mpiexec"
+    return kind
+
+
+def application_executable(argv: list[str]) -> Path | None:
+    """The application's program in a launch command: the first word after the launcher's that names an executable
+    ELF file (the launcher's own option values are not programs)."""
+    for word in argv[1:] if _launcher_kind(argv[0]) else argv:
+        found = shutil.which(word) if "/" not in word else (word if os.access(word, os.X_OK) else None)
+        if found and Path(found).is_file():
+            with open(found, "rb") as f:
+                if f.read(4) == b"\x7fELF":
+                    return Path(found).resolve()
+    return None
+
+
+def _linked_mpi(path: Path) -> dict[str, str]:
+    """The MPI libraries a program or library loads (ldd): soname -> resolved file."""
+    try:
+        out = subprocess.run(["ldd", str(path)], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    found = {}
+    for line in out.splitlines():
+        name, _, where = line.strip().partition(" => ")
+        if name.startswith(("libmpi.so", "libmpich.so", "libmpi_abi.so")):
+            found[name] = where.split(" (")[0].strip()
+    return found
+
+
+def check_application(argv: list[str], profiler: Path, conf: Configuration) -> None:
+    """ProfileError where the application's program links another MPI library (another soname) than the profiler:
+    two MPI libraries in one process do not work."""
+    exe = application_executable(argv)
+    if exe is None:
+        return  # a script or a wrapper: the ranks' profiles say what ran
+    app, mine = _linked_mpi(exe), _linked_mpi(profiler)
+    if app and mine and not set(app) & set(mine):
+        raise ProfileError(f"{exe} links {', '.join(sorted(app))}, the profiler of {conf.name} "
+                           f"{', '.join(sorted(mine))}: profile it with the MPI library it was built for "
+                           f"(--library; `gmb libs` lists them)")
+
+
+@dataclass(frozen=True)
+class AppRun:
+    """One run of an application: its exit status, wall time (the whole command) and output."""
+    argv: list[str]
+    exit_status: int
+    wall_s: float
+    output: str
+
+
+def with_profiler(argv: list[str], env: dict[str, str], profiler: Path, rank_dir: Path) -> tuple[list, dict]:
+    """The command and environment that hand the profiler to every rank: a launcher that starts ranks with its own
+    arguments (mpirun's -x, Hydra's -genv) gets them there, on every host, and the launcher itself runs without it;
+    any other command (srun, which passes its environment on, or the program itself) gets them in its
+    environment."""
+    preload = " ".join(filter(None, [str(profiler), env.get("LD_PRELOAD", "")]))
+    added = {"LD_PRELOAD": preload, "GMB_PROFILE_DIR": str(rank_dir)}
+    kind = _launcher_kind(argv[0])
+    if kind in ("mpirun", "mpiexec"):
+        return [argv[0], *launchers.get(kind).setting_arguments(added), *argv[1:]], env
+    return list(argv), {**env, **added}
+
+
+def run_application(argv: list[str], env: dict[str, str], log: Path, echo: bool = True,
+                    timeout: float | None = None) -> AppRun:
+    """Run ``argv`` with its output into ``log`` (and to this terminal when ``echo``), timed."""
+    t0 = time.monotonic()
+    chunks = []
+    try:
+        with open(log, "x") as out:
+            proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    errors="replace")
+            try:
+                for line in proc.stdout:
+                    out.write(line)
+                    chunks.append(line)
+                    if echo:
+                        sys.stdout.write(line)
+                rc = proc.wait(timeout=timeout)
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+    except FileNotFoundError:
+        raise ProfileError(f"cannot run {argv[0]!r}: no such program") from None
+    except PermissionError:
+        raise ProfileError(f"cannot run {argv[0]!r}: not executable") from None
+    return AppRun(argv, rc, time.monotonic() - t0, "".join(chunks))
+
+
+def _read_rank(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ProfileError(f"{path}: not a rank profile ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema") != RANK_SCHEMA or not isinstance(data.get("rows"), list):
+        raise ProfileError(f"{path}: not a rank profile (schema {RANK_SCHEMA} expected)")
+    return data
+
+
+def path_class(me: dict, peer: dict | None, row: dict, peer_memory: str, topo: Topology) -> str | None:
+    """The path a point-to-point row's messages took, as gmb's records name it (src/portable/path.cpp): between
+    hosts, host memory on one host, host <-> device, the same GPU, or the link between two GPUs."""
+    if peer is None:
+        return None
+    if me["host"] != peer["host"]:
+        return "inter-node"
+    gpu = {"device", "managed"}
+    mine, theirs = row["memory"] in gpu, peer_memory in gpu
+    if not mine and not theirs:
+        return "host"
+    if mine != theirs:
+        return "host-device"
+    a = me["devices"].get(str(row["device"]), {}).get("pci_bus_id", "")
+    b = next(iter(peer["devices"].values()), {}).get("pci_bus_id", "") if len(peer["devices"]) == 1 else ""
+    if not a or not b:
+        return "unknown"
+    if _bus(a) == _bus(b):
+        return "same-gpu"
+    index = {_bus(g.pci_bus_id): g.index for g in topo.gpus}
+    i, j = index.get(_bus(a)), index.get(_bus(b))
+    return topo.link_class(i, j) if i is not None and j is not None else "unknown"
+
+
+def _bus(pci_bus_id: str) -> str:
+    """bus:device.function of a PCI address, whatever the width of its domain (CUDA 0000:, NVML 00000000:)."""
+    return ":".join(pci_bus_id.lower().split(":")[-2:])
+
+
+def _peer_memory(rows_of: dict[int, list[dict]], sender: int, row: dict) -> str:
+    """The memory kind the peer received a send row's messages in (its receive rows from this rank at this size), or
+    the sender's own where the peer's rows do not tell one kind."""
+    kinds = {r["memory"] for r in rows_of.get(row["peer"], []) if r["peer"] == sender and r["bin"] == row["bin"]
+             and ("recv" in r["call"].lower() or "receive" in r["call"])}
+    return kinds.pop() if len(kinds) == 1 else row["memory"]
+
+
+def merge(rank_dir: Path, world_size_hint: int | None, topo: Topology) -> dict:
+    """The ranks' profiles as one: every row with its rank, the peer's memory and the path class."""
+    ranks = {}
+    for f in sorted(rank_dir.glob("rank-*.json")):
+        data = _read_rank(f)
+        ranks[data["rank"]] = data
+    if not ranks:
+        return {}
+    world = max(d["world_size"] for d in ranks.values())
+    rows_of = {r: d["rows"] for r, d in ranks.items()}
+    rows = []
+    for r, d in sorted(ranks.items()):
+        for row in d["rows"]:
+            peer_memory = _peer_memory(rows_of, r, row) if row["peer"] >= 0 else row["memory"]
+            rows.append({**row, "rank": r, "peer_memory": peer_memory,
+                         "path": path_class(d, ranks.get(row["peer"]), row, peer_memory, topo)
+                         if row["comm_size"] == 0 and row["peer"] >= 0 else None})
+    first = ranks[min(ranks)]
+    return {"schema": SCHEMA, "ranks": world, "profiled_ranks": sorted(ranks),
+            "missing_ranks": sorted(set(range(world)) - set(ranks)),
+            "mpi_library": first["mpi_library"], "hosts": first["hosts"],
+            "devices": {str(r): d["devices"] for r, d in ranks.items()},
+            "cuda_loaded": any(d["cuda_loaded"] for d in ranks.values()),
+            "mpi_wall_s": {str(r): d["wall_s"] for r, d in ranks.items()},
+            "profiler_overhead_s": {str(r): d["profiler_overhead_s"] for r, d in ranks.items()},
+            "rows": rows}
+
+
+def profile_run(conf: Configuration, argv: list[str], outdir: Path, env: dict[str, str], topo: Topology,
+                echo: bool = True, timeout: float | None = None) -> tuple[AppRun, dict]:
+    """Run the application profiled into ``outdir`` (made new by the caller); its run and merged profile (empty
+    where no rank wrote one)."""
+    profiler = profiler_of(conf)
+    check_application(argv, profiler, conf)
+    rank_dir = outdir / "ranks"
+    rank_dir.mkdir()
+    cmd, run_env = with_profiler(argv, env, profiler, rank_dir)
+    write_new(outdir / "command.txt", shlex.join(cmd) + "\n")
+    run = run_application(cmd, run_env, outdir / "output.log", echo=echo, timeout=timeout)
+    return run, merge(rank_dir, None, topo)
+
+
+def no_profile_reason(run: AppRun) -> str:
+    return (f"no rank wrote a profile (the command exited with {run.exit_status}): the program never called "
+            f"MPI_Init and MPI_Finalize through the profiler: not an MPI program, an MPI program linked statically, "
+            f"or one that ended without MPI_Finalize")
+
+
+def write_profile(outdir: Path, merged: dict, run: AppRun, conf: Configuration) -> Path:
+    data = {**merged, "created_utc": datetime.now(timezone.utc).isoformat(), "command": run.argv,
+            "exit_status": run.exit_status, "wall_s": run.wall_s, "library": conf.name,
+            "library_description": conf.library.describe()}
+    return write_new(outdir / "profile.json", json.dumps(data, indent=1, allow_nan=False))
+
+
+def load_profile(path: str | Path) -> dict:
+    """A profile.json (or the directory holding it), checked."""
+    p = Path(path)
+    p = p / "profile.json" if p.is_dir() else p
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise ProfileError(f"{path}: no profile there (gmb profile writes DIR/profile.json)") from None
+    except (OSError, ValueError) as exc:
+        raise ProfileError(f"{p}: not a profile ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("rows"), list):
+        raise ProfileError(f"{p}: not a gmb profile (schema {SCHEMA} expected)")
+    return data
+
+
+def new_profile_dir(base: str | Path, argv: list[str]) -> Path:
+    exe = application_executable(argv)
+    return new_results_dir(base, f"profile-{exe.name if exe else Path(argv[0]).name}")
