@@ -193,6 +193,8 @@ def test_app_runs_each_configuration_interleaved_and_proves_only_what_its_runs_s
     assert pair["ahead"] == "fast" and pair["ratio"] == pytest.approx(2.0, rel=0.05) and pair["proven"]
     assert re.search(r"fast ahead of slow: [0-9.]+x \[[0-9.]+, [0-9.]+\], proven", out.out)
     assert "4 launch(es) failed" in out.out
+    html = (outdir / "report.html").read_text()
+    assert "<h2>Your application</h2>" in html and "fast ahead of slow" in html
     # the figure missing from the output: each run failed with the reason, nothing proven
     assert main([*argv[:argv.index("--figure") + 1], "Wall time ([0-9.]+)", *argv[argv.index("--figure") + 2:]]) == 1
     newest = max((tmp_path / "results").iterdir(), key=lambda p: p.stat().st_mtime_ns)

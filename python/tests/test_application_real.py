@@ -97,3 +97,6 @@ def test_lammps_profiled_priced_and_run_under_two_configurations(real_env, tmp_p
     summary = json.loads((appdir / "app.json").read_text())
     assert {r["configuration"] for r in summary["configurations"] if r["predicted_s"]} == {"ompi-vader", "ompi-tcp"}
     assert len(summary["pairs"]) == 1
+    assert all(sum(r["mpi_breakdown_s"].values()) > 0 for r in summary["configurations"])
+    html = (appdir / "report.html").read_text()
+    assert "<h2>Your application</h2>" in html and "fig-profile" in html and "The prediction" in html

@@ -274,6 +274,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--seed", type=int, default=1, help="the order of configurations in each round")
     sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
     sp.add_argument("--no-build", action="store_true", help="use existing engines only")
+    sp.add_argument("--no-report", action="store_true", help="no report.html")
     buildopts(sp)
     sp.add_argument("command", nargs=argparse.REMAINDER, help="-- the program and its arguments")
 

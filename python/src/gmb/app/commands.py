@@ -105,7 +105,7 @@ def profile_command(args, lib_opts, build_opts) -> int:
     if not merged:
         shutil.rmtree(outdir, ignore_errors=True)
         raise ProfileError(no_profile_reason(run) + "; nothing written")
-    path = write_profile(outdir, merged, run, conf)
+    path = write_profile(outdir, merged, run, conf, argv)
     print("\n".join(f"gmb profile: {line}" for line in _summary(load_profile(path))), file=sys.stderr)
     print(f"gmb profile: the application's wall time {run.wall_s:.3f} s; profile in {path}", file=sys.stderr)
     if run.exit_status != 0:
@@ -258,8 +258,14 @@ def app_command(args, lib_opts, build_opts) -> int:
     summary = verification(launches, [c.name for c in confs], prediction, higher=args.higher_is_better)
     summary.update({"command": argv, "ranks": args.np, "figure": args.figure or "wall time (s)",
                     "created_utc": datetime.now(timezone.utc).isoformat(), "seed": args.seed})
+    _explain_misses(summary, launches)
     write_new(outdir / "app.json", json.dumps(summary, indent=1, allow_nan=False))
     print("\n".join(verification_lines(summary)))
+    if not args.no_report:
+        shown = load_profile(args.predict[0]) if args.predict else next(
+            (load_profile(x.directory) for x in launches if (Path(x.directory) / "profile.json").is_file()), None)
+        from .report import write_app_report
+        write_app_report(outdir, summary, shown, prediction_lines(prediction, shown) if prediction else [])
     print(f"gmb app: results in {outdir}", file=sys.stderr)
     return 1 if any(x.figure is None for x in launches) else 0
 
@@ -277,7 +283,7 @@ def _one_launch(conf: Configuration, argv, args, outdir: Path, rnd: int, pattern
     else:
         run, profile = profile_run(conf, cmd, where, env, topo, echo=False, timeout=args.timeout)
         if profile:
-            write_profile(where, profile, run, conf)
+            write_profile(where, profile, run, conf, cmd)
     figure = _figure(run.output, pattern, run.wall_s) if run.exit_status == 0 else None
     reason = ("" if figure is not None else f"exit status {run.exit_status}: {run.output.strip()[-300:]}"
               if run.exit_status else f"--figure {args.figure!r} not found in its output")
@@ -285,6 +291,27 @@ def _one_launch(conf: Configuration, argv, args, outdir: Path, rnd: int, pattern
         reason, figure = no_profile_reason(run), None
     mpi = max(_mpi_time(profile).values(), default=None) if profile else None
     return Launch(conf.name, rnd, run.exit_status, run.wall_s, figure, mpi, str(where), reason)
+
+
+def _explain_misses(summary: dict, launches: list[Launch]) -> None:
+    """Each configuration's row gets where its measured MPI time went (the slowest rank of each profiled run,
+    averaged: report.BREAKDOWN) and, beside a prediction, why the two differ."""
+    from .report import breakdown, missed
+
+    for row in summary["configurations"]:
+        parts = []
+        for x in launches:
+            f = Path(x.directory) / "profile.json"
+            if x.configuration == row["configuration"] and x.figure is not None and f.is_file():
+                prof = load_profile(f)
+                slowest = max(_mpi_time(prof).items(), key=lambda kv: kv[1], default=(None, 0))[0]
+                if slowest is not None:
+                    parts.append(breakdown(prof, slowest))
+        mean = {k: sum(p[k] for p in parts) / len(parts) for k in parts[0]} if parts else None
+        row["mpi_breakdown_s"] = mean
+        pred = row["predicted_s"]
+        row["missed"] = missed(row["mpi_s"]["value"] if row["mpi_s"] else None,
+                               pred["predicted_s"] if pred and pred["complete"] else None, mean)
 
 
 def verification(launches: list[Launch], names: list[str], prediction, higher: bool) -> dict:
@@ -321,7 +348,12 @@ def verification(launches: list[Launch], names: list[str], prediction, higher: b
         pb = next(r["predicted_s"] for r in rows if r["configuration"] == pair["behind"])
         if pa and pb and pa["complete"] and pb["complete"]:
             pair["predicted_ahead"] = pa["predicted_s"] <= pb["predicted_s"]
-            pair["predicted_ratio"] = pb["predicted_s"] / pa["predicted_s"] if pa["predicted_s"] else None
+            # what the one behind spends more: predicted communication, measured MPI time and figure (a time)
+            pair["predicted_difference_s"] = pb["predicted_s"] - pa["predicted_s"]
+            ma, mb = (next(r["mpi_s"] for r in rows if r["configuration"] == pair[k]) for k in ("ahead", "behind"))
+            pair["measured_mpi_difference_s"] = mb["value"] - ma["value"] if ma and mb else None
+            fa, fb = (next(r["figure"] for r in rows if r["configuration"] == pair[k]) for k in ("ahead", "behind"))
+            pair["measured_figure_difference"] = None if higher else fb["value"] - fa["value"]
     return {"configurations": rows, "ranking": [r["configuration"] for r in measured], "pairs": pairs,
             "higher_is_better": higher}
 
@@ -347,12 +379,20 @@ def verification_lines(summary: dict) -> list[str]:
                      + (f"{pred['predicted_s']:.4g} s [{pred['low_s']:.4g}, {pred['high_s']:.4g}]"
                         + ("" if pred["complete"] else " (incomplete)") if pred else "-")
                      + (f"; {r['failed']} launch(es) failed" if r["failed"] else ""))
+        if r.get("missed"):
+            lines.append(f"    {r['missed']}")
     for p in summary["pairs"]:
         verdict = "proven" if p.get("proven") else "not proven (Holm, 95 % over all pairs)"
         band = f" [{p['low']:.3g}, {p['high']:.3g}]" if p["low"] is not None else ""
         said = ""
         if "predicted_ahead" in p:
-            said = "; the prediction " + ("agrees" if p["predicted_ahead"] else "had them the other way round")
+            order = "the same way" if p["predicted_ahead"] else "the other way round"
+            said = (f"; predicted {order}" + ("" if p.get("proven") else " (the measured order is not proven)")
+                    + f": {p['behind']} predicted {1e3 * p['predicted_difference_s']:+.3g} ms of communication"
+                    + (f", measured {1e3 * p['measured_mpi_difference_s']:+.3g} ms of MPI time"
+                       if p["measured_mpi_difference_s"] is not None else "")
+                    + (f", {p['measured_figure_difference']:+.3g} of the figure"
+                       if p["measured_figure_difference"] is not None else ""))
         lines.append(f"  {p['ahead']} ahead of {p['behind']}: {p['ratio']:.3g}x{band}, {verdict}{said}")
     return lines
 

@@ -56,6 +56,8 @@ class Need:
 def need_of(row: dict) -> Need | None:
     """What prices a profile row; None for a row that is not priced (NOT_PRICED)."""
     call = row["call"]
+    if (call in BLOCKING_SENDS or call in NONBLOCKING_SENDS) and row["peer"] < 0:
+        return None  # to MPI_PROC_NULL: no message (a Sendrecv's time is then its receive's wait)
     if call in BLOCKING_SENDS or call in NONBLOCKING_SENDS:
         return Need("latency" if call in BLOCKING_SENDS else "bw", None, f"{row['memory']}:{row['peer_memory']}",
                     row["path"], None, None)
@@ -186,7 +188,8 @@ def unpriced_calls(profile: dict) -> dict[str, int]:
     """Calls the prediction cannot price in any store (gmb measures no figure for them): call -> count."""
     out: dict[str, int] = {}
     for row in profile["rows"]:
-        if need_of(row) is None and row["call"] not in NOT_PRICED:
+        sends = row["call"] in BLOCKING_SENDS or row["call"] in NONBLOCKING_SENDS
+        if need_of(row) is None and row["call"] not in NOT_PRICED and not sends:
             out[row["call"]] = out.get(row["call"], 0) + row["count"]
     return out
 

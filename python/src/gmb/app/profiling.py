@@ -253,8 +253,11 @@ def no_profile_reason(run: AppRun) -> str:
             f"or one that ended without MPI_Finalize")
 
 
-def write_profile(outdir: Path, merged: dict, run: AppRun, conf: Configuration) -> Path:
-    data = {**merged, "created_utc": datetime.now(timezone.utc).isoformat(), "command": run.argv,
+def write_profile(outdir: Path, merged: dict, run: AppRun, conf: Configuration, argv: list[str]) -> Path:
+    """profile.json: the merged profile, the command as given (``argv``) and as run (with the profiler's
+    arguments), its exit status and wall time, and the library whose profiler recorded it."""
+    data = {**merged, "created_utc": datetime.now(timezone.utc).isoformat(), "command": argv,
+            "profiled_command": run.argv,
             "exit_status": run.exit_status, "wall_s": run.wall_s, "library": conf.name,
             "library_description": conf.library.describe()}
     return write_new(outdir / "profile.json", json.dumps(data, indent=1, allow_nan=False))
