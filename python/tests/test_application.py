@@ -13,7 +13,9 @@ import pytest
 from conftest import write_fake_engine
 
 from gmb.app import predict
-from gmb.app.profiling import RANK_SCHEMA, SCHEMA, merge, with_profiler
+from gmb.campaign.for_profile import campaign_for
+from gmb.app.profiling import merge, with_profiler
+from gmb.results.profile import RANK_SCHEMA, SCHEMA
 from gmb.cli import main
 from gmb.machine import topology
 from gmb.machine.topology import Gpu, Topology
@@ -228,9 +230,31 @@ def test_bad_application_input_says_what_is_wrong_and_writes_nothing(tmp_path, c
 
 def test_the_campaign_for_a_profile_measures_each_figure_up_to_its_largest_message(tmp_path):
     prof = json.loads((_profile(tmp_path) / "profile.json").read_text())
-    c = predict.campaign_for(prof)
+    c = campaign_for(prof)
     blocks = {tuple(b.benchmarks): b for b in c.blocks}
     assert blocks[("latency", "bw")].sizes == "1:32768" and blocks[("latency", "bw")].path == "host"
     coll = blocks[("coll",)]
     assert coll.operations == ["allreduce"] and coll.ranks == [2] and coll.sizes == "4:64"
     assert c.bundle and c.repetitions == 5
+
+
+def test_a_program_linked_with_another_mpi_library_is_refused_before_it_runs(tmp_path, capsys, monkeypatch):
+    from gmb.app import profiling
+
+    monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
+    cfg = _app_config(tmp_path)
+    app = tmp_path / "bin" / "elf-app"
+    app.write_bytes(b"\x7fELF" + b"\0" * 60)
+    app.chmod(0o755)
+    monkeypatch.setattr(profiling, "_linked_mpi", lambda path: {"libmpich.so.12": "/usr/lib/libmpich.so.12"}
+                        if path.name == "elf-app" else {"libmpi.so.40": "/usr/lib/libmpi.so.40"})
+    results = tmp_path / "results"
+    assert main(["profile", "--config", str(cfg), "--no-detect", "--library", "fast", "--results", str(results), "--",
+                 str(tmp_path / "bin" / "mpirun"), "-np", "2", str(app)]) == 2
+    err = capsys.readouterr().err
+    assert "links libmpich.so.12, the profiler of fast libmpi.so.40" in err
+    assert not results.exists() or not any(results.iterdir())
+    # --for-profile makes the campaign itself
+    prof = _profile(tmp_path / "prof")
+    assert main(["plan", "--config", str(cfg), "--no-detect", "--for-profile", str(prof), "--quick"]) == 2
+    assert "--for-profile makes the campaign" in capsys.readouterr().err

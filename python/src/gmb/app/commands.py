@@ -26,8 +26,9 @@ from ..results.model import Results
 from ..results.store import Store
 from ..run import setup
 from . import predict as predict_mod
-from .profiling import (ProfileError, application_executable, load_profile, new_profile_dir, no_profile_reason,
-                        profile_run, run_application, write_profile)
+from ..results.profile import ProfileError, bin_label, load_profile, needs
+from .profiling import (application_executable, new_profile_dir, no_profile_reason, profile_run, run_application,
+                        write_profile)
 
 
 def _configurations(lib_opts, build_opts, want_one: bool) -> list[Configuration]:
@@ -74,7 +75,7 @@ def _summary(profile: dict) -> list[str]:
         acc[3][row["bin"]] = acc[3].get(row["bin"], 0) + row["count"]
     lines.append(f"{'call':<26} {'memory':<8} {'path':<12} {'calls':>9} {'bytes':>12} {'time s':>9}  sizes (calls)")
     for (call, memory, path), (count, nbytes, t, bins) in sorted(by.items(), key=lambda kv: -kv[1][2])[:15]:
-        sizes = ", ".join(f"{predict_mod._bin_label(b)}: {n}" for b, n in sorted(bins.items())[:4])
+        sizes = ", ".join(f"{bin_label(b)}: {n}" for b, n in sorted(bins.items())[:4])
         lines.append(f"{call:<26} {memory:<8} {path:<12} {count:>9} {nbytes:>12} {t:>9.4f}  {sizes}"
                      + (" ..." if len(bins) > 4 else ""))
     return lines
@@ -137,7 +138,7 @@ def predictions(profile: dict, results: Results, store: str, other_machine: bool
                          f"it with them anyway)")
     preds = predict_mod.predict(profile, results)
     if not any(p.priced for p in preds):
-        wanted = "; ".join(n.label() for n in predict_mod.needs(profile)) or "none"
+        wanted = "; ".join(n.label() for n in needs(profile)) or "none"
         raise UsageError(f"the store {store} has none of the figures this profile needs ({wanted}): measure them "
                          f"with `gmb run --for-profile PROFILE`")
     return preds
@@ -395,13 +396,3 @@ def verification_lines(summary: dict) -> list[str]:
                        if p["measured_figure_difference"] is not None else ""))
         lines.append(f"  {p['ahead']} ahead of {p['behind']}: {p['ratio']:.3g}x{band}, {verdict}{said}")
     return lines
-
-
-def for_profile_campaign(path: str, libraries: list[str] | None):
-    """The campaign `gmb run --for-profile PROFILE` runs: every figure the profile needs."""
-    profile = load_profile(path)
-    c = predict_mod.campaign_for(profile, libraries)
-    if not c.blocks:
-        raise ProfileError(f"{path}: the profile has no call gmb can price (no sends, no collectives it measures)")
-    return c
-

@@ -21,50 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..campaign.spec import Block, Campaign
 from ..results.model import Results
-
-BLOCKING_SENDS = {"MPI_Send", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend", "MPI_Sendrecv", "MPI_Sendrecv_replace"}
-NONBLOCKING_SENDS = {"MPI_Isend", "MPI_Issend", "MPI_Irsend", "MPI_Ibsend"}
-# the other side of a message priced at its sender, or time spent waiting for one
-NOT_PRICED = {"MPI_Recv", "MPI_Irecv", "MPI_Sendrecv (receive)", "wait (requests the profiler did not start)"}
-# collective calls -> gmb-bench coll's operation
-OPERATIONS = {"MPI_Bcast": "bcast", "MPI_Ibcast": "bcast", "MPI_Reduce": "reduce", "MPI_Allreduce": "allreduce",
-              "MPI_Iallreduce": "allreduce", "MPI_Gather": "gather", "MPI_Allgather": "allgather",
-              "MPI_Allgatherv": "allgatherv", "MPI_Scatter": "scatter", "MPI_Alltoall": "alltoall",
-              "MPI_Alltoallv": "alltoallv", "MPI_Reduce_scatter_block": "reduce_scatter"}
-
-
-@dataclass(frozen=True)
-class Need:
-    """A figure a row needs: the benchmark (and operation), the memory of each side, the path (point to point) or
-    the ranks and hosts (collectives)."""
-    benchmark: str
-    operation: str | None
-    memory: str
-    path: str | None
-    ranks: int | None
-    hosts: int | None
-
-    def label(self) -> str:
-        what = f"{self.benchmark} {self.operation}" if self.operation else self.benchmark
-        hosts = f"{self.hosts} host" + ("s" if self.hosts != 1 else "")
-        where = f"over {self.path}" if self.path else f"on {self.ranks} ranks ({hosts})"
-        return f"{what}, {self.memory} memory, {where}"
-
-
-def need_of(row: dict) -> Need | None:
-    """What prices a profile row; None for a row that is not priced (NOT_PRICED)."""
-    call = row["call"]
-    if (call in BLOCKING_SENDS or call in NONBLOCKING_SENDS) and row["peer"] < 0:
-        return None  # to MPI_PROC_NULL: no message (a Sendrecv's time is then its receive's wait)
-    if call in BLOCKING_SENDS or call in NONBLOCKING_SENDS:
-        return Need("latency" if call in BLOCKING_SENDS else "bw", None, f"{row['memory']}:{row['peer_memory']}",
-                    row["path"], None, None)
-    if call in OPERATIONS:
-        return Need("coll", OPERATIONS[call], row["memory"], None, row["comm_size"], row["comm_hosts"])
-    return None
-
+from ..results.profile import BLOCKING_SENDS, NONBLOCKING_SENDS, NOT_PRICED, Need, bin_label, need_of
 
 @dataclass
 class Curve:
@@ -165,23 +123,9 @@ class Prediction:
         by: dict[str, float] = {}
         for p in self.priced:
             if p.row["rank"] == rank:
-                key = f"{p.row['call']} {p.row['memory']} {_bin_label(p.row['bin'])}"
+                key = f"{p.row['call']} {p.row['memory']} {bin_label(p.row['bin'])}"
                 by[key] = by.get(key, 0.0) + p.us
         return sorted(by.items(), key=lambda kv: -kv[1])[:n]
-
-
-def _bin_label(b: int) -> str:
-    """A size bin: "0 B", "1 B", "[8 KiB, 16 KiB)"."""
-    if b <= 0:
-        return f"{max(b + 1, 0)} B"
-    return f"[{_size(1 << b)}, {_size(2 << b)})"
-
-
-def _size(n: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.4g} {unit}"
-    return f"{n} B"
 
 
 def unpriced_calls(profile: dict) -> dict[str, int]:
@@ -217,43 +161,3 @@ def predict(profile: dict, results: Results) -> list[Prediction]:
         if pred.per_rank_us or pred.missing:
             out.append(pred)
     return sorted(out, key=lambda p: (not p.complete, p.slowest[1] if p.per_rank_us else math.inf))
-
-
-def needs(profile: dict) -> list[Need]:
-    """Every Need of the profile, once."""
-    return list(dict.fromkeys(n for n in map(need_of, profile["rows"]) if n is not None))
-
-
-def campaign_for(profile: dict, libraries: list[str] | None = None, repetitions: int = 5) -> Campaign:
-    """A campaign that measures every figure the profile needs, from the smallest size to its largest message
-    (rounded up to a power of two), on the libraries given (every library where None): one block per memory and path
-    of its point-to-point calls (latency and bw together), one per collective operation, memory and ranks."""
-    pt2pt: dict[tuple, list] = {}  # (memory, path) -> [benchmarks, largest]
-    colls: dict[Need, int] = {}
-    for row in profile["rows"]:
-        need = need_of(row)
-        if need is None:
-            continue
-        top = row["max_bytes"] or 1
-        if need.benchmark == "coll":
-            colls[need] = max(colls.get(need, 4), top)
-            continue
-        entry = pt2pt.setdefault((need.memory, need.path), [[], 1])
-        if need.benchmark not in entry[0]:
-            entry[0].append(need.benchmark)
-        entry[1] = max(entry[1], top)
-    opts = {"validate": True, "precision": 0.05, "max-seconds": 0.25}
-    blocks = [Block(sorted(benchmarks, key=["latency", "bw"].index), memory=[memory], sizes=f"1:{_pow2(top)}",
-                    ranks=[2], path=path, options=dict(opts), libraries=libraries)
-              for (memory, path), (benchmarks, top) in pt2pt.items()]
-    for need, top in colls.items():
-        across = need.hosts is not None and need.hosts > 1
-        blocks.append(Block(["coll"], sizes=f"4:{_pow2(top)}", ranks=[need.ranks], operations=[need.operation],
-                            options={**opts, "mem": need.memory} if need.memory != "host" else dict(opts),
-                            nodes=[need.hosts] if across else None,
-                            ranks_per_node=need.ranks // need.hosts if across else None, libraries=libraries))
-    return Campaign("for-profile", blocks, repetitions=repetitions, bundle=True)
-
-
-def _pow2(n: int) -> int:
-    return 1 << max(0, math.ceil(math.log2(max(n, 1))))

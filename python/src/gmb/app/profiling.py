@@ -20,23 +20,17 @@ from pathlib import Path
 
 from ..campaign.plan import new_results_dir
 from ..engine.configurations import Configuration
-from ..errors import UsageError
 from ..machine import launchers
 from ..machine.topology import Topology
 from ..outputs import write_new
+from ..results.profile import RANK_SCHEMA, SCHEMA, ProfileError
 
-SCHEMA = "gmb.profile.v1"
-RANK_SCHEMA = "gmb.profile.rank.v1"
 PROFILER = "libgmb-profile.so"
 # Where a launcher's own arguments end and the program starts is the launcher's business; these are the launchers
 # whose command line gmb extends with the arguments that hand the profiler to every rank.
 LAUNCHER_NAMES = {"mpirun": "mpirun", "mpiexec": None, "orterun": "mpirun", "mpiexec.hydra": "mpiexec",
                   "mpiexec.openmpi": "mpirun", "mpirun.openmpi": "mpirun", "mpiexec.mpich": "mpiexec",
                   "mpirun.mpich": "mpiexec", "srun": "srun"}
-
-
-class ProfileError(UsageError):
-    """The application could not be profiled, or a profile cannot be read: what and why; nothing half-written."""
 
 
 def profiler_of(conf: Configuration) -> Path:
@@ -261,21 +255,6 @@ def write_profile(outdir: Path, merged: dict, run: AppRun, conf: Configuration, 
             "exit_status": run.exit_status, "wall_s": run.wall_s, "library": conf.name,
             "library_description": conf.library.describe()}
     return write_new(outdir / "profile.json", json.dumps(data, indent=1, allow_nan=False))
-
-
-def load_profile(path: str | Path) -> dict:
-    """A profile.json (or the directory holding it), checked."""
-    p = Path(path)
-    p = p / "profile.json" if p.is_dir() else p
-    try:
-        data = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise ProfileError(f"{path}: no profile there (gmb profile writes DIR/profile.json)") from None
-    except (OSError, ValueError) as exc:
-        raise ProfileError(f"{p}: not a profile ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("rows"), list):
-        raise ProfileError(f"{p}: not a gmb profile (schema {SCHEMA} expected)")
-    return data
 
 
 def new_profile_dir(base: str | Path, argv: list[str]) -> Path:

@@ -13,7 +13,7 @@ from ..outputs import write_new
 from ..report.cells import Table
 from ..report.html import _CSS
 from ..report.render_html import escape, figure_html, table_html
-from .predict import BLOCKING_SENDS, NONBLOCKING_SENDS, NOT_PRICED, _bin_label, need_of
+from ..results.profile import BLOCKING_SENDS, NONBLOCKING_SENDS, NOT_PRICED, bin_label, need_of
 
 # where a rank's time in MPI went: the sends priced at their figure, the receives and waits (the other side of
 # messages, and waiting for them), the collectives priced, and calls gmb has no figure for
@@ -70,7 +70,7 @@ def _histogram_table(profile: dict) -> Table:
         acc[2] += row["call_s"] + row["wait_s"]
     return Table("The profile: calls by kind, memory, path and size (all ranks)",
                  ["call", "memory", "path or ranks", "size", "calls", "bytes", "time in call and waits (s)"],
-                 [[c, m, p, _bin_label(b), n, nb, round(t, 6)] for (c, m, p, b), (n, nb, t) in
+                 [[c, m, p, bin_label(b), n, nb, round(t, 6)] for (c, m, p, b), (n, nb, t) in
                   sorted(rows.items(), key=lambda kv: -kv[1][2])],
                  note=f"{profile['ranks']} ranks; {profile['mpi_library']}; command: {' '.join(profile['command'])}")
 
@@ -97,7 +97,7 @@ def _histogram_figure(profile: dict) -> bytes | None:
         heights = [counts.get(b, 0) for b in bins]
         ax.bar(range(len(bins)), heights, bottom=bottom, label=call)
         bottom = [a + h for a, h in zip(bottom, heights)]
-    ax.set_xticks(range(len(bins)), [_bin_label(b) for b in bins], rotation=30, ha="right", fontsize=9)
+    ax.set_xticks(range(len(bins)), [bin_label(b) for b in bins], rotation=30, ha="right", fontsize=9)
     ax.set_ylabel("calls (all ranks)")
     if max(bottom) > 100 * max(1, min(h for h in bottom if h)):
         ax.set_yscale("log")  # a few sizes of many calls would hide the others

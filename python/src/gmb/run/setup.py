@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..campaign import checks, spec
+from ..campaign import checks, for_profile, spec
 from ..campaign.generated import default_campaign
 from ..campaign.plan import Launch, plan
 from ..engine import configurations as confs_mod
@@ -223,8 +223,7 @@ def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count:
     if opts.for_profile:
         if loaded is not None or opts.quick:
             raise UsageError("--for-profile makes the campaign: give no campaign file and no --quick with it")
-        from ..app.commands import for_profile_campaign
-        loaded = for_profile_campaign(opts.for_profile, None)
+        loaded = for_profile.for_profile_campaign(opts.for_profile, None)
     c = loaded if loaded is not None else default_campaign(topo, libs, descriptions, quick=opts.quick,
                                                            hosts=host_count or 1)
     try:

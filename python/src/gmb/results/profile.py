@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""An application's communication profile (gmb profile's profile.json) as data: read and checked, and what each of
+its rows needs to be priced (the benchmark, memory, path or ranks: Need). docs/application.md."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+
+SCHEMA = "gmb.profile.v1"
+RANK_SCHEMA = "gmb.profile.rank.v1"
+
+
+class ProfileError(UsageError):
+    """The application could not be profiled, or a profile cannot be read: what and why; nothing half-written."""
+
+
+BLOCKING_SENDS = {"MPI_Send", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend", "MPI_Sendrecv", "MPI_Sendrecv_replace"}
+NONBLOCKING_SENDS = {"MPI_Isend", "MPI_Issend", "MPI_Irsend", "MPI_Ibsend"}
+# the other side of a message priced at its sender, or time spent waiting for one
+NOT_PRICED = {"MPI_Recv", "MPI_Irecv", "MPI_Sendrecv (receive)", "wait (requests the profiler did not start)"}
+# collective calls -> gmb-bench coll's operation
+OPERATIONS = {"MPI_Bcast": "bcast", "MPI_Ibcast": "bcast", "MPI_Reduce": "reduce", "MPI_Allreduce": "allreduce",
+              "MPI_Iallreduce": "allreduce", "MPI_Gather": "gather", "MPI_Allgather": "allgather",
+              "MPI_Allgatherv": "allgatherv", "MPI_Scatter": "scatter", "MPI_Alltoall": "alltoall",
+              "MPI_Alltoallv": "alltoallv", "MPI_Reduce_scatter_block": "reduce_scatter"}
+
+
+@dataclass(frozen=True)
+class Need:
+    """A figure a row needs: the benchmark (and operation), the memory of each side, the path (point to point) or
+    the ranks and hosts (collectives)."""
+    benchmark: str
+    operation: str | None
+    memory: str
+    path: str | None
+    ranks: int | None
+    hosts: int | None
+
+    def label(self) -> str:
+        what = f"{self.benchmark} {self.operation}" if self.operation else self.benchmark
+        hosts = f"{self.hosts} host" + ("s" if self.hosts != 1 else "")
+        where = f"over {self.path}" if self.path else f"on {self.ranks} ranks ({hosts})"
+        return f"{what}, {self.memory} memory, {where}"
+
+
+def need_of(row: dict) -> Need | None:
+    """What prices a profile row; None for a row that is not priced (NOT_PRICED)."""
+    call = row["call"]
+    if (call in BLOCKING_SENDS or call in NONBLOCKING_SENDS) and row["peer"] < 0:
+        return None  # to MPI_PROC_NULL: no message (a Sendrecv's time is then its receive's wait)
+    if call in BLOCKING_SENDS or call in NONBLOCKING_SENDS:
+        return Need("latency" if call in BLOCKING_SENDS else "bw", None, f"{row['memory']}:{row['peer_memory']}",
+                    row["path"], None, None)
+    if call in OPERATIONS:
+        return Need("coll", OPERATIONS[call], row["memory"], None, row["comm_size"], row["comm_hosts"])
+    return None
+
+
+def needs(profile: dict) -> list[Need]:
+    """Every Need of the profile, once."""
+    return list(dict.fromkeys(n for n in map(need_of, profile["rows"]) if n is not None))
+
+
+def bin_label(b: int) -> str:
+    """A size bin: "0 B", "1 B", "[8 KiB, 16 KiB)"."""
+    if b <= 0:
+        return f"{max(b + 1, 0)} B"
+    return f"[{_size(1 << b)}, {_size(2 << b)})"
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.4g} {unit}"
+    return f"{n} B"
+
+
+def load_profile(path: str | Path) -> dict:
+    """A profile.json (or the directory holding it), checked."""
+    p = Path(path)
+    p = p / "profile.json" if p.is_dir() else p
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise ProfileError(f"{path}: no profile there (gmb profile writes DIR/profile.json)") from None
+    except (OSError, ValueError) as exc:
+        raise ProfileError(f"{p}: not a profile ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("rows"), list):
+        raise ProfileError(f"{p}: not a gmb profile (schema {SCHEMA} expected)")
+    return data
