@@ -161,6 +161,7 @@ def _app_config(tmp_path: Path) -> Path:
     app = bindir / "app"
     app.write_text(f"#!{sys.executable}\nimport os, random, sys\n"
                    "if os.environ.get('APP_FAIL'): sys.exit(3)\n"
+                   "if os.environ.get('APP_HANG'): import time; time.sleep(600)\n"
                    "print('Loop time of', float(os.environ['APP_SCALE']) * random.uniform(0.98, 1.02), 'on 2 procs')\n")
     app.chmod(0o755)
     write_fake_engine(bindir / "gmb-bench")
@@ -258,3 +259,16 @@ def test_a_program_linked_with_another_mpi_library_is_refused_before_it_runs(tmp
     prof = _profile(tmp_path / "prof")
     assert main(["plan", "--config", str(cfg), "--no-detect", "--for-profile", str(prof), "--quick"]) == 2
     assert "--for-profile makes the campaign" in capsys.readouterr().err
+
+
+def test_a_run_past_its_timeout_is_stopped_and_the_others_go_on(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
+    cfg = _app_config(tmp_path)
+    cfg.write_text(cfg.read_text().replace('APP_FAIL = "1"', 'APP_FAIL = "", APP_HANG = "1"'))
+    app = tmp_path / "bin" / "app"
+    assert main(["app", "--config", str(cfg), "--no-detect", "--np", "2", "--launches", "1", "--no-profile",
+                 "--timeout", "3", "--results", str(tmp_path / "results"), "--", str(app)]) == 1
+    (outdir,) = (tmp_path / "results").iterdir()
+    runs = {r["configuration"]: r for r in map(json.loads, (outdir / "launches.jsonl").read_text().splitlines())}
+    assert runs["broken"]["exit_status"] == 124 and "stopped after 3 s" in runs["broken"]["reason"]
+    assert runs["fast"]["figure"] > 0 and runs["slow"]["figure"] > 0  # the wall time, without --figure

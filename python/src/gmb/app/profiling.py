@@ -11,8 +11,10 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -127,29 +129,52 @@ def with_profiler(argv: list[str], env: dict[str, str], profiler: Path, rank_dir
 
 def run_application(argv: list[str], env: dict[str, str], log: Path, echo: bool = True,
                     timeout: float | None = None) -> AppRun:
-    """Run ``argv`` with its output into ``log`` (and to this terminal when ``echo``), timed."""
+    """Run ``argv`` with its output into ``log`` (and to this terminal when ``echo``), timed. Past ``timeout``
+    seconds its whole process group is killed (a launcher and its ranks) and the run ends with exit status 124,
+    its output kept."""
     t0 = time.monotonic()
-    chunks = []
+    chunks: list[str] = []
     try:
         with open(log, "x") as out:
             proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    errors="replace")
-            try:
+                                    errors="replace", start_new_session=True)
+
+            def copy():  # the output as it comes, while the main thread keeps the time
                 for line in proc.stdout:
-                    out.write(line)
                     chunks.append(line)
                     if echo:
                         sys.stdout.write(line)
+                    try:
+                        out.write(line)
+                        out.flush()
+                    except ValueError:  # the log was closed: a process outside the group still writes
+                        return
+
+            reader = threading.Thread(target=copy, daemon=True)
+            reader.start()
+            try:
                 rc = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                rc = 124
+                chunks.append(f"\ngmb: stopped after {timeout:g} s (--timeout)\n")
             except BaseException:
-                proc.kill()
-                proc.wait()
+                _kill_group(proc)
                 raise
+            reader.join(timeout=10)
     except FileNotFoundError:
         raise ProfileError(f"cannot run {argv[0]!r}: no such program") from None
     except PermissionError:
         raise ProfileError(f"cannot run {argv[0]!r}: not executable") from None
     return AppRun(argv, rc, time.monotonic() - t0, "".join(chunks))
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
 
 
 def _read_rank(path: Path) -> dict:
