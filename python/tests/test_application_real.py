@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """LAMMPS (Debian's `lammps` package) under Debian's Open MPI: profiled, its profile's counts checked against what
-LAMMPS reports of the run, priced from a store measured for it, and run under two configurations by `gmb app`.
+LAMMPS reports of the run, priced from a store measured for it, and run under three configurations (pml ob1 over
+shared memory with and without its single-copy mechanism, and over TCP) by `gmb app`.
 
 The counts: a Lennard-Jones melt on 2 ranks decomposes into a 2 x 1 x 1 processor grid with one swap each way along
 x (the cutoff is far below half the box), so each rank sends, through LAMMPS' brick communication, 4 messages a step
@@ -39,13 +40,15 @@ run ${steps}
 
 @skip_unless_debian("openmpi")
 @pytest.mark.skipif(LMP is None, reason="needs LAMMPS (Debian: apt-get install lammps)")
-def test_lammps_profiled_priced_and_run_under_two_configurations(real_env, tmp_path, monkeypatch, capsys):
+def test_lammps_profiled_priced_and_run_under_three_configurations(real_env, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     lib = debian_library("openmpi")
     cfg = tmp_path / "libs.toml"
     cfg.write_text("".join(f'[[library]]\nname = "{name}"\nprefix = "/usr"\nlauncher_path = "{lib.launcher_path}"\n'
                            f'launcher_args = {json.dumps(args)}\n\n' for name, args in (
                                ("ompi-vader", ["--mca", "pml", "ob1", "--mca", "btl", "vader,self"]),
+                               ("ompi-nocma", ["--mca", "pml", "ob1", "--mca", "btl", "vader,self", "--mca",
+                                               "btl_vader_single_copy_mechanism", "none"]),
                                ("ompi-tcp", ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self"]))))
     melt = tmp_path / "in.melt"
     melt.write_text(MELT)
@@ -82,21 +85,21 @@ def test_lammps_profiled_priced_and_run_under_two_configurations(real_env, tmp_p
     capsys.readouterr()
     assert main(["predict", "--json", str(profiles[60]), str(store)]) == 0
     preds = {p["configuration"]: p for p in json.loads(capsys.readouterr().out)}
-    assert set(preds) == {"ompi-vader", "ompi-tcp"}
+    assert set(preds) == {"ompi-vader", "ompi-nocma", "ompi-tcp"}
     for p in preds.values():
         assert p["complete"] and p["predicted_s"] > 0 and p["dominant"][0]["calls"].startswith("MPI_Send host")
-    # the application under both, two runs each, interleaved: each run's figure and MPI time recorded
+    # the application under all three, two runs each, interleaved: each run's figure and MPI time recorded
     assert main(["app", *common, "--np", "2", "--launches", "2", "--figure", r"Loop time of ([0-9.eE+-]+)",
                  "--predict", str(profiles[60]), str(store), "--", LMP, "-in", str(melt), "-log", "none", "-var",
                  "steps", "60", "-var", "every", "7"]) == 0
     (appdir,) = (tmp_path / "results").glob("app-lmp-*")
     runs = [json.loads(line) for line in (appdir / "launches.jsonl").read_text().splitlines()]
-    assert sorted((r["configuration"], r["round"]) for r in runs) == [("ompi-tcp", 1), ("ompi-tcp", 2),
-                                                                      ("ompi-vader", 1), ("ompi-vader", 2)]
+    assert sorted((r["configuration"], r["round"]) for r in runs) == [
+        (name, k) for name in ("ompi-nocma", "ompi-tcp", "ompi-vader") for k in (1, 2)]
     assert all(r["figure"] > 0 and r["mpi_s"] > 0 and (Path(r["directory"]) / "profile.json").is_file() for r in runs)
     summary = json.loads((appdir / "app.json").read_text())
-    assert {r["configuration"] for r in summary["configurations"] if r["predicted_s"]} == {"ompi-vader", "ompi-tcp"}
-    assert len(summary["pairs"]) == 1
+    assert {r["configuration"] for r in summary["configurations"] if r["predicted_s"]} == set(preds)
+    assert len(summary["pairs"]) == 3
     assert all(sum(r["mpi_breakdown_s"].values()) > 0 for r in summary["configurations"])
     html = (appdir / "report.html").read_text()
     assert "<h2>Your application</h2>" in html and "fig-profile" in html and "The prediction" in html

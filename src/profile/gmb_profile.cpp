@@ -559,12 +559,17 @@ int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_O
   return rc;
 }
 
-int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  double t0 = now();
-  int rc = PMPI_Allreduce(sbuf, rbuf, count, type, op, comm);
-  record("MPI_Allreduce", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes_of(count, type), comm, -1, true, t0, now());
-  return rc;
-}
+// the reductions every rank gets a result of: the buffer reduced (the receive buffer where in place)
+#define GMB_REDUCING(NAME)                                                                                  \
+  int NAME(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {          \
+    double t0 = now();                                                                                       \
+    int rc = P##NAME(sbuf, rbuf, count, type, op, comm);                                                     \
+    record(#NAME, sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes_of(count, type), comm, -1, true, t0, now());    \
+    return rc;                                                                                               \
+  }
+GMB_REDUCING(MPI_Allreduce)
+GMB_REDUCING(MPI_Scan)
+GMB_REDUCING(MPI_Exscan)
 
 int MPI_Iallreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                    MPI_Request* r) {
@@ -578,20 +583,6 @@ int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
   double t0 = now();
   int rc = PMPI_Ibcast(buf, count, type, root, comm, r);
   record("MPI_Ibcast", buf, bytes_of(count, type), comm, -1, true, t0, now(), r);
-  return rc;
-}
-
-int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  double t0 = now();
-  int rc = PMPI_Scan(sbuf, rbuf, count, type, op, comm);
-  record("MPI_Scan", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes_of(count, type), comm, -1, true, t0, now());
-  return rc;
-}
-
-int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  double t0 = now();
-  int rc = PMPI_Exscan(sbuf, rbuf, count, type, op, comm);
-  record("MPI_Exscan", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes_of(count, type), comm, -1, true, t0, now());
   return rc;
 }
 
