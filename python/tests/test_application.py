@@ -156,7 +156,8 @@ def _app_config(tmp_path: Path) -> Path:
     bindir.mkdir()
     launcher = bindir / "mpirun"
     launcher.write_text(f"#!{sys.executable}\nimport os, sys\nargs = sys.argv[1:]\n"
-                        "while not os.path.isfile(args[0]): args = args[1:]\nos.execv(args[0], args)\n")
+                        "while not (os.path.isfile(args[0]) and os.access(args[0], os.X_OK)): args = args[1:]\n"
+                        "os.execv(args[0], args)\n")
     launcher.chmod(0o755)
     app = bindir / "app"
     app.write_text(f"#!{sys.executable}\nimport os, random, sys\n"
@@ -266,9 +267,14 @@ def test_a_run_past_its_timeout_is_stopped_and_the_others_go_on(tmp_path, capsys
     cfg = _app_config(tmp_path)
     cfg.write_text(cfg.read_text().replace('APP_FAIL = "1"', 'APP_FAIL = "", APP_HANG = "1"'))
     app = tmp_path / "bin" / "app"
+    hosts = tmp_path / "hosts"
+    hosts.write_text("h1 slots=2\nh2 slots=2\n")
     assert main(["app", "--config", str(cfg), "--no-detect", "--np", "2", "--launches", "1", "--no-profile",
-                 "--timeout", "3", "--results", str(tmp_path / "results"), "--", str(app)]) == 1
+                 "--timeout", "3", "--hostfile", str(hosts), "--ranks-per-node", "1", "--results",
+                 str(tmp_path / "results"), "--", str(app)]) == 1
     (outdir,) = (tmp_path / "results").iterdir()
     runs = {r["configuration"]: r for r in map(json.loads, (outdir / "launches.jsonl").read_text().splitlines())}
     assert runs["broken"]["exit_status"] == 124 and "stopped after 3 s" in runs["broken"]["reason"]
     assert runs["fast"]["figure"] > 0 and runs["slow"]["figure"] > 0  # the wall time, without --figure
+    # one rank on each host, as asked
+    assert f"--hostfile {hosts} --map-by ppr:1:node" in (Path(runs["fast"]["directory"]) / "command.txt").read_text()

@@ -260,7 +260,9 @@ def parser() -> argparse.ArgumentParser:
                                     "measured time beside the prediction")
     libopts(sp)
     sp.add_argument("--np", type=_positive_int, required=True, help="ranks of each run")
-    sp.add_argument("--hostfile")
+    sp.add_argument("--hostfile", help="the hosts the runs may use, in the launcher's form (docs/multinode.md)")
+    sp.add_argument("--ranks-per-node", type=_positive_int,
+                    help="ranks on each host (default: the launcher's placement, which fills the first host first)")
     sp.add_argument("--launches", type=_positive_int, default=5, help="runs per configuration (default 5)")
     sp.add_argument("--figure", metavar="REGEX", help="the figure to compare, a number the application prints "
                                                       "(a regular expression with one group; its last match): e.g. "

@@ -272,7 +272,7 @@ def app_command(args, lib_opts, build_opts) -> int:
 
 
 def _one_launch(conf: Configuration, argv, args, outdir: Path, rnd: int, pattern, topo) -> Launch:
-    spec = LaunchSpec(ranks=args.np, program=argv, hostfile=args.hostfile)
+    spec = LaunchSpec(ranks=args.np, program=argv, hostfile=args.hostfile, ranks_per_node=args.ranks_per_node)
     cmd = conf.launcher.argv(conf.library, spec)
     env = conf.launcher.environment(conf.library, spec)
     where = outdir / "launches" / f"{conf.name}-r{rnd}"
