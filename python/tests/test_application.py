@@ -278,3 +278,16 @@ def test_a_run_past_its_timeout_is_stopped_and_the_others_go_on(tmp_path, capsys
     assert runs["fast"]["figure"] > 0 and runs["slow"]["figure"] > 0  # the wall time, without --figure
     # one rank on each host, as asked
     assert f"--hostfile {hosts} --map-by ppr:1:node" in (Path(runs["fast"]["directory"]) / "command.txt").read_text()
+
+
+def test_where_a_prediction_missed_is_said_from_the_runs_own_profiles():
+    from gmb.app.report import missed
+
+    parts = {"priced sends": 0.9, "receives and waits": 0.05, "priced collectives": 0.05, "calls not priced": 0.0}
+    assert "account for it" in missed(1.5, 1.0, parts)
+    assert "98 %" not in missed(10.0, 1.0, parts) and "90 % of it in priced sends" in missed(10.0, 1.0, parts)
+    assert "overlap" in missed(0.1, 1.0, parts)
+    # the runs placed otherwise than the profiled one: said before anything else
+    said = missed(0.1, 30.0, parts, {"host"}, {"inter-node"})
+    assert "took host, the profile's inter-node" in said and "--ranks-per-node" in said
+    assert missed(None, 1.0, parts) == "" and missed(1.0, None, parts) == ""

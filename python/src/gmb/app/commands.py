@@ -259,7 +259,7 @@ def app_command(args, lib_opts, build_opts) -> int:
     summary = verification(launches, [c.name for c in confs], prediction, higher=args.higher_is_better)
     summary.update({"command": argv, "ranks": args.np, "figure": args.figure or "wall time (s)",
                     "created_utc": datetime.now(timezone.utc).isoformat(), "seed": args.seed})
-    _explain_misses(summary, launches)
+    _explain_misses(summary, launches, load_profile(args.predict[0]) if args.predict else None)
     write_new(outdir / "app.json", json.dumps(summary, indent=1, allow_nan=False))
     print("\n".join(verification_lines(summary)))
     if not args.no_report:
@@ -294,25 +294,28 @@ def _one_launch(conf: Configuration, argv, args, outdir: Path, rnd: int, pattern
     return Launch(conf.name, rnd, run.exit_status, run.wall_s, figure, mpi, str(where), reason)
 
 
-def _explain_misses(summary: dict, launches: list[Launch]) -> None:
+def _explain_misses(summary: dict, launches: list[Launch], predicted_profile: dict | None) -> None:
     """Each configuration's row gets where its measured MPI time went (the slowest rank of each profiled run,
-    averaged: report.BREAKDOWN) and, beside a prediction, why the two differ."""
-    from .report import breakdown, missed
+    averaged: report.BREAKDOWN), the paths its runs' messages took and, beside a prediction, why the two differ."""
+    from .report import breakdown, missed, paths_of
 
     for row in summary["configurations"]:
-        parts = []
+        parts, paths = [], set()
         for x in launches:
             f = Path(x.directory) / "profile.json"
             if x.configuration == row["configuration"] and x.figure is not None and f.is_file():
                 prof = load_profile(f)
+                paths |= paths_of(prof)
                 slowest = max(_mpi_time(prof).items(), key=lambda kv: kv[1], default=(None, 0))[0]
                 if slowest is not None:
                     parts.append(breakdown(prof, slowest))
         mean = {k: sum(p[k] for p in parts) / len(parts) for k in parts[0]} if parts else None
         row["mpi_breakdown_s"] = mean
+        row["paths"] = sorted(paths)
         pred = row["predicted_s"]
         row["missed"] = missed(row["mpi_s"]["value"] if row["mpi_s"] else None,
-                               pred["predicted_s"] if pred and pred["complete"] else None, mean)
+                               pred["predicted_s"] if pred and pred["complete"] else None, mean, paths,
+                               paths_of(predicted_profile) if predicted_profile else None)
 
 
 def verification(launches: list[Launch], names: list[str], prediction, higher: bool) -> dict:

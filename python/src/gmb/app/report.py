@@ -37,15 +37,30 @@ def breakdown(profile: dict, rank: int) -> dict[str, float]:
     return out
 
 
-def missed(measured_mpi_s: float | None, predicted_s: float | None, parts: dict[str, float] | None) -> str:
-    """Why measured and predicted communication differ, from where the measured time went."""
+def paths_of(profile: dict) -> set[str]:
+    """The paths a profile's point-to-point messages took."""
+    return {row["path"] for row in profile["rows"] if row.get("path")}
+
+
+def missed(measured_mpi_s: float | None, predicted_s: float | None, parts: dict[str, float] | None,
+           run_paths: set[str] | None = None, profile_paths: set[str] | None = None) -> str:
+    """Why measured and predicted communication differ: the runs' messages took other paths than the profile's (a
+    placement of their own), or where the measured time went."""
     if not measured_mpi_s or not predicted_s or not parts:
         return ""
     ratio = measured_mpi_s / predicted_s
+    if run_paths and profile_paths and run_paths != profile_paths:
+        return (f"measured MPI time {ratio:.3g}x the prediction: the runs' messages took {', '.join(sorted(run_paths))}"
+                f", the profile's {', '.join(sorted(profile_paths))}: the runs were placed otherwise than the profiled "
+                f"one (--hostfile, --ranks-per-node), so the prediction is of another run")
     if 0.5 <= ratio <= 2:
         return f"measured MPI time {ratio:.2g}x the prediction: the benchmarks' figures account for it"
     total = sum(parts.values()) or 1.0
     biggest = max(parts, key=parts.get)
+    if ratio < 1:
+        return (f"measured MPI time {ratio:.3g}x the prediction (less): the application's messages overlap each other "
+                f"or its computation (several in flight, the transfer under way while it computes), which the "
+                f"benchmarks' figures, one message or one window at a time, do not")
     why = {"priced sends": "the sends took longer in the application than in the benchmarks: they wait for their "
                            "receivers (load imbalance, synchronisation) or compete with the application's own work, "
                            "which a benchmark that only communicates does not see",
@@ -54,9 +69,8 @@ def missed(measured_mpi_s: float | None, predicted_s: float | None, parts: dict[
            "priced collectives": "the collectives took longer than in the benchmarks: ranks arrive at them at "
                                  "different times (imbalance), or the application's sizes or counts differ",
            "calls not priced": "calls gmb measures no figure for (barriers, scans, one-sided calls)"}[biggest]
-    direction = "more" if ratio > 1 else "less"
-    return (f"measured MPI time {ratio:.3g}x the prediction ({direction}); {100 * parts[biggest] / total:.0f} % of it "
-            f"in {biggest}: {why}")
+    return (f"measured MPI time {ratio:.3g}x the prediction (more); {100 * parts[biggest] / total:.0f} % of it in "
+            f"{biggest}: {why}")
 
 
 def _histogram_table(profile: dict) -> Table:
