@@ -256,6 +256,11 @@ def test_a_program_linked_with_another_mpi_library_is_refused_before_it_runs(tmp
     err = capsys.readouterr().err
     assert "links libmpich.so.12, the profiler of fast libmpi.so.40" in err
     assert not results.exists() or not any(results.iterdir())
+    # gmb app refuses before any run
+    assert main(["app", "--config", str(cfg), "--no-detect", "--np", "2", "--results", str(results), "--no-profile",
+                 "--", str(app)]) == 2
+    assert "links libmpich.so.12" in capsys.readouterr().err
+    assert not results.exists() or not any(results.iterdir())
     # --for-profile makes the campaign itself
     prof = _profile(tmp_path / "prof")
     assert main(["plan", "--config", str(cfg), "--no-detect", "--for-profile", str(prof), "--quick"]) == 2

@@ -27,8 +27,8 @@ from ..results.store import Store
 from ..run import setup
 from . import predict as predict_mod
 from ..results.profile import ProfileError, bin_label, load_profile, needs
-from .profiling import (application_executable, new_profile_dir, no_profile_reason, profile_run, run_application,
-                        write_profile)
+from .profiling import (application_executable, check_application, new_profile_dir, no_profile_reason,
+                        profile_run, profiler_of, run_application, write_profile)
 
 
 def _configurations(lib_opts, build_opts, want_one: bool) -> list[Configuration]:
@@ -239,6 +239,8 @@ def app_command(args, lib_opts, build_opts) -> int:
         profile = load_profile(args.predict[0])
         prediction = predictions(profile, _store_results(args.predict[1]), args.predict[1])
     confs = _configurations(lib_opts, build_opts, want_one=False)
+    for conf in confs:  # before anything runs: a program built for another MPI library runs under none of its
+        check_application(argv, profiler_of(conf), conf)
     outdir = new_results_dir(args.results, f"app-{Path(argv[0]).name}")
     topo = topology.discover()
     rng = random.Random(args.seed)

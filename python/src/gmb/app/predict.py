@@ -70,8 +70,9 @@ def curves(results: Results) -> dict[tuple[str, Need], Curve]:
     kinds = {"latency": "t", "bw": "bw", "coll": "t"}
     for bench, metric in kinds.items():
         for p in results.points(results.ok(bench), metric=metric):
-            if p.low is None or p.high is None or p.fresh or (bench != "coll" and p.operation):
-                continue  # no interval, or a variant (persistent, fresh buffers) the application's calls are not
+            if (p.low is None or p.high is None or p.low <= 0 or p.bytes <= 0 or p.fresh
+                    or (bench != "coll" and p.operation)):
+                continue  # no interval or size, or a variant (persistent, fresh buffers) not the application's
             if bench == "coll":
                 need = Need(bench, p.operation, p.memory, None, p.ranks, (p.config.hosts or 1) if p.config else 1)
             else:
