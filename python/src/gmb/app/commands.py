@@ -18,7 +18,7 @@ from ..campaign.plan import new_results_dir
 from ..engine import configurations, engines
 from ..engine.configurations import Configuration
 from ..errors import UsageError
-from ..machine import topology
+from ..machine import mpilibs, topology
 from ..machine.launchers import LaunchSpec
 from ..outputs import write_new
 from ..results.inference import estimate, holm, ratio
@@ -31,8 +31,12 @@ from .profiling import (application_executable, check_application, new_profile_d
                         profile_run, profiler_of, run_application, write_profile)
 
 
-def _configurations(lib_opts, build_opts, want_one: bool) -> list[Configuration]:
+def _configurations(lib_opts, build_opts, want_one: bool, topo) -> list[Configuration]:
+    """The libraries named (or found) as configurations with their engines (built unless --no-build), each with its
+    GPU support on a machine with GPUs, as gmb run and gmb doctor take them."""
     libs = setup.libraries(lib_opts)
+    if topo.gpus:
+        libs = [mpilibs.with_gpu_support(lib) for lib in libs]
     if want_one and len(libs) > 1:
         raise UsageError(f"several MPI libraries here ({', '.join(lib.name for lib in libs)}): name the one the "
                          f"application runs with, --library NAME")
@@ -87,7 +91,8 @@ def profile_command(args, lib_opts, build_opts) -> int:
     if not argv:
         raise UsageError("no application to profile: give its command after --, e.g. gmb profile -- mpirun -np 2 "
                          "./app input")
-    (conf,) = _configurations(lib_opts, build_opts, want_one=True)
+    topo = topology.discover()
+    (conf,) = _configurations(lib_opts, build_opts, want_one=True, topo=topo)
     if application_executable(argv) is None and shutil.which(argv[0]) is None and not Path(argv[0]).exists():
         raise ProfileError(f"cannot run {argv[0]!r}: no such program")
     outdir = Path(args.out) if args.out else new_profile_dir(args.results, argv)
@@ -96,7 +101,6 @@ def profile_command(args, lib_opts, build_opts) -> int:
             outdir.mkdir(parents=True)
         except FileExistsError:
             raise UsageError(f"--out {outdir} exists: a profile directory is made new, never written over") from None
-    topo = topology.discover()
     try:
         run, merged = profile_run(conf, argv, outdir, conf.launcher.environment(conf.library, LaunchSpec(1, [])),
                                   topo)
@@ -238,11 +242,11 @@ def app_command(args, lib_opts, build_opts) -> int:
     if args.predict:
         profile = load_profile(args.predict[0])
         prediction = predictions(profile, _store_results(args.predict[1]), args.predict[1])
-    confs = _configurations(lib_opts, build_opts, want_one=False)
+    topo = topology.discover()
+    confs = _configurations(lib_opts, build_opts, want_one=False, topo=topo)
     for conf in confs:  # before anything runs: a program built for another MPI library runs under none of its
         check_application(argv, profiler_of(conf), conf)
     outdir = new_results_dir(args.results, f"app-{Path(argv[0]).name}")
-    topo = topology.discover()
     rng = random.Random(args.seed)
     launches: list[Launch] = []
     log = open(outdir / "launches.jsonl", "x")
