@@ -156,10 +156,12 @@ def prediction_lines(preds, profile: dict) -> list[str]:
             lines.append(f"   {p.configuration}: nothing priced")
             continue
         rank, us, lo, hi = p.slowest
-        extrapolated = sum(1 for x in p.priced if x.how.startswith(("below", "above")))
+        outside = sorted({f"{x.row['call']} {bin_label(x.row['bin'])} ({x.how.split(' (')[0].split(':')[0]})"
+                          for x in p.priced if x.how.startswith(("below", "above"))})
         lines.append(f"{i + 1 if p.complete else '-':>2} {p.configuration}: {us / 1e6:.4g} s [{lo / 1e6:.4g}, "
                      f"{hi / 1e6:.4g}] of communication (slowest rank {rank})"
-                     + (f"; {extrapolated} of {len(p.priced)} rows outside the sizes measured" if extrapolated else ""))
+                     + (f"; outside the sizes measured: {', '.join(outside[:3])}" + (" ..." if len(outside) > 3
+                                                                                        else "") if outside else ""))
         lines.append("     most of it: " + "; ".join(f"{k} {v / 1e6:.3g} s" for k, v in p.dominant(3)))
         for need, calls in p.missing.items():
             lines.append(f"     not priced: {calls} calls need {need.label()}, not in the store")
@@ -168,6 +170,8 @@ def prediction_lines(preds, profile: dict) -> list[str]:
         apart = a.slowest[3] < b.slowest[2]
         lines.append(f"predicted fastest: {a.configuration}, {b.slowest[1] / a.slowest[1]:.3g}x less communication "
                      f"than {b.configuration}" + ("" if apart else " (within the figures' intervals: no claim)"))
+    if any(p.missing for p in preds):
+        lines.append("measure what is missing: gmb run --for-profile PROFILE (with the libraries above)")
     unpriced = predict_mod.unpriced_calls(profile)
     if unpriced:
         lines.append("calls gmb measures no figure for (not in any prediction): "
