@@ -248,24 +248,23 @@ def app_command(args, lib_opts, build_opts) -> int:
         prediction = predictions(profile, _store_results(args.predict[1]), args.predict[1])
     topo = topology.discover()
     confs = _configurations(lib_opts, build_opts, want_one=False, topo=topo)
-    for conf in confs:  # before anything runs: a program built for another MPI library runs under none of its
+    for conf in confs:  # a program built for another MPI library than a configuration's: refused before any run
         check_application(argv, profiler_of(conf), conf)
     outdir = new_results_dir(args.results, f"app-{Path(argv[0]).name}")
     rng = random.Random(args.seed)
     launches: list[Launch] = []
-    log = open(outdir / "launches.jsonl", "x")
-    for rnd in range(1, args.launches + 1):
-        order = list(confs)
-        rng.shuffle(order)  # interleaved, in a new order each round: drift falls on every configuration alike
-        for conf in order:
-            launches.append(_one_launch(conf, argv, args, outdir, rnd, pattern, topo))
-            log.write(json.dumps(launches[-1].__dict__) + "\n")
-            log.flush()
-            x = launches[-1]
-            print(f"gmb app: {x.configuration} round {rnd}: "
-                  + (f"{x.figure:.4g}" + (f", MPI {x.mpi_s:.3f} s" if x.mpi_s is not None else "")
-                     if x.figure is not None else f"failed: {x.reason}"), file=sys.stderr)
-    log.close()
+    with open(outdir / "launches.jsonl", "x") as log:  # each run as it ends: an interrupted gmb app keeps them
+        for rnd in range(1, args.launches + 1):
+            order = list(confs)
+            rng.shuffle(order)  # interleaved, in a new order each round: drift falls on every configuration alike
+            for conf in order:
+                x = _one_launch(conf, argv, args, outdir, rnd, pattern, topo)
+                launches.append(x)
+                log.write(json.dumps(x.__dict__) + "\n")
+                log.flush()
+                print(f"gmb app: {x.configuration} round {rnd}: "
+                      + (f"{x.figure:.4g}" + (f", MPI {x.mpi_s:.3f} s" if x.mpi_s is not None else "")
+                         if x.figure is not None else f"failed: {x.reason}"), file=sys.stderr)
     summary = verification(launches, [c.name for c in confs], prediction, higher=args.higher_is_better)
     summary.update({"command": argv, "ranks": args.np, "figure": args.figure or "wall time (s)",
                     "created_utc": datetime.now(timezone.utc).isoformat(), "seed": args.seed})
