@@ -53,7 +53,7 @@ def test_merged_rows_get_the_path_their_messages_took(tmp_path):
         (d / f"rank-{r['rank']}.json").write_text(json.dumps(r))
     topo = Topology(gpus=[Gpu(0, "H200", pci_bus_id="00000000:19:00.0"), Gpu(1, "H200", pci_bus_id="00000000:3B:00.0")],
                     links={(0, 1): "NV18", (1, 0): "NV18"})
-    merged = merge(d, None, topo)
+    merged = merge(d, topo)
     assert merged["schema"] == SCHEMA and merged["ranks"] == 4 and merged["missing_ranks"] == [3]
     sends = {(r["call"], r["peer"]): (r["path"], r["peer_memory"]) for r in merged["rows"] if r["rank"] == 0}
     assert sends[("MPI_Send", 1)] == ("nvlink", "device")
@@ -72,14 +72,14 @@ def test_a_launcher_gets_the_profiler_as_its_own_arguments(tmp_path):
 
 
 def test_curves_interpolate_and_say_where_they_extrapolate():
-    t = predict.Curve([(8, 1.0, 0.9, 1.1), (1024, 4.0, 3.6, 4.4)], time=True)
+    t = predict.Curve([(8, 1.0, 0.9, 1.1), (1024, 4.0, 3.6, 4.4)])
     assert t.per_call_us(8)[3] == "measured"
     mid = t.per_call_us(64)  # log-log between 8 and 1024 B
     assert mid[3] == "interpolated" and mid[0] == pytest.approx(2 ** (2 * 3 / 7), rel=1e-6)
     assert t.per_call_us(2)[:3] == (1.0, 0.9, 1.1) and t.per_call_us(2)[3].startswith("below")
     above = t.per_call_us(4096)
     assert above[0] == pytest.approx(16.0) and above[3].startswith("above")
-    bw = predict.Curve([(1 << 20, 10.0, 9.0, 11.0)], time=False)  # GB/s: 1 MiB at 10 GB/s = 104.9 us
+    bw = predict.Curve.of_bandwidth([(1 << 20, 10.0, 9.0, 11.0)])  # GB/s: 1 MiB at 10 GB/s = 104.9 us
     us, lo, hi, _ = bw.per_call_us(1 << 20)
     assert us == pytest.approx((1 << 20) / 1e4) and lo < us < hi
 
@@ -93,7 +93,7 @@ def _profile(tmp_path: Path, host="node0", rows=None) -> Path:
     for rank in (0, 1):
         (d / f"rank-{rank}.json").write_text(json.dumps(_rank(rank, host, [dict(r, peer=1 - rank if r["peer"] >= 0
                                                                                 else -1) for r in rows])))
-    merged = merge(d, None, Topology())
+    merged = merge(d, Topology())
     merged.update(command=["mpirun", "app"], exit_status=0, wall_s=3.0, library="x", library_description={})
     (tmp_path / "profile.json").write_text(json.dumps(merged))
     return tmp_path
@@ -113,8 +113,8 @@ def test_a_profile_priced_from_the_campaign_it_asked_for(fake_setup, capsys, mon
     # both configurations priced; the one the fake engine makes slower (FAKE_SCALE 1.4) second
     assert out.index("fakempi-a") < out.index("fakempi-b") and " 1 fakempi-a: " in out and " 2 fakempi-b: " in out
     dominant = [line for line in out.splitlines() if "most of it:" in line]
-    assert len(dominant) == 2 and all("MPI_Allreduce host [64 B, 128 B)" in d and "MPI_Send host [4 KiB, 8 KiB)" in d
-                                      and "MPI_Isend host [32 KiB, 64 KiB)" in d for d in dominant)
+    assert len(dominant) == 2 and all("MPI_Allreduce host [64 B, 128 B)" in d and "MPI_Send host [4K, 8K)" in d
+                                      and "MPI_Isend host [32K, 64K)" in d for d in dominant)
     assert "predicted fastest: fakempi-a" in out
     assert "calls gmb measures no figure for (not in any prediction): MPI_Barrier x6" in out
     assert main(["predict", "--json", str(prof), str(store)]) == 0

@@ -25,10 +25,12 @@ from ..results.inference import estimate, holm, ratio
 from ..results.model import Results
 from ..results.store import Store
 from ..run import setup
+from ..results.profile import ProfileError, load_profile, needs, totals
 from . import predict as predict_mod
-from ..results.profile import ProfileError, bin_label, load_profile, needs
-from .profiling import (application_executable, check_application, new_profile_dir, no_profile_reason,
-                        profile_run, profiler_of, run_application, write_profile)
+from .predict import bin_label
+from .profiling import (LAUNCHER_NAMES, check_application, new_profile_dir, no_profile_reason, profile_run,
+                        profiler_of, run_application, write_profile)
+from .report import breakdown, estimate_text, missed, pair_text, paths_of, predicted_text, write_app_report
 
 
 def _configurations(lib_opts, build_opts, want_one: bool, topo) -> list[Configuration]:
@@ -69,16 +71,9 @@ def _summary(profile: dict) -> list[str]:
                                                         sorted(profile["profiler_overhead_s"].items())[:8])]
     if profile.get("missing_ranks"):
         lines.append(f"ranks without a profile (ended without MPI_Finalize?): {profile['missing_ranks']}")
-    by: dict[tuple, list] = {}
-    for row in profile["rows"]:
-        key = (row["call"], row["memory"], row.get("path") or (f"{row['comm_size']} ranks" if row["comm_size"] else ""))
-        acc = by.setdefault(key, [0, 0, 0.0, {}])
-        acc[0] += row["count"]
-        acc[1] += row["bytes"]
-        acc[2] += row["call_s"] + row["wait_s"]
-        acc[3][row["bin"]] = acc[3].get(row["bin"], 0) + row["count"]
     lines.append(f"{'call':<26} {'memory':<8} {'path':<12} {'calls':>9} {'bytes':>12} {'time s':>9}  sizes (calls)")
-    for (call, memory, path), (count, nbytes, t, bins) in sorted(by.items(), key=lambda kv: -kv[1][2])[:15]:
+    for (call, memory, path), (count, nbytes, t, bins) in sorted(totals(profile, by_bin=False).items(),
+                                                                 key=lambda kv: -kv[1][2])[:15]:
         sizes = ", ".join(f"{bin_label(b)}: {n}" for b, n in sorted(bins.items())[:4])
         lines.append(f"{call:<26} {memory:<8} {path:<12} {count:>9} {nbytes:>12} {t:>9.4f}  {sizes}"
                      + (" ..." if len(bins) > 4 else ""))
@@ -93,8 +88,7 @@ def profile_command(args, lib_opts, build_opts) -> int:
                          "./app input")
     topo = topology.discover()
     (conf,) = _configurations(lib_opts, build_opts, want_one=True, topo=topo)
-    if application_executable(argv) is None and shutil.which(argv[0]) is None and not Path(argv[0]).exists():
-        raise ProfileError(f"cannot run {argv[0]!r}: no such program")
+    check_application(argv, profiler_of(conf), conf)
     outdir = Path(args.out) if args.out else new_profile_dir(args.results, argv)
     if args.out:
         try:
@@ -213,6 +207,13 @@ class Launch:
     mpi_s: float | None  # the slowest rank's time in MPI calls (profiled launches)
     directory: str
     reason: str = ""
+    # of a profiled run: where the slowest rank's MPI time went (report.BREAKDOWN), the paths its messages took
+    mpi_breakdown_s: dict | None = None
+    paths: list[str] | None = None
+
+    @property
+    def profiled(self) -> bool:
+        return self.paths is not None
 
 
 def _figure(output: str, pattern: re.Pattern | None, wall: float) -> float | None:
@@ -233,7 +234,7 @@ def app_command(args, lib_opts, build_opts) -> int:
     if not argv:
         raise UsageError("no application: give its program and arguments after --, e.g. gmb app --np 2 -- lmp -in "
                          "in.melt (gmb starts it with each library's launcher)")
-    if Path(argv[0]).name in ("mpirun", "mpiexec", "srun", "orterun"):
+    if Path(argv[0]).name in LAUNCHER_NAMES:
         raise UsageError(f"give the program, not a launcher ({argv[0]}): gmb app starts it with each configuration's "
                          f"launcher and settings, --np ranks")
     try:
@@ -242,10 +243,8 @@ def app_command(args, lib_opts, build_opts) -> int:
         raise UsageError(f"--figure {args.figure!r}: not a regular expression ({exc})") from None
     if pattern is not None and pattern.groups < 1:
         raise UsageError(f"--figure {args.figure!r}: needs a group around the number, e.g. 'Loop time of ([0-9.]+)'")
-    prediction = None
-    if args.predict:
-        profile = load_profile(args.predict[0])
-        prediction = predictions(profile, _store_results(args.predict[1]), args.predict[1])
+    profile = load_profile(args.predict[0]) if args.predict else None
+    prediction = predictions(profile, _store_results(args.predict[1]), args.predict[1]) if args.predict else None
     topo = topology.discover()
     confs = _configurations(lib_opts, build_opts, want_one=False, topo=topo)
     for conf in confs:  # a program built for another MPI library than a configuration's: refused before any run
@@ -268,13 +267,11 @@ def app_command(args, lib_opts, build_opts) -> int:
     summary = verification(launches, [c.name for c in confs], prediction, higher=args.higher_is_better)
     summary.update({"command": argv, "ranks": args.np, "figure": args.figure or "wall time (s)",
                     "created_utc": datetime.now(timezone.utc).isoformat(), "seed": args.seed})
-    _explain_misses(summary, launches, load_profile(args.predict[0]) if args.predict else None)
+    _explain_misses(summary, launches, profile)
     write_new(outdir / "app.json", json.dumps(summary, indent=1, allow_nan=False))
     print("\n".join(verification_lines(summary)))
     if not args.no_report:
-        shown = load_profile(args.predict[0]) if args.predict else next(
-            (load_profile(x.directory) for x in launches if (Path(x.directory) / "profile.json").is_file()), None)
-        from .report import write_app_report
+        shown = profile or next((load_profile(x.directory) for x in launches if x.profiled), None)
         write_app_report(outdir, summary, shown, prediction_lines(prediction, shown) if prediction else [])
     print(f"gmb app: results in {outdir}", file=sys.stderr)
     return 1 if any(x.figure is None for x in launches) else 0
@@ -299,26 +296,21 @@ def _one_launch(conf: Configuration, argv, args, outdir: Path, rnd: int, pattern
               if run.exit_status else f"--figure {args.figure!r} not found in its output")
     if profile == {} and not reason:
         reason, figure = no_profile_reason(run), None
-    mpi = max(_mpi_time(profile).values(), default=None) if profile else None
-    return Launch(conf.name, rnd, run.exit_status, run.wall_s, figure, mpi, str(where), reason)
+    if not profile:
+        return Launch(conf.name, rnd, run.exit_status, run.wall_s, figure, None, str(where), reason)
+    slowest, mpi = max(_mpi_time(profile).items(), key=lambda kv: kv[1])
+    return Launch(conf.name, rnd, run.exit_status, run.wall_s, figure, mpi, str(where), reason,
+                  breakdown(profile, slowest), sorted(paths_of(profile)))
 
 
 def _explain_misses(summary: dict, launches: list[Launch], predicted_profile: dict | None) -> None:
-    """Each configuration's row gets where its measured MPI time went (the slowest rank of each profiled run,
-    averaged: report.BREAKDOWN), the paths its runs' messages took and, beside a prediction, why the two differ."""
-    from .report import breakdown, missed, paths_of
-
+    """Each configuration's row gets where its measured MPI time went (its profiled runs' slowest rank, averaged:
+    report.BREAKDOWN), the paths its runs' messages took and, beside a prediction, why the two differ."""
     for row in summary["configurations"]:
-        parts, paths = [], set()
-        for x in launches:
-            f = Path(x.directory) / "profile.json"
-            if x.configuration == row["configuration"] and x.figure is not None and f.is_file():
-                prof = load_profile(f)
-                paths |= paths_of(prof)
-                slowest = max(_mpi_time(prof).items(), key=lambda kv: kv[1], default=(None, 0))[0]
-                if slowest is not None:
-                    parts.append(breakdown(prof, slowest))
-        mean = {k: sum(p[k] for p in parts) / len(parts) for k in parts[0]} if parts else None
+        runs = [x for x in launches if x.configuration == row["configuration"] and x.figure is not None and x.profiled]
+        mean = ({k: sum(x.mpi_breakdown_s[k] for x in runs) / len(runs) for k in runs[0].mpi_breakdown_s}
+                if runs else None)
+        paths = {p for x in runs for p in x.paths}
         row["mpi_breakdown_s"] = mean
         row["paths"] = sorted(paths)
         pred = row["predicted_s"]
@@ -356,17 +348,17 @@ def verification(launches: list[Launch], names: list[str], prediction, higher: b
             pvalues.append(1.0 if r.p is None else r.p)
     for pair, proven in zip(pairs, holm(pvalues) if pvalues else []):
         pair["proven"] = bool(proven)
+    by_name = {r["configuration"]: r for r in rows}
     for pair in pairs:
-        pa = next(r["predicted_s"] for r in rows if r["configuration"] == pair["ahead"])
-        pb = next(r["predicted_s"] for r in rows if r["configuration"] == pair["behind"])
+        a, b = by_name[pair["ahead"]], by_name[pair["behind"]]
+        pa, pb = a["predicted_s"], b["predicted_s"]
         if pa and pb and pa["complete"] and pb["complete"]:
             pair["predicted_ahead"] = pa["predicted_s"] <= pb["predicted_s"]
             # what the one behind spends more: predicted communication, measured MPI time and figure (a time)
             pair["predicted_difference_s"] = pb["predicted_s"] - pa["predicted_s"]
-            ma, mb = (next(r["mpi_s"] for r in rows if r["configuration"] == pair[k]) for k in ("ahead", "behind"))
-            pair["measured_mpi_difference_s"] = mb["value"] - ma["value"] if ma and mb else None
-            fa, fb = (next(r["figure"] for r in rows if r["configuration"] == pair[k]) for k in ("ahead", "behind"))
-            pair["measured_figure_difference"] = None if higher else fb["value"] - fa["value"]
+            pair["measured_mpi_difference_s"] = (b["mpi_s"]["value"] - a["mpi_s"]["value"]
+                                                 if a["mpi_s"] and b["mpi_s"] else None)
+            pair["measured_figure_difference"] = None if higher else b["figure"]["value"] - a["figure"]["value"]
     return {"configurations": rows, "ranking": [r["configuration"] for r in measured], "pairs": pairs,
             "higher_is_better": higher}
 
@@ -378,33 +370,12 @@ def _est(e) -> dict | None:
 
 
 def verification_lines(summary: dict) -> list[str]:
-    def fig(e, unit=""):
-        if not e:
-            return "-"
-        band = f" [{e['low']:.4g}, {e['high']:.4g}]" if e["low"] is not None else " (one launch: no interval)"
-        return f"{e['value']:.4g}{unit}{band}"
-
     lines = [f"measured ({summary['figure']}, {'higher' if summary['higher_is_better'] else 'lower'} is better), "
              f"MPI time of the slowest rank, and predicted communication:"]
     for r in summary["configurations"]:
-        pred = r["predicted_s"]
-        lines.append(f"  {r['configuration']}: {fig(r['figure'])}; MPI {fig(r['mpi_s'], ' s')}; predicted "
-                     + (f"{pred['predicted_s']:.4g} s [{pred['low_s']:.4g}, {pred['high_s']:.4g}]"
-                        + ("" if pred["complete"] else " (incomplete)") if pred else "-")
+        lines.append(f"  {r['configuration']}: {estimate_text(r['figure'])}; MPI {estimate_text(r['mpi_s'], ' s')}; "
+                     f"predicted {predicted_text(r['predicted_s'])}"
                      + (f"; {r['failed']} launch(es) failed" if r["failed"] else ""))
         if r.get("missed"):
             lines.append(f"    {r['missed']}")
-    for p in summary["pairs"]:
-        verdict = "proven" if p.get("proven") else "not proven (Holm, 95 % over all pairs)"
-        band = f" [{p['low']:.3g}, {p['high']:.3g}]" if p["low"] is not None else ""
-        said = ""
-        if "predicted_ahead" in p:
-            order = "the same way" if p["predicted_ahead"] else "the other way round"
-            said = (f"; predicted {order}" + ("" if p.get("proven") else " (the measured order is not proven)")
-                    + f": {p['behind']} predicted {1e3 * p['predicted_difference_s']:+.3g} ms of communication"
-                    + (f", measured {1e3 * p['measured_mpi_difference_s']:+.3g} ms of MPI time"
-                       if p["measured_mpi_difference_s"] is not None else "")
-                    + (f", {p['measured_figure_difference']:+.3g} of the figure"
-                       if p["measured_figure_difference"] is not None else ""))
-        lines.append(f"  {p['ahead']} ahead of {p['behind']}: {p['ratio']:.3g}x{band}, {verdict}{said}")
-    return lines
+    return lines + [f"  {pair_text(p)}" for p in summary["pairs"]]

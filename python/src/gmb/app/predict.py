@@ -21,42 +21,46 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..report.cells import size_text
 from ..results.model import Results
-from ..results.profile import BLOCKING_SENDS, NONBLOCKING_SENDS, NOT_PRICED, Need, bin_label, need_of
+from ..results.profile import NOT_PRICED, SENDS, Need, need_of
+
+
+def bin_label(b: int) -> str:
+    """A size bin of a profile: "0 B", "1 B", "[8K, 16K)"."""
+    if b <= 0:
+        return f"{max(b + 1, 0)} B"
+    return f"[{size_text(1 << b)}, {size_text(2 << b)})"
+
 
 @dataclass
 class Curve:
-    """One configuration's figures of one Need, by size: (bytes, median, low, high), bytes ascending; ``time``: the
-    figures are times per call (us), else bandwidths (GB/s)."""
+    """One configuration's figures of one Need as times per call (us), by size: (bytes, median, low, high), bytes
+    ascending."""
     points: list[tuple[int, float, float, float]]
-    time: bool
+
+    @classmethod
+    def of_bandwidth(cls, points: list[tuple[int, float, float, float]]) -> Curve:
+        """From bandwidths (GB/s) by size: each size's time per message (the highest bandwidth the shortest time)."""
+        return cls([(b, _us(b, m), _us(b, hi), _us(b, lo)) for b, m, lo, hi in points])
 
     def per_call_us(self, size: float) -> tuple[float, float, float, str]:
         """Time per call at ``size`` (median, low, high) and how it was had: measured, interpolated, or
-        extrapolated below or above the sizes measured."""
+        extrapolated below the sizes measured (the smallest's time: a message's fixed cost) or above them (the
+        largest's bandwidth carries on)."""
         pts = self.points
         sizes = [p[0] for p in pts]
-        if size <= sizes[0] or len(pts) == 1 and size == sizes[0]:
-            how = "measured" if size == sizes[0] else "below the sizes measured: the smallest's"
-            b, m, lo, hi = pts[0]
-            if not self.time:  # a bandwidth at the smallest size: its time per message, not scaled down
-                return tuple(_us(b or 1, v) for v in (m, hi, lo)) + (how,)
-            return m, lo, hi, how
+        if size <= sizes[0]:
+            return (*pts[0][1:], "measured" if size == sizes[0] else "below the sizes measured: the smallest's")
         if size > sizes[-1]:
-            b, m, lo, hi = pts[-1]
-            scale = size / b  # the largest size's bandwidth carries on
-            vals = (m, lo, hi) if self.time else (_us(b, m), _us(b, hi), _us(b, lo))
-            return tuple(v * scale for v in vals) + (f"above the sizes measured ({sizes[-1]} B): its bandwidth",)
+            b, *values = pts[-1]
+            return (*(v * size / b for v in values), f"above the sizes measured ({sizes[-1]} B): its bandwidth")
         i = next(k for k in range(1, len(pts)) if sizes[k] >= size)
         (b0, *v0), (b1, *v1) = pts[i - 1], pts[i]
-        if not self.time:
-            v0 = [_us(b0, v0[0]), _us(b0, v0[2]), _us(b0, v0[1])]
-            v1 = [_us(b1, v1[0]), _us(b1, v1[2]), _us(b1, v1[1])]
         if size == b1:
             return (*v1, "measured")
-        f = (math.log(size) - math.log(b0)) / (math.log(b1) - math.log(b0)) if b0 > 0 else 0.0
-        return tuple(math.exp(math.log(a) + f * (math.log(c) - math.log(a))) for a, c in zip(v0, v1)) + (
-            "interpolated",)
+        f = (math.log(size) - math.log(b0)) / (math.log(b1) - math.log(b0))
+        return (*(math.exp(math.log(a) + f * (math.log(c) - math.log(a))) for a, c in zip(v0, v1)), "interpolated")
 
 
 def _us(size: int, gbps: float) -> float:
@@ -78,7 +82,8 @@ def curves(results: Results) -> dict[tuple[str, Need], Curve]:
             else:
                 need = Need(bench, None, p.memory, p.path_class, None, None)
             out.setdefault((p.configuration or p.library, need), []).append((p.bytes, p.median, p.low, p.high))
-    return {k: Curve(sorted(_one_per_size(v)), time=k[1].benchmark != "bw") for k, v in out.items()}
+    return {k: (Curve.of_bandwidth if k[1].benchmark == "bw" else Curve)(sorted(_one_per_size(v)))
+            for k, v in out.items()}
 
 
 def _one_per_size(pts: list[tuple]) -> list[tuple]:
@@ -133,8 +138,7 @@ def unpriced_calls(profile: dict) -> dict[str, int]:
     """Calls the prediction cannot price in any store (gmb measures no figure for them): call -> count."""
     out: dict[str, int] = {}
     for row in profile["rows"]:
-        sends = row["call"] in BLOCKING_SENDS or row["call"] in NONBLOCKING_SENDS
-        if need_of(row) is None and row["call"] not in NOT_PRICED and not sends:
+        if need_of(row) is None and row["call"] not in NOT_PRICED and row["call"] not in SENDS:
             out[row["call"]] = out.get(row["call"], 0) + row["count"]
     return out
 

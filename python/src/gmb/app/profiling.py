@@ -7,11 +7,11 @@ A profile directory holds ``profile.json`` (the merged profile), ``ranks/rank-N.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -26,6 +26,7 @@ from ..machine import launchers
 from ..machine.topology import Topology
 from ..outputs import write_new
 from ..results.profile import RANK_SCHEMA, SCHEMA, ProfileError
+from ..run.execute import stop_launch
 
 PROFILER = "libgmb-profile.so"
 # Where a launcher's own arguments end and the program starts is the launcher's business; these are the launchers
@@ -49,6 +50,7 @@ def profiler_of(conf: Configuration) -> Path:
                        f"before gmb profiled applications): rebuild it with `gmb build --force --library {conf.name}`")
 
 
+@functools.lru_cache(maxsize=None)  # a bare mpiexec is asked its version once
 def _launcher_kind(word: str) -> str | None:
     """"mpirun", "mpiexec" or "srun" for a launcher's name, None for anything else; a bare mpiexec is Open MPI's
     where its --version says so, else Hydra's."""
@@ -155,11 +157,11 @@ def run_application(argv: list[str], env: dict[str, str], log: Path, echo: bool 
             try:
                 rc = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
+                stop_launch(proc)
                 rc = 124
                 chunks.append(f"\ngmb: stopped after {timeout:g} s (--timeout)\n")
             except BaseException:
-                _kill_group(proc)
+                stop_launch(proc)
                 raise
             reader.join(timeout=10)
     except FileNotFoundError:
@@ -167,14 +169,6 @@ def run_application(argv: list[str], env: dict[str, str], log: Path, echo: bool 
     except PermissionError:
         raise ProfileError(f"cannot run {argv[0]!r}: not executable") from None
     return AppRun(argv, rc, time.monotonic() - t0, "".join(chunks))
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
 
 
 def _read_rank(path: Path) -> dict:
@@ -224,7 +218,7 @@ def _peer_memory(rows_of: dict[int, list[dict]], sender: int, row: dict) -> str:
     return kinds.pop() if len(kinds) == 1 else row["memory"]
 
 
-def merge(rank_dir: Path, world_size_hint: int | None, topo: Topology) -> dict:
+def merge(rank_dir: Path, topo: Topology) -> dict:
     """The ranks' profiles as one: every row with its rank, the peer's memory and the path class."""
     ranks = {}
     for f in sorted(rank_dir.glob("rank-*.json")):
@@ -254,16 +248,15 @@ def merge(rank_dir: Path, world_size_hint: int | None, topo: Topology) -> dict:
 
 def profile_run(conf: Configuration, argv: list[str], outdir: Path, env: dict[str, str], topo: Topology,
                 echo: bool = True, timeout: float | None = None) -> tuple[AppRun, dict]:
-    """Run the application profiled into ``outdir`` (made new by the caller); its run and merged profile (empty
-    where no rank wrote one)."""
+    """Run the application profiled into ``outdir`` (made new by the caller, who checked the application against
+    the profiler: check_application); its run and merged profile (empty where no rank wrote one)."""
     profiler = profiler_of(conf)
-    check_application(argv, profiler, conf)
     rank_dir = outdir / "ranks"
     rank_dir.mkdir()
     cmd, run_env = with_profiler(argv, env, profiler, rank_dir)
     write_new(outdir / "command.txt", shlex.join(cmd) + "\n")
     run = run_application(cmd, run_env, outdir / "output.log", echo=echo, timeout=timeout)
-    return run, merge(rank_dir, None, topo)
+    return run, merge(rank_dir, topo)
 
 
 def no_profile_reason(run: AppRun) -> str:

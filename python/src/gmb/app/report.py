@@ -13,7 +13,8 @@ from ..outputs import write_new
 from ..report.cells import Table
 from ..report.html import _CSS
 from ..report.render_html import escape, figure_html, table_html
-from ..results.profile import BLOCKING_SENDS, NONBLOCKING_SENDS, NOT_PRICED, bin_label, need_of
+from ..results.profile import NOT_PRICED, SENDS, need_of, totals
+from .predict import bin_label
 
 # where a rank's time in MPI went: the sends priced at their figure, the receives and waits (the other side of
 # messages, and waiting for them), the collectives priced, and calls gmb has no figure for
@@ -30,7 +31,7 @@ def breakdown(profile: dict, rank: int) -> dict[str, float]:
         need = need_of(row)
         if need is not None:
             out["priced collectives" if need.benchmark == "coll" else "priced sends"] += t
-        elif row["call"] in NOT_PRICED or row["call"] in BLOCKING_SENDS | NONBLOCKING_SENDS:  # or to MPI_PROC_NULL
+        elif row["call"] in NOT_PRICED or row["call"] in SENDS:  # a send not priced: to MPI_PROC_NULL
             out["receives and waits"] += t
         else:
             out["calls not priced"] += t
@@ -74,26 +75,18 @@ def missed(measured_mpi_s: float | None, predicted_s: float | None, parts: dict[
 
 
 def _histogram_table(profile: dict) -> Table:
-    rows: dict[tuple, list] = {}
-    for row in profile["rows"]:
-        key = (row["call"], row["memory"], row.get("path") or (f"{row['comm_size']} ranks" if row["comm_size"]
-                                                               else "-"), row["bin"])
-        acc = rows.setdefault(key, [0, 0, 0.0])
-        acc[0] += row["count"]
-        acc[1] += row["bytes"]
-        acc[2] += row["call_s"] + row["wait_s"]
     return Table("The profile: calls by kind, memory, path and size (all ranks)",
                  ["call", "memory", "path or ranks", "size", "calls", "bytes", "time in call and waits (s)"],
-                 [[c, m, p, bin_label(b), n, nb, round(t, 6)] for (c, m, p, b), (n, nb, t) in
-                  sorted(rows.items(), key=lambda kv: -kv[1][2])],
+                 [[c, m, w, bin_label(b), n, nb, round(t, 6)] for (c, m, w, b), (n, nb, t, _) in
+                  sorted(totals(profile, by_bin=True).items(), key=lambda kv: -kv[1][2])],
                  note=f"{profile['ranks']} ranks; {profile['mpi_library']}; command: {' '.join(profile['command'])}")
 
 
 def _histogram_figure(profile: dict) -> bytes | None:
     try:
-        import matplotlib
-        matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+
+        from ..report.plots import _png  # the report's own PNG writer (it selects the Agg backend)
     except ImportError:
         return None
     calls: dict[str, dict[int, int]] = {}
@@ -117,27 +110,44 @@ def _histogram_figure(profile: dict) -> bytes | None:
         ax.set_yscale("log")  # a few sizes of many calls would hide the others
     ax.set_title("Messages by size and call")
     ax.legend(fontsize=9)
-    import io
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
-    return buf.getvalue()
+    return _png(fig)
+
+
+def estimate_text(e: dict | None, unit: str = "") -> str:
+    """A measured figure over runs: "0.431 [0.386, 0.481]"."""
+    if not e:
+        return "-"
+    band = f" [{e['low']:.4g}, {e['high']:.4g}]" if e["low"] is not None else " (one run: no interval)"
+    return f"{e['value']:.4g}{unit}{band}"
+
+
+def predicted_text(pred: dict | None) -> str:
+    if not pred:
+        return "-"
+    return (f"{pred['predicted_s']:.4g} s [{pred['low_s']:.4g}, {pred['high_s']:.4g}]"
+            + ("" if pred["complete"] else " (incomplete)"))
+
+
+def pair_text(p: dict) -> str:
+    """One pair of configurations: measured ratio, its test, and the prediction beside it."""
+    verdict = "proven" if p.get("proven") else "not proven (Holm, 95 % over all pairs)"
+    band = f" [{p['low']:.3g}, {p['high']:.3g}]" if p["low"] is not None else ""
+    said = ""
+    if "predicted_ahead" in p:
+        order = "the same way" if p["predicted_ahead"] else "the other way round"
+        said = (f"; predicted {order}" + ("" if p.get("proven") else " (the measured order is not proven)")
+                + f": {p['behind']} predicted {1e3 * p['predicted_difference_s']:+.3g} ms of communication"
+                + (f", measured {1e3 * p['measured_mpi_difference_s']:+.3g} ms of MPI time"
+                   if p["measured_mpi_difference_s"] is not None else "")
+                + (f", {p['measured_figure_difference']:+.3g} of the figure"
+                   if p["measured_figure_difference"] is not None else ""))
+    return f"{p['ahead']} ahead of {p['behind']}: {p['ratio']:.3g}x{band}, {verdict}{said}"
 
 
 def _verification_table(summary: dict) -> Table:
-    def est(e, unit=""):
-        if not e:
-            return "-"
-        band = f" [{e['low']:.4g}, {e['high']:.4g}]" if e["low"] is not None else " (one run)"
-        return f"{e['value']:.4g}{unit}{band}"
-
-    rows = []
-    for r in summary["configurations"]:
-        pred = r["predicted_s"]
-        rows.append([r["configuration"], r["launches"], r["failed"], est(r["figure"]), est(r["mpi_s"], " s"),
-                     (f"{pred['predicted_s']:.4g} s [{pred['low_s']:.4g}, {pred['high_s']:.4g}]"
-                      + ("" if pred["complete"] else " (incomplete)")) if pred else "-", r.get("missed", "")])
+    rows = [[r["configuration"], r["launches"], r["failed"], estimate_text(r["figure"]),
+             estimate_text(r["mpi_s"], " s"), predicted_text(r["predicted_s"]), r.get("missed", "")]
+            for r in summary["configurations"]]
     return Table("Measured and predicted, per configuration", ["configuration", "runs", "failed", summary["figure"],
                                                                 "MPI time, slowest rank", "predicted communication",
                                                                 "where the prediction missed"], rows)
@@ -157,16 +167,8 @@ def report_html(summary: dict, profile: dict | None, prediction_lines: list[str]
     if prediction_lines:
         parts.append("<h3>The prediction</h3><pre>" + escape("\n".join(prediction_lines)) + "</pre>")
     parts.append(table_html(_verification_table(summary), "verification"))
-    pairs = [f"{p['ahead']} ahead of {p['behind']}: {p['ratio']:.3g}x"
-             + (f" [{p['low']:.3g}, {p['high']:.3g}]" if p["low"] is not None else "")
-             + (", proven" if p.get("proven") else ", not proven (Holm, 95 % over all pairs)")
-             + ("" if "predicted_ahead" not in p else "; predicted " + ("the same way" if p["predicted_ahead"]
-                                                                        else "the other way round")
-                + f" ({1e3 * p['predicted_difference_s']:+.3g} ms of communication predicted for {p['behind']}"
-                + (f", {1e3 * p['measured_mpi_difference_s']:+.3g} ms of MPI time measured)"
-                   if p["measured_mpi_difference_s"] is not None else ")"))
-             for p in summary["pairs"]]
-    parts.append("<h3>Each pair</h3><ul>" + "".join(f"<li>{escape(x)}</li>" for x in pairs) + "</ul>")
+    parts.append("<h3>Each pair</h3><ul>" + "".join(f"<li>{escape(pair_text(p))}</li>" for p in summary["pairs"])
+                 + "</ul>")
     parts.append("</section></body></html>")
     return "\n".join(parts)
 

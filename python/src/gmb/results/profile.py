@@ -20,6 +20,7 @@ class ProfileError(UsageError):
 
 BLOCKING_SENDS = {"MPI_Send", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend", "MPI_Sendrecv", "MPI_Sendrecv_replace"}
 NONBLOCKING_SENDS = {"MPI_Isend", "MPI_Issend", "MPI_Irsend", "MPI_Ibsend"}
+SENDS = BLOCKING_SENDS | NONBLOCKING_SENDS
 # the other side of a message priced at its sender, or time spent waiting for one
 NOT_PRICED = {"MPI_Recv", "MPI_Irecv", "MPI_Sendrecv (receive)", "wait (requests the profiler did not start)"}
 # collective calls -> gmb-bench coll's operation
@@ -50,9 +51,9 @@ class Need:
 def need_of(row: dict) -> Need | None:
     """What prices a profile row; None for a row that is not priced (NOT_PRICED)."""
     call = row["call"]
-    if (call in BLOCKING_SENDS or call in NONBLOCKING_SENDS) and row["peer"] < 0:
+    if call in SENDS and row["peer"] < 0:
         return None  # to MPI_PROC_NULL: no message (a Sendrecv's time is then its receive's wait)
-    if call in BLOCKING_SENDS or call in NONBLOCKING_SENDS:
+    if call in SENDS:
         return Need("latency" if call in BLOCKING_SENDS else "bw", None, f"{row['memory']}:{row['peer_memory']}",
                     row["path"], None, None)
     if call in OPERATIONS:
@@ -65,18 +66,23 @@ def needs(profile: dict) -> list[Need]:
     return list(dict.fromkeys(n for n in map(need_of, profile["rows"]) if n is not None))
 
 
-def bin_label(b: int) -> str:
-    """A size bin: "0 B", "1 B", "[8 KiB, 16 KiB)"."""
-    if b <= 0:
-        return f"{max(b + 1, 0)} B"
-    return f"[{_size(1 << b)}, {_size(2 << b)})"
+def where(row: dict) -> str:
+    """Where a row's messages went: the path of a point-to-point row, the ranks of a collective's communicator."""
+    return row.get("path") or (f"{row['comm_size']} ranks" if row["comm_size"] else "-")
 
 
-def _size(n: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.4g} {unit}"
-    return f"{n} B"
+def totals(profile: dict, by_bin: bool) -> dict[tuple, list]:
+    """The profile's rows over all ranks by (call, memory, where) and, with ``by_bin``, size bin: [calls, bytes,
+    time in the call and waits (s), {bin: calls}]."""
+    out: dict[tuple, list] = {}
+    for row in profile["rows"]:
+        key = (row["call"], row["memory"], where(row), *((row["bin"],) if by_bin else ()))
+        acc = out.setdefault(key, [0, 0, 0.0, {}])
+        acc[0] += row["count"]
+        acc[1] += row["bytes"]
+        acc[2] += row["call_s"] + row["wait_s"]
+        acc[3][row["bin"]] = acc[3].get(row["bin"], 0) + row["count"]
+    return out
 
 
 def load_profile(path: str | Path) -> dict:
