@@ -178,6 +178,26 @@ def test_default_campaign_on_a_four_gpu_node(node_libs):
     assert ("system-ompi", "same-gpu") in reasons
 
 
+def test_gpus_that_change_nothing_set_no_variable_and_their_blocks_share_engine_launches(node_libs):
+    """On a node whose GPUs a block lists all, in order (one GPU: both ranks on GPU 0), CUDA_VISIBLE_DEVICES would
+    change nothing: it is left out, so the block shares an engine launch with the blocks of host memory; a block
+    that restricts the GPUs (the same-GPU pair on 4 GPUs, one NVLink pair) keeps it."""
+    one = Topology(gpus=[Gpu(0, "NVIDIA H100 80GB HBM3")], links={}, numa_nodes={0: "0-15"})
+    libs = [lib for lib in node_libs if lib.name in ("ompi-ucx", "ompi-ob1")]
+    descs = node_descriptions(libs)
+    c = generated.default_campaign(one, libs, descs)
+    kept, _ = plan(c, libs, descs)
+    dropped, _ = plan(c, libs, descs, node_gpus=1)
+    assert {x.env.get("CUDA_VISIBLE_DEVICES") for x in kept} == {None, "0"}
+    assert all("CUDA_VISIBLE_DEVICES" not in x.env for x in dropped)
+    assert sorted(x.launch_id for x in kept) == sorted(x.launch_id for x in dropped)  # the same launches and points
+    engine_launches = {name: len(bundles.bundles(xs, c.seed)) for name, xs in (("kept", kept), ("dropped", dropped))}
+    assert engine_launches["dropped"] == c.repetitions * len(libs) < engine_launches["kept"], engine_launches
+    c4 = generated.default_campaign(TOPO4, libs, descs)
+    env4 = {(x.planned_path, x.ranks): x.env.get("CUDA_VISIBLE_DEVICES") for x in plan(c4, libs, descs, node_gpus=4)[0]}
+    assert env4[("same-gpu", 2)] == "0" and env4[("nvlink", 2)] == "0,1" and env4[(None, 4)] is None
+
+
 def test_default_campaign_estimate(node_libs, capsys):
     """The default campaign on a 4 x H200 node: its estimate is printed (``gmb plan`` says the same before
     the machine is held) and every launch has a timeout, so a hung one cannot stretch the campaign."""

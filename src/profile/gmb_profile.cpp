@@ -47,7 +47,9 @@ const char* memory_name(Memory m) {
 // One row of the profile. peer: the peer's rank in MPI_COMM_WORLD (point-to-point; -1 for MPI_ANY_SOURCE or a
 // peer outside MPI_COMM_WORLD); comm_size and comm_hosts: the communicator's ranks and the hosts they run on
 // (collectives; 0 for point-to-point). bin: floor(log2(bytes)), -1 for empty messages. device: the CUDA device
-// ordinal of the buffer (-1 for host memory).
+// ordinal of the buffer (-1 for host memory). tag: the message tag (point-to-point; -1 for MPI_ANY_TAG, collectives
+// and one-sided calls), so that a send is matched with the receives of its own messages when one peer receives
+// messages of one size into buffers of several memory kinds.
 struct Key {
   const char* call = "";  // a string literal: no allocation per call
   int peer = -1;
@@ -56,10 +58,11 @@ struct Key {
   Memory memory = Memory::host;
   int device = -1;
   int bin = -1;
+  int tag = -1;
   bool operator<(const Key& o) const {
     if (int c = std::strcmp(call, o.call)) return c < 0;
-    return std::tie(peer, comm_size, comm_hosts, memory, device, bin) <
-           std::tie(o.peer, o.comm_size, o.comm_hosts, o.memory, o.device, o.bin);
+    return std::tie(peer, comm_size, comm_hosts, memory, device, bin, tag) <
+           std::tie(o.peer, o.comm_size, o.comm_hosts, o.memory, o.device, o.bin, o.tag);
   }
 };
 
@@ -201,10 +204,11 @@ std::uint64_t bytes_of(int count, MPI_Datatype type) {
 }
 
 // A call's row: point-to-point (peer in comm) or collective (comm) on this buffer and this many bytes.
-Key key_of(Profile& p, const char* call, const void* buf, std::uint64_t bytes, MPI_Comm comm, int peer, bool collective,
-           double t) {
+Key key_of(Profile& p, const char* call, const void* buf, std::uint64_t bytes, MPI_Comm comm, int peer, int tag,
+           bool collective, double t) {
   Key k;
   k.call = call;
+  k.tag = tag < 0 ? -1 : tag;
   k.memory = memory_of(p, buf, &k.device, t);
   k.bin = bin_of(bytes);
   if (collective) {
@@ -227,12 +231,12 @@ void add(Profile& p, const Key& k, std::uint64_t bytes, double call_s) {
 }
 
 // Records a finished call: [t0, t1] is the call's own time; bookkeeping after t1 counts as the profiler's overhead.
-void record(const char* call, const void* buf, std::uint64_t bytes, MPI_Comm comm, int peer, bool collective,
+void record(const char* call, const void* buf, std::uint64_t bytes, MPI_Comm comm, int peer, int tag, bool collective,
             double t0, double t1, MPI_Request* request = nullptr) {
   Profile& p = profile();
   if (!p.active) return;
   std::lock_guard<std::mutex> guard(p.lock);
-  Key k = key_of(p, call, buf, bytes, comm, peer, collective, t1);
+  Key k = key_of(p, call, buf, bytes, comm, peer, tag, collective, t1);
   add(p, k, bytes, t1 - t0);
   if (request && *request != MPI_REQUEST_NULL) p.pending.emplace(*request, k);
   p.overhead_s += now() - t1;
@@ -330,10 +334,10 @@ void write_profile(Profile& p, double finalize_t) {
   first = true;
   for (const auto& [k, t] : p.rows) {
     std::fprintf(f, "%s\n {\"call\": %s, \"peer\": %d, \"comm_size\": %d, \"comm_hosts\": %d, \"memory\": \"%s\", "
-                    "\"device\": %d, \"bin\": %d, \"count\": %llu, \"bytes\": %llu, \"min_bytes\": %llu, "
+                    "\"device\": %d, \"bin\": %d, \"tag\": %d, \"count\": %llu, \"bytes\": %llu, \"min_bytes\": %llu, "
                     "\"max_bytes\": %llu, \"call_s\": %.9g, \"wait_s\": %.9g, \"waited\": %llu}",
                  first ? "" : ",", quoted(k.call).c_str(), k.peer, k.comm_size, k.comm_hosts, memory_name(k.memory),
-                 k.device, k.bin, static_cast<unsigned long long>(t.count), static_cast<unsigned long long>(t.bytes),
+                 k.device, k.bin, k.tag, static_cast<unsigned long long>(t.count), static_cast<unsigned long long>(t.bytes),
                  static_cast<unsigned long long>(t.count ? t.min_bytes : 0),
                  static_cast<unsigned long long>(t.max_bytes), t.call_s, t.wait_s,
                  static_cast<unsigned long long>(t.waited));
@@ -415,7 +419,7 @@ int MPI_Comm_free(MPI_Comm* comm) {
   int NAME(const void* buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm) { \
     double t0 = now();                                                                    \
     int rc = P##NAME(buf, count, type, peer, tag, comm);                                  \
-    record(#NAME, buf, bytes_of(count, type), comm, peer, false, t0, now());              \
+    record(#NAME, buf, bytes_of(count, type), comm, peer, tag, false, t0, now());         \
     return rc;                                                                            \
   }
 GMB_P2P_BLOCKING(MPI_Send)
@@ -427,7 +431,7 @@ GMB_P2P_BLOCKING(MPI_Bsend)
   int NAME(const void* buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Request* r) { \
     double t0 = now();                                                                                     \
     int rc = P##NAME(buf, count, type, peer, tag, comm, r);                                                \
-    record(#NAME, buf, bytes_of(count, type), comm, peer, false, t0, now(), r);                            \
+    record(#NAME, buf, bytes_of(count, type), comm, peer, tag, false, t0, now(), r);                       \
     return rc;                                                                                             \
   }
 GMB_P2P_NONBLOCKING(MPI_Isend)
@@ -443,14 +447,15 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
   const MPI_Status& st = status == MPI_STATUS_IGNORE ? own : *status;
   int got = 0;
   PMPI_Get_count(&st, type, &got);
-  record("MPI_Recv", buf, bytes_of(got, type), comm, rc == MPI_SUCCESS ? st.MPI_SOURCE : source, false, t0, t1);
+  record("MPI_Recv", buf, bytes_of(got, type), comm, rc == MPI_SUCCESS ? st.MPI_SOURCE : source,
+         rc == MPI_SUCCESS ? st.MPI_TAG : tag, false, t0, t1);
   return rc;
 }
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* r) {
   double t0 = now();
   int rc = PMPI_Irecv(buf, count, type, source, tag, comm, r);
-  record("MPI_Irecv", buf, bytes_of(count, type), comm, source, false, t0, now(), r);
+  record("MPI_Irecv", buf, bytes_of(count, type), comm, source, tag, false, t0, now(), r);
   return rc;
 }
 
@@ -460,8 +465,8 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
   int rc = PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
   double t1 = now();
   // the send's row carries the call's time; the receive's row counts what arrived
-  record("MPI_Sendrecv", sbuf, bytes_of(scount, stype), comm, dest, false, t0, t1);
-  record("MPI_Sendrecv (receive)", rbuf, bytes_of(rcount, rtype), comm, source, false, t1, t1);
+  record("MPI_Sendrecv", sbuf, bytes_of(scount, stype), comm, dest, stag, false, t0, t1);
+  record("MPI_Sendrecv (receive)", rbuf, bytes_of(rcount, rtype), comm, source, rtag, false, t1, t1);
   return rc;
 }
 
@@ -469,7 +474,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int 
                          MPI_Comm comm, MPI_Status* status) {
   double t0 = now();
   int rc = PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status);
-  record("MPI_Sendrecv_replace", buf, bytes_of(count, type), comm, dest, false, t0, now());
+  record("MPI_Sendrecv_replace", buf, bytes_of(count, type), comm, dest, stag, false, t0, now());
   return rc;
 }
 
@@ -541,21 +546,21 @@ static int comm_size_of(MPI_Comm comm) {  // static: not one of the interposed n
 int MPI_Barrier(MPI_Comm comm) {
   double t0 = now();
   int rc = PMPI_Barrier(comm);
-  record("MPI_Barrier", nullptr, 0, comm, -1, true, t0, now());
+  record("MPI_Barrier", nullptr, 0, comm, -1, -1, true, t0, now());
   return rc;
 }
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   double t0 = now();
   int rc = PMPI_Bcast(buf, count, type, root, comm);
-  record("MPI_Bcast", buf, bytes_of(count, type), comm, -1, true, t0, now());
+  record("MPI_Bcast", buf, bytes_of(count, type), comm, -1, -1, true, t0, now());
   return rc;
 }
 
 int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
   double t0 = now();
   int rc = PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
-  record("MPI_Reduce", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes_of(count, type), comm, -1, true, t0, now());
+  record("MPI_Reduce", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes_of(count, type), comm, -1, -1, true, t0, now());
   return rc;
 }
 
@@ -564,7 +569,7 @@ int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_O
   int NAME(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {          \
     double t0 = now();                                                                                       \
     int rc = P##NAME(sbuf, rbuf, count, type, op, comm);                                                     \
-    record(#NAME, sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes_of(count, type), comm, -1, true, t0, now());    \
+    record(#NAME, sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes_of(count, type), comm, -1, -1, true, t0, now());    \
     return rc;                                                                                               \
   }
 GMB_REDUCING(MPI_Allreduce)
@@ -575,14 +580,14 @@ int MPI_Iallreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype type, M
                    MPI_Request* r) {
   double t0 = now();
   int rc = PMPI_Iallreduce(sbuf, rbuf, count, type, op, comm, r);
-  record("MPI_Iallreduce", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes_of(count, type), comm, -1, true, t0, now(), r);
+  record("MPI_Iallreduce", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes_of(count, type), comm, -1, -1, true, t0, now(), r);
   return rc;
 }
 
 int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* r) {
   double t0 = now();
   int rc = PMPI_Ibcast(buf, count, type, root, comm, r);
-  record("MPI_Ibcast", buf, bytes_of(count, type), comm, -1, true, t0, now(), r);
+  record("MPI_Ibcast", buf, bytes_of(count, type), comm, -1, -1, true, t0, now(), r);
   return rc;
 }
 
@@ -593,7 +598,7 @@ int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
     int rc = P##NAME(sbuf, scount, stype, rbuf, rcount, rtype, comm);                                      \
     bool in_place = sbuf == MPI_IN_PLACE;                                                                  \
     std::uint64_t block = in_place ? bytes_of(rcount, rtype) : bytes_of(scount, stype);                    \
-    record(#NAME, in_place ? rbuf : sbuf, block * comm_size_of(comm), comm, -1, true, t0, now());          \
+    record(#NAME, in_place ? rbuf : sbuf, block * comm_size_of(comm), comm, -1, -1, true, t0, now());          \
     return rc;                                                                                             \
   }
 GMB_GATHER_LIKE(MPI_Allgather)
@@ -606,7 +611,7 @@ GMB_GATHER_LIKE(MPI_Alltoall)
     int rc = P##NAME(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);                                \
     bool in_place = sbuf == MPI_IN_PLACE || sbuf == nullptr;                                               \
     std::uint64_t block = in_place ? bytes_of(rcount, rtype) : bytes_of(scount, stype);                    \
-    record(#NAME, in_place ? rbuf : sbuf, block * comm_size_of(comm), comm, -1, true, t0, now());          \
+    record(#NAME, in_place ? rbuf : sbuf, block * comm_size_of(comm), comm, -1, -1, true, t0, now());          \
     return rc;                                                                                             \
   }
 GMB_ROOTED(MPI_Gather)
@@ -618,7 +623,7 @@ int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
   int rc = PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
   std::uint64_t bytes = 0;
   for (int i = 0, n = comm_size_of(comm); i < n; ++i) bytes += bytes_of(rcounts[i], rtype);
-  record("MPI_Allgatherv", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes, comm, -1, true, t0, now());
+  record("MPI_Allgatherv", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes, comm, -1, -1, true, t0, now());
   return rc;
 }
 
@@ -630,7 +635,7 @@ int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MP
   bool in_place = sbuf == MPI_IN_PLACE;
   for (int i = 0, n = comm_size_of(comm); i < n; ++i)
     bytes += in_place ? bytes_of(rcounts[i], rtype) : bytes_of(scounts[i], stype);
-  record("MPI_Alltoallv", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes, comm, -1, true, t0, now());
+  record("MPI_Alltoallv", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes, comm, -1, -1, true, t0, now());
   return rc;
 }
 
@@ -638,7 +643,7 @@ int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int count, MPI_Dataty
   double t0 = now();
   int rc = PMPI_Reduce_scatter_block(sbuf, rbuf, count, type, op, comm);
   record("MPI_Reduce_scatter_block", sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes_of(count, type) * comm_size_of(comm),
-         comm, -1, true, t0, now());
+         comm, -1, -1, true, t0, now());
   return rc;
 }
 
@@ -648,7 +653,7 @@ int MPI_Put(const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Ai
             MPI_Datatype ttype, MPI_Win win) {
   double t0 = now();
   int rc = PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win);
-  record("MPI_Put", obuf, bytes_of(ocount, otype), MPI_COMM_NULL, -1, false, t0, now());
+  record("MPI_Put", obuf, bytes_of(ocount, otype), MPI_COMM_NULL, -1, -1, false, t0, now());
   return rc;
 }
 
@@ -656,7 +661,7 @@ int MPI_Get(void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint dis
             MPI_Win win) {
   double t0 = now();
   int rc = PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win);
-  record("MPI_Get", obuf, bytes_of(ocount, otype), MPI_COMM_NULL, -1, false, t0, now());
+  record("MPI_Get", obuf, bytes_of(ocount, otype), MPI_COMM_NULL, -1, -1, false, t0, now());
   return rc;
 }
 

@@ -178,6 +178,7 @@ def cmd_tables(args):
 
 def cmd_compare(args):
     from .report import compare, render_csv, render_text
+    from .report.machine_change import machine_change, machine_change_text
 
     _check_csv_dir(args.csv)
     try:
@@ -201,6 +202,9 @@ def cmd_compare(args):
     summary = compare.summary(comparison, a_name, b_name)
     if tol:
         summary.append(f"{len(bad)} tolerance violations ({args.reference})")
+    changed = machine_change(a, b)
+    if changed:
+        summary.append(machine_change_text(changed))
     print("\n".join(summary), file=sys.stderr)
     if not rows:  # nothing compared is not a regression (exit 1): the inputs share no point
         print("gmb compare: no point is present in both result sets (same benchmark, operation, memory, strategy, "

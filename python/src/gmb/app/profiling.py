@@ -210,12 +210,47 @@ def _bus(pci_bus_id: str) -> str:
     return ":".join(pci_bus_id.lower().split(":")[-2:])
 
 
-def _peer_memory(rows_of: dict[int, list[dict]], sender: int, row: dict) -> str:
-    """The memory kind the peer received a send row's messages in (its receive rows from this rank at this size), or
-    the sender's own where the peer's rows do not tell one kind."""
-    kinds = {r["memory"] for r in rows_of.get(row["peer"], []) if r["peer"] == sender and r["bin"] == row["bin"]
-             and ("recv" in r["call"].lower() or "receive" in r["call"])}
-    return kinds.pop() if len(kinds) == 1 else row["memory"]
+def _is_receive(row: dict) -> bool:
+    return "recv" in row["call"].lower() or "receive" in row["call"]
+
+
+def _peer_memories(rows_of: dict[int, list[dict]], rank: int, row: dict) -> list[tuple[str, float]]:
+    """The memory kinds of the other side of a point-to-point row's messages, with the share of the row's messages
+    each took: the peer's receive rows from this rank (for a send) or send rows to it (for a receive) at this size,
+    of the row's tag where the rows name tags (any tag, or a profile without tags, matches every tag). A peer that
+    used several kinds at one tag and size shares the row among them by its counts; the row's own kind where the
+    peer's rows tell none."""
+    receive = _is_receive(row)
+    other = [r for r in rows_of.get(row["peer"], []) if r["peer"] == rank and r["bin"] == row["bin"]
+             and r["comm_size"] == 0 and _is_receive(r) != receive]
+    tag = row.get("tag", -1)
+    same_tag = [r for r in other if tag < 0 or r.get("tag", -1) in (tag, -1)]
+    counts: dict[str, int] = {}
+    for r in same_tag or other:
+        counts[r["memory"]] = counts.get(r["memory"], 0) + r["count"]
+    total = sum(counts.values())
+    if not total:
+        return [(row["memory"], 1.0)]
+    return [(kind, n / total) for kind, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+
+
+def _shares(row: dict, memories: list[tuple[str, float]]) -> list[tuple[str, dict]]:
+    """The row as one row per peer memory kind: its count apportioned by the shares (largest remainder, so the
+    counts add up), bytes and times in proportion to the count."""
+    if len(memories) == 1:
+        return [(memories[0][0], row)]
+    exact = [share * row["count"] for _, share in memories]
+    counts = [int(x) for x in exact]
+    for i in sorted(range(len(exact)), key=lambda i: counts[i] - exact[i])[:row["count"] - sum(counts)]:
+        counts[i] += 1
+    out = []
+    for (kind, _), n in zip(memories, counts):
+        if n:
+            f = n / row["count"]
+            out.append((kind, {**row, "count": n, "bytes": round(row["bytes"] * f), "call_s": row["call_s"] * f,
+                               "wait_s": row["wait_s"] * f, "waited": round(row.get("waited", 0) * f),
+                               "shared_from": row["count"]}))
+    return out
 
 
 def merge(rank_dir: Path, topo: Topology) -> dict:
@@ -230,11 +265,13 @@ def merge(rank_dir: Path, topo: Topology) -> dict:
     rows_of = {r: d["rows"] for r, d in ranks.items()}
     rows = []
     for r, d in sorted(ranks.items()):
-        for row in d["rows"]:
-            peer_memory = _peer_memory(rows_of, r, row) if row["peer"] >= 0 else row["memory"]
-            rows.append({**row, "rank": r, "peer_memory": peer_memory,
-                         "path": path_class(d, ranks.get(row["peer"]), row, peer_memory, topo)
-                         if row["comm_size"] == 0 and row["peer"] >= 0 else None})
+        for whole in d["rows"]:
+            memories = _peer_memories(rows_of, r, whole) if whole["peer"] >= 0 and whole["comm_size"] == 0 \
+                else [(whole["memory"], 1.0)]
+            for peer_memory, row in _shares(whole, memories):
+                rows.append({**row, "rank": r, "peer_memory": peer_memory,
+                             "path": path_class(d, ranks.get(row["peer"]), row, peer_memory, topo)
+                             if row["comm_size"] == 0 and row["peer"] >= 0 else None})
     first = ranks[min(ranks)]
     return {"schema": SCHEMA, "ranks": world, "profiled_ranks": sorted(ranks),
             "missing_ranks": sorted(set(range(world)) - set(ranks)),

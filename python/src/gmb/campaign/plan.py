@@ -170,11 +170,12 @@ def _hands_device_pointers(desc: EngineDescription, b: Benchmark, memory: str, s
 
 
 def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDescription], hosts: int | None = None,
-         gpus_elsewhere: bool = False) -> tuple[list[Launch], list[tuple[str, str, str]]]:
+         gpus_elsewhere: bool = False, node_gpus: int | None = None) -> tuple[list[Launch], list[tuple[str, str, str]]]:
     """Expand the matrix. Returns (launches in run order, skipped (library, what, reason)). ``descriptions``: each
     library's engine description (a library without one is skipped). ``hosts``: how many hosts the launches may use
     (--nodes, a hostfile's hosts); 1 skips blocks of path "inter-node", None: unknown. ``gpus_elsewhere``: the
-    launches run on nodes with GPUs, not here (unavailable_memory)."""
+    launches run on nodes with GPUs, not here (unavailable_memory). ``node_gpus``: how many GPUs each node of the
+    launches has (None: unknown), for visible_gpus."""
     by_name = {lib.name: lib for lib in libs}
     skipped = list(c.skipped)
     launches: list[Launch] = []
@@ -206,7 +207,7 @@ def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDesc
                 continue
             envs = environments(bi, block, lib, skipped)
             for bench in block.benchmarks if envs else ():
-                launches += _launches(c, bi, block, lib, desc, bench, envs, skipped, gpus_elsewhere)
+                launches += _launches(c, bi, block, lib, desc, bench, envs, skipped, gpus_elsewhere, node_gpus)
     peaks = [x for x in launches if x.family == "peaks"]
     rest = [x for x in launches if x.family != "peaks"]
     if c.order == "random":
@@ -215,8 +216,22 @@ def plan(c: Campaign, libs: list[MpiLibrary], descriptions: dict[str, EngineDesc
     return peaks + rest, skipped
 
 
+def visible_gpus(gpus: list[int] | None, node_gpus: int | None) -> dict[str, str]:
+    """CUDA_VISIBLE_DEVICES for a block's GPUs (rank i on the i-th listed GPU), or none where it would change nothing
+    on nodes of ``node_gpus`` GPUs: every GPU of the node listed once, in order, so that each rank sees what it sees
+    without it and is on the GPU the engine picks anyway (its local rank modulo the GPUs it sees). A launch without
+    the variable shares an engine launch with blocks of host memory (bundles.sharing_key compares environments)."""
+    if gpus is None:
+        return {}
+    listed = list(dict.fromkeys(gpus))
+    if node_gpus is not None and listed == list(range(node_gpus)):
+        return {}
+    return {"CUDA_VISIBLE_DEVICES": ",".join(str(g) for g in listed)}
+
+
 def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineDescription, bench: str,
-              envs: list[tuple[str, dict[str, str]]], skipped: list, gpus_elsewhere: bool = False) -> list[Launch]:
+              envs: list[tuple[str, dict[str, str]]], skipped: list, gpus_elsewhere: bool = False,
+              node_gpus: int | None = None) -> list[Launch]:
     """The launches of one benchmark of one block for one library, once per (launch id suffix, environment) of
     ``envs`` (environments.py), with what cannot run skipped."""
     name, b = lib.name, desc.benchmark(bench)
@@ -258,8 +273,7 @@ def _launches(c: Campaign, bi: int, block: Block, lib: MpiLibrary, desc: EngineD
                                     "ranks_per_node = 1 the series starts at 2 nodes (ranks_per_node 2 or more "
                                     "measures one node too)"))
                     continue
-                gpus = {} if block.gpus is None else {
-                    "CUDA_VISIBLE_DEVICES": ",".join(str(g) for g in dict.fromkeys(block.gpus))}
+                gpus = visible_gpus(block.gpus, node_gpus)
                 for op, sizes in (g for o in ops for g in _scaled(desc, block, o, ranks)):
                     args = engine_args(bench, block, mem, strat, op, lib.transport, sizes)
                     label = f"{bench}-{op.replace(',', '+')}" if op else bench

@@ -309,6 +309,7 @@ def prepare(opts: SessionOptions, do_build: bool, run_doctor: bool) -> Planned:
     runnable = confs_mod.runnable(confs)
     descriptions = confs_mod.descriptions(confs)
     c = campaign(opts, confs_mod.libraries(runnable), descriptions, topo, loaded, host_count)
-    launches, skipped = plan(c, confs_mod.libraries(runnable), descriptions, hosts=host_count)
+    launches, skipped = plan(c, confs_mod.libraries(runnable), descriptions, hosts=host_count,
+                             node_gpus=len(topo.gpus) if topo.gpus and "CUDA_VISIBLE_DEVICES" not in os.environ else None)
     check_nic_reaches(launches, hosts_given(opts), opts.ranks_per_node)
     return Planned(c, confs, launches, confs_mod.skipped(confs) + skipped, topo, settings)
