@@ -108,3 +108,24 @@ def test_without_tags_a_send_is_shared_among_the_kinds_its_peer_received_in(tmp_
     assert {r["peer_memory"]: r["count"] for r in pinned} == {"device": 50, "host": 25, "managed": 25}
     assert sum(r["bytes"] for r in pinned) == 100 * 65536 and all(r["shared_from"] == 100 for r in pinned)
     assert {r["path"] for r in pinned} == {"host-device", "host"}
+
+
+def test_a_sendrecv_is_matched_with_the_receive_side_of_its_peers_sendrecv(tmp_path):
+    """Two ranks exchanging with MPI_Sendrecv: rank 0 sends from device memory into rank 1's host buffer and rank 1
+    sends from host memory into rank 0's device buffer. The send row (MPI_Sendrecv) is matched with the peer's
+    receive row (MPI_Sendrecv (receive)), not with the peer's own send: both directions are host-device."""
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    recorded = json.loads((KINDS_APP / "ranks" / "rank-0.json").read_text())
+    for rank, memory in ((0, "device"), (1, "host")):
+        row = {"peer": 1 - rank, "comm_size": 0, "comm_hosts": 0, "memory": memory, "device": 0 if rank == 0 else -1,
+               "bin": 16, "tag": 7, "count": 10, "bytes": 655360, "min_bytes": 65536, "max_bytes": 65536,
+               "call_s": 0.001, "wait_s": 0, "waited": 0}
+        data = {**recorded, "rank": rank, "devices": recorded["devices"] if rank == 0 else {},
+                "rows": [{**row, "call": "MPI_Sendrecv"}, {**row, "call": "MPI_Sendrecv (receive)", "call_s": 0}]}
+        (ranks / f"rank-{rank}.json").write_text(json.dumps(data))
+    merged = merge(ranks, H100)
+    seen = {(r["rank"], r["call"], r["memory"], r["peer_memory"], r["path"]) for r in merged["rows"]}
+    assert (0, "MPI_Sendrecv", "device", "host", "host-device") in seen, seen
+    assert (1, "MPI_Sendrecv", "host", "device", "host-device") in seen, seen
+    assert (0, "MPI_Sendrecv (receive)", "device", "host", "host-device") in seen, seen

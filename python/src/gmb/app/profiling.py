@@ -25,7 +25,7 @@ from ..engine.configurations import Configuration
 from ..machine import launchers
 from ..machine.topology import Topology
 from ..outputs import write_new
-from ..results.profile import RANK_SCHEMA, SCHEMA, ProfileError
+from ..results.profile import RANK_SCHEMA, RECEIVES, SCHEMA, SENDS, ProfileError
 from ..run.execute import stop_launch
 
 PROFILER = "libgmb-profile.so"
@@ -210,19 +210,20 @@ def _bus(pci_bus_id: str) -> str:
     return ":".join(pci_bus_id.lower().split(":")[-2:])
 
 
-def _is_receive(row: dict) -> bool:
-    return "recv" in row["call"].lower() or "receive" in row["call"]
+def _receives(row: dict) -> bool:
+    """Whether the row's buffer received messages (MPI_Sendrecv_replace's buffer both sends and receives)."""
+    return row["call"] in RECEIVES or row["call"] == "MPI_Sendrecv_replace"
 
 
 def _peer_memories(rows_of: dict[int, list[dict]], rank: int, row: dict) -> list[tuple[str, float]]:
     """The memory kinds of the other side of a point-to-point row's messages, with the share of the row's messages
-    each took: the peer's receive rows from this rank (for a send) or send rows to it (for a receive) at this size,
-    of the row's tag where the rows name tags (any tag, or a profile without tags, matches every tag). A peer that
-    used several kinds at one tag and size shares the row among them by its counts; the row's own kind where the
-    peer's rows tell none."""
-    receive = _is_receive(row)
+    each took: the peer's receiving rows from this rank (for a send) or sending rows to it (for a receive) at this
+    size, of the row's tag where the rows name tags (any tag, or a profile without tags, matches every tag). A peer
+    that used several kinds at one tag and size shares the row among them by its counts; the row's own kind where
+    the peer's rows tell none."""
+    other_side = _receives if row["call"] in SENDS else (lambda r: r["call"] in SENDS)
     other = [r for r in rows_of.get(row["peer"], []) if r["peer"] == rank and r["bin"] == row["bin"]
-             and r["comm_size"] == 0 and _is_receive(r) != receive]
+             and r["comm_size"] == 0 and other_side(r)]
     tag = row.get("tag", -1)
     same_tag = [r for r in other if tag < 0 or r.get("tag", -1) in (tag, -1)]
     counts: dict[str, int] = {}
@@ -266,12 +267,12 @@ def merge(rank_dir: Path, topo: Topology) -> dict:
     rows = []
     for r, d in sorted(ranks.items()):
         for whole in d["rows"]:
-            memories = _peer_memories(rows_of, r, whole) if whole["peer"] >= 0 and whole["comm_size"] == 0 \
-                else [(whole["memory"], 1.0)]
+            point_to_point = whole["peer"] >= 0 and whole["comm_size"] == 0
+            memories = _peer_memories(rows_of, r, whole) if point_to_point else [(whole["memory"], 1.0)]
             for peer_memory, row in _shares(whole, memories):
                 rows.append({**row, "rank": r, "peer_memory": peer_memory,
                              "path": path_class(d, ranks.get(row["peer"]), row, peer_memory, topo)
-                             if row["comm_size"] == 0 and row["peer"] >= 0 else None})
+                             if point_to_point else None})
     first = ranks[min(ranks)]
     return {"schema": SCHEMA, "ranks": world, "profiled_ranks": sorted(ranks),
             "missing_ranks": sorted(set(range(world)) - set(ranks)),

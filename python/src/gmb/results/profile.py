@@ -21,8 +21,9 @@ class ProfileError(UsageError):
 BLOCKING_SENDS = {"MPI_Send", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend", "MPI_Sendrecv", "MPI_Sendrecv_replace"}
 NONBLOCKING_SENDS = {"MPI_Isend", "MPI_Issend", "MPI_Irsend", "MPI_Ibsend"}
 SENDS = BLOCKING_SENDS | NONBLOCKING_SENDS
+RECEIVES = {"MPI_Recv", "MPI_Irecv", "MPI_Sendrecv (receive)"}
 # the other side of a message priced at its sender, or time spent waiting for one
-NOT_PRICED = {"MPI_Recv", "MPI_Irecv", "MPI_Sendrecv (receive)", "wait (requests the profiler did not start)"}
+NOT_PRICED = RECEIVES | {"wait (requests the profiler did not start)"}
 # collective calls -> gmb-bench coll's operation
 OPERATIONS = {"MPI_Bcast": "bcast", "MPI_Ibcast": "bcast", "MPI_Reduce": "reduce", "MPI_Allreduce": "allreduce",
               "MPI_Iallreduce": "allreduce", "MPI_Gather": "gather", "MPI_Allgather": "allgather",
