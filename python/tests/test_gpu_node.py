@@ -29,6 +29,8 @@ from gmb.machine.mpilibs import MpiLibrary
 from gmb.results.store import Store
 from gmb.machine.topology import Gpu, Topology
 from gmb.results.model import Results, combine
+from gmb.options import SessionOptions
+from gmb.run import setup
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "examples" / "libraries-cuda-aware-prefix.toml"
@@ -196,6 +198,20 @@ def test_gpus_that_change_nothing_set_no_variable_and_their_blocks_share_engine_
     c4 = generated.default_campaign(TOPO4, libs, descs)
     env4 = {(x.planned_path, x.ranks): x.env.get("CUDA_VISIBLE_DEVICES") for x in plan(c4, libs, descs, node_gpus=4)[0]}
     assert env4[("same-gpu", 2)] == "0" and env4[("nvlink", 2)] == "0,1" and env4[(None, 4)] is None
+
+
+def test_the_gpus_of_a_node_are_known_only_for_launches_on_this_machine_or_the_one_described(monkeypatch):
+    """A block's CUDA_VISIBLE_DEVICES is left out only where the nodes' GPUs are known: this machine's for launches
+    here, --topology's for the machine it describes; launches on a hostfile's or --nodes' hosts (other machines,
+    perhaps with other GPUs) and ranks that CUDA_VISIBLE_DEVICES already narrows keep the variable."""
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert setup.gpus_per_node(SessionOptions(), TOPO4, None) == 4
+    assert setup.gpus_per_node(SessionOptions(hostfile="hosts"), TOPO4, 2) is None
+    assert setup.gpus_per_node(SessionOptions(topology="node.json", nodes=(2,)), TOPO4, 2) == 4
+    no_gpu = Topology(gpus=[], links={}, numa_nodes={0: "0-1"})
+    assert setup.gpus_per_node(SessionOptions(), no_gpu, None) is None
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert setup.gpus_per_node(SessionOptions(), TOPO4, None) is None
 
 
 def test_default_campaign_estimate(node_libs, capsys):
@@ -425,7 +441,6 @@ def test_an_mpich_found_on_a_gpu_node_runs_with_its_gpu_profile(tmp_path):
     # gmb doctor on a GPU node diagnoses what a campaign there runs: the MPICH with its profile
     from gmb.engine import doctor
     from gmb.options import LibraryOptions
-    from gmb.run import setup
 
     for topo, profile in ((TOPO4, "mpich"), (Topology(gpus=[], links={}, numa_nodes={0: "0-1"}), None)):
         with pytest.MonkeyPatch.context() as mp:
@@ -446,8 +461,7 @@ def test_an_mpich_found_on_a_gpu_node_runs_with_its_gpu_profile(tmp_path):
 
 def test_library_option_names_an_installation_or_one_of_its_configurations(tmp_path, monkeypatch):
     from gmb.machine import libraries
-    from gmb.options import LibraryOptions, SessionOptions
-    from gmb.run import setup
+    from gmb.options import LibraryOptions
     from gmb.errors import UsageError
 
     lib = _fake_openmpi(tmp_path, "ob1 ucx", "self smcuda")

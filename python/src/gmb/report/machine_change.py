@@ -53,8 +53,7 @@ def machine_change(a: Results, b: Results) -> MachineChange | None:
     r = inference.ratio(vb, va)
     if r.apart == 0 or abs(math.log(r.value)) < math.log(1 + SMALLEST_CHANGE):
         return None
-    mean = lambda v: math.exp(sum(map(math.log, v)) / len(v))  # noqa: E731
-    return MachineChange(mean(va), mean(vb), len(va), len(vb), r)
+    return MachineChange(statistics.geometric_mean(va), statistics.geometric_mean(vb), len(va), len(vb), r)
 
 
 def machine_change_text(m: MachineChange) -> str:

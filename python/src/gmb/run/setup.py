@@ -251,6 +251,16 @@ def campaign(opts: SessionOptions, libs, descriptions, topo, loaded, host_count:
     return c
 
 
+def gpus_per_node(opts: SessionOptions, topo: topology.Topology, host_count: int | None) -> int | None:
+    """How many GPUs each node of the launches has, where that is known: the topology's, for launches on this
+    machine (no hostfile, no --nodes) or on the machine --topology describes; None where the nodes are other
+    machines, which may have other GPUs than this one, or where CUDA_VISIBLE_DEVICES already narrows what the ranks
+    see (then a block's GPUs are set as listed)."""
+    if not topo.gpus or "CUDA_VISIBLE_DEVICES" in os.environ or (host_count is not None and not opts.topology):
+        return None
+    return len(topo.gpus)
+
+
 def hosts_given(opts: SessionOptions) -> int | None:
     """The hosts of --nodes (the largest count): what the launcher is told for launches on all nodes."""
     return max(opts.nodes) if opts.nodes else None
@@ -310,6 +320,6 @@ def prepare(opts: SessionOptions, do_build: bool, run_doctor: bool) -> Planned:
     descriptions = confs_mod.descriptions(confs)
     c = campaign(opts, confs_mod.libraries(runnable), descriptions, topo, loaded, host_count)
     launches, skipped = plan(c, confs_mod.libraries(runnable), descriptions, hosts=host_count,
-                             node_gpus=len(topo.gpus) if topo.gpus and "CUDA_VISIBLE_DEVICES" not in os.environ else None)
+                             node_gpus=gpus_per_node(opts, topo, host_count))
     check_nic_reaches(launches, hosts_given(opts), opts.ranks_per_node)
     return Planned(c, confs, launches, confs_mod.skipped(confs) + skipped, topo, settings)
