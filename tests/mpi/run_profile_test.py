@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """libgmb-profile preloaded into profile_app (3 ranks): each rank's profile holds exactly the rows its calls make
-(call, peer in MPI_COMM_WORLD, communicator size, size bin) with their counts, bytes and waits, on host memory, and
+(call, peer in MPI_COMM_WORLD, communicator size, size bin, message tag) with their counts, bytes and waits, on host memory, and
 its header (rank, world size, hosts, library); the profiler writes no file over one that exists."""
 
 import argparse
@@ -12,16 +12,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-# (call, peer, comm_size, bin) -> (count, bytes, waited) per rank
-COMMON = {("MPI_Allreduce", -1, 3, 2): (7, 28, 0), ("MPI_Bcast", -1, 3, 9): (2, 2000, 0)}
+# (call, peer, comm_size, bin, tag) -> (count, bytes, waited) per rank; collectives' tag is -1
+COMMON = {("MPI_Allreduce", -1, 3, 2, -1): (7, 28, 0), ("MPI_Bcast", -1, 3, 9, -1): (2, 2000, 0)}
 EXPECTED = {
-    0: {("MPI_Send", 1, 0, 9): (5, 4000, 0), ("MPI_Isend", 1, 0, 12): (3, 12288, 3),
-        ("MPI_Sendrecv", 1, 0, 4): (1, 16, 0), ("MPI_Sendrecv (receive)", 2, 0, 4): (1, 16, 0),
-        ("MPI_Allgather", -1, 2, 4): (1, 16, 0), ("MPI_Recv", 2, 0, 4): (1, 24, 0)},
-    1: {("MPI_Recv", 0, 0, 9): (5, 4000, 0), ("MPI_Irecv", 0, 0, 12): (3, 12288, 3),
-        ("MPI_Sendrecv", 2, 0, 4): (1, 16, 0), ("MPI_Sendrecv (receive)", 0, 0, 4): (1, 16, 0)},
-    2: {("MPI_Sendrecv", 0, 0, 4): (1, 16, 0), ("MPI_Sendrecv (receive)", 1, 0, 4): (1, 16, 0),
-        ("MPI_Allgather", -1, 2, 4): (1, 16, 0), ("MPI_Send", 0, 0, 4): (1, 24, 0)},
+    0: {("MPI_Send", 1, 0, 9, 7): (5, 4000, 0),
+        **{("MPI_Isend", 1, 0, 12, 8 + i): (1, 4096, 1) for i in range(3)},
+        ("MPI_Sendrecv", 1, 0, 4, 3): (1, 16, 0), ("MPI_Sendrecv (receive)", 2, 0, 4, 3): (1, 16, 0),
+        ("MPI_Allgather", -1, 2, 4, -1): (1, 16, 0), ("MPI_Recv", 2, 0, 4, 5): (1, 24, 0)},
+    1: {("MPI_Recv", 0, 0, 9, 7): (5, 4000, 0),
+        **{("MPI_Irecv", 0, 0, 12, 8 + i): (1, 4096, 1) for i in range(3)},
+        ("MPI_Sendrecv", 2, 0, 4, 3): (1, 16, 0), ("MPI_Sendrecv (receive)", 0, 0, 4, 3): (1, 16, 0)},
+    2: {("MPI_Sendrecv", 0, 0, 4, 3): (1, 16, 0), ("MPI_Sendrecv (receive)", 1, 0, 4, 3): (1, 16, 0),
+        ("MPI_Allgather", -1, 2, 4, -1): (1, 16, 0), ("MPI_Send", 0, 0, 4, 5): (1, 24, 0)},
 }
 
 
@@ -58,7 +60,7 @@ def main() -> int:
         for row in data["rows"]:
             if row["memory"] != "host" or row["device"] != -1:
                 problems.append(f"rank {rank}: {row['call']} on {row['memory']} memory (host expected)")
-            got[(row["call"], row["peer"], row["comm_size"], row["bin"])] = (row["count"], row["bytes"], row["waited"])
+            got[(row["call"], row["peer"], row["comm_size"], row["bin"], row["tag"])] = (row["count"], row["bytes"], row["waited"])
         want = {**COMMON, **expected}
         if got != want:
             problems.append(f"rank {rank}: rows differ\n  missing or other: "
