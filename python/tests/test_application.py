@@ -106,7 +106,8 @@ def test_a_profile_priced_from_the_campaign_it_asked_for(fake_setup, capsys, mon
     assert main(["run", "--config", str(fake_setup["config"]), "--no-detect", "--for-profile", str(prof),
                  "--repetitions", "3", "--results", str(results), "--no-progress", "--no-report"]) == 0
     (store,) = results.iterdir()
-    assert (store / "campaign.toml").read_text().count("[[run]]") == 2  # latency and bw in one block; the allreduce
+    # latency and bw in one block; the allreduce; the barrier
+    assert (store / "campaign.toml").read_text().count("[[run]]") == 3
     capsys.readouterr()
     assert main(["predict", str(prof), str(store)]) == 0
     out = capsys.readouterr().out
@@ -116,7 +117,7 @@ def test_a_profile_priced_from_the_campaign_it_asked_for(fake_setup, capsys, mon
     assert len(dominant) == 2 and all("MPI_Allreduce host [64 B, 128 B)" in d and "MPI_Send host [4K, 8K)" in d
                                       and "MPI_Isend host [32K, 64K)" in d for d in dominant)
     assert "predicted fastest: fakempi-a" in out
-    assert "calls gmb measures no figure for (not in any prediction): MPI_Barrier x6" in out
+    assert "calls gmb measures no figure for" not in out  # the barriers priced at coll barrier
     assert main(["predict", "--json", str(prof), str(store)]) == 0
     preds = json.loads(capsys.readouterr().out)
     assert [p["configuration"] for p in preds] == ["fakempi-a", "fakempi-b"]
@@ -235,8 +236,10 @@ def test_the_campaign_for_a_profile_measures_each_figure_up_to_its_largest_messa
     c = campaign_for(prof)
     blocks = {tuple(b.benchmarks): b for b in c.blocks}
     assert blocks[("latency", "bw")].sizes == "1:32768" and blocks[("latency", "bw")].path == "host"
-    coll = blocks[("coll",)]
-    assert coll.operations == ["allreduce"] and coll.ranks == [2] and coll.sizes == "4:64"
+    colls = {tuple(b.operations): b for b in c.blocks if b.benchmarks == ["coll"]}
+    assert set(colls) == {("allreduce",), ("barrier",)}
+    coll = colls[("allreduce",)]
+    assert coll.ranks == [2] and coll.sizes == "4:64" and colls[("barrier",)].ranks == [2]
     assert c.bundle and c.repetitions == 5
 
 
@@ -297,3 +300,22 @@ def test_where_a_prediction_missed_is_said_from_the_runs_own_profiles():
     said = missed(0.1, 30.0, parts, {"host"}, {"inter-node"})
     assert "took host, the profile's inter-node" in said and "--ranks-per-node" in said
     assert missed(None, 1.0, parts) == "" and missed(1.0, None, parts) == ""
+
+
+def test_a_run_monitor_counts_ranks_started_in_sessions_of_their_own_as_the_runs(tmp_path):
+    """MPICH's Hydra starts the ranks under proxies of their own sessions: a process whose environment names the
+    run's profile directory is the run's, not other work beside it."""
+    from gmb.app.profiling import RunMonitor
+    from gmb.machine.load import LaunchCpus
+
+    proc = tmp_path / "proc"
+    for pid, environ in ((101, b"GMB_PROFILE_DIR=/r/ranks\0PATH=/bin\0"), (202, b"PATH=/bin\0")):
+        task = proc / str(pid) / "task" / str(pid)
+        task.mkdir(parents=True)
+        # state R in session 77 (not the launcher's), last on CPU 0 (the 37th field after the command's name)
+        (task / "stat").write_text(f"{pid} (rank) R 1 {pid} 77 " + "0 " * 32 + "0 0 0\n")
+        (proc / str(pid) / "environ").write_bytes(environ)
+        (proc / str(pid) / "cmdline").write_bytes(b"rank\0")
+    monitor = RunMonitor(Path("/r/ranks"), LaunchCpus(frozenset({0, 1}), 2, "test"), proc)
+    monitor.session = 55  # the launcher's
+    assert monitor.running_others() == 1  # 202 only

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from realmpi import DEBIAN, debian_library, have_debian, skip_unless_debian
 
-from gmb.engine import build
+from gmb.engine import build, build_cache, sources
 from gmb.cli import main
 from gmb.machine.mpilibs import MpiLibrary
 
@@ -35,10 +35,11 @@ def test_cmake_argv_selects_library_and_launcher(tmp_path):
 
 def test_build_dir_per_installation(tmp_path):
     a = _lib(tmp_path)
-    assert build.build_dir(a) != build.build_dir(_lib(tmp_path, cc="/other/mpicc"))
-    assert build.build_dir(a) != build.build_dir(_lib(tmp_path, version="1.1"))
+    assert build_cache.build_dir(a) != build_cache.build_dir(_lib(tmp_path, cc="/other/mpicc"))
+    assert build_cache.build_dir(a) != build_cache.build_dir(_lib(tmp_path, version="1.1"))
     # two declared libraries on one installation (e.g. pml ucx / ob1) share one engine
-    assert build.build_dir(a) == build.build_dir(_lib(tmp_path, name="y", launcher_args=["--mca", "pml", "ob1"]))
+    assert build_cache.build_dir(a) == build_cache.build_dir(_lib(tmp_path, name="y",
+                                                                  launcher_args=["--mca", "pml", "ob1"]))
 
 
 def test_missing_cmake_is_a_clear_error(tmp_path, monkeypatch):
@@ -92,13 +93,13 @@ def test_real_build_cached_and_rebuilt(family, real_env, capsys):
     lib = debian_library(family)
     src = real_env["source"]
     engine = build.build(lib, root=src, log=print)
-    bdir = build.build_dir(lib)
+    bdir = build_cache.build_dir(lib)
     assert engine == bdir / "gmb-bench" and os.access(engine, os.X_OK)
     assert _cache_value(bdir, "MPI_C_COMPILER") == DEBIAN[family][0]
     assert _cache_value(bdir, "MPIEXEC_EXECUTABLE") == DEBIAN[family][1]
     assert _cache_value(bdir, "GMB_BUILD_TESTS") == "OFF"
     stamp = json.loads((bdir / "gmb-build.json").read_text())
-    assert stamp["identity"] == lib.identity and stamp["source_hash"] == build.source_hash(src)
+    assert stamp["identity"] == lib.identity and stamp["source_hash"] == sources.source_hash(src)
     assert build.describe_engine(engine).benchmark("latency").family == "pt2pt"
     # linked against the library it was built for
     ldd = subprocess.run(["ldd", str(engine)], capture_output=True, text=True).stdout
@@ -113,18 +114,18 @@ def test_real_build_cached_and_rebuilt(family, real_env, capsys):
     # engine sources changed: rebuilt (incrementally) in the same directory
     app = src / "apps" / "gmb_bench.cpp"
     app.write_text(app.read_text() + f"\n// touched by test for {family}\n")
-    assert build.needs_build(lib, src) == "engine sources changed"
+    assert build_cache.needs_build(lib, src) == "engine sources changed"
     assert build.build(lib, root=src, log=print) == engine
-    assert engine.stat().st_mtime_ns != mtime and build.needs_build(lib, src) is None
+    assert engine.stat().st_mtime_ns != mtime and build_cache.needs_build(lib, src) is None
 
     # another installation identity: another directory, nothing shared
     other = MpiLibrary(**{**lib.__dict__, "version": lib.version + "-other"})
-    assert build.build_dir(other) != bdir and build.needs_build(other, src) == "not built yet"
+    assert build_cache.build_dir(other) != bdir and build_cache.needs_build(other, src) == "not built yet"
 
     # the library was reinstalled (fingerprint differs): rebuilt
     stamp = json.loads((bdir / "gmb-build.json").read_text())
     (bdir / "gmb-build.json").write_text(json.dumps({**stamp, "fingerprint": "0" * 16}))
-    assert build.needs_build(lib, src) == "library reinstalled"
+    assert build_cache.needs_build(lib, src) == "library reinstalled"
 
 
 def test_the_engines_of_two_libraries_share_what_needs_no_mpi(real_env):
@@ -137,13 +138,13 @@ def test_the_engines_of_two_libraries_share_what_needs_no_mpi(real_env):
     for family in ("openmpi", "mpich"):
         lib = debian_library(family)
         engine = build.build(lib, root=src, log=print)
-        manifests.add(_cache_value(build.build_dir(lib), "GMB_PORTABLE_OBJECTS"))
+        manifests.add(_cache_value(build_cache.build_dir(lib), "GMB_PORTABLE_OBJECTS"))
         assert build.describe_engine(engine).benchmark("latency").family == "pt2pt"
     (manifest,) = manifests
     lines = Path(manifest).read_text().splitlines()
     objects = [ln.split(" ", 1)[1] for ln in lines if ln.startswith("object ")]
     assert objects and all(Path(o).is_file() for o in objects)
-    assert Path(manifest).parent == build.portable_dir(src, real_env["cuda"], None, [])
+    assert Path(manifest).parent == build_cache.portable_dir(src, real_env["cuda"], None, [])
     assert any(ln.startswith("configuration cuda=") for ln in lines)
 
 
@@ -192,10 +193,10 @@ def test_build_dir_per_source_tree(tmp_path, monkeypatch):
     b.mkdir()
     (tmp_path / "link-a").symlink_to(a)
     lib = _lib(tmp_path)
-    assert build.build_dir(lib, a) != build.build_dir(lib, b)
-    assert build.build_dir(lib, tmp_path / "link-a") == build.build_dir(lib, a)  # resolved
-    assert build.engine_path(lib, b) == build.build_dir(lib, b) / "gmb-bench"
+    assert build_cache.build_dir(lib, a) != build_cache.build_dir(lib, b)
+    assert build_cache.build_dir(lib, tmp_path / "link-a") == build_cache.build_dir(lib, a)  # resolved
+    assert build_cache.engine_path(lib, b) == build_cache.build_dir(lib, b) / "gmb-bench"
     monkeypatch.setenv("GMB_SOURCE", str(b))  # the default root: $GMB_SOURCE, else this checkout
-    assert build.build_dir(lib) == build.build_dir(lib, b)
-    assert build.build_dir(lib).parent == tmp_path / "cache" / "engines"
-    assert build.build_dir(lib).name.startswith("mpich-1.0-")
+    assert build_cache.build_dir(lib) == build_cache.build_dir(lib, b)
+    assert build_cache.build_dir(lib).parent == tmp_path / "cache" / "engines"
+    assert build_cache.build_dir(lib).name.startswith("mpich-1.0-")

@@ -12,10 +12,11 @@ import pytest
 from fake_engine import describe, description
 
 from gmb.campaign import generated
-from gmb.run import execute
+from gmb.run import execute, why_failed
 from gmb.machine import mpilibs
 from gmb.campaign import checks, sizes, spec
-from gmb.campaign.plan import new_results_dir, plan, read_plan, Launch
+from gmb.campaign.plan import plan, Launch
+from gmb.campaign.results_dir import new_results_dir, read_plan
 from gmb.campaign.spec import Block, Campaign, CampaignError, load_campaign, parse_campaign
 from gmb.engine.description import EngineDescription
 from gmb.machine.mpilibs import MpiLibrary
@@ -296,7 +297,7 @@ def test_sizes_as_a_number_and_shipped_campaigns_still_load():
 
 
 def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch, capsys):
-    from gmb.engine import doctor
+    from gmb.engine import awareness, doctor
     from gmb.engine.configurations import Configuration
 
     verdicts = {"m1": {"gpu_awareness": {"verdict": "aware", "summary": "proved"}},
@@ -313,7 +314,7 @@ def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch,
 
     monkeypatch.setattr(doctor, "engine_doctor", fake)
     libs = [lib("m1"), lib("m2"), lib("m3"), lib("known", aware=False)]
-    confs, found = doctor.doctor_configurations([Configuration(x, "/e", CUDA_DESC) for x in libs], TOPO2)
+    confs, found = awareness.doctor_configurations([Configuration(x, "/e", CUDA_DESC) for x in libs], TOPO2)
     assert [c.library.cuda_aware for c in confs] == [True, False, None, False]
     assert "m3: CUDA awareness unknown" in capsys.readouterr().err
     # m2, not aware as configured, gets its family's GPU settings tried one at a time; m3 (no answer) and "known"
@@ -323,7 +324,7 @@ def test_engine_doctor_refines_unknown_awareness_and_finds_settings(monkeypatch,
     assert [(f["setting"], f["kind"]) for f in m2["findings"]] == [("UCX_MEMTYPE_CACHE=n", "remedy")]
     assert m2["findings"][0]["effect"] == "makes it work: with it the doctor says aware (proved)"
     asked.clear()
-    assert doctor.doctor_configurations([Configuration(lib("m4"), "/e", CUDA_DESC)], Topology())[1] == []  # no GPU
+    assert awareness.doctor_configurations([Configuration(lib("m4"), "/e", CUDA_DESC)], Topology())[1] == []  # no GPU
     assert asked == []
 
 
@@ -332,7 +333,7 @@ def test_the_doctors_answers_are_kept_per_configuration_engine_and_gpus(monkeypa
     other GPUs or another setting ask again; a doctor that could not run is not kept."""
     import os
 
-    from gmb.engine import doctor
+    from gmb.engine import awareness, doctor
     from gmb.engine.configurations import Configuration
 
     monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
@@ -350,7 +351,7 @@ def test_the_doctors_answers_are_kept_per_configuration_engine_and_gpus(monkeypa
 
     def session(c=conf, topo=TOPO2, refresh=False):
         asked.clear()
-        confs, found = doctor.doctor_configurations([c], topo, refresh=refresh)
+        confs, found = awareness.doctor_configurations([c], topo, refresh=refresh)
         return list(asked), confs[0].library.cuda_aware, found
 
     first = session()
@@ -456,11 +457,11 @@ LOGS = Path(__file__).parent / "data" / "h200-x2" / "logs"
 def test_failed_launch_reason_names_engine_and_library_errors():
     """Real logs of the 2 x H200 campaign (trimmed): the reason is the engine's FATAL line with the library's first
     error (the cause), not Open MPI's closing banner; an unsupported launch gives the engine record's reason."""
-    why = execute.last_error(LOGS / "ucx-bw-device-failed.log")
+    why = why_failed.last_error(LOGS / "ucx-bw-device-failed.log")
     assert why.startswith("gmb-bench: FATAL on host vm rank 1 at /work/main/src/core/transfer.cpp:80: MPI_Waitall(")
     assert why.endswith("MPI_ERR_IN_STATUS: error code in status [first library error: cuda_ipc_cache.c:288  UCX  "
                         "ERROR cuIpcOpenMemHandle() failed: operation not permitted]")
-    why = execute.last_error(LOGS / "ob1-nbc-unsupported.log")
+    why = why_failed.last_error(LOGS / "ob1-nbc-unsupported.log")
     assert why.startswith("nbc allreduce: Open MPI 5.0.7 applies the reduction of MPI_Iallreduce on the CPU")
     assert "prterun" not in why and "Exit code" not in why
 
@@ -468,10 +469,10 @@ def test_failed_launch_reason_names_engine_and_library_errors():
 def test_failed_launch_reason_of_a_pml_that_could_not_be_opened():
     """Real logs of a 1 x H100 quick campaign: Open MPI's pml ucx finding no usable UCX. The cause is the UCX of the
     wrong version it loaded, or the pml that could not be selected, never Open MPI's note about its help messages."""
-    why = execute.last_error(LOGS / "ucx-pml-wrong-ucx.log")
+    why = why_failed.last_error(LOGS / "ucx-pml-wrong-ucx.log")
     assert why.startswith("ucp_context.c:2137 UCX  WARN  UCP API version is incompatible: required >= 1.22, "
                           "actual 1.16.0 (loaded from /lib/x86_64-linux-gnu/libucp.so.0)")
-    why = execute.last_error(LOGS / "ucx-pml-not-selected.log")
+    why = why_failed.last_error(LOGS / "ucx-pml-not-selected.log")
     assert why == "No components were able to be opened in the pml framework."
 
 
@@ -479,11 +480,11 @@ def test_failed_launch_reason_without_engine_words(tmp_path):
     log = tmp_path / "x.log"
     log.write_text("$ mpirun -np 2 gmb-bench bw\n[host:123] *** Process received signal ***\n"
                    "[host:123] Signal: Segmentation fault (11)\n-----\nprterun noticed that process rank 0 exited\n")
-    assert execute.last_error(log) == "Signal: Segmentation fault (11)"
+    assert why_failed.last_error(log) == "Signal: Segmentation fault (11)"
     log.write_text('$ mpirun\n{"type":"result","status":"ok","bytes":1}\nmpirun: exiting\n')
-    assert execute.last_error(log) == "mpirun: exiting"
+    assert why_failed.last_error(log) == "mpirun: exiting"
     log.write_text("$ mpirun\n")
-    assert execute.last_error(log) == ""
+    assert why_failed.last_error(log) == ""
 
 
 def test_quick_campaign_on_a_gpu_node_covers_every_path_and_configuration():

@@ -8,7 +8,7 @@ import synth
 
 from conftest import described
 from gmb.report import answers, render_text, tables
-from gmb.results import peaks, records
+from gmb.results import peaks, records, result_facts
 from gmb.results.model import Results
 from gmb.results.store import Store
 
@@ -177,7 +177,7 @@ def test_mbw_over_4_pairs_is_compared_with_the_aggregate_ceiling(tmp_path):
 def test_pair_layout_groups_the_pairs_that_share_a_resource():
     rec = _mbw(1.0, "device:device", "nvlink",
                _pairs([("a", "a")] * 4, [("g0", "g4"), ("g1", "g5"), ("g0", "g6"), ("g2", "g7")], "nvlink"))
-    layout = records.pair_layout(rec)
+    layout = result_facts.pair_layout(rec)
     assert layout.count == 4 and sorted(g.pairs for g in layout.groups) == [1, 1, 2]  # two pairs share g0
-    assert records.pair_layout({**rec, "pairs": 1}) is None
-    assert records.pair_layout({k: v for k, v in rec.items() if k != "pair_paths"}).groups is None
+    assert result_facts.pair_layout({**rec, "pairs": 1}) is None
+    assert result_facts.pair_layout({k: v for k, v in rec.items() if k != "pair_paths"}).groups is None

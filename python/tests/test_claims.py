@@ -10,13 +10,13 @@ import pytest
 
 from gmb.report import cells, claims
 from gmb.report.wording import no_difference_text
-from gmb.results.model import Point, PointKey, PointLaunch, point_figure, series_noise
+from gmb.results.points import Point, PointKey, PointLaunch, point_figure, series_noise
 
 
 def _points(config: str, true: dict[int, float], launches: int, noise: float, rng: random.Random,
             shared: float = 0.0, busy: int = 0, values: dict | None = None) -> list[Point]:
     """One configuration's points (bytes -> true time), each measured in ``launches`` launches with log-normal
-    launch noise (``shared``: a part common to all sizes of one launch), built as model.combine builds them."""
+    launch noise (``shared``: a part common to all sizes of one launch), built as points.combine builds them."""
     keys = {b: PointKey(config, "{}", "latency", None, "{}", "direct", None, False, "{}", 2, 1, None, "nvlink", b,
                         None, "t", None) for b in true}
     effects = [rng.gauss(0, shared) for _ in range(launches)]

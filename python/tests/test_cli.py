@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gmb.cli import main
-from gmb.results.store import SCHEMA_VERSION
+from gmb.results.store_file import SCHEMA_VERSION
 
 CAMPAIGN = """
 [campaign]
@@ -57,7 +57,7 @@ def test_run_campaign_end_to_end(fake_setup, tmp_path, capsys, monkeypatch):
 
     # compare the two libraries from the one result set; B is slower by construction (its launches read as run on
     # a quiet host: a busy one, as CI's can be, leaves every point without a verdict)
-    monkeypatch.setattr("gmb.results.model.busy_launch", lambda load: False)
+    monkeypatch.setattr("gmb.results.points.busy_launch", lambda load: False)
     capsys.readouterr()
     rc = run_gmb("compare", outdir, outdir, "--a-library", "fakempi-a", "--b-library", "fakempi-b")
     text = capsys.readouterr().out

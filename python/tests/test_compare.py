@@ -11,8 +11,10 @@ import synth
 from test_inference_simulation import launches
 
 from gmb.cli import main
-from gmb.report import compare
-from gmb.results.model import Point, PointKey, PointLaunch, Results, RunConditions, point_figure, series_noise
+from gmb.report import compare, compare_words, tolerances
+from gmb.results.model import Results
+from gmb.results.points import Point, PointKey, PointLaunch, point_figure, series_noise
+from gmb.results.run_conditions import RunConditions
 from gmb.results.store import open_results
 
 SIZES = [8, 64, 512, 4096, 32768, 262144]
@@ -20,7 +22,7 @@ SIZES = [8, 64, 512, 4096, 32768, 262144]
 
 def _series(values, benchmark="latency", memory="host", busy=(), prefix="a") -> list[Point]:
     """One configuration's points from its launch values [launch][size] (launch i of every size is one launch), as
-    model.combine makes them: each point's figure and interval from its launches and its pooled noise."""
+    points.combine makes them: each point's figure and interval from its launches and its pooled noise."""
     values = np.asarray(values, dtype=float)
     keys = [PointKey("lib", "{}", benchmark, None, f'{{"recv": "{memory}", "send": "{memory}"}}', "direct", None,
                      False, "{}", 2, 1, None, "host", size, "message", "bw" if benchmark == "bw" else "t")
@@ -77,7 +79,7 @@ def test_a_10000x_ratio_is_printed_with_its_digits_and_a_bound_never_goes_below_
     b_values[1, 0] = b_values[0, 0] * 100
     b = _series(b_values, prefix="b")
     c = _match(a, b)
-    table = compare.as_table(c.rows, "a", "b")
+    table = compare_words.as_table(c.rows, "a", "b")
     col = {name: i for i, name in enumerate(table.columns)}
     for r, cells in zip(c.rows, table.rows):
         assert 0 < r.ratio_low < r.ratio < r.ratio_high and 0 < r.b.low < r.b.median < r.b.high
@@ -136,9 +138,9 @@ def test_busy_launches_and_launches_that_agree_exactly_get_no_verdict_and_say_wh
     equal = np.vstack([truth, truth])
     c = _match(a, _series(equal * 3, prefix="b"))
     assert all(r.verdict == compare.NO_VERDICT and not r.significant for r in c.rows)
-    text = compare.verdict_text(c.rows[0])
+    text = compare_words.verdict_text(c.rows[0])
     assert text == "no verdict: A 1 of 3 launches on a busy host; B launches agree exactly", text
-    assert compare.check(c.rows, {"default": {"max_regression_pct": 1}}) == []  # a tolerance needs a verdict
+    assert tolerances.check(c.rows, {"default": {"max_regression_pct": 1}}) == []  # a tolerance needs a verdict
 
 
 def test_the_tolerance_check_uses_the_verdict():
@@ -148,7 +150,7 @@ def test_the_tolerance_check_uses_the_verdict():
     a = _series(_run(rng, truth, 4))
     b = _series(_run(rng, truth * np.array([1.0, 1.0, 1.0, 1.3, 1.3, 0.7]), 4), prefix="b")
     c = _match(a, b)
-    bad = compare.check(c.rows, {"default": {"max_regression_pct": 10}})
+    bad = tolerances.check(c.rows, {"default": {"max_regression_pct": 10}})
     assert [r.bytes for r in bad] == [4096, 32768]  # 30 % slower; 30 % faster is no regression
     assert all(r.significant and r.violation.endswith("worse > 10%") for r in bad)
 
@@ -198,7 +200,7 @@ def test_every_point_not_matched_is_listed_with_why_and_the_counts_add_up(tmp_pa
 
 def test_a_figure_and_its_interval_keep_the_digits_they_need():
     p = _series([[1.2345e-4] * len(SIZES), [1.2349e-4] * len(SIZES), [1.2341e-4] * len(SIZES)])[0]
-    figure, bounds = compare.figure_cells(p)
+    figure, bounds = compare_words.figure_cells(p)
     assert figure != "0.000" and float(figure) == pytest.approx(1.2345e-4, rel=1e-3)
     low, high = (float(x) for x in bounds[1:bounds.index("]")].split(", "))
     assert 0 < low < float(figure) < high
@@ -214,9 +216,9 @@ def test_a_difference_not_proven_says_how_many_launches_would_resolve_it():
     for r in unproven:
         needed = r.launches_needed
         assert needed is not None and needed >= 2
-        text = compare.verdict_text(r)
+        text = compare_words.verdict_text(r)
         assert text.startswith("not proven (q ")
-        if 2 < needed <= compare.MOST_LAUNCHES_SUGGESTED:
+        if 2 < needed <= compare_words.MOST_LAUNCHES_SUGGESTED:
             assert f"about {needed} launches a side would resolve " in text, text
 
 

@@ -49,7 +49,7 @@ def test_a_gpu_node_does_not_take_an_engine_cached_without_cuda(tmp_path, monkey
     and takes one built ON or AUTO."""
     import json
 
-    from gmb.engine import build
+    from gmb.engine import build_cache
     from gmb.machine.mpilibs import MpiLibrary
 
     monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
@@ -57,12 +57,12 @@ def test_a_gpu_node_does_not_take_an_engine_cached_without_cuda(tmp_path, monkey
     root.mkdir()
     (root / "CMakeLists.txt").write_text("")
     lib = MpiLibrary("x", "openmpi", "4.1.6", str(tmp_path), str(tmp_path / "mpirun"), "mpirun")
-    bdir = build.build_dir(lib, root)
+    bdir = build_cache.build_dir(lib, root)
     bdir.mkdir(parents=True)
     (bdir / "gmb-bench").write_text("")
     for cached, rebuilt in (("OFF", "CUDA setting changed"), ("ON", None), ("AUTO", None)):
-        (bdir / "gmb-build.json").write_text(json.dumps(build._stamp(lib, root, cached, None)))
-        assert build.needs_build(lib, root, cuda="AUTO") == rebuilt, cached
+        (bdir / "gmb-build.json").write_text(json.dumps(build_cache.build_stamp(lib, root, cached, None)))
+        assert build_cache.needs_build(lib, root, cuda="AUTO") == rebuilt, cached
 
 
 @pytest.mark.parametrize("asked", ["ON", "AUTO", "OFF"])

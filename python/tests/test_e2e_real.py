@@ -4,6 +4,7 @@ comparing both, and that report checked in headless Chromium. Skipped, with the 
 two libraries or chromium is missing. Also: the Chromium checker itself, on a synthetic report."""
 
 import base64
+import json
 import os
 import re
 import sqlite3
@@ -73,6 +74,21 @@ def test_host_copy_ceiling_is_the_fastest_thread_count(quick_run):
         assert re.search(r"memcpy by \d+ threads? bound to NUMA node \d+", timing), timing
         if (os.cpu_count() or 1) > 1:
             assert "(the fastest of 1, 2" in timing, timing
+
+
+@NEED_BOTH
+def test_collectives_say_what_ran(quick_run):
+    """Each library's collective records say what ran: Open MPI the component its coll_base_verbose selected on the
+    communicator (coll/tuned, whose algorithm a release build does not print: its fixed decision), MPICH its own
+    selection (no control variable forces one); the report has the table of what ran."""
+    db = sqlite3.connect(quick_run["dir"] / "store.sqlite")
+    ran = [(lib, json.loads(r) if r else None) for lib, r in db.execute(
+        "SELECT library, json_extract(json, '$.ran') FROM results WHERE benchmark = 'coll' AND status = 'ok'")]
+    ompi, mpich = quick_run["libs"]
+    assert ran and all(r == {"coll": "tuned: fixed decision"} for lib, r in ran if lib == ompi), ran
+    assert all(r == {"mpich": "auto (MPICH's own selection)"} for lib, r in ran if lib == mpich), ran
+    assert {lib for lib, _ in ran} == {ompi, mpich}
+    assert "What ran: the protocol or algorithm behind each curve" in (quick_run["dir"] / "report.html").read_text()
 
 
 @NEED_BOTH

@@ -16,7 +16,8 @@ from gmb.campaign import generated
 from gmb.report import tables
 from gmb.engine.description import DescriptionError, EngineDescription
 from gmb.machine.mpilibs import MpiLibrary
-from gmb.results.records import headline, read_records
+from gmb.results.records import read_records
+from gmb.results.result_facts import headline
 from gmb.results.store import STAT_COLUMNS, Store
 from gmb.machine.topology import Topology
 from gmb.results.model import Results

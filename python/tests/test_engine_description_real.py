@@ -11,7 +11,7 @@ from realmpi import debian_library, skip_unless_debian
 
 from gmb.engine import build
 from gmb.engine.description import SCHEMA
-from gmb.results.records import STAT_OBJECTS
+from gmb.results.result_facts import STAT_OBJECTS
 
 FAMILIES = {"pt2pt", "multi-pair", "rma", "partitioned", "collective", "nbc", "managed", "halo", "peaks", "doctor"}
 

@@ -17,7 +17,7 @@ from gmb.machine.topology import Gpu, Topology
 from gmb.options import LibraryOptions, SessionOptions
 from gmb.run import setup
 from gmb.report import html
-from gmb.results import records
+from gmb.results import run_conditions
 
 KNOWN_ISSUES = Path(__file__).parents[2] / "src" / "portable" / "known_issues.cpp"
 
@@ -68,7 +68,7 @@ def test_gpu_profiles_come_from_the_table():
 def test_settings_and_behaviour_prefixes_come_from_the_table():
     for f in FAMILIES:
         for prefix in f.setting_prefixes:
-            assert records.settings({"environment": {f"{prefix}X": "1", "HOME": "/h"}}) == {f"{prefix}X": "1"}
+            assert run_conditions.settings({"environment": {f"{prefix}X": "1", "HOME": "/h"}}) == {f"{prefix}X": "1"}
         assert set(f.behaviour_prefixes) <= set(html.BEHAVIOUR_PREFIXES)
 
 
@@ -144,7 +144,7 @@ def _with_family(monkeypatch, entry: families.Family) -> None:
     monkeypatch.setattr(families, "BY_NAME", {**families.BY_NAME, entry.name: entry})
     for name, profile in families.gpu_profiles().items():
         monkeypatch.setitem(mpilibs.PROFILES, name, profile)
-    monkeypatch.setattr(records, "SETTING_PREFIXES", families.setting_prefixes())
+    monkeypatch.setattr(run_conditions, "SETTING_PREFIXES", families.setting_prefixes())
     monkeypatch.setattr(html, "BEHAVIOUR_PREFIXES", families.behaviour_prefixes())
 
 
@@ -153,7 +153,7 @@ def test_the_table_is_derived_at_import_only_where_with_family_derives_it_again(
     for src in (Path(mpilibs.__file__).parents[1]).rglob("*.py"):
         derived |= {f"{src.stem}.{name}" for name in
                     re.findall(r"^(\w+)[^=\n]*= families\.\w+\(", src.read_text(), re.MULTILINE)}
-    assert derived == {"mpilibs.PROFILES", "records.SETTING_PREFIXES", "html.BEHAVIOUR_PREFIXES"}
+    assert derived == {"mpilibs.PROFILES", "run_conditions.SETTING_PREFIXES", "html.BEHAVIOUR_PREFIXES"}
 
 
 def test_adding_a_family_is_one_table_entry(tmp_path, monkeypatch):
@@ -183,7 +183,7 @@ def test_adding_a_family_is_one_table_entry(tmp_path, monkeypatch):
     assert (gpu.name, gpu.profile, gpu.env, gpu.launcher_args) == ("exampi-1.2.3", "exampi-gpu", {"EXAMPI_GPU": "1"},
                                                                    ["--gpu"])
     # its settings are a record's settings, and the report shows them as changing how it behaves
-    assert records.settings({"environment": {"EXAMPI_EAGER": "4096", "HOME": "/h"}}) == {"EXAMPI_EAGER": "4096"}
+    assert run_conditions.settings({"environment": {"EXAMPI_EAGER": "4096", "HOME": "/h"}}) == {"EXAMPI_EAGER": "4096"}
     assert "EXAMPI_EAGER" in html.environment_cell({"EXAMPI_EAGER": "4096", "HOME": "/h"}).split("<details")[0]
 
 

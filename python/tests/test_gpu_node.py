@@ -14,7 +14,7 @@ import pytest
 from conftest import DATA, described
 from fake_engine import describe
 
-from gmb.engine import build
+from gmb.engine import build, build_cache
 from gmb.campaign import generated
 from gmb.campaign import estimate
 from gmb.run import bundles
@@ -28,7 +28,8 @@ from gmb.machine.libraries import load_config
 from gmb.machine.mpilibs import MpiLibrary
 from gmb.results.store import Store
 from gmb.machine.topology import Gpu, Topology
-from gmb.results.model import Results, combine
+from gmb.results.model import Results
+from gmb.results.points import combine
 from gmb.options import SessionOptions
 from gmb.run import setup
 
@@ -60,8 +61,9 @@ def test_example_config(node_libs):
     assert by["ompi-ob1"].launcher_args[:6] == ["--mca", "pml", "ob1", "--mca", "btl", "smcuda,self"]
     assert by["system-ompi"].cuda_aware is False and by["ompi-ob1"].cuda_aware is True
     assert (by["nccl"].transport, by["nccl"].via) == ("nccl", "ompi-ob1")
-    assert build.build_dir(by["ompi-ucx"]) == build.build_dir(by["ompi-ob1"]) == build.build_dir(by["nccl"])
-    assert build.build_dir(by["system-ompi"]) != build.build_dir(by["ompi-ob1"])
+    assert build_cache.build_dir(by["ompi-ucx"]) == build_cache.build_dir(by["ompi-ob1"]) \
+        == build_cache.build_dir(by["nccl"])
+    assert build_cache.build_dir(by["system-ompi"]) != build_cache.build_dir(by["ompi-ob1"])
     assert "-DCMAKE_CUDA_ARCHITECTURES=90" in by["system-ompi"].cmake_args
 
 
@@ -107,22 +109,22 @@ def test_cmake_arguments_and_rebuild(tmp_path, monkeypatch):
     lib = MpiLibrary("x", "openmpi", "4.1.6", str(tmp_path), str(tmp_path / "mpirun"), "mpirun",
                      cc=str(tmp_path / "mpicc"), cmake_args=["-DGMB_ENABLE_CUDA=ON"])
     configure, compile_ = build.cmake_argv(lib, Path("/src"), tmp_path / "b", "AUTO", "90",
-                                           build.effective_cmake_args(lib, ["-DGMB_ENABLE_NCCL=ON"]), jobs=16)
+                                           build_cache.effective_cmake_args(lib, ["-DGMB_ENABLE_NCCL=ON"]), jobs=16)
     assert configure[-2:] == ["-DGMB_ENABLE_CUDA=ON", "-DGMB_ENABLE_NCCL=ON"]  # last: they override AUTO
     assert "-DCMAKE_CUDA_ARCHITECTURES=90" in configure and compile_[-2:] == ["-j", "16"]
     monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
     root = tmp_path / "src"
     root.mkdir()
     (root / "CMakeLists.txt").write_text("")
-    bdir = build.build_dir(lib, root)
+    bdir = build_cache.build_dir(lib, root)
     bdir.mkdir(parents=True)
     (bdir / "gmb-bench").write_text("")
-    (bdir / "gmb-build.json").write_text(__import__("json").dumps(build._stamp(lib, root, "ON", "90",
+    (bdir / "gmb-build.json").write_text(__import__("json").dumps(build_cache.build_stamp(lib, root, "ON", "90",
                                                                               ["-DGMB_ENABLE_CUDA=ON"])))
-    assert build.needs_build(lib, root) is None
-    assert build.needs_build(lib, root, cmake_args=["-DGMB_ENABLE_NCCL=ON"]) == "CMake arguments changed"
+    assert build_cache.needs_build(lib, root) is None
+    assert build_cache.needs_build(lib, root, cmake_args=["-DGMB_ENABLE_NCCL=ON"]) == "CMake arguments changed"
     bare = MpiLibrary(**{**lib.__dict__, "cmake_args": []})
-    assert build.needs_build(bare, root) is None  # none given: any cached build will do
+    assert build_cache.needs_build(bare, root) is None  # none given: any cached build will do
 
 
 def test_build_all_builds_each_installation_once_in_parallel(node_libs, monkeypatch):

@@ -8,11 +8,12 @@ import random
 
 import pytest
 
-from gmb.results.inference import (BUSY, NO_SPREAD, ONE_LAUNCH, QUANTISED, LaunchNoise, benjamini_hochberg,
-                                   bh_adjusted, blockers, bonferroni_level, confirm, estimate, fastest, fcr_level,
-                                   holm, lattice_step, launch_noise, launches_needed, paired_differences,
-                                   paired_noise, per_launch, precision, ratio, ratio_of_ratios, ratio_text, significant,
-                                   t_cdf, t_quantile)
+from gmb.results.claim_checks import (BUSY, NO_SPREAD, ONE_LAUNCH, QUANTISED, benjamini_hochberg, bh_adjusted, blockers,
+                                      bonferroni_level, confirm, fcr_level, holm, lattice_step, launches_needed)
+from gmb.results.significant_digits import ratio_text, significant
+from gmb.results.inference import (LaunchNoise, estimate, fastest, launch_noise, paired_differences, paired_noise,
+                                   per_launch, precision, ratio, ratio_of_ratios)
+from gmb.results.t_distribution import t_cdf, t_quantile
 
 # t(0.975, df) from published tables
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 10: 2.228, 20: 2.086, 30: 2.042, 120: 1.980}

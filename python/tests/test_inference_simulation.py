@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from gmb.results.inference import benjamini_hochberg, confirm, fastest, launch_noise, paired_differences, \
-    paired_noise, ratio
+from gmb.results.claim_checks import benjamini_hochberg, confirm
+from gmb.results.inference import fastest, launch_noise, paired_differences, paired_noise, ratio
 
 OUTLIER_SLOWDOWN = 0.15  # an outlier launch: every size 15 % slow (another job, a cold cache)
 

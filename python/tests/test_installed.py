@@ -172,7 +172,7 @@ def test_no_engine_and_no_sources(installed, monkeypatch, capsys):
                 "set GMB_SOURCE to the engine sources"):
         assert way in err
     monkeypatch.delenv("GMB_SOURCE")
-    monkeypatch.setattr(gmb.engine.build, "repo_root", lambda: None)  # an installed harness: no checkout around it
+    monkeypatch.setattr(gmb.engine.sources, "repo_root", lambda: None)  # an installed harness: no checkout around it
     assert run_gmb("build", "--config", installed["config"], "--no-detect", "--library", "fakempi-a") == 1
     assert "this gmb does not run from a checkout and GMB_SOURCE is not set" in capsys.readouterr().err
     monkeypatch.setenv("GMB_ENGINE", str(installed["tmp"] / "gone" / "gmb-bench"))

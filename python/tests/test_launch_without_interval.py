@@ -8,9 +8,10 @@ import math
 import pytest
 import synth
 
-from gmb.report import cells, compare
+from gmb.report import cells, compare, compare_words
 from gmb.report.wording import precision_text
-from gmb.results.model import Results, combine
+from gmb.results.model import Results
+from gmb.results.points import combine
 from gmb.results.records import RecordError, read_records
 from gmb.results.store import Store
 
@@ -76,7 +77,7 @@ def test_a_one_sample_point_is_apart_from_nothing_and_compare_says_it_has_no_int
     (row,) = compare.compare(Results.load(a), Results.load(b)).rows
     assert row.ratio == pytest.approx(2.0) and (row.ratio_low, row.ratio_high) == (None, None)
     assert not row.significant and row.verdict == compare.NO_VERDICT
-    cells_of = dict(zip((t := compare.as_table([row], "a", "b")).columns, t.rows[0]))
+    cells_of = dict(zip((t := compare_words.as_table([row], "a", "b")).columns, t.rows[0]))
     assert "A 95 % CI" not in cells_of and "A 95 % CI (no interval)" in t.note  # its only cell: left out, said
     assert cells_of["B/A [95 % CI]"] == "2.00x"
     assert cells_of["B 95 % CI"] == "[1.99, 2.01] +-0.50 % (one launch)"

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from gmb.engine import build
+from gmb.engine import build, build_cache
 from gmb.engine import doctor
 from gmb.engine.configurations import Configuration
 from gmb.machine.topology import Topology
@@ -149,23 +149,23 @@ def test_launcher_and_wrapper_of_different_installations(tmp_path):
 
 
 def test_engine_built_unpinned_is_not_reused_by_default(tmp_path, monkeypatch):
-    assert build.pins_mpi_library([]) and build.pins_mpi_library(["-DGMB_PIN_MPI_LIBRARY=ON"])
-    assert not build.pins_mpi_library(["-DGMB_PIN_MPI_LIBRARY=OFF"])
-    assert not build.pins_mpi_library(["-DGMB_PIN_MPI_LIBRARY=x-NOTFOUND"])
-    assert build.pins_mpi_library(["-DGMB_PIN_MPI_LIBRARY=OFF", "-DGMB_PIN_MPI_LIBRARY:BOOL=ON"])
+    assert build_cache.pins_mpi_library([]) and build_cache.pins_mpi_library(["-DGMB_PIN_MPI_LIBRARY=ON"])
+    assert not build_cache.pins_mpi_library(["-DGMB_PIN_MPI_LIBRARY=OFF"])
+    assert not build_cache.pins_mpi_library(["-DGMB_PIN_MPI_LIBRARY=x-NOTFOUND"])
+    assert build_cache.pins_mpi_library(["-DGMB_PIN_MPI_LIBRARY=OFF", "-DGMB_PIN_MPI_LIBRARY:BOOL=ON"])
     monkeypatch.setenv("GMB_CACHE", str(tmp_path / "cache"))
     root = tmp_path / "src"
     root.mkdir()
     x = lib(prefix=str(tmp_path))
-    bdir = build.build_dir(x, root)
+    bdir = build_cache.build_dir(x, root)
     bdir.mkdir(parents=True)
     (bdir / "gmb-bench").write_text("")
     off = ["-DGMB_PIN_MPI_LIBRARY=OFF"]
-    (bdir / "gmb-build.json").write_text(json.dumps(build._stamp(x, root, "OFF", None, off)))
-    assert build.needs_build(x, root, cmake_args=off) is None  # asked for again: reused
-    assert "does not pin its MPI library" in build.needs_build(x, root)  # a plain build does not take it
-    (bdir / "gmb-build.json").write_text(json.dumps(build._stamp(x, root, "OFF", None)))
-    assert build.needs_build(x, root) is None
+    (bdir / "gmb-build.json").write_text(json.dumps(build_cache.build_stamp(x, root, "OFF", None, off)))
+    assert build_cache.needs_build(x, root, cmake_args=off) is None  # asked for again: reused
+    assert "does not pin its MPI library" in build_cache.needs_build(x, root)  # a plain build does not take it
+    (bdir / "gmb-build.json").write_text(json.dumps(build_cache.build_stamp(x, root, "OFF", None)))
+    assert build_cache.needs_build(x, root) is None
 
 
 CAMPAIGN = """

@@ -13,8 +13,9 @@ from test_cli import run_gmb
 from gmb.report import answers
 from gmb.machine import load
 from gmb.report import tables
+from gmb.results.model import Results
+from gmb.results.points import combine
 from gmb.results.store import open_results
-from gmb.results.model import Results, combine
 from gmb.report import cells
 
 

@@ -9,7 +9,8 @@ import pytest
 from conftest import DATA
 
 from gmb.report.machine_change import machine_change, machine_change_text, kernel_launch_us
-from gmb.results.model import Context, Results
+from gmb.results.model import Results
+from gmb.results.stored_rows import Context
 
 RECORDED = json.loads((DATA / "h100-aa-2026-12-07" / "kernel-launch.json").read_text())
 

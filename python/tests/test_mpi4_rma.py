@@ -15,7 +15,7 @@ from gmb.report import answers
 from gmb.report.answers_words import feature_sentence
 from gmb.campaign import generated, mpi4_and_rma
 from gmb.campaign import estimate
-from gmb.report import plots
+from gmb.report import feature_figures, plots
 from gmb.report import tables
 from gmb.cli import main
 from gmb.engine.description import DescriptionError, EngineDescription
@@ -24,7 +24,8 @@ from gmb.campaign.plan import plan
 from gmb.report.html import build_html
 from gmb.results.store import Store
 from gmb.machine.topology import Gpu, Topology
-from gmb.results.model import Results, combine
+from gmb.results.model import Results
+from gmb.results.points import combine
 from gmb.report import render_html, render_text
 
 SIZES = synth.pow2_sizes(1, 1 << 20)
@@ -137,7 +138,7 @@ def test_partitioned_overlap_table_and_figure(mpi4_store):
     by = {(r[col["size"]], r[col["partitions"]], r[col["ready"]]): r for r in t.rows}
     assert by[("4M", 16, "per-block")][col["overlap (%)"]] > by[("4M", 16, "after-kernel")][col["overlap (%)"]]
     assert all(r[col["repetitions"]] == 2 for r in t.rows)
-    assert plots.partitioned_overlap(Results.load(mpi4_store)) is not None
+    assert feature_figures.partitioned_overlap(Results.load(mpi4_store)) is not None
     assert {fid for fid, _, _ in plots.figures(Results.load(mpi4_store))} >= {"partitioned-overlap", "rma_bw", "part_bw"}
 
 

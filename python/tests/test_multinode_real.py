@@ -18,7 +18,8 @@ from realmpi import DEBIAN, have_debian
 from test_emulated_cluster import SCRIPT, WHY, Cluster
 
 from gmb.report import answers, render_text, tables
-from gmb.results.model import Results, combine
+from gmb.results.model import Results
+from gmb.results.points import combine
 from gmb.results.store import open_results
 
 pytestmark = [pytest.mark.skipif(WHY is not None, reason=WHY or ""),

@@ -14,7 +14,7 @@ from conftest import HERE
 from fake_engine import describe
 from test_campaign import CUDA_DESC, lib
 
-from gmb.engine import build
+from gmb.engine import build_cache
 from gmb.report import compare
 from gmb.campaign import generated
 from gmb.results import records
@@ -60,7 +60,7 @@ def test_declared_nccl_library_takes_its_via_library(tmp_path):
     assert (nccl.transport, nccl.via, nccl.source) == ("nccl", "ompi-ob1", "declared")
     assert nccl.launcher_path == ob1.launcher_path and nccl.launcher_args == ob1.launcher_args
     assert nccl.env == {"A": "1", "NCCL_DEBUG": "WARN"} and nccl.cuda_aware is None
-    assert build.build_dir(nccl) == build.build_dir(ob1)  # one engine, built once
+    assert build_cache.build_dir(nccl) == build_cache.build_dir(ob1)  # one engine, built once
     assert nccl.cmake_args == ob1.cmake_args
 
 

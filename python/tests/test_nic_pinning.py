@@ -14,8 +14,9 @@ from gmb.campaign import checks
 from gmb.campaign.plan import engine_args
 from gmb.campaign.spec import CampaignError, parse_campaign
 from gmb.engine.description import EngineDescription
-from gmb.results import records
-from gmb.results.model import Results, combine
+from gmb.results import run_conditions
+from gmb.results.model import Results
+from gmb.results.points import combine
 from gmb.results.store import open_results
 
 CAMPAIGN = """
@@ -69,7 +70,7 @@ def test_an_engine_without_nic_is_refused_before_anything_runs():
 def test_pinning_is_part_of_a_points_configuration():
     def configuration(nic):
         ctx = {"options": {"common": {"batch": 0, **({"nic": nic} if nic else {})}, "benchmark": {"window": 64}}}
-        return records.configuration(ctx, {"transport": "mpi"})
+        return run_conditions.configuration(ctx, {"transport": "mpi"})
     assert configuration("nearest")["options"] == {"nic": "nearest", "window": 64}
     assert configuration("none") == configuration(None)  # none, or an engine before --nic: the library's choice
     assert configuration("eth0,eth1") != configuration("nearest")

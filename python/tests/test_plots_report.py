@@ -5,11 +5,12 @@ from html.parser import HTMLParser
 
 import pytest
 
-from gmb.report import plots
+from gmb.report import drawing, plots, transfer_figures
 from gmb.report import html as report
 from gmb.report import tables
+from gmb.results.model import Results
+from gmb.results.points import combine
 from gmb.results.store import Store
-from gmb.results.model import Results, combine
 from gmb.report.cells import collective_results
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -201,12 +202,12 @@ def test_build_html_is_a_list_of_sections(gpu_store):
 
 # ------------------------------------------------------------------ figure axes
 def test_size_axis_range_and_ticks():
-    lo, hi = plots.size_axis_range([1024, 1 << 20])
+    lo, hi = drawing.size_axis_range([1024, 1 << 20])
     assert 512 < lo < 1024 and (1 << 20) < hi < (2 << 20)  # the sizes drawn, a margin short of the next power
-    assert plots.size_ticks(*plots.size_axis_range([1, 1 << 20])) == [1, 32, 1 << 10, 32 << 10, 1 << 20]
-    assert plots.size_ticks(*plots.size_axis_range([64 << 10, 64 << 20])) == [
+    assert drawing.size_ticks(*drawing.size_axis_range([1, 1 << 20])) == [1, 32, 1 << 10, 32 << 10, 1 << 20]
+    assert drawing.size_ticks(*drawing.size_axis_range([64 << 10, 64 << 20])) == [
         64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
-    assert plots.size_ticks(*plots.size_axis_range([8, 8])) == [8]
+    assert drawing.size_ticks(*drawing.size_axis_range([8, 8])) == [8]
 
 
 def test_bandwidth_axis_ends_where_the_data_ends(tmp_path):
@@ -221,11 +222,11 @@ def test_bandwidth_axis_ends_where_the_data_ends(tmp_path):
     st.ingest(synth.write_jsonl(tmp_path / "bw.jsonl", [
         synth.context("b", "bw", "Open MPI v5.0.7", cuda=True),
         *synth.pt2pt_results("b", "bw", synth.pow2_sizes(1, 1 << 20), "device", "device", "nvlink")]))
-    fig = plots.bandwidth(Results.load(st), "bw")
+    fig = transfer_figures.bandwidth(Results.load(st), "bw")
     try:
         (ax,) = fig.axes
         lo, hi = ax.get_xlim()
-        assert (lo, hi) == pytest.approx(plots.size_axis_range([1, 1 << 20]))
+        assert (lo, hi) == pytest.approx(drawing.size_axis_range([1, 1 << 20]))
         assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "32", "1K", "32K", "1M"]
         assert all(x <= hi for line in ax.get_lines() for x in line.get_xdata())  # no ceiling drawn beyond
     finally:
@@ -235,13 +236,13 @@ def test_bandwidth_axis_ends_where_the_data_ends(tmp_path):
 def test_each_collectives_panel_spans_its_own_sizes(store):
     import matplotlib.pyplot as plt
 
-    fig = plots.collectives(Results.load(store))
+    fig = transfer_figures.collectives(Results.load(store))
     try:
         panels = {ax.get_title(): ax.get_xlim() for ax in fig.axes if ax.get_title()}
         sizes = {op: [p.bytes for p in combine(collective_results(Results.load(store))) if p.operation == op]
                  for op in panels}
         for op, lim in panels.items():
-            assert lim == pytest.approx(plots.size_axis_range(sizes[op])), op
+            assert lim == pytest.approx(drawing.size_axis_range(sizes[op])), op
     finally:
         plt.close(fig)
 

@@ -15,11 +15,12 @@ from test_cli import run_gmb
 from gmb.report import answers
 from gmb.report.answers_words import path_sentence
 from gmb.report import compare
-from gmb.results import records
+from gmb.results import run_conditions
 from gmb.report import tables
-from gmb.results.store import Store, open_results
 from gmb.results.inference import LaunchNoise
-from gmb.results.model import PointLaunch, Results, combine, point_figure
+from gmb.results.model import Results
+from gmb.results.points import PointLaunch, combine, point_figure
+from gmb.results.store import Store, open_results
 
 CAMPAIGN = """
 [campaign]
@@ -108,9 +109,10 @@ def test_settings_are_library_knobs_not_launcher_bookkeeping():
                                         # what Open MPI's mpirun exports to every rank of every launch
                                         "OMPI_MCA_ess": "^singleton", "OMPI_MCA_mpi_oversubscribe": "0",
                                         "OMPI_MCA_shmem_RUNTIME_QUERY_hint": "mmap", "OMPI_MCA_pmix": "^s1"})
-    assert records.settings(ctx) == {"MPIR_CVAR_ENABLE_GPU": "1", "OMPI_MCA_pml": "ucx", "UCX_RNDV_THRESH": "8192"}
+    assert run_conditions.settings(ctx) == {"MPIR_CVAR_ENABLE_GPU": "1", "OMPI_MCA_pml": "ucx",
+                                            "UCX_RNDV_THRESH": "8192"}
     # NCCL's settings only where NCCL moved the data
-    assert records.settings(ctx, "nccl")["NCCL_ALGO"] == "Ring"
+    assert run_conditions.settings(ctx, "nccl")["NCCL_ALGO"] == "Ring"
 
 
 def test_the_mapping_gmb_asks_for_a_launch_over_nodes_names_no_configuration(tmp_path):
@@ -118,11 +120,11 @@ def test_the_mapping_gmb_asks_for_a_launch_over_nodes_names_no_configuration(tmp
     says no more than the point's hosts and ranks, and is no setting; another mapping is one."""
     mapped = synth.context("r", "bw", env={"OMPI_MCA_rmaps_base_mapping_policy": "ppr:1:node"})
     mapped["ranks"][1]["host"] = "node1"
-    assert records.settings(mapped) == {}
+    assert run_conditions.settings(mapped) == {}
     on_one_host = synth.context("r", "bw", env={"OMPI_MCA_rmaps_base_mapping_policy": "ppr:1:node"})
-    assert records.settings(on_one_host) == {"OMPI_MCA_rmaps_base_mapping_policy": "ppr:1:node"}
+    assert run_conditions.settings(on_one_host) == {"OMPI_MCA_rmaps_base_mapping_policy": "ppr:1:node"}
     by_socket = synth.context("r", "bw", env={"OMPI_MCA_rmaps_base_mapping_policy": "socket"})
-    assert records.settings(by_socket) == {"OMPI_MCA_rmaps_base_mapping_policy": "socket"}
+    assert run_conditions.settings(by_socket) == {"OMPI_MCA_rmaps_base_mapping_policy": "socket"}
     st = Store(":memory:")
     for rid, ctx in (("a", mapped), ("b", synth.context("b", "bw"))):
         st.ingest(synth.write_jsonl(tmp_path / f"{rid}.jsonl",
@@ -137,7 +139,7 @@ def test_binding_is_said_the_same_way_on_any_machine(bindings, said):
     ctx = synth.context("r", "bw")
     for rank, cpus in zip(ctx["ranks"], bindings):
         rank["cpu_binding"] = cpus
-    assert records.configuration(ctx, {})["binding"] == said
+    assert run_conditions.configuration(ctx, {})["binding"] == said
 
 
 def test_a_points_interval_comes_from_its_launches_and_shrinks_as_launches_are_added():

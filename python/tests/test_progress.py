@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 import io
 
-from gmb.run.execute import Progress
+from gmb.run.progress import Progress
 
 
 def test_batch_log_gets_one_plain_line_per_ended_launch():

@@ -13,8 +13,9 @@ from gmb.report import answers
 from gmb.report.answers_words import collective_sentence, strategy_sentence
 from gmb.report import tables
 from gmb.report.html import build_html
-from gmb.results.inference import ratio_text
-from gmb.results.model import Results, combine
+from gmb.results.significant_digits import ratio_text
+from gmb.results.model import Results
+from gmb.results.points import combine
 from gmb.report import render_text, answers_data
 
 AWARE = {"openmpi-5.0.7-ob1", "openmpi-5.0.7-ucx"}

@@ -9,7 +9,8 @@ from gmb.machine import identity
 from gmb.results import records
 from gmb.outputs import OutputError
 from gmb.results.records import RecordError, read_records
-from gmb.results.store import SCHEMA_VERSION, Store, StoreError, open_results
+from gmb.results.store import Store, open_results
+from gmb.results.store_file import SCHEMA_VERSION, StoreError
 from conftest import DATA
 
 

@@ -968,7 +968,8 @@ def test_rows_a_damaged_store_cannot_read_are_named_and_left_out(tmp_path, capsy
 def test_duplicated_rows_of_a_store_count_once(tmp_path, capsys):
     """Every result row inserted a second time: the points, their launches and intervals are those of the store
     without them, and the duplicates are said."""
-    from gmb.results.model import Results, combine
+    from gmb.results.model import Results
+    from gmb.results.points import combine
 
     doubled = _damaged_copy(tmp_path, "doubled", "CREATE TEMP TABLE again AS SELECT * FROM results; UPDATE again SET "
                                                  "id = id + 1000000; INSERT INTO results SELECT * FROM again;")

@@ -6,7 +6,7 @@ import pytest
 import synth
 
 from conftest import described
-from gmb.report import answers, plots, render_text, scaling, tables
+from gmb.report import answers, feature_figures, render_text, scaling, tables
 from gmb.report.answers_words import feature_sentence
 from gmb.results.model import Results
 from gmb.results.store import Store
@@ -138,7 +138,7 @@ def test_the_scaling_figure_draws_one_line_per_series_over_node_counts(tmp_path)
     for lib in ("a", "b"):
         for nodes in (1, 2, 4):
             c.launch(lib, nodes, 2, {M: 10.0 * nodes, 16 * M: 100.0 * nodes})
-    fig = plots.scaling(c.results())
+    fig = feature_figures.scaling(c.results())
     lines = fig.axes[0].get_lines()
     assert len(lines) == 4
     assert all(list(line.get_xdata()) == [1, 2, 4] for line in lines)
@@ -163,7 +163,7 @@ def test_size_sweep_at_a_fixed_node_count_names_the_crossover(tmp_path):
     text = _flat(render_text.answers_text(answers.answers(results)))
     assert ("allreduce (device), size sweep at 2 nodes, 4 ranks per node: a fastest at 1K-64K; none proven fastest at "
             "256K; b fastest at 1M-16M; crossover a -> b between 64K and 1M") in text
-    fig = plots.size_sweep(results)
+    fig = feature_figures.size_sweep(results)
     assert fig.axes[0].get_title() == "allreduce device, size sweep at 2 nodes, 4 ranks per node"
     assert len(fig.axes[0].get_lines()) == 2
 

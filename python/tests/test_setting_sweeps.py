@@ -19,7 +19,8 @@ from gmb.engine.description import DescriptionError, EngineDescription
 from gmb.machine import families
 from gmb.machine.launchers import mca_env
 from gmb.machine.mpilibs import MpiLibrary
-from gmb.results.model import Results, combine
+from gmb.results.model import Results
+from gmb.results.points import combine
 from gmb.results.store import open_results
 
 DESC = describe()

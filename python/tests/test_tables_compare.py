@@ -7,12 +7,13 @@ import pytest
 from conftest import DATA, described
 import synth
 
-from gmb.report import compare
+from gmb.report import compare, compare_words, tolerances
 from gmb.results import peaks
 from gmb.results import records
 from gmb.report import tables
+from gmb.results.model import Results
+from gmb.results.points import combine
 from gmb.results.store import Store, open_results
-from gmb.results.model import Results, combine
 from gmb.report import cells, render_csv, render_text
 
 
@@ -318,11 +319,11 @@ def test_compare_tolerances(ompi_dir, mpich_dir, tmp_path):
     rows = compare.compare(Results.load(a), Results.load(b)).rows
     loose = tmp_path / "loose.toml"
     loose.write_text("[default]\nmax_regression_pct = 50\n")
-    assert compare.check(rows, compare.load_tolerances(loose)) == []
+    assert tolerances.check(rows, tolerances.load_tolerances(loose)) == []
     strict = tmp_path / "strict.toml"
     strict.write_text('[default]\nmax_regression_pct = 50\n[[rule]]\nbenchmark = "latency"\nmax_bytes = 64\n'
                       'max_regression_pct = 5\n')
-    bad = compare.check(compare.compare(Results.load(a), Results.load(b)).rows, compare.load_tolerances(strict))
+    bad = tolerances.check(compare.compare(Results.load(a), Results.load(b)).rows, tolerances.load_tolerances(strict))
     assert bad and all(r.benchmark == "latency" and r.bytes <= 64 for r in bad)
 
 
@@ -381,7 +382,7 @@ def test_compare_rows_show_path_and_ranks(store, tmp_path):
     assert sorted(r.path_class for r in rows) == ["nvlink", "same-gpu"]
     rows += [r for r in compare.compare(Results.load(store), Results.load(store), "openmpi-5.0.7", "mpich-4.0.2").rows
              if r.operation == "allreduce" and r.bytes == M]
-    t = compare.as_table(rows, "a", "b")
+    t = compare_words.as_table(rows, "a", "b")
     col = {c: i for i, c in enumerate(t.columns)}
     assert [(r[col["benchmark"]], r[col["path"]], r[col["ranks"]]) for r in t.rows] == [
         ("bw", "nvlink", "a pair"), ("bw", "same-gpu", "a pair"), ("coll", "", 2), ("coll", "", 4)]

@@ -24,10 +24,11 @@ from gmb.machine import knobs, topology
 from gmb.machine.mpilibs import MpiLibrary
 from gmb.machine.topology import Gpu, Topology
 from gmb.options import BuildOptions, LibraryOptions, TuneOptions
-from gmb.tune import search
+from gmb.tune import confirmation, selection
 from gmb.tune.catalogue import offers
-from gmb.tune.search import Arm, ArmFigure, Race
-from gmb.tune import session as session_mod
+from gmb.tune.races import COMBINED, DEFAULTS, Arm, ArmFigure, Race, gain, judge_failures, unmeasured
+from gmb.tune import search as search_mod
+from gmb.tune import tuner as tuner_mod
 from gmb.tune.session import tune
 
 
@@ -36,7 +37,7 @@ def _race(arms: dict[str, dict[int, tuple]], higher=True) -> Race:
     """A race whose arms have these figures: key -> size -> (median, low, high, launches)."""
     race = Race("lib", "host", "host", Block(["bw"]), higher, "bw" if higher else "t")
     for key, figures in arms.items():
-        knob = None if key in (search.DEFAULTS, search.COMBINED) else key.partition("=")[0]
+        knob = None if key in (DEFAULTS, COMBINED) else key.partition("=")[0]
         race.arms.append(Arm(key, {} if knob is None else {knob: key.partition("=")[2]}, knob,
                              figures={s: ArmFigure(*f) for s, f in figures.items()}))
     return race
@@ -49,26 +50,26 @@ def test_a_value_better_nowhere_is_cut_and_the_better_half_goes_on_as_time_allow
                   "C=1": {8: (12, 11.8, 12.2, 1), 4096: (101, 99, 103, 1)},
                   "D=1": {8: (10.5, 10.3, 10.7, 1), 4096: (103, 101, 105, 1)},
                   "E=1": {8: (10.4, 10.2, 10.6, 1), 4096: (100, 98, 102, 1)}})
-    cut = search.cut_losers(race)
+    cut = selection.cut_losers(race)
     assert [a.key for a in cut] == ["A=1"] and "no better than the defaults" in race.arm("A=1").why
     other = _race({"defaults": {8: (10, 9.8, 10.2, 1)}, "F=1": {8: (11, 10.8, 11.2, 1)},
                    "G=1": {8: (10.5, 10.3, 10.7, 1)}})
     other.path = "other"
-    work = search.plan_round([race, other], 1, 100, set())  # room for all: the better half of each
+    work = selection.plan_round([race, other], 1, 100, set())  # room for all: the better half of each
     assert {a.key for _, a in work} == {"defaults", "B=1", "C=1", "F=1"}
     assert race.arm("E=1").state == "cut" and "better half" in race.arm("E=1").why
     for r in (race, other):
         for a in r.arms:
             if a.key != "defaults" and a.state == "cut" and a.key != "A=1":
                 a.state = "racing"
-    work = search.plan_round([race, other], 1, 3, set())  # room for 3 launches: the most promising race first
+    work = selection.plan_round([race, other], 1, 3, set())  # room for 3 launches: the most promising race first
     assert [(r.path, a.key) for r, a in work] == [("host", "defaults"), ("host", "B=1"), ("host", "C=1")]
     assert "no time left" in other.arm("F=1").why
     assert race.defaults.state == "racing"
     # a race compared with another configuration gets its defaults launched while there is room, knobs or not
     alone = _race({"defaults": {8: (10, 9.8, 10.2, 1)}})
-    assert search.plan_round([alone], 1, 1, {id(alone)}) == [(alone, alone.defaults)]
-    assert search.plan_round([alone], 1, 1, set()) == []
+    assert selection.plan_round([alone], 1, 1, {id(alone)}) == [(alone, alone.defaults)]
+    assert selection.plan_round([alone], 1, 1, set()) == []
 
 
 def _fresh(race: Race, key: str, values: dict[int, float], spread=(0.99, 1.01, 1.0, 1.02, 0.98, 1.0)) -> None:
@@ -78,19 +79,19 @@ def _fresh(race: Race, key: str, values: dict[int, float], spread=(0.99, 1.01, 1
     for size, value in values.items():
         arm.fresh[size] = {f"c{i}": value * f * (1 + 0.003 * ((i + size) % 3 - 1)) for i, f in enumerate(spread)}
         arm.fresh_figures[size] = ArmFigure(value, value * 0.98, value * 1.02, len(spread))
-    if key != search.DEFAULTS:
-        search.confirm_arm(race, arm)
+    if key != DEFAULTS:
+        confirmation.confirm_arm(race, arm)
 
 
 def test_values_ahead_after_enough_launches_are_selected_and_recommended_only_where_confirmed():
-    n = search.MIN_LAUNCHES
+    n = selection.MIN_LAUNCHES
     race = _race({"defaults": {8: (10, 9.5, 10.5, n), 1 << 20: (100, 95, 105, n), 4 << 20: (100, 95, 105, n)},
                   "SMALL=1": {8: (20, 19, 21, n), 1 << 20: (100, 95, 105, n), 4 << 20: (99, 94, 104, n)},
                   "LARGE=1": {8: (10, 9.5, 10.5, n), 1 << 20: (150, 145, 155, n), 4 << 20: (160, 155, 165, n)},
                   "LUCKY=1": {8: (10, 9.5, 10.5, n), 1 << 20: (130, 125, 135, n), 4 << 20: (100, 95, 105, n)},
                   "EARLY=1": {8: (30, 29, 31, 1)}})  # better, but in one launch: not selected, no claim
     race.arm("EARLY=1").state = "cut"
-    selected = search.select(race)
+    selected = selection.select(race)
     assert [a.key for a in selected] == ["SMALL=1", "LARGE=1", "LUCKY=1", "combined"]  # the most promising first
     assert race.arm("combined").settings == {"LARGE": "1", "LUCKY": "1", "SMALL": "1"}
     # the fresh launches: SMALL and LARGE confirmed where they help, LUCKY equal to the defaults, the combination not
@@ -99,51 +100,52 @@ def test_values_ahead_after_enough_launches_are_selected_and_recommended_only_wh
     _fresh(race, "SMALL=1", {8: 20, 1 << 20: 100, 4 << 20: 100})
     _fresh(race, "LARGE=1", {8: 10, 1 << 20: 150, 4 << 20: 160})
     _fresh(race, "LUCKY=1", {8: 10, 1 << 20: 100, 4 << 20: 100})
-    assert search.tried(race) == 5 * 3  # every value tried (the combination too) at every size
-    ranges = search.recommendation(race)
+    assert confirmation.tried(race) == 5 * 3  # every value tried (the combination too) at every size
+    ranges = confirmation.recommendation(race)
     assert [(r.low, r.high, r.arm) for r in ranges] == [(8, 8, "SMALL=1"), (1 << 20, 4 << 20, "LARGE=1")]
     large = ranges[1]
     assert large.gain == pytest.approx(math.sqrt(1.5 * 1.6), rel=1e-3) and large.gain_low < large.gain < large.gain_high
     assert large.span == (1 << 20, 4 << 20) and large.sizes[1][1] == pytest.approx(1.6, rel=1e-3)
     assert large.sizes[0][2].launches == 6  # the figures of the confirmation launches
-    verdicts = {a.key: search.verdict(race, a) for a in race.arms[1:]}
+    verdicts = {a.key: confirmation.verdict(race, a) for a in race.arms[1:]}
     assert verdicts == {"SMALL=1": "better", "LARGE=1": "better", "LUCKY=1": "selected, not confirmed",
                         "EARLY=1": "cut early: no claim", "combined": "selected, not confirmed"}
-    assert search.cut_saw(race, race.arm("EARLY=1")) == "looked better in 1 launch"
+    assert selection.cut_saw(race, race.arm("EARLY=1")) == "looked better in 1 launch"
 
 
 def test_for_a_time_lower_is_better():
-    n = search.MIN_LAUNCHES
+    n = selection.MIN_LAUNCHES
     race = _race({"defaults": {8: (10, 9.5, 10.5, n)}, "FAST=1": {8: (5, 4.8, 5.2, n)},
                   "SLOW=1": {8: (20, 19, 21, n)}}, higher=False)
-    assert search.gain(race, race.arm("FAST=1"), 8) == pytest.approx(2.0)
-    assert [a.key for a in search.select(race)] == ["FAST=1"]
+    assert gain(race, race.arm("FAST=1"), 8) == pytest.approx(2.0)
+    assert [a.key for a in selection.select(race)] == ["FAST=1"]
     for key, value in (("defaults", 10), ("FAST=1", 5), ("SLOW=1", 20)):
         _fresh(race, key, {8: value})
-    assert search.verdict(race, race.arm("SLOW=1")) == "worse"
-    (rec,) = search.recommendation(race)
+    assert confirmation.verdict(race, race.arm("SLOW=1")) == "worse"
+    (rec,) = confirmation.recommendation(race)
     assert rec.arm == "FAST=1" and rec.gain == pytest.approx(2.0, rel=1e-3) and rec.gain_low > 1
 
 
 def test_no_confirmed_value_recommends_the_defaults():
-    n = search.MIN_LAUNCHES
+    n = selection.MIN_LAUNCHES
     race = _race({"defaults": {8: (10, 9, 11, n)}, "A=1": {8: (10.5, 9.5, 11.5, n)}})
-    assert [r.arm for r in search.recommendation(race)] == ["defaults"]
-    assert search.verdict(race, race.arm("A=1")) == "cut early: no claim"
-    assert search.cut_saw(race, race.arm("A=1")) == "no difference seen in 3 launches"
+    assert [r.arm for r in confirmation.recommendation(race)] == ["defaults"]
+    assert confirmation.verdict(race, race.arm("A=1")) == "cut early: no claim"
+    assert selection.cut_saw(race, race.arm("A=1")) == "no difference seen in 3 launches"
 
 
 def test_a_value_better_at_some_sizes_and_worse_at_others_says_both():
-    n = search.MIN_LAUNCHES
+    n = selection.MIN_LAUNCHES
     race = _race({"defaults": {s: (10, 9.5, 10.5, n) for s in (8, 64, 1 << 20, 4 << 20)},
                   "MIX=1": {8: (7, 6.5, 7.5, n), 64: (7, 6.5, 7.5, n), 1 << 20: (14, 13, 15, n),
                             4 << 20: (14, 13, 15, n)}})
-    search.select(race)
+    selection.select(race)
     _fresh(race, "defaults", {8: 10, 64: 10, 1 << 20: 10, 4 << 20: 10})
     _fresh(race, "MIX=1", {8: 7, 64: 7, 1 << 20: 14, 4 << 20: 14})
     mix = race.arm("MIX=1")
-    assert search.verdict(race, mix) == "mixed" and search.proven_sizes(mix) == ([1 << 20, 4 << 20], [8, 64])
-    (_, rec) = search.recommendation(race)
+    assert confirmation.verdict(race, mix) == "mixed"
+    assert confirmation.proven_sizes(mix) == ([1 << 20, 4 << 20], [8, 64])
+    (_, rec) = confirmation.recommendation(race)
     assert (rec.low, rec.high, rec.arm, rec.worse) == (1 << 20, 4 << 20, "MIX=1", (8, 64))
     from gmb.tune.answer import sizes_text
     assert sizes_text([8, 64], race.sizes) == "8 - 64" and sizes_text([8, 4 << 20], race.sizes) == "8, 4M"
@@ -299,7 +301,7 @@ def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fa
     assert race["configuration"] == "plain" and race["path"] == "host"
     verdicts = {a["key"]: a for a in race["arms"]}
     fast = verdicts["UCX_FAKE_KNOB=fast"]
-    assert fast["verdict"] == "better" and fast["launches"] >= 3 and fast["fresh_launches"] == search.CONFIRM_LAUNCHES
+    assert fast["verdict"] == "better" and fast["launches"] >= 3 and fast["fresh_launches"] == confirmation.CONFIRM_LAUNCHES
     assert verdicts["UCX_FAKE_KNOB=slow"]["verdict"] in ("worse", "cut early: no claim")
     same = verdicts["UCX_FAKE_KNOB=same"]
     assert same["verdict"] in ("cut early: no claim", "selected, not confirmed")
@@ -310,7 +312,7 @@ def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fa
     # its gain from the confirmation launches alone (2x), with its interval, over the sizes it was confirmed at
     assert rec["gain"] == pytest.approx(2.0, rel=0.05) and 1 < rec["gain_low"] < rec["gain"] < rec["gain_high"]
     assert rec["span"] == [race["sizes"][0], race["sizes"][-1]] and rec["worse_sizes"] == []
-    assert all(s["gain"] > 1.5 and s["arm"][3] == search.CONFIRM_LAUNCHES for s in rec["sizes"])
+    assert all(s["gain"] > 1.5 and s["arm"][3] == confirmation.CONFIRM_LAUNCHES for s in rec["sizes"])
     assert "-x UCX_FAKE_KNOB=fast" in rec["command"] and "UCX_FAKE_KNOB=fast" in rec["export"]
     assert got["tuned"] == [{"name": "plain-tuned", "base": "plain", "settings": {"UCX_FAKE_KNOB": "fast"},
                              "paths": ["host"]}]
@@ -329,7 +331,7 @@ def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fa
     assert not re.search(r"fastest|within one launch|moves \d|\dx ", first)
     # the campaign that reproduces it: the defaults and the recommended settings, each its own point
     check = load_campaign(got["dir"] / "tune.toml")
-    assert [b.settings for b in check.blocks] == [[{}, {"UCX_FAKE_KNOB": "fast"}]] and check.repetitions == search.CONFIRM_LAUNCHES
+    assert [b.settings for b in check.blocks] == [[{}, {"UCX_FAKE_KNOB": "fast"}]] and check.repetitions == confirmation.CONFIRM_LAUNCHES
     assert main(["plan", "--config", str(cfg), "--no-detect", str(got["dir"] / "tune.toml")]) == 0
     # measured again by a plain gmb run of it, with the libraries as the search ran them: the search's figures agree
     libs = got["dir"] / "tune-libraries.toml"
@@ -350,7 +352,7 @@ def test_a_search_recommends_the_knob_that_helps_and_says_what_the_others_did(fa
 
 def _budget_runs_out(monkeypatch, when):
     """The budget runs out as soon as ``when(tuner)`` holds (whatever the launches took)."""
-    monkeypatch.setattr(session_mod.Tuner, "left", lambda self: 0.0 if when(self) else 1e6)
+    monkeypatch.setattr(tuner_mod.Tuner, "left", lambda self: 0.0 if when(self) else 1e6)
 
 
 EIGHT = PLAIN.replace('["fast", "slow", "same", "bad", "crash"]',
@@ -409,12 +411,12 @@ def test_a_budget_that_measures_nothing_says_so_and_fails(fake_home, monkeypatch
 
 def test_values_beside_defaults_never_measured_are_not_measured_never_cut():
     race = _race({"defaults": {}, "A=1": {8: (10, 9, 11, 1)}, "B=1": {}})
-    assert search.cut_losers(race) == [] and race.arm("A=1").state == "racing"
-    search.unmeasured(race, "the budget ran out")
+    assert selection.cut_losers(race) == [] and race.arm("A=1").state == "racing"
+    unmeasured(race, "the budget ran out")
     assert [(a.state, a.why) for a in race.arms[1:]] == [
         ("unmeasured", "the budget ran out before the defaults were measured"),
         ("unmeasured", "the budget ran out before its first launch")]
-    assert {search.verdict(race, a) for a in race.arms[1:]} == {"not measured"}
+    assert {confirmation.verdict(race, a) for a in race.arms[1:]} == {"not measured"}
     from gmb.tune.answer import unanswered
     assert unanswered(race, "gmb tune was stopped by SIGTERM") == \
         "not measured: gmb tune was stopped by SIGTERM before its defaults were measured"
@@ -423,18 +425,18 @@ def test_values_beside_defaults_never_measured_are_not_measured_never_cut():
 def test_a_failed_launch_breaks_a_value_only_where_the_defaults_ran():
     race = _race({"defaults": {8: (10, 9, 11, 1)}, "A=1": {}})
     race.arm("A=1").state, race.arm("A=1").why = "failed", "its launch failed: no such host"
-    search.judge_failures(race)
-    assert race.arm("A=1").state == "broken" and search.verdict(race, race.arm("A=1")) == "broken"
+    judge_failures(race)
+    assert race.arm("A=1").state == "broken" and confirmation.verdict(race, race.arm("A=1")) == "broken"
     race = _race({"defaults": {}, "A=1": {}, "B=1": {}})
     for key in ("A=1", "B=1"):
         race.arm(key).state, race.arm(key).why = "failed", "its launch failed: no such host"
-    search.judge_failures(race)  # the defaults not launched yet: no verdict
+    judge_failures(race)  # the defaults not launched yet: no verdict
     assert race.arm("A=1").state == "failed"
     race.note = "a launch with the defaults failed: no such host"
-    search.judge_failures(race)
+    judge_failures(race)
     assert race.arm("A=1").state == "unmeasured" and race.arm("A=1").why == \
         "its launch failed: no such host, as a launch of the defaults did: no verdict on the setting"
-    assert search.verdict(race, race.arm("B=1")) == "not measured"
+    assert confirmation.verdict(race, race.arm("B=1")) == "not measured"
 
 
 def test_a_tuned_directory_that_is_not_one_is_refused(fake_home, capsys):
@@ -624,17 +626,17 @@ def test_a_search_stopped_by_a_signal_answers_what_it_measured(fake_home, monkey
     import signal
 
     from gmb.run.execute import Stopped
-    from gmb.tune import session
+    from gmb.tune import tuner
 
     cfg = _config(fake_home, PLAIN)
-    real = session.Tuner.run_round
+    real = tuner.Tuner.run_round
 
     def stop_in_the_second_round(self, number, work):
         if self.rounds == 1:
             raise Stopped(signal.SIGTERM)
         real(self, number, work)
 
-    monkeypatch.setattr(session.Tuner, "run_round", stop_in_the_second_round)
+    monkeypatch.setattr(tuner.Tuner, "run_round", stop_in_the_second_round)
     opts = TuneOptions(libraries=LibraryOptions(config=str(cfg), no_detect=True), build=BuildOptions(no_build=True),
                        results=str(fake_home / "results"), paths=("host",), no_report=True)
     assert tune(opts) == 128 + signal.SIGTERM
@@ -662,12 +664,12 @@ def test_a_configuration_is_proven_ahead_of_another_over_their_launches_not_by_i
     (three launches 1 % apart, 20 % apart in figure: proven; one launch a side, however far: no claim)."""
     fast = ArmFigure(12.0, 11.9, 12.1, 3, (11.9, 12.0, 12.1))
     slow = ArmFigure(10.0, 9.9, 10.1, 3, (9.9, 10.0, 10.1))
-    assert search.proven_ahead(fast, slow, True) and not search.proven_ahead(slow, fast, True)
-    assert search.proven_ahead(slow, fast, False)  # times: lower is better
-    assert not search.proven_ahead(ArmFigure(50.0, 49.0, 51.0, 1, (50.0,)), slow, True)
+    assert confirmation.proven_ahead(fast, slow, True) and not confirmation.proven_ahead(slow, fast, True)
+    assert confirmation.proven_ahead(slow, fast, False)  # times: lower is better
+    assert not confirmation.proven_ahead(ArmFigure(50.0, 49.0, 51.0, 1, (50.0,)), slow, True)
     # a Bonferroni level for many comparisons asks for more
     near = ArmFigure(10.4, 10.2, 10.6, 3, (10.28, 10.4, 10.52))
-    assert search.proven_ahead(near, slow, True) and not search.proven_ahead(near, slow, True, level=0.9999)
+    assert confirmation.proven_ahead(near, slow, True) and not confirmation.proven_ahead(near, slow, True, level=0.9999)
 
 
 class _ConfirmingTuner:
@@ -694,17 +696,17 @@ class _ConfirmingTuner:
 
 
 def test_the_values_the_time_left_can_confirm_are_confirmed_when_another_cannot_be(monkeypatch):
-    races = [Race("ob1", path, "host-device", Block(["bw"]), True, "bw", [Arm(search.DEFAULTS, {})])
+    races = [Race("ob1", path, "host-device", Block(["bw"]), True, "bw", [Arm(DEFAULTS, {})])
              for path in ("host-device pinned", "host-device pageable")]
     values = [Arm("K=1", {"K": "1"}, "K") for _ in races]
     for race, arm in zip(races, values):
         race.arms.append(arm)
-    monkeypatch.setattr(session_mod, "best_gain", lambda race, arm: (2.0 if race is races[0] else 1.5, 1))
+    monkeypatch.setattr(search_mod, "best_gain", lambda race, arm: (2.0 if race is races[0] else 1.5, 1))
     # time for one value and its defaults (12 launches), not for two (24)
     tuner = _ConfirmingTuner(fits=22)
-    session_mod._confirm(tuner, races, 5, list(zip(races, values)))
-    assert len(tuner.rounds) == search.CONFIRM_LAUNCHES
-    assert all({arm.key for _, arm in work} == {search.DEFAULTS, "K=1"} and work[1][0] is races[0]
+    search_mod._confirm(tuner, races, 5, list(zip(races, values)))
+    assert len(tuner.rounds) == confirmation.CONFIRM_LAUNCHES
+    assert all({arm.key for _, arm in work} == {DEFAULTS, "K=1"} and work[1][0] is races[0]
                for work in tuner.rounds)
     assert values[0].confirmation is not None and values[0].why == ""
     assert values[1].confirmation is None and values[1].why == "the budget ran out before its confirmation"

@@ -22,7 +22,7 @@ from test_tune import EIGHT, PLAIN, _config, fake_home  # noqa: F401 (fake_home:
 from gmb.cli import main
 from gmb.run import leftovers
 from gmb.run.execute import Stopped
-from gmb.tune import session as session_mod
+from gmb.tune import tuner as tuner_mod
 
 WAIT_S = 600
 
@@ -47,7 +47,7 @@ def _statuses(outdir: Path) -> dict[str, int]:
 
 def _before_launch(monkeypatch, number: int, do):
     """``do(outdir)`` just before the search's engine launch ``number`` (from 1)."""
-    real, calls = session_mod.run_bundles, []
+    real, calls = tuner_mod.run_bundles, []
 
     def run_bundles(outdir, *args, **kwargs):
         calls.append(outdir)
@@ -55,7 +55,7 @@ def _before_launch(monkeypatch, number: int, do):
             do(outdir)
         return real(outdir, *args, **kwargs)
 
-    monkeypatch.setattr(session_mod, "run_bundles", run_bundles)
+    monkeypatch.setattr(tuner_mod, "run_bundles", run_bundles)
 
 
 # ------------------------------------------------------------------------------------- what was never measured

@@ -8,7 +8,7 @@ import json
 from realmpi import debian_library, skip_unless_debian
 
 from gmb.cli import main
-from gmb.tune.answer import VERDICTS
+from gmb.results.tune_answer import SEARCH_VERDICTS
 
 
 @skip_unless_debian("openmpi")
@@ -32,7 +32,7 @@ def test_a_real_search_of_open_mpis_shared_memory_settings(engine_env, tmp_path,
     assert single["default"] and single["values"] and single["note"].startswith("listed by ompi_info")
     assert "does not run on" in offers["UCX_RNDV_SCHEME"]["refused"]  # pml ob1
     (race,) = answer["races"]
-    assert {a["verdict"] for a in race["arms"][1:]} <= set(VERDICTS)
+    assert {a["verdict"] for a in race["arms"][1:]} <= set(SEARCH_VERDICTS)
     assert race["arms"][1:], "the search tried no knob value"
     covered = [size for r in race["recommendation"] for size in (s["bytes"] for s in r["sizes"])]
     assert covered == race["sizes"]

@@ -117,99 +117,123 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
+    """The `gmb` parser: one subcommand per builder below, in the order `gmb --help` lists them."""
     p = _Parser(prog="gmb", description="GPU-aware MPI benchmark harness (drives gmb-bench)")
     p.add_argument("--version", action="version", version=f"gmb {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True)
+    for add in (_libs, _doctor, _build, _run, _plan, _tune, _profile, _predict, _app, _report, _tables, _compare,
+                _slurm, _ingest):
+        add(sub)
+    return p
 
-    def libopts(sp):
-        sp.add_argument("--config", help="libraries TOML (default: $GMB_CONFIG, ~/.config/gmb/libraries.toml, "
-                                         "./gmb.toml)")
-        sp.add_argument("--library", action="append", help="restrict to this library (repeatable)")
-        sp.add_argument("--no-detect", action="store_true", help="only declared libraries")
-        sp.add_argument("--no-isolation", action="store_true",
-                        help="keep other MPI installations' directories in PATH and LD_LIBRARY_PATH (diagnosis: "
-                             "every launch is still checked for the library it ran)")
 
-    def buildopts(sp, cuda_default="$GMB_ENABLE_CUDA, else AUTO: when nvcc is found, OFF where no NVIDIA driver "
-                                    "works"):
-        """The engine build options, the same for every command that builds (``cuda_default``: what --cuda is
-        when not given)."""
-        sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"],
-                        help=f"engine builds: the CUDA module (default: {cuda_default})")
-        sp.add_argument("--cuda-arch", help="engine builds: CMAKE_CUDA_ARCHITECTURES, e.g. 90")
-        sp.add_argument("--cmake-arg", action="append", metavar="ARG",
-                        help="one more CMake argument for the engine builds, e.g. -DGMB_ENABLE_NCCL=ON (repeatable; "
-                             "after the library's cmake_args)")
-        sp.add_argument("--jobs", "-j", type=_positive_int,
-                        help="parallel compile jobs per engine build (default: all CPUs)")
+def _library_arguments(sp):
+    """Which MPI libraries a command takes: the same for every command that finds them."""
+    sp.add_argument("--config", help="libraries TOML (default: $GMB_CONFIG, ~/.config/gmb/libraries.toml, "
+                                     "./gmb.toml)")
+    sp.add_argument("--library", action="append", help="restrict to this library (repeatable)")
+    sp.add_argument("--no-detect", action="store_true", help="only declared libraries")
+    sp.add_argument("--no-isolation", action="store_true",
+                    help="keep other MPI installations' directories in PATH and LD_LIBRARY_PATH (diagnosis: "
+                         "every launch is still checked for the library it ran)")
 
+
+def _build_arguments(sp, cuda_default="$GMB_ENABLE_CUDA, else AUTO: when nvcc is found, OFF where no NVIDIA driver "
+                                      "works"):
+    """The engine build options, the same for every command that builds (``cuda_default``: what --cuda is when not
+    given)."""
+    sp.add_argument("--cuda", choices=["AUTO", "ON", "OFF"],
+                    help=f"engine builds: the CUDA module (default: {cuda_default})")
+    sp.add_argument("--cuda-arch", help="engine builds: CMAKE_CUDA_ARCHITECTURES, e.g. 90")
+    sp.add_argument("--cmake-arg", action="append", metavar="ARG",
+                    help="one more CMake argument for the engine builds, e.g. -DGMB_ENABLE_NCCL=ON (repeatable; "
+                         "after the library's cmake_args)")
+    sp.add_argument("--jobs", "-j", type=_positive_int,
+                    help="parallel compile jobs per engine build (default: all CPUs)")
+
+
+def _libs(sub):
     sp = sub.add_parser("libs", help="list MPI libraries found and declared")
-    libopts(sp)
+    _library_arguments(sp)
     sp.add_argument("--json", action="store_true")
 
+
+def _doctor(sub):
     sp = sub.add_parser("doctor", help="GPUs, links, NUMA, MPI libraries, CUDA awareness, what is missing")
-    libopts(sp)
+    _library_arguments(sp)
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--no-engine", action="store_true", help="do not run the engine's doctor")
     sp.add_argument("--settings", action="store_true",
                     help="find the settings each library's GPU support depends on (the engine's doctor without each "
                          "of them; default: when GPUs are present)")
 
+
+def _build(sub):
     sp = sub.add_parser("build", help="build one engine per MPI library (cached), or say which installed one it "
                                       "uses ($GMB_ENGINE, PATH)")
-    libopts(sp)
+    _library_arguments(sp)
     sp.add_argument("--force", action="store_true")
-    buildopts(sp)
+    _build_arguments(sp)
 
-    for name, hlp in (("run", "run a campaign (default: generated from the machine)"),
-                      ("plan", "show the launches a campaign would make (dry run)")):
-        sp = sub.add_parser(name, help=hlp)
-        libopts(sp)
-        sp.add_argument("campaign", nargs="?", help="campaign TOML (omit for the generated default)")
-        sp.add_argument("--quick", action="store_true",
-                        help="the quick campaign, generated from the machine (docs/campaigns.md, 'The quick campaign')")
-        sp.add_argument("--for-profile", metavar="PROFILE",
-                        help="the campaign that measures every figure `gmb predict` needs for this application "
-                             "profile (gmb profile's directory or profile.json; docs/application.md)")
-        sp.add_argument("--repetitions", type=_positive_int)
-        sp.add_argument("--timeout", type=_positive_seconds, help="seconds per launch")
-        sp.add_argument("--seed", type=int)
-        sp.add_argument("--bundle", action=argparse.BooleanOptionalAction, default=None,
-                        help="run launches that can share one engine launch as its blocks (gmb-bench plan), as a "
-                             "campaign's bundle = true does, or each in a launch of its own (--no-bundle); default: "
-                             "the campaign's bundle, true for a generated campaign (docs/campaigns.md, 'Bundles')")
-        sp.add_argument("--name")
-        sp.add_argument("--launcher", help="override the launcher of every library (mpirun, mpiexec, srun)")
-        sp.add_argument("--nodes", type=_node_counts, help="node counts: the hosts the launches may use (srun's "
-                                                           "allocation, a hostfile's first hosts); several (1,2,4): "
-                                                           "the collectives on each, in one results directory")
-        sp.add_argument("--ranks-per-node", type=_positive_int)
-        sp.add_argument("--nic", type=_nic, metavar="nearest|NAME[,NAME...]|none",
-                        help="the network card each local rank's MPI library and NCCL use, in every block (overrides "
-                             "the campaign's nic): the one nearest its GPU, or the names by local rank; none: the "
-                             "library's own choice (docs/multinode.md)")
-        sp.add_argument("--tuned", metavar="TUNE_DIR", help="measure the configurations a `gmb tune` recommended "
-                                                            "(its results directory) beside the others")
-        sp.add_argument("--topology", metavar="JSON", help="plan for this topology instead of the machine's "
-                                                           "(a file like `gmb doctor --json`'s topology)")
-        sp.add_argument("--hostfile", help="the hosts the launches may use, in either launcher's form (Open MPI's "
-                                           "'host slots=N', Hydra's 'host:N'): docs/multinode.md")
-        if name == "run":
-            sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
-            sp.add_argument("--resume", metavar="RESULTS_DIR", help="continue an interrupted campaign")
-            sp.add_argument("--no-build", action="store_true", help="use existing engines only (declared, "
-                                                                    "$GMB_ENGINE, on PATH, or built before)")
-            sp.add_argument("--no-progress", action="store_true")
-            sp.add_argument("--no-report", action="store_true")
-            sp.add_argument("--dry-run", action="store_true", help="only show the plan (as `gmb plan`)")
-            sp.add_argument("--refresh", action="store_true",
-                            help="ask the engines' doctors again (GPU awareness, the settings that matter) instead of "
-                                 "reusing what an earlier run found for the same configuration, engine and GPUs")
-            buildopts(sp)
 
+def _campaign_arguments(sp):
+    """What `gmb run` and `gmb plan` share: the libraries, the campaign and where and how its launches run."""
+    _library_arguments(sp)
+    sp.add_argument("campaign", nargs="?", help="campaign TOML (omit for the generated default)")
+    sp.add_argument("--quick", action="store_true",
+                    help="the quick campaign, generated from the machine (docs/campaigns.md, 'The quick campaign')")
+    sp.add_argument("--for-profile", metavar="PROFILE",
+                    help="the campaign that measures every figure `gmb predict` needs for this application "
+                         "profile (gmb profile's directory or profile.json; docs/application.md)")
+    sp.add_argument("--repetitions", type=_positive_int)
+    sp.add_argument("--timeout", type=_positive_seconds, help="seconds per launch")
+    sp.add_argument("--seed", type=int)
+    sp.add_argument("--bundle", action=argparse.BooleanOptionalAction, default=None,
+                    help="run launches that can share one engine launch as its blocks (gmb-bench plan), as a "
+                         "campaign's bundle = true does, or each in a launch of its own (--no-bundle); default: "
+                         "the campaign's bundle, true for a generated campaign (docs/campaigns.md, 'Bundles')")
+    sp.add_argument("--name")
+    sp.add_argument("--launcher", help="override the launcher of every library (mpirun, mpiexec, srun)")
+    sp.add_argument("--nodes", type=_node_counts, help="node counts: the hosts the launches may use (srun's "
+                                                       "allocation, a hostfile's first hosts); several (1,2,4): "
+                                                       "the collectives on each, in one results directory")
+    sp.add_argument("--ranks-per-node", type=_positive_int)
+    sp.add_argument("--nic", type=_nic, metavar="nearest|NAME[,NAME...]|none",
+                    help="the network card each local rank's MPI library and NCCL use, in every block (overrides "
+                         "the campaign's nic): the one nearest its GPU, or the names by local rank; none: the "
+                         "library's own choice (docs/multinode.md)")
+    sp.add_argument("--tuned", metavar="TUNE_DIR", help="measure the configurations a `gmb tune` recommended "
+                                                        "(its results directory) beside the others")
+    sp.add_argument("--topology", metavar="JSON", help="plan for this topology instead of the machine's "
+                                                       "(a file like `gmb doctor --json`'s topology)")
+    sp.add_argument("--hostfile", help="the hosts the launches may use, in either launcher's form (Open MPI's "
+                                       "'host slots=N', Hydra's 'host:N'): docs/multinode.md")
+
+
+def _run(sub):
+    sp = sub.add_parser("run", help="run a campaign (default: generated from the machine)")
+    _campaign_arguments(sp)
+    sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
+    sp.add_argument("--resume", metavar="RESULTS_DIR", help="continue an interrupted campaign")
+    sp.add_argument("--no-build", action="store_true", help="use existing engines only (declared, "
+                                                            "$GMB_ENGINE, on PATH, or built before)")
+    sp.add_argument("--no-progress", action="store_true")
+    sp.add_argument("--no-report", action="store_true")
+    sp.add_argument("--dry-run", action="store_true", help="only show the plan (as `gmb plan`)")
+    sp.add_argument("--refresh", action="store_true",
+                    help="ask the engines' doctors again (GPU awareness, the settings that matter) instead of "
+                         "reusing what an earlier run found for the same configuration, engine and GPUs")
+    _build_arguments(sp)
+
+
+def _plan(sub):
+    _campaign_arguments(sub.add_parser("plan", help="show the launches a campaign would make (dry run)"))
+
+
+def _tune(sub):
     sp = sub.add_parser("tune", help="search each library's settings per path within a time budget and recommend "
                                      "only those fresh launches confirm, with their gain (docs/tune.md)")
-    libopts(sp)
+    _library_arguments(sp)
     sp.add_argument("campaign", nargs="?", help="search the blocks of this campaign file (each one launch per set of "
                                                 "settings; its [knobs] tried too) instead of the machine's paths")
     sp.add_argument("--budget", type=_positive_seconds, default=600.0,
@@ -236,18 +260,22 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
     sp.add_argument("--no-build", action="store_true", help="use existing engines only")
     sp.add_argument("--no-report", action="store_true")
-    buildopts(sp)
+    _build_arguments(sp)
 
+
+def _profile(sub):
     sp = sub.add_parser("profile", help="run an MPI application with gmb's profiler: its calls by kind, size, memory "
                                         "and path (docs/application.md)")
-    libopts(sp)
+    _library_arguments(sp)
     sp.add_argument("--out", help="the profile directory to make (default: RESULTS/profile-APP-TIME)")
     sp.add_argument("--results", default="results", help="parent directory of profiles (default results/)")
     sp.add_argument("--no-build", action="store_true", help="use existing engines (and their profilers) only")
-    buildopts(sp)
+    _build_arguments(sp)
     sp.add_argument("command", nargs=argparse.REMAINDER, help="-- the application's launch command, e.g. -- mpirun "
                                                               "-np 4 ./app input")
 
+
+def _predict(sub):
     sp = sub.add_parser("predict", help="an application profile's communication time under each configuration a "
                                         "store measured, ranked, with the calls that dominate")
     sp.add_argument("profile", help="gmb profile's directory or its profile.json")
@@ -256,9 +284,11 @@ def parser() -> argparse.ArgumentParser:
                     help="price a profile taken on other hosts than the store measured")
     sp.add_argument("--json", action="store_true")
 
+
+def _app(sub):
     sp = sub.add_parser("app", help="run an application under each configuration, launches interleaved, and set its "
                                     "measured time beside the prediction")
-    libopts(sp)
+    _library_arguments(sp)
     sp.add_argument("--np", type=_positive_int, required=True, help="ranks of each run")
     sp.add_argument("--hostfile", help="the hosts the runs may use, in the launcher's form (docs/multinode.md)")
     sp.add_argument("--ranks-per-node", type=_positive_int,
@@ -277,9 +307,11 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--results", default="results", help="parent directory of results (default results/)")
     sp.add_argument("--no-build", action="store_true", help="use existing engines only")
     sp.add_argument("--no-report", action="store_true", help="no report.html")
-    buildopts(sp)
+    _build_arguments(sp)
     sp.add_argument("command", nargs=argparse.REMAINDER, help="-- the program and its arguments")
 
+
+def _report(sub):
     sp = sub.add_parser("report", help="one self-contained HTML report from a results directory")
     sp.add_argument("results", help="results directory, store.sqlite, or JSONL file/directory")
     sp.add_argument("-o", "--output", help="HTML file (default RESULTS/report.html, or report-2.html, ... where that "
@@ -288,12 +320,16 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--csv", metavar="DIR", help="also write every table as CSV into DIR")
     sp.add_argument("--title")
 
+
+def _tables(sub):
     sp = sub.add_parser("tables", help="print the tables (and optionally export CSV)")
     sp.add_argument("results")
     sp.add_argument("--csv", metavar="DIR")
     sp.add_argument("--json", action="store_true",
                     help="print the answers and the tables as one JSON document (format gmb.answers/3) instead of text")
 
+
+def _compare(sub):
     sp = sub.add_parser("compare", help="ratio B/A per point with its 95 %% interval and a verdict (5 %% false "
                                           "discovery rate), every point not matched said why; regression check")
     sp.add_argument("a")
@@ -303,9 +339,11 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--reference", help="tolerances TOML; exit 1 when violated")
     sp.add_argument("--csv", metavar="DIR")
 
+
+def _slurm(sub):
     sp = sub.add_parser("slurm", help="write a Slurm batch script for a campaign (node-count sweep); builds its "
                                       "engines here first")
-    libopts(sp)
+    _library_arguments(sp)
     sp.add_argument("campaign", help="campaign TOML the job runs (gmb run CAMPAIGN on the allocated nodes)")
     sp.add_argument("-o", "--output", default="gmb.sbatch", help="the script file (default gmb.sbatch; never "
                                                                    "overwritten)")
@@ -328,8 +366,10 @@ def parser() -> argparse.ArgumentParser:
                     help="build no engine here (the job never builds): every engine of the campaign must exist")
     sp.add_argument("--no-engine-check", action="store_true",
                     help="write the script without building or looking for engines (implies --no-build)")
-    buildopts(sp, cuda_default="$GMB_ENABLE_CUDA, else AUTO with --gpus-per-node, else as gmb build")
+    _build_arguments(sp, cuda_default="$GMB_ENABLE_CUDA, else AUTO with --gpus-per-node, else as gmb build")
 
+
+def _ingest(sub):
     sp = sub.add_parser("ingest", help="add JSONL record files (and their engines' descriptions) to a store")
     sp.add_argument("store", help="store.sqlite (created if absent)")
     sp.add_argument("files", nargs="+", help="record files (.jsonl) and engine files (RESULTS/engines/*.json: the "
@@ -342,4 +382,3 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--no-check", action="store_true", help="store under --library without checking the records")
     sp.add_argument("--validate", action="store_true", help="check every line against the record schema (shipped "
                                                             "with gmb: gmb/schema/record.v1.json; $GMB_SCHEMA: another)")
-    return p

@@ -14,23 +14,24 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..campaign.plan import new_results_dir
+from ..campaign.results_dir import new_results_dir
 from ..engine import configurations, engines
 from ..engine.configurations import Configuration
 from ..errors import UsageError
 from ..machine import mpilibs, topology
 from ..machine.launchers import LaunchSpec
 from ..outputs import write_new
-from ..results.inference import estimate, holm, ratio
-from ..results.model import Results
-from ..results.store import Store
+from ..results.claim_checks import holm
+from ..results.inference import estimate, ratio
 from ..run import setup
-from ..results.profile import ProfileError, load_profile, needs, totals
+from ..results.profile import ProfileError, load_profile, totals
 from . import predict as predict_mod
 from .predict import bin_label
+from .predicted import prediction_json, prediction_lines, predictions, store_results
 from .profiling import (LAUNCHER_NAMES, check_application, new_profile_dir, no_profile_reason, profile_run,
                         profiler_of, run_application, write_profile)
-from .report import breakdown, estimate_text, missed, pair_text, paths_of, predicted_text, write_app_report
+from .report import (breakdown, busy_text, estimate_text, missed, pair_text, paths_of, predicted_text,
+                     write_app_report)
 
 
 def _configurations(lib_opts, build_opts, want_one: bool, topo) -> list[Configuration]:
@@ -50,18 +51,10 @@ def _configurations(lib_opts, build_opts, want_one: bool, topo) -> list[Configur
     return confs
 
 
-def _mpi_time(profile: dict) -> dict[int, float]:
-    """Each rank's time in MPI calls (their own and their completion calls' waits), s."""
-    out: dict[int, float] = {}
-    for row in profile["rows"]:
-        out[row["rank"]] = out.get(row["rank"], 0.0) + row["call_s"] + row["wait_s"]
-    return out
-
-
 def _summary(profile: dict) -> list[str]:
     """The profile in a few lines: wall and MPI time, the calls that take the most time, the sizes."""
     ranks = profile["ranks"]
-    mpi = _mpi_time(profile)
+    mpi = predict_mod.rank_mpi_s(profile)
     wall = profile["mpi_wall_s"]
     lines = [f"{ranks} ranks on {len(set(profile['hosts']))} host(s), {profile['mpi_library']}",
              f"MPI_Init to MPI_Finalize: {max(wall.values()):.3f} s (slowest rank); in MPI calls: "
@@ -107,6 +100,10 @@ def profile_command(args, lib_opts, build_opts) -> int:
     path = write_profile(outdir, merged, run, conf, argv)
     print("\n".join(f"gmb profile: {line}" for line in _summary(load_profile(path))), file=sys.stderr)
     print(f"gmb profile: the application's wall time {run.wall_s:.3f} s; profile in {path}", file=sys.stderr)
+    if merged["load"].get("busy"):
+        print(f"gmb profile: warning: {merged['load']['why']}: the ranks' waits in this profile are the host's as "
+              f"much as the application's, and gmb predict carries them to every configuration; profile again when "
+              f"the host is quiet", file=sys.stderr)
     if run.exit_status != 0:
         print(f"gmb profile: the application exited with {run.exit_status} (its profile is kept: every rank wrote "
               f"one)", file=sys.stderr)
@@ -115,85 +112,15 @@ def profile_command(args, lib_opts, build_opts) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------- gmb predict
-def _store_results(path: str) -> Results:
-    p = Path(path)
-    db = p / "store.sqlite" if p.is_dir() else p
-    if not db.is_file():
-        raise UsageError(f"{path}: no store there (a results directory of gmb run, or its store.sqlite)")
-    return Results.load(Store(db))
-
-
-def _store_hosts(results: Results) -> set[str]:
-    return {r.get("host") for c in results.contexts for r in c.record.get("ranks") or [] if r.get("host")}
-
-
-def predictions(profile: dict, results: Results, store: str, other_machine: bool = False):
-    """The predictions, after the checks: the store measured this profile's hosts, and has some of its points."""
-    mine, theirs = set(profile["hosts"]), _store_hosts(results)
-    if theirs and not mine & theirs and not other_machine:
-        raise UsageError(f"the profile ran on {', '.join(sorted(mine))}, the store {store} measured "
-                         f"{', '.join(sorted(theirs))}: its figures are another machine's (--other-machine to price "
-                         f"it with them anyway)")
-    preds = predict_mod.predict(profile, results)
-    if not any(p.priced for p in preds):
-        wanted = "; ".join(n.label() for n in needs(profile)) or "none"
-        raise UsageError(f"the store {store} has none of the figures this profile needs ({wanted}): measure them "
-                         f"with `gmb run --for-profile PROFILE`")
-    return preds
-
-
-def prediction_lines(preds, profile: dict) -> list[str]:
-    lines = []
-    complete = [p for p in preds if p.complete]
-    for i, p in enumerate(preds):
-        if not p.per_rank_us:
-            lines.append(f"   {p.configuration}: nothing priced")
-            continue
-        rank, us, lo, hi = p.slowest
-        outside = sorted({f"{x.row['call']} {bin_label(x.row['bin'])} ({x.how.split(' (')[0].split(':')[0]})"
-                          for x in p.priced if x.how.startswith(("below", "above"))})
-        lines.append(f"{i + 1 if p.complete else '-':>2} {p.configuration}: {us / 1e6:.4g} s [{lo / 1e6:.4g}, "
-                     f"{hi / 1e6:.4g}] of communication (slowest rank {rank})"
-                     + (f"; outside the sizes measured: {', '.join(outside[:3])}" + (" ..." if len(outside) > 3
-                                                                                        else "") if outside else ""))
-        lines.append("     most of it: " + "; ".join(f"{k} {v / 1e6:.3g} s" for k, v in p.dominant(3)))
-        for need, calls in p.missing.items():
-            lines.append(f"     not priced: {calls} calls need {need.label()}, not in the store")
-    if complete and len(complete) > 1:
-        a, b = complete[0], complete[1]
-        apart = a.slowest[3] < b.slowest[2]
-        lines.append(f"predicted fastest: {a.configuration}, {b.slowest[1] / a.slowest[1]:.3g}x less communication "
-                     f"than {b.configuration}" + ("" if apart else " (within the figures' intervals: no claim)"))
-    if any(p.missing for p in preds):
-        lines.append("measure what is missing: gmb run --for-profile PROFILE (with the libraries above)")
-    unpriced = predict_mod.unpriced_calls(profile)
-    if unpriced:
-        lines.append("calls gmb measures no figure for (not in any prediction): "
-                     + ", ".join(f"{c} x{n}" for c, n in sorted(unpriced.items())))
-    return lines
-
-
 def predict_command(args) -> int:
     profile = load_profile(args.profile)
-    results = _store_results(args.results)
+    results = store_results(args.results)
     preds = predictions(profile, results, args.results, args.other_machine)
     if args.json:
-        print(json.dumps([_prediction_json(p) for p in preds], indent=1))
+        print(json.dumps([prediction_json(p) for p in preds], indent=1))
     else:
         print("\n".join(prediction_lines(preds, profile)))
     return 0
-
-
-def _prediction_json(p) -> dict:
-    rank, us, lo, hi = p.slowest if p.per_rank_us else (None, None, None, None)
-    return {"configuration": p.configuration, "complete": p.complete, "slowest_rank": rank, "predicted_s": _s(us),
-            "low_s": _s(lo), "high_s": _s(hi), "per_rank_s": {str(r): v[0] / 1e6 for r, v in p.per_rank_us.items()},
-            "dominant": [{"calls": k, "s": v / 1e6} for k, v in p.dominant(5)] if p.per_rank_us else [],
-            "missing": [{"need": n.label(), "calls": c} for n, c in p.missing.items()]}
-
-
-def _s(us):
-    return None if us is None else us / 1e6
 
 
 # -------------------------------------------------------------------------------------------------------- gmb app
@@ -210,10 +137,15 @@ class Launch:
     # of a profiled run: where the slowest rank's MPI time went (report.BREAKDOWN), the paths its messages took
     mpi_breakdown_s: dict | None = None
     paths: list[str] | None = None
+    load: dict | None = None  # how busy this host was beside the run (machine/load.py)
 
     @property
     def profiled(self) -> bool:
         return self.paths is not None
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.load and self.load.get("busy"))
 
 
 def _figure(output: str, pattern: re.Pattern | None, wall: float) -> float | None:
@@ -244,7 +176,7 @@ def app_command(args, lib_opts, build_opts) -> int:
     if pattern is not None and pattern.groups < 1:
         raise UsageError(f"--figure {args.figure!r}: needs a group around the number, e.g. 'Loop time of ([0-9.]+)'")
     profile = load_profile(args.predict[0]) if args.predict else None
-    prediction = predictions(profile, _store_results(args.predict[1]), args.predict[1]) if args.predict else None
+    prediction = predictions(profile, store_results(args.predict[1]), args.predict[1]) if args.predict else None
     topo = topology.discover()
     confs = _configurations(lib_opts, build_opts, want_one=False, topo=topo)
     for conf in confs:  # a program built for another MPI library than a configuration's: refused before any run
@@ -298,9 +230,9 @@ def _one_launch(conf: Configuration, argv, args, outdir: Path, rnd: int, pattern
         reason, figure = no_profile_reason(run), None
     if not profile:
         return Launch(conf.name, rnd, run.exit_status, run.wall_s, figure, None, str(where), reason)
-    slowest, mpi = max(_mpi_time(profile).items(), key=lambda kv: kv[1])
+    slowest, mpi = max(predict_mod.rank_mpi_s(profile).items(), key=lambda kv: kv[1])
     return Launch(conf.name, rnd, run.exit_status, run.wall_s, figure, mpi, str(where), reason,
-                  breakdown(profile, slowest), sorted(paths_of(profile)))
+                  breakdown(profile, slowest), sorted(paths_of(profile)), profile.get("load"))
 
 
 def _explain_misses(summary: dict, launches: list[Launch], predicted_profile: dict | None) -> None:
@@ -313,10 +245,13 @@ def _explain_misses(summary: dict, launches: list[Launch], predicted_profile: di
         paths = {p for x in runs for p in x.paths}
         row["mpi_breakdown_s"] = mean
         row["paths"] = sorted(paths)
+        row["busy_runs"] = sum(x.busy for x in runs)
         pred = row["predicted_s"]
         row["missed"] = missed(row["mpi_s"]["value"] if row["mpi_s"] else None,
                                pred["predicted_s"] if pred and pred["complete"] else None, mean, paths,
                                paths_of(predicted_profile) if predicted_profile else None)
+        if row["missed"] and pred and pred.get("waits_from"):
+            row["missed"] += busy_text(row["busy_runs"], len(runs), (predicted_profile or {}).get("load"))
 
 
 def verification(launches: list[Launch], names: list[str], prediction, higher: bool) -> dict:
@@ -333,7 +268,7 @@ def verification(launches: list[Launch], names: list[str], prediction, higher: b
         rows.append({"configuration": n, "launches": len(ok), "failed": sum(1 for x in launches if x.configuration
                                                                               == n and x.figure is None),
                      "figure": _est(fig), "mpi_s": _est(mpi),
-                     "predicted_s": _prediction_json(pred) if pred and pred.per_rank_us else None})
+                     "predicted_s": prediction_json(pred) if pred and pred.own_us else None})
     measured = [r for r in rows if r["figure"]]
     measured.sort(key=lambda r: r["figure"]["value"], reverse=higher)
     pairs, pvalues = [], []
@@ -375,7 +310,8 @@ def verification_lines(summary: dict) -> list[str]:
     for r in summary["configurations"]:
         lines.append(f"  {r['configuration']}: {estimate_text(r['figure'])}; MPI {estimate_text(r['mpi_s'], ' s')}; "
                      f"predicted {predicted_text(r['predicted_s'])}"
-                     + (f"; {r['failed']} launch(es) failed" if r["failed"] else ""))
+                     + (f"; {r['failed']} launch(es) failed" if r["failed"] else "")
+                     + (f"; {r['busy_runs']} run(s) on a busy host" if r.get("busy_runs") else ""))
         if r.get("missed"):
             lines.append(f"    {r['missed']}")
     return lines + [f"  {pair_text(p)}" for p in summary["pairs"]]

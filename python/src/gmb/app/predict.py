@@ -6,15 +6,26 @@ of the benchmark that measures that call, at the row's mean message size:
 
 - blocking point-to-point sends (MPI_Send, MPI_Sendrecv, ...): `latency`, the one-way time of one message;
 - non-blocking sends (MPI_Isend, ...): `bw`, a stream of messages in flight: bytes / bandwidth per message;
-- collectives: `coll` of that operation (its non-blocking form priced as the blocking one) at the communicator's
-  rank count and hosts;
-- receives and completion calls are the other side of a message already priced at its sender; one-sided calls
-  and operations gmb does not measure are named unpriced.
+- collectives and barriers: `coll` of that operation (its non-blocking form priced as the blocking one) at the
+  communicator's rank count and hosts;
+- one-sided calls and operations gmb does not measure are named unpriced.
 
 Between two measured sizes the figure is interpolated on log-log scale; below the smallest the smallest's time is
-taken (a message's fixed cost), above the largest its bandwidth (said as extrapolated). A rank's predicted
-communication time is the sum over its rows of count x time; the application's is the slowest rank's. Its interval
-adds each row's interval bounds, as if every figure erred the same way (conservative)."""
+taken (a message's fixed cost), above the largest its bandwidth (said as extrapolated). Each rank's communication has
+three parts, read together from the profile's own times under the configuration it ran under (its ``library``):
+
+- its own calls: the sum over its rows of count x time;
+- its receives: the messages sent to it, priced at their senders' figures, times the share of them it waited for in
+  the profile (its time in receive calls and their completions over those messages priced, at most all of it): a
+  rank whose messages arrive while it is in its own blocking sends finds them there (near 0), one that waits for
+  them (a ping-pong's reply, a gather's root, a halo's MPI_Waitall) waits for all of them (1);
+- its wait: its time in MPI in the profile beyond those two, priced at the profiled configuration's figures: a peer
+  still computing, a receiver not yet in MPI to finish a rendezvous send. No benchmark measures it; it is the
+  application's (how its ranks' work is balanced), carried as measured to every configuration.
+
+The application's is the slowest rank's. The interval adds each row's interval bounds, as if every figure erred the
+same way (conservative); the wait is one run's and has none. Without figures of the profiled configuration, only the
+own calls are priced."""
 
 from __future__ import annotations
 
@@ -23,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ..report.cells import size_text
 from ..results.model import Results
-from ..results.profile import NOT_PRICED, SENDS, Need, need_of
+from ..results.profile import NOT_PRICED, RECEIVES, SENDS, Need, need_of
 
 
 def bin_label(b: int) -> str:
@@ -74,11 +85,14 @@ def curves(results: Results) -> dict[tuple[str, Need], Curve]:
     kinds = {"latency": "t", "bw": "bw", "coll": "t"}
     for bench, metric in kinds.items():
         for p in results.points(results.ok(bench), metric=metric):
-            if (p.low is None or p.high is None or p.low <= 0 or p.bytes <= 0 or p.fresh
+            sized = p.bytes > 0 or p.operation == "barrier"  # a barrier moves no data: its one point is at 0 B
+            if (p.low is None or p.high is None or p.low <= 0 or not sized or p.fresh
                     or (bench != "coll" and p.operation)):
                 continue  # no interval or size, or a variant (persistent, fresh buffers) not the application's
             if bench == "coll":
-                need = Need(bench, p.operation, p.memory, None, p.ranks, (p.config.hosts or 1) if p.config else 1)
+                # a barrier has no buffer: its records name no memory, the profiler's rows of it host memory
+                memory = "host" if p.operation == "barrier" and not p.memory else p.memory
+                need = Need(bench, p.operation, memory, None, p.ranks, (p.config.hosts or 1) if p.config else 1)
             else:
                 need = Need(bench, None, p.memory, p.path_class, None, None)
             out.setdefault((p.configuration or p.library, need), []).append((p.bytes, p.median, p.low, p.high))
@@ -105,28 +119,62 @@ class Priced:
     how: str
 
 
+Interval = tuple[float, float, float]  # median, low, high (us)
+
+
+def _add(a: Interval, b: Interval) -> Interval:
+    return tuple(x + y for x, y in zip(a, b))
+
+
+ZERO: Interval = (0.0, 0.0, 0.0)
+
+
 @dataclass
 class Prediction:
-    """One configuration's predicted communication time: per rank (us), the slowest rank's with its interval, the
-    rows priced and those that could not be (their Needs)."""
+    """One configuration's predicted communication time. Per rank (us): its own calls priced (sends, collectives),
+    the messages it receives priced at their senders' figures times the share of them it waited for, and its wait
+    carried from the profile; the slowest rank's sum with its interval; the rows priced and those that could not be
+    (their Needs)."""
     configuration: str
-    per_rank_us: dict[int, tuple[float, float, float]] = field(default_factory=dict)
+    own_us: dict[int, Interval] = field(default_factory=dict)
+    received_us: dict[int, Interval] = field(default_factory=dict)
     priced: list[Priced] = field(default_factory=list)
     missing: dict[Need, int] = field(default_factory=dict)  # Need -> calls it leaves unpriced
+    wait_us: dict[int, float] = field(default_factory=dict)  # rank -> its wait, as the profile measured it
+    waits_from: str | None = None  # the configuration whose figures told the profile's waits from its transfers
 
     @property
     def complete(self) -> bool:
         return not self.missing
 
     @property
+    def per_rank_us(self) -> dict[int, Interval]:
+        """Each rank's own calls, the share of its receives it waits for, and its wait (median, low, high)."""
+        ranks = sorted(set(self.own_us) | set(self.received_us) | set(self.wait_us))
+        w = self.wait_us
+        return {r: _add(_add(self.own_us.get(r, ZERO), self.received_us.get(r, ZERO)), (w.get(r, 0.0),) * 3)
+                for r in ranks}
+
+    @property
     def slowest(self) -> tuple[int, float, float, float]:
         rank, (us, lo, hi) = max(self.per_rank_us.items(), key=lambda kv: kv[1][0])
         return rank, us, lo, hi
 
+    @property
+    def own_slowest(self) -> tuple[int, float, float, float]:
+        """The slowest rank by its own calls alone: what gmb predict said before it priced receives and waits."""
+        rank, (us, lo, hi) = max(self.own_us.items(), key=lambda kv: kv[1][0])
+        return rank, us, lo, hi
+
     def dominant(self, n: int = 5) -> list[tuple[str, float]]:
-        """The call kinds (call, memory, size bin) that take most of the slowest rank's time."""
+        """The call kinds (call, memory, size bin) that take most of the slowest rank's time, its receives and its
+        wait."""
         rank = self.slowest[0]
         by: dict[str, float] = {}
+        if self.wait_us.get(rank):
+            by[f"waiting for peers (the profile's, under {self.waits_from})"] = self.wait_us[rank]
+        if self.received_us.get(rank, ZERO)[0]:
+            by["receiving the peers' messages"] = self.received_us[rank][0]
         for p in self.priced:
             if p.row["rank"] == rank:
                 key = f"{p.row['call']} {p.row['memory']} {bin_label(p.row['bin'])}"
@@ -143,26 +191,81 @@ def unpriced_calls(profile: dict) -> dict[str, int]:
     return out
 
 
+def rank_mpi_s(profile: dict) -> dict[int, float]:
+    """Each rank's time in MPI calls (their own and their completion calls' waits), s."""
+    out: dict[int, float] = {}
+    for row in profile["rows"]:
+        out[row["rank"]] = out.get(row["rank"], 0.0) + row["call_s"] + row["wait_s"]
+    return out
+
+
+def _priced(profile: dict, have: dict, conf: str) -> Prediction:
+    """``conf``'s own calls: every row priced at its figure, or its Need named missing."""
+    pred = Prediction(conf)
+    for row in profile["rows"]:
+        need = need_of(row)
+        if need is None or row["count"] == 0:
+            continue
+        curve = have.get((conf, need))
+        if curve is None:
+            pred.missing[need] = pred.missing.get(need, 0) + row["count"]
+            continue
+        us, lo, hi, how = curve.per_call_us(row["bytes"] / row["count"])
+        n = row["count"]
+        pred.priced.append(Priced(row, need, n * us, n * lo, n * hi, how))
+        pred.own_us[row["rank"]] = _add(pred.own_us.get(row["rank"], ZERO), (n * us, n * lo, n * hi))
+    return pred
+
+
+def incoming_us(pred: Prediction) -> dict[int, Interval]:
+    """What the messages each rank receives cost at their senders' figures (the point-to-point sends to it)."""
+    out: dict[int, Interval] = {}
+    for p in pred.priced:
+        if p.need.benchmark != "coll":
+            out[p.row["peer"]] = _add(out.get(p.row["peer"], ZERO), (p.us, p.low_us, p.high_us))
+    return out
+
+
+def received_shares(profile: dict, profiled: Prediction) -> dict[int, float]:
+    """The share of its incoming messages' transfers each rank waited for in its receives, in the profile: its time
+    in receive calls and their completions over those messages priced at the profiled configuration's figures, at
+    most all of it. A rank whose messages arrive while it is in its own blocking sends (LAMMPS: MPI_Irecv,
+    MPI_Send, MPI_Wait) finds them there (a share near 0); one that waits for them (a ping-pong's reply, a gather's
+    root, gmb's halo in MPI_Waitall) waits for all of them (1)."""
+    waited: dict[int, float] = {}
+    for row in profile["rows"]:
+        if row["call"] in RECEIVES:
+            waited[row["rank"]] = waited.get(row["rank"], 0.0) + 1e6 * (row["call_s"] + row["wait_s"])
+    return {r: min(1.0, waited.get(r, 0.0) / t[0]) for r, t in incoming_us(profiled).items() if t[0] > 0}
+
+
+def profile_waits(profile: dict, profiled: Prediction) -> dict[int, float]:
+    """Each rank's wait in the profile, us: its time in MPI beyond what its calls and receives cost at the figures
+    of the configuration the profile ran under (``profiled``, its receives already priced); none below zero (a
+    rank whose messages overlapped its work waited for nothing)."""
+    return {rank: max(0.0, 1e6 * s - profiled.per_rank_us.get(rank, ZERO)[0])
+            for rank, s in rank_mpi_s(profile).items()}
+
+
 def predict(profile: dict, results: Results) -> list[Prediction]:
-    """Each configuration's Prediction, complete ones first, fastest first."""
-    have = curves(results)
-    configurations = sorted({conf for conf, _ in have})
-    out = []
-    for conf in configurations:
-        pred = Prediction(conf)
-        for row in profile["rows"]:
-            need = need_of(row)
-            if need is None or row["count"] == 0:
-                continue
-            curve = have.get((conf, need))
-            if curve is None:
-                pred.missing[need] = pred.missing.get(need, 0) + row["count"]
-                continue
-            us, lo, hi, how = curve.per_call_us(row["bytes"] / row["count"])
-            pred.priced.append(Priced(row, need, row["count"] * us, row["count"] * lo, row["count"] * hi, how))
-            total = pred.per_rank_us.get(row["rank"], (0.0, 0.0, 0.0))
-            pred.per_rank_us[row["rank"]] = (total[0] + row["count"] * us, total[1] + row["count"] * lo,
-                                             total[2] + row["count"] * hi)
-        if pred.per_rank_us or pred.missing:
-            out.append(pred)
-    return sorted(out, key=lambda p: (not p.complete, p.slowest[1] if p.per_rank_us else math.inf))
+    """Each configuration's Prediction from the store's figures (predict_with)."""
+    return predict_with(profile, curves(results))
+
+
+def predict_with(profile: dict, have: dict[tuple[str, Need], Curve]) -> list[Prediction]:
+    """Each configuration's Prediction from these curves, complete ones first, fastest first. Receives and waits are
+    priced where the curves hold the configuration the profile ran under: its figures tell, in the profile's times,
+    the transfers from the waits."""
+    out = [p for p in (_priced(profile, have, conf) for conf in sorted({conf for conf, _ in have}))
+           if p.own_us or p.missing]
+    profiled = next((p for p in out if p.configuration == profile.get("library")), None)
+    if profiled is not None:
+        shares = received_shares(profile, profiled)
+        for p in out:
+            p.received_us = {r: tuple(shares.get(r, 0.0) * x for x in t) for r, t in incoming_us(p).items()}
+        waits = profile_waits(profile, profiled)
+        for p in out:
+            if p.own_us:  # a configuration with nothing priced has no prediction to add the waits to
+                p.wait_us = dict(waits)
+            p.waits_from = profiled.configuration
+    return sorted(out, key=lambda p: (not p.complete, p.slowest[1] if p.own_us else math.inf))

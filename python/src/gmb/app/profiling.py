@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -20,9 +21,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..campaign.plan import new_results_dir
+from ..campaign.results_dir import new_results_dir
 from ..engine.configurations import Configuration
 from ..machine import launchers
+from ..machine.load import LaunchCpus, LoadMonitor
 from ..machine.topology import Topology
 from ..outputs import write_new
 from ..results.profile import RANK_SCHEMA, RECEIVES, SCHEMA, SENDS, ProfileError
@@ -107,6 +109,24 @@ def check_application(argv: list[str], profiler: Path, conf: Configuration) -> N
                            f"(--library; `gmb libs` lists them)")
 
 
+class RunMonitor(LoadMonitor):
+    """The load beside one run of an application: its processes are those of the launcher's session and, as MPICH's
+    Hydra starts the ranks under proxies of their own sessions, every process whose environment names the run's
+    profile directory (GMB_PROFILE_DIR, which the launcher hands every rank)."""
+
+    def __init__(self, rank_dir: Path, cpus: LaunchCpus | None = None, proc: Path = Path("/proc")):
+        super().__init__(ranks_here=0, cpus=cpus, proc=proc)  # how many ranks ran here, the profile says
+        self.environment_marker = f"GMB_PROFILE_DIR={rank_dir}".encode()
+
+    def _launch_process(self, pid: str, session: int) -> bool:
+        if super()._launch_process(pid, session):
+            return True
+        try:
+            return self.environment_marker in (self.proc / pid / "environ").read_bytes().split(b"\0")
+        except OSError:
+            return False
+
+
 @dataclass(frozen=True)
 class AppRun:
     """One run of an application: its exit status, wall time (the whole command) and output."""
@@ -130,16 +150,20 @@ def with_profiler(argv: list[str], env: dict[str, str], profiler: Path, rank_dir
 
 
 def run_application(argv: list[str], env: dict[str, str], log: Path, echo: bool = True,
-                    timeout: float | None = None) -> AppRun:
+                    timeout: float | None = None, monitor: LoadMonitor | None = None) -> AppRun:
     """Run ``argv`` with its output into ``log`` (and to this terminal when ``echo``), timed. Past ``timeout``
     seconds its whole process group is killed (a launcher and its ranks) and the run ends with exit status 124,
-    its output kept."""
+    its output kept. A ``monitor`` samples the other work on this host while it runs (the caller stops it)."""
     t0 = time.monotonic()
     chunks: list[str] = []
+    if monitor is not None:
+        monitor.start()
     try:
         with open(log, "x") as out:
             proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                     errors="replace", start_new_session=True)
+            if monitor is not None:
+                monitor.watch(proc.pid)  # its own session: the launcher and the ranks it starts here
 
             def copy():  # the output as it comes, while the main thread keeps the time
                 for line in proc.stdout:
@@ -287,14 +311,22 @@ def merge(rank_dir: Path, topo: Topology) -> dict:
 def profile_run(conf: Configuration, argv: list[str], outdir: Path, env: dict[str, str], topo: Topology,
                 echo: bool = True, timeout: float | None = None) -> tuple[AppRun, dict]:
     """Run the application profiled into ``outdir`` (made new by the caller, who checked the application against
-    the profiler: check_application); its run and merged profile (empty where no rank wrote one)."""
+    the profiler: check_application); its run and merged profile (empty where no rank wrote one), which says how
+    busy this host was beside it (``load``: machine/load.py, the ranks on this host as the profile names them)."""
     profiler = profiler_of(conf)
     rank_dir = outdir / "ranks"
     rank_dir.mkdir()
     cmd, run_env = with_profiler(argv, env, profiler, rank_dir)
     write_new(outdir / "command.txt", shlex.join(cmd) + "\n")
-    run = run_application(cmd, run_env, outdir / "output.log", echo=echo, timeout=timeout)
-    return run, merge(rank_dir, topo)
+    monitor = RunMonitor(rank_dir)
+    merged: dict = {}
+    try:
+        run = run_application(cmd, run_env, outdir / "output.log", echo=echo, timeout=timeout, monitor=monitor)
+        merged = merge(rank_dir, topo)
+    finally:
+        monitor.ranks_here = (merged.get("hosts") or []).count(socket.gethostname())
+        load = monitor.stop()
+    return run, {**merged, "load": load} if merged else merged
 
 
 def no_profile_reason(run: AppRun) -> str:

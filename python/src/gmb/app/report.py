@@ -74,6 +74,18 @@ def missed(measured_mpi_s: float | None, predicted_s: float | None, parts: dict[
             f"{biggest}: {why}")
 
 
+def busy_text(busy_runs: int, runs: int, profile_load: dict | None) -> str:
+    """Where other work on this host beside the ranks (machine/load.py) lengthened the waits the prediction takes
+    over from the profile, or those of the runs: "; the profile ran on a busy host (...), 1 of 4 runs"."""
+    profile_busy = bool(profile_load and profile_load.get("busy"))
+    if not profile_busy and not busy_runs:
+        return ""
+    said = [f"the profile ({profile_load['why']})"] if profile_busy else []
+    said += [f"{busy_runs} of {runs} runs"] if busy_runs else []
+    return (f"; {' and '.join(said)} ran on a busy host: the waits (a rank waiting for a peer that other work kept "
+            f"from its core) are the host's as much as the application's")
+
+
 def _histogram_table(profile: dict) -> Table:
     return Table("The profile: calls by kind, memory, path and size (all ranks)",
                  ["call", "memory", "path or ranks", "size", "calls", "bytes", "time in call and waits (s)"],
@@ -86,7 +98,7 @@ def _histogram_figure(profile: dict) -> bytes | None:
     try:
         import matplotlib.pyplot as plt
 
-        from ..report.plots import _png  # the report's own PNG writer (it selects the Agg backend)
+        from ..report.drawing import png as _png  # the report's own PNG writer (it selects the Agg backend)
     except ImportError:
         return None
     calls: dict[str, dict[int, int]] = {}
@@ -145,7 +157,8 @@ def pair_text(p: dict) -> str:
 
 
 def _verification_table(summary: dict) -> Table:
-    rows = [[r["configuration"], r["launches"], r["failed"], estimate_text(r["figure"]),
+    rows = [[r["configuration"], f"{r['launches']}" + (f" ({r['busy_runs']} on a busy host)" if r.get("busy_runs")
+                                                        else ""), r["failed"], estimate_text(r["figure"]),
              estimate_text(r["mpi_s"], " s"), predicted_text(r["predicted_s"]), r.get("missed", "")]
             for r in summary["configurations"]]
     return Table("Measured and predicted, per configuration", ["configuration", "runs", "failed", summary["figure"],

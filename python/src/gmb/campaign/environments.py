@@ -9,7 +9,7 @@ import json
 
 from ..machine.launchers import mca_env
 from ..machine.mpilibs import MpiLibrary
-from ..results import records
+from ..results import run_conditions
 from .spec import Block
 
 
@@ -22,7 +22,7 @@ def environments(bi: int, block: Block, lib: MpiLibrary, skipped: list) -> list[
     for k, settings in [(None, {})] if block.settings is None else enumerate(block.settings, 1):
         env = {**block.env, **settings}
         # what the records will say: the library's own env, the block's over it
-        kept = json.dumps(records.settings({"environment": {**lib.env, **env}}, lib.transport), sort_keys=True)
+        kept = json.dumps(run_conditions.settings({"environment": {**lib.env, **env}}, lib.transport), sort_keys=True)
         refused = outranked(env, lib.launcher_args)
         if not refused and kept in recorded:
             j, other = recorded[kept]

@@ -17,7 +17,7 @@ QUICK_OPERATIONS = {"coll": ["allreduce"], "nbc": ["allreduce"]}
 # --quick answers the question in minutes: per library configuration and path class one latency and one bandwidth
 # launch, device collectives in one launch, managed memory device to device, five repetitions (GENERATED_REPETITIONS)
 # in random order, bundled. A claim must hold across launches, and launches differ far more than the samples of one
-# launch (model.point_figure; on one H200 the same bw block's launch medians differed by 1.5x where one launch's
+# launch (points.point_figure; on one H200 the same bw block's launch medians differed by 1.5x where one launch's
 # interval was +-1 %): the time goes into launches, not into a launch's precision. Each size is repeated until its
 # median's 95 % confidence interval is within +-5 % (QUICK_ADAPTIVE), or a cap (iterations, or a quarter of a second
 # of timed samples) is reached and the record says so. Sizes are few, and the ceilings are measured at

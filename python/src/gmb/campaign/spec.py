@@ -67,7 +67,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ..machine import families
-from ..results.records import Sides
+from ..results.result_facts import Sides
 from ..machine.knobs import ENV_NAME, check_declared
 from ..tomlcheck import array_of_tables, toml_value, typename
 from .sizes import check_counts, parse_sizes
@@ -255,6 +255,8 @@ def nic_request(value, where: str) -> str:
 
 
 def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
+    """A campaign file's tables (as TOML reads them) checked and made a Campaign; CampaignError names the table
+    and key that are wrong (``source``: the file, in the messages)."""
     head = data.get("campaign", {})
     if not isinstance(head, dict):
         raise CampaignError(f"{source}: campaign must be a [campaign] table (got {typename(head)})")
@@ -273,67 +275,75 @@ def parse_campaign(data: dict, source: str = "campaign") -> Campaign:
     runs = array_of_tables(data, "run", source, CampaignError, "one per block")
     if not runs:
         raise CampaignError(f"{source}: no [[run]] blocks")
-    blocks = []
-    known = set(Block.__dataclass_fields__)
     campaign_nic = nic_request(head["nic"], f"{source}: [campaign]") if "nic" in head else "none"
-    for i, r in enumerate(runs):
-        where = f"{source}: [[run]] #{i + 1}"
-        unknown = set(r) - known
-        if unknown:
-            raise CampaignError(f"{where}: unknown keys {sorted(unknown)} (accepted: {', '.join(sorted(known))})")
-        if "benchmarks" not in r:
-            raise CampaignError(f"{where}: 'benchmarks' is required")
-        sizes = r.get("sizes")
-        if isinstance(sizes, int) and not isinstance(sizes, bool) and sizes >= 0:
-            sizes = str(sizes)
-        if sizes is not None and (not isinstance(sizes, str) or not sizes.strip()):
-            raise CampaignError(f"{where}: sizes must be a string such as \"1:4M\" or \"1,8,4K\" "
-                                f"(got {json.dumps(sizes, default=str)})")
-        for key in ("path", "bind"):
-            if r.get(key) is not None and not isinstance(r[key], str):
-                raise CampaignError(f"{where}: {key} must be a string (got {json.dumps(r[key], default=str)})")
-        for key in ("join_operations", "isolate"):
-            if not isinstance(r.get(key, False), bool):
-                raise CampaignError(f"{where}: {key} must be true or false (got {json.dumps(r[key], default=str)})")
-        if r.get("scaling") not in (None, "strong", "weak"):
-            raise CampaignError(f"{where}: scaling must be \"strong\" or \"weak\" (got "
-                                f"{json.dumps(r['scaling'], default=str)})")
-        nic = nic_request(r["nic"], where) if "nic" in r else campaign_nic
-        per_node = _int_list(r.get("ranks_per_node"), where, "ranks_per_node", 1)
-        if per_node is not None and (len(per_node) != 1 or isinstance(r["ranks_per_node"], list)):
-            raise CampaignError(f"{where}: ranks_per_node must be one integer >= 1")
-        b = Block(benchmarks=_str_list(r["benchmarks"], where, "benchmarks"),
-                  memory=_str_list(r.get("memory"), where, "memory") or [""],
-                  strategies=_str_list(r.get("strategies"), where, "strategies") or [""], sizes=sizes,
-                  ranks=_int_list(r.get("ranks"), where, "ranks", 1) or [2],
-                  gpus=_int_list(r.get("gpus"), where, "gpus", 0), path=r.get("path"),
-                  bind=r.get("bind"), options=_table(r.get("options"), where, "options"),
-                  env={k: str(v) for k, v in _table(r.get("env"), where, "env").items()},
-                  libraries=_str_list(r.get("libraries"), where, "libraries"),
-                  operations=_str_list(r.get("operations"), where, "operations"),
-                  join_operations=r.get("join_operations", False),
-                  nodes=sorted(set(_int_list(r.get("nodes"), where, "nodes", 1) or [])) or None,
-                  ranks_per_node=per_node[0] if per_node else None, scaling=r.get("scaling"),
-                  nic=None if nic == "none" else nic, isolate=r.get("isolate", False),
-                  repetitions=_repetitions(r, where))
-        if "settings" in r:
-            b = replace(b, settings=setting_sets(r["settings"], where, b.env))
-        if "nic" in b.options:
-            raise CampaignError(f"{where}: options.nic: write nic = ... in the block (or in [campaign]), not in "
-                                f"options")
-        for m in b.memory:
-            if m:
-                try:
-                    parse_memory(m)
-                except ValueError as exc:
-                    raise CampaignError(f"{where}: {exc}") from None
-        try:
-            if sizes is not None:
-                parse_sizes(sizes)
-            check_counts(b.options)
-        except ValueError as exc:
-            raise CampaignError(f"{where}: {exc}") from None
-        blocks.append(b)
+    blocks = [_parse_block(r, f"{source}: [[run]] #{i + 1}", campaign_nic) for i, r in enumerate(runs)]
+    return _campaign_from_head(head, source, blocks, knobs)
+
+
+def _parse_block(r: dict, where: str, campaign_nic: str) -> Block:
+    """One [[run]] table checked and made a Block (``where`` names it in errors; ``campaign_nic``: the nic of a
+    block that gives none)."""
+    known = set(Block.__dataclass_fields__)
+    unknown = set(r) - known
+    if unknown:
+        raise CampaignError(f"{where}: unknown keys {sorted(unknown)} (accepted: {', '.join(sorted(known))})")
+    if "benchmarks" not in r:
+        raise CampaignError(f"{where}: 'benchmarks' is required")
+    sizes = r.get("sizes")
+    if isinstance(sizes, int) and not isinstance(sizes, bool) and sizes >= 0:
+        sizes = str(sizes)
+    if sizes is not None and (not isinstance(sizes, str) or not sizes.strip()):
+        raise CampaignError(f"{where}: sizes must be a string such as \"1:4M\" or \"1,8,4K\" "
+                            f"(got {json.dumps(sizes, default=str)})")
+    for key in ("path", "bind"):
+        if r.get(key) is not None and not isinstance(r[key], str):
+            raise CampaignError(f"{where}: {key} must be a string (got {json.dumps(r[key], default=str)})")
+    for key in ("join_operations", "isolate"):
+        if not isinstance(r.get(key, False), bool):
+            raise CampaignError(f"{where}: {key} must be true or false (got {json.dumps(r[key], default=str)})")
+    if r.get("scaling") not in (None, "strong", "weak"):
+        raise CampaignError(f"{where}: scaling must be \"strong\" or \"weak\" (got "
+                            f"{json.dumps(r['scaling'], default=str)})")
+    nic = nic_request(r["nic"], where) if "nic" in r else campaign_nic
+    per_node = _int_list(r.get("ranks_per_node"), where, "ranks_per_node", 1)
+    if per_node is not None and (len(per_node) != 1 or isinstance(r["ranks_per_node"], list)):
+        raise CampaignError(f"{where}: ranks_per_node must be one integer >= 1")
+    b = Block(benchmarks=_str_list(r["benchmarks"], where, "benchmarks"),
+              memory=_str_list(r.get("memory"), where, "memory") or [""],
+              strategies=_str_list(r.get("strategies"), where, "strategies") or [""], sizes=sizes,
+              ranks=_int_list(r.get("ranks"), where, "ranks", 1) or [2],
+              gpus=_int_list(r.get("gpus"), where, "gpus", 0), path=r.get("path"),
+              bind=r.get("bind"), options=_table(r.get("options"), where, "options"),
+              env={k: str(v) for k, v in _table(r.get("env"), where, "env").items()},
+              libraries=_str_list(r.get("libraries"), where, "libraries"),
+              operations=_str_list(r.get("operations"), where, "operations"),
+              join_operations=r.get("join_operations", False),
+              nodes=sorted(set(_int_list(r.get("nodes"), where, "nodes", 1) or [])) or None,
+              ranks_per_node=per_node[0] if per_node else None, scaling=r.get("scaling"),
+              nic=None if nic == "none" else nic, isolate=r.get("isolate", False),
+              repetitions=_repetitions(r, where))
+    if "settings" in r:
+        b = replace(b, settings=setting_sets(r["settings"], where, b.env))
+    if "nic" in b.options:
+        raise CampaignError(f"{where}: options.nic: write nic = ... in the block (or in [campaign]), not in "
+                            f"options")
+    for m in b.memory:
+        if m:
+            try:
+                parse_memory(m)
+            except ValueError as exc:
+                raise CampaignError(f"{where}: {exc}") from None
+    try:
+        if sizes is not None:
+            parse_sizes(sizes)
+        check_counts(b.options)
+    except ValueError as exc:
+        raise CampaignError(f"{where}: {exc}") from None
+    return b
+
+
+def _campaign_from_head(head: dict, source: str, blocks: list[Block], knobs: dict[str, list[str]]) -> Campaign:
+    """The [campaign] table's values checked, and the campaign made of them with its blocks and knobs."""
     reps = _repetitions(head, source) or 3
     order = head.get("order", "random")
     if order not in ("random", "sequential"):

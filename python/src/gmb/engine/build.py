@@ -1,12 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Engine builds: one gmb-bench per MPI installation, cached by the library's identity.
-
-Cache layout: ``$GMB_CACHE`` (default ``~/.cache/gmb``) ``/engines/<family>-<version>-<key>/`` holding
-the CMake build tree, ``build.log`` and ``gmb-build.json`` (library identity and fingerprint, hash of the engine
-sources, CUDA settings). The key hashes the identity (family, version, prefix, mpicc) and the engine source
-root (resolved path), so another library, or another checkout sharing the cache, gets another directory; a
-build is redone when the engine sources change, when the installation was
-reinstalled (fingerprint: ``mpicc -show`` and the libmpi files), or when the CUDA settings differ.
+"""Engine builds: one gmb-bench per MPI installation, in the build cache (build_cache.py) from the engine sources
+(sources.py), and an engine asked to describe itself.
 
 CMake is given the library's ``mpicc`` (MPI_C_COMPILER; the engine uses MPI's C component only) and its
 launcher (MPIEXEC_EXECUTABLE), ``-DGMB_ENABLE_CUDA=AUTO`` unless told otherwise, ``-DGMB_BUILD_TESTS=OFF`` and
@@ -18,7 +12,6 @@ installations at once (one thread each, ``-j`` jobs per build).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from concurrent.futures import ThreadPoolExecutor
 import json
 import os
@@ -27,183 +20,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from .build_cache import (build_dir, build_env, build_stamp, effective_cmake_args, engine_path, needs_build,
+                          portable_dir)
 from .description import EngineDescription
+from . import sources
 from ..machine.mpilibs import MpiLibrary
-
-SOURCE_GLOBS = ("CMakeLists.txt", "cmake/**/*", "src/**/*", "include/**/*", "apps/**/*", "reference/**/*")
 
 
 class BuildError(RuntimeError):
     pass
-
-
-def _is_source_tree(path: Path) -> bool:
-    return (path / "CMakeLists.txt").is_file() and (path / "include" / "gmb").is_dir() and (path / "src").is_dir()
-
-
-def repo_root() -> Path | None:
-    """Where the engine sources are meant to be: ``$GMB_SOURCE``, else the checkout this harness runs from (none for
-    a harness installed with pip). ``source_root`` says whether sources are really there."""
-    env = os.environ.get("GMB_SOURCE")
-    if env:
-        return Path(env)
-    for parent in Path(__file__).resolve().parents:
-        if _is_source_tree(parent):
-            return parent
-    return None
-
-
-def source_root() -> Path | None:
-    """The engine source tree engines are built from: ``$GMB_SOURCE`` or this harness's checkout, when it holds
-    the sources (a CMakeLists.txt); None otherwise."""
-    root = repo_root()
-    return root if root is not None and (root / "CMakeLists.txt").is_file() else None
-
-
-def no_sources() -> str:
-    """Why there are no engine sources, in words."""
-    env = os.environ.get("GMB_SOURCE")
-    if env:
-        return f"GMB_SOURCE={env} holds no engine sources (no CMakeLists.txt there)"
-    return "no engine sources: this gmb does not run from a checkout and GMB_SOURCE is not set"
-
-
-def no_engine_advice(lib: MpiLibrary | None = None) -> str:
-    """The three ways to give a library an engine when it declares none (gmb build, gmb run)."""
-    built_for = f" built against {lib.family} {lib.version} from {lib.prefix}" if lib is not None else ""
-    return (f"give it an engine: set GMB_ENGINE to a gmb-bench{built_for}; or put such a gmb-bench on PATH "
-            f"(cmake --install, a module or Spack load); or set GMB_SOURCE to the engine sources (a gmb checkout) "
-            f"so that gmb builds one")
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("GMB_CACHE", Path.home() / ".cache" / "gmb"))
-
-
-def source_hash(root: Path) -> str:
-    h = hashlib.sha256()
-    files = sorted({p for g in SOURCE_GLOBS for p in root.glob(g)
-                    if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"})
-    for p in files:
-        h.update(str(p.relative_to(root)).encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def build_dir(lib: MpiLibrary, root: Path | None = None) -> Path:
-    """Per installation and engine source tree, not per declared name: libraries that differ only in launcher
-    settings or environment (e.g. Open MPI with pml ucx and with ob1) share one engine; two checkouts (``root``,
-    default ``repo_root()``, resolved) sharing one ``$GMB_CACHE`` get one directory each instead of rebuilding over
-    each other's engine."""
-    root = root if root is not None else repo_root()
-    source = str(Path(root).resolve()) if root is not None else ""
-    key = hashlib.sha256(f"{lib.identity}\0{source}".encode()).hexdigest()[:16]
-    return cache_dir() / "engines" / f"{lib.family}-{lib.version}-{key}"
-
-
-def library_fingerprint(lib: MpiLibrary) -> str:
-    """What the installation looks like now: the wrapper's flags (``mpicc -show``) and the size and mtime of
-    the MPI shared libraries it links. Changes when the library is reinstalled or rebuilt at the same version."""
-    h = hashlib.sha256(lib.identity.encode())
-    if lib.cc:
-        try:
-            show = subprocess.run([lib.cc, "-show"], capture_output=True, text=True, timeout=30,
-                                  env=_library_env(lib)).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            show = ""
-        h.update(show.encode())
-        libdirs = re.findall(r"-L(\S+)", show) + [str(Path(lib.prefix) / "lib")]
-        for d in libdirs:
-            for so in sorted(Path(d).glob("libmpi*.so")):
-                try:
-                    st = so.resolve().stat()
-                except OSError:
-                    continue
-                h.update(f"{so.resolve()}:{st.st_size}:{int(st.st_mtime)}".encode())
-    return h.hexdigest()[:16]
-
-
-def engine_path(lib: MpiLibrary, root: Path | None = None) -> Path:
-    if lib.engine:
-        return Path(lib.engine)
-    return build_dir(lib, root) / "gmb-bench"
-
-
-def pins_mpi_library(cmake_args: list[str]) -> bool:
-    """Whether an engine built with these CMake arguments searches its MPI's directories before LD_LIBRARY_PATH
-    (``GMB_PIN_MPI_LIBRARY``, default ON; the last value given counts)."""
-    pinned = True
-    for a in cmake_args:
-        m = re.match(r"-DGMB_PIN_MPI_LIBRARY(?::BOOL)?=(.*)$", a)
-        if m:
-            value = m.group(1).strip().upper()  # CMake's false constants
-            pinned = value not in ("OFF", "0", "NO", "FALSE", "N", "IGNORE", "NOTFOUND", "") and \
-                not value.endswith("-NOTFOUND")
-    return pinned
-
-
-def _stamp(lib: MpiLibrary, root: Path, cuda: str, cuda_arch: str | None, cmake_args: list[str] = ()) -> dict:
-    return {"identity": lib.identity, "fingerprint": library_fingerprint(lib), "source_hash": source_hash(root),
-            "cuda": cuda, "cuda_arch": cuda_arch or "", "cmake_args": list(cmake_args),
-            "pinned": pins_mpi_library(list(cmake_args))}
-
-
-def effective_cmake_args(lib: MpiLibrary, extra: list[str] | None = None) -> list[str]:
-    """The library's declared ``cmake_args`` followed by the command line's ``--cmake-arg`` values."""
-    return [*lib.cmake_args, *(extra or [])]
-
-
-def needs_build(lib: MpiLibrary, root: Path, cuda: str | None = None, cuda_arch: str | None = None,
-                cmake_args: list[str] | None = None) -> str | None:
-    """Why the engine of ``lib`` must be (re)built, or None when the cached one is current. ``cuda`` None: any
-    CUDA setting of the cached build will do (``gmb run`` after ``gmb build --cuda OFF`` does not rebuild);
-    likewise the CMake arguments are compared only when some are given (declared or on the command line), except
-    that an engine whose MPI library is not pinned is only reused when that is asked for again."""
-    if lib.engine:
-        return None
-    stamp = build_dir(lib, root) / "gmb-build.json"
-    if not stamp.is_file() or not engine_path(lib, root).exists():
-        return "not built yet"
-    try:
-        data = json.loads(stamp.read_text())
-    except ValueError:
-        return "unreadable build stamp"
-    args = effective_cmake_args(lib, cmake_args)
-    want = _stamp(lib, root, cuda, cuda_arch, args)
-    keys = [("identity", "library changed"), ("fingerprint", "library reinstalled"),
-            ("source_hash", "engine sources changed")]
-    if want["pinned"] and not data.get("pinned", False):
-        # an engine built with -DGMB_PIN_MPI_LIBRARY=OFF (or by an older gmb) is not reused by default
-        return "cached engine does not pin its MPI library (built with GMB_PIN_MPI_LIBRARY=OFF or by an older gmb)"
-    if args:
-        keys.append(("cmake_args", "CMake arguments changed"))
-    if cuda is not None:
-        keys.append(("cuda", "CUDA setting changed"))
-    if cuda_arch is not None:
-        keys.append(("cuda_arch", "CUDA architectures changed"))
-    for key, why in keys:
-        have = data.get(key, {"cuda_arch": "", "cmake_args": []}.get(key))
-        if key == "cuda" and want[key] == "AUTO" and have == "ON":
-            continue  # AUTO on a machine that can build CUDA builds what ON built
-        if have != want[key]:
-            return why
-    return None
-
-
-def _library_env(lib: MpiLibrary) -> dict[str, str]:
-    """Environment for configuring/compiling: the library's own (``process_env``: env_unset, path_remove, env)
-    with its bin first on PATH (wrappers such as a PyPI wheel's mpicc find their own tools)."""
-    env = lib.process_env()
-    if lib.cc:
-        env["PATH"] = str(Path(lib.cc).parent) + os.pathsep + env.get("PATH", "")
-    return env
-
-
-def portable_dir(root: Path, cuda: str, cuda_arch: str | None, cmake_args: list[str]) -> Path:
-    """Where the sources that need no MPI are compiled for every engine of one source tree, CUDA choice and CMake
-    arguments (src/CMakeLists.txt, GMB_PORTABLE_ONLY)."""
-    key = hashlib.sha256("\0".join([str(Path(root).resolve()), cuda, cuda_arch or "", *cmake_args]).encode())
-    return cache_dir() / "engines" / f"portable-{key.hexdigest()[:16]}"
 
 
 def portable_objects(root: Path, cuda: str, cuda_arch: str | None, cmake_args: list[str], jobs: int | None, log
@@ -322,9 +147,9 @@ def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: 
         return Path(lib.engine)
     if cuda is None and "GMB_ENABLE_CUDA" in os.environ:
         cuda = default_cuda()
-    root = root or repo_root()
+    root = root or sources.repo_root()
     if root is None or not (root / "CMakeLists.txt").is_file():
-        raise BuildError(f"{lib.name}: {no_sources()}; {no_engine_advice(lib)}")
+        raise BuildError(f"{lib.name}: {sources.no_sources()}; {sources.no_engine_advice(lib)}")
     args = effective_cmake_args(lib, cmake_args)
     why = "forced" if force else needs_build(lib, root, cuda, cuda_arch, cmake_args)
     if why is None:
@@ -347,14 +172,14 @@ def build(lib: MpiLibrary, root: Path | None = None, force: bool = False, cuda: 
         found = [f"-DCMAKE_CUDA_COMPILER={nvcc}"] if nvcc else []
         configure, compile_ = cmake_argv(lib, root, bdir, cuda, cuda_arch, [*found, *args], jobs, portable)
         logfile = bdir / "build.log"
-        failed = _run_logged([configure, compile_], logfile, _library_env(lib))
+        failed = _run_logged([configure, compile_], logfile, build_env(lib))
         if failed:
             (argv, rc), tail = failed, _error_tail(logfile)
             raise BuildError(f"{lib.name}: `{' '.join(argv[:3])} ...` failed (exit {rc}); see {logfile}"
                              + (f"\n{tail}" if tail else ""))
         if not engine_path(lib, root).exists():
             raise BuildError(f"{lib.name}: build finished but {engine_path(lib, root)} is missing; see {logfile}")
-        stamp.write_text(json.dumps({**_stamp(lib, root, cuda, cuda_arch, args), "library": lib.describe(),
+        stamp.write_text(json.dumps({**build_stamp(lib, root, cuda, cuda_arch, args), "library": lib.describe(),
                                      "source": str(root)}, indent=1))
     log(f"{lib.name}: built {engine_path(lib, root)}")
     return engine_path(lib, root)

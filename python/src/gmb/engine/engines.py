@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build
+from . import build, build_cache, sources
 from ..machine import identity
 from .description import DescriptionError, EngineDescription
 from ..errors import UsageError
@@ -106,7 +106,7 @@ def choose(libs, do_build: bool, build_options: dict | None = None, force: bool 
     one build (build.build_all)."""
     out: dict[str, EngineChoice] = {}
     candidates = installed_engines()
-    root = build.source_root()
+    root = sources.source_root()
     to_build = []
     for lib in libs:
         if lib.engine:
@@ -120,12 +120,12 @@ def choose(libs, do_build: bool, build_options: dict | None = None, force: bool 
             tried = f" (passed over: {'; '.join(refused)})" if refused else ""
             out[lib.name] = EngineChoice(None, "", "", refused=refused, error=build.BuildError(
                 f"{lib.name}: no engine: none declared, no installed gmb-bench built for it{tried}, and "
-                f"{build.no_sources()}; {build.no_engine_advice(lib)}"))
+                f"{sources.no_sources()}; {sources.no_engine_advice(lib)}"))
         elif do_build:
             to_build.append(lib)
             out[lib.name] = EngineChoice(None, "built", f"built from the sources in {root}", refused=refused)
         else:
-            path = build.engine_path(lib, root)
+            path = build_cache.engine_path(lib, root)
             out[lib.name] = EngineChoice(path, "cache", f"built from the sources in {root} before (the build cache)",
                                          refused=refused)
             if not path.exists():

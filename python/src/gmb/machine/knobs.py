@@ -31,6 +31,8 @@ class Knob:
     why: str  # what it changes, for a person choosing settings
     together: tuple[tuple[str, str], ...] = ()  # settings any of its values needs alongside (a selection switch)
     source: str = "catalogue"  # where it comes from: the catalogue, or where a user added it
+    # the collective operations it affects (an algorithm choice: only that operation's path); empty: any
+    operations: tuple[str, ...] = ()
 
     def setting(self, value: str) -> dict[str, str]:
         """The settings that set the knob to ``value``."""
@@ -42,6 +44,42 @@ class Knob:
 _SINGLE_COPY = "how a large host message crosses processes: one copy through the kernel (cma, xpmem) or two " \
                "through a shared-memory segment (none, emulated)"
 _EAGER = "the largest message sent eagerly through shared memory (above it: rendezvous)"
+# the collectives whose algorithm is searched (their own path each: tune/paths.py), and the algorithms tried, by the
+# names Open MPI 4.1's ompi_info enumerates (coll_tuned_<operation>_algorithm) and MPICH 4.0's mpivars describes
+# (MPIR_CVAR_<OPERATION>_INTRA_ALGORITHM); a name the installed library does not list is not tried
+TUNED_ALGORITHMS = {
+    "allreduce": ("recursive_doubling", "ring", "segmented_ring", "rabenseifner"),
+    "bcast": ("binomial", "pipeline", "split_binary_tree", "scatter_allgather_ring"),
+    "allgather": ("bruck", "recursive_doubling", "ring", "neighbor"),
+    "alltoall": ("linear", "pairwise", "modified_bruck"),
+    "reduce": ("binomial", "pipeline", "rabenseifner"),
+}
+MPIR_ALGORITHMS = {
+    "allreduce": ("recursive_doubling", "reduce_scatter_allgather"),
+    "bcast": ("binomial", "scatter_recursive_doubling_allgather", "scatter_ring_allgather"),
+    "allgather": ("brucks", "recursive_doubling", "ring"),
+    "alltoall": ("brucks", "pairwise", "scattered"),
+    "reduce": ("binomial", "reduce_scatter_gather"),
+}
+# On one node MPICH 4.0's ch4 device runs these in its shared-memory layer (release_gather), which MPIR's algorithm
+# choice does not reach: its <OPERATION>_POSIX_INTRA_ALGORITHM=mpir hands them to MPIR's algorithms
+MPICH_SHARED_MEMORY_COLLECTIVES = ("allreduce", "bcast", "reduce")
+
+
+def _tuned_algorithm(operation: str) -> Knob:
+    return Knob(f"OMPI_MCA_coll_tuned_{operation}_algorithm", TUNED_ALGORITHMS[operation], ("collective",),
+                "openmpi", f"the {operation} algorithm (tuned component, dynamic rules on)",
+                together=(("OMPI_MCA_coll_tuned_use_dynamic_rules", "1"),), operations=(operation,))
+
+
+def _mpir_algorithm(operation: str) -> Knob:
+    companion = ((f"MPIR_CVAR_{operation.upper()}_POSIX_INTRA_ALGORITHM", "mpir"),) \
+        if operation in MPICH_SHARED_MEMORY_COLLECTIVES else ()
+    return Knob(f"MPIR_CVAR_{operation.upper()}_INTRA_ALGORITHM", MPIR_ALGORITHMS[operation], ("collective",),
+                "mpich", f"the {operation} algorithm inside a communicator (MPIR's)", together=companion,
+                operations=(operation,))
+
+
 OPEN_MPI_KNOBS = (
     Knob("OMPI_MCA_btl_vader_single_copy_mechanism", ("cma", "xpmem", "none"), ("host",), "ob1", _SINGLE_COPY),
     Knob("OMPI_MCA_btl_sm_single_copy_mechanism", ("cma", "xpmem", "none"), ("host",), "ob1", _SINGLE_COPY),
@@ -51,9 +89,7 @@ OPEN_MPI_KNOBS = (
          "the fragment size smcuda pipelines a message in"),
     Knob("OMPI_MCA_btl_smcuda_use_cuda_ipc_same_gpu", ("0", "1"), ("device",), "ob1",
          "whether two processes on one GPU exchange through CUDA IPC"),
-    Knob("OMPI_MCA_coll_tuned_allreduce_algorithm", ("recursive_doubling", "ring", "rabenseifner"),
-         ("collective",), "openmpi", "the allreduce algorithm (tuned component, dynamic rules on)",
-         together=(("OMPI_MCA_coll_tuned_use_dynamic_rules", "1"),)),
+    *(_tuned_algorithm(op) for op in TUNED_ALGORITHMS),
 )
 
 # UCX, under Open MPI's pml ucx and MPICH's ch4:ucx: the rendezvous protocol moves large and device messages
@@ -83,8 +119,7 @@ MPICH_KNOBS = (
          "the size from which device buffers between processes go through GPU IPC"),
     Knob("MPIR_CVAR_CH4_IPC_XPMEM_P2P_THRESHOLD", ("65536",), ("host",), "mpich",
          "the size from which host buffers go through XPMEM single copy"),
-    Knob("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", ("recursive_doubling", "reduce_scatter_allgather"), ("collective",),
-         "mpich", "the allreduce algorithm inside a communicator"),
+    *(_mpir_algorithm(op) for op in MPIR_ALGORITHMS),
 )
 
 NCCL_KNOBS = (
@@ -153,8 +188,37 @@ def parse_ucx_info(text: str) -> tuple[dict[str, str], dict[str, set[str]]]:
 
 
 def parse_mpivars(text: str) -> tuple[dict[str, str], dict[str, set[str]]]:
-    """MPICH's mpivars: MPIR_CVAR_<NAME> -> default."""
-    return {name: value for name, value in re.findall(r"^\s*(MPIR_CVAR_\w+)\s*=(\S*)", text, re.MULTILINE)}, {}
+    """MPICH's mpivars: MPIR_CVAR_<NAME> -> default, and -> the algorithms an ..._ALGORITHM variable names in its
+    description (mpich_algorithms)."""
+    defaults, choices = {}, {}
+    for line in text.splitlines():
+        m = re.match(r"^\s*(MPIR_CVAR_\w+)\s*=(\S*)", line)
+        if m:
+            defaults[m.group(1)] = m.group(2)
+            names = mpich_algorithms(line) if m.group(1).endswith("_ALGORITHM") else set()
+            if names:
+                choices[m.group(1)] = names
+    return defaults, choices
+
+
+def mpich_algorithms(description: str) -> set[str]:
+    """The algorithm names an MPICH ..._ALGORITHM variable's description lists ("auto - Internal algorithm selection
+    (...)nb   - Force nonblocking algorithmsmp   - Force smp algorithm..."). mpivars prints the entries run together,
+    each name padded to one width: the first after the ")" gives the width, and each later name is that many
+    characters before its "- Force" less its padding (the previous entry's text runs into it). Empty where the text
+    is not of that form."""
+    entries = list(re.finditer(r"([\w-]+)( +)- (?:Force|Internal)", description))
+    first = next((e for e in entries if description[e.start() - 1:e.start()] == ")"), None)
+    if first is None:
+        return set()
+    width = len(first.group(1)) + len(first.group(2))
+    names = {"auto"} if any(e.group(1).endswith("auto") for e in entries) else set()
+    for e in entries[entries.index(first):]:
+        length = width - len(e.group(2))
+        if not 0 < length <= len(e.group(1)):
+            return set()
+        names.add(e.group(1)[-length:])
+    return names
 
 
 def ompi_listing(bin_dir: Path, env: dict[str, str]) -> Listing:

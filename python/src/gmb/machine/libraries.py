@@ -106,48 +106,62 @@ def load_config(path: str | Path, known: list[MpiLibrary] = ()) -> list[MpiLibra
             raise ConfigError(f"{where}: transport must be one of {', '.join(TRANSPORTS)} (got {transport!r})")
         if transport == "nccl":
             out.append(_nccl_library(entry, where, [*out, *known]))
-            continue
-        if "via" in entry:
-            raise ConfigError(f"{where}: via applies to transport = \"nccl\" only")
-        prefix = entry.get("prefix", "")
-        profile = entry.get("profile")
-        family = entry.get("family") or (PROFILES[profile]["family"] if profile in PROFILES else None)
-        launcher_path = entry.get("launcher_path")
-        if not launcher_path and prefix:
-            for n in ("mpirun", "mpiexec"):
-                if Path(prefix, "bin", n).exists():
-                    launcher_path = str(Path(prefix, "bin", n))
-                    break
-        if not launcher_path and prefix and not Path(prefix).is_dir():
-            raise ConfigError(f"{where}: prefix {prefix} does not exist (a prefix is the directory an MPI library is "
-                              f"installed in, holding bin/mpirun or bin/mpiexec; or give launcher_path)")
-        if not launcher_path and prefix:
-            raise ConfigError(f"{where}: prefix {prefix} holds no bin/mpirun or bin/mpiexec (a prefix is the "
-                              f"directory an MPI library is installed in; or give launcher_path, the launcher's path)")
-        if not launcher_path:
-            raise ConfigError(f"{where}: give prefix (with bin/mpirun) or launcher_path")
-        cuda_aware = entry.get("cuda_aware")
-        if cuda_aware is not None and not isinstance(cuda_aware, bool):
-            raise ConfigError(f"{where}: cuda_aware must be true or false")
-        lib = MpiLibrary(name=entry["name"], family=family or "unknown", version=entry.get("version") or "unknown",
-                         prefix=prefix or str(Path(launcher_path).parent.parent), launcher_path=launcher_path,
-                         launcher_args=_str_list(entry, "launcher_args", where),
-                         env=_str_table(entry, "env", where), source="declared",
-                         engine=entry.get("engine"), cuda_aware=cuda_aware,
-                         env_unset=_str_list(entry, "env_unset", where),
-                         path_remove=_str_list(entry, "path_remove", where),
-                         cmake_args=_str_list(entry, "cmake_args", where), knobs=_knobs(entry, where))
-        if family is None or entry.get("version") is None:
-            ident = identify(launcher_path, env=lib.process_env())  # with the library's own environment
-            if ident:
-                lib = replace(lib, family=family or ident[0], version=entry.get("version") or ident[1])
-        cxx, cc = compilers(launcher_path)
-        lib = replace(lib, cxx=entry.get("cxx", cxx), cc=entry.get("cc", cc),
-                      launcher=entry.get("launcher") or families.launcher(lib.family))
-        if profile:
-            lib = apply_profile(lib, profile)
-        out.append(lib.with_library_dirs())
+        else:
+            out.append(_mpi_library(entry, where))
     return out
+
+
+def _mpi_library(entry: dict, where: str) -> MpiLibrary:
+    """An MPI library's entry (its types and keys checked) made the library: its family and version as declared,
+    else as its launcher says; its compiler wrappers found next to the launcher unless declared; its profile
+    applied."""
+    if "via" in entry:
+        raise ConfigError(f"{where}: via applies to transport = \"nccl\" only")
+    prefix = entry.get("prefix", "")
+    profile = entry.get("profile")
+    family = entry.get("family") or (PROFILES[profile]["family"] if profile in PROFILES else None)
+    launcher_path = _launcher_path(entry, prefix, where)
+    cuda_aware = entry.get("cuda_aware")
+    if cuda_aware is not None and not isinstance(cuda_aware, bool):
+        raise ConfigError(f"{where}: cuda_aware must be true or false")
+    lib = MpiLibrary(name=entry["name"], family=family or "unknown", version=entry.get("version") or "unknown",
+                     prefix=prefix or str(Path(launcher_path).parent.parent), launcher_path=launcher_path,
+                     launcher_args=_str_list(entry, "launcher_args", where),
+                     env=_str_table(entry, "env", where), source="declared",
+                     engine=entry.get("engine"), cuda_aware=cuda_aware,
+                     env_unset=_str_list(entry, "env_unset", where),
+                     path_remove=_str_list(entry, "path_remove", where),
+                     cmake_args=_str_list(entry, "cmake_args", where), knobs=_knobs(entry, where))
+    if family is None or entry.get("version") is None:
+        ident = identify(launcher_path, env=lib.process_env())  # with the library's own environment
+        if ident:
+            lib = replace(lib, family=family or ident[0], version=entry.get("version") or ident[1])
+    cxx, cc = compilers(launcher_path)
+    lib = replace(lib, cxx=entry.get("cxx", cxx), cc=entry.get("cc", cc),
+                  launcher=entry.get("launcher") or families.launcher(lib.family))
+    if profile:
+        lib = apply_profile(lib, profile)
+    return lib.with_library_dirs()
+
+
+def _launcher_path(entry: dict, prefix: str, where: str) -> str:
+    """An entry's launcher: its launcher_path, else its prefix's bin/mpirun or bin/mpiexec; ConfigError where there
+    is neither."""
+    launcher_path = entry.get("launcher_path")
+    if not launcher_path and prefix:
+        for n in ("mpirun", "mpiexec"):
+            if Path(prefix, "bin", n).exists():
+                launcher_path = str(Path(prefix, "bin", n))
+                break
+    if not launcher_path and prefix and not Path(prefix).is_dir():
+        raise ConfigError(f"{where}: prefix {prefix} does not exist (a prefix is the directory an MPI library is "
+                          f"installed in, holding bin/mpirun or bin/mpiexec; or give launcher_path)")
+    if not launcher_path and prefix:
+        raise ConfigError(f"{where}: prefix {prefix} holds no bin/mpirun or bin/mpiexec (a prefix is the "
+                          f"directory an MPI library is installed in; or give launcher_path, the launcher's path)")
+    if not launcher_path:
+        raise ConfigError(f"{where}: give prefix (with bin/mpirun) or launcher_path")
+    return launcher_path
 
 
 def _nccl_library(entry: dict, where: str, candidates: list[MpiLibrary]) -> MpiLibrary:

@@ -264,7 +264,7 @@ def engine_cuda(asked: str | None, cmake_args=(), quiet: bool = False) -> str | 
     -DGMB_ENABLE_CUDA=...`` which CMake takes last): as asked. $GMB_ENABLE_CUDA set: None (build.build reads and
     checks it). Nothing asked: None (CMake's AUTO; any cached engine will do) where no CUDA compiler is found; "AUTO"
     where an NVIDIA driver can run CUDA programs (a cached engine built with CUDA OFF, e.g. from a login node sharing
-    the cache, is rebuilt: build.needs_build takes one built ON or AUTO); a CUDA
+    the cache, is rebuilt: build_cache.needs_build takes one built ON or AUTO); a CUDA
     compiler but no usable driver: "OFF", said once (unless ``quiet``), since a CUDA engine takes minutes longer to
     build and can run no device benchmark here. "OFF" is what the build stamp records, so the cache never takes an
     engine built with CUDA for one without: one cached with CUDA on this machine before is rebuilt once without it.

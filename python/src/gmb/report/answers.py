@@ -18,7 +18,7 @@ row with numbers:
    the kernel rather than after it, collectives over node counts (strong and weak scaling: which configuration's
    time grows least, per size) and size sweeps at a fixed node count (the fastest by size, crossovers).
 
-Rules. Figures are the combined points of model.combine (the geometric mean over launches, the 95 % interval from
+Rules. Figures are the combined points of points.combine (the geometric mean over launches, the 95 % interval from
 the launches). A configuration is called fastest (or a strategy said to beat the library) only when the 95 % interval
 of its ratio to each other one excludes 1 (cells.clearly_apart, inference.ratio) and no point it rests on is blocked
 (one launch, busy launches, quantised figures: cells.claim_blockers); otherwise the answer says why no claim is made
@@ -32,8 +32,9 @@ from __future__ import annotations
 import json
 
 from ..machine.load import busy_launch
-from ..results.model import Point, Results
-from ..results.records import Sides
+from ..results.model import Results
+from ..results.points import Point
+from ..results.result_facts import Sides
 from .answers_data import (DIRECT, Answers, CollectiveAnswer, Figure, MissingAnswer, MissingSubject, SettingAnswer,
                            bandwidth_points, measured, nccl_libraries, pick_size, two_sided, verdict)
 from .answers_features import one_sided_answers, partitioned_answers, persistent_answers

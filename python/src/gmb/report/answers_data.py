@@ -8,10 +8,12 @@ import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from ..machine.identity import transport_of
 from ..results.inference import Ratio
-from ..results.model import Point, Results
+from ..results.model import Results
 from ..results.peaks import CeilingSource
-from ..results.records import Sides, placed, transport_of
+from ..results.points import Point
+from ..results.result_facts import Sides, placed
 from .cells import claimed_ratio, clearly_apart, pairwise_bandwidth
 
 LATENCY_BYTES = 8

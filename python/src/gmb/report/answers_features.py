@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from statistics import median
 
-from ..results.model import Point, Results
+from ..results.model import Results
 from ..results.peaks import ceilings
-from ..results.records import one_sided
+from ..results.points import Point
+from ..results.result_facts import one_sided
 from .answers_data import (OneSidedAnswer, PartitionedAnswer, PersistentAnswer, RankedPoints, measured, nearest,
                            pick_size)
 from .cells import clearly_apart

@@ -4,9 +4,10 @@ path (answers.py says how)."""
 
 from __future__ import annotations
 
-from ..results.model import Point, Results
+from ..results.model import Results
 from ..results.peaks import ceilings
-from ..results.records import Sides, placed
+from ..results.points import Point
+from ..results.result_facts import Sides, placed
 from .answers_data import (Figure, PathAnswer, Ranking, StrategyAnswer, best_point, has_device, latencies, measured,
                            nearest, not_cuda_aware, own_path, pick_size, verdict)
 from .cells import SUSPECT_PCT, claimed_ratio, pairwise_time_results

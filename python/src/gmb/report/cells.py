@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..results.inference import Blocker, Ratio, blockers, ratio
-from ..results.model import Point, Result, Results
-from ..results.records import headline, overlap, pairwise, placed
+from ..results.claim_checks import Blocker, blockers
+from ..results.inference import Ratio, ratio
+from ..results.model import Results
+from ..results.points import Point
+from ..results.result_facts import headline, overlap, pairwise, placed
+from ..results.stored_rows import Result
 from .claims import decide
 
 HIGHER_IS_BETTER = {"bw", "busbw", "rate"}
@@ -23,7 +26,7 @@ def difference(a: Point, b: Point) -> Ratio:
 
 
 def claim_blockers(p: Point) -> list[Blocker]:
-    """What keeps a point out of any claim (inference.blockers): one launch, busy launches, launch values that agree
+    """What keeps a point out of any claim (claim_checks.blockers): one launch, busy launches, launch values that agree
     exactly or sit on a coarse lattice (a scheduler tick)."""
     return blockers(p.values, p.busy)
 
@@ -68,9 +71,9 @@ class Absent(str):
 
 # the operation cell of a record that names neither an operation nor a variant (two-sided latency, bw ...)
 NO_OPERATION = Absent("none")
-OPERATION_NOTE = ("'operation': what the benchmark measured where it names it (records.operation_label): the one-sided "
-                  "operation, synchronisation and window creation ('put flush create'), 'persistent' (requests made "
-                  "once, started every iteration), the partition count ('P=16').")
+OPERATION_NOTE = ("'operation': what the benchmark measured where it names it (result_facts.operation_label): the "
+                  "one-sided operation, synchronisation and window creation ('put flush create'), 'persistent' "
+                  "(requests made once, started every iteration), the partition count ('P=16').")
 
 
 def precision_pct(points: list[Point]) -> float | Absent:

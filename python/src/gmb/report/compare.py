@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Compare two result sets point by point: the ratio B / A of each point both measured, with its 95 % interval and a
-verdict, and every point that was not compared, with why.
+"""Two result sets compared point by point: their points matched, the ratio B / A of each point both measured with
+its 95 % interval and a verdict, and every point that was not compared, with why.
 
-**Matching.** A point is its whole configuration (model.PointKey): benchmark, operation, memory, strategy and chunks,
+**Matching.** A point is its whole configuration (points.PointKey): benchmark, operation, memory, strategy and chunks,
 buffer allocation, options, ranks, hosts, path class, size, metric and, within one library, its settings and
 binding. Two result sets of the same library match points on all of it; two different libraries (or library
 configurations, which differ in their settings by definition) run as each was launched: their points match whatever
@@ -17,44 +17,29 @@ configuration (named: "options: A window=64, B window=16"), or it is only in A (
 ratio unless a launch value is 0 on a side (bandwidth at 0 B).
 
 **A difference.** The ratio B / A is inference.ratio of the two points' launch values (the launch is the replicate),
-each side's launch noise pooled over its series (model.series_noise): Welch on log scale, so the interval lies above
-zero and A / B is its exact reciprocal with the same p-value. A point that cannot carry a claim (inference.blockers:
+each side's launch noise pooled over its series (points.series_noise): Welch on log scale, so the interval lies above
+zero and A / B is its exact reciprocal with the same p-value. A point that cannot carry a claim (claim_checks.blockers:
 one launch, busy launches, launch values on a coarse lattice or all equal) gets no verdict and says why. The others
 are decided together: a difference is called where its Benjamini-Hochberg adjusted p-value over all the points
 compared is at most 5 % (a false discovery rate of 5 %), which implies that its 95 % interval excludes 1. Whether
 B's being higher is better depends on the metric: time (latency) lower is better; bandwidth higher is better.
 
-A reference file (TOML) sets tolerances for a regression check:
-
-    [default]
-    max_regression_pct = 10        # B may be at most 10 % worse than A
-    [[rule]]                       # first matching rule wins
-    benchmark = "latency"
-    max_bytes = 8192
-    max_regression_pct = 25
-
-A point violates its tolerance when its difference is called (the same test), in the worse direction, and larger
-than the tolerance.
+The comparison in tables and words: compare_words.py; its regression check against a tolerance file: tolerances.py.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import tomllib
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
-from ..results import inference
-from ..results.model import Point, PointKey, Result, Results, combine
-from ..results.records import PairLayout
-from ..tomlcheck import array_of_tables
-from .cells import HIGHER_IS_BETTER, Absent, Table, size_label
-from .wording import short
+from ..results import claim_checks, inference
+from ..results.model import Results
+from ..results.points import Point, PointKey, combine
+from ..results.result_facts import PairLayout
+from ..results.stored_rows import Result
+from .cells import HIGHER_IS_BETTER
 
 FALSE_DISCOVERY_RATE = 1 - inference.LEVEL  # over all the points one comparison decides
-# a difference that would take more launches a side than this to resolve is too small to be worth suggesting them
-MOST_LAUNCHES_SUGGESTED = 50
 
 # verdicts of a matched point
 DIFFERENT = "different"  # its difference is called (Benjamini-Hochberg over the comparison)
@@ -80,7 +65,7 @@ class Row:
     ratio_high: float | None = None
     p: float | None = None
     q: float | None = None  # Benjamini-Hochberg adjusted p-value over the comparison's points
-    blockers: list[tuple[str, inference.Blocker]] = field(default_factory=list)  # (side "A"/"B", blocker)
+    blockers: list[tuple[str, claim_checks.Blocker]] = field(default_factory=list)  # (side "A"/"B", blocker)
     significant: bool = False  # the difference is called
     violation: str = ""
 
@@ -108,11 +93,11 @@ class Row:
 
     @property
     def launches_needed(self) -> int | None:
-        """Launches a side that would resolve a ratio as large as this one (inference.launches_needed, 80 % power),
+        """Launches a side that would resolve a ratio as large as this one (claim_checks.launches_needed, 80 % power),
         where it is not proven and both sides' launch noise is known; None otherwise."""
         if self.verdict != NOT_PROVEN or self.a.noise is None or self.b.noise is None:
             return None
-        return inference.launches_needed(self.ratio, self.b.noise, self.a.noise)
+        return claim_checks.launches_needed(self.ratio, self.b.noise, self.a.noise)
 
     @property
     def worse_pct(self) -> float:
@@ -163,7 +148,7 @@ CONFIGURATION_PARTS = ("settings", "options", "binding", "hosts", "ranks", "path
 
 
 def _key(p: PointKey, same_library: bool) -> PointKey:
-    """What a point is (model.PointKey), without its library's name: the two sides are matched on the rest, and two
+    """What a point is (points.PointKey), without its library's name: the two sides are matched on the rest, and two
     libraries' points also without how each was launched (LAUNCH_CONFIGURATION). The layout of several pairs is
     left out: records of engines before pair_paths do not say it, and the ranks and path already match."""
     key = replace(p, library="", pairs=None)
@@ -269,7 +254,7 @@ def _row(a: Point, b: Point) -> Row:
     if not all(v > 0 for v in (*a.values, *b.values)):
         return Row(a, b, None)
     r = inference.ratio(b.values, a.values, b.noise, a.noise)
-    blocked = [(name, x) for name, p in (("A", a), ("B", b)) for x in inference.blockers(p.values, p.busy)]
+    blocked = [(name, x) for name, p in (("A", a), ("B", b)) for x in claim_checks.blockers(p.values, p.busy)]
     return Row(a, b, r.value, r.low, r.high, r.p, blockers=blocked)
 
 
@@ -277,7 +262,7 @@ def _decide(rows: list[Row]) -> None:
     """Each row's verdict: Benjamini-Hochberg over every point with a ratio (one without a verdict counts as a test
     that found nothing), a difference called where the adjusted p-value is at most FALSE_DISCOVERY_RATE."""
     tested = [r for r in rows if r.ratio is not None]
-    adjusted = inference.bh_adjusted([r.p if r.judged else 1.0 for r in tested])
+    adjusted = claim_checks.bh_adjusted([r.p if r.judged else 1.0 for r in tested])
     for r, q in zip(tested, adjusted):
         if r.judged:
             r.q = q
@@ -359,7 +344,7 @@ def launch_differences(rows: list[Row]) -> list[str]:
     for part in LAUNCH_CONFIGURATION:
         def shown(point):
             value = point.config.get(part)
-            if part == "settings":  # records.configuration leaves out an empty set of settings
+            if part == "settings":  # run_conditions.configuration leaves out an empty set of settings
                 return " ".join(f"{k}={v}" for k, v in (value or {}).items()) or "none"
             return str(value) if value is not None else "not recorded"
         a = sorted({shown(r.a) for r in rows})
@@ -367,204 +352,3 @@ def launch_differences(rows: list[Row]) -> list[str]:
         if a != b:
             out.append(f"{part}: A {'; '.join(a)}, B {'; '.join(b)}")
     return out
-def load_tolerances(path: str | Path) -> dict:
-    """A reference file's tolerances, checked (check_tolerances); ValueError naming the file."""
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except OSError as exc:
-        raise ValueError(f"--reference {path}: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not TOML ({exc})") from None
-    if "default" not in data and "rule" not in data:
-        raise ValueError(f"{path}: expected a [default] table and/or [[rule]] entries")
-    check_tolerances(data, path)
-    return data
-
-
-TOLERANCE_KEYS = {"max_regression_pct"}
-TOLERANCE = "a number of percent >= 0 (how much worse B may be than A)"
-RULE_KEYS = {"benchmark": str, "memory": str, "operation": str, "min_bytes": int, "max_bytes": int,
-             "max_regression_pct": (int, float)}
-
-
-def check_tolerances(tol: dict, path) -> None:
-    """The reference file of `gmb compare`: [default] max_regression_pct and [[rule]] entries, values of the
-    right type (a tolerance is a finite number of percent >= 0, sizes integers >= 0); ValueError naming what is
-    wrong."""
-    def number(v):
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
-
-    unknown = set(tol) - {"default", "rule"}
-    if unknown:
-        raise ValueError(f"{path}: unknown keys {sorted(unknown)} (accepted: [default], [[rule]])")
-    default = tol.get("default", {})
-    if not isinstance(default, dict):
-        raise ValueError(f"{path}: default must be a [default] table")
-    if set(default) - TOLERANCE_KEYS:
-        raise ValueError(f"{path}: [default]: unknown keys {sorted(set(default) - TOLERANCE_KEYS)} "
-                         f"(accepted: max_regression_pct)")
-    if "max_regression_pct" in default and not number(default["max_regression_pct"]):
-        raise ValueError(f"{path}: [default] max_regression_pct must be {TOLERANCE} "
-                         f"(got {default['max_regression_pct']!r})")
-    rules = array_of_tables(tol, "rule", path, ValueError)
-    for i, r in enumerate(rules):
-        unknown = set(r) - set(RULE_KEYS)
-        if unknown:
-            raise ValueError(f"{path}: [[rule]] #{i + 1}: unknown keys {sorted(unknown)} "
-                             f"(accepted: {', '.join(RULE_KEYS)})")
-        for k, v in r.items():
-            ok = number(v) if k in ("max_regression_pct", "min_bytes", "max_bytes") else True
-            ok = ok and isinstance(v, RULE_KEYS[k]) and not isinstance(v, bool)
-            if not ok:
-                want = TOLERANCE if k == "max_regression_pct" else \
-                    "an integer >= 0" if RULE_KEYS[k] is int else "a string"
-                raise ValueError(f"{path}: [[rule]] #{i + 1}: {k} must be {want} (got {v!r})")
-
-
-def tolerance_for(row: Row, tol: dict) -> float | None:
-    for rule in tol.get("rule", []):
-        if "benchmark" in rule and rule["benchmark"] != row.benchmark:
-            continue
-        if "memory" in rule and rule["memory"] != row.memory:
-            continue
-        if "operation" in rule and rule["operation"] != row.operation:
-            continue
-        if row.bytes < rule.get("min_bytes", 0) or row.bytes > rule.get("max_bytes", float("inf")):
-            continue
-        return rule.get("max_regression_pct")
-    return tol.get("default", {}).get("max_regression_pct")
-
-
-def check(rows: list[Row], tol: dict) -> list[Row]:
-    """The rows that violate their tolerance: a difference called (so only rows with a verdict), in the worse
-    direction, larger than the tolerance."""
-    bad = []
-    for r in rows:
-        limit = tolerance_for(r, tol)
-        if limit is not None and r.significant and r.worse_pct > limit:
-            r.violation = f"{r.worse_pct:.1f}% worse > {limit}%"
-            bad.append(r)
-    return bad
-
-
-# ------------------------------------------------------------------------------------------------------ in words
-def _digits(*values: float) -> int:
-    """The significant digits (3 to 6) that tell a figure and its bounds apart."""
-    digits = 3
-    while digits < 6 and len({inference.significant(x, digits) for x in values}) < len(values):
-        digits += 1
-    return digits
-
-
-def figure_cells(p: Point) -> tuple[str, str | Absent]:
-    """A point's figure and its interval's cell ("[2.71, 2.89] +-3.2 %"), with the digits they need: the interval
-    of a point of one launch says so (it holds within that launch)."""
-    if not p.has_interval or p.low <= 0:
-        return inference.significant(p.median), Absent("no interval")
-    digits = _digits(p.low, p.median, p.high)
-    bounds = f"[{inference.significant(p.low, digits)}, {inference.significant(p.high, digits)}] " \
-             f"+-{inference.significant(100 * inference.precision(p.low, p.high), 2)} %"
-    return inference.significant(p.median, digits), bounds + (" (one launch)" if p.one_launch else "")
-
-
-def blocker_text(side_name: str, b: inference.Blocker) -> str:
-    """Why a side's point carries no claim, in words."""
-    return {inference.ONE_LAUNCH: f"{side_name} one launch",
-            inference.BUSY: f"{side_name} {b.count} of {b.of} launches on a busy host",
-            inference.QUANTISED: f"{side_name} launch values on a lattice of step {inference.significant(b.step or 0)}",
-            inference.NO_SPREAD: f"{side_name} launches agree exactly"}[b.kind]
-
-
-def verdict_text(r: Row) -> str:
-    verdict = r.verdict
-    if verdict == NO_RATIO:
-        return "no ratio: a launch value of 0 on " + " and ".join(
-            name for name, p in (("A", r.a), ("B", r.b)) if not all(v > 0 for v in p.values))
-    if verdict == NO_VERDICT:
-        return "no verdict: " + ("; ".join(blocker_text(s, b) for s, b in r.blockers) or "the launches give no interval")
-    q = "q < 0.0001" if r.q < 1e-4 else f"q {inference.significant(r.q, 2)}"
-    if verdict == NOT_PROVEN:
-        needed = r.launches_needed
-        settle = f": about {needed} launches a side would resolve {inference.ratio_text(r.ratio)}" \
-            if needed is not None and max(r.a.reps, r.b.reps) < needed <= MOST_LAUNCHES_SUGGESTED else ""
-        return f"not proven ({q}){settle}"
-    return f"B {'worse' if r.worse_pct > 0 else 'better'} ({q})"
-
-
-def _point_cells(p: Point) -> list:
-    return [p.benchmark, p.operation or "", p.memory, p.strategy_label or "", p.path_class or "",
-            p.ranks if p.ranks is not None else Absent("a pair"), size_label(p.bytes), p.metric]
-
-
-POINT_COLUMNS = ["benchmark", "operation", "memory", "strategy", "path", "ranks", "size", "metric"]
-
-
-def as_table(rows: list[Row], a_name: str, b_name: str) -> Table:
-    """One row per point compared; the configuration named where the rows span several (library by library)."""
-    several = len({r.a.library for r in rows}) > 1
-    body = []
-    for r in rows:
-        ratio = Absent("no ratio") if r.ratio is None else inference.ratio_text(r.ratio, r.ratio_low, r.ratio_high)
-        body.append([*([r.a.library] if several else []), *_point_cells(r.a), *figure_cells(r.a), *figure_cells(r.b),
-                     ratio, verdict_text(r), r.violation or Absent("none violated")])
-    return Table(f"Comparison: B={b_name} / A={a_name}",
-                 [*(["configuration"] if several else []), *POINT_COLUMNS, "A", "A 95 % CI", "B", "B 95 % CI",
-                  "B/A [95 % CI]",
-                  f"verdict ({inference.significant(100 * FALSE_DISCOVERY_RATE, 1)} % FDR)", "tolerance"], body,
-                 note="B/A: the ratio of the geometric means of the two points' launches with its 95 % interval (log "
-                      "scale). A difference is called where its Benjamini-Hochberg adjusted p-value (q) over every "
-                      "point compared is at most 0.05; no verdict where a side cannot carry a claim.")
-
-
-def unmatched_text(u: Unmatched) -> str:
-    other = "B" if u.side == "A" else "A"
-    return {NO_FIGURE: f"no figure in {other}: {short(u.detail, 120)}",
-            NOT_THE_SAME: f"not the same point as {other}'s: {u.detail}",
-            ONLY_HERE: f"only in {u.side}" + (f" ({u.detail})" if u.detail else ""),
-            AMBIGUOUS: f"several points match as one ({u.detail}): they differ only in the layout of their pairs"}[u.why]
-
-
-def unmatched_table(c: Comparison, a_name: str, b_name: str) -> Table:
-    """The points not compared, each with why."""
-    return Table(f"Not compared: points of A={a_name} or B={b_name} without a match",
-                 ["side", "configuration", *POINT_COLUMNS, "why"],
-                 [[u.side, u.point.library, *_point_cells(u.point), unmatched_text(u)] for u in c.unmatched])
-
-
-def _counted(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
-
-
-def summary(c: Comparison, a_name: str, b_name: str) -> list[str]:
-    """How every point of both sides was accounted for, and what the comparison found, one line per part: the
-    counts add up (each side's points = matched + not matched; matched = each verdict's count)."""
-    lines = []
-    for name, label, total in (("A", a_name, c.points_a), ("B", b_name, c.points_b)):
-        missed = c.not_matched(name)
-        other = "B" if name == "A" else "A"
-        why = _counted({f"only in {name}": sum(u.why == ONLY_HERE for u in missed),
-                        f"with no figure in {other} (failed or unsupported)": sum(u.why == NO_FIGURE for u in missed),
-                        f"not the same point as {other}'s (a part of the configuration differs)":
-                            sum(u.why == NOT_THE_SAME for u in missed),
-                        "ambiguous (differ only in the layout of their pairs)": sum(u.why == AMBIGUOUS for u in missed)})
-        lines.append(f"{name} = {label}: {total} points: {total - len(missed)} matched, {len(missed)} not matched"
-                     + (f" ({why})" if why else ""))
-    verdicts = [r.verdict for r in c.rows]
-    different = [r for r in c.rows if r.verdict == DIFFERENT]
-    blocked: dict[str, int] = {}
-    for r in c.rows:
-        if r.verdict == NO_VERDICT:
-            for kind in sorted({b.kind for _, b in r.blockers}) or ["no interval"]:
-                blocked[kind] = blocked.get(kind, 0) + 1
-    lines.append(
-        f"{len(c.rows)} matched: {verdicts.count(DIFFERENT)} different at a "
-        f"{inference.significant(100 * FALSE_DISCOVERY_RATE, 1)} % false discovery rate"
-        + (f" ({_counted({'B better': sum(r.worse_pct < 0 for r in different), 'B worse': sum(r.worse_pct > 0 for r in different)})})" if different else "")
-        + f", {verdicts.count(NOT_PROVEN)} not proven, {verdicts.count(NO_VERDICT)} without a verdict"
-        + (f" ({', '.join(f'{kind}: {n}' for kind, n in blocked.items())})" if blocked else "")
-        + f", {verdicts.count(NO_RATIO)} without a ratio (a launch value of 0)")
-    if blocked.get(inference.ONE_LAUNCH):
-        lines.append("a point of one launch carries no verdict: measure both sides in 2 launches or more "
-                     "(gmb run --repetitions N)")
-    return lines

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import median
 
-from ..results.model import Point, Results
+from ..results.model import Results
 from ..results.peaks import ceilings
-from ..results.records import one_sided, operation_label, overlap, partitioned, persistent
+from ..results.points import Point
+from ..results.result_facts import one_sided, operation_label, overlap, partitioned, persistent
 from .cells import (NO_OPERATION, PRECISION_COLUMN, PRECISION_NOTE, Absent, Table, check_cell, clearly_apart,
                     point_flags, precision_pct, size_label)
 from .wording import no_difference_text

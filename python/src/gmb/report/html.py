@@ -12,7 +12,8 @@ from .. import __version__
 from ..machine import families, identity
 from ..machine.load import describe_campaign
 from ..outputs import write_new
-from ..results.model import Context, Results
+from ..results.model import Results
+from ..results.stored_rows import Context
 from .analysis import Analysis, answers_and_tables
 from .cells import Table
 from .overview import CSS as OVERVIEW_CSS

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..results import inference
 from ..results.model import Results
+from ..results.significant_digits import ratio_text, significant
 
 # A change of the probe smaller than this is not said: launch-to-launch noise of the calibration is a few percent.
 SMALLEST_CHANGE = 0.05
@@ -58,7 +59,7 @@ def machine_change(a: Results, b: Results) -> MachineChange | None:
 
 def machine_change_text(m: MachineChange) -> str:
     return (f"the machine itself changed between A and B: a CUDA kernel launch (the engine's calibration, which no "
-            f"library setting moves) took {inference.significant(m.a_us)} us in A and {inference.significant(m.b_us)} "
-            f"us in B, {inference.ratio_text(m.ratio.value, m.ratio.low, m.ratio.high)} over {m.a_launches} and "
+            f"library setting moves) took {significant(m.a_us)} us in A and {significant(m.b_us)} "
+            f"us in B, {ratio_text(m.ratio.value, m.ratio.low, m.ratio.high)} over {m.a_launches} and "
             f"{m.b_launches} engine launches: differences above may be the machine's, not the configuration's; "
             f"compare runs made on a steady machine, their launches interleaved (one campaign measuring both)")

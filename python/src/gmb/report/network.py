@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from statistics import median
 
-from ..results.model import Result, Results
+from ..results.model import Results
 from ..results.peaks import Ceilings, CeilingSource
+from ..results.stored_rows import Result
 from .cells import Absent, Table, size_label
 from .wording import sig3
 
@@ -64,7 +65,7 @@ def network_table(results: Results) -> Table:
         hosts = f"{r.metrics.get('sender_host', '?')} -> {r.metrics.get('receiver_host', '?')}"
         tool = r.metrics.get("tool") or "not recorded"
         if r.status != "ok":
-            if r.metrics.get("tool"):  # a tool's record the store refused as a figure (records.not_a_figure)
+            if r.metrics.get("tool"):  # a tool's record the store refused as a figure (record_checks.not_a_figure)
                 refused[(hosts, tool, _buffers(r), size_label(r.bytes))] = r.reason or "no reason recorded"
             else:
                 nothing.add(r.reason or "no reason recorded")

@@ -24,7 +24,8 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ..results.inference import Ratio, ratio_of_ratios
-from ..results.model import Point, Results, combine, configuration_labels, point_label_key
+from ..results.model import Results, configuration_labels, point_label_key
+from ..results.points import Point, combine
 from .answers_data import ScalingAnswer, SweepAnswer, measured
 from .cells import Absent, Table, claim_blockers, clearly_apart, collective_results, difference, size_text
 from .claims import decide

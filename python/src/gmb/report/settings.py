@@ -19,10 +19,6 @@ from .wording import sig3, times
 TUNE_META = "tune"
 DEFAULTS = "defaults"
 COMBINED = "combined"
-# the order the section lists verdicts in: the search's, then the words of searches before the confirmation (their
-# tune.json files are still read); a word not listed here comes last
-VERDICT_ORDER = VERDICTS + ("no difference", "cut early (looked better)", "cut early (no difference)",
-                            "cut early (looked worse)")
 WITH_WHY = ("broken", "not measured")  # verdicts said with the value's why
 BASELINE = "baseline"
 # what the section reads of the answer's top level
@@ -161,7 +157,8 @@ def _value_text(arm: dict) -> str:
 
 
 def _verdict_rank(word: str) -> int:
-    return VERDICT_ORDER.index(word) if word in VERDICT_ORDER else len(VERDICT_ORDER)
+    """Where a verdict comes in the section: in the order of VERDICTS, a word not listed there last."""
+    return VERDICTS.index(word) if word in VERDICTS else len(VERDICTS)
 
 
 def verdicts_table(answer: dict) -> Table:

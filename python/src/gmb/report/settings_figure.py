@@ -8,7 +8,7 @@ from __future__ import annotations
 from matplotlib.patches import Patch
 
 from .cells import size_label
-from .plots import _png, plt
+from .drawing import png, plt
 from .settings import BASELINE, arm_label, change, gain_text, race_label
 
 _BETTER, _WORSE, _OTHER = "#2e8b57", "#c0392b", "#a0a0a0"
@@ -74,4 +74,4 @@ def gain_figure(answer: dict) -> bytes | None:
                        Patch(color=_OTHER, label="no difference / cut early"),
                        Patch(facecolor="none", edgecolor=_WORSE, hatch="///", label="broken")],
               fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    return _png(fig)
+    return png(fig)

@@ -6,14 +6,16 @@ communication (feature_tables.py). Each function returns a Table; render_text, r
 
 from __future__ import annotations
 
-from ..results.model import Point, Results, strategy_label
-from ..results.peaks import PAIRS_NOT_RECORDED, ceilings, measured_ceilings, nominal_rate
+from ..results.model import Results
+from ..results.peaks import PAIRS_NOT_RECORDED, Ceilings, ceilings, measured_ceilings, nominal_rate
+from ..results.points import Point, strategy_label
 from .cells import (NO_OPERATION, OPERATION_NOTE, PRECISION_COLUMN, PRECISION_NOTE, SUSPECT_PCT, Absent, Table,
                     check_cell, claimed_ratio, clearly_apart, collective_results, latency_results,
                     pairwise_bandwidth, point_flags, precision_pct, size_label, size_text)
 from .feature_tables import one_sided_table, partitioned_overlap_table, persistent_table
 from .network import above_every_tool, ceiling_name, is_network, network_source, network_table
 from .scaling import scaling_table, size_sweep_table
+from .what_ran_table import what_ran_table
 from .wording import no_difference_text, ratio_said
 
 
@@ -42,39 +44,13 @@ def fraction_of_peak(results: Results) -> Table:
     for r in results.where(pairwise_bandwidth, status="failed"):
         key = (r.library, r.benchmark, r.operation, r.memory, r.strategy, r.chunks, r.fresh, r.path_class)
         failed.setdefault(key, set()).add(r.bytes)
-    # Launches that died (a crash, a timeout) leave a row with only the sizes before the failure: the row says so.
-    broken: dict[tuple, list[str]] = {}
-    for launch in results.launches:
-        if launch.status in ("failed", "timeout"):
-            key = (launch.library, launch.benchmark, launch.memory, launch.strategy or "direct", launch.planned_path)
-            broken.setdefault(key, []).append(launch.status)
+    broken = _broken_launches(results)
     operations = any(key[2] for key in groups)  # an operation column where some row names one
     several = any(key[8] > 1 for key in groups)  # a pairs column where some row measured several pairs at once
     rows = []
     for key, pts in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
         lib, bench, operation, mem, strat, chunks, fresh, path, pairs = key
-        send, _, recv = mem.partition(":")
-        bounded = []
-        for p in pts:
-            op, ceil = avail.of_point(p)
-            if ceil:
-                bounded.append((p, op, ceil))
-        flags = []
-        if bounded:
-            p, op, ceil = max(bounded, key=lambda x: x[0].median)
-            pct, ceil_cell = round(100 * p.median / ceil, 1), round(ceil, 2)
-            if pct > SUSPECT_PCT:  # MPI cannot beat a copy without MPI over the same path: the ceiling is wrong
-                flags.append(above_every_tool(network_source(avail, op, p.bytes), op, p.median, ceil)
-                             if is_network(avail, op) else "ceiling suspect: MPI above it")
-            op = ceiling_name(avail, op, p.bytes)
-        else:
-            p = max(pts, key=lambda x: x.median)
-            at = avail.sizes(bench, path, send, recv, strat, p.key.pairs)
-            op = (f"none at the sizes measured (measured at {', '.join(size_label(b) for b in at)})" if at
-                  else "unknown: no engine description stored" if not results.engines.described
-                  else f"none: {PAIRS_NOT_RECORDED}" if p.key.pairs and p.key.pairs.groups is None
-                  else "none measured for this path")
-            pct = ceil_cell = Absent(f"no ceiling at {size_label(p.bytes)}")
+        p, pct, op, ceil_cell, flags = _peak(results, avail, pts)
         flags += point_flags(p)
         died = broken.get((lib, bench, mem, strat or "direct", path), [])
         if died:
@@ -92,21 +68,64 @@ def fraction_of_peak(results: Results) -> Table:
                                       "strategy", "path", "at size",
                                       "peak MPI GB/s", PRECISION_COLUMN, "% of ceiling", "ceiling", "ceiling GB/s",
                                       "% of nominal", "nominal GB/s", "sizes failed validation", "check"], rows,
-                 "Peak = best median (median of repetitions) over the validated sizes at which a ceiling of that "
-                 "path was measured; 'at size' is that size and the ceiling is the one measured at it, without MPI, "
-                 "by the peaks benchmark, over the same path class: the largest of the copies measured there (a GPU "
-                 "pair: p2p-ipc, p2p-ce, p2p-sm), named (staged and pipelined strategies on device memory: the "
-                 "slower host-device copy; pipelined-gpu: the host side's copy). bibw: twice the one-way ceiling "
-                 "(x2) on links with separate resources per direction, the one-way ceiling (x1) where both "
-                 "directions share one memory (same GPU, host), host <-> device the copy one way plus the copy back, "
-                 "unless a bidirectional ceiling was measured; nominal rate doubled. "
-                 + (PAIRS_NOTE + " " if several else "") + "Without a ceiling at any size measured the row "
-                 "says so and the peak is over all validated sizes. " + (OPERATION_NOTE + " " if operations else "")
-                 + "'sizes failed validation': message sizes where the library delivered wrong data "
-                 "(no figure is taken from them). " + PRECISION_NOTE + " A figure above the ceiling (by more than "
-                 f"{SUSPECT_PCT - 100} %) is flagged too: the ceiling was not measured right at that size (between "
-                 "hosts: the network tools did not reach the link's limit); and a row "
-                 "whose launches failed or timed out.")
+                 _fraction_of_peak_note(several, operations))
+
+
+def _broken_launches(results: Results) -> dict[tuple, list[str]]:
+    """The statuses of the launches that died (a crash, a timeout), by library, benchmark, memory, strategy and
+    path: such a launch leaves a row with only the sizes before the failure, and the row says so."""
+    broken: dict[tuple, list[str]] = {}
+    for launch in results.launches:
+        if launch.status in ("failed", "timeout"):
+            key = (launch.library, launch.benchmark, launch.memory, launch.strategy or "direct", launch.planned_path)
+            broken.setdefault(key, []).append(launch.status)
+    return broken
+
+
+def _peak(results: Results, avail: Ceilings,
+          pts: list[Point]) -> tuple[Point, float | Absent, str, float | Absent, list[str]]:
+    """(the peak point, its % of the ceiling, the ceiling's name, the ceiling in GB/s, flags) of one row's points:
+    the best of those a ceiling bounds, else the best of all with why there is no ceiling."""
+    bounded = []
+    for p in pts:
+        op, ceil = avail.of_point(p)
+        if ceil:
+            bounded.append((p, op, ceil))
+    flags = []
+    if bounded:
+        p, op, ceil = max(bounded, key=lambda x: x[0].median)
+        pct, ceil_cell = round(100 * p.median / ceil, 1), round(ceil, 2)
+        if pct > SUSPECT_PCT:  # MPI cannot beat a copy without MPI over the same path: the ceiling is wrong
+            flags.append(above_every_tool(network_source(avail, op, p.bytes), op, p.median, ceil)
+                         if is_network(avail, op) else "ceiling suspect: MPI above it")
+        return p, pct, ceiling_name(avail, op, p.bytes), ceil_cell, flags
+    p = max(pts, key=lambda x: x.median)
+    send, _, recv = p.memory.partition(":")
+    at = avail.sizes(p.benchmark, p.path_class, send, recv, p.strategy, p.key.pairs)
+    op = (f"none at the sizes measured (measured at {', '.join(size_label(b) for b in at)})" if at
+          else "unknown: no engine description stored" if not results.engines.described
+          else f"none: {PAIRS_NOT_RECORDED}" if p.key.pairs and p.key.pairs.groups is None
+          else "none measured for this path")
+    no_ceiling = Absent(f"no ceiling at {size_label(p.bytes)}")
+    return p, no_ceiling, op, no_ceiling, flags
+
+
+def _fraction_of_peak_note(several: bool, operations: bool) -> str:
+    return ("Peak = best median (median of repetitions) over the validated sizes at which a ceiling of that "
+            "path was measured; 'at size' is that size and the ceiling is the one measured at it, without MPI, "
+            "by the peaks benchmark, over the same path class: the largest of the copies measured there (a GPU "
+            "pair: p2p-ipc, p2p-ce, p2p-sm), named (staged and pipelined strategies on device memory: the "
+            "slower host-device copy; pipelined-gpu: the host side's copy). bibw: twice the one-way ceiling "
+            "(x2) on links with separate resources per direction, the one-way ceiling (x1) where both "
+            "directions share one memory (same GPU, host), host <-> device the copy one way plus the copy back, "
+            "unless a bidirectional ceiling was measured; nominal rate doubled. "
+            + (PAIRS_NOTE + " " if several else "") + "Without a ceiling at any size measured the row "
+            "says so and the peak is over all validated sizes. " + (OPERATION_NOTE + " " if operations else "")
+            + "'sizes failed validation': message sizes where the library delivered wrong data "
+            "(no figure is taken from them). " + PRECISION_NOTE + " A figure above the ceiling (by more than "
+            f"{SUSPECT_PCT - 100} %) is flagged too: the ceiling was not measured right at that size (between "
+            "hosts: the network tools did not reach the link's limit); and a row "
+            "whose launches failed or timed out.")
 
 
 def collectives_table(results: Results, largest: int = 3) -> Table:
@@ -235,7 +254,7 @@ def status_table(results: Results) -> Table:
 # one function here and one entry below: text, HTML and CSV render every Table alike.
 TABLES = ((fraction_of_peak, True), (ceilings_table, True), (network_table, False), (latency_table, True), (one_sided_table, False),
           (persistent_table, False), (partitioned_overlap_table, False), (collectives_table, True),
-          (scaling_table, False), (size_sweep_table, False),
+          (scaling_table, False), (size_sweep_table, False), (what_ran_table, False),
           (status_table, True))
 
 

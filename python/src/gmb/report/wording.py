@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 
-from ..results.records import Sides
+from ..results.result_facts import Sides
 from .answers_data import LATENCY_BYTES, Figure
-from ..results.inference import BUSY, NO_SPREAD, ONE_LAUNCH, QUANTISED, Ratio, ratio_text
+from ..results.claim_checks import BUSY, NO_SPREAD, ONE_LAUNCH, QUANTISED
+from ..results.significant_digits import ratio_text
+from ..results.inference import Ratio
 from .cells import claim_blockers, difference, size_text
 
 # path labels, in the order the answers list them

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The statistics behind every claim: a point's figure and interval from its launches, the ratio of two points, the
-fastest of several, the control of many claims at once, a search's confirmation, what blocks a claim and what would
-settle it, and numbers printed with the digits they need. Pure functions on numbers: no I/O, no wording (renderers
-put the results into words).
+fastest of several. Pure functions on numbers: no I/O, no wording (renderers put the results into words). Whether a
+claim may rest on them (many claims at once, a search's confirmation, what blocks a claim): claim_checks.py.
 
 The model (docs/methodology.md, "How a point's interval, a difference and a recommendation are decided"): a launch is
 the replicate; each launch gives one value per point (its median over its samples). On log scale a launch's value is
@@ -18,82 +17,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Hashable, Iterable, Mapping, Sequence
 
+from .t_distribution import t_quantile, two_sided_p
+
 LEVEL = 0.95  # the confidence of every interval unless a correction asks for more
-_NORMAL = NormalDist()
-
-
-# ----------------------------------------------------------------------------------------- Student's t distribution
-def _beta_fraction(a: float, b: float, x: float) -> float:
-    """The continued fraction of the regularised incomplete beta function (modified Lentz)."""
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + num * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + num / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-14:
-            break
-    return h
-
-
-def _incomplete_beta(a: float, b: float, x: float) -> float:
-    """I_x(a, b), the regularised incomplete beta function."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _beta_fraction(a, b, x) / a
-    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
-
-
-def t_cdf(t: float, df: float) -> float:
-    """P(T <= t) for Student's t with ``df`` degrees of freedom (any df > 0; infinite: the normal)."""
-    if math.isinf(df):
-        return _NORMAL.cdf(t)
-    tail = 0.5 * _incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t > 0 else tail
-
-
-def _t_density(t: float, df: float) -> float:
-    return math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-                    - (df + 1) / 2 * math.log1p(t * t / df))
-
-
-def t_quantile(p: float, df: float) -> float:
-    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (0 < p < 1, df > 0; infinite: the normal)."""
-    if not 0.0 < p < 1.0 or not df > 0:
-        raise ValueError(f"t_quantile needs 0 < p < 1 and df > 0, got p={p}, df={df}")
-    if math.isinf(df):
-        return _NORMAL.inv_cdf(p)
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
-    if df == 1:  # Cauchy: exact
-        return math.tan(math.pi * (p - 0.5))
-    if df == 2:  # exact
-        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
-    z = _NORMAL.inv_cdf(p)  # Cornish-Fisher start, then Newton on the cdf
-    t = z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
-    for _ in range(50):
-        step = (t_cdf(t, df) - p) / _t_density(t, df)
-        t -= step
-        if abs(step) < 1e-12 * max(1.0, abs(t)):
-            break
-    return t
-
-
-def _two_sided_p(statistic: float, df: float) -> float:
-    return min(1.0, 2.0 * (1.0 - t_cdf(abs(statistic), df)))
 
 
 # --------------------------------------------------------------------------------------------------- launch noise
@@ -297,7 +225,7 @@ def _tested(log_ratio: float, se: float, df: float, level: float, paired: bool =
     two-sided p-value of "equal"."""
     half = t_quantile(0.5 + level / 2, df) * se
     return Ratio(math.exp(log_ratio), math.exp(log_ratio - half), math.exp(log_ratio + half),
-                 _two_sided_p(log_ratio / se, df), paired, se, df)
+                 two_sided_p(log_ratio / se, df), paired, se, df)
 
 
 def ratio_of_ratios(a: Ratio, b: Ratio, level: float = LEVEL) -> Ratio:
@@ -347,207 +275,7 @@ def fastest(points: Sequence[Sequence[float]], lower_is_better: bool, noises: Se
     return Fastest(best, ratios, proven, p)
 
 
-# ---------------------------------------------------------------------------------------------------- many claims
-def bh_adjusted(pvalues: Sequence[float]) -> list[float]:
-    """Benjamini-Hochberg adjusted p-values (q-values): a claim is made at false discovery rate q where its adjusted
-    p-value is at most q."""
-    m = len(pvalues)
-    order = sorted(range(m), key=pvalues.__getitem__)
-    adjusted = [1.0] * m
-    running = 1.0
-    for rank in range(m, 0, -1):
-        i = order[rank - 1]
-        running = min(running, pvalues[i] * m / rank)
-        adjusted[i] = running
-    return adjusted
-
-
-def benjamini_hochberg(pvalues: Sequence[float], q: float = 1 - LEVEL) -> list[bool]:
-    """Which of a report's claims (each its p-value) are made with the false discovery rate held at ``q``."""
-    return [x <= q for x in bh_adjusted(pvalues)]
-
-
-def fcr_level(made: int, claims: int, level: float = LEVEL) -> float:
-    """The interval level for the ``made`` claims Benjamini-Hochberg kept of ``claims``: intervals at this level hold
-    the false coverage rate over the claims made at 1 - level (Benjamini and Yekutieli)."""
-    return 1 - max(made, 1) * (1 - level) / max(claims, 1)
-
-
-def holm(pvalues: Sequence[float], alpha: float = 1 - LEVEL, tried: int | None = None) -> list[bool]:
-    """Holm's step-down: which of a search's tests hold with the chance of any false one at most ``alpha``, over
-    ``tried`` tests in all (at least the ones given: the values x sizes searched, each test not given counted as
-    failed)."""
-    m = max(tried or 0, len(pvalues))
-    order = sorted(range(len(pvalues)), key=pvalues.__getitem__)
-    kept = [False] * len(pvalues)
-    for rank, i in enumerate(order):
-        if pvalues[i] > alpha / (m - rank):
-            break
-        kept[i] = True
-    return kept
-
-
-def bonferroni_level(tried: int, level: float = LEVEL) -> float:
-    """The interval level that keeps ``tried`` intervals all true together with chance ``level``."""
-    return 1 - (1 - level) / max(tried, 1)
-
-
-# ------------------------------------------------------------------------------------------- a search's confirmation
-@dataclass(frozen=True)
-class Confirmation:
-    """A searched value confirmed on fresh launches, size by size (in the order given): its ratio to the defaults
-    (value / defaults) with the corrected interval, and where it is proven better and proven worse. ``gain``: its
-    gain from these launches alone, the geometric mean of the better/worse-oriented ratios over the sizes from the
-    first to the last proven better, none proven worse between (1.0 where none is proven better); ``span``: those
-    sizes' first and last index."""
-    ratios: list[Ratio]
-    better: list[bool]
-    worse: list[bool]
-    gain: float
-    span: tuple[int, int] | None
-
-    @property
-    def recommended(self) -> bool:
-        return self.span is not None
-
-    @property
-    def mixed(self) -> bool:
-        """Better at some sizes and proven worse at others."""
-        return any(self.better) and any(self.worse)
-
-
-def confirm(value: Sequence[Sequence[float]], defaults: Sequence[Sequence[float]], higher_is_better: bool,
-            tried: int, alpha: float = 1 - LEVEL) -> Confirmation:
-    """Whether a value found by a search is better than the defaults, from fresh launches that played no part in
-    finding it: ``value`` and ``defaults`` hold, per size, the values of the confirmation launches, the i-th value
-    of every size from the arm's i-th launch. Each size's ratio (Welch, each arm's variance pooled over its sizes and
-    launches by launch_noise) is tested with Holm over ``tried`` tests (every value x size
-    the search tried, not only the confirmed ones), its interval at the matching Bonferroni level."""
-    if len(value) != len(defaults):
-        raise ValueError("a value and the defaults need the same sizes")
-    noise_v, noise_d = (launch_noise([dict(enumerate(size)) for size in arm]) for arm in (value, defaults))
-    level = bonferroni_level(tried, 1 - alpha)
-    ratios = [ratio(v, d, noise_v, noise_d, level=level) for v, d in zip(value, defaults)]
-    pvalues = [1.0 if r.p is None else r.p for r in ratios]
-    held = holm(pvalues, alpha, tried)
-    up = 1 if higher_is_better else -1
-    better = [h and r.apart == up for h, r in zip(held, ratios)]
-    worse = [h and r.apart == -up for h, r in zip(held, ratios)]
-    span = None
-    if any(better):
-        first = better.index(True)
-        last = len(better) - 1 - better[::-1].index(True)
-        span = (first, last) if not any(worse[first:last + 1]) else None
-        if span is None:  # worse sizes inside: the longest run of sizes proven better with none worse
-            span = _longest_better_run(better, worse)
-    gain = 1.0
-    if span:
-        logs = [math.log(r.value) * up for r in ratios[span[0]:span[1] + 1]]
-        gain = math.exp(sum(logs) / len(logs))
-    return Confirmation(ratios, better, worse, gain, span)
-
-
-def _longest_better_run(better: list[bool], worse: list[bool]) -> tuple[int, int]:
-    """The longest stretch of sizes from one proven better to another with none proven worse between."""
-    runs, start = [], None
-    for i, (b, w) in enumerate(zip(better, worse)):
-        if w:
-            start = None
-        elif b:
-            start = i if start is None else start
-            runs.append((start, i))
-    return max(runs, key=lambda r: (r[1] - r[0], -r[0]))
-
-
-# --------------------------------------------------------------------------------------- claims that cannot be made
-ONE_LAUNCH = "one launch"  # no launch-to-launch variation seen: a claim would hold within that launch only
-BUSY = "busy"  # some launches ran while other work used the ranks' cores: their figures may be low
-QUANTISED = "quantised"  # values on a coarse lattice (a scheduler tick): their spread says nothing of the noise
-NO_SPREAD = "no spread"  # launches that agree exactly: rounded or quantised values, a zero-width interval
-
-
-@dataclass(frozen=True)
-class Blocker:
-    """Why no claim rests on a point: ``kind`` (ONE_LAUNCH, BUSY, QUANTISED, NO_SPREAD); ``count`` of ``of``
-    launches (BUSY); ``step``: the lattice's step (QUANTISED)."""
-    kind: str
-    count: int = 0
-    of: int = 0
-    step: float | None = None
-
-
-def lattice_step(values: Sequence[float], rel_tol: float = 1e-6) -> float | None:
-    """The step of the lattice ``values`` sit on where they are quantised: they repeat (at most half as many distinct
-    values as values; a timer that resolves the work gives no exact ties) and the distinct ones lie on multiples of
-    their smallest gap. 0.0 where they are all equal; None where they are not quantised (or too few to tell)."""
-    if len(values) < 2:
-        return None
-    distinct: list[float] = []
-    for v in sorted(values):
-        if not distinct or v - distinct[-1] > rel_tol * max(abs(v), abs(distinct[-1])):
-            distinct.append(v)
-    if len(distinct) == 1:
-        return 0.0
-    if len(distinct) > len(values) / 2:
-        return None
-    step = min(b - a for a, b in zip(distinct, distinct[1:]))
-    on_lattice = all(abs((v - distinct[0]) / step - round((v - distinct[0]) / step)) < 0.02 for v in distinct)
-    return step if on_lattice else None
-
-
-def blockers(launches: Sequence[float], busy: int = 0, samples: Sequence[float] = ()) -> list[Blocker]:
-    """What keeps a point out of any claim: one launch; busy launches (``busy`` of them, from the records' load
-    flags); launch values or a launch's samples on a coarse lattice. [] where a claim may rest on it."""
-    out = []
-    if len(launches) < 2:
-        out.append(Blocker(ONE_LAUNCH, of=len(launches)))
-    if busy:
-        out.append(Blocker(BUSY, count=busy, of=len(launches)))
-    step = lattice_step(launches)
-    if step == 0.0:
-        out.append(Blocker(NO_SPREAD, of=len(launches)))
-        return out
-    step = step if step is not None else lattice_step(samples)
-    if step is not None:  # 0.0: samples all equal, a step coarser than their spread
-        out.append(Blocker(QUANTISED, step=step))
-    return out
-
-
-def launches_needed(observed: float, noise_a: LaunchNoise, noise_b: LaunchNoise, power: float = 0.8,
-                    level: float = LEVEL) -> int | None:
-    """Launches per side for a ratio as large as ``observed`` (A / B) to be resolved at ``level`` with chance
-    ``power``, given each side's between-launch noise: the smallest n with
-    (t(level, df) + t(power, df)) * sqrt((s_a^2 + s_b^2) / n) <= |log observed|, df the two noises' Welch degrees of
-    freedom. None where nothing is to resolve (a ratio of 1)."""
-    delta = abs(math.log(observed))
-    if delta == 0:
-        return None
-    var = noise_a.variance + noise_b.variance
-    df = var ** 2 / (noise_a.variance ** 2 / noise_a.df + noise_b.variance ** 2 / noise_b.df)
-    factor = t_quantile(0.5 + level / 2, df) + t_quantile(power, df)
-    return max(2, math.ceil(var * (factor / delta) ** 2))
-
-
-# ------------------------------------------------------------------------------------------------ numbers printed
+# -------------------------------------------------------------------------------------------- an interval's width
 def precision(low: float, high: float) -> float:
     """Half the width of an interval on log scale as a relative figure (exp(half) - 1): [97, 103.1] is 0.03."""
     return math.exp((math.log(high) - math.log(low)) / 2) - 1
-
-
-def significant(x: float, digits: int = 3) -> str:
-    """``x`` to ``digits`` significant digits, the integer part never cut: 10623 -> "10600", 0.0001234 -> "0.000123"."""
-    if x == 0 or not math.isfinite(x):
-        return f"{x:g}"
-    decimals = digits - 1 - math.floor(math.log10(abs(x)))
-    rounded = round(x, decimals)
-    return f"{rounded:.{max(decimals, 0)}f}"
-
-
-def ratio_text(value: float, low: float | None = None, high: float | None = None) -> str:
-    """A ratio with its interval, with the significant digits that tell the three apart (3 to 6): "10000x [9500,
-    10600]", "1.05x [1.02, 1.08]"."""
-    digits = 3
-    while low is not None and digits < 6 and len({significant(x, digits) for x in (low, value, high)}) < 3:
-        digits += 1
-    text = f"{significant(value, digits)}x"
-    return text if low is None else f"{text} [{significant(low, digits)}, {significant(high, digits)}]"

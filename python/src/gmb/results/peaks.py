@@ -31,7 +31,7 @@ separate copy engines), and with the one-way ceiling itself (x1) where they shar
 cross-socket); host <-> device with the sum of the copy one way and the copy back (h2d-X + d2h-X, X = the host
 buffer's kind). A measured bidirectional ceiling (operation name ending in ``-bidir``) wins over any of these.
 Several pairs at once (mbw: an aggregate figure) are compared with the aggregate's ceiling: per group of pairs
-that share a resource (records.PairLayout: a network link between two hosts, a GPU, a host's memory) that
+that share a resource (result_facts.PairLayout: a network link between two hosts, a GPU, a host's memory) that
 resource's ceiling once, summed over the groups; the nominal rate likewise (nominal_rate).
 
 The network's ceilings are a stream's rate (the description's ``stream_from_bytes``): a tool streaming messages of
@@ -48,8 +48,10 @@ from dataclasses import dataclass
 from statistics import median
 
 from .engine_facts import EngineFacts
-from .model import Point, Result, Results
-from .records import PairLayout
+from .model import Results
+from .points import Point
+from .stored_rows import Result
+from .result_facts import PairLayout
 
 # why a multi-pair figure has no ceiling where its record does not say each pair's path
 PAIRS_NOT_RECORDED = "pairs not recorded (each pair's path: records of engines before pair_paths)"

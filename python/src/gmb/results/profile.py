@@ -28,7 +28,7 @@ NOT_PRICED = RECEIVES | {"wait (requests the profiler did not start)"}
 OPERATIONS = {"MPI_Bcast": "bcast", "MPI_Ibcast": "bcast", "MPI_Reduce": "reduce", "MPI_Allreduce": "allreduce",
               "MPI_Iallreduce": "allreduce", "MPI_Gather": "gather", "MPI_Allgather": "allgather",
               "MPI_Allgatherv": "allgatherv", "MPI_Scatter": "scatter", "MPI_Alltoall": "alltoall",
-              "MPI_Alltoallv": "alltoallv", "MPI_Reduce_scatter_block": "reduce_scatter"}
+              "MPI_Alltoallv": "alltoallv", "MPI_Reduce_scatter_block": "reduce_scatter", "MPI_Barrier": "barrier"}
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""SQLite store of gmb records.
-
-One database per results directory (``store.sqlite``). Tables:
-  meta      key/value, holds ``schema_version`` (this module's layout) so that old stores are recognised
-  launches  one row per engine launch planned by a campaign (status: ok, failed, timeout, unsupported,
-            validation-failed, interrupted)
-  skipped   points the planner decided not to run, with the reason
-  engines   each library's engine description (gmb-bench list --format json), what the tables and answers know
-            of its benchmarks, memory kinds, strategies and ceilings (engine_facts.py)
-  contexts  one row per context record (the full JSON kept in ``json``)
-  results   one row per result record: index columns (what the point is: library, benchmark, operation, size,
-            memory, strategy, ranks, path) and the record itself (``json``), the one copy of its statistics; its
-            ``operation`` is the record's operation and variant as one label (records.operation_label: "put flush
-            create", "persistent", "P=16"), so that records of one benchmark that differ by either are never merged;
-            its ``config`` is the rest of the point's configuration (records.configuration: settings, options that
-            change the measured work, binding, hosts) as canonical JSON
-A launch's ``load`` says how busy this host was while it ran (load.py); ``nodes`` and ``scaling`` the node count it
-was planned on and the scaling series it belongs to ("strong", "weak"), for a block over node counts.
+"""SQLite store of gmb records: record files ingested as rows (each result labelled by its library, its operation
+and memory, keyed by result_key so that nothing is stored twice), launches, skipped points and engine descriptions
+recorded, rows read back; what the user points at opened as a store (open_results). Its file, layout and checks:
+store_file.py.
 """
 
 from __future__ import annotations
@@ -27,36 +13,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from ..outputs import OutputError, disk_full
 from ..machine.identity import library_label, nccl_label
 from .engine_facts import read_engine_file
-from .records import (STAT_OBJECTS, RecordError, RecordFile, configuration, is_ceiling, memory_label,
-                      not_a_figure, operation_label, read_records)
-
-SCHEMA_VERSION = 4
+from .record_checks import not_a_figure
+from .records import RecordError, RecordFile, read_records
+from .result_facts import STAT_OBJECTS, is_ceiling, memory_label, operation_label
+from .run_conditions import configuration
+from .store_file import (BUSY_TIMEOUT_S, SCHEMA_VERSION, TABLES, StoreError, check_store_file, check_version,
+                         damaged_store, write_error)
 
 # statistics object of a record -> the short name a point's metric goes by ("t", "bw", ...)
 STAT_COLUMNS = {"time_us": "t", "bandwidth_GBps": "bw", "busbw_GBps": "busbw", "message_rate_Mps": "rate"}
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS launches (
-  launch_id TEXT PRIMARY KEY, campaign TEXT, library TEXT, benchmark TEXT, repetition INTEGER,
-  memory TEXT, strategy TEXT, ranks INTEGER, planned_path TEXT, argv TEXT, status TEXT, rc INTEGER,
-  reason TEXT, started_utc TEXT, wall_s REAL, raw_file TEXT, log_file TEXT, load TEXT, nodes INTEGER, scaling TEXT);
-CREATE TABLE IF NOT EXISTS skipped (campaign TEXT, library TEXT, what TEXT, reason TEXT);
-CREATE TABLE IF NOT EXISTS engines (library TEXT PRIMARY KEY, description TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS contexts (
-  run_id TEXT, launch_id TEXT, library TEXT, repetition INTEGER, benchmark TEXT, world_size INTEGER,
-  library_version TEXT, gpu_awareness TEXT, source TEXT, json TEXT);
-CREATE TABLE IF NOT EXISTS results (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, launch_id TEXT, library TEXT, repetition INTEGER,
-  benchmark TEXT, operation TEXT, status TEXT, reason TEXT, bytes INTEGER, mem_send TEXT, mem_recv TEXT,
-  memory TEXT, strategy TEXT, ranks INTEGER, path_class TEXT, path_link TEXT, nominal_GBps REAL,
-  metrics TEXT, config TEXT, json TEXT);
-CREATE INDEX IF NOT EXISTS results_key ON results(benchmark, library, bytes);
-CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
-"""
 
 
 def result_key(result: dict) -> str:
@@ -64,79 +31,6 @@ def result_key(result: dict) -> str:
     Which point it is can live anywhere else (``metrics.pair`` names the GPU pair of a copy ceiling). With the run
     id it names one measured result, so the same record stored twice is recognised."""
     return json.dumps({k: v for k, v in result.items() if k not in STAT_OBJECTS}, sort_keys=True)
-
-
-class StoreError(RuntimeError):
-    pass
-
-
-_BUSY_TIMEOUT_S = 5.0  # how long a writer waits for another one (SQLite's busy timeout)
-
-
-def _check_store_file(path: Path, create: bool):
-    """Refuse a file that is not a gmb store, reading it only (read-only connection): a foreign SQLite database,
-    a file that is not SQLite at all, or (``create=False``) an empty or absent file."""
-    if not path.exists():
-        if create:
-            return
-        raise StoreError(f"{path}: no such file")
-    if path.is_dir():
-        raise StoreError(f"{path}: a directory, not a gmb store")
-    try:
-        ro = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
-        try:
-            tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            version = (ro.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-                       if "meta" in tables else None)
-            # Damage past the first pages shows only when they are read: look at every page now, so that it is
-            # said here with the file's name and not by whichever table reads them first
-            damage = ro.execute("PRAGMA quick_check(1)").fetchone()[0] if version is not None else "ok"
-        finally:
-            ro.close()
-    except sqlite3.DatabaseError as exc:
-        if "malformed" in str(exc):
-            raise _damaged(path, str(exc)) from None
-        journal = Path(f"{path}-journal")
-        if "readonly" in str(exc) and journal.exists():
-            # a hot journal: SQLite plays it back before anything is read, which a read-only open cannot do
-            why = (f"{path}: cannot be read as it is: beside it lies {journal}, a rollback journal (a writer stopped "
-                   f"in the middle of a transaction leaves one) that SQLite must play back first; left untouched: once "
-                   f"no process writes the store, open it for writing once (python3 -c \"import sqlite3; "
-                   f"sqlite3.connect({str(path)!r}).execute('PRAGMA quick_check')\"), which plays the journal back, "
-                   f"or drops it where it is not one")
-            raise StoreError(why) from None
-        raise StoreError(f"{path}: not a gmb store ({exc}); left untouched") from None
-    if damage != "ok":
-        raise _damaged(path, "SQLite's check: " + " ".join(ln for ln in damage.splitlines() if not ln.startswith("***")))
-    if version is not None:
-        return
-    if tables:
-        raise StoreError(f"{path}: not a gmb store (an SQLite database without meta.schema_version, tables: "
-                         f"{', '.join(sorted(tables))}); left untouched")
-    if not create:
-        raise StoreError(f"{path}: an empty file, not a gmb store; left untouched")
-
-
-def _damaged(path: Path, cause: str) -> StoreError:
-    return StoreError(f"{path}: a damaged gmb store ({cause}); left untouched: restore it from a copy, or make a new "
-                      f"one from its record files (gmb ingest NEW.sqlite RESULTS/raw/*.jsonl RESULTS/engines/*.json)")
-
-
-def _store_write_error(path: str, what: str, exc: sqlite3.DatabaseError):
-    """A failed write said as what it means, naming the store: a full disk or a store that cannot be written
-    (OutputError, exit 1), a store another process is writing, a damaged one, anything else SQLite says
-    (StoreError, exit 2)."""
-    if disk_full(exc):
-        raise OutputError(f"{path}: cannot {what}: disk full; nothing of it was stored") from None
-    if "readonly" in str(exc) or "unable to open" in str(exc):
-        raise OutputError(f"{path}: cannot {what}: the store cannot be written ({exc}: a read-only file, directory "
-                          f"or file system); nothing of it was stored") from None
-    if "locked" in str(exc):
-        raise StoreError(f"{path}: cannot {what}: another process is writing to the store (still locked after "
-                         f"{_BUSY_TIMEOUT_S:g} s); nothing of it was stored, try again when it is done") from None
-    if "malformed" in str(exc):
-        raise _damaged(Path(path), str(exc)) from None
-    raise StoreError(f"{path}: cannot {what}: {exc}; nothing of it was stored") from None
 
 
 class Store:
@@ -149,20 +43,20 @@ class Store:
         self._in_transaction = False
         new_file = self.path != ":memory:" and not Path(path).exists()
         if self.path != ":memory:":
-            _check_store_file(Path(path), create)
+            check_store_file(Path(path), create)
         if not (create or self.path == ":memory:"):
             self.db = sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True)
             self.db.row_factory = sqlite3.Row
-            self._check_version()
+            check_version(self.db, self.path)
             return
         try:
-            self.db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S)
+            self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
         except sqlite3.OperationalError as exc:
-            _store_write_error(self.path, "open the store for writing", exc)
+            write_error(self.path, "open the store for writing", exc)
         self.db.row_factory = sqlite3.Row
-        self._check_version()
+        check_version(self.db, self.path)
         try:
-            self.db.executescript(_DDL)
+            self.db.executescript(TABLES)
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             self.db.commit()
         except sqlite3.OperationalError as exc:
@@ -170,21 +64,7 @@ class Store:
             if new_file:  # a store that could not be started is not left behind half-made
                 for leftover in (Path(path), Path(f"{path}-journal")):
                     leftover.unlink(missing_ok=True)
-            _store_write_error(self.path, "open the store for writing", exc)
-
-    def _check_version(self):
-        version = self._existing_version()
-        if version is not None and version != SCHEMA_VERSION:
-            raise StoreError(f"{self.path}: store layout version {version}, this gmb reads {SCHEMA_VERSION}"
-                             + (": make a new store from its record files (gmb ingest NEW.sqlite RESULTS/raw/*.jsonl RESULTS/engines/*.json)"
-                                if version < SCHEMA_VERSION else ""))
-
-    def _existing_version(self):
-        try:
-            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        except sqlite3.DatabaseError:
-            return None
-        return int(row[0]) if row else None
+            write_error(self.path, "open the store for writing", exc)
 
     def close(self):
         self.db.close()
@@ -211,7 +91,7 @@ class Store:
         except BaseException as exc:
             self.db.rollback()
             if isinstance(exc, sqlite3.DatabaseError):
-                _store_write_error(self.path, f"store {what}", exc)
+                write_error(self.path, f"store {what}", exc)
             raise
         finally:
             self._in_transaction = False
@@ -339,7 +219,7 @@ class Store:
         try:
             return [dict(r) for r in self.db.execute(sql, params).fetchall()]
         except sqlite3.DatabaseError as exc:
-            raise (_damaged(Path(self.path), str(exc)) if "malformed" in str(exc) else
+            raise (damaged_store(Path(self.path), str(exc)) if "malformed" in str(exc) else
                    StoreError(f"{self.path}: {exc}")) from None
 
     def libraries(self) -> list[str]:

@@ -14,9 +14,15 @@ from ..errors import UsageError
 from ..machine.knobs import ENV_NAME
 
 ANSWER_FILE = "tune.json"
-# the verdicts a search gives a knob value (tune/search.verdict), in the order its answer lists them: the claims
-# (from confirmation launches), then what is no claim; tune/ writes them, report/ reads them
-VERDICTS = ("better", "mixed", "worse", "selected, not confirmed", "broken", "cut early: no claim", "not measured")
+# the verdicts a search gives a knob value (tune/confirmation.verdict): the claims (from confirmation launches),
+# then what is no claim
+SEARCH_VERDICTS = ("better", "mixed", "worse", "selected, not confirmed", "broken", "cut early: no claim",
+                   "not measured")
+# every verdict a tune.json may give a knob value, in the order the answers list them (tune/answer.py's printout, the
+# report's Settings section): a search's, then the words of searches before the confirmation, whose tune.json files
+# are still read. tune/ writes them, report/ reads them
+VERDICTS = SEARCH_VERDICTS + ("no difference", "cut early (looked better)", "cut early (no difference)",
+                              "cut early (looked worse)")
 
 
 class _Bad(ValueError):

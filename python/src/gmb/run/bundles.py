@@ -29,9 +29,11 @@ from ..machine import identity, launchers
 from ..machine.load import LoadMonitor
 from ..results.store import Store
 from . import locks
-from .execute import (EXIT_STATUS, FINALIZE_GRACE_S, _FINISHED, Progress, Stopped, _tail, finish_launch, last_error,
+from .execute import (EXIT_STATUS, launch_environment, FINALIZE_GRACE_S, _FINISHED, Stopped, _tail, finish_launch,
                       launch_row, launcher_hostfile, placement, ranks_on_this_host, record_skipped_launch, run_launch,
                       set_aside, start_launch, stop_launch, stop_what_outlived)
+from .progress import Progress
+from .why_failed import last_error
 
 # The share of a block's timeout after which the engine begins no further size: the block ends with its records
 # before the harness would have to kill it.
@@ -173,7 +175,7 @@ def _run_bundle(outdir: Path, name: str, blocks: list[Launch], conf: Configurati
         hostfiles[launcher.name] = launcher_hostfile(outdir, hostfile, launcher)
     spec = launchers.LaunchSpec(ranks=first.ranks, program=[conf.engine, "plan", str(plan_path), "--status",
                                                             str(status_path)],
-                                hostfile=hostfiles.get(launcher.name), bind=first.bind, env=first.env,
+                                hostfile=hostfiles.get(launcher.name), bind=first.bind, env=launch_environment(first),
                                 **dict(zip(("nodes", "ranks_per_node"), placement(first, nodes, ranks_per_node))))
     argv = launcher.argv(lib, spec)
     env = {**launcher.environment(lib, spec), "GMB_ANNOUNCE_FINISH": "1"}

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Running planned launches: each in a process session of its own, with a timeout, its records checked for the
-library that ran and stored; signals stop the launch running and mark it interrupted; a failed launch's log says
-why (the engine's last word and the library's first error); a progress line on stderr."""
+library that ran and stored; signals stop the launch running and mark it interrupted. Why a failed launch failed is
+read from its log (why_failed.py); the progress line is progress.py's."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import json
 import re
 import signal
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -19,12 +18,16 @@ from pathlib import Path
 from ..machine import identity
 from ..machine import launchers
 from . import leftovers, locks
+from .progress import Progress
+from .why_failed import engine_refused, first_library_error, last_error, swapped_library
 from ..engine.configurations import Configuration
 from ..engine.description import POINT_TO_POINT
 from ..machine.load import LoadMonitor
 from ..machine.mpilibs import MpiLibrary
 from ..campaign.plan import Launch
+from ..results import what_ran
 from ..results.records import RecordError, read_records
+from ..results.run_conditions import settings as record_settings
 from ..outputs import write_new
 from ..results.store import Store
 
@@ -101,6 +104,12 @@ def run_launches(outdir: Path, launches: list[Launch], confs: dict[str, Configur
     return counts
 
 
+def launch_environment(x: Launch) -> dict[str, str]:
+    """The variables a launch's ranks get: its block's, and those that make the libraries say what they chose
+    (what_ran.CAPTURE_ENVIRONMENT), unless the block sets them itself."""
+    return {**what_ran.CAPTURE_ENVIRONMENT, **x.env}
+
+
 def launch_row(x: Launch, campaign_name: str) -> dict:
     """What the store's launches table keeps of a planned launch before it runs."""
     return dict(launch_id=x.launch_id, campaign=campaign_name, library=x.library, benchmark=x.benchmark,
@@ -133,7 +142,7 @@ def run_launch(outdir: Path, x: Launch, conf: Configuration, store: Store, campa
         hostfiles[launcher.name] = launcher_hostfile(outdir, hostfile, launcher)
     spec = launchers.LaunchSpec(ranks=x.ranks, program=[conf.engine, *x.engine_args, "--out", str(out),
                                                         "--format", "json"],
-                                hostfile=hostfiles.get(launcher.name), bind=x.bind, env=x.env,
+                                hostfile=hostfiles.get(launcher.name), bind=x.bind, env=launch_environment(x),
                                 **dict(zip(("nodes", "ranks_per_node"), placement(x, nodes, ranks_per_node))))
     argv = launcher.argv(lib, spec)
     # the engine's rank 0 (started on this host by mpirun, or given the environment by srun and Hydra) then says
@@ -195,7 +204,7 @@ def store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launch
                    ) -> tuple[str, str]:
     """Store what a launch wrote, after checking that it ran the planned library: a launch whose records name
     another MPI library (identity.mismatch) is "wrong-library" and none of its figures are stored (its raw file
-    stays); one whose records cannot make rows (records.row_problem) is "failed" and none are stored either. What
+    stays); one whose records cannot make rows (record_checks.row_problem) is "failed" and none are stored either. What
     reading the records noted (an incomplete last record dropped, results that measured nothing) is added to the
     launch's reason and log. Returns the launch's (status, reason)."""
     records = None
@@ -212,11 +221,12 @@ def store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launch
                 lf.write("".join(f"gmb: {note}\n" for note in records.notes))
             reason = "; ".join(filter(None, [reason, *records.notes]))
     if status != "ok" and not (records and records.contexts):  # died before saying what it ran
-        swapped = _swapped_library(log)
+        swapped = swapped_library(log)
         if swapped:
             return identity.WRONG_LIBRARY, swapped
     if records is None:
         return ("failed", "engine wrote no record file") if status == "ok" else (status, reason)
+    add_what_ran(records, log, lib.family)
     try:
         n = store.ingest(records, library=x.library, repetition=x.repetition, launch_id=x.launch_id)
     except RecordError as exc:  # refused before any of its rows was written
@@ -224,6 +234,20 @@ def store_records(store: Store, out: Path, log: Path, lib: MpiLibrary, x: Launch
     if n == 0 and status == "ok":
         return "failed", "; ".join(filter(None, ["engine wrote no result records", reason]))
     return status, reason
+
+
+def add_what_ran(records, log: Path, family: str) -> None:
+    """Each result record of a launch given what its libraries said they ran (its ``ran``: what_ran.facts), from the
+    launch's log; a record that has one already keeps it."""
+    if not log.exists():
+        return
+    capture = what_ran.read_capture(log.read_text(errors="replace").splitlines())
+    contexts = {ctx.get("run_id"): ctx for ctx in records.contexts}
+    for res in records.results:
+        ctx = contexts.get(res.get("run_id")) or {}
+        ran = what_ran.facts(res, record_settings(ctx), family, capture) if "ran" not in res else None
+        if ran:
+            res["ran"] = ran
 
 
 class Stopped(Exception):
@@ -289,7 +313,7 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
         except subprocess.TimeoutExpired:
             stop_launch(proc)
             lf.flush()
-            said = _first_library_error(log)[:300]  # an unreachable host hangs some launchers
+            said = first_library_error(log)[:300]  # an unreachable host hangs some launchers
             lf.write(f"\ngmb: killed after {timeout_s:g} s (timeout)\n")
             return "timeout", None, f"killed after {timeout_s:g} s" + (f"; the log says: {said}" if said else "")
         except Stopped as exc:
@@ -298,7 +322,7 @@ def _execute(argv, env, log: Path, timeout_s: float, started=lambda pid: None) -
             raise
         stop_what_outlived(proc.pid, lf)
     status = EXIT_STATUS.get(rc, "failed")
-    if status == "bad-input" and not _ENGINE_REFUSAL.search(log.read_text(errors="replace")):
+    if status == "bad-input" and not engine_refused(log):
         status = "failed"  # exit 2 from the launcher or its agent (a host it cannot reach), not the engine's refusal
     reason = "" if rc == 0 else last_error(log) or f"exit status {rc}"
     return status, rc, reason
@@ -353,167 +377,3 @@ def stop_launch(proc: subprocess.Popen):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-
-
-def _swapped_library(log: Path) -> str:
-    """The engine's start-up warning that it runs another MPI library than it was built against (printed before
-    MPI_Init, so it survives a crash inside the swapped library), or ""."""
-    try:
-        text = log.read_text(errors="replace")
-    except OSError:
-        return ""
-    m = re.search(r"gmb-bench: warning: MPI library swapped: ([^\n]*)", text)
-    return f"the engine ran another MPI library than it was built for: {m.group(1)}" if m else ""
-
-
-# A library's own diagnostic among a failed launch's output (UCX "UCX  ERROR", Open MPI "[host:pid] ... error",
-# signals, a component that could not be opened or selected, a dependency of the wrong version); the launcher's
-# closing banner ("prterun detected that one or more processes exited ...") is not one.
-_LIBRARY_ERROR = re.compile(r"\bERROR\b|\berror\b|Segmentation fault|\bSIG(SEGV|BUS|ABRT|ILL|FPE)\b|Killed|"
-                            r"No components were able to be opened|cannot be selected|\bincompatible\b|"
-                            # a host that cannot be reached or used (launchers' and ssh's words)
-                            r"not enough slots|Could not resolve hostname|Name or service not known|"
-                            r"ssh: connect to host|Connection refused|Host key verification failed|"
-                            r"unable to reliably start|lost communication|unknown host|no such host")
-# The engine's own refusal of its arguments (exit 2): "gmb-bench peaks: error: unknown option ..."
-_ENGINE_REFUSAL = re.compile(r"gmb-bench[^:\n]*: error:")
-# Open MPI's notes about its help messages, never a cause
-_LAUNCHER_NOTE = re.compile(r"orte_base_help_aggregate|more process(es)? ha(s|ve) sent help message")
-_LOG_PREFIX = re.compile(r"^(\[[^\]]*\]\s*)+")  # "[1795408113.106396] [vm:15516:0]" time and process stamps
-
-
-def _log_lines(log: Path) -> list[str]:
-    """A launch log's lines that say something (not blank, not the launcher's notes about its help messages)."""
-    return [ln.strip() for ln in log.read_text(errors="replace").replace("\0", "").splitlines()
-            if ln.strip() and not _LAUNCHER_NOTE.search(ln)]
-
-
-# What happened, in words that say it, preferred to any other error line: a system call's error (errno's words), a
-# peer that could not be reached, what the launcher could not make or place
-_CAUSE = re.compile(r"Read-only file system|No space left on device|Disk quota exceeded|Permission denied|"
-                    r"Cannot allocate memory|Too many open files|No route to host|Network is unreachable|"
-                    r"Connection timed out|failed to TCP connect|unable to create|more processes than|"
-                    r"not enough slots|parse error in the hostfile|allocated space is too small")
-_RULE = re.compile(r"^\s*-{20,}\s*$")  # the rules of dashes around an Open MPI help message
-_DETAIL = re.compile(r"^\s+([A-Za-z][\w ()/.-]*?):\s+(\S.*?)\s*$")  # its indented "Key:   value" lines
-
-
-def _help_message(raw: list[str], i: int) -> str | None:
-    """The Open MPI help message (between rules of dashes) that holds line ``i``, in one line: its first paragraph,
-    then its "Key: value" details ("A call to mkdir was unable to create the desired directory: Directory: /tmp/x;
-    Error: Read-only file system"); None where the line is in none."""
-    start = next((j for j in range(i, -1, -1) if _RULE.match(raw[j])), None)
-    end = next((j for j in range(i, len(raw)) if _RULE.match(raw[j])), None)
-    if start is None or end is None:
-        return None
-    body = raw[start + 1:end]
-    first = " ".join(" ".join(itertools.takewhile(lambda ln: ln.strip(), body)).split())
-    details = "; ".join(f"{m[1]}: {m[2]}" for m in map(_DETAIL.match, body) if m)
-    return f"{first}{' ' if first.endswith((':', '.')) else ': '}{details}" if first and details else first or None
-
-
-def _first_library_error(log: Path) -> str:
-    """What the library or launcher said went wrong, without its stamps ("" for none): the first line that says what
-    happened (_CAUSE; the whole help message it is part of), else the first that reads as an error."""
-    raw = log.read_text(errors="replace").replace("\0", "").splitlines()
-    said = [i for i, ln in enumerate(raw) if ln.strip() and not _LAUNCHER_NOTE.search(ln)
-            and not ln.lstrip().startswith(("gmb-bench:", "$ ", "{"))]
-    cause = next((i for i in said if _CAUSE.search(raw[i])), None)
-    if cause is not None:
-        return _help_message(raw, cause) or _LOG_PREFIX.sub("", raw[cause].strip())
-    return next((_LOG_PREFIX.sub("", raw[i].strip()) for i in said if _LIBRARY_ERROR.search(raw[i])), "")
-
-
-def last_error(log: Path) -> str:
-    """Why a launch did not end well, from its log: the engine's own last word (a "gmb-bench:" line, or the reason
-    of its last unsupported/failed record), followed by the first error the library printed, which is usually the
-    cause (e.g. "MPI_Waitall failed: MPI_ERR_IN_STATUS" after "UCX ERROR cuMemcpyDtoDAsync ... invalid argument").
-    Without either: the last line that is not launcher decoration."""
-    lines = _log_lines(log)
-    engine = ""
-    for ln in reversed(lines):
-        if ln.startswith("gmb-bench:"):
-            engine = ln
-            break
-        if ln.startswith("{") and '"reason"' in ln:  # an engine record (--format json): its reason, not the JSON
-            try:
-                rec = json.loads(ln)
-            except ValueError:
-                rec = None
-            if isinstance(rec, dict) and rec.get("reason") and rec.get("status") != "ok":
-                what = " ".join(str(rec[k]) for k in ("benchmark", "operation") if rec.get(k))
-                engine = f"{what}: {rec['reason']}" if what else str(rec["reason"])
-                break
-    cause = _first_library_error(log)
-    if engine and cause and cause not in engine:
-        return f"{engine} [first library error: {cause}]"[:500]
-    if engine or cause:
-        return (engine or cause)[:500]
-    for ln in reversed(lines):
-        if not ln.startswith(("$ ", "{")) and not set(ln) <= set("-=*"):
-            return ln[:300]
-    return ""
-
-
-class Progress:
-    """What runs and what ended, on stderr. On a terminal: one live line (redrawn in place) and a line of its own
-    for every launch that did not end ok. Elsewhere (a batch job's log, a pipe): one plain line per ended launch,
-    no carriage returns, so a log reads top to bottom."""
-
-    def __init__(self, total: int, stream=None, live: bool | None = None):
-        self.total, self.done, self.t0 = total, 0, time.monotonic()
-        self.stream = stream or sys.stderr
-        self.live = _is_terminal(self.stream) if live is None else live
-        self.counts: dict[str, int] = {}
-        self._width = 0  # of the live line last drawn, to blank it before a line of its own
-
-    def update(self, status: str | None = None, current: str = "", wall_s: float | None = None, reason: str = "",
-               busy: str = ""):
-        if status:
-            self.done += 1
-            self.counts[status] = self.counts.get(status, 0) + 1
-        el = time.monotonic() - self.t0
-        eta = _hms(el / self.done * (self.total - self.done)) if self.done else "?"
-        counts = " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
-        where = f"{self.done}/{self.total} elapsed {_hms(el)} ETA {eta}"
-        if not self.live:
-            if status:
-                took = f" {wall_s:.1f} s" if wall_s is not None else ""
-                self._line(f"gmb: [{where}] {status:<11} {current}{took}" + (f": {reason}" if reason else "")
-                           + (f" ({busy})" if busy else ""))
-            return
-        if status and status != "ok":
-            self._line(f"gmb: {status}: {current}" + (f": {reason}" if reason else ""))
-        if busy:
-            self._line(f"gmb: {current}: {busy}: its figures may be low")
-        fill = int(24 * self.done / max(1, self.total))
-        text = f"[{'#' * fill}{'.' * (24 - fill)}] {where} {counts} {current[:40]}"
-        self.stream.write("\r" + text.ljust(self._width))
-        self._width = len(text)
-        self.stream.flush()
-
-    def _line(self, text: str):
-        if self.live and self._width:
-            self.stream.write("\r" + " " * self._width + "\r")
-            self._width = 0
-        self.stream.write(text[:300] + "\n")
-        self.stream.flush()
-
-    def close(self):
-        if self.live and self._width:
-            self.stream.write("\n")
-        counts = ", ".join(f"{v} {k}" for k, v in sorted(self.counts.items())) or "none"
-        self.stream.write(f"gmb: {self.done} launches in {_hms(time.monotonic() - self.t0)}: {counts}\n")
-        self.stream.flush()
-
-
-def _is_terminal(stream) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _hms(s: float) -> str:
-    s = int(s)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"

@@ -18,7 +18,8 @@ from . import setup
 from .leftovers import leftover_launches, stop_leftovers
 from .node_campaigns import NodeCampaigns
 from ..campaign import estimate
-from ..campaign.plan import SavedPlan, copy_campaign_file, new_results_dir, read_plan, results_dir_problem, write_plan
+from ..campaign.results_dir import (SavedPlan, copy_campaign_file, new_results_dir, read_plan, results_dir_problem,
+                                    write_plan)
 from ..engine import configurations
 from ..engine.engines import build_options, resume_engines
 from ..errors import UsageError

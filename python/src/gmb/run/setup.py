@@ -15,7 +15,7 @@ from ..campaign.generated import default_campaign
 from ..campaign.plan import Launch, plan
 from ..engine import configurations as confs_mod
 from ..engine.configurations import Configuration
-from ..engine.doctor import doctor_configurations
+from ..engine.awareness import doctor_configurations
 from ..engine.engines import build_options
 from ..errors import UsageError, did_you_mean
 from ..machine import families, launchers

@@ -25,7 +25,7 @@ from pathlib import Path
 from .. import __version__
 from ..campaign import checks, plan, spec
 from ..campaign.spec import Campaign
-from ..engine import build
+from ..engine import build, build_cache
 from ..engine import configurations
 from ..engine import engines
 from ..engine.description import DescriptionError
@@ -245,7 +245,7 @@ def command(opts: SlurmOptions) -> int:
                 *(a for name in libs.library for a in ("--library", name)),
                 *(["--no-detect"] if libs.no_detect else []), *(["--no-isolation"] if libs.no_isolation else []),
                 *(["--nic", opts.nic] if opts.nic else [])]
-    exports = {"GMB_CACHE": str(build.cache_dir().expanduser().resolve())}
+    exports = {"GMB_CACHE": str(build_cache.cache_dir().expanduser().resolve())}
     if os.environ.get("GMB_SOURCE"):
         exports["GMB_SOURCE"] = str(Path(os.environ["GMB_SOURCE"]).resolve())
     venv = os.environ.get("VIRTUAL_ENV") or (sys.prefix if sys.prefix != sys.base_prefix else "")

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from .catalogue import configuration_settings, format_offers
 from .paths import ROUND_PRECISION, round_options
-from .search import (CONFIRM_LAUNCHES, DEFAULTS, MIN_LAUNCHES, Race, best_gain, cut_saw, largest_change,
-                     proven_ahead, proven_sizes, recommendation, tried, unmeasured, verdict)
-from ..results.inference import bonferroni_level
+from .confirmation import CONFIRM_LAUNCHES, proven_ahead, proven_sizes, recommendation, tried, verdict
+from .races import DEFAULTS, Race, best_gain, largest_change, unmeasured
+from .selection import MIN_LAUNCHES, cut_saw
+from ..results.claim_checks import bonferroni_level
 from ..results.tune_answer import VERDICTS
 from ..campaign.spec import Campaign
 from ..report.cells import size_label
@@ -87,7 +88,7 @@ def _race(race: Race, conf: Configuration, ended: str) -> dict:
 def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dict]:
     """Per installation with several configurations on a path (Open MPI's pml ob1 and ucx, NCCL over it) and per
     size: the configurations at their defaults from best to worst, each with how far behind the best it is and the
-    configurations it is proven ahead of (search.proven_ahead over each one's launches, measured in MIN_LAUNCHES
+    configurations it is proven ahead of (confirmation.proven_ahead over each one's launches, measured in MIN_LAUNCHES
     launches or more; the level Bonferroni-corrected over every pair and size compared, so that all the claims of
     the table hold together at 95 %)."""
     groups: dict[tuple[str, str], list[Race]] = {}
@@ -117,7 +118,7 @@ def _comparisons(races: list[Race], confs: dict[str, Configuration]) -> list[dic
 
 def ordering(c: dict) -> str:
     """A comparison in a line: "a 320 GB/s > b 146 (2.19x behind) ~ c 140 (2.29x behind)", ">" where the one before
-    is proven ahead (search.proven_ahead), "~" where no claim can be made."""
+    is proven ahead (confirmation.proven_ahead), "~" where no claim can be made."""
     out = ""
     for k, entry in enumerate(c["ranking"]):
         if k:

@@ -118,9 +118,21 @@ def _listings(conf: Configuration, family: families.Family, cache: dict) -> dict
     return cache[lib.launcher_path]
 
 
-def offered(all_offers: list[Offer], kind: str) -> list[Offer]:
-    """The offers that may change a path of ``kind`` (knobs.PATHS)."""
-    return [o for o in all_offers if o.offered and kind in o.knob.paths]
+def offered(all_offers: list[Offer], kind: str, operations: list[str] | None = None,
+            algorithms_only: bool = False) -> list[Offer]:
+    """The offers that may change a path of ``kind`` (knobs.PATHS) measuring ``operations`` (a collective's): a knob
+    of some operations (an algorithm choice) only where the path measures one of them; on a path that only exists
+    for its operation's algorithms (paths.TunePath.algorithms_only), those knobs alone."""
+    def fits(k) -> bool:
+        if not k.operations:
+            return not algorithms_only
+        return bool(set(k.operations) & set(operations or ()))
+    return [o for o in all_offers if o.offered and kind in o.knob.paths and fits(o.knob)]
+
+
+def path_offers(all_offers: list[Offer], path) -> list[Offer]:
+    """The offers that may change ``path`` (paths.TunePath)."""
+    return offered(all_offers, path.kind, path.block.operations, path.algorithms_only)
 
 
 def format_offers(name: str, all_offers: list[Offer]) -> list[str]:

@@ -21,6 +21,12 @@ FAST_SIZES = "8,64K,1M,16M"  # device buffers handed to the library: NVLink, one
 SLOW_SIZES = "8,64K,1M,4M"  # host memory, host <-> device, between hosts
 COLLECTIVE_SIZES = "8,1K,64K,1M,16M"  # small ones: latency-bound protocols (NCCL's LL) differ there
 COLLECTIVE = "allreduce"
+# the other collectives searched, each on a path of its own where a library offers its algorithm choice
+# (knobs.Knob.operations): their path tries those knobs only (the runtimes' knobs are tried on the allreduce)
+ALGORITHM_COLLECTIVES = ("bcast", "allgather", "alltoall", "reduce")
+# ranks of a collective on host memory: enough for the algorithms to differ (recursive doubling and ring are one
+# exchange apart on 2), few enough for a small machine (the launcher oversubscribes)
+HOST_COLLECTIVE_RANKS = 4
 
 # per round, the target precision of a size's median (the engine's --precision) and its time cap (--max-seconds):
 # cheap and coarse first, finer for the arms that go on
@@ -32,6 +38,8 @@ class TunePath:
     name: str  # as the answer names it: "nvlink", "same-gpu", "host-device pinned", "collective allreduce" ...
     kind: str  # knobs.PATHS
     block: Block
+    # only its operation's algorithm knobs are tried (catalogue.offered); with none offered it makes no race
+    algorithms_only: bool = False
 
 
 def round_options(block: Block, round_number: int) -> Block:
@@ -90,12 +98,15 @@ def tune_paths(conf: Configuration, topo: Topology, hosts: int, skipped: list) -
         if nccl and not on_device:
             skipped.append((lib.name, "collective", "NCCL moves device memory only, and there is none here"))
         else:
-            ranks = max(2, len(topo.gpus)) if on_device else 2
-            out.append(TunePath(f"collective {COLLECTIVE}", "collective",
-                                Block([coll], sizes=COLLECTIVE_SIZES, ranks=[ranks],
-                                      gpus=list(range(len(topo.gpus))) if on_device else None,
-                                      options={**_options(desc, coll), **({"mem": dev} if on_device else {})},
-                                      operations=[COLLECTIVE], libraries=[lib.name], path="collective")))
+            ranks = max(2, len(topo.gpus)) if on_device else HOST_COLLECTIVE_RANKS
+            others = [] if nccl else [op for op in ALGORITHM_COLLECTIVES if op in desc.collectives]
+            for op in [COLLECTIVE, *others]:
+                out.append(TunePath(f"collective {op}", "collective",
+                                    Block([coll], sizes=COLLECTIVE_SIZES, ranks=[ranks],
+                                          gpus=list(range(len(topo.gpus))) if on_device else None,
+                                          options={**_options(desc, coll), **({"mem": dev} if on_device else {})},
+                                          operations=[op], libraries=[lib.name], path="collective"),
+                                    algorithms_only=op != COLLECTIVE))
     return out
 
 

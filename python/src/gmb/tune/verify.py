@@ -4,7 +4,7 @@ tune.toml, with its tune-libraries.toml), set beside what the search measured. P
 search's figure and interval, the run's, whether they agree (the interval of their ratio holds 1, at the level that
 keeps every size checked true together), and whether the
 gain over the defaults holds in the run: the run's launches confirm it as the search's own confirmation did
-(inference.confirm, Holm over every recommended value x size checked).
+(claim_checks.confirm, Holm over every recommended value x size checked).
 
 A record belongs to an arm of a race when it is of the race's identity (its defaults' records but for their size:
 library configuration, benchmark, operation, memory, strategy, options, ranks, hosts, path) and ran with exactly the
@@ -18,11 +18,17 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..report.wording import bounds_text
-from ..results.model import Point, PointKey, Result, Results, combine
-from ..results.store import open_results, StoreError
+from ..results.claim_checks import bonferroni_level, confirm
+from ..results.inference import ratio
+from ..results.model import Results
+from ..results.points import Point, PointKey, combine
+from ..results.store import open_results
+from ..results.store_file import StoreError
+from ..results.stored_rows import Result
 from ..results.tune_answer import ANSWER_FILE, read_answer
-from ..results.inference import bonferroni_level, confirm, ratio
-from .search import DEFAULTS, by_launch, proven_ahead
+from .native.manifest import CAMPAIGN, MANIFEST, read_loads
+from .confirmation import by_launch, proven_ahead
+from .races import DEFAULTS
 
 
 def _results(path: Path) -> Results:
@@ -33,7 +39,7 @@ def _results(path: Path) -> Results:
 
 
 def record_identity(r: Result, metric: str) -> dict:
-    """What a race's records have in common whatever knob value they ran with: their point (model.PointKey: library
+    """What a race's records have in common whatever knob value they ran with: their point (points.PointKey: library
     configuration, benchmark, operation, memory, strategy, options, ranks, hosts, binding, path), without the size,
     the statistic and the settings."""
     key = dataclasses.asdict(PointKey.of(r, metric))
@@ -71,40 +77,43 @@ def _confirmation(arm: dict[int, Point], defaults: dict[int, Point], sizes: list
     return confirm(value, base, higher, tried), sizes
 
 
-def verify(answer: dict, tuned: Results, run: Results) -> list[dict]:
+def verify(answer: dict, tuned: Results, run: Results, loaded: dict | None = None) -> list[dict]:
     """One row per recommended range and size: the search's (``tuned``: its records) and the run's figures of the
     recommended settings and of the defaults, agreement, and whether the gain holds (confirmed by the run's
-    launches, corrected for every recommended value x size checked)."""
+    launches, corrected for every recommended value x size checked). ``loaded``: (race index, range's first size)
+    -> the settings that load the library's own files carrying that recommendation (native.json): the run's side is
+    the one measured with those, and only the recommendations they carry are checked."""
     rows = []
-    checked = sum(len(r["sizes"]) for race in answer["races"] for r in race["recommendation"] if r["arm"] != DEFAULTS)
-    for race in answer["races"]:
+    wanted = [(index, r) for index, race in enumerate(answer["races"]) for r in race["recommendation"]
+              if r["arm"] != DEFAULTS and (loaded is None or (index, r["low"]) in loaded)]
+    checked = sum(len(r["sizes"]) for _, r in wanted)
+    for index, r in wanted:
+        race = answer["races"][index]
         higher = race["higher_is_better"]
-        for r in race["recommendation"]:
-            if r["arm"] == DEFAULTS:
-                continue
-            sides = {name: (arm_points(res, race, r["settings"]), arm_points(res, race, {}))
-                     for name, res in (("tune", tuned), ("run", run))}
-            sizes = [s["bytes"] for s in r["sizes"]]
-            confirmation, confirmed = _confirmation(*sides["run"], sizes, higher, checked)
-            for size in sizes:
-                (t_arm, t_def), (r_arm, r_def) = ((a.get(size), d.get(size)) for a, d in sides.values())
-                row = {"configuration": race["configuration"], "path": race["path"], "bytes": size,
-                       "settings": r["settings"], "unit": race["unit"], "tune": t_arm, "run": r_arm,
-                       "run_defaults": r_def, "agrees": None, "gain_holds": None}
-                if t_arm and r_arm and t_arm.median > 0 and r_arm.median > 0:
-                    row["agrees"] = ratio(t_arm.values, r_arm.values, t_arm.noise, r_arm.noise,
-                                          level=bonferroni_level(checked)).apart == 0
-                if r_arm and r_def:
-                    row["gain_holds"] = size in confirmed and confirmation.better[confirmed.index(size)]
-                    row["run_gain"] = r_arm.median / r_def.median if higher else r_def.median / r_arm.median
-                rows.append(row)
+        run_settings = r["settings"] if loaded is None else loaded[(index, r["low"])]
+        sides = {"tune": (arm_points(tuned, race, r["settings"]), arm_points(tuned, race, {})),
+                 "run": (arm_points(run, race, run_settings), arm_points(run, race, {}))}
+        sizes = [s["bytes"] for s in r["sizes"]]
+        confirmation, confirmed = _confirmation(*sides["run"], sizes, higher, checked)
+        for size in sizes:
+            (t_arm, t_def), (r_arm, r_def) = ((a.get(size), d.get(size)) for a, d in sides.values())
+            row = {"configuration": race["configuration"], "path": race["path"], "bytes": size,
+                   "settings": run_settings, "unit": race["unit"], "tune": t_arm, "run": r_arm,
+                   "run_defaults": r_def, "agrees": None, "gain_holds": None}
+            if t_arm and r_arm and t_arm.median > 0 and r_arm.median > 0:
+                row["agrees"] = ratio(t_arm.values, r_arm.values, t_arm.noise, r_arm.noise,
+                                      level=bonferroni_level(checked)).apart == 0
+            if r_arm and r_def:
+                row["gain_holds"] = size in confirmed and confirmation.better[confirmed.index(size)]
+                row["run_gain"] = r_arm.median / r_def.median if higher else r_def.median / r_arm.median
+            rows.append(row)
     return rows
 
 
 def verify_comparisons(answer: dict, run: Results) -> list[dict]:
     """Per comparison of configurations at their defaults (path, size): whether each claim of the search (a
     configuration ahead of another) holds in the run: proven there over both configurations' launches
-    (search.proven_ahead, two launches or more a side)."""
+    (confirmation.proven_ahead, two launches or more a side)."""
     races = {(r["configuration"], r["path"]): r for r in answer["races"]}
     defaults: dict[tuple[str, str], dict[int, Point]] = {}  # each race's defaults, combined once for all its sizes
     rows = []
@@ -174,7 +183,24 @@ def command(tune_dir: str, run_dir: str) -> int:
                          f"own (no identity: written by an older gmb tune); search again to verify it")
     tuned, run = _results(search_dir), _results(run_path)
     rows = verify(answer, tuned, run)
+    loads = read_loads(search_dir)
+    native_rows = verify(answer, tuned, run, loads) if loads else []
     compared = verify_comparisons(answer, run)
-    print("\n".join(["== recommended settings", *verify_text(rows), "== configurations compared at their defaults",
+    print("\n".join(["== recommended settings", *verify_text(rows), *_native_text(loads, native_rows),
+                     "== configurations compared at their defaults",
                      *(comparisons_text(compared) or ["no comparison"])]))
-    return 0 if all(r["gain_holds"] for r in rows) and all(r["holds"] is not False for r in compared) else 1
+    # a run of tune.toml measures the settings, one of tune-native.toml the files loaded: each is judged where the
+    # run measured it (the settings where it measured neither)
+    judged = [checked for checked in (rows, native_rows) if any(r["run"] for r in checked)] or [rows]
+    gains = all(r["gain_holds"] for checked in judged for r in checked)
+    return 0 if gains and all(r["holds"] is not False for r in compared) else 1
+
+
+def _native_text(loads: dict | None, rows: list[dict]) -> list[str]:
+    """The native files' section: each recommendation they carry, measured with the files loaded."""
+    if not loads:
+        return []
+    if not any(r["run"] for r in rows):
+        return [f"== the libraries' own files loaded ({MANIFEST})",
+                f"this run did not load them (a run of {CAMPAIGN} does)"]
+    return [f"== the libraries' own files loaded ({MANIFEST})", *verify_text(rows)]
