@@ -109,6 +109,19 @@ def _mark_switches(ax, pts: list[Point], x, colour):
                     xytext=(4, -10), textcoords="offset points")
 
 
+def size_curves(pts: list[Point], label_fn, ylabel: str, log_y: bool = True):
+    """A figure of curves over message size: ``pts`` in series by ``label_fn``, a log2 size axis, the y axis
+    ``ylabel`` (log where figures span orders of magnitude: latencies, times), its legend."""
+    fig, ax = plt.subplots(figsize=WIDE)
+    draw_curves(ax, series_by(pts, label_fn))
+    size_axis(ax, [p.bytes for p in pts])
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    place_legend(ax)
+    return fig
+
+
 def place_legend(ax):
     """A short legend inside the axes; a long one below them, in one column when its labels are long (configuration
     names with their settings), so that it neither hides the data nor narrows the axes."""

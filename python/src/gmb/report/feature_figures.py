@@ -12,8 +12,8 @@ from matplotlib.ticker import NullFormatter
 from ..results.model import Results
 from ..results.result_facts import overlap as measures_overlap, partitioned
 from .cells import pairwise_time_results, size_label
-from .drawing import (LEGEND_FONT, WIDE, draw_curves, place_legend, plt, series_by, series_label, size_axis,
-                      size_axis_range)
+from .drawing import (LEGEND_FONT, WIDE, draw_curves, place_legend, plt, series_label, size_axis,
+                      size_axis_range, size_curves)
 from .scaling import series as scaling_series, sweep_words, sweeps
 
 
@@ -128,13 +128,7 @@ def managed(results: Results):
     if not um:
         return None
     ref = [p for p in results.points(others) if p.bytes > 0 and p.memory in ("host:host", "device:device")]
-    fig, ax = plt.subplots(figsize=WIDE)
-    draw_curves(ax, series_by(um + ref, lambda p: f"{p.benchmark} {series_label(p)}"))
-    size_axis(ax, [p.bytes for p in um + ref])
-    ax.set_yscale("log")
-    ax.set_ylabel("latency (us)")
-    place_legend(ax)
-    return fig
+    return size_curves(um + ref, lambda p: f"{p.benchmark} {series_label(p)}", "latency (us)")
 
 
 def halo(results: Results):
@@ -143,10 +137,5 @@ def halo(results: Results):
     pts = [p for p in results.points(rows) if p.bytes > 0]
     if not pts:
         return None
-    fig, ax = plt.subplots(figsize=WIDE)
-    draw_curves(ax, series_by(pts, lambda p: f"{p.library} {p.memory} {p.strategy_label} {p.operation or ''}"))
-    size_axis(ax, [p.bytes for p in pts])
-    ax.set_yscale("log")
-    ax.set_ylabel("time per exchange (us)")
-    place_legend(ax)
-    return fig
+    return size_curves(pts, lambda p: f"{p.library} {p.memory} {p.strategy_label} {p.operation or ''}",
+                       "time per exchange (us)")

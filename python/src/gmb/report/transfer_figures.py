@@ -10,7 +10,8 @@ from matplotlib.figure import Figure
 from ..results.model import Results
 from ..results.peaks import ceilings, nominal_rate
 from .cells import collective_results, latency_results
-from .drawing import LEGEND_FONT, LONG_LABEL, WIDE, draw_curves, place_legend, plt, series_by, series_label, size_axis
+from .drawing import (LEGEND_FONT, LONG_LABEL, WIDE, draw_curves, place_legend, plt, series_by, series_label, size_axis,
+                      size_curves)
 
 
 def latency(results: Results) -> Figure | None:
@@ -19,14 +20,9 @@ def latency(results: Results) -> Figure | None:
     pts = [p for p in results.points(latency_results(results)) if p.bytes > 0]
     if not pts:
         return None
-    fig, ax = plt.subplots(figsize=WIDE)
     several = len({p.benchmark for p in pts}) > 1
-    draw_curves(ax, series_by(pts, lambda p: f"{p.benchmark} {series_label(p)}" if several else series_label(p)))
-    size_axis(ax, [p.bytes for p in pts])
-    ax.set_yscale("log")
-    ax.set_ylabel("one-way latency (us)")
-    place_legend(ax)
-    return fig
+    return size_curves(pts, lambda p: f"{p.benchmark} {series_label(p)}" if several else series_label(p),
+                       "one-way latency (us)")
 
 
 def bandwidth(results: Results, benchmark: str) -> Figure | None:
@@ -82,12 +78,8 @@ def message_rate(results: Results):
     pts = [p for p in results.points(rows, metric="rate") if p.bytes > 0]
     if not pts:
         return None
-    fig, ax = plt.subplots(figsize=WIDE)
-    draw_curves(ax, series_by(pts, lambda p: f"{series_label(p)} {p.ranks or ''} ranks"))
-    size_axis(ax, [p.bytes for p in pts])
-    ax.set_ylabel("messages / s (millions)")
-    place_legend(ax)
-    return fig
+    return size_curves(pts, lambda p: f"{series_label(p)} {p.ranks or ''} ranks", "messages / s (millions)",
+                       log_y=False)
 
 
 def collectives(results: Results):
