@@ -111,6 +111,20 @@ inline std::uint8_t pattern_byte(std::size_t offset, std::uint32_t seed) {
 void fill_pattern(void* data, std::size_t bytes, std::uint32_t seed, bool complement = false);
 std::optional<std::size_t> find_pattern_mismatch(const void* data, std::size_t bytes, std::uint32_t seed);
 
+// A buffer the CPU reads and writes through its pointer (pageable and pinned host memory): the pattern is
+// written and checked on the CPU.
+class HostAddressableBuffer : public Buffer {
+ public:
+  void fill(std::size_t bytes, std::uint32_t seed) override { fill_pattern(data_, bytes, seed); }
+  void poison(std::size_t bytes, std::uint32_t seed) override { fill_pattern(data_, bytes, seed, true); }
+  std::optional<std::size_t> first_mismatch(std::size_t bytes, std::uint32_t seed) const override {
+    return find_pattern_mismatch(data_, bytes, seed);
+  }
+
+ protected:
+  using Buffer::Buffer;
+};
+
 // Registers the pageable "host" kind.
 void register_host_memory(MemoryKinds& kinds);
 

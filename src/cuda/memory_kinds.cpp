@@ -21,15 +21,10 @@ std::string allocation_failure(const char* what, std::size_t bytes, cudaError_t 
 
 // Page-locked host memory from cudaMallocHost (host registration of existing memory fails on some
 // machines, allocation works). CPU-addressable: filled and checked on the CPU.
-class PinnedHostBuffer final : public Buffer {
+class PinnedHostBuffer final : public HostAddressableBuffer {
  public:
-  explicit PinnedHostBuffer(std::size_t bytes) : Buffer(allocate(bytes), bytes) {}
+  explicit PinnedHostBuffer(std::size_t bytes) : HostAddressableBuffer(allocate(bytes), bytes) {}
   ~PinnedHostBuffer() override { cudaFreeHost(data_); }
-  void fill(std::size_t bytes, std::uint32_t seed) override { fill_pattern(data_, bytes, seed); }
-  void poison(std::size_t bytes, std::uint32_t seed) override { fill_pattern(data_, bytes, seed, true); }
-  std::optional<std::size_t> first_mismatch(std::size_t bytes, std::uint32_t seed) const override {
-    return find_pattern_mismatch(data_, bytes, seed);
-  }
 
  private:
   static void* allocate(std::size_t bytes) {

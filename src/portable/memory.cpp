@@ -70,15 +70,10 @@ const MemoryKind& MemoryKinds::require_by(bool MemoryKind::*property, const std:
 namespace {
 
 // Pageable host memory from the C heap, page aligned like most application buffers.
-class PageableHostBuffer final : public Buffer {
+class PageableHostBuffer final : public HostAddressableBuffer {
  public:
-  explicit PageableHostBuffer(std::size_t bytes) : Buffer(allocate(bytes), bytes) {}
+  explicit PageableHostBuffer(std::size_t bytes) : HostAddressableBuffer(allocate(bytes), bytes) {}
   ~PageableHostBuffer() override { std::free(data_); }
-  void fill(std::size_t bytes, std::uint32_t seed) override { fill_pattern(data_, bytes, seed); }
-  void poison(std::size_t bytes, std::uint32_t seed) override { fill_pattern(data_, bytes, seed, true); }
-  std::optional<std::size_t> first_mismatch(std::size_t bytes, std::uint32_t seed) const override {
-    return find_pattern_mismatch(data_, bytes, seed);
-  }
 
  private:
   static void* allocate(std::size_t bytes) {
