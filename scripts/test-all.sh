@@ -9,7 +9,7 @@
 #  5. the install: the engine by `cmake --install`, the harness by pip (not editable), a campaign run on them from an
 #     empty directory (scripts/test-install.sh).
 # At the end it prints each stage's wall time. Expected on 2 cores (Debian 12, both MPIs, the CUDA 13 toolkit):
-# about 20 minutes when little else runs, about an hour when other jobs keep both cores busy (load 6-13). No test
+# about 25 minutes when little else runs, about an hour when other jobs keep both cores busy (load 6-13). No test
 # depends on the machine's speed, so a slow or busy machine takes longer but does not fail. Optional, each skipped
 # (with the reason) when missing: step 3 (needs nvcc), the report checks in headless Chromium (chromium), the srun
 # tests (slurm-wlm and munge, Slurm started by scripts/start-local-slurm.sh as root), the application test on LAMMPS
