@@ -5,7 +5,6 @@ algorithm, read from recorded launch logs; the records of a launch given their `
 ran with its switches, a comparison saying whether what ran changed; the capture's variables no setting; its lines
 never taken for a launch's error."""
 
-import json
 from pathlib import Path
 
 from gmb.report.compare import compare
@@ -108,13 +107,20 @@ def test_nccl_tuning_lines_of_both_formats():
              "vm:1:1 [0] NCCL INFO Broadcast: 1024 Bytes -> Algo 0 proto 0 time 12.5"]  # before NCCL 2.19: numbers
     choices = what_ran.nccl_choices(lines)
     assert len(choices) == 3  # said on every call: kept once
-    assert what_ran.nccl_words(choices, "allreduce", 4 * MIB, 8) == "RING/SIMPLE, 32 channels"
-    # allgather: NCCL counts a rank's part, the record the gathered whole (8 ranks)
-    assert what_ran.nccl_words(choices, "allgather", 4 * MIB, 8) == "RING/LL128, 16 channels"
-    assert what_ran.nccl_words(choices, "bcast", 1024, 8) is None  # another name: NCCL's is Broadcast
-    assert what_ran.nccl_words(choices, "broadcast", 1024, 8) == "TREE/LL"
-    nccl = {"transport": "nccl", "operation": "allreduce", "bytes": 4 * MIB, "ranks": 8, "memory": {}}
-    assert what_ran.facts(nccl, {}, "openmpi", what_ran.Capture(nccl=choices)) == {"nccl": "RING/SIMPLE, 32 channels"}
+    # matched by the record's own NCCL call (its TUNING lines name ncclBroadcast "Broadcast") and by the bytes NCCL
+    # counts: a rank's part where the record's S is split into equal blocks (allgather of 8 ranks), else S
+    records = {"allreduce": ("ncclAllReduce", "whole", 4 * MIB), "allgather": ("ncclAllGather", "equal-blocks", 4 * MIB),
+               "bcast": ("ncclBroadcast", "whole", 1024)}
+    said = {op: what_ran.facts({"transport": "nccl", "operation": op, "bytes": size, "ranks": 8, "memory": {},
+                                "counts": {"split": split}, "metrics": {"call": call}}, {}, "openmpi",
+                               what_ran.Capture(nccl=choices))
+            for op, (call, split, size) in records.items()}
+    assert said == {"allreduce": {"nccl": "RING/SIMPLE, 32 channels"}, "allgather": {"nccl": "RING/LL128, 16 channels"},
+                    "bcast": {"nccl": "TREE/LL"}}
+    # a size NCCL said nothing of, or another call, gets nothing: the whole vector of an allreduce is never taken for
+    # a rank's part of another size
+    assert what_ran.nccl_words(choices, "ncclAllReduce", 4 * MIB // 8) is None
+    assert what_ran.nccl_words(choices, "ncclReduce", 4 * MIB) is None
 
 
 def test_forced_algorithms_are_named_from_the_settings():

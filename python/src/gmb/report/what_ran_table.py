@@ -5,10 +5,8 @@ mark on the curve."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..results.model import Results
-from ..results.points import Point
+from ..results.points import Point, PointKey, series_key
 from .cells import Table, size_text
 
 # how each source is named in the table
@@ -16,11 +14,11 @@ SOURCES = {"ucx": "UCX protocol", "coll": "Open MPI collective component", "nccl
            "mpich": "MPICH algorithm"}
 
 
-def curves(points: list[Point]) -> dict[object, list[Point]]:
-    """The points of each curve (a point's identity without its size), by size."""
-    out: dict[object, list[Point]] = {}
+def curves(points: list[Point]) -> dict[PointKey, list[Point]]:
+    """The points of each curve (points.series_key: a point's identity without its size), by size."""
+    out: dict[PointKey, list[Point]] = {}
     for p in points:
-        out.setdefault(replace(p.key, bytes=0) if p.key else (p.library, p.benchmark, p.memory), []).append(p)
+        out.setdefault(series_key(p.key), []).append(p)
     for pts in out.values():
         pts.sort(key=lambda p: p.bytes)
     return out

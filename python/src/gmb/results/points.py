@@ -154,7 +154,7 @@ def strategy_label(strategy: str | None, chunks: int | None, fresh: bool = False
     return f"{label} (fresh buffers)".strip() if fresh else label
 
 
-def _series(key: PointKey) -> PointKey:
+def series_key(key: PointKey) -> PointKey:
     """The curve a point lies on: its identity without the size. Its launches' noise is pooled over these points."""
     return replace(key, bytes=0)
 
@@ -188,8 +188,8 @@ def series_noise(launches_by_point: dict[PointKey, list[PointLaunch]]) -> dict[P
     by_series: dict[PointKey, list[tuple[int, dict]]] = {}
     for key, launches in launches_by_point.items():
         if len(launches) > 1 and _positive(launches):
-            by_series.setdefault(_series(key), []).append((key.bytes, _launch_values(launches)))
-    return {key: launch_noise(values for size, values in by_series.get(_series(key), [])
+            by_series.setdefault(series_key(key), []).append((key.bytes, _launch_values(launches)))
+    return {key: launch_noise(values for size, values in by_series.get(series_key(key), [])
                               if _neighbours(size, key.bytes))
             for key in launches_by_point}
 

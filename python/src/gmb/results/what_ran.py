@@ -7,7 +7,8 @@ A launch is run with variables that make its libraries say what they chose where
 communicator is made (``coll_base_verbose``), UCX prints the protocol table of each endpoint configuration the first
 time it selects one (``UCX_PROTO_INFO``, UCX's protocols v2: the default from UCX 1.16, ``UCX_PROTO_ENABLE=y``
 before). NCCL's choice is said per call (``NCCL_DEBUG_SUBSYS=TUNING``), which would change the figures of small
-collectives, so it is read only from a log a launch of its own wrote (``nccl_choices``). What a library cannot say in
+collectives, so gmb does not ask for it: it is read where a block's own settings ask NCCL to say it
+(``nccl_choices``). What a library cannot say in
 a release build (the algorithm inside Open MPI's coll/tuned, MPICH's selection) is named from the settings that force
 it, or said to be the library's own choice.
 
@@ -22,9 +23,6 @@ from dataclasses import dataclass, field
 # Set on every launch. Neither is a setting of the library (run_conditions.NOT_SETTINGS): they change what it says,
 # at set-up.
 CAPTURE_ENVIRONMENT = {"OMPI_MCA_coll_base_verbose": "10", "UCX_PROTO_INFO": "y"}
-
-# NCCL's per-call choice, for a launch of its own (it is written on every call: docs/records.md)
-NCCL_CAPTURE_ENVIRONMENT = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "TUNING"}
 
 # the prefix every line of an MPI rank's diagnostics carries: "[host:pid] " (Open MPI), "[stamp] [host:pid:thread] "
 # (UCX)
@@ -75,16 +73,12 @@ class Capture:
     coll: dict[str, tuple[str, ...]] = field(default_factory=dict)
     nccl: list[NcclChoice] = field(default_factory=list)
 
-    def __bool__(self) -> bool:
-        return bool(self.ucx or self.coll or self.nccl)
-
 
 def read_capture(lines: list[str]) -> Capture:
     """What the lines of a launch's log say was chosen: UCX's protocol tables and Open MPI's collective components
     (each rank says them: the same table or selection said by several ranks is kept once; where ranks differ, each
     is kept) and NCCL's choices, if the log holds NCCL's TUNING lines."""
-    out = Capture(ucx=_ucx_tables(lines), coll=_coll_components(lines), nccl=nccl_choices(lines))
-    return out
+    return Capture(ucx=_ucx_tables(lines), coll=_coll_components(lines), nccl=nccl_choices(lines))
 
 
 # what a library says when CAPTURE_ENVIRONMENT asks it (after the rank's prefix): Open MPI's component framework,
@@ -141,8 +135,6 @@ def _ucx_tables(lines: list[str]) -> list[UcxTable]:
             if not text.startswith("+"):
                 close(rank)
             continue
-        cells = [c.strip() for c in text.strip("|").split("|")]
-        header = _UCX_OPERATION.match(cells[-1]) if cells else None
         row = _UCX_ROW.match(text)
         if row and rank in open_by_rank:
             cells = [c.strip() for c in row.group("rest").split("|")]
@@ -153,6 +145,7 @@ def _ucx_tables(lines: list[str]) -> list[UcxTable]:
                                                        " ".join(c for c in cells[1:] if c)))
         elif not row and not _UCX_COLUMNS.match(text):  # another table's header: its rows are not this one's
             close(rank)
+            header = _UCX_OPERATION.match(text.strip("|").split("|")[-1].strip())
             if not header:
                 continue
             op = header.group("op")
@@ -290,13 +283,20 @@ def nccl_choices(lines: list[str]) -> list[NcclChoice]:
     return out
 
 
-def nccl_words(choices: list[NcclChoice], operation: str, size: int, ranks: int | None) -> str | None:
-    """NCCL's choice for ``operation`` of a record of ``size`` bytes: NCCL counts a rank's part for allgather and
-    reduce-scatter (the record's S / ranks), the whole vector for the others."""
-    wanted = {size} | ({size // ranks} if ranks else set())
+def nccl_words(choices: list[NcclChoice], call: str, nbytes: int) -> str | None:
+    """NCCL's choice for a call of NCCL's (the record's own ``metrics.call``: "ncclBroadcast", whose TUNING lines say
+    "Broadcast") of ``nbytes`` as NCCL counts them (nccl_bytes)."""
     said = {f"{c.algorithm}/{c.protocol}" + (f", {c.channels} channels" if c.channels else "")
-            for c in choices if c.collective.lower() == operation.replace("_", "").lower() and c.nbytes in wanted}
+            for c in choices if f"nccl{c.collective}" == call and c.nbytes == nbytes}
     return " | ".join(sorted(said)) or None
+
+
+def nccl_bytes(result: dict) -> int:
+    """The bytes NCCL's TUNING line counts for a collective record: a rank's part where the record's S is split into
+    equal blocks among the ranks (allgather, reduce-scatter: counts.split), else S."""
+    size, ranks = result["bytes"], result.get("ranks")
+    split = (result.get("counts") or {}).get("split")
+    return size // ranks if split == "equal-blocks" and isinstance(ranks, int) and ranks > 0 else size
 
 
 # ---------------------------------------------------------------- one record's facts
@@ -335,7 +335,7 @@ def facts(result: dict, settings: dict[str, str], family: str | None, capture: C
     if not isinstance(size, int):
         return out
     if result.get("transport") == "nccl":
-        words = nccl_words(capture.nccl, operation, size, result.get("ranks"))
+        words = nccl_words(capture.nccl, str((result.get("metrics") or {}).get("call", "")), nccl_bytes(result))
         if words:
             out["nccl"] = words
         return out
